@@ -1,0 +1,123 @@
+"""The headless ``prplanner`` subcommands (spec 4.5).
+
+Each subcommand lives in its own module under ``core.cli`` and exposes
+
+* ``HELP``: one line for ``prplanner --help``;
+* ``configure(parser)``: adds its options to an :class:`argparse.ArgumentParser`;
+* ``run(args) -> dict``: does the work and returns a JSON-able dict whose keys are the
+  contract fixed in the issues (``--json`` prints it as is);
+* optionally ``format_text(result) -> str`` for the human-readable table (otherwise
+  :func:`core.cli.output.render_text` lays the dict out).
+
+Bad input raises :class:`core.errors.InputError` (or ``argparse`` rejects a flag); both end
+as exit status 2 with one line ``error: ...`` on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+
+from core.cli.output import json_ready, render_text
+from core.errors import InputError
+
+#: Subcommand name -> module. Order is the order of ``prplanner --help``.
+COMMANDS: dict[str, str] = {
+    "plan": "core.cli.plan",
+    "evaluate": "core.cli.evaluate",
+    "coverage": "core.cli.coverage",
+    "samplesize": "core.cli.samplesize",
+    "compare": "core.cli.compare",
+    "p3": "core.cli.p3",
+    "ensemble": "core.cli.ensemble",
+    "curves": "core.cli.curves",
+    "rounds": "core.cli.rounds",
+    "report": "core.cli.report",
+}
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Raised by :class:`_Parser` instead of printing usage and exiting."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors become one ``error: ...`` line (spec 4.5)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog.split()[-1]}: {message}")
+
+
+def _available_commands() -> dict[str, object]:
+    modules = {}
+    for name, module_name in COMMANDS.items():
+        try:
+            modules[name] = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            # A subcommand whose module is not written yet must not break the others.
+            if exc.name != module_name:
+                raise
+    return modules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="prplanner",
+        description=(
+            "Plan and evaluate labeling rounds for imbalanced binary classifiers. "
+            "Without a subcommand (or with an .xlsx file) the desktop app opens."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module in _available_commands().items():
+        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(command_parser)
+        command_parser.set_defaults(_module=module)
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"prplanner {version('prplanner')}"
+    except Exception:  # not installed (running from a checkout)
+        return "prplanner (development checkout)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; return the process exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            raise UsageError("a subcommand is required (see prplanner --help)")
+        module = args._module
+        result = module.run(args)
+    except (UsageError, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # never a traceback for users
+        print(f"error: internal error ({type(exc).__name__}: {exc}); please report it",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    if getattr(args, "json", False):
+        print(json.dumps(json_ready(result), indent=2, allow_nan=False))
+    else:
+        formatter = getattr(module, "format_text", render_text)
+        print(formatter(result))
+    return EXIT_OK

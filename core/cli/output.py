@@ -1,0 +1,121 @@
+"""Shared output helpers and flag parsers for the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+import numpy as np
+
+
+def json_ready(value):
+    """Plain JSON types: numpy scalars to int/float, NaN/inf to ``None``, tuples to lists."""
+    if isinstance(value, Mapping):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return [json_ready(item) for item in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value
+
+
+def _format_scalar(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            return "-"
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
+            return f"{value:.4g}"
+        return f"{value:.4f}"
+    return str(value)
+
+
+def render_text(result, indent: int = 0) -> str:
+    """A readable, indented ``key: value`` layout of a result dict (default text output)."""
+    pad = "  " * indent
+    lines: list[str] = []
+    if isinstance(result, Mapping):
+        width = max((len(str(key)) for key in result), default=0)
+        for key, value in result.items():
+            if isinstance(value, Mapping) or (
+                isinstance(value, Sequence) and value and not isinstance(value, str)
+                and isinstance(value[0], (Mapping, list, tuple))
+            ):
+                lines.append(f"{pad}{key}:")
+                lines.append(render_text(value, indent + 1))
+            elif isinstance(value, (list, tuple)) and len(value) == 2 and all(
+                isinstance(item, (int, float, np.number)) or item is None for item in value
+            ):
+                low, high = (_format_scalar(item) for item in value)
+                lines.append(f"{pad}{key:<{width}}  [{low}, {high}]")
+            elif isinstance(value, (list, tuple)):
+                joined = "; ".join(_format_scalar(item) for item in value) or "-"
+                lines.append(f"{pad}{key:<{width}}  {joined}")
+            else:
+                lines.append(f"{pad}{key:<{width}}  {_format_scalar(value)}")
+    elif isinstance(result, Sequence) and not isinstance(result, str):
+        for index, item in enumerate(result):
+            lines.append(f"{pad}- [{index}]")
+            lines.append(render_text(item, indent + 1))
+    else:
+        lines.append(f"{pad}{_format_scalar(result)}")
+    return "\n".join(line for line in lines if line)
+
+
+# --- argparse ``type=`` callables with messages that name the flag's value ----------------
+
+
+def number(text: str) -> float:
+    """A float; fractions such as ``1/19`` are accepted (handy for ``--k``)."""
+    try:
+        value = float(Fraction(text.strip())) if "/" in text else float(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def whole(text: str) -> int:
+    """A whole number >= 0 (``1,000`` accepted)."""
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    try:
+        value = int(cleaned)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def number_list(count: int):
+    """A comma-separated list of exactly ``count`` numbers (``--prior 1,1,0.5,0.5``)."""
+
+    def parse(text: str) -> tuple[float, ...]:
+        parts = [part for part in text.split(",")]
+        if len(parts) != count:
+            raise argparse.ArgumentTypeError(
+                f"expected {count} comma-separated numbers, got {text!r}"
+            )
+        return tuple(number(part) for part in parts)
+
+    return parse
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -1,0 +1,3 @@
+from desktop.launch import main
+
+main()

@@ -1,0 +1,44 @@
+"""``core`` must never import Qt (spec page 05, habit 1; issue 2)."""
+
+import subprocess
+import sys
+
+from tests.conftest import PROJECT_ROOT
+
+PROBE = """
+import importlib, pkgutil, sys
+import core
+for info in pkgutil.walk_packages(core.__path__, "core."):
+    importlib.import_module(info.name)
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"PySide6", "shiboken6", "pyqtgraph"})
+print("LOADED:" + ",".join(loaded))
+"""
+
+
+def test_importing_every_core_module_loads_no_qt():
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=PROJECT_ROOT,
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "LOADED:", result.stdout + result.stderr
+
+
+SUBCOMMAND_PROBE = """
+import atexit, sys
+def report():
+    loaded = [m for m in sys.modules if m.split(".")[0] in {"PySide6", "shiboken6", "pyqtgraph"}]
+    sys.stderr.write("QT-MODULES:%d\\n" % len(loaded))
+atexit.register(report)
+sys.argv = ["prplanner"] + sys.argv[1:]
+from desktop.launch import main
+main()
+"""
+
+
+def test_a_subcommand_through_the_console_entry_point_never_imports_qt():
+    result = subprocess.run(
+        [sys.executable, "-c", SUBCOMMAND_PROBE, "plan", "--k", "0.05", "--precision", "0.9",
+         "--recall", "0.8", "--json"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '"s_star"' in result.stdout
+    assert "QT-MODULES:0" in result.stderr
