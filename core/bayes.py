@@ -1,0 +1,206 @@
+"""Priors, posteriors and the Bayesian predictive intervals of spec 1.4 (Eq 6-8).
+
+The model: ``pi1 ~ Beta(a11, a01)`` and ``pi0 ~ Beta(a10, a00)`` a priori; after a round with
+counts ``(n11, n01, n10, n00)`` the posterior is ``Beta(z11, z01)`` and ``Beta(z10, z00)``
+with ``zij = aij + nij``. The predictive intervals describe the *estimate a future round of
+sizes* ``(n1', n0')`` *will show*; they are wider than confidence intervals on purpose.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaincinv
+
+from core import validation
+from core.confusion import ConfusionMatrix, pi0_from_precision_recall
+from core.errors import InputError
+from core.intervals import Interval
+
+#: Pseudo-sample of predicted positives per unit of prior strength (spec 1.4, Figure 1).
+PSEUDO_POSITIVES_PER_STRENGTH = 100.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prior:
+    """Beta prior ``alpha = (a11, a01, a10, a00)`` on precision and false omission rate.
+
+    Attributes
+    ----------
+    a11, a01 : float
+        Beta parameters of ``pi1`` (precision): prior actual positives / negatives among
+        predicted positives.
+    a10, a00 : float
+        Beta parameters of ``pi0`` (false omission rate) among predicted negatives.
+    name : str
+        How the prior was made, shown to users (``"Jeffreys (0.5)"``, ...).
+    """
+
+    a11: float = 0.0
+    a01: float = 0.0
+    a10: float = 0.0
+    a00: float = 0.0
+    name: str = "none (alpha = 0)"
+
+    def __post_init__(self) -> None:
+        for field in ("a11", "a01", "a10", "a00"):
+            object.__setattr__(self, field, validation.non_negative(field, getattr(self, field)))
+
+    # presets (spec 1.4 and 4.3) ---------------------------------------------------------
+
+    @classmethod
+    def none(cls) -> Prior:
+        """The paper's default ``alpha = 0`` (improper when a count is 0)."""
+        return cls()
+
+    @classmethod
+    def jeffreys(cls) -> Prior:
+        return cls(a11=0.5, a01=0.5, a10=0.5, a00=0.5, name="Jeffreys (0.5)")
+
+    @classmethod
+    def uniform(cls) -> Prior:
+        return cls(a11=1.0, a01=1.0, a10=1.0, a00=1.0, name="uniform (1)")
+
+    @classmethod
+    def from_sequence(cls, values, name: str = "custom") -> Prior:
+        values = tuple(values)
+        if len(values) != 4:
+            raise InputError(f"a prior needs 4 values (a11, a01, a10, a00), got {values!r}")
+        a11, a01, a10, a00 = values
+        return cls(a11=a11, a01=a01, a10=a10, a00=a00, name=name)
+
+    @classmethod
+    def from_expected(cls, precision: float, recall: float, k: float, strength: float) -> Prior:
+        """Preset from expected precision/recall with strength ``w`` (spec 1.4).
+
+        ``Beta(pi1*100w, (1-pi1)*100w)`` and ``Beta(pi0*100w/k, (1-pi0)*100w/k)``: a
+        pseudo-sample of ``100w`` predicted positives and proportionally many negatives,
+        with ``pi0`` from Eq 9.
+        """
+        pi1 = validation.open_unit("precision", precision)
+        recall = validation.open_unit("recall", recall)
+        k = validation.positive("k", k)
+        w = validation.positive("prior strength", strength)
+        pi0 = float(pi0_from_precision_recall(pi1, recall, k))
+        if not 0 < pi0 < 1:
+            raise InputError(f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false "
+                             f"omission rate of {pi0:.3g}, outside (0, 1)")
+        m1 = PSEUDO_POSITIVES_PER_STRENGTH * w
+        m0 = m1 / k
+        return cls(a11=pi1 * m1, a01=(1 - pi1) * m1, a10=pi0 * m0, a00=(1 - pi0) * m0,
+                   name=f"expected P/R, strength {w:g}")
+
+    @classmethod
+    def from_round(cls, matrix: ConfusionMatrix, weight: float) -> Prior:
+        """A past round's counts scaled by ``w`` (``w = 0.5`` counts it half)."""
+        w = validation.positive("prior weight", weight)
+        return cls(a11=matrix.tp * w, a01=matrix.fp * w, a10=matrix.fn * w, a00=matrix.tn * w,
+                   name=f"past round x {w:g}")
+
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        return (self.a11, self.a01, self.a10, self.a00)
+
+    @property
+    def is_zero(self) -> bool:
+        return not any(self.as_tuple())
+
+    def posterior(self, matrix: ConfusionMatrix | None = None) -> Posterior:
+        """``zij = aij + nij``; refuses an improper result with a message (spec 1.4)."""
+        counts = matrix.as_tuple() if matrix is not None else (0, 0, 0, 0)
+        z = tuple(a + n for a, n in zip(self.as_tuple(), counts, strict=True))
+        if min(z) <= 0:
+            names = [n for n, value in zip(("TP (z11)", "FP (z01)", "FN (z10)", "TN (z00)"), z,
+                                           strict=True) if value <= 0]
+            raise InputError(
+                f"the prior {self.name} with a zero count for {', '.join(names)} gives an "
+                f"improper posterior; use the Jeffreys (0.5) or uniform (1) prior"
+            )
+        return Posterior(z11=z[0], z01=z[1], z10=z[2], z00=z[3])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Posterior:
+    """Beta posterior parameters ``z = alpha + counts`` (all > 0)."""
+
+    z11: float
+    z01: float
+    z10: float
+    z00: float
+
+    @property
+    def mean_precision(self) -> float:
+        return self.z11 / (self.z11 + self.z01)
+
+    @property
+    def mean_false_omission(self) -> float:
+        return self.z10 / (self.z10 + self.z00)
+
+    def theta(self) -> tuple[float, float]:
+        """``(Theta1, Theta0)`` of Theorem 2 (spec 1.5)."""
+        theta1 = self.z11 * (self.z11 + self.z01 + 1) / (self.z01 * (self.z11 + self.z01))
+        theta0 = self.z10 * (self.z10 + self.z00 + 1) / (self.z00 * (self.z10 + self.z00))
+        return theta1, theta0
+
+
+def predictive_precision_sd(posterior: Posterior, n1_future):
+    """Standard deviation of a future round's precision estimate (Eq 6), vectorized in ``n1'``.
+
+    ``var = z11*z01*(z11+z01+n1')/(n1'*(z11+z01)^2*(z11+z01+1))``: the beta-binomial
+    variance of ``TP*/n1'``.
+    """
+    a, b = posterior.z11, posterior.z01
+    n = np.asarray(n1_future, dtype=float)
+    return np.sqrt(a * b * (a + b + n) / (n * (a + b) ** 2 * (a + b + 1)))
+
+
+def predictive_recall_terms(posterior: Posterior, k: float, n1_future, n0_future):
+    """``(xb, sqrt(Vu))`` of Eq 7 and Eq 8, vectorized in ``n1'`` and ``n0'``."""
+    z11, z01, z10, z00 = posterior.z11, posterior.z01, posterior.z10, posterior.z00
+    n1 = np.asarray(n1_future, dtype=float)
+    n0 = np.asarray(n0_future, dtype=float)
+    xb = (1.0 / k) * z10 * (z11 + z01) / (z11 * (z10 + z00))
+    vu = (z01 * (z11 + z01 + n1) / (n1 * z11 * (z11 + z01 + 1))
+          + z00 * (z10 + z00 + n0) / (n0 * z10 * (z10 + z00 + 1)))
+    return xb, np.sqrt(vu)
+
+
+def bayes_precision_interval(posterior: Posterior, n1_future: int,
+                             confidence: float = 0.95) -> Interval:
+    """Predictive interval ``m +- z*sqrt(var)`` of a future round's precision (Eq 6)."""
+    z = validation.z_value(confidence)
+    m = posterior.mean_precision
+    half = z * float(predictive_precision_sd(posterior, validation.positive("n1'", n1_future)))
+    lower, upper = m - half, m + half
+    note = "clipped to [0, 1]" if lower < 0 or upper > 1 else ""
+    return Interval(lower=max(0.0, lower), upper=min(1.0, upper), method="bayes", note=note)
+
+
+def bayes_recall_interval(posterior: Posterior, k: float, n1_future: int, n0_future: int,
+                          confidence: float = 0.95) -> Interval:
+    """Predictive interval of a future round's recall (Eq 7 with Eq 8)::
+
+        [1/(1 + xb*exp(+z*sqrt(Vu))), 1/(1 + xb*exp(-z*sqrt(Vu)))]
+    """
+    k = validation.positive("k", k)
+    z = validation.z_value(confidence)
+    xb, sd = predictive_recall_terms(posterior, k, validation.positive("n1'", n1_future),
+                                     validation.positive("n0'", n0_future))
+    xb, sd = float(xb), float(sd)
+    return Interval(lower=1 / (1 + xb * math.exp(z * sd)), upper=1 / (1 + xb * math.exp(-z * sd)),
+                    method="bayes")
+
+
+def posterior_precision_interval(posterior: Posterior, confidence: float = 0.95) -> Interval:
+    """Equal-tailed posterior interval of the true precision, ``Beta(z11, z01)`` quantiles."""
+    alpha = 1.0 - validation.confidence(confidence)
+    lower, upper = betaincinv(posterior.z11, posterior.z01, [alpha / 2, 1 - alpha / 2])
+    return Interval(lower=float(lower), upper=float(upper), method="posterior")
+
+
+def beta_density(a: float, b: float, grid):
+    """Beta(a, b) density on ``grid`` (for the prior editor's live plots)."""
+    from scipy.stats import beta as beta_distribution
+
+    return beta_distribution.pdf(grid, a, b)

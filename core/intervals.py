@@ -1,0 +1,223 @@
+"""Closed-form frequentist intervals of one labeled round (spec 1.2).
+
+Precision is a binomial proportion inside the predicted-positive stratum, so every
+standard proportion interval applies (Wald Eq 3, Wilson, Agresti-Coull, Clopper-Pearson,
+Jeffreys). Recall and FPR are ratios of the two strata's rates: Katz log-ratio (Eq 4) and
+the delta method (Eq 5).
+
+Zero cells (spec 1.2): when any of TP, FP, FN, TN is 0 the log-ratio is undefined and
+Wald collapses to zero width, so the ratio intervals use the Haldane-Anscombe correction
+(0.5 added to every cell) and say so in :attr:`Interval.note`.
+
+The finite population correction multiplies each stratum's binomial variance by
+``(N - n)/(N - 1)`` (passed as ``fpc=(f1, f0)``). It is applied to the variance-based
+normal intervals (Wald, Katz, delta); the score, exact and Jeffreys intervals stay as they
+are, which is conservative.
+
+Scalar paths use ``math`` and ``scipy.special`` directly: all closed forms for one matrix
+take tens of microseconds, fast enough to recompute on every keystroke.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy.special import betaincinv
+
+from core import validation
+from core.confusion import ConfusionMatrix, recall_from_rates
+
+HALDANE_NOTE = "zero cell: Haldane-Anscombe correction (+0.5 to every cell) applied"
+NO_FPC = (1.0, 1.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interval:
+    """A two-sided interval.
+
+    Attributes
+    ----------
+    lower, upper : float
+        Bounds, inside ``[0, 1]`` for every rate in this package.
+    method : str
+        Machine name (``"wilson"``, ``"katz_log"``, ...), the key used in JSON and Excel.
+    note : str
+        Why this interval deserves care (correction applied, clipped), or ``""``.
+    """
+
+    lower: float
+    upper: float
+    method: str
+    note: str = ""
+
+    @property
+    def width(self) -> float:
+        return self.upper - self.lower
+
+    @property
+    def half_width(self) -> float:
+        return (self.upper - self.lower) / 2.0
+
+    def contains(self, value: float) -> bool:
+        return self.lower <= value <= self.upper
+
+    def as_list(self) -> list[float]:
+        return [self.lower, self.upper]
+
+
+def _clipped(lower: float, upper: float, method: str, note: str = "") -> Interval:
+    if lower < 0.0 or upper > 1.0:
+        note = "; ".join(filter(None, [note, "clipped to [0, 1]"]))
+    return Interval(lower=max(0.0, lower), upper=min(1.0, upper), method=method, note=note)
+
+
+# --- precision: a binomial proportion ---------------------------------------------------
+
+
+def _successes_and_trials(matrix: ConfusionMatrix) -> tuple[int, int]:
+    matrix.require_both_strata()
+    return matrix.tp, matrix.n_pos
+
+
+def wald_precision(matrix: ConfusionMatrix, confidence: float = 0.95,
+                   fpc: tuple[float, float] = NO_FPC) -> Interval:
+    """Wald interval ``pi1^ +- z*sqrt(pi1^(1-pi1^)/n1)`` (Eq 3), times the FPC if given."""
+    x, n = _successes_and_trials(matrix)
+    p, z = x / n, validation.z_value(confidence)
+    half = z * math.sqrt(p * (1.0 - p) / n * fpc[0])
+    note = "zero width: TP or FP is 0 (use Wilson or Jeffreys)" if x in (0, n) else ""
+    return _clipped(p - half, p + half, "wald", note)
+
+
+def wilson_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
+    """Wilson score interval (Wilson 1927), the usual choice when ``n*p < 10``."""
+    x, n = _successes_and_trials(matrix)
+    p, z = x / n, validation.z_value(confidence)
+    z2 = z * z
+    center = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return Interval(lower=max(0.0, center - half), upper=min(1.0, center + half), method="wilson")
+
+
+def agresti_coull_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
+    """Agresti-Coull interval: Wald around ``(x + z^2/2)/(n + z^2)`` with ``n + z^2`` trials."""
+    x, n = _successes_and_trials(matrix)
+    z = validation.z_value(confidence)
+    n_tilde = n + z * z
+    p_tilde = (x + z * z / 2) / n_tilde
+    half = z * math.sqrt(p_tilde * (1 - p_tilde) / n_tilde)
+    return _clipped(p_tilde - half, p_tilde + half, "agresti_coull")
+
+
+def clopper_pearson_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
+    """Clopper-Pearson exact interval from Beta quantiles (guaranteed coverage >= c)."""
+    x, n = _successes_and_trials(matrix)
+    alpha = 1.0 - validation.confidence(confidence)
+    lower = 0.0 if x == 0 else float(betaincinv(x, n - x + 1, alpha / 2))
+    upper = 1.0 if x == n else float(betaincinv(x + 1, n - x, 1 - alpha / 2))
+    return Interval(lower=lower, upper=upper, method="clopper_pearson")
+
+
+def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
+    """Jeffreys interval: equal-tailed Beta(x+1/2, n-x+1/2) quantiles, with the bound set to
+    0 (1) when ``x = 0`` (``x = n``) as recommended by Brown, Cai and DasGupta (2001)."""
+    x, n = _successes_and_trials(matrix)
+    alpha = 1.0 - validation.confidence(confidence)
+    lower = 0.0 if x == 0 else float(betaincinv(x + 0.5, n - x + 0.5, alpha / 2))
+    upper = 1.0 if x == n else float(betaincinv(x + 0.5, n - x + 0.5, 1 - alpha / 2))
+    return Interval(lower=lower, upper=upper, method="jeffreys")
+
+
+def precision_intervals(matrix: ConfusionMatrix, confidence: float = 0.95,
+                        fpc: tuple[float, float] = NO_FPC) -> dict[str, Interval]:
+    """All closed-form precision intervals, keyed by method name (JSON order)."""
+    return {
+        "wald": wald_precision(matrix, confidence, fpc),
+        "wilson": wilson_precision(matrix, confidence),
+        "agresti_coull": agresti_coull_precision(matrix, confidence),
+        "clopper_pearson": clopper_pearson_precision(matrix, confidence),
+        "jeffreys": jeffreys_precision(matrix, confidence),
+    }
+
+
+# --- recall and FPR: ratios of the two strata's rates -----------------------------------
+
+
+def _rates_for_log_ratio(matrix: ConfusionMatrix) -> tuple[float, float, float, float, str]:
+    """``(pi1, pi0, n1, n0, note)``, Haldane-Anscombe corrected when a cell is 0 (spec 1.2)."""
+    matrix.require_both_strata()
+    if matrix.has_zero_cell:
+        n1, n0 = matrix.n_pos + 1.0, matrix.n_neg + 1.0
+        return (matrix.tp + 0.5) / n1, (matrix.fn + 0.5) / n0, n1, n0, HALDANE_NOTE
+    n1, n0 = float(matrix.n_pos), float(matrix.n_neg)
+    return matrix.tp / n1, matrix.fn / n0, n1, n0, ""
+
+
+def _recall_ratio_and_se(matrix: ConfusionMatrix, k: float, fpc: tuple[float, float]):
+    pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
+    x = pi0 / (k * pi1)
+    se = math.sqrt((1 - pi1) / (n1 * pi1) * fpc[0] + (1 - pi0) / (n0 * pi0) * fpc[1])
+    return x, se, note
+
+
+def katz_log_recall(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
+                    fpc: tuple[float, float] = NO_FPC) -> Interval:
+    """Katz log-ratio interval for recall (Eq 4), asymmetric by design.
+
+    ``x = pi0^/(k*pi1^)``, ``se = sqrt((1-pi1^)/(n1*pi1^) + (1-pi0^)/(n0*pi0^))``,
+    bounds ``1/(1 + x*exp(+-z*se))``.
+    """
+    k = validation.positive("k", k)
+    x, se, note = _recall_ratio_and_se(matrix, k, fpc)
+    z = validation.z_value(confidence)
+    return Interval(lower=1 / (1 + x * math.exp(z * se)), upper=1 / (1 + x * math.exp(-z * se)),
+                    method="katz_log", note=note)
+
+
+def delta_recall(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
+                 fpc: tuple[float, float] = NO_FPC) -> Interval:
+    """Delta-method interval ``recall^ +- z * x/(1+x)^2 * se`` (Eq 5), symmetric."""
+    k = validation.positive("k", k)
+    x, se, note = _recall_ratio_and_se(matrix, k, fpc)
+    z = validation.z_value(confidence)
+    center = 1 / (1 + x)
+    half = z * x / (1 + x) ** 2 * se
+    return _clipped(center - half, center + half, "delta", note)
+
+
+def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
+    """Textbook recall interval of a plain random sample, ``R +- z*sqrt(R(1-R)/(TP+FN))``
+    (spec 1.1, Section 2.1 of the paper)."""
+    matrix.require_both_strata()
+    positives = matrix.tp + matrix.fn
+    if positives == 0:
+        return Interval(lower=0.0, upper=1.0, method="wald",
+                        note="no actual positive labeled: recall is undefined")
+    r, z = matrix.tp / positives, validation.z_value(confidence)
+    half = z * math.sqrt(r * (1 - r) / positives)
+    note = "zero width: TP or FN is 0" if matrix.tp in (0, positives) else ""
+    return _clipped(r - half, r + half, "wald", note)
+
+
+def katz_log_fpr(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
+                 fpc: tuple[float, float] = NO_FPC) -> Interval:
+    """Katz log-ratio interval for the false positive rate (spec 1.2, roles swapped).
+
+    ``x' = (1-pi0^)/(k*(1-pi1^))``, ``se' = sqrt(pi1^/(n1*(1-pi1^)) + pi0^/(n0*(1-pi0^)))``.
+    """
+    k = validation.positive("k", k)
+    pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
+    x = (1 - pi0) / (k * (1 - pi1))
+    se = math.sqrt(pi1 / (n1 * (1 - pi1)) * fpc[0] + pi0 / (n0 * (1 - pi0)) * fpc[1])
+    z = validation.z_value(confidence)
+    return Interval(lower=1 / (1 + x * math.exp(z * se)), upper=1 / (1 + x * math.exp(-z * se)),
+                    method="katz_log", note=note)
+
+
+def recall_point(matrix: ConfusionMatrix, k: float) -> float:
+    """``1/(1 + pi0^/(k*pi1^))`` (spec 1.1), NaN when no actual positive was labeled."""
+    matrix.require_both_strata()
+    if matrix.tp == 0 and matrix.fn == 0:
+        return float("nan")
+    return float(recall_from_rates(matrix.pi1_hat, matrix.pi0_hat, k))
