@@ -85,19 +85,31 @@ class Prior:
         w = validation.positive("prior strength", strength)
         pi0 = float(pi0_from_precision_recall(pi1, recall, k))
         if not 0 < pi0 < 1:
-            raise InputError(f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false "
-                             f"omission rate of {pi0:.3g}, outside (0, 1)")
+            raise InputError(
+                f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false "
+                f"omission rate of {pi0:.3g}, outside (0, 1)"
+            )
         m1 = PSEUDO_POSITIVES_PER_STRENGTH * w
         m0 = m1 / k
-        return cls(a11=pi1 * m1, a01=(1 - pi1) * m1, a10=pi0 * m0, a00=(1 - pi0) * m0,
-                   name=f"expected P/R, strength {w:g}")
+        return cls(
+            a11=pi1 * m1,
+            a01=(1 - pi1) * m1,
+            a10=pi0 * m0,
+            a00=(1 - pi0) * m0,
+            name=f"expected P/R, strength {w:g}",
+        )
 
     @classmethod
     def from_round(cls, matrix: ConfusionMatrix, weight: float) -> Prior:
         """A past round's counts scaled by ``w`` (``w = 0.5`` counts it half)."""
         w = validation.positive("prior weight", weight)
-        return cls(a11=matrix.tp * w, a01=matrix.fp * w, a10=matrix.fn * w, a00=matrix.tn * w,
-                   name=f"past round x {w:g}")
+        return cls(
+            a11=matrix.tp * w,
+            a01=matrix.fp * w,
+            a10=matrix.fn * w,
+            a00=matrix.tn * w,
+            name=f"past round x {w:g}",
+        )
 
     def as_tuple(self) -> tuple[float, float, float, float]:
         return (self.a11, self.a01, self.a10, self.a00)
@@ -111,8 +123,13 @@ class Prior:
         counts = matrix.as_tuple() if matrix is not None else (0, 0, 0, 0)
         z = tuple(a + n for a, n in zip(self.as_tuple(), counts, strict=True))
         if min(z) <= 0:
-            names = [n for n, value in zip(("TP (z11)", "FP (z01)", "FN (z10)", "TN (z00)"), z,
-                                           strict=True) if value <= 0]
+            names = [
+                n
+                for n, value in zip(
+                    ("TP (z11)", "FP (z01)", "FN (z10)", "TN (z00)"), z, strict=True
+                )
+                if value <= 0
+            ]
             raise InputError(
                 f"the prior {self.name} with a zero count for {', '.join(names)} gives an "
                 f"improper posterior; use the Jeffreys (0.5) or uniform (1) prior"
@@ -161,13 +178,15 @@ def predictive_recall_terms(posterior: Posterior, k: float, n1_future, n0_future
     n1 = np.asarray(n1_future, dtype=float)
     n0 = np.asarray(n0_future, dtype=float)
     xb = (1.0 / k) * z10 * (z11 + z01) / (z11 * (z10 + z00))
-    vu = (z01 * (z11 + z01 + n1) / (n1 * z11 * (z11 + z01 + 1))
-          + z00 * (z10 + z00 + n0) / (n0 * z10 * (z10 + z00 + 1)))
+    vu = z01 * (z11 + z01 + n1) / (n1 * z11 * (z11 + z01 + 1)) + z00 * (z10 + z00 + n0) / (
+        n0 * z10 * (z10 + z00 + 1)
+    )
     return xb, np.sqrt(vu)
 
 
-def bayes_precision_interval(posterior: Posterior, n1_future: int,
-                             confidence: float = 0.95) -> Interval:
+def bayes_precision_interval(
+    posterior: Posterior, n1_future: int, confidence: float = 0.95
+) -> Interval:
     """Predictive interval ``m +- z*sqrt(var)`` of a future round's precision (Eq 6)."""
     z = validation.z_value(confidence)
     m = posterior.mean_precision
@@ -177,19 +196,24 @@ def bayes_precision_interval(posterior: Posterior, n1_future: int,
     return Interval(lower=max(0.0, lower), upper=min(1.0, upper), method="bayes", note=note)
 
 
-def bayes_recall_interval(posterior: Posterior, k: float, n1_future: int, n0_future: int,
-                          confidence: float = 0.95) -> Interval:
+def bayes_recall_interval(
+    posterior: Posterior, k: float, n1_future: int, n0_future: int, confidence: float = 0.95
+) -> Interval:
     """Predictive interval of a future round's recall (Eq 7 with Eq 8)::
 
-        [1/(1 + xb*exp(+z*sqrt(Vu))), 1/(1 + xb*exp(-z*sqrt(Vu)))]
+    [1/(1 + xb*exp(+z*sqrt(Vu))), 1/(1 + xb*exp(-z*sqrt(Vu)))]
     """
     k = validation.positive("k", k)
     z = validation.z_value(confidence)
-    xb, sd = predictive_recall_terms(posterior, k, validation.positive("n1'", n1_future),
-                                     validation.positive("n0'", n0_future))
+    xb, sd = predictive_recall_terms(
+        posterior, k, validation.positive("n1'", n1_future), validation.positive("n0'", n0_future)
+    )
     xb, sd = float(xb), float(sd)
-    return Interval(lower=1 / (1 + xb * math.exp(z * sd)), upper=1 / (1 + xb * math.exp(-z * sd)),
-                    method="bayes")
+    return Interval(
+        lower=1 / (1 + xb * math.exp(z * sd)),
+        upper=1 / (1 + xb * math.exp(-z * sd)),
+        method="bayes",
+    )
 
 
 def posterior_precision_interval(posterior: Posterior, confidence: float = 0.95) -> Interval:

@@ -79,11 +79,15 @@ class ConfusionMatrix:
     def require_both_strata(self) -> ConfusionMatrix:
         """Raise unless both strata hold at least one labeled item (needed for any estimate)."""
         if self.n_pos == 0:
-            raise InputError("the predicted-positive sample is empty (TP + FP = 0): label some "
-                             "predicted positives")
+            raise InputError(
+                "the predicted-positive sample is empty (TP + FP = 0): label some "
+                "predicted positives"
+            )
         if self.n_neg == 0:
-            raise InputError("the predicted-negative sample is empty (FN + TN = 0): label some "
-                             "predicted negatives")
+            raise InputError(
+                "the predicted-negative sample is empty (FN + TN = 0): label some "
+                "predicted negatives"
+            )
         return self
 
     @property
@@ -126,8 +130,9 @@ class Population:
         object.__setattr__(self, "k", validation.positive("k", self.k))
         given = (self.predicted_positive is not None, self.predicted_negative is not None)
         if any(given) and not all(given):
-            raise InputError("give both population counts (predicted positive and negative) "
-                             "or neither")
+            raise InputError(
+                "give both population counts (predicted positive and negative) or neither"
+            )
         if all(given):
             n1 = validation.count("predicted-positive population", self.predicted_positive)
             n0 = validation.count("predicted-negative population", self.predicted_negative)
@@ -136,8 +141,9 @@ class Population:
             object.__setattr__(self, "predicted_positive", n1)
             object.__setattr__(self, "predicted_negative", n0)
             if not np.isclose(self.k, n1 / n0, rtol=1e-9):
-                raise InputError(f"k = {self.k} does not match the population counts "
-                                 f"{n1}/{n0} = {n1 / n0}")
+                raise InputError(
+                    f"k = {self.k} does not match the population counts {n1}/{n0} = {n1 / n0}"
+                )
 
     @classmethod
     def from_counts(cls, predicted_positive, predicted_negative) -> Population:
@@ -166,14 +172,19 @@ class Population:
         Requires both population counts; a sample larger than its stratum is refused.
         """
         if not self.has_counts:
-            raise InputError("the finite population correction needs both population counts "
-                             "(--population N_POS N_NEG), not only k")
+            raise InputError(
+                "the finite population correction needs both population counts "
+                "(--population N_POS N_NEG), not only k"
+            )
         factors = []
-        for label, n, big_n in (("predicted-positive", n_pos, self.predicted_positive),
-                                ("predicted-negative", n_neg, self.predicted_negative)):
+        for label, n, big_n in (
+            ("predicted-positive", n_pos, self.predicted_positive),
+            ("predicted-negative", n_neg, self.predicted_negative),
+        ):
             if n > big_n:
-                raise InputError(f"the {label} sample ({n:,}) is larger than its population "
-                                 f"({big_n:,})")
+                raise InputError(
+                    f"the {label} sample ({n:,}) is larger than its population ({big_n:,})"
+                )
             factors.append((big_n - n) / (big_n - 1) if big_n > 1 else 0.0)
         return factors[0], factors[1]
 

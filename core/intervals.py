@@ -80,8 +80,9 @@ def _successes_and_trials(matrix: ConfusionMatrix) -> tuple[int, int]:
     return matrix.tp, matrix.n_pos
 
 
-def wald_precision(matrix: ConfusionMatrix, confidence: float = 0.95,
-                   fpc: tuple[float, float] = NO_FPC) -> Interval:
+def wald_precision(
+    matrix: ConfusionMatrix, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+) -> Interval:
     """Wald interval ``pi1^ +- z*sqrt(pi1^(1-pi1^)/n1)`` (Eq 3), times the FPC if given."""
     x, n = _successes_and_trials(matrix)
     p, z = x / n, validation.z_value(confidence)
@@ -129,8 +130,9 @@ def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Int
     return Interval(lower=lower, upper=upper, method="jeffreys")
 
 
-def precision_intervals(matrix: ConfusionMatrix, confidence: float = 0.95,
-                        fpc: tuple[float, float] = NO_FPC) -> dict[str, Interval]:
+def precision_intervals(
+    matrix: ConfusionMatrix, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+) -> dict[str, Interval]:
     """All closed-form precision intervals, keyed by method name (JSON order)."""
     return {
         "wald": wald_precision(matrix, confidence, fpc),
@@ -161,8 +163,9 @@ def _recall_ratio_and_se(matrix: ConfusionMatrix, k: float, fpc: tuple[float, fl
     return x, se, note
 
 
-def katz_log_recall(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
-                    fpc: tuple[float, float] = NO_FPC) -> Interval:
+def katz_log_recall(
+    matrix: ConfusionMatrix, k: float, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+) -> Interval:
     """Katz log-ratio interval for recall (Eq 4), asymmetric by design.
 
     ``x = pi0^/(k*pi1^)``, ``se = sqrt((1-pi1^)/(n1*pi1^) + (1-pi0^)/(n0*pi0^))``,
@@ -171,12 +174,17 @@ def katz_log_recall(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
     k = validation.positive("k", k)
     x, se, note = _recall_ratio_and_se(matrix, k, fpc)
     z = validation.z_value(confidence)
-    return Interval(lower=1 / (1 + x * math.exp(z * se)), upper=1 / (1 + x * math.exp(-z * se)),
-                    method="katz_log", note=note)
+    return Interval(
+        lower=1 / (1 + x * math.exp(z * se)),
+        upper=1 / (1 + x * math.exp(-z * se)),
+        method="katz_log",
+        note=note,
+    )
 
 
-def delta_recall(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
-                 fpc: tuple[float, float] = NO_FPC) -> Interval:
+def delta_recall(
+    matrix: ConfusionMatrix, k: float, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+) -> Interval:
     """Delta-method interval ``recall^ +- z * x/(1+x)^2 * se`` (Eq 5), symmetric."""
     k = validation.positive("k", k)
     x, se, note = _recall_ratio_and_se(matrix, k, fpc)
@@ -192,16 +200,21 @@ def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Int
     matrix.require_both_strata()
     positives = matrix.tp + matrix.fn
     if positives == 0:
-        return Interval(lower=0.0, upper=1.0, method="wald",
-                        note="no actual positive labeled: recall is undefined")
+        return Interval(
+            lower=0.0,
+            upper=1.0,
+            method="wald",
+            note="no actual positive labeled: recall is undefined",
+        )
     r, z = matrix.tp / positives, validation.z_value(confidence)
     half = z * math.sqrt(r * (1 - r) / positives)
     note = "zero width: TP or FN is 0" if matrix.tp in (0, positives) else ""
     return _clipped(r - half, r + half, "wald", note)
 
 
-def katz_log_fpr(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
-                 fpc: tuple[float, float] = NO_FPC) -> Interval:
+def katz_log_fpr(
+    matrix: ConfusionMatrix, k: float, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+) -> Interval:
     """Katz log-ratio interval for the false positive rate (spec 1.2, roles swapped).
 
     ``x' = (1-pi0^)/(k*(1-pi1^))``, ``se' = sqrt(pi1^/(n1*(1-pi1^)) + pi0^/(n0*(1-pi0^)))``.
@@ -211,8 +224,12 @@ def katz_log_fpr(matrix: ConfusionMatrix, k: float, confidence: float = 0.95,
     x = (1 - pi0) / (k * (1 - pi1))
     se = math.sqrt(pi1 / (n1 * (1 - pi1)) * fpc[0] + pi0 / (n0 * (1 - pi0)) * fpc[1])
     z = validation.z_value(confidence)
-    return Interval(lower=1 / (1 + x * math.exp(z * se)), upper=1 / (1 + x * math.exp(-z * se)),
-                    method="katz_log", note=note)
+    return Interval(
+        lower=1 / (1 + x * math.exp(z * se)),
+        upper=1 / (1 + x * math.exp(-z * se)),
+        method="katz_log",
+        note=note,
+    )
 
 
 def recall_point(matrix: ConfusionMatrix, k: float) -> float:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 
 
-class Cancelled(Exception):  # noqa: N818 - reads better at the call site than CancelledError
+class Cancelled(Exception):
     """The caller cancelled the computation; no partial result is returned."""
 
 

@@ -19,8 +19,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and (argv[0] in COMMANDS or argv[0].startswith("-")):
         sys.exit(cli_main(argv))
     if len(argv) > 1:
-        print("error: the app opens at most one workbook; subcommands: "
-              + ", ".join(COMMANDS), file=sys.stderr)
+        print(
+            "error: the app opens at most one workbook; subcommands: " + ", ".join(COMMANDS),
+            file=sys.stderr,
+        )
         sys.exit(2)
     from desktop.app import run_app  # Qt is imported only from here on
 

@@ -50,7 +50,7 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors become one ``error: ...`` line (spec 4.5)."""
 
-    def error(self, message: str):  # noqa: D401 - argparse API
+    def error(self, message: str):
         raise UsageError(f"{self.prog.split()[-1]}: {message}")
 
 
@@ -112,8 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # never a traceback for users
-        print(f"error: internal error ({type(exc).__name__}: {exc}); please report it",
-              file=sys.stderr)
+        print(
+            f"error: internal error ({type(exc).__name__}: {exc}); please report it",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
     if getattr(args, "json", False):
         print(json.dumps(json_ready(result), indent=2, allow_nan=False))

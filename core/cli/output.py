@@ -53,13 +53,17 @@ def render_text(result, indent: int = 0) -> str:
         width = max((len(str(key)) for key in result), default=0)
         for key, value in result.items():
             if isinstance(value, Mapping) or (
-                isinstance(value, Sequence) and value and not isinstance(value, str)
+                isinstance(value, Sequence)
+                and value
+                and not isinstance(value, str)
                 and isinstance(value[0], (Mapping, list, tuple))
             ):
                 lines.append(f"{pad}{key}:")
                 lines.append(render_text(value, indent + 1))
-            elif isinstance(value, (list, tuple)) and len(value) == 2 and all(
-                isinstance(item, (int, float, np.number)) or item is None for item in value
+            elif (
+                isinstance(value, (list, tuple))
+                and len(value) == 2
+                and all(isinstance(item, (int, float, np.number)) or item is None for item in value)
             ):
                 low, high = (_format_scalar(item) for item in value)
                 lines.append(f"{pad}{key:<{width}}  [{low}, {high}]")

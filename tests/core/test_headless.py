@@ -16,8 +16,9 @@ print("LOADED:" + ",".join(loaded))
 
 
 def test_importing_every_core_module_loads_no_qt():
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=PROJECT_ROOT,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "LOADED:", result.stdout + result.stderr
 
 
@@ -35,9 +36,22 @@ main()
 
 def test_a_subcommand_through_the_console_entry_point_never_imports_qt():
     result = subprocess.run(
-        [sys.executable, "-c", SUBCOMMAND_PROBE, "plan", "--k", "0.05", "--precision", "0.9",
-         "--recall", "0.8", "--json"],
-        cwd=PROJECT_ROOT, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            SUBCOMMAND_PROBE,
+            "plan",
+            "--k",
+            "0.05",
+            "--precision",
+            "0.9",
+            "--recall",
+            "0.8",
+            "--json",
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     assert '"s_star"' in result.stdout
