@@ -1,0 +1,166 @@
+"""``prplanner ensemble``: labels a child classifier still needs when it recycles a parent's
+labeled sample (spec 3.2, Algorithm 1 and Lemma 3; issue 3, section 3).
+
+JSON keys: ``n_parent, n_child, pir, cir, expected_reused, expected_new_labels,
+savings_pct_mean, savings_pct_interval`` (2.5th and 97.5th percentiles over the simulated
+trials, in percent of ``n_child``). Without ``--n-parent``/``--n-child`` both default to the
+sample size for ``--margin`` (0.03) at ``--confidence`` (0.95), as ``prplanner samplesize``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from core import validation
+from core.cli.output import add_json_flag, number, whole
+from core.cli.samplesize import confidence_flag
+from core.ensemble import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MARGIN,
+    MAX_TRIALS,
+    MIXES,
+    ChildSet,
+    plan_recycled_labels,
+    precision_sample_size,
+)
+from core.errors import InputError
+
+HELP = "Labels a child classifier still needs when it reuses a parent's sample (spec 3.2)."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--parent-size",
+        type=whole,
+        required=True,
+        metavar="NP",
+        help="size of the parent's predicted-positive set |A_P|",
+    )
+    parser.add_argument(
+        "--child-size",
+        type=whole,
+        required=True,
+        metavar="NC",
+        help="size of the child's predicted-positive set |A_C|",
+    )
+    parser.add_argument(
+        "--overlap",
+        type=whole,
+        required=True,
+        metavar="NO",
+        help="items predicted positive by both, |A_P ∩ A_C|",
+    )
+    parser.add_argument(
+        "--n-parent",
+        type=whole,
+        default=None,
+        metavar="nP",
+        help="size of the parent's labeled sample (default: the size for the margin)",
+    )
+    child_size = parser.add_mutually_exclusive_group()
+    child_size.add_argument(
+        "--n-child",
+        type=whole,
+        default=None,
+        metavar="nC",
+        help="the child's sample size (default: the size for the margin)",
+    )
+    child_size.add_argument(
+        "--margin",
+        type=number,
+        default=None,
+        metavar="E",
+        help=f"half-width the child's precision needs (default {DEFAULT_MARGIN})",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=number,
+        default=None,
+        metavar="C",
+        help=f"confidence level for --margin (default {DEFAULT_CONFIDENCE})",
+    )
+    parser.add_argument(
+        "--precision-floor",
+        type=number,
+        default=None,
+        metavar="P0",
+        help="a guaranteed lower bound of the precision, for --margin",
+    )
+    parser.add_argument(
+        "--mix",
+        choices=MIXES,
+        default="shuffle",
+        help="Algorithm 1's Mix: shuffle (tighter) or sample (when the child is a parent too)",
+    )
+    parser.add_argument(
+        "--trials", type=whole, default=200, metavar="T", help="simulated trials (default 200)"
+    )
+    parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    add_json_flag(parser)
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    parent_size = validation.whole_at_least("--parent-size", args.parent_size, 1)
+    child_size = validation.whole_at_least("--child-size", args.child_size, 1)
+    overlap = args.overlap
+    if overlap > child_size or overlap > parent_size:
+        larger_than = [
+            f"{flag} {size}"
+            for flag, size in (("--child-size", child_size), ("--parent-size", parent_size))
+            if overlap > size
+        ]
+        raise InputError(
+            f"--overlap {overlap} is larger than {' and '.join(larger_than)}: "
+            "the shared items cannot outnumber either set"
+        )
+    sizing_flags_given = (
+        args.margin is not None or args.confidence is not None or args.precision_floor is not None
+    )
+    if args.n_parent is not None and args.n_child is not None and sizing_flags_given:
+        raise InputError(
+            "--confidence and --precision-floor have no effect when both --n-parent and "
+            "--n-child are given"
+        )
+    n_parent = args.n_parent
+    n_child = args.n_child
+    if n_parent is None or n_child is None:
+        margin = validation.margin(
+            "--margin", DEFAULT_MARGIN if args.margin is None else args.margin
+        )
+        level = confidence_flag(DEFAULT_CONFIDENCE if args.confidence is None else args.confidence)
+        floor = args.precision_floor
+        if floor is not None:
+            floor = validation.open_unit("--precision-floor", floor)
+        size_for_margin = precision_sample_size(margin, level, precision_floor=floor).n
+        n_parent = size_for_margin if n_parent is None else n_parent
+        n_child = size_for_margin if n_child is None else n_child
+    n_parent = validation.whole_at_least("--n-parent", n_parent, 1)
+    n_child = validation.whole_at_least("--n-child", n_child, 1)
+    trials = validation.whole_at_least("--trials", args.trials, 1)
+    if trials > MAX_TRIALS:
+        raise InputError(f"--trials must be at most {MAX_TRIALS:,}, got {trials}")
+
+    plan = plan_recycled_labels(
+        parent_size,
+        [ChildSet(size=child_size, overlap=overlap, n_child=n_child, n_parent=n_parent)],
+        mix=args.mix,
+        trials=trials,
+        rng=args.seed,
+    )
+    return plan.savings[0].to_dict()
+
+
+def format_text(result: dict[str, object]) -> str:
+    low, high = result["savings_pct_interval"]
+    return "\n".join(
+        [
+            f"parent sample (n_parent)      {result['n_parent']:,}",
+            f"child sample (n_child)        {result['n_child']:,}",
+            f"overlap / parent set (PIR)    {result['pir']:.4f}",
+            f"overlap / child set (CIR)     {result['cir']:.4f}",
+            f"labels reused (mean)          {result['expected_reused']:,.1f}",
+            f"new labels needed (mean)      {result['expected_new_labels']:,.1f}",
+            f"saving                        {result['savings_pct_mean']:.1f} % "
+            f"(95 % of trials: {low:.1f} % to {high:.1f} %)",
+        ]
+    )

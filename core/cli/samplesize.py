@@ -1,0 +1,76 @@
+"""``prplanner samplesize``: labels needed for one precision (spec 3.1; issue 2, section 3).
+
+JSON keys: ``n, p_used, z``; with ``--population`` the finite-population correction
+``n / (1 + (n - 1)/N)`` is applied and rounded up.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from core import validation
+from core.cli.output import add_json_flag, number, whole
+from core.ensemble import DEFAULT_CONFIDENCE, precision_sample_size
+from core.errors import InputError
+
+HELP = "Labels needed to estimate one precision to a given margin (spec 3.1)."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--margin",
+        type=number,
+        required=True,
+        metavar="E",
+        help="half-width of the interval, in (0, 0.5), e.g. 0.03",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=number,
+        default=DEFAULT_CONFIDENCE,
+        metavar="C",
+        help="confidence level in (0.5, 1) (default 0.95)",
+    )
+    parser.add_argument(
+        "--precision-floor",
+        type=number,
+        default=None,
+        metavar="P0",
+        help="a guaranteed lower bound of the precision; used as p when above 0.5",
+    )
+    parser.add_argument(
+        "--population",
+        type=whole,
+        default=None,
+        metavar="N",
+        help="size of the predicted-positive set: apply the finite-population correction",
+    )
+    add_json_flag(parser)
+
+
+def confidence_flag(value: float) -> float:
+    """``--confidence`` checked with a message that names the flag."""
+    if 0.5 < value < 1:
+        return value
+    raise InputError(f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    margin = validation.margin("--margin", args.margin)
+    level = confidence_flag(args.confidence)
+    floor = args.precision_floor
+    if floor is not None:
+        floor = validation.open_unit("--precision-floor", floor)
+    population = args.population
+    if population is not None:
+        population = validation.whole_at_least("--population", population, 1)
+    result = precision_sample_size(margin, level, precision_floor=floor, population=population)
+    return result.to_dict()
+
+
+def format_text(result: dict[str, object]) -> str:
+    return (
+        f"labels needed (n)   {result['n']:,}\n"
+        f"precision used (p)  {result['p_used']:.4g}\n"
+        f"z                   {result['z']:.6f}"
+    )
