@@ -1,0 +1,359 @@
+"""Spreadsheet-style confusion-matrix grid (spec 4.3).
+
+:class:`ConfusionGridModel` is a thin ``QAbstractTableModel`` over a
+:class:`core.confusion.ConfusionMatrix` that lives in the session at a dotted path
+(``"evaluate.matrix"``). Typing parses like a spreadsheet (``39,800``), a refused entry keeps
+the old value and marks the cell with the reason (tooltip and colour), every accepted edit
+and every paste is one undo step. :class:`ConfusionGridView` adds the keyboard habits of
+Excel and LibreOffice: Enter moves down, Tab moves right, Ctrl+C copies tab-separated text,
+Ctrl+V pastes a block (with or without headers, thousands separators allowed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemDelegate,
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QWidget,
+)
+
+from core.confusion import ConfusionMatrix, point_estimates
+from core.errors import InputError
+from desktop import formatting
+from desktop.session_model import SessionModel
+
+#: (row, column) of each editable cell -> matrix field.
+CELL_FIELDS = {(0, 0): "tp", (0, 1): "fp", (1, 0): "fn", (1, 1): "tn"}
+CELL_MEANING = {
+    "tp": "TP (n11): predicted positive, labeled positive by the editors",
+    "fp": "FP (n01): predicted positive, labeled negative",
+    "fn": "FN (n10): predicted negative, labeled positive (a miss)",
+    "tn": "TN (n00): predicted negative, labeled negative",
+}
+ROW_HEADERS = ("Predicted +", "Predicted −", "Total")
+COLUMN_HEADERS = ("Actual +", "Actual −", "Total")
+ERROR_BRUSH = QBrush(QColor(255, 205, 205))
+TOTAL_BRUSH = QBrush(QColor(238, 238, 238))
+
+
+class ConfusionGridModel(QAbstractTableModel):
+    """2x2 counts plus row and column totals, bound to ``session`` at ``path``.
+
+    Signals
+    -------
+    refused(str)
+        A readable reason for a refused entry or paste (for the status bar).
+    """
+
+    refused = Signal(str)
+
+    def __init__(self, session: SessionModel, path: str, parent=None):
+        super().__init__(parent)
+        self._session = session
+        self._path = path
+        self._errors: dict[tuple[int, int], str] = {}
+        session.changed.connect(self._on_session_changed)
+
+    # --- reading ---------------------------------------------------------------------
+
+    @property
+    def matrix(self) -> ConfusionMatrix:
+        return self._session.get(self._path)
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else 3
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else 3
+
+    def _value(self, row: int, column: int) -> int:
+        m = self.matrix
+        cells = ((m.tp, m.fp, m.n_pos), (m.fn, m.tn, m.n_neg), (m.tp + m.fn, m.fp + m.tn, m.total))
+        return cells[row][column]
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        cell = (index.row(), index.column())
+        field = CELL_FIELDS.get(cell)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return formatting.thousands(self._value(*cell))
+        if role == Qt.ItemDataRole.EditRole:
+            return str(self._value(*cell))
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if cell in self._errors:
+                return ERROR_BRUSH
+            return TOTAL_BRUSH if field is None else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if cell in self._errors:
+                return f"Refused: {self._errors[cell]}. The previous value was kept."
+            return CELL_MEANING.get(field, "Total (computed)")
+        return None
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        headers = COLUMN_HEADERS if orientation == Qt.Orientation.Horizontal else ROW_HEADERS
+        return headers[section]
+
+    def flags(self, index):
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if (index.row(), index.column()) in CELL_FIELDS:
+            return base | Qt.ItemFlag.ItemIsEditable
+        return base
+
+    def cell_error(self, row: int, column: int) -> str | None:
+        return self._errors.get((row, column))
+
+    # --- writing ---------------------------------------------------------------------
+
+    def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
+        cell = (index.row(), index.column())
+        field = CELL_FIELDS.get(cell)
+        if role != Qt.ItemDataRole.EditRole or field is None:
+            return False
+        try:
+            number = formatting.parse_count(str(value))
+        except ValueError as exc:
+            self._refuse(cell, f"{field.upper()}: {exc}")
+            return False
+        message = self._session.set_value(
+            f"{self._path}.{field}", number, text=f"Edit {field.upper()}"
+        )
+        if message:
+            self._refuse(cell, message)
+            return False
+        self._clear_error(cell)
+        return True
+
+    def paste_text(self, text: str, row: int = 0, column: int = 0) -> bool:
+        """Paste a tab-separated block at ``(row, column)`` as one undo step.
+
+        Header rows/columns (text such as ``Actual +``) are skipped; a block of two or more
+        rows and columns always lands on the 2x2 counts from the top-left, so a whole matrix
+        copied from Excel (with totals or not) pastes as expected.
+        """
+        try:
+            block = parse_block(text)
+        except ValueError as exc:
+            self._refuse((row, column), str(exc))
+            return False
+        if len(block) >= 2 and len(block[0]) >= 2:
+            row, column = 0, 0
+        changes = []
+        for r, values in enumerate(block):
+            for c, number in enumerate(values):
+                field = CELL_FIELDS.get((row + r, column + c))
+                if field is not None:
+                    changes.append((f"{self._path}.{field}", number))
+        if not changes:
+            self.refused.emit("nothing to paste there: select a count cell (not a total)")
+            return False
+        message = self._session.set_values(changes, text="Paste counts")
+        if message:
+            self._refuse((row, column), message)
+            return False
+        for cell in list(self._errors):
+            self._clear_error(cell)
+        return True
+
+    def copy_text(self, cells: list[tuple[int, int]] | None = None) -> str:
+        """Tab-separated text: the selected cells, or the whole grid with headers."""
+        if not cells:
+            lines = ["\t" + "\t".join(COLUMN_HEADERS)]
+            for r in range(3):
+                lines.append(
+                    "\t".join([ROW_HEADERS[r]] + [str(self._value(r, c)) for c in range(3)])
+                )
+            return "\n".join(lines)
+        rows = sorted({r for r, _ in cells})
+        columns = sorted({c for _, c in cells})
+        return "\n".join(
+            "\t".join(str(self._value(r, c)) if (r, c) in cells else "" for c in columns)
+            for r in rows
+        )
+
+    def _refuse(self, cell: tuple[int, int], message: str) -> None:
+        self._errors[cell] = message
+        index = self.index(*cell)
+        self.dataChanged.emit(index, index)
+        self.refused.emit(message)
+
+    def _clear_error(self, cell: tuple[int, int]) -> None:
+        if self._errors.pop(cell, None) is not None:
+            index = self.index(*cell)
+            self.dataChanged.emit(index, index)
+
+    def _on_session_changed(self, path: str) -> None:
+        if path == "" or path.startswith(self._path) or self._path.startswith(path):
+            self.dataChanged.emit(self.index(0, 0), self.index(2, 2))
+
+
+def parse_block(text: str) -> list[list[int]]:
+    """Numbers of a pasted block; header rows and columns (non-numeric) are dropped.
+
+    Raises ``ValueError`` naming the first cell that is neither a header nor a count.
+    """
+    rows = [line.split("\t") for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    rows = [[cell.strip() for cell in row] for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        raise ValueError("the clipboard holds no numbers")
+
+    def looks_like_number(cell: str) -> bool:
+        cleaned = cell.replace(",", "").replace(" ", "").replace("\u00a0", "")
+        try:
+            float(cleaned)
+        except ValueError:
+            return False
+        return True
+
+    # A header row/column holds only text; a bad count (-3, 2.5) still "looks like a number"
+    # and must be refused, not skipped.
+    if rows and not any(looks_like_number(cell) for cell in rows[0]):
+        rows = rows[1:]
+    if rows and all(row and not looks_like_number(row[0]) for row in rows):
+        rows = [row[1:] for row in rows]
+    block = []
+    for r, row in enumerate(rows):
+        values = []
+        for c, cell in enumerate(row):
+            if cell == "":
+                continue
+            try:
+                values.append(formatting.parse_count(cell))
+            except ValueError as exc:
+                raise ValueError(f"pasted row {r + 1}, column {c + 1}: {exc}") from None
+        if values:
+            block.append(values)
+    if not block:
+        raise ValueError("the clipboard holds no numbers")
+    return block
+
+
+class ConfusionGridView(QTableView):
+    """Keyboard habits of a spreadsheet on a :class:`ConfusionGridModel`."""
+
+    def __init__(self, model: ConfusionGridModel, parent=None):
+        super().__init__(parent)
+        self.setModel(model)
+        self.setEditTriggers(
+            QAbstractItemView.EditTrigger.AnyKeyPressed
+            | QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.setTabKeyNavigation(True)
+        self.setCurrentIndex(model.index(0, 0))
+        self.setMinimumSize(300, 110)
+        self.setMaximumHeight(130)
+
+    def grid_model(self) -> ConfusionGridModel:
+        return self.model()
+
+    def keyPressEvent(self, event) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            return
+        if event.matches(QKeySequence.StandardKey.Paste):
+            self.paste_clipboard()
+            return
+        if (
+            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and self.state() != QAbstractItemView.State.EditingState
+        ):
+            self._move(1, 0)
+            return
+        super().keyPressEvent(event)
+
+    def closeEditor(self, editor, hint) -> None:
+        # Enter in a cell editor commits and moves down, as in Excel and LibreOffice.
+        if hint == QAbstractItemDelegate.EndEditHint.SubmitModelCache:
+            super().closeEditor(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+            self._move(1, 0)
+            return
+        super().closeEditor(editor, hint)
+
+    def _move(self, rows: int, columns: int) -> None:
+        current = self.currentIndex()
+        row = min(max(current.row() + rows, 0), 1)
+        column = min(max(current.column() + columns, 0), 1)
+        self.setCurrentIndex(self.model().index(row, column))
+
+    def copy_selection(self) -> str:
+        cells = [(i.row(), i.column()) for i in self.selectedIndexes()]
+        text = self.grid_model().copy_text(cells if len(cells) > 1 else None)
+        QGuiApplication.clipboard().setText(text)
+        return text
+
+    def paste_clipboard(self) -> bool:
+        current = self.currentIndex()
+        row, column = (current.row(), current.column()) if current.isValid() else (0, 0)
+        return self.grid_model().paste_text(QGuiApplication.clipboard().text(), row, column)
+
+
+class ConfusionGrid(QWidget):
+    """Grid plus a live readout of the estimates beside it.
+
+    ``k_source`` returns the ``k`` to use for recall (``None`` for a plain random sample,
+    where ``k = n1/n0``); it is asked on every refresh so it follows the population inputs.
+    """
+
+    def __init__(
+        self,
+        session: SessionModel,
+        path: str,
+        k_source: Callable[[], float | None] = lambda: None,
+        parent=None,
+    ):
+        super().__init__(parent)
+        self.model = ConfusionGridModel(session, path, self)
+        self.view = ConfusionGridView(self.model, self)
+        self.readout = QLabel(self)
+        self.readout.setTextFormat(Qt.TextFormat.RichText)
+        self.readout.setMinimumWidth(170)
+        self._k_source = k_source
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view, 3)
+        layout.addWidget(self.readout, 1)
+        self.model.dataChanged.connect(self.refresh_readout)
+        self.refresh_readout()
+
+    def refresh_readout(self, *_) -> None:
+        matrix = self.model.matrix
+        try:
+            estimates = point_estimates(matrix, self._k_source())
+        except InputError as exc:
+            self.readout.setText(f"<span style='color:#a00'>{exc}</span>")
+            return
+        recall = estimates.recall
+        self.readout.setText(
+            f"<b>Precision</b> {formatting.percent(estimates.precision)}<br>"
+            f"<b>Recall</b> {formatting.percent(recall if not math.isnan(recall) else None)}"
+            f"<br><b>F1</b> {formatting.percent(estimates.f1)}<br>"
+            f"<span style='color:#555'>labeled {formatting.thousands(matrix.total)}: "
+            f"{formatting.thousands(matrix.n_pos)} pred+, "
+            f"{formatting.thousands(matrix.n_neg)} pred−</span>"
+        )
+
+
+__all__ = [
+    "ConfusionGrid",
+    "ConfusionGridModel",
+    "ConfusionGridView",
+    "QPersistentModelIndex",
+    "parse_block",
+]

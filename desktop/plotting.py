@@ -1,0 +1,168 @@
+"""One plot panel for every tab: labels with units, legend, hover read-out, export.
+
+Curves are created once with :meth:`PlotPanel.line` and updated with ``setData`` (spec
+page 05, habit 7). Hovering shows the nearest data point of any curve, in the units the
+axes use; right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+
+from desktop import formatting
+
+pg.setConfigOptions(antialias=True, background="w", foreground="#222")
+
+#: Colour-blind-safe palette (Okabe-Ito), in the order curves are added.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+
+
+def pen(index: int = 0, width: float = 2.0, style=None, color: str | None = None):
+    options = {"color": color or PALETTE[index % len(PALETTE)], "width": width}
+    if style is not None:
+        options["style"] = style
+    return pg.mkPen(**options)
+
+
+class PlotPanel(pg.PlotWidget):
+    """A ``PlotWidget`` with axis labels, a legend and a nearest-point read-out.
+
+    Parameters
+    ----------
+    x_format, y_format
+        How the read-out prints a coordinate (default: percent for y, 3 significant
+        digits for x).
+    """
+
+    def __init__(
+        self,
+        title: str,
+        x_label: str,
+        y_label: str,
+        *,
+        x_units: str = "",
+        y_units: str = "",
+        log_x: bool = False,
+        x_format: Callable[[float], str] = lambda x: f"{x:.3g}",
+        y_format: Callable[[float], str] = formatting.percent,
+        parent=None,
+    ):
+        super().__init__(parent=parent)
+        self.setTitle(title, size="10pt")
+        self.setLabel("bottom", x_label, units=x_units or None)
+        self.setLabel("left", y_label, units=y_units or None)
+        self.plotItem.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plotItem.getAxis("left").enableAutoSIPrefix(False)
+        self.showGrid(x=True, y=True, alpha=0.25)
+        self.setLogMode(x=log_x, y=False)
+        self.legend = self.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self._log_x = log_x
+        self._x_format = x_format
+        self._y_format = y_format
+        self.readout = pg.TextItem(
+            color="#111",
+            fill=pg.mkBrush(255, 255, 255, 220),
+            border=pg.mkPen("#888"),
+            anchor=(0, 1),
+        )
+        self.readout.setZValue(1000)
+        self.readout.hide()
+        self.addItem(self.readout, ignoreBounds=True)
+        self._marker = pg.ScatterPlotItem(
+            size=9, brush=pg.mkBrush(0, 0, 0, 0), pen=pg.mkPen("#111", width=1.5)
+        )
+        self._marker.setZValue(999)
+        self.addItem(self._marker, ignoreBounds=True)
+        self._mouse_proxy = pg.SignalProxy(
+            self.scene().sigMouseMoved, rateLimit=60, slot=self._on_mouse_moved
+        )
+        self.setMinimumSize(280, 200)
+
+    def line(
+        self,
+        name: str | None,
+        index: int = 0,
+        *,
+        width: float = 2.0,
+        style=None,
+        color: str | None = None,
+        symbol: str | None = None,
+    ) -> pg.PlotDataItem:
+        """A curve created once; callers update it with ``setData``."""
+        item = pg.PlotDataItem(name=name, pen=pen(index, width, style, color))
+        if symbol:
+            item.setSymbol(symbol)
+            item.setSymbolBrush(pg.mkBrush(color or PALETTE[index % len(PALETTE)]))
+            item.setSymbolSize(7)
+        self.addItem(item)
+        return item
+
+    def vertical_marker(self, label: str, index: int = 6, style=None) -> pg.InfiniteLine:
+        """A vertical line with a label (``s*``, current ``s``, a prevalence)."""
+        from PySide6.QtCore import Qt
+
+        line = pg.InfiniteLine(
+            angle=90,
+            movable=False,
+            pen=pen(index, 1.5, style or Qt.PenStyle.DashLine),
+            label=label,
+            labelOpts={"position": 0.92, "color": "#222", "fill": (255, 255, 255, 200)},
+        )
+        self.addItem(line, ignoreBounds=True)
+        return line
+
+    def set_marker_x(self, line: pg.InfiniteLine, x: float) -> None:
+        """Place a vertical marker at data ``x`` (log-transformed on a log axis)."""
+        if x is None or not np.isfinite(x) or (self._log_x and x <= 0):
+            line.hide()
+            return
+        line.show()
+        line.setValue(np.log10(x) if self._log_x else x)
+
+    # --- hover read-out ----------------------------------------------------------------
+
+    def nearest_point(self, scene_pos: QPointF):
+        """``(name, x, y)`` of the data point nearest to ``scene_pos`` in pixels, or None."""
+        view_box = self.plotItem.vb
+        if not view_box.sceneBoundingRect().contains(scene_pos):
+            return None
+        best = None
+        for item in self.plotItem.listDataItems():
+            # getData() returns display coordinates: x is already log10 on a log axis.
+            x_view, y = item.getData()
+            if x_view is None or len(x_view) == 0 or not item.isVisible():
+                continue
+            x_view = np.asarray(x_view, dtype=float)
+            x = 10.0**x_view if self._log_x else x_view
+            y_view = np.asarray(y, dtype=float)
+            (x0, x1), (y0, y1) = view_box.viewRange()
+            rect = view_box.sceneBoundingRect()
+            mouse = view_box.mapSceneToView(scene_pos)
+            dx = (x_view - mouse.x()) / (x1 - x0) * rect.width()
+            dy = (y_view - mouse.y()) / (y1 - y0) * rect.height()
+            distance = np.hypot(dx, dy)
+            if np.all(np.isnan(distance)):
+                continue
+            i = int(np.nanargmin(distance))
+            if best is None or distance[i] < best[0]:
+                best = (distance[i], item.name() or "", float(x[i]), float(y[i]), x_view[i])
+        if best is None or best[0] > 40:
+            return None
+        return best[1:]
+
+    def _on_mouse_moved(self, event) -> None:
+        found = self.nearest_point(event[0])
+        if found is None:
+            self.readout.hide()
+            self._marker.setData([], [])
+            return
+        name, x, y, x_view = found
+        prefix = f"{name}\n" if name else ""
+        self.readout.setText(f"{prefix}x = {self._x_format(x)}\ny = {self._y_format(y)}")
+        self.readout.setPos(x_view, y)
+        self.readout.show()
+        self._marker.setData([x_view], [y])
