@@ -1,0 +1,430 @@
+"""Evaluate one labeled round: point estimates and every interval of spec page 01.
+
+:func:`evaluate` gathers, for one confusion matrix, the closed-form intervals (spec 1.2),
+the bootstrap (Algorithm 1, spec 1.3), the Bayesian predictive intervals for a future
+round of the same size (Eq 6-8 and Algorithm 2, spec 1.4) and the posterior intervals of
+the true values, plus plain-language warnings. Its :class:`Evaluation` is the one source
+of names for the ``prplanner evaluate --json`` output (:meth:`Evaluation.to_dict`), the
+Excel report and the desktop table (:meth:`Evaluation.to_rows`).
+
+Designs
+-------
+* ``stratified``: the strata were sampled separately; ``k = N1/N0`` comes from the user
+  (directly or from the population counts).
+* ``random``: one simple random sample; ``k`` is estimated by ``n1/n0`` (spec 1.1). The
+  closed forms and the Bayesian intervals treat that ``k`` as known (as the paper does);
+  the bootstrap resamples the whole sample, so it also carries the uncertainty of ``k``
+  (see :func:`core.resampling.bootstrap`). Recall additionally gets the textbook Wald
+  interval ``R +- z*sqrt(R(1-R)/(TP+FN))``.
+
+Never a silent NaN: an undefined estimate or bound is ``None`` in :meth:`Evaluation.to_dict`
+and a warning says why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core import intervals as closed_form
+from core import progress, resampling, validation
+from core.bayes import (
+    Prior,
+    bayes_precision_interval,
+    bayes_recall_interval,
+    posterior_precision_interval,
+)
+from core.confusion import ConfusionMatrix, PointEstimates, Population, point_estimates
+from core.errors import InputError
+from core.intervals import Interval
+
+#: Cells below this make the normal approximations (Wald, Katz, delta, Eq 6-8) doubtful
+#: (the paper: "at least 5 or 10"; we warn below 10).
+SMALL_CELL = 10
+
+#: Methods reported per metric, in JSON order (issue 2, section 3).
+PRECISION_METHODS = (
+    "wald",
+    "wilson",
+    "agresti_coull",
+    "clopper_pearson",
+    "jeffreys",
+    "bootstrap",
+    "bayes",
+    "bayes_mc",
+    "posterior",
+)
+RECALL_METHODS = ("katz_log", "delta", "bootstrap", "bayes", "bayes_mc", "posterior")
+F1_METHODS = ("bootstrap", "bayes_mc", "posterior")
+FPR_METHODS = ("katz_log",)
+
+CELL_NAMES = ("TP", "FP", "FN", "TN")
+
+
+def _none_if_nan(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricResult:
+    """Estimate and intervals of one metric.
+
+    Attributes
+    ----------
+    estimate : float
+        Plug-in estimate (spec 1.1); NaN when undefined (shown as ``None``/"-").
+    intervals : dict of str to Interval
+        Keyed by method name, in the order of the JSON contract.
+    """
+
+    estimate: float
+    intervals: dict[str, Interval] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "estimate": _none_if_nan(self.estimate),
+            "intervals": {
+                method: [_none_if_nan(interval.lower), _none_if_nan(interval.upper)]
+                for method, interval in self.intervals.items()
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """Everything :func:`evaluate` found about one labeled round.
+
+    Attributes
+    ----------
+    matrix : ConfusionMatrix
+        The labeled counts.
+    design : str
+        ``"stratified"`` or ``"random"``.
+    k : float
+        Imbalance ratio used (given, or ``n1/n0`` for a random sample).
+    confidence : float
+        Confidence / credibility level ``c``.
+    replicates : int
+        ``Q`` for the bootstrap and the Monte-Carlo intervals.
+    seed : int or None
+        Seed of the random draws (``None``: fresh entropy, not reproducible).
+    estimates : PointEstimates
+        Plug-in estimates (spec 1.1).
+    precision, recall, f1, fpr : MetricResult
+        Estimate and intervals per method.
+    prior : Prior
+        Prior actually used for ``bayes``, ``bayes_mc`` and ``posterior`` (after a
+        Jeffreys substitution, if any).
+    fpc : tuple of float or None
+        ``((N1-n1)/(N1-1), (N0-n0)/(N0-1))`` when the finite population correction was
+        applied, else ``None``.
+    undefined_bootstrap : int
+        Bootstrap replicates with no actual positive (recall 0/0), left out of the recall
+        and F1 percentiles.
+    warnings : tuple of str
+        Plain-language cautions, in the order they were found.
+    """
+
+    matrix: ConfusionMatrix
+    design: str
+    k: float
+    confidence: float
+    replicates: int
+    seed: int | None
+    estimates: PointEstimates
+    precision: MetricResult
+    recall: MetricResult
+    f1: MetricResult
+    fpr: MetricResult
+    prior: Prior
+    fpc: tuple[float, float] | None
+    undefined_bootstrap: int
+    warnings: tuple[str, ...]
+
+    def metrics(self) -> dict[str, MetricResult]:
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "fpr": self.fpr,
+        }
+
+    def to_dict(self) -> dict:
+        """The ``prplanner evaluate --json`` document (issue 2, section 3)."""
+        result: dict = {"k": self.k, "design": self.design}
+        for name, metric in self.metrics().items():
+            result[name] = metric.to_dict()
+        result["prevalence"] = {"estimate": _none_if_nan(self.estimates.prevalence)}
+        result["warnings"] = list(self.warnings)
+        return result
+
+    def to_rows(self) -> list[tuple[str, str, float | None, float | None, float | None, str]]:
+        """``(metric, method, estimate, lower, upper, note)`` rows for Excel and the GUI.
+
+        Undefined numbers are ``None``. The prevalence row has no interval.
+        """
+        rows = []
+        for name, metric in self.metrics().items():
+            estimate = _none_if_nan(metric.estimate)
+            for method, interval in metric.intervals.items():
+                rows.append(
+                    (
+                        name,
+                        method,
+                        estimate,
+                        _none_if_nan(interval.lower),
+                        _none_if_nan(interval.upper),
+                        interval.note,
+                    )
+                )
+        rows.append(
+            ("prevalence", "estimate", _none_if_nan(self.estimates.prevalence), None, None, "")
+        )
+        return rows
+
+
+def _as_population(population) -> Population | None:
+    if population is None or isinstance(population, Population):
+        return population
+    return Population.from_k(population)
+
+
+def _resolve_prior(prior: Prior | None, matrix: ConfusionMatrix, warnings: list[str]) -> Prior:
+    """The paper's default ``alpha = 0``, or Jeffreys when a zero count makes it improper.
+
+    An explicitly given prior that is improper is refused by :meth:`Prior.posterior` with a
+    message naming the zero cells (spec 1.4).
+    """
+    if prior is not None:
+        prior.posterior(matrix)
+        return prior
+    if matrix.has_zero_cell:
+        zeros = [name for name, n in zip(CELL_NAMES, matrix.as_tuple(), strict=True) if n == 0]
+        warnings.append(
+            f"{_names_are_zero(zeros)}, so the paper's default prior (alpha = 0) gives an improper "
+            "posterior; the Bayesian intervals use the Jeffreys prior (0.5 per cell) instead"
+        )
+        return Prior.jeffreys()
+    return Prior.none()
+
+
+def _interval_from_draws(
+    replicates, metric: str, method: str, confidence: float, note=""
+) -> Interval:
+    lower, upper = replicates.interval(metric, confidence)
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        note = "; ".join(filter(None, [note, "undefined: no replicate had a defined value"]))
+    return Interval(lower=lower, upper=upper, method=method, note=note)
+
+
+def evaluate(
+    matrix: ConfusionMatrix,
+    *,
+    population: Population | float | None = None,
+    confidence: float = 0.95,
+    replicates: int = 10_000,
+    seed: int | None = None,
+    prior: Prior | None = None,
+    fpc: bool = False,
+    control: progress.TaskControl | None = None,
+) -> Evaluation:
+    """Estimates and all intervals of one labeled round (spec 1.1-1.4).
+
+    Parameters
+    ----------
+    matrix : ConfusionMatrix
+        Labeled counts; both strata must hold at least one item.
+    population : Population, float or None
+        The stratified design's population (``k``, and ``N1``/``N0`` for the FPC); a float
+        is taken as ``k``. ``None`` means a plain random sample: ``k = n1/n0``.
+    confidence : float
+        Level ``c`` in (0.5, 1).
+    replicates : int
+        ``Q`` for the bootstrap, Algorithm 2 and the posterior draws (>= 100).
+    seed : int or None
+        Makes the Monte-Carlo intervals reproducible.
+    prior : Prior or None
+        Prior for the Bayesian intervals. ``None`` is the paper's ``alpha = 0``, replaced by
+        Jeffreys (with a warning) when a count is 0; an explicit improper prior is refused.
+    fpc : bool
+        Apply the finite population correction ``(N - n)/(N - 1)`` to each stratum's
+        variance in the Wald, Katz and delta intervals; needs both population counts.
+    control : TaskControl, optional
+        Progress and cancel for the Monte-Carlo parts.
+
+    Returns
+    -------
+    Evaluation
+
+    Raises
+    ------
+    InputError
+        For an empty stratum, ``k <= 0``, a confidence outside (0.5, 1), too few
+        replicates, an improper explicit prior, or ``fpc`` without population counts.
+    """
+    if not isinstance(matrix, ConfusionMatrix):
+        raise InputError(f"matrix must be a ConfusionMatrix, got {type(matrix).__name__}")
+    matrix.require_both_strata()
+    confidence = validation.confidence(confidence)
+    replicates = validation.whole_at_least("replicates", replicates, 100)
+    if seed is not None:
+        seed = validation.count("seed", seed)
+    population = _as_population(population)
+    design = "random" if population is None else "stratified"
+    k = matrix.sample_k if population is None else population.k
+    warnings: list[str] = []
+
+    fpc_factors = closed_form.NO_FPC
+    if fpc:
+        if population is None:
+            raise InputError(
+                "the finite population correction needs both population counts "
+                "(--population N_POS N_NEG); a random sample has none"
+            )
+        fpc_factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
+        warnings.append(
+            "finite population correction applied to the Wald, Katz and delta intervals "
+            f"(variance factors {fpc_factors[0]:.4f} for predicted positives, "
+            f"{fpc_factors[1]:.4f} for predicted negatives); the score, exact, bootstrap "
+            "and Bayesian intervals are left uncorrected, which is conservative"
+        )
+
+    estimates = point_estimates(matrix, None if population is None else k)
+    _cell_warnings(matrix, warnings)
+
+    precision_intervals = dict(closed_form.precision_intervals(matrix, confidence, fpc_factors))
+    recall_intervals = {
+        "katz_log": closed_form.katz_log_recall(matrix, k, confidence, fpc_factors),
+        "delta": closed_form.delta_recall(matrix, k, confidence, fpc_factors),
+    }
+    fpr_intervals = {"katz_log": closed_form.katz_log_fpr(matrix, k, confidence, fpc_factors)}
+
+    rng = resampling.as_generator(seed)
+    boot = resampling.bootstrap(
+        *matrix.as_tuple(), k, replicates=replicates, seed=rng, design=design, control=control
+    )
+    undefined = int(boot.undefined_recall)
+    if undefined:
+        warnings.append(
+            f"{undefined:,} of {replicates:,} bootstrap replicates drew no actual positive "
+            "(TP* = FN* = 0), so their recall is undefined; they were left out of the "
+            "bootstrap percentiles of recall and F1"
+        )
+    if int(boot.undefined_precision):
+        warnings.append(
+            f"{int(boot.undefined_precision):,} of {replicates:,} bootstrap replicates drew no "
+            "predicted positive, so their precision is undefined; they were left out"
+        )
+    precision_intervals["bootstrap"] = _interval_from_draws(
+        boot, "precision", "bootstrap", confidence
+    )
+    recall_intervals["bootstrap"] = _interval_from_draws(boot, "recall", "bootstrap", confidence)
+    f1_intervals = {"bootstrap": _interval_from_draws(boot, "f1", "bootstrap", confidence)}
+
+    used_prior = _resolve_prior(prior, matrix, warnings)
+    posterior = used_prior.posterior(matrix)
+    z = (posterior.z11, posterior.z01, posterior.z10, posterior.z00)
+    precision_intervals["bayes"] = bayes_precision_interval(posterior, matrix.n_pos, confidence)
+    recall_intervals["bayes"] = bayes_recall_interval(
+        posterior, k, matrix.n_pos, matrix.n_neg, confidence
+    )
+    predictive = resampling.bayes_predictive(
+        *z, k, matrix.n_pos, matrix.n_neg, replicates=replicates, seed=rng, control=control
+    )
+    draws = resampling.posterior_draws(*z, k, replicates=replicates, seed=rng, control=control)
+    precision_intervals["bayes_mc"] = _interval_from_draws(
+        predictive, "precision", "bayes_mc", confidence
+    )
+    recall_intervals["bayes_mc"] = _interval_from_draws(
+        predictive, "recall", "bayes_mc", confidence
+    )
+    f1_intervals["bayes_mc"] = _interval_from_draws(predictive, "f1", "bayes_mc", confidence)
+    # Precision's posterior is exactly Beta(z11, z01): quantiles, not draws.
+    precision_intervals["posterior"] = posterior_precision_interval(posterior, confidence)
+    recall_intervals["posterior"] = _interval_from_draws(draws, "recall", "posterior", confidence)
+    f1_intervals["posterior"] = _interval_from_draws(draws, "f1", "posterior", confidence)
+    if int(predictive.undefined_recall):
+        warnings.append(
+            f"{int(predictive.undefined_recall):,} of {replicates:,} Monte-Carlo predictive "
+            "replicates had no actual positive; they were left out of the bayes_mc recall and "
+            "F1 percentiles"
+        )
+
+    if design == "random":
+        recall_intervals["wald"] = closed_form.wald_recall_random(matrix, confidence)
+
+    result_metrics = {
+        "precision": MetricResult(estimate=estimates.precision, intervals=precision_intervals),
+        "recall": MetricResult(estimate=estimates.recall, intervals=recall_intervals),
+        "f1": MetricResult(estimate=estimates.f1, intervals=f1_intervals),
+        "fpr": MetricResult(estimate=estimates.fpr, intervals=fpr_intervals),
+    }
+    _undefined_value_warnings(result_metrics, warnings)
+    return Evaluation(
+        matrix=matrix,
+        design=design,
+        k=k,
+        confidence=confidence,
+        replicates=replicates,
+        seed=seed,
+        estimates=estimates,
+        prior=used_prior,
+        fpc=None if not fpc else fpc_factors,
+        undefined_bootstrap=undefined,
+        warnings=tuple(warnings),
+        **result_metrics,
+    )
+
+
+def _names_are_zero(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"{names[0]} is 0"
+    return f"{', '.join(names[:-1])} and {names[-1]} are 0"
+
+
+def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
+    cells = dict(zip(CELL_NAMES, matrix.as_tuple(), strict=True))
+    zeros = [name for name, n in cells.items() if n == 0]
+    if zeros:
+        warnings.append(
+            f"{_names_are_zero(zeros)}: the log-ratio (Katz) and delta intervals for recall and "
+            "FPR use the Haldane-Anscombe correction (+0.5 to every cell), so they are centred "
+            "on a corrected estimate and may exclude it; the bootstrap cannot resample what was "
+            "never observed, so its intervals can have zero width; prefer Wilson or Jeffreys "
+            "for precision and a Bayesian interval for recall"
+        )
+    small = [f"{name} = {n}" for name, n in cells.items() if n < SMALL_CELL]
+    if small:
+        warnings.append(
+            f"the normal approximation is weak because {', '.join(small)} "
+            f"(below {SMALL_CELL}): treat the Wald, Katz, delta and analytic Bayes intervals "
+            "with care; prefer Wilson or Jeffreys for precision and the Bayesian "
+            "(bayes_mc, posterior) intervals for recall"
+        )
+
+
+def _undefined_value_warnings(metrics: dict[str, MetricResult], warnings: list[str]) -> None:
+    """Name every estimate or bound that is undefined (shown as null / '-')."""
+    reasons = {
+        "recall": "no actual positive was labeled (TP = FN = 0)",
+        "f1": "recall is undefined",
+        "fpr": "no actual negative was labeled (FP = TN = 0)",
+    }
+    for name, metric in metrics.items():
+        if not math.isfinite(metric.estimate):
+            warnings.append(
+                f"the {name} estimate is undefined: {reasons.get(name, 'division by zero')}"
+            )
+        broken = [
+            method
+            for method, interval in metric.intervals.items()
+            if not (np.isfinite(interval.lower) and np.isfinite(interval.upper))
+        ]
+        if broken:
+            warnings.append(
+                f"{name} interval(s) {', '.join(broken)} are undefined for these counts"
+            )
