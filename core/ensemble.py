@@ -224,7 +224,7 @@ def _id_array(name: str, values: object) -> np.ndarray:
         return array
     if array.dtype.kind == "O" and all(isinstance(item, str) for item in array.tolist()):
         return array.astype(str)
-    example = array[0] if array.size else None
+    example = array.ravel()[0].item() if array.size else None
     raise InputError(
         f"{name} must hold item IDs that are all integers or all strings, got "
         f"{array.dtype} values such as {example!r}"
@@ -831,7 +831,7 @@ def _float_array(name: str, values: object, *, low: float, high: float | None) -
     finite = np.isfinite(array)
     inside = finite & (array >= low) & (True if high is None else array <= high)
     if not np.all(inside):
-        bad = array[~inside].ravel()[0]
+        bad = array[~inside].ravel()[0].item()
         limits = f"between {low:g} and {high:g}" if high is not None else f">= {low:g}"
         raise InputError(f"{name} must be {limits}, got {bad!r}")
     return array
@@ -840,7 +840,7 @@ def _float_array(name: str, values: object, *, low: float, high: float | None) -
 def _count_array(name: str, values: object) -> np.ndarray:
     array = _float_array(name, values, low=0.0, high=None)
     if not np.all(array == np.floor(array)):
-        bad = array[array != np.floor(array)].ravel()[0]
+        bad = array[array != np.floor(array)].ravel()[0].item()
         raise InputError(f"{name} must be whole numbers >= 0, got {bad!r}")
     return array
 
