@@ -1,0 +1,602 @@
+"""PR and ROC curves from scored, labeled items (spec 2.4).
+
+Given the classifier's score, the editors' label and an optional weight per item, the
+curves are built once per *distinct* score, exactly as scikit-learn's
+``confusion_matrix_at_thresholds`` does: items are sorted by decreasing score, tied
+scores form one threshold (one point), and items of zero weight are dropped. Every count
+below is a weighted count.
+
+Two areas under the PR curve are reported and named apart, because they differ:
+
+* :attr:`ScoredCurves.average_precision`, the step-wise sum
+  ``sum_n (R_n - R_{n-1}) P_n`` (scikit-learn's ``average_precision_score``);
+* :attr:`ScoredCurves.auc_pr_trapezoid`, the trapezoidal rule over the PR points including
+  scikit-learn's anchor point (recall 0, precision 1) (``auc(recall, precision)``); linear
+  interpolation between PR points is optimistic (Davis and Goadrich 2006).
+
+Items from a stratified (over-sampled) round must carry the stratum weights ``N1/n1`` and
+``N0/n0`` (:func:`stratum_weights`) so that the curves describe the population. Curves at
+another prevalence re-weight precision at every threshold with the closed form of spec
+2.1 (Williams 2021), never by sub-sampling.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core import validation
+from core.confusion import Population
+from core.errors import InputError
+from core.prevalence import prevalence_grid
+
+#: Larger (grid x threshold) blocks than this are computed in pieces (about 16 MB).
+_BLOCK_ELEMENTS = 2_000_000
+REQUIRED_COLUMNS = ("score", "label")
+OPTIONAL_COLUMNS = ("weight",)
+
+
+# --- the scored sample ---------------------------------------------------------------------
+
+
+def _one_dimensional(name: str, value) -> np.ndarray:
+    array = np.asarray(value)
+    if array.ndim != 1:
+        raise InputError(f"{name} must be a one-dimensional array, got shape {array.shape}")
+    return array
+
+
+def _labels(value) -> np.ndarray:
+    array = _one_dimensional("labels", value)
+    if array.dtype == bool:
+        return array
+    try:
+        numeric = array.astype(float)
+    except (TypeError, ValueError):
+        raise InputError("labels must be 0/1 (or booleans)") from None
+    bad = ~((numeric == 0.0) | (numeric == 1.0))
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise InputError(f"labels must be 0 or 1, got {array[index]!r} at item {index}")
+    return numeric == 1.0
+
+
+def _finite(name: str, value) -> np.ndarray:
+    array = _one_dimensional(name, value)
+    try:
+        numeric = array.astype(float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be numbers") from None
+    bad = ~np.isfinite(numeric)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{name} must be finite numbers, got {array[index]!r} at item {index}")
+    return numeric
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ScoredSample:
+    """Scores, labels and optional weights of labeled items, validated together.
+
+    Attributes
+    ----------
+    scores : numpy.ndarray
+        Classifier scores (higher = more positive), finite floats.
+    labels : numpy.ndarray
+        Editors' labels as booleans (True = actual positive).
+    weights : numpy.ndarray or None
+        Non-negative finite weights (e.g. inverse inclusion probabilities ``N1/n1``,
+        ``N0/n0``); ``None`` means every item counts once.
+    """
+
+    scores: np.ndarray
+    labels: np.ndarray
+    weights: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        scores = _finite("scores", self.scores)
+        labels = _labels(self.labels)
+        if labels.shape != scores.shape:
+            raise InputError(
+                f"scores and labels must have the same length, got {scores.size} and {labels.size}"
+            )
+        weights = None
+        if self.weights is not None:
+            weights = _finite("weights", self.weights)
+            if weights.shape != scores.shape:
+                raise InputError(
+                    f"weights must have one value per item ({scores.size}), got {weights.size}"
+                )
+            negative = weights < 0.0
+            if negative.any():
+                index = int(np.flatnonzero(negative)[0])
+                raise InputError(f"weights must be >= 0, got {weights[index]!r} at item {index}")
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "weights", weights)
+        counted = self.labels if weights is None else self.labels[weights > 0.0]
+        if not counted.any():
+            raise InputError("the sample holds no actual positive (with weight > 0)")
+        if counted.all():
+            raise InputError("the sample holds no actual negative (with weight > 0)")
+
+    @property
+    def size(self) -> int:
+        return int(self.scores.size)
+
+    @property
+    def positive_items(self) -> int:
+        """Items labeled positive (a count of rows, whatever their weights)."""
+        return int(np.count_nonzero(self.labels))
+
+
+def stratum_weights(predicted_positive, population: Population) -> np.ndarray:
+    """Inverse inclusion probabilities of a stratified round's items (spec 2.4).
+
+    Parameters
+    ----------
+    predicted_positive : array_like of bool
+        For each labeled item, whether it was drawn from the predicted-positive stratum.
+    population : Population
+        The design. With both population counts the weights are ``N1/n1`` and ``N0/n0``;
+        with only ``k`` they are ``k/n1`` and ``1/n0``, the same up to a common factor,
+        which no curve or area depends on.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per item.
+    """
+    flags = _labels(predicted_positive)
+    n1 = int(np.count_nonzero(flags))
+    n0 = flags.size - n1
+    if n1 == 0 or n0 == 0:
+        raise InputError(
+            f"both strata need labeled items, got {n1} predicted positive and {n0} predicted "
+            "negative"
+        )
+    if population.has_counts:
+        positive_weight = population.predicted_positive / n1
+        negative_weight = population.predicted_negative / n0
+    else:
+        positive_weight, negative_weight = population.k / n1, 1.0 / n0
+    return np.where(flags, positive_weight, negative_weight)
+
+
+# --- curves ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ScoredCurves:
+    """PR and ROC curves of a scored sample, one point per distinct score (spec 2.4).
+
+    Arrays are in decreasing-threshold order (``thresholds[0]`` is the highest score); the
+    ``*_curve`` methods return scikit-learn's layouts.
+
+    Attributes
+    ----------
+    thresholds : numpy.ndarray
+        Distinct scores, decreasing; an item is predicted positive when ``score >= t``.
+    true_positives, false_positives : numpy.ndarray
+        Weighted counts predicted positive at each threshold.
+    positives, negatives : float
+        Weighted totals of actual positives and negatives.
+    n_items, positive_items : int
+        Rows (items) used, and how many are labeled positive (zero-weight items excluded).
+    precision, recall, fpr : numpy.ndarray
+        At each threshold; ``recall`` is the TPR.
+    average_precision : float
+        Step-wise area ``sum_n (R_n - R_{n-1}) P_n`` (scikit-learn's definition).
+    auc_pr_trapezoid : float
+        Trapezoidal area under the PR points with the (0, 1) anchor.
+    auc_roc : float
+        Trapezoidal area under the ROC curve from (0, 0) (exact for step ROC curves with
+        ties counted as half, i.e. the Mann-Whitney statistic).
+    """
+
+    thresholds: np.ndarray
+    true_positives: np.ndarray
+    false_positives: np.ndarray
+    positives: float
+    negatives: float
+    n_items: int
+    positive_items: int
+    precision: np.ndarray
+    recall: np.ndarray
+    fpr: np.ndarray
+    average_precision: float
+    auc_pr_trapezoid: float
+    auc_roc: float
+
+    @property
+    def sample_prevalence(self) -> float:
+        """Weighted share of actual positives, ``pi`` of Siblini et al.'s Eq 6."""
+        return self.positives / (self.positives + self.negatives)
+
+    def pr_curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(precision, recall, thresholds)`` laid out as ``precision_recall_curve``:
+        increasing thresholds, with the point (recall 0, precision 1) appended."""
+        return _sklearn_pr_layout(self.precision, self.recall, self.thresholds)
+
+    def roc_curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(fpr, tpr, thresholds)`` laid out as ``roc_curve(drop_intermediate=False)``:
+        starting at (0, 0) with threshold ``inf``."""
+        return (
+            np.concatenate(([0.0], self.fpr)),
+            np.concatenate(([0.0], self.recall)),
+            np.concatenate(([np.inf], self.thresholds)),
+        )
+
+    def calibrated_precision(self, reference_prevalence: float) -> np.ndarray:
+        """``Prec_c`` at every threshold (Siblini et al., Eq 6; spec 2.4)."""
+        ratio = _reference_ratio(reference_prevalence)
+        return _precision_at_ratio(self.recall, self.fpr, ratio)
+
+    def calibrated_pr_curve(
+        self, reference_prevalence: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The PR curve at ``pi_ref`` in ``precision_recall_curve``'s layout."""
+        return _sklearn_pr_layout(
+            self.calibrated_precision(reference_prevalence), self.recall, self.thresholds
+        )
+
+    def calibrated_average_precision(self, reference_prevalence: float) -> float:
+        """Step-wise area under the calibrated PR curve (Siblini et al., Section 3)."""
+        return _step_area(self.recall, self.calibrated_precision(reference_prevalence))
+
+    def calibrated_auc_pr_trapezoid(self, reference_prevalence: float) -> float:
+        """Trapezoidal area under the calibrated PR curve, (0, 1) anchor included."""
+        return _trapezoid_pr_area(self.recall, self.calibrated_precision(reference_prevalence))
+
+    def area_under_pr_vs_prevalence(
+        self, prevalence=None, *, kind: str = "average_precision"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Area under the PR curve as a function of the prevalence (Brabec et al., Fig 4).
+
+        Parameters
+        ----------
+        prevalence : array_like or None
+            Prevalences strictly inside (0, 1); by default the P3 grid ``1e-5 .. 0.5``.
+        kind : {"average_precision", "trapezoid"}
+            Which area (see the module docstring).
+
+        Returns
+        -------
+        (prevalence, area) : tuple of numpy.ndarray
+        """
+        if kind not in ("average_precision", "trapezoid"):
+            raise InputError(f"kind must be 'average_precision' or 'trapezoid', got {kind!r}")
+        eta = prevalence_grid() if prevalence is None else np.asarray(prevalence, dtype=float)
+        if eta.ndim != 1 or eta.size == 0 or not np.all((eta > 0.0) & (eta < 1.0)):
+            raise InputError("prevalences must be a non-empty list of numbers in (0, 1)")
+        ratio = eta / (1.0 - eta)
+        if kind == "average_precision":
+            # Only thresholds where recall grows contribute to the step-wise sum.
+            steps = np.diff(self.recall, prepend=0.0)
+            used = steps > 0.0
+            tpr, fpr, weights = self.recall[used], self.fpr[used], steps[used]
+        else:
+            tpr, fpr = self.recall, self.fpr
+        area = np.empty_like(eta)
+        block = max(1, _BLOCK_ELEMENTS // max(tpr.size, 1))
+        for start in range(0, eta.size, block):
+            r = ratio[start : start + block, None]
+            precision = _precision_at_ratio(tpr[None, :], fpr[None, :], r)
+            if kind == "average_precision":
+                area[start : start + block] = precision @ weights
+            else:
+                area[start : start + block] = [_trapezoid_pr_area(tpr, row) for row in precision]
+        return eta, area
+
+    def summary(self, reference_prevalence: float | None = None) -> CurveSummary:
+        """The headline numbers (``prplanner curves``)."""
+        return CurveSummary(
+            n=self.n_items,
+            positives=self.positive_items,
+            average_precision=self.average_precision,
+            auc_pr_trapezoid=self.auc_pr_trapezoid,
+            auc_roc=self.auc_roc,
+            reference_prevalence=reference_prevalence,
+            calibrated_average_precision=(
+                None
+                if reference_prevalence is None
+                else self.calibrated_average_precision(reference_prevalence)
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CurveSummary:
+    """Headline areas of a scored sample.
+
+    Attributes
+    ----------
+    n : int
+        Items used (rows with weight > 0).
+    positives : int
+        Of those, items labeled positive (rows, not weights).
+    average_precision, auc_pr_trapezoid, auc_roc : float
+        See :class:`ScoredCurves`.
+    reference_prevalence : float or None
+        ``pi_ref`` when calibration was asked for.
+    calibrated_average_precision : float or None
+        Step-wise area under the PR curve at ``pi_ref``.
+    """
+
+    n: int
+    positives: int
+    average_precision: float
+    auc_pr_trapezoid: float
+    auc_roc: float
+    reference_prevalence: float | None = None
+    calibrated_average_precision: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``prplanner curves --json`` object (issue 3 contract)."""
+        result: dict[str, object] = {
+            "n": self.n,
+            "positives": self.positives,
+            "average_precision": self.average_precision,
+            "auc_pr_trapezoid": self.auc_pr_trapezoid,
+            "auc_roc": self.auc_roc,
+        }
+        if self.reference_prevalence is not None:
+            result["calibrated_average_precision"] = self.calibrated_average_precision
+        return result
+
+
+def _reference_ratio(reference_prevalence: float) -> float:
+    pi_ref = validation.open_unit("reference prevalence", reference_prevalence)
+    return pi_ref / (1.0 - pi_ref)
+
+
+def _precision_at_ratio(tpr, fpr, ratio):
+    # TPR*r + FPR > 0 at every threshold: each threshold holds an item of positive weight.
+    numerator = tpr * ratio
+    return numerator / (numerator + fpr)
+
+
+def _step_area(recall: np.ndarray, precision: np.ndarray) -> float:
+    return float(np.dot(np.diff(recall, prepend=0.0), precision))
+
+
+def _trapezoid_pr_area(recall: np.ndarray, precision: np.ndarray) -> float:
+    recall = np.concatenate(([0.0], recall))
+    precision = np.concatenate(([1.0], precision))
+    return float(np.trapezoid(precision, recall))
+
+
+def _sklearn_pr_layout(precision, recall, thresholds):
+    return (
+        np.concatenate((precision[::-1], [1.0])),
+        np.concatenate((recall[::-1], [0.0])),
+        thresholds[::-1].copy(),
+    )
+
+
+def scored_curves(scores, labels, weights=None) -> ScoredCurves:
+    """PR and ROC curves, average precision and AUCs of scored items (spec 2.4).
+
+    Parameters
+    ----------
+    scores : array_like
+        Classifier scores; ties form one threshold.
+    labels : array_like
+        0/1 or booleans.
+    weights : array_like or None
+        Per-item weights >= 0 (zero-weight items are dropped, as scikit-learn does).
+
+    Returns
+    -------
+    ScoredCurves
+    """
+    sample = scores if isinstance(scores, ScoredSample) else None
+    if sample is None:
+        sample = ScoredSample(scores=scores, labels=labels, weights=weights)
+    return curves_of_sample(sample)
+
+
+def curves_of_sample(sample: ScoredSample) -> ScoredCurves:
+    """:func:`scored_curves` of an already validated :class:`ScoredSample`."""
+    scores, labels, weights = sample.scores, sample.labels, sample.weights
+    if weights is not None:
+        kept = weights != 0.0
+        if not kept.all():
+            scores, labels, weights = scores[kept], labels[kept], weights[kept]
+    # Stable, descending order; negating keeps the order of tied items (scikit-learn's).
+    order = np.argsort(-scores, kind="stable")
+    sorted_scores = scores[order]
+    sorted_labels = labels[order]
+    last_of_each_score = np.flatnonzero(np.diff(sorted_scores))
+    threshold_index = np.append(last_of_each_score, sorted_scores.size - 1)
+    if weights is None:
+        true_positives = np.cumsum(sorted_labels, dtype=float)[threshold_index]
+        false_positives = (threshold_index + 1.0) - true_positives
+    else:
+        sorted_weights = weights[order]
+        # Two cumulative sums (as scikit-learn) keep both counts monotone under rounding.
+        true_positives = np.cumsum(np.where(sorted_labels, sorted_weights, 0.0))[threshold_index]
+        false_positives = np.cumsum(np.where(sorted_labels, 0.0, sorted_weights))[threshold_index]
+    positives, negatives = float(true_positives[-1]), float(false_positives[-1])
+    precision = true_positives / (true_positives + false_positives)
+    recall = true_positives / positives
+    fpr = false_positives / negatives
+    return ScoredCurves(
+        thresholds=sorted_scores[threshold_index],
+        true_positives=true_positives,
+        false_positives=false_positives,
+        positives=positives,
+        negatives=negatives,
+        n_items=int(scores.size),
+        positive_items=int(np.count_nonzero(labels)),
+        precision=precision,
+        recall=recall,
+        fpr=fpr,
+        average_precision=_step_area(recall, precision),
+        auc_pr_trapezoid=_trapezoid_pr_area(recall, precision),
+        auc_roc=float(np.trapezoid(np.concatenate(([0.0], recall)), np.concatenate(([0.0], fpr)))),
+    )
+
+
+# --- loading a file ------------------------------------------------------------------------
+
+_TRUE_WORDS = {"1", "1.0", "true", "yes"}
+_FALSE_WORDS = {"0", "0.0", "false", "no"}
+
+
+def _parse_number(text: str, decimal_comma: bool) -> float:
+    cleaned = text.strip()
+    if decimal_comma:
+        cleaned = cleaned.replace(",", ".")
+    return float(cleaned)
+
+
+class _CellReader:
+    """Turns raw cells into numbers, raising InputError that names row and column."""
+
+    def __init__(self, path: Path, decimal_comma: bool = False) -> None:
+        self.path = path
+        self.decimal_comma = decimal_comma
+
+    def _fail(self, row: int, column: str, expected: str, value) -> InputError:
+        return InputError(
+            f"{self.path.name}: row {row}, column '{column}': expected {expected}, got {value!r}"
+        )
+
+    def number(self, value, row: int, column: str) -> float:
+        if isinstance(value, bool) or value is None:
+            raise self._fail(row, column, "a number", value)
+        try:
+            number = (
+                float(value)
+                if isinstance(value, (int, float))
+                else _parse_number(str(value), self.decimal_comma)
+            )
+        except ValueError:
+            raise self._fail(row, column, "a number", value) from None
+        if not math.isfinite(number):
+            raise self._fail(row, column, "a finite number", value)
+        return number
+
+    def label(self, value, row: int, column: str) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        text = str(value).strip().lower() if value is not None else ""
+        if text in _TRUE_WORDS:
+            return True
+        if text in _FALSE_WORDS:
+            return False
+        raise self._fail(row, column, "0 or 1", value)
+
+    def weight(self, value, row: int, column: str) -> float:
+        number = self.number(value, row, column)
+        if number < 0.0:
+            raise self._fail(row, column, "a weight >= 0", value)
+        return number
+
+
+def _column_positions(header, path: Path) -> dict[str, int]:
+    names = [str(cell).strip().lower() if cell is not None else "" for cell in header]
+    positions: dict[str, int] = {}
+    for wanted in REQUIRED_COLUMNS + OPTIONAL_COLUMNS:
+        matches = [index for index, name in enumerate(names) if name == wanted]
+        if len(matches) > 1:
+            raise InputError(f"{path.name}: column '{wanted}' appears {len(matches)} times")
+        if matches:
+            positions[wanted] = matches[0]
+    missing = [name for name in REQUIRED_COLUMNS if name not in positions]
+    if missing:
+        found = ", ".join(repr(name) for name in names if name) or "nothing"
+        raise InputError(
+            f"{path.name}: the first row must name the columns score, label[, weight] "
+            f"(any case); missing {', '.join(missing)}, found {found}"
+        )
+    return positions
+
+
+def _sample_from_rows(rows, path: Path, reader: _CellReader) -> ScoredSample:
+    """Rows after the header; spreadsheet row numbers start at 2 (the header is row 1)."""
+    rows = iter(rows)
+    try:
+        header = next(rows)
+    except StopIteration:
+        raise InputError(f"{path.name} is empty") from None
+    positions = _column_positions(header, path)
+    weight_at = positions.get("weight")
+    scores: list[float] = []
+    labels: list[bool] = []
+    weights: list[float] = []
+    for row_number, row in enumerate(rows, start=2):
+        if row is None or all(cell is None or str(cell).strip() == "" for cell in row):
+            continue  # blank lines and Excel's trailing empty rows
+        cells = list(row) + [None] * (max(positions.values()) + 1 - len(row))
+        scores.append(reader.number(cells[positions["score"]], row_number, "score"))
+        labels.append(reader.label(cells[positions["label"]], row_number, "label"))
+        if weight_at is not None:
+            weights.append(reader.weight(cells[weight_at], row_number, "weight"))
+    if not scores:
+        raise InputError(f"{path.name} has a header but no data rows")
+    return ScoredSample(
+        scores=np.array(scores),
+        labels=np.array(labels, dtype=bool),
+        weights=None if weight_at is None else np.array(weights),
+    )
+
+
+def _csv_rows(path: Path):
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        first_line = handle.readline()
+        handle.seek(0)
+        # Spreadsheets set to a decimal-comma locale export ';'-separated files.
+        delimiter = max(",;\t", key=first_line.count)
+        reader = _CellReader(path, decimal_comma=delimiter != ",")
+        yield reader
+        yield from csv.reader(handle, delimiter=delimiter)
+
+
+def load_scored_sample(path) -> ScoredSample:
+    """Read ``score, label[, weight]`` columns from a CSV or XLSX file (spec 2.4).
+
+    The first row names the columns (any case, any order; other columns are ignored).
+    Labels are 0/1 (also ``true/false``, ``yes/no``); weights are numbers >= 0. A ``;`` or
+    tab separated CSV may use decimal commas. Only the first worksheet of a workbook is
+    read, in openpyxl's read-only mode with cached formula values.
+
+    Raises
+    ------
+    InputError
+        Naming the file, row and column of the first bad value.
+    OSError
+        When the file cannot be opened.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = _csv_rows(path)
+        reader = next(rows)
+        return _sample_from_rows(rows, path, reader)
+    if suffix in (".xlsx", ".xlsm"):
+        return _load_workbook(path)
+    raise InputError(f"{path.name}: expected a .csv or .xlsx file")
+
+
+def _load_workbook(path: Path) -> ScoredSample:
+    from openpyxl import load_workbook  # deferred: only workbook users pay for the import
+
+    if not path.is_file():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    try:
+        workbook = load_workbook(path, read_only=True, data_only=True)
+    except (OSError, KeyError, ValueError) as exc:
+        raise InputError(f"{path.name} is not a readable .xlsx workbook ({exc})") from None
+    try:
+        sheet = workbook.worksheets[0]
+        return _sample_from_rows(sheet.iter_rows(values_only=True), path, _CellReader(path))
+    finally:
+        workbook.close()
