@@ -1,0 +1,167 @@
+"""``prplanner samplesize`` and ``prplanner ensemble`` (issue 2 s.3, issue 3 s.3 contracts)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.cli import main
+from core.ensemble import ChildSet, plan_recycled_labels
+from tests.conftest import REFERENCE_DATA
+
+SAMPLE_SIZES = json.loads((REFERENCE_DATA / "ensemble_sample_sizes.json").read_text())
+ENSEMBLE_KEYS = [
+    "n_parent",
+    "n_child",
+    "pir",
+    "cir",
+    "expected_reused",
+    "expected_new_labels",
+    "savings_pct_mean",
+    "savings_pct_interval",
+]
+
+
+def run_json(capsys, *argv: str) -> dict:
+    status = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert captured.err == ""
+    return json.loads(captured.out)
+
+
+def run_failing(capsys, *argv: str) -> str:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
+    return lines[0]
+
+
+# --- samplesize ----------------------------------------------------------------------
+
+
+def test_samplesize_public_example(capsys):
+    result = run_json(capsys, "samplesize", "--margin", "0.03")
+    assert list(result) == ["n", "p_used", "z"]
+    assert result["n"] == 1068 and result["p_used"] == 0.5
+    assert result["z"] == pytest.approx(SAMPLE_SIZES["z"]["0.95"], abs=1e-9)
+
+
+@pytest.mark.parametrize("case", SAMPLE_SIZES["sizes"], ids=lambda case: str(case))
+def test_samplesize_matches_hand_worked_values(capsys, case):
+    argv = ["samplesize", "--margin", str(case["margin"]), "--confidence", str(case["confidence"])]
+    if case["precision_floor"] is not None:
+        argv += ["--precision-floor", str(case["precision_floor"])]
+    result = run_json(capsys, *argv)
+    assert (result["n"], result["p_used"]) == (case["n"], case["p_used"])
+
+
+@pytest.mark.parametrize(
+    "case", SAMPLE_SIZES["finite_population"][:4], ids=lambda case: str(case["population"])
+)
+def test_samplesize_with_population_applies_the_correction(capsys, case):
+    result = run_json(
+        capsys, "samplesize", "--margin", str(case["margin"]), "--population",
+        str(case["population"]),
+    )  # fmt: skip
+    assert result["n"] == case["n"]
+
+
+def test_samplesize_text_output(capsys):
+    assert main(["samplesize", "--margin", "0.05"]) == 0
+    assert "385" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--margin", "0.7"], "--margin"),
+        (["--margin", "0"], "--margin"),
+        (["--margin", "0.03", "--confidence", "1"], "--confidence"),
+        (["--margin", "0.03", "--precision-floor", "1.5"], "--precision-floor"),
+        (["--margin", "0.03", "--population", "0"], "--population"),
+        (["--margin", "abc"], "abc"),
+        ([], "--margin"),
+    ],
+)
+def test_samplesize_bad_input_is_one_error_line(capsys, argv, named):
+    assert named in run_failing(capsys, "samplesize", *argv)
+
+
+# --- ensemble ------------------------------------------------------------------------
+
+SIZES = ("--parent-size", "10000", "--child-size", "8000", "--overlap", "5000")
+
+
+def test_ensemble_json_keys_and_defaults(capsys):
+    result = run_json(capsys, "ensemble", *SIZES, "--seed", "1")
+    assert list(result) == ENSEMBLE_KEYS
+    assert result["n_parent"] == result["n_child"] == 1068
+    assert (result["pir"], result["cir"]) == (0.5, 0.625)
+    low, high = result["savings_pct_interval"]
+    assert 0 <= low <= result["savings_pct_mean"] <= high <= 100
+    assert result["expected_new_labels"] == pytest.approx(1068 - result["expected_reused"])
+    # The rule of thumb of spec 3.2 for n_P = n_C: min(PIR, CIR) = 50 %.
+    assert result["savings_pct_mean"] == pytest.approx(50, abs=1.0)
+
+
+def test_ensemble_equals_the_core_planner_with_the_same_seed(capsys):
+    result = run_json(
+        capsys, "ensemble", *SIZES, "--n-parent", "500", "--n-child", "400", "--mix", "sample",
+        "--trials", "300", "--seed", "17",
+    )  # fmt: skip
+    plan = plan_recycled_labels(
+        10_000,
+        [ChildSet(size=8000, overlap=5000, n_parent=500, n_child=400)],
+        mix="sample",
+        trials=300,
+        rng=17,
+    )
+    assert result == pytest.approx(json.loads(json.dumps(plan.savings[0].to_dict())))
+
+
+def test_ensemble_margin_sets_the_sample_sizes(capsys):
+    by_margin = run_json(capsys, "ensemble", *SIZES, "--margin", "0.05", "--seed", "2")
+    assert by_margin["n_parent"] == by_margin["n_child"] == 385
+    floor = run_json(
+        capsys, "ensemble", *SIZES, "--margin", "0.05", "--precision-floor", "0.9", "--seed", "2"
+    )
+    assert floor["n_child"] == 139
+    only_child = run_json(capsys, "ensemble", *SIZES, "--n-child", "250", "--seed", "2")
+    assert (only_child["n_parent"], only_child["n_child"]) == (1068, 250)
+
+
+def test_ensemble_is_reproducible_with_a_seed_and_prints_text(capsys):
+    first = run_json(capsys, "ensemble", *SIZES, "--seed", "5")
+    second = run_json(capsys, "ensemble", *SIZES, "--seed", "5")
+    assert first == second
+    assert main(["ensemble", *SIZES, "--seed", "5"]) == 0
+    assert "saving" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--parent-size", "1000", "--child-size", "800", "--overlap", "900"], "--overlap 900"),
+        (["--parent-size", "500", "--child-size", "800", "--overlap", "600"], "--parent-size 500"),
+        (["--parent-size", "0", "--child-size", "800", "--overlap", "0"], "--parent-size"),
+        (["--parent-size", "10", "--child-size", "0", "--overlap", "0"], "--child-size"),
+        ([*SIZES, "--n-parent", "0"], "--n-parent"),
+        ([*SIZES, "--n-child", "0"], "--n-child"),
+        ([*SIZES, "--margin", "0.6"], "--margin"),
+        ([*SIZES, "--confidence", "0.3"], "--confidence"),
+        ([*SIZES, "--precision-floor", "2"], "--precision-floor"),
+        ([*SIZES, "--n-child", "100", "--margin", "0.05"], "not allowed with"),
+        ([*SIZES, "--n-parent", "9", "--n-child", "9", "--confidence", "0.9"], "no effect"),
+        ([*SIZES, "--mix", "both"], "--mix"),
+        ([*SIZES, "--trials", "0"], "--trials"),
+        ([*SIZES, "--trials", "-3"], "-3"),
+        (["--parent-size", "10", "--child-size", "8"], "--overlap"),
+    ],
+)
+def test_ensemble_bad_input_is_one_error_line(capsys, argv, named):
+    assert named in run_failing(capsys, "ensemble", *argv)
