@@ -1,0 +1,179 @@
+"""``prplanner evaluate``: estimates and intervals of one labeled round (issue 2, section 3).
+
+JSON keys: ``k, design, precision, recall, f1, fpr`` (each ``{estimate, intervals}``),
+``prevalence: {estimate}`` and ``warnings``; see :meth:`core.evaluation.Evaluation.to_dict`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from core import validation
+from core.bayes import Prior
+from core.cli.output import add_json_flag, number, number_list, whole
+from core.confusion import ConfusionMatrix, Population
+from core.evaluation import evaluate
+
+HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labeled round."
+
+METHOD_LABELS = {
+    "wald": "Wald",
+    "wilson": "Wilson",
+    "agresti_coull": "Agresti-Coull",
+    "clopper_pearson": "Clopper-Pearson",
+    "jeffreys": "Jeffreys",
+    "katz_log": "Katz log",
+    "delta": "delta",
+    "bootstrap": "bootstrap",
+    "bayes": "Bayes (Eq 6-8)",
+    "bayes_mc": "Bayes MC",
+    "posterior": "posterior",
+}
+
+
+def add_count_flags(parser: argparse.ArgumentParser, suffix: str = "") -> None:
+    """``--tp --fp --fn --tn`` (with ``suffix``, e.g. ``--tp2``), all required."""
+    for cell, meaning in (
+        ("tp", "actual positives among the sampled predicted positives"),
+        ("fp", "actual negatives among the sampled predicted positives"),
+        ("fn", "actual positives among the sampled predicted negatives"),
+        ("tn", "actual negatives among the sampled predicted negatives"),
+    ):
+        parser.add_argument(
+            f"--{cell}{suffix}",
+            type=number,
+            required=True,
+            metavar=cell.upper(),
+            help=meaning,
+        )
+
+
+def matrix_from_flags(args: argparse.Namespace, suffix: str = "") -> ConfusionMatrix:
+    """The confusion matrix, each count checked with a message naming its flag."""
+    values = {}
+    for cell in ("tp", "fp", "fn", "tn"):
+        value = getattr(args, f"{cell}{suffix}")
+        # Show "-3", not "-3.0", in the message: the flag parser reads every number as float.
+        value = int(value) if float(value).is_integer() else value
+        values[cell] = validation.count(f"--{cell}{suffix}", value)
+    return ConfusionMatrix(**values)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    design = parser.add_mutually_exclusive_group(required=True)
+    design.add_argument("--k", type=number, metavar="K", help="imbalance ratio N1/N0 (e.g. 1/19)")
+    design.add_argument(
+        "--population",
+        type=whole,
+        nargs=2,
+        metavar=("N_POS", "N_NEG"),
+        help="population sizes of the predicted-positive and predicted-negative strata",
+    )
+    design.add_argument(
+        "--random",
+        action="store_true",
+        help="the items are one plain random sample (k is estimated by n1/n0)",
+    )
+    add_count_flags(parser)
+    parser.add_argument(
+        "--confidence",
+        type=number,
+        default=0.95,
+        metavar="C",
+        help="confidence level in (0.5, 1) (default 0.95)",
+    )
+    parser.add_argument(
+        "--replicates",
+        type=number,
+        default=10_000,
+        metavar="Q",
+        help="bootstrap and Monte-Carlo replicates (default 10000)",
+    )
+    parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    parser.add_argument(
+        "--prior",
+        type=number_list(4),
+        default=None,
+        metavar="A11,A01,A10,A00",
+        help="Beta prior for the Bayesian intervals (default 0,0,0,0; Jeffreys if a count is 0)",
+    )
+    parser.add_argument(
+        "--fpc",
+        action="store_true",
+        help="finite population correction (needs --population)",
+    )
+    add_json_flag(parser)
+
+
+def population_from_flags(args: argparse.Namespace) -> Population | None:
+    if getattr(args, "random", False):
+        return None
+    if args.population is not None:
+        return Population.from_counts(*args.population)
+    return Population(k=validation.positive("--k", args.k))
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    matrix = matrix_from_flags(args)
+    population = population_from_flags(args)
+    prior = None if args.prior is None else Prior.from_sequence(args.prior, name="given by --prior")
+    result = evaluate(
+        matrix,
+        population=population,
+        confidence=validation.confidence(args.confidence),
+        replicates=validation.whole_at_least("--replicates", args.replicates, 100),
+        seed=args.seed,
+        prior=prior,
+        fpc=args.fpc,
+    )
+    return result.to_dict()
+
+
+def percent(value: float | None) -> str:
+    """A rate as a percentage with sensible digits (``86.25 %``, ``4.63 %``, ``0.0463 %``)."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    scaled = 100.0 * value
+    if scaled == 0:
+        return "0 %"
+    if abs(scaled) >= 1:
+        return f"{scaled:.2f} %"
+    return f"{scaled:.3g} %"
+
+
+def interval_table(result: dict[str, object], metrics=("precision", "recall", "f1", "fpr")) -> str:
+    header = f"{'metric':<10} {'method':<16} {'estimate':>10} {'lower':>10} {'upper':>10}"
+    lines = [header, "-" * len(header)]
+    for metric in metrics:
+        block = result[metric]
+        first = True
+        for method, (lower, upper) in block["intervals"].items():
+            lines.append(
+                f"{metric if first else '':<10} {METHOD_LABELS.get(method, method):<16} "
+                f"{percent(block['estimate']) if first else '':>10} "
+                f"{percent(lower):>10} {percent(upper):>10}"
+            )
+            first = False
+    return "\n".join(lines)
+
+
+def format_text(result: dict[str, object]) -> str:
+    lines = [f"design {result['design']}, k = {result['k']:.6g}"]
+    lines.append("")
+    lines.append(interval_table(result))
+    lines.append("")
+    lines.append(
+        f"prevalence (share of actual positives): {percent(result['prevalence']['estimate'])}"
+    )
+    warnings = result["warnings"]
+    if warnings:
+        lines.append("")
+        lines.append("warnings:")
+        lines.extend(f"  - {warning}" for warning in warnings)
+    lines.append("")
+    lines.append(
+        "bayes, bayes_mc: where a future round of the same size will land; posterior: the "
+        "true value"
+    )
+    return "\n".join(lines)
