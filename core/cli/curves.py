@@ -1,0 +1,57 @@
+"""``prplanner curves``: areas under the PR and ROC curves of a scored sample (spec 2.4).
+
+Contract (issue 3)::
+
+    prplanner curves FILE (.csv or .xlsx with columns score, label[, weight])
+                     [--reference-prevalence PI0] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from core.cli.output import add_json_flag, number
+from core.curves import curves_of_sample, load_scored_sample
+
+HELP = "average precision, trapezoidal AUC-PR and AUC-ROC of a scored, labeled file"
+
+_LABELS = {
+    "n": "items",
+    "positives": "labeled positive",
+    "average_precision": "average precision (step-wise)",
+    "auc_pr_trapezoid": "AUC-PR (trapezoidal)",
+    "auc_roc": "AUC-ROC",
+    "calibrated_average_precision": "calibrated average precision",
+}
+
+
+def _number(value) -> str:
+    """Four significant digits: P3 values span several orders of magnitude."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.4g}"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help=".csv or .xlsx with score, label[, weight]")
+    parser.add_argument(
+        "--reference-prevalence",
+        type=number,
+        metavar="PI0",
+        help="also report the average precision at this prevalence (Siblini et al.)",
+    )
+    add_json_flag(parser)
+
+
+def run(args: argparse.Namespace) -> dict:
+    sample = load_scored_sample(args.file)
+    return curves_of_sample(sample).summary(args.reference_prevalence).to_dict()
+
+
+def format_text(result: dict) -> str:
+    width = max(len(_LABELS[key]) for key in result)
+    lines = [f"{_LABELS[key]:<{width}}  {_number(value)}" for key, value in result.items()]
+    return "\n".join(lines)

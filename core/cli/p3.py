@@ -1,0 +1,162 @@
+"""``prplanner p3``: precision against prevalence with its uncertainty band (spec 2.2, 2.3).
+
+Contract (issue 3)::
+
+    prplanner p3 (--tpr T --fpr F [--sigma-tpr ST --sigma-fpr SF]
+                  | --k K --tp A --fp B --fn C --tn D [--confidence C])
+                 [--eta-min 1e-5] [--eta-max 0.5] [--points 200]
+                 [--reference-prevalence PI0] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from core.cli.output import add_json_flag, number, whole
+from core.confusion import ConfusionMatrix
+from core.errors import InputError
+from core.prevalence import (
+    DEFAULT_ETA_MAX,
+    DEFAULT_ETA_MIN,
+    DEFAULT_POINTS,
+    OperatingPoint,
+    p3_curve,
+)
+
+HELP = "precision and F1 against prevalence (P3 curve), its band, Delta and eta*"
+
+_RATE_FLAGS = ("tpr", "fpr", "sigma_tpr", "sigma_fpr")
+_ROUND_FLAGS = ("k", "tp", "fp", "fn", "tn")
+
+
+def _number(value) -> str:
+    """Four significant digits: P3 values span several orders of magnitude."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.4g}"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    rates = parser.add_argument_group("known rates")
+    rates.add_argument("--tpr", type=number, help="true positive rate (recall)")
+    rates.add_argument("--fpr", type=number, help="false positive rate")
+    rates.add_argument("--sigma-tpr", type=number, help="half-width of TPR's interval")
+    rates.add_argument("--sigma-fpr", type=number, help="half-width of FPR's interval")
+    labeled = parser.add_argument_group("or a labeled stratified round")
+    labeled.add_argument("--k", type=number, help="imbalance ratio N1/N0 (1/19 accepted)")
+    labeled.add_argument("--tp", type=whole, help="TP (n11)")
+    labeled.add_argument("--fp", type=whole, help="FP (n01)")
+    labeled.add_argument("--fn", type=whole, help="FN (n10)")
+    labeled.add_argument("--tn", type=whole, help="TN (n00)")
+    labeled.add_argument(
+        "--confidence",
+        type=number,
+        help="level of the recall and FPR intervals whose half-widths are the sigmas "
+        "(default 0.95)",
+    )
+    grid = parser.add_argument_group("prevalence grid")
+    grid.add_argument("--eta-min", type=number, default=DEFAULT_ETA_MIN, help="default 1e-5")
+    grid.add_argument("--eta-max", type=number, default=DEFAULT_ETA_MAX, help="default 0.5")
+    grid.add_argument("--points", type=whole, default=DEFAULT_POINTS, help="default 200")
+    parser.add_argument(
+        "--reference-prevalence",
+        type=number,
+        metavar="PI0",
+        help="also report calibrated precision, F1 and gains at this prevalence",
+    )
+    add_json_flag(parser)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _operating_point(args: argparse.Namespace) -> OperatingPoint:
+    given_rates = [name for name in _RATE_FLAGS if getattr(args, name) is not None]
+    given_round = [name for name in _ROUND_FLAGS if getattr(args, name) is not None]
+    if given_rates and given_round:
+        raise InputError(
+            f"give either --tpr/--fpr or a labeled round (--k --tp --fp --fn --tn), not both "
+            f"({_flag(given_rates[0])} and {_flag(given_round[0])})"
+        )
+    if given_round:
+        missing = [_flag(name) for name in _ROUND_FLAGS if name not in given_round]
+        if missing:
+            raise InputError(f"a labeled round also needs {' '.join(missing)}")
+        matrix = ConfusionMatrix(tp=args.tp, fp=args.fp, fn=args.fn, tn=args.tn)
+        confidence = 0.95 if args.confidence is None else args.confidence
+        return OperatingPoint.from_round(matrix, args.k, confidence=confidence)
+    if args.confidence is not None:
+        raise InputError("--confidence applies to a labeled round (--k --tp --fp --fn --tn)")
+    if args.tpr is None or args.fpr is None:
+        raise InputError("give --tpr and --fpr, or a labeled round (--k --tp --fp --fn --tn)")
+    if (args.sigma_tpr is None) != (args.sigma_fpr is None):
+        raise InputError("give both --sigma-tpr and --sigma-fpr, or neither")
+    return OperatingPoint.from_rates(
+        args.tpr, args.fpr, sigma_tpr=args.sigma_tpr, sigma_fpr=args.sigma_fpr
+    )
+
+
+def run(args: argparse.Namespace) -> dict:
+    point = _operating_point(args)
+    curve = p3_curve(
+        point,
+        eta_min=args.eta_min,
+        eta_max=args.eta_max,
+        points=args.points,
+        reference_prevalence=args.reference_prevalence,
+    )
+    return curve.to_dict()
+
+
+# --- text output ---------------------------------------------------------------------------
+
+
+def _table_rows(curve: list[dict], extra_eta: float | None) -> list[dict]:
+    """A handful of grid points nearest to round prevalences (1e-5, 1e-4, ..., 0.1, 0.5)."""
+    if not curve:
+        return []
+    low, high = curve[0]["eta"], curve[-1]["eta"]
+    targets = [10.0**exponent for exponent in range(-8, 0)] + [0.5]
+    targets = [t for t in targets if low <= t <= high] + [low, high]
+    if extra_eta is not None and low <= extra_eta <= high:
+        targets.append(extra_eta)
+    chosen = {
+        min(range(len(curve)), key=lambda i: abs(math.log(curve[i]["eta"] / target)))
+        for target in targets
+    }
+    return [curve[i] for i in sorted(chosen)]
+
+
+def format_text(result: dict) -> str:
+    lines = [
+        f"TPR {_number(result['tpr'])}  FPR {_number(result['fpr'])}",
+    ]
+    if result["sigma_tpr"] is not None:
+        lines.append(
+            f"sigma TPR {_number(result['sigma_tpr'])}  sigma FPR {_number(result['sigma_fpr'])}"
+        )
+        lines.append(
+            f"widest band Delta {_number(result['delta'])} at prevalence eta* "
+            f"{_number(result['eta_star'])} (bound max CV "
+            f"{_number(result['delta_bound'])})"
+        )
+    else:
+        lines.append("no sigmas: no uncertainty band")
+    lines.append("")
+    header = f"{'prevalence':>12}  {'precision':>9}  {'lower':>9}  {'upper':>9}  {'F1':>9}"
+    lines.append(header)
+    for row in _table_rows(result["curve"], result.get("eta_star")):
+        cells = [_number(row[key]) for key in ("precision", "lower", "upper", "f1")]
+        lines.append(f"{row['eta']:>12.4g}  " + "  ".join(f"{cell:>9}" for cell in cells))
+    lines.append(f"({len(result['curve'])} grid points in --json)")
+    calibrated = result.get("calibrated")
+    if calibrated is not None:
+        lines.append("")
+        lines.append(f"at reference prevalence {calibrated['reference_prevalence']:.4g}:")
+        for key in ("precision", "f1", "precision_gain", "recall_gain"):
+            lines.append(f"  {key:<15} {_number(calibrated[key])}")
+    return "\n".join(lines)
