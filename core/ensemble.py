@@ -255,7 +255,7 @@ def _labels_at(sample_ids: np.ndarray, labels: object) -> np.ndarray:
                 f"labels are missing for {lacking.size} sampled item(s): " + _describe_ids(lacking)
             )
         flags = np.asarray(values, dtype=object)
-    elif isinstance(labels, Sequence | tuple) and len(labels) == 2:
+    elif isinstance(labels, Sequence) and not isinstance(labels, str) and len(labels) == 2:
         labeled_ids = _id_array("labeled item IDs", labels[0])
         flags_given = np.asarray(labels[1], dtype=object)
         if flags_given.ndim != 1 or flags_given.size != labeled_ids.size:

@@ -29,6 +29,7 @@ HELP = "Labels a child classifier still needs when it reuses a parent's sample (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``ensemble`` flags (issue 3, section 3)."""
     parser.add_argument(
         "--parent-size",
         type=whole,
@@ -100,6 +101,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
+    """Check the flags (messages name them), simulate one child and return the contract keys.
+
+    Without ``--n-parent``/``--n-child`` the sizes come from spec 3.1 for ``--margin``,
+    ``--confidence`` and ``--precision-floor`` (defaults 0.03, 0.95, none).
+    """
     parent_size = validation.whole_at_least("--parent-size", args.parent_size, 1)
     child_size = validation.whole_at_least("--child-size", args.child_size, 1)
     overlap = args.overlap
@@ -151,6 +157,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 
 
 def format_text(result: dict[str, object]) -> str:
+    """A short table: sample sizes, overlap ratios, labels reused and needed, saving."""
     low, high = result["savings_pct_interval"]
     return "\n".join(
         [

@@ -17,6 +17,7 @@ HELP = "Labels needed to estimate one precision to a given margin (spec 3.1)."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``samplesize`` flags (issue 2, section 3)."""
     parser.add_argument(
         "--margin",
         type=number,
@@ -56,6 +57,7 @@ def confidence_flag(value: float) -> float:
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
+    """Check the flags (messages name them) and return ``{n, p_used, z}`` (spec 3.1)."""
     margin = validation.margin("--margin", args.margin)
     level = confidence_flag(args.confidence)
     floor = args.precision_floor
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 
 
 def format_text(result: dict[str, object]) -> str:
+    """Three labeled lines for the terminal."""
     return (
         f"labels needed (n)   {result['n']:,}\n"
         f"precision used (p)  {result['p_used']:.4g}\n"
