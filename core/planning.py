@@ -1,0 +1,1228 @@
+"""Optimal over-sampling ratio, width curves and sample-size planning (spec 1.5, 1.6).
+
+Everything here rests on one observation: every margin of error in spec page 01 is a
+monotone function of a variance with the shape ::
+
+    constant + coefficient_pos * h1(n1) + coefficient_neg * h0(n0)
+
+where ``h(n) = 1/n`` (sampling with replacement, as in the paper) or, with the finite
+population correction, ``h(n) = (N - n)/(n*(N - 1))`` (the binomial variance times
+``(N - n)/(N - 1)``).
+
+* Frequentist precision (Eq 10, Wald Eq 3): constant 0, ``pi1*(1-pi1)`` on ``h1``.
+* Frequentist recall (Eq 10, delta Eq 5): the squared standard error of ``log(x)``,
+  ``(1-pi1)/pi1 = 1/Omega1`` on ``h1`` and ``(1-pi0)/pi0 = 1/Omega0`` on ``h0``.
+* Bayesian predictive precision (Eq 6): ``Var(pi1)`` plus ``E[pi1(1-pi1)]`` on ``h1``.
+* Bayesian predictive recall (Eq 8): ``Vu`` = the ``n``-free part plus ``1/Theta1`` on
+  ``h1`` and ``1/Theta0`` on ``h0``.
+
+Minimising ``a/n1 + b/n0`` with ``n1 = v*k*s/(k*s+1)``, ``n0 = v/(k*s+1)`` over ``s`` gives
+``s* = (1/k)*sqrt(b/a)``: Theorem 1 with ``(a, b) = (1/Omega1, 1/Omega0)`` and Theorem 2
+with ``(1/Theta1, 1/Theta0)``. :class:`MarginModel` holds these constants once, so margins,
+width curves and the integer searches all evaluate the same expressions.
+
+Sizes, rounding and the ``s`` reported
+--------------------------------------
+* The paper's procedure (:func:`make_plan` with ``method="paper"``): ``s = max(s*, 1)``;
+  ``n1`` is the smallest integer whose recall margin meets the target when
+  ``n0 = n1/(k*s)`` (real valued, as in Eq 11); then ``n0 = ceil(n1/(k*s))``; if the
+  precision margin misses its target, ``n1`` alone is raised to the smallest integer that
+  meets it (``n0`` stays: the precision margin does not depend on it, and a larger ``n1``
+  only shrinks the recall margin).
+* The joint optimum (``method="optimal"``) searches integer ``(n1, n0)`` exactly.
+* In both, the reported ``s`` is the realized ratio ``n1/(k*n0)``. A fixed design
+  (``s`` and ``v`` given) reports the ``s`` it was given and takes its integer sizes from
+  Eq 1 (:func:`core.confusion.stratum_sizes`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core import validation
+from core.bayes import Posterior, Prior
+from core.confusion import (
+    ConfusionMatrix,
+    Population,
+    pi0_from_precision_recall,
+    point_estimates,
+    stratum_sizes,
+)
+from core.errors import InputError
+
+if TYPE_CHECKING:
+    from core.assurance import Assurance
+
+#: Prior strengths ``w`` drawn in the width-curve figure (spec 1.5, the paper's Figure 1).
+DEFAULT_PRIOR_STRENGTHS: tuple[float, ...] = (5.0, 10.0, 100.0)
+#: Points on the log grid of ``s`` for the width curves.
+DEFAULT_GRID_POINTS = 400
+METHODS = ("paper", "optimal")
+#: Rows of ``n1`` scanned at once by the joint-optimum search (bounded memory).
+_SCAN_CHUNK = 1 << 18
+
+
+# --- Theorem 1 and 2 ------------------------------------------------------------------------
+
+
+def odds(probability):
+    """``Omega = pi/(1 - pi)`` (spec 1.5), vectorized."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.divide(probability, np.subtract(1.0, probability))
+
+
+def optimal_ratio_from_rates(pi1, pi0, k):
+    """Theorem 1: ``s* = (1/k)*sqrt(Omega0/Omega1)`` with ``Omega = pi/(1-pi)``.
+
+    Vectorized with numpy broadcasting and unvalidated: values outside ``0 < pi < 1`` or
+    ``k <= 0`` give NaN (use :func:`optimal_ratio` for a checked scalar).
+    """
+    pi1 = np.asarray(pi1, dtype=float)
+    pi0 = np.asarray(pi0, dtype=float)
+    k = np.asarray(k, dtype=float)
+    valid = (pi1 > 0) & (pi1 < 1) & (pi0 > 0) & (pi0 < 1) & (k > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.sqrt(odds(pi0) / odds(pi1)) / k
+    return np.where(valid, ratio, np.nan)[()]
+
+
+def optimal_ratio_curves(inverse_k, precision, recall):
+    """``s*`` of Theorem 1 over ``1/k`` for several (precision, recall) pairs (Figure 3).
+
+    Parameters
+    ----------
+    inverse_k : array_like, shape (m,)
+        Values of ``1/k`` (the x axis of Figure 3).
+    precision, recall : array_like, shape (p,)
+        One (precision, recall) pair per curve.
+
+    Returns
+    -------
+    ndarray, shape (p, m)
+        ``s*`` with ``pi0`` from Eq 9; NaN where that ``pi0`` is not inside (0, 1).
+    """
+    k = 1.0 / np.asarray(inverse_k, dtype=float)[np.newaxis, :]
+    precision = np.asarray(precision, dtype=float)[:, np.newaxis]
+    recall = np.asarray(recall, dtype=float)[:, np.newaxis]
+    pi0 = pi0_from_precision_recall(precision, recall, k)
+    return optimal_ratio_from_rates(precision, pi0, k)
+
+
+def optimal_ratio(*, k: float, precision: float, recall: float) -> float:
+    """Theorem 1 from the planning values, ``pi1 = precision`` and ``pi0`` by Eq 9.
+
+    >>> round(optimal_ratio_from_rates(0.863, 0.0223, 0.033), 3)  # the paper's example
+    1.823
+    """
+    pi1, pi0, k = _rates(k, precision, recall)
+    return float(optimal_ratio_from_rates(pi1, pi0, k))
+
+
+def optimal_ratio_bayes(posterior: Posterior, k: float) -> float:
+    """Theorem 2: ``s* = (1/k)*sqrt(Theta0/Theta1)`` from a posterior (spec 1.5).
+
+    It minimizes ``Vu`` of Eq 8 over ``s`` for a fixed future round size ``v``.
+    """
+    k = validation.positive("k", k)
+    theta1, theta0 = posterior.theta()
+    return math.sqrt(theta0 / theta1) / k
+
+
+def _rates(k, precision, recall) -> tuple[float, float, float]:
+    """Validated ``(pi1, pi0, k)`` from precision, recall and ``k`` (Eq 9)."""
+    k = validation.positive("k", k)
+    pi1 = validation.open_unit("precision", precision)
+    recall = validation.open_unit("recall", recall)
+    pi0 = float(pi0_from_precision_recall(pi1, recall, k))
+    if not 0.0 < pi0 < 1.0:
+        raise InputError(
+            f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false omission rate "
+            f"of {pi0:.4g} (Eq 9), outside (0, 1): these three cannot all hold"
+        )
+    return pi1, pi0, k
+
+
+# --- margins --------------------------------------------------------------------------------
+
+
+def log_ratio_half_width(x, sd, z):
+    """Half the width of ``[1/(1+x*exp(z*sd)), 1/(1+x*exp(-z*sd))]`` (Eq 4 / Eq 7).
+
+    The interval is asymmetric around ``1/(1+x)``; half its width is what a "+- margin"
+    of recall means for it.
+    """
+    t = np.exp(np.multiply(z, sd))
+    return 0.5 * (1.0 / (1.0 + np.divide(x, t)) - 1.0 / (1.0 + np.multiply(x, t)))
+
+
+def _log_ratio_sd_for_half_width(x: float, half_width: float, z: float) -> float:
+    """The ``sd`` at which :func:`log_ratio_half_width` equals ``half_width`` (< 1/2).
+
+    With ``t = exp(z*sd)`` the half width is ``x*(t^2-1)/(2*(t+x)*(1+x*t))``, increasing
+    from 0 (t = 1) to 1/2 (t -> inf); equating gives the quadratic
+    ``x*(1-2H)*t^2 - 2H*(1+x^2)*t - x*(1+2H) = 0``, whose positive root is taken.
+    """
+    h = half_width
+    a = x * (1.0 - 2.0 * h)
+    b = 2.0 * h * (1.0 + x * x)
+    c = x * (1.0 + 2.0 * h)
+    t = (b + math.sqrt(b * b + 4.0 * a * c)) / (2.0 * a)
+    return math.log(t) / z
+
+
+def precision_margin(pi1, n_pos, confidence: float = 0.95, fpc_pos=1.0):
+    """Eq 10: ``eP = z*sqrt(pi1*(1-pi1)/n1)``, times ``sqrt(fpc)`` (vectorized)."""
+    z = validation.z_value(confidence)
+    return z * np.sqrt(np.multiply(pi1, np.subtract(1.0, pi1)) / n_pos * fpc_pos)
+
+
+def recall_margin(pi1, pi0, k, n_pos, n_neg, confidence: float = 0.95, fpc=(1.0, 1.0)):
+    """Eq 10: ``eR = z*x/(1+x)^2*sqrt((1-pi1)/(n1*pi1) + (1-pi0)/(n0*pi0))`` (vectorized).
+
+    ``x = pi0/(k*pi1)``; each stratum's term is multiplied by its FPC factor
+    ``(N - n)/(N - 1)`` when ``fpc`` is given.
+    """
+    z = validation.z_value(confidence)
+    pi1 = np.asarray(pi1, dtype=float)
+    pi0 = np.asarray(pi0, dtype=float)
+    x = pi0 / (np.multiply(k, pi1))
+    se = np.sqrt((1.0 - pi1) / (n_pos * pi1) * fpc[0] + (1.0 - pi0) / (n_neg * pi0) * fpc[1])
+    return z * x / (1.0 + x) ** 2 * se
+
+
+def _h(n, population: int | None):
+    """``1/n``, or ``(N - n)/(n*(N - 1))`` = FPC factor over ``n`` (0 for a census)."""
+    if population is None:
+        return 1.0 / np.asarray(n, dtype=float)
+    return (population - np.asarray(n, dtype=float)) / (
+        np.asarray(n, dtype=float) * max(population - 1, 1)
+    )
+
+
+def _smallest_size(coefficient: float, budget: float, population: int | None) -> float:
+    """Real lower bound on ``n`` from ``coefficient*h(n) <= budget`` (``inf`` if none)."""
+    if coefficient <= 0.0:
+        return 1.0
+    if population is None:
+        return coefficient / budget if budget > 0 else math.inf
+    if budget < 0:
+        return math.inf
+    # (N - n)/(n (N - 1)) <= q  <=>  n >= N/(1 + q (N - 1))
+    return population / (1.0 + budget / coefficient * max(population - 1, 1))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarginModel:
+    """Margins of error of a design as functions of ``(n1, n0)``.
+
+    Variances take the form described in the module docstring. Build with
+    :meth:`frequentist` (Eq 10) or :meth:`bayesian` (Eq 6-8).
+
+    Attributes
+    ----------
+    k : float
+        Imbalance ratio.
+    confidence, z : float
+        Confidence (credibility) level and its two-sided normal quantile.
+    bayesian : bool
+        False: Wald precision and delta-method recall margins (Eq 10). True: predictive
+        margins, half the width of the Eq 6 and Eq 7 intervals.
+    precision_constant, precision_coefficient : float
+        ``Var = precision_constant + precision_coefficient*h1(n1)``.
+    recall_constant, recall_coefficient_pos, recall_coefficient_neg : float
+        ``sd^2 = recall_constant + recall_coefficient_pos*h1(n1)
+        + recall_coefficient_neg*h0(n0)``, the variance of ``log x^``.
+    ratio : float
+        ``x = pi0/(k*pi1)`` (frequentist) or ``xb`` of Eq 7 (Bayesian); recall = 1/(1+x).
+    population_pos, population_neg : int or None
+        Stratum sizes ``N1``, ``N0`` when the finite population correction is applied.
+    """
+
+    k: float
+    confidence: float
+    z: float
+    bayesian: bool
+    precision_constant: float
+    precision_coefficient: float
+    recall_constant: float
+    recall_coefficient_pos: float
+    recall_coefficient_neg: float
+    ratio: float
+    population_pos: int | None = None
+    population_neg: int | None = None
+
+    @classmethod
+    def frequentist(
+        cls,
+        *,
+        pi1: float,
+        pi0: float,
+        k: float,
+        confidence: float = 0.95,
+        population: Population | None = None,
+    ) -> MarginModel:
+        """Eq 10 with the planning values plugged in; FPC when ``population`` is given."""
+        pi1 = validation.open_unit("pi1", pi1)
+        pi0 = validation.open_unit("pi0", pi0)
+        k = validation.positive("k", k)
+        return cls(
+            k=k,
+            confidence=validation.confidence(confidence),
+            z=validation.z_value(confidence),
+            bayesian=False,
+            precision_constant=0.0,
+            precision_coefficient=pi1 * (1.0 - pi1),
+            recall_constant=0.0,
+            recall_coefficient_pos=(1.0 - pi1) / pi1,
+            recall_coefficient_neg=(1.0 - pi0) / pi0,
+            ratio=pi0 / (k * pi1),
+            **_population_fields(population),
+        )
+
+    @classmethod
+    def bayesian_predictive(
+        cls,
+        *,
+        posterior: Posterior,
+        k: float,
+        confidence: float = 0.95,
+        population: Population | None = None,
+    ) -> MarginModel:
+        """Predictive margins of Eq 6-8 for a future round drawn from ``posterior``.
+
+        Eq 6 splits as ``Var(pi1) + E[pi1(1-pi1)]/n1'`` and Eq 8 as an ``n``-free part plus
+        ``1/(n1'*Theta1) + 1/(n0'*Theta0)``. With ``population`` the finite population
+        correction multiplies the ``1/n`` (sampling) parts only: the posterior uncertainty
+        about the rates does not shrink because the strata are finite.
+        """
+        k = validation.positive("k", k)
+        z11, z01, z10, z00 = posterior.z11, posterior.z01, posterior.z10, posterior.z00
+        sum1, sum0 = z11 + z01, z10 + z00
+        theta1, theta0 = posterior.theta()
+        return cls(
+            k=k,
+            confidence=validation.confidence(confidence),
+            z=validation.z_value(confidence),
+            bayesian=True,
+            precision_constant=z11 * z01 / (sum1 * sum1 * (sum1 + 1.0)),
+            precision_coefficient=z11 * z01 / (sum1 * (sum1 + 1.0)),
+            recall_constant=z01 / (z11 * (sum1 + 1.0)) + z00 / (z10 * (sum0 + 1.0)),
+            recall_coefficient_pos=1.0 / theta1,
+            recall_coefficient_neg=1.0 / theta0,
+            ratio=(1.0 / k) * z10 * sum1 / (z11 * sum0),
+            **_population_fields(population),
+        )
+
+    # evaluation (vectorized in n1, n0) ----------------------------------------------------
+
+    def precision(self, n_pos):
+        """Precision margin at ``n1`` (Eq 10 or half the Eq 6 interval)."""
+        h1 = _h(n_pos, self.population_pos)
+        return self.z * np.sqrt(self.precision_constant + self.precision_coefficient * h1)
+
+    def recall_sd(self, n_pos, n_neg):
+        """Standard deviation of ``log x^`` (``se`` of Eq 4/5, ``sqrt(Vu)`` of Eq 8)."""
+        h1 = _h(n_pos, self.population_pos)
+        h0 = _h(n_neg, self.population_neg)
+        return np.sqrt(
+            self.recall_constant
+            + self.recall_coefficient_pos * h1
+            + self.recall_coefficient_neg * h0
+        )
+
+    def recall(self, n_pos, n_neg):
+        """Recall margin at ``(n1, n0)``: delta method (Eq 10) or half the Eq 7 width."""
+        sd = self.recall_sd(n_pos, n_neg)
+        if self.bayesian:
+            return log_ratio_half_width(self.ratio, sd, self.z)
+        x = self.ratio
+        return self.z * x / (1.0 + x) ** 2 * sd
+
+    def optimal_ratio(self) -> float:
+        """``s*`` minimizing the recall variance at fixed ``v`` (Theorem 1 or 2)."""
+        return math.sqrt(self.recall_coefficient_pos / self.recall_coefficient_neg) / self.k
+
+    # inverses: the variance budget a target margin leaves ---------------------------------
+
+    def precision_budget(self, target: float) -> float:
+        """Largest ``precision_coefficient*h1(n1)`` meeting ``target`` (may be <= 0)."""
+        return (target / self.z) ** 2 - self.precision_constant
+
+    def recall_budget(self, target: float) -> float:
+        """Largest ``coefficient_pos*h1 + coefficient_neg*h0`` meeting ``target``."""
+        if self.bayesian:
+            sd = _log_ratio_sd_for_half_width(self.ratio, target, self.z)
+        else:
+            x = self.ratio
+            sd = target / (self.z * x / (1.0 + x) ** 2)
+        return sd * sd - self.recall_constant
+
+    def smallest_precision_sample(self, target: float) -> int | None:
+        """Smallest integer ``n1`` with precision margin <= ``target`` (None: unreachable)."""
+        bound = _smallest_size(
+            self.precision_coefficient, self.precision_budget(target), self.population_pos
+        )
+        return _smallest_integer(lambda n: self.precision(n) <= target, bound, self.population_pos)
+
+    def unlimited_margins(self) -> tuple[float, float]:
+        """``(precision, recall)`` margins with every stratum censused (FPC) or with
+        unlimited labels: the floor no design can beat (0 unless Bayesian)."""
+        census_pos = self.population_pos if self.population_pos is not None else math.inf
+        census_neg = self.population_neg if self.population_neg is not None else math.inf
+        return float(self.precision(census_pos)), float(self.recall(census_pos, census_neg))
+
+
+def _population_fields(population: Population | None) -> dict[str, int | None]:
+    if population is None:
+        return {}
+    if not population.has_counts:
+        raise InputError(
+            "the finite population correction needs both population counts "
+            "(--population N_POS N_NEG), not only k"
+        )
+    return {
+        "population_pos": population.predicted_positive,
+        "population_neg": population.predicted_negative,
+    }
+
+
+def _smallest_integer(
+    meets: Callable[[int], bool], hint: float, cap: int | None = None
+) -> int | None:
+    """Smallest integer ``n >= 1`` (``<= cap``) with ``meets(n)``, for a monotone ``meets``.
+
+    ``hint`` is the closed-form real bound; the search gallops from ``ceil(hint)`` and
+    bisects, so floating-point error in the closed form never decides the integer: the
+    margin function itself does. Returns None when no ``n <= cap`` meets the target.
+    """
+    if not math.isfinite(hint):
+        hint = cap if cap is not None else 1.0
+    start = max(1, math.ceil(hint - 1e-9))
+    if cap is not None:
+        start = min(start, cap)
+    if meets(start):
+        good, step = start, 1
+        while good - step >= 1 and meets(good - step):
+            good -= step
+            step *= 2
+        bad = max(good - step, 0)
+    else:
+        bad, step = start, 1
+        while True:
+            candidate = bad + step
+            if cap is not None and candidate >= cap:
+                if not meets(cap):
+                    return None
+                good = cap
+                break
+            if meets(candidate):
+                good = candidate
+                break
+            bad = candidate
+            step *= 2
+            if step > 1 << 62:
+                return None
+    while good - bad > 1:  # invariant: not meets(bad) (or bad == 0), meets(good)
+        middle = (good + bad) // 2
+        if meets(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+# --- width curves (Figure 1) ------------------------------------------------------------------
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WidthCurves:
+    """Interval widths against the over-sampling ratio ``s`` at a fixed ``v`` (Figure 1).
+
+    Row 0 is frequentist; the other rows are Bayesian predictive intervals, one per prior
+    (in ``labels`` order). Arrays are read-only.
+
+    Attributes
+    ----------
+    s : ndarray, shape (G,)
+        The log grid of over-sampling ratios.
+    v : float
+        Total labels; sizes are the continuous Eq 1 values, so the curves are smooth.
+    labels : tuple of str
+        One name per row (``"frequentist"``, ``"prior strength 5"``, ...).
+    precision_width, recall_width : ndarray, shape (C, G)
+        Full widths: Wald (Eq 3) and Katz log-ratio (Eq 4, or the delta method Eq 5 if
+        the model was built so) for row 0; Eq 6 and Eq 7 for the Bayesian rows.
+    s_star : ndarray, shape (C,)
+        Theorem 1 (row 0) and Theorem 2 (Bayesian rows): where each recall curve bottoms.
+    precision_width_at_s_star, recall_width_at_s_star : ndarray, shape (C,)
+        The widths at each row's ``s*`` (marker positions).
+    confidence : float
+        Confidence / credibility level of every interval.
+    """
+
+    s: np.ndarray
+    v: float
+    labels: tuple[str, ...]
+    precision_width: np.ndarray
+    recall_width: np.ndarray
+    s_star: np.ndarray
+    precision_width_at_s_star: np.ndarray
+    recall_width_at_s_star: np.ndarray
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WidthCurvesOverV:
+    """Interval widths against the total labels ``v`` at a fixed ``s`` (rows as in
+    :class:`WidthCurves`).
+
+    Attributes
+    ----------
+    v : ndarray, shape (G,)
+        Totals (real-valued; Eq 1 continuous sizes).
+    s : float
+        The fixed over-sampling ratio.
+    labels : tuple of str
+        One name per row.
+    precision_width, recall_width : ndarray, shape (C, G)
+        Full interval widths.
+    confidence : float
+        Confidence / credibility level.
+    """
+
+    v: np.ndarray
+    s: float
+    labels: tuple[str, ...]
+    precision_width: np.ndarray
+    recall_width: np.ndarray
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WidthCurveModel:
+    """Per-prior constants for the width curves, precomputed once (spec 1.5, Figure 1).
+
+    The desktop rebuilds this when precision, recall, ``k``, the priors or the confidence
+    change, and calls :meth:`over_s` / :meth:`over_v` on every slider move: those do a
+    dozen numpy operations on ``(C, G)`` arrays and nothing else.
+
+    Attributes
+    ----------
+    k, confidence, z : float
+        Imbalance ratio, level and its normal quantile.
+    labels : tuple of str
+        Row names.
+    s_star : ndarray, shape (C,)
+        Theorem 1 / Theorem 2 per row.
+    grid : ndarray, shape (G,)
+        Default log grid of ``s`` covering ``1`` and every ``s*`` by at least a decade.
+    """
+
+    k: float
+    confidence: float
+    z: float
+    labels: tuple[str, ...]
+    s_star: np.ndarray
+    grid: np.ndarray
+    # (C, 1) columns of the variance decomposition, see MarginModel
+    _precision_constant: np.ndarray
+    _precision_coefficient: np.ndarray
+    _recall_constant: np.ndarray
+    _recall_coefficient_pos: np.ndarray
+    _recall_coefficient_neg: np.ndarray
+    _ratio: np.ndarray
+    _delta_rows: np.ndarray  # (C, 1) bool: rows whose recall width is the delta method
+    # 1/n1 and 1/n0 per unit of v on the default grid: (ks+1)/ks and ks+1
+    _grid_inverse_pos: np.ndarray
+    _grid_inverse_neg: np.ndarray
+    _any_delta: bool = field(default=False)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        k: float,
+        precision: float,
+        recall: float,
+        confidence: float = 0.95,
+        posteriors: Sequence[tuple[str, Posterior]] = (),
+        strengths: Sequence[float] = DEFAULT_PRIOR_STRENGTHS,
+        recall_interval: str = "katz_log",
+        grid_points: int = DEFAULT_GRID_POINTS,
+    ) -> WidthCurveModel:
+        """Constants for a frequentist row, one row per given posterior and one per
+        prior strength (``Prior.from_expected(precision, recall, k, w)``, no data yet).
+
+        ``recall_interval`` is ``"katz_log"`` (Eq 4, default) or ``"delta"`` (Eq 5) for
+        the frequentist row; both bottom at the same ``s*``.
+        """
+        pi1, pi0, k = _rates(k, precision, recall)
+        if recall_interval not in ("katz_log", "delta"):
+            raise InputError(
+                f"recall_interval must be 'katz_log' or 'delta', got {recall_interval!r}"
+            )
+        grid_points = validation.whole_at_least("grid points", grid_points, 2)
+        models = [MarginModel.frequentist(pi1=pi1, pi0=pi0, k=k, confidence=confidence)]
+        labels = ["frequentist"]
+        for label, posterior in posteriors:
+            models.append(
+                MarginModel.bayesian_predictive(posterior=posterior, k=k, confidence=confidence)
+            )
+            labels.append(label)
+        for strength in strengths:
+            prior = Prior.from_expected(pi1, recall, k, strength)
+            models.append(
+                MarginModel.bayesian_predictive(
+                    posterior=prior.posterior(), k=k, confidence=confidence
+                )
+            )
+            labels.append(f"prior strength {strength:g}")
+
+        def column(name: str) -> np.ndarray:
+            return _readonly(np.array([[getattr(m, name)] for m in models], dtype=float))
+
+        s_star = _readonly(np.array([m.optimal_ratio() for m in models]))
+        low = min(0.1, float(s_star.min()) / 10.0)
+        high = max(100.0, float(s_star.max()) * 10.0)
+        grid = _readonly(
+            np.logspace(math.floor(math.log10(low)), math.ceil(math.log10(high)), grid_points)
+        )
+        ks = k * grid
+        delta_rows = np.zeros((len(models), 1), dtype=bool)
+        delta_rows[0, 0] = recall_interval == "delta"
+        return cls(
+            k=k,
+            confidence=models[0].confidence,
+            z=models[0].z,
+            labels=tuple(labels),
+            s_star=s_star,
+            grid=grid,
+            _precision_constant=column("precision_constant"),
+            _precision_coefficient=column("precision_coefficient"),
+            _recall_constant=column("recall_constant"),
+            _recall_coefficient_pos=column("recall_coefficient_pos"),
+            _recall_coefficient_neg=column("recall_coefficient_neg"),
+            _ratio=column("ratio"),
+            _delta_rows=_readonly(delta_rows),
+            _grid_inverse_pos=_readonly((ks + 1.0) / ks),
+            _grid_inverse_neg=_readonly(ks + 1.0),
+            _any_delta=bool(delta_rows.any()),
+        )
+
+    def _widths(self, inverse_pos, inverse_neg) -> tuple[np.ndarray, np.ndarray]:
+        """Full widths for ``1/n1``, ``1/n0`` arrays (broadcast against the ``(C, 1)`` rows)."""
+        z = self.z
+        precision_width = (
+            2.0 * z * np.sqrt(self._precision_constant + self._precision_coefficient * inverse_pos)
+        )
+        sd = np.sqrt(
+            self._recall_constant
+            + self._recall_coefficient_pos * inverse_pos
+            + self._recall_coefficient_neg * inverse_neg
+        )
+        t = np.exp(z * sd)
+        x = self._ratio
+        recall_width = 1.0 / (1.0 + x / t) - 1.0 / (1.0 + x * t)
+        if self._any_delta:
+            delta = 2.0 * z * x / (1.0 + x) ** 2 * sd
+            recall_width = np.where(self._delta_rows, delta, recall_width)
+        return precision_width, recall_width
+
+    def over_s(self, v: float, s=None) -> WidthCurves:
+        """Widths against ``s`` at total ``v`` (default grid: :attr:`grid`)."""
+        v = validation.positive("v", v)
+        if s is None:
+            s = self.grid
+            inverse_pos = self._grid_inverse_pos / v
+            inverse_neg = self._grid_inverse_neg / v
+        else:
+            s = np.asarray(s, dtype=float)
+            if s.ndim != 1 or not np.all(s > 0):
+                raise InputError("s must be a one-dimensional array of values > 0")
+            ks = self.k * s
+            inverse_pos = (ks + 1.0) / (ks * v)
+            inverse_neg = (ks + 1.0) / v
+        precision_width, recall_width = self._widths(inverse_pos, inverse_neg)
+        ks_star = self.k * self.s_star[:, np.newaxis]
+        # (C, 1) inverses against (C, 1) constants: each row at its own s*
+        precision_star, recall_star = self._widths(
+            (ks_star + 1.0) / (ks_star * v), (ks_star + 1.0) / v
+        )
+        return WidthCurves(
+            s=s,
+            v=v,
+            labels=self.labels,
+            precision_width=_readonly(precision_width),
+            recall_width=_readonly(recall_width),
+            s_star=self.s_star,
+            precision_width_at_s_star=_readonly(precision_star.ravel()),
+            recall_width_at_s_star=_readonly(recall_star.ravel()),
+            confidence=self.confidence,
+        )
+
+    def over_v(self, s: float, v) -> WidthCurvesOverV:
+        """Widths against total labels ``v`` at a fixed ``s``."""
+        s = validation.positive("s", s)
+        v = np.asarray(v, dtype=float)
+        if v.ndim != 1 or not np.all(v > 0):
+            raise InputError("v must be a one-dimensional array of values > 0")
+        ks = self.k * s
+        precision_width, recall_width = self._widths((ks + 1.0) / (ks * v), (ks + 1.0) / v)
+        return WidthCurvesOverV(
+            v=v,
+            s=s,
+            labels=self.labels,
+            precision_width=_readonly(precision_width),
+            recall_width=_readonly(recall_width),
+            confidence=self.confidence,
+        )
+
+
+def width_curves(
+    *,
+    k: float,
+    precision: float,
+    recall: float,
+    v: float,
+    confidence: float = 0.95,
+    posteriors: Sequence[tuple[str, Posterior]] = (),
+    strengths: Sequence[float] = DEFAULT_PRIOR_STRENGTHS,
+    s=None,
+) -> WidthCurves:
+    """One-shot :meth:`WidthCurveModel.build` then :meth:`WidthCurveModel.over_s`."""
+    model = WidthCurveModel.build(
+        k=k,
+        precision=precision,
+        recall=recall,
+        confidence=confidence,
+        posteriors=posteriors,
+        strengths=strengths,
+    )
+    return model.over_s(v, s)
+
+
+# --- sample-size planning (spec 1.6) ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """A planned labeling round and the margins of error it buys (spec 1.6).
+
+    :meth:`to_dict` gives exactly the keys of ``prplanner plan --json``; the remaining
+    fields keep what the text output, Excel and the assurance simulation need.
+
+    Attributes
+    ----------
+    k : float
+        Imbalance ratio ``N1/N0``.
+    precision, recall : float
+        Planning values (assumed true), given or estimated from a previous round.
+    pi1, pi0 : float
+        ``pi1 = precision``; ``pi0`` from Eq 9.
+    s_star : float
+        Theorem 1 with the planning values plugged in.
+    s_star_bayes : float or None
+        Theorem 2 when a prior or a previous round was given.
+    method : str
+        ``"paper"`` (Section 5 procedure), ``"optimal"`` (exact joint / cost optimum) or
+        ``"fixed"`` (``s`` and ``v`` given: nothing optimized).
+    s : float
+        The design's over-sampling ratio: the realized ``n1/(k*n0)`` for ``paper`` and
+        ``optimal``, the given ``s`` for ``fixed``.
+    n_pos, n_neg, total : int
+        Items to label from the predicted-positive and predicted-negative strata, and their
+        sum.
+    margin_precision, margin_recall : float
+        Margins the design achieves: Eq 10 (Wald precision, delta-method recall), or half
+        the Eq 6 / Eq 7 predictive interval width when ``bayesian``; with the finite
+        population correction when ``fpc_factors`` is not ``(1, 1)``.
+    cost : float or None
+        ``cost_pos*n_pos + cost_neg*n_neg`` when label costs were given.
+    assurance : Assurance or None
+        Probability that the realized margins meet the targets (:mod:`core.assurance`).
+    target_margin_precision, target_margin_recall : float
+        The targets the plan was made for (used by the assurance simulation).
+    confidence : float
+        Confidence (credibility) level.
+    bayesian : bool
+        Whether the margins are Bayesian predictive ones.
+    cost_pos, cost_neg : float or None
+        Label cost per item in each stratum.
+    fpc_factors : tuple of float
+        ``(N1 - n1)/(N1 - 1)`` and ``(N0 - n0)/(N0 - 1)``, or ``(1, 1)`` without FPC.
+    notes : tuple of str
+        Things the user should know (a substituted prior, ...).
+    """
+
+    k: float
+    precision: float
+    recall: float
+    pi1: float
+    pi0: float
+    s_star: float
+    s_star_bayes: float | None
+    method: str
+    s: float
+    n_pos: int
+    n_neg: int
+    total: int
+    margin_precision: float
+    margin_recall: float
+    cost: float | None = None
+    assurance: Assurance | None = None
+    target_margin_precision: float
+    target_margin_recall: float
+    confidence: float
+    bayesian: bool = False
+    cost_pos: float | None = None
+    cost_neg: float | None = None
+    fpc_factors: tuple[float, float] = (1.0, 1.0)
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """The ``prplanner plan --json`` keys, in contract order."""
+        result = {
+            name: getattr(self, name)
+            for name in (
+                "k",
+                "precision",
+                "recall",
+                "pi1",
+                "pi0",
+                "s_star",
+                "s_star_bayes",
+                "method",
+                "s",
+                "n_pos",
+                "n_neg",
+                "total",
+                "margin_precision",
+                "margin_recall",
+            )
+        }
+        if self.cost is not None:
+            result["cost"] = self.cost
+        if self.assurance is not None:
+            result["assurance"] = self.assurance.to_dict()
+        return result
+
+    def with_assurance(self, assurance: Assurance) -> Plan:
+        return replace(self, assurance=assurance)
+
+
+def previous_round_posterior(
+    matrix: ConfusionMatrix | None, prior: Prior | None = None
+) -> tuple[Posterior, tuple[str, ...]]:
+    """Posterior for Theorem 2 / Bayesian planning from a prior and a previous round.
+
+    The default prior is the paper's ``alpha = 0``; when a count of ``matrix`` is 0 that
+    posterior is improper, so the Jeffreys prior (0.5) is used instead and a note says so
+    (spec 1.4). A user-given prior that leaves a zero parameter is refused by
+    :meth:`core.bayes.Prior.posterior`.
+    """
+    notes: tuple[str, ...] = ()
+    if prior is None:
+        prior = Prior.none()
+    if prior.is_zero and (matrix is None or matrix.has_zero_cell):
+        if matrix is None:
+            raise InputError(
+                "a Bayesian plan needs a prior (--prior or --prior-strength) or a previous "
+                "round (--tp --fp --fn --tn)"
+            )
+        prior = Prior.jeffreys()
+        notes = (
+            "the previous round has a zero count, so the paper's default prior alpha = 0 "
+            "would be improper; the Jeffreys prior (0.5 each) was used instead",
+        )
+    return prior.posterior(matrix), notes
+
+
+def rates_from_round(matrix: ConfusionMatrix, k: float) -> tuple[float, float]:
+    """Plug-in ``(precision, recall)`` of a previous round (spec 1.1), checked for planning."""
+    estimates = point_estimates(matrix, k)
+    for name, value in (("precision", estimates.precision), ("recall", estimates.recall)):
+        if not 0.0 < value < 1.0:
+            raise InputError(
+                f"the previous round gives {name} {value:g}; planning needs a value strictly "
+                f"between 0 and 1 (give --precision and --recall instead)"
+            )
+    return estimates.precision, estimates.recall
+
+
+def make_plan(
+    *,
+    population: Population,
+    precision: float,
+    recall: float,
+    margin_precision: float = 0.05,
+    margin_recall: float = 0.05,
+    confidence: float = 0.95,
+    method: str = "paper",
+    posterior: Posterior | None = None,
+    bayesian: bool = False,
+    cost_pos: float | None = None,
+    cost_neg: float | None = None,
+    s: float | None = None,
+    v: int | None = None,
+    fpc: bool = False,
+    notes: Sequence[str] = (),
+) -> Plan:
+    """Plan a labeling round (spec 1.6).
+
+    Parameters
+    ----------
+    population : Population
+        ``k`` and, for ``fpc``, both stratum sizes.
+    precision, recall : float
+        Planning values in (0, 1); ``pi0`` follows from Eq 9.
+    margin_precision, margin_recall : float
+        Target margins (half-widths) in (0, 0.5).
+    confidence : float
+        Confidence / credibility level in (0.5, 1).
+    method : {"paper", "optimal"}
+        ``paper``: the paper's Section 5 procedure at ``s = max(s*, 1)`` (see the module
+        docstring for its rounding). ``optimal``: the integer ``(n1, n0)`` of least
+        ``cost_pos*n1 + cost_neg*n0`` (least ``n1 + n0`` without costs) meeting both
+        targets, found exactly by :func:`optimal_sizes`.
+    posterior : Posterior, optional
+        Prior plus previous round; gives ``s_star_bayes`` (Theorem 2).
+    bayesian : bool
+        Plan with the predictive margins of Eq 6-8 and ``s_star_bayes`` (needs
+        ``posterior``).
+    cost_pos, cost_neg : float, optional
+        Label cost per item of each stratum (both or neither).
+    s, v : optional
+        Both: a fixed design, integer sizes by Eq 1, nothing optimized. ``v`` alone: the
+        best use of ``v`` labels: ``paper`` splits it at ``s = max(s*, 1)`` (Eq 1);
+        ``optimal`` takes the split minimizing the larger of ``margin/target`` over the two
+        metrics. ``s`` alone: the paper's procedure at that ``s``.
+    fpc : bool
+        Multiply each stratum's sampling variance by ``(N - n)/(N - 1)`` (needs counts).
+    notes : sequence of str
+        Carried into :attr:`Plan.notes`.
+
+    Raises
+    ------
+    InputError
+        Invalid values, conflicting options, or a target no design can reach (the message
+        names the target).
+    """
+    pi1, pi0, k = _rates(population.k, precision, recall)
+    recall = validation.open_unit("recall", recall)
+    target_p = validation.margin("margin_precision", margin_precision)
+    target_r = validation.margin("margin_recall", margin_recall)
+    confidence = validation.confidence(confidence)
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if (cost_pos is None) != (cost_neg is None):
+        raise InputError("give both label costs (--cost-pos and --cost-neg) or neither")
+    if cost_pos is not None:
+        cost_pos = validation.positive("cost_pos", cost_pos)
+        cost_neg = validation.positive("cost_neg", cost_neg)
+    if s is not None:
+        s = validation.positive("s", s)
+    if v is not None:
+        v = validation.whole_at_least("v", v, 2)
+    if s is not None and v is None and method == "optimal":
+        raise InputError(
+            "--s without --v fixes the over-sampling ratio, --method optimal chooses it: "
+            "give one of them"
+        )
+    if fpc and not population.has_counts:
+        raise InputError("--fpc needs both population counts (--population N_POS N_NEG)")
+    if bayesian and posterior is None:
+        raise InputError(
+            "--bayesian needs a prior (--prior or --prior-strength) or a previous round "
+            "(--tp --fp --fn --tn)"
+        )
+
+    s_star = float(optimal_ratio_from_rates(pi1, pi0, k))
+    s_star_bayes = optimal_ratio_bayes(posterior, k) if posterior is not None else None
+    finite = population if fpc else None
+    if bayesian:
+        model = MarginModel.bayesian_predictive(
+            posterior=posterior, k=k, confidence=confidence, population=finite
+        )
+    else:
+        model = MarginModel.frequentist(
+            pi1=pi1, pi0=pi0, k=k, confidence=confidence, population=finite
+        )
+    ratio_star = s_star_bayes if bayesian else s_star
+
+    if s is not None and v is not None:
+        chosen_method = "fixed"
+        n_pos, n_neg = stratum_sizes(v, k, s)
+        design_s = s
+    elif v is not None:
+        chosen_method = method
+        if method == "paper":
+            n_pos, n_neg = stratum_sizes(v, k, max(ratio_star, 1.0))
+        else:
+            n_pos, n_neg = best_split(model, v, target_p, target_r)
+        design_s = None
+    else:
+        chosen_method = method
+        if method == "paper":
+            n_pos, n_neg = paper_sizes(
+                model, s if s is not None else max(ratio_star, 1.0), target_p, target_r
+            )
+        else:
+            n_pos, n_neg = optimal_sizes(
+                model, target_p, target_r, cost_pos or 1.0, cost_neg or 1.0
+            )
+        design_s = None
+
+    _check_design(population, n_pos, n_neg, fpc)
+    fpc_factors = population.fpc_factors(n_pos, n_neg) if fpc else (1.0, 1.0)
+    return Plan(
+        k=k,
+        precision=pi1,
+        recall=recall,
+        pi1=pi1,
+        pi0=pi0,
+        s_star=s_star,
+        s_star_bayes=s_star_bayes,
+        method=chosen_method,
+        s=design_s if design_s is not None else n_pos / (k * n_neg),
+        n_pos=n_pos,
+        n_neg=n_neg,
+        total=n_pos + n_neg,
+        margin_precision=float(model.precision(n_pos)),
+        margin_recall=float(model.recall(n_pos, n_neg)),
+        cost=None if cost_pos is None else cost_pos * n_pos + cost_neg * n_neg,
+        target_margin_precision=target_p,
+        target_margin_recall=target_r,
+        confidence=confidence,
+        bayesian=bayesian,
+        cost_pos=cost_pos,
+        cost_neg=cost_neg,
+        fpc_factors=fpc_factors,
+        notes=tuple(notes),
+    )
+
+
+def _check_design(population: Population, n_pos: int, n_neg: int, fpc: bool) -> None:
+    if n_pos < 1 or n_neg < 1:
+        empty = "predicted-positive" if n_pos < 1 else "predicted-negative"
+        raise InputError(
+            f"this design leaves the {empty} sample empty (n_pos = {n_pos}, n_neg = "
+            f"{n_neg}); raise v or move s toward 1"
+        )
+    if population.has_counts:
+        for label, n, big_n in (
+            ("predicted-positive", n_pos, population.predicted_positive),
+            ("predicted-negative", n_neg, population.predicted_negative),
+        ):
+            if n > big_n:
+                hint = "" if fpc else "; with --fpc the plan accounts for the finite population"
+                raise InputError(
+                    f"the plan needs {n:,} {label} items but the population has only "
+                    f"{big_n:,}{hint}"
+                )
+
+
+def _unreachable(metric: str, target: float, model: MarginModel, detail: str = "") -> InputError:
+    floor_p, floor_r = model.unlimited_margins()
+    floor = floor_p if metric == "precision" else floor_r
+    if model.bayesian:
+        why = (
+            f"the prior and previous round alone leave a predictive {metric} margin of "
+            f"{floor:.4g} however many items are labeled"
+        )
+    else:
+        why = detail or f"the smallest reachable {metric} margin is {floor:.4g}"
+    return InputError(f"the {metric} margin target {target:g} cannot be reached: {why}")
+
+
+def paper_sizes(
+    model: MarginModel, s: float, target_precision: float, target_recall: float
+) -> tuple[int, int]:
+    """The paper's Section 5 procedure at ratio ``s`` (spec 1.6), reproduced exactly.
+
+    1. ``n1`` = the smallest integer whose recall margin (Eq 10, ``model``) meets
+       ``target_recall`` with ``n0 = n1/(k*s)`` real valued (Eq 11 solved, rounded up);
+    2. ``n0 = ceil(n1/(k*s))``;
+    3. if the precision margin at ``n1`` misses ``target_precision``, ``n1`` is raised to
+       the smallest integer that meets it (``n0`` is kept).
+
+    With the FPC, ``n1 <= N1`` and ``n1/(k*s) <= N0`` bound the search; a target still
+    missed there is unreachable at this ``s``.
+    """
+    s = validation.positive("s", s)
+    ks = model.k * s
+    cap = None
+    if model.population_pos is not None:
+        cap = math.floor(min(model.population_pos, ks * model.population_neg) + 1e-9)
+        if cap < 1:
+            raise InputError(f"s = {s:g} leaves no room for a predicted-positive item")
+    budget = model.recall_budget(target_recall)
+    if model.bayesian and budget <= 0:
+        raise _unreachable("recall", target_recall, model)
+    a, b = model.recall_coefficient_pos, model.recall_coefficient_neg
+    hint = (a + b * ks) / budget if budget > 0 else math.inf
+    n_pos = _smallest_integer(lambda n: model.recall(n, n / ks) <= target_recall, hint, cap)
+    if n_pos is None:
+        raise _unreachable(
+            "recall",
+            target_recall,
+            model,
+            f"at s = {s:g} the population runs out first (margin "
+            f"{float(model.recall(cap, cap / ks)):.4g} with the largest possible sample); "
+            "use --method optimal or a larger margin",
+        )
+    n_neg = max(1, math.ceil(n_pos / ks - 1e-9))
+    if model.precision(n_pos) > target_precision:
+        needed = model.smallest_precision_sample(target_precision)
+        if needed is None:
+            raise _unreachable("precision", target_precision, model)
+        n_pos = max(n_pos, needed)
+    return int(n_pos), int(n_neg)
+
+
+def _smallest_negatives(model: MarginModel, n_pos: np.ndarray, target: float) -> np.ndarray:
+    """For each ``n1``, the least integer ``n0`` meeting the recall target (inf if none).
+
+    Closed form from ``a*h1(n1) + b*h0(n0) <= budget``, then one correction step each way
+    against the margin function itself so rounding never decides.
+    """
+    a, b = model.recall_coefficient_pos, model.recall_coefficient_neg
+    big_n0 = model.population_neg
+    remaining = model.recall_budget(target) - a * _h(n_pos, model.population_pos)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if big_n0 is None:
+            guess = np.where(remaining > 0, b / remaining, np.inf)
+        else:
+            guess = np.where(
+                remaining >= 0, big_n0 / (1.0 + remaining / b * max(big_n0 - 1, 1)), np.inf
+            )
+    n_neg = np.maximum(np.ceil(guess - 1e-9), 1.0)
+    upper = math.inf if big_n0 is None else float(big_n0)
+    n_neg = np.where(n_neg > upper, np.inf, n_neg)
+    finite = np.isfinite(n_neg)
+    safe = np.where(finite, n_neg, 1.0)
+    too_small = finite & (model.recall(n_pos, safe) > target)
+    n_neg = np.where(too_small, n_neg + 1.0, n_neg)
+    n_neg = np.where(n_neg > upper, np.inf, n_neg)
+    finite = np.isfinite(n_neg)
+    safe = np.where(finite & (n_neg > 1), n_neg - 1.0, 1.0)
+    can_lower = finite & (n_neg > 1) & (model.recall(n_pos, safe) <= target)
+    return np.where(can_lower, n_neg - 1.0, n_neg)
+
+
+def optimal_sizes(
+    model: MarginModel,
+    target_precision: float,
+    target_recall: float,
+    cost_pos: float = 1.0,
+    cost_neg: float = 1.0,
+) -> tuple[int, int]:
+    """Exact integer ``(n1, n0)`` of least ``cost_pos*n1 + cost_neg*n0`` meeting both targets.
+
+    Ties go to the smaller ``n1 + n0``, then the smaller ``n1``.
+
+    Why the scan is exact and finite: precision depends on ``n1`` only, so feasible ``n1``
+    start at ``n1_lo`` (the smallest meeting the precision target and leaving room for
+    the recall target). For each ``n1`` the recall margin falls as ``n0`` grows, so the
+    cheapest partner is the least feasible ``n0(n1)``, computed in closed form
+    (:func:`_smallest_negatives`). Every ``n0(n1)`` is at least ``n0_floor``, the least
+    ``n0`` meeting the recall target even with the ``n1`` term gone (``n1`` unlimited or
+    the stratum censused). Hence ``cost(n1) >= cost_pos*n1 + cost_neg*n0_floor``, and no
+    ``n1`` above ``(best - cost_neg*n0_floor)/cost_pos`` can beat an incumbent ``best``.
+    The incumbent starts at the rounded continuous (Lagrange) optimum; the range is then
+    scanned in vectorized chunks, tightening the bound as better designs turn up.
+    """
+    big_n1, big_n0 = model.population_pos, model.population_neg
+    budget = model.recall_budget(target_recall)
+    if model.bayesian and budget <= 0:
+        raise _unreachable("recall", target_recall, model)
+    n_pos_precision = model.smallest_precision_sample(target_precision)
+    if n_pos_precision is None:
+        raise _unreachable("precision", target_precision, model)
+    census_neg = math.inf if big_n0 is None else big_n0
+    n_pos_recall = _smallest_integer(
+        lambda n: (
+            model.recall(n, census_neg) < target_recall
+            if big_n0 is None
+            else model.recall(n, census_neg) <= target_recall
+        ),
+        _smallest_size(model.recall_coefficient_pos, budget, big_n1),
+        big_n1,
+    )
+    if n_pos_recall is None:
+        raise _unreachable("recall", target_recall, model)
+    n_pos_low = max(n_pos_precision, n_pos_recall)
+    census_pos = math.inf if big_n1 is None else big_n1
+    n_neg_floor = _smallest_integer(
+        lambda n: model.recall(census_pos, n) <= target_recall,
+        _smallest_size(model.recall_coefficient_neg, budget, big_n0),
+        big_n0,
+    )
+    if n_neg_floor is None:
+        raise _unreachable("recall", target_recall, model)
+
+    a, b = model.recall_coefficient_pos, model.recall_coefficient_neg
+    lagrange = math.sqrt(a / cost_pos) * (math.sqrt(a * cost_pos) + math.sqrt(b * cost_neg))
+    start = n_pos_low if budget <= 0 else max(n_pos_low, round(lagrange / budget))
+    if big_n1 is not None:
+        start = min(start, big_n1)
+    best_n_pos = start
+    best_n_neg = float(_smallest_negatives(model, np.array([float(start)]), target_recall)[0])
+    best_cost = cost_pos * best_n_pos + cost_neg * best_n_neg
+    best_key = (best_cost, best_n_pos + best_n_neg, best_n_pos)
+
+    low = n_pos_low
+    while True:
+        high = math.floor((best_key[0] - cost_neg * n_neg_floor) / cost_pos + 1e-9)
+        if big_n1 is not None:
+            high = min(high, big_n1)
+        if low > high:
+            break
+        n_pos = np.arange(low, min(high, low + _SCAN_CHUNK - 1) + 1, dtype=float)
+        n_neg = _smallest_negatives(model, n_pos, target_recall)
+        cost = cost_pos * n_pos + cost_neg * n_neg
+        total = n_pos + n_neg
+        order = np.lexsort((n_pos, total, cost))
+        first = order[0]
+        if np.isfinite(cost[first]):
+            key = (float(cost[first]), float(total[first]), float(n_pos[first]))
+            if key < best_key:
+                best_key = key
+                best_n_pos, best_n_neg = int(n_pos[first]), float(n_neg[first])
+        low = int(n_pos[-1]) + 1
+    return int(best_n_pos), int(best_n_neg)
+
+
+def best_split(
+    model: MarginModel, v: int, target_precision: float, target_recall: float
+) -> tuple[int, int]:
+    """Integer split ``n1 + n0 = v`` minimizing ``max(eP/target_P, eR/target_R)``.
+
+    The minimax split meets both targets whenever any split does, and otherwise misses
+    them by the smallest common factor. Ties go to the smaller ``n1``.
+    """
+    big_n1, big_n0 = model.population_pos, model.population_neg
+    low = 1 if big_n0 is None else max(1, v - big_n0)
+    high = v - 1 if big_n1 is None else min(v - 1, big_n1)
+    if low > high:
+        raise InputError(f"v = {v:,} does not fit in the population")
+    best_score, best_n_pos = math.inf, low
+    for start in range(low, high + 1, _SCAN_CHUNK):
+        n_pos = np.arange(start, min(high, start + _SCAN_CHUNK - 1) + 1, dtype=float)
+        score = np.maximum(
+            model.precision(n_pos) / target_precision,
+            model.recall(n_pos, v - n_pos) / target_recall,
+        )
+        first = int(np.argmin(score))
+        if score[first] < best_score:
+            best_score, best_n_pos = float(score[first]), int(n_pos[first])
+    return best_n_pos, v - best_n_pos
