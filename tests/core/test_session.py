@@ -1,0 +1,102 @@
+"""The session document: edits validate, the flat form round-trips, bad cells are reported."""
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.bayes import Prior
+from core.errors import InputError
+from core.session import (
+    EnsembleChild,
+    SessionState,
+    flatten,
+    get_path,
+    replace_path,
+    unflatten,
+)
+
+
+def test_default_state_round_trips_through_the_flat_form():
+    state = SessionState()
+    restored, problems = unflatten(flatten(state))
+    assert problems == []
+    assert restored == state
+
+
+def test_replace_path_returns_a_new_valid_state_and_leaves_the_old_one():
+    state = SessionState()
+    changed = replace_path(state, "plan.population.k", 0.05)
+    assert get_path(changed, "plan.population.k") == 0.05
+    assert state.plan.population.k != 0.05
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("evaluate.matrix.tp", -1, "tp must be a whole number"),
+        ("plan.margin_precision", 0.7, "precision margin must be strictly between 0 and 0.5"),
+        ("confidence", 1.5, "confidence must be strictly between 0.5 and 1"),
+        ("plan.s", 0, "s must be a number > 0"),
+        ("plan.nonsense", 1, "unknown session field"),
+        ("prevalence.eta_min", 0.9, "prevalence range must increase"),
+    ],
+)
+def test_refused_edits_raise_input_error_naming_the_value(path, value, message):
+    with pytest.raises(InputError, match=message):
+        replace_path(SessionState(), path, value)
+
+
+def test_one_bad_cell_keeps_the_rest_of_the_session():
+    rows = dict(flatten(replace_path(SessionState(), "plan.s", 3.25)))
+    rows["plan.v"] = "lots"
+    rows["evaluate.matrix.tp"] = -4
+    rows["mystery.key"] = 1
+    state, problems = unflatten(list(rows.items()))
+    assert state.plan.s == 3.25
+    assert state.plan.v == SessionState().plan.v
+    assert state.evaluate.matrix == SessionState().evaluate.matrix
+    assert any("plan.v" in p for p in problems)
+    assert any("evaluate.matrix" in p for p in problems)
+    assert any("mystery.key" in p for p in problems)
+
+
+def test_ensemble_children_round_trip_including_awkward_names():
+    children = (
+        EnsembleChild(name='=HYPERLINK("x")', size=10, overlap=3),
+        EnsembleChild(name="résumé ✓", size=5, overlap=5),
+    )
+    state = replace_path(SessionState(), "ensemble.children", children)
+    restored, problems = unflatten(flatten(state))
+    assert problems == []
+    assert restored.ensemble.children == children
+
+
+finite = dict(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    s=st.floats(1e-3, 1e3, **finite),
+    v=st.integers(2, 10**9),
+    precision=st.floats(1e-6, 1 - 1e-6, **finite),
+    alpha=st.tuples(*[st.floats(0, 1e6, **finite)] * 4),
+    counts=st.tuples(*[st.integers(0, 10**12)] * 4),
+    name=st.text(max_size=30),
+)
+def test_random_states_round_trip_exactly(s, v, precision, alpha, counts, name):
+    state = SessionState()
+    plan = dataclasses.replace(
+        state.plan,
+        s=s,
+        v=v,
+        expected_precision=precision,
+        prior=Prior.from_sequence(alpha, name=name),
+    )
+    state = dataclasses.replace(state, plan=plan, previous_round=name)
+    for field, count in zip(("tp", "fp", "fn", "tn"), counts, strict=True):
+        state = replace_path(state, f"evaluate.matrix.{field}", count)
+    restored, problems = unflatten(flatten(state))
+    assert problems == []
+    assert restored == state

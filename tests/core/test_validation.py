@@ -1,0 +1,43 @@
+"""Argument checks: what passes, what is refused, and that messages name the value."""
+
+import pytest
+from scipy.stats import norm
+
+from core import validation
+from core.errors import InputError
+
+
+def test_z_value_matches_the_normal_quantile():
+    assert validation.z_value(0.95) == pytest.approx(1.959963984540054)
+    assert validation.z_value(0.90) == pytest.approx(norm.ppf(0.95))
+
+
+@pytest.mark.parametrize("bad", [0.5, 1.0, 95, -0.1, "0.95", True])
+def test_confidence_outside_half_to_one_is_refused(bad):
+    with pytest.raises(InputError, match="confidence must be strictly between 0.5 and 1"):
+        validation.confidence(bad)
+
+
+@pytest.mark.parametrize("bad", [0.0, 0.5, 0.7, -0.01])
+def test_margin_outside_zero_to_half_is_refused(bad):
+    with pytest.raises(
+        InputError, match=r"margin must be strictly between 0 and 0.5 \(e.g. 0.05\), got"
+    ):
+        validation.margin("margin", bad)
+
+
+def test_counts_accept_integral_floats_and_refuse_the_rest():
+    assert validation.count("tp", 3.0) == 3
+    assert isinstance(validation.count("tp", 3.0), int)
+    for bad in (-1, 2.5, float("inf"), None, True):
+        with pytest.raises(InputError, match="tp must be a whole number >= 0"):
+            validation.count("tp", bad)
+
+
+def test_open_unit_and_positive():
+    assert validation.open_unit("precision", 0.9) == 0.9
+    for bad in (0, 1, 1.2):
+        with pytest.raises(InputError, match="precision must be strictly between 0 and 1"):
+            validation.open_unit("precision", bad)
+    with pytest.raises(InputError, match="s must be a number > 0, got 0"):
+        validation.positive("s", 0)

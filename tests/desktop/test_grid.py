@@ -1,0 +1,123 @@
+"""The confusion grid behaves like a spreadsheet (spec 4.3), tried as a user would."""
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLineEdit
+
+from core.confusion import ConfusionMatrix
+from desktop.formatting import percent, thousands
+from desktop.grid import ConfusionGrid, parse_block
+from desktop.session_model import SessionModel
+
+
+@pytest.fixture
+def grid(qtbot):
+    session = SessionModel()
+    widget = ConfusionGrid(session, "evaluate.matrix", k_source=lambda: 1 / 19)
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.activateWindow()
+    qtbot.waitExposed(widget)
+    return session, widget
+
+
+def type_into(qtbot, view, row, column, text):
+    """Keystrokes go where a user's would: the first opens the cell editor, the rest
+    reach that editor (offscreen no window is active, so focus cannot route them)."""
+    view.setCurrentIndex(view.model().index(row, column))
+    view.setFocus()
+    qtbot.keyClicks(view, text[0])
+    editor = view.viewport().findChild(QLineEdit)
+    assert editor is not None, "typing did not open a cell editor"
+    qtbot.keyClicks(editor, text[1:])
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    # Qt commits an editor on Enter through a queued call: let the event loop turn once.
+    qtbot.waitUntil(lambda: view.state() != view.State.EditingState, timeout=2000)
+
+
+def test_typing_a_count_with_thousands_separator_and_enter_moves_down(qtbot, grid):
+    session, widget = grid
+    type_into(qtbot, widget.view, 0, 0, "1,234")
+    assert session.state.evaluate.matrix.tp == 1234
+    assert widget.view.currentIndex().row() == 1
+    assert widget.model.data(widget.model.index(0, 2)) == thousands(1234 + 31)
+
+
+def test_tab_moves_right(qtbot, grid):
+    _, widget = grid
+    widget.view.setCurrentIndex(widget.model.index(0, 0))
+    widget.view.setFocus()
+    qtbot.keyClick(widget.view, Qt.Key.Key_Tab)
+    assert widget.view.currentIndex().column() == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"), [("-5", "negative"), ("2.5", "fractional"), ("abc", "not a number")]
+)
+def test_a_bad_entry_is_refused_at_the_cell_and_the_old_value_stays(qtbot, grid, text, reason):
+    session, widget = grid
+    before = session.state.evaluate.matrix
+    with qtbot.waitSignal(widget.model.refused) as blocker:
+        type_into(qtbot, widget.view, 1, 1, text)
+    assert reason in blocker.args[0]
+    assert session.state.evaluate.matrix == before
+    index = widget.model.index(1, 1)
+    assert reason in widget.model.data(index, Qt.ItemDataRole.ToolTipRole)
+    assert widget.model.data(index, Qt.ItemDataRole.BackgroundRole) is not None
+    assert widget.model.data(index) == thousands(before.tn)
+    # A good entry afterwards clears the mark.
+    type_into(qtbot, widget.view, 1, 1, "700")
+    assert widget.model.cell_error(1, 1) is None
+
+
+def test_paste_a_block_copied_from_a_spreadsheet_with_headers_is_one_undo_step(qtbot, grid):
+    session, widget = grid
+    QGuiApplication.clipboard().setText(
+        "\tActual +\tActual -\tTotal\nPredicted +\t138\t22\t160\nPredicted -\t108\t4,732\t4,840\n"
+    )
+    widget.view.setFocus()
+    qtbot.keyClick(widget.view, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert session.state.evaluate.matrix == ConfusionMatrix(tp=138, fp=22, fn=108, tn=4732)
+    session.undo_stack.undo()
+    assert session.state.evaluate.matrix == ConfusionMatrix(tp=225, fp=31, fn=14, tn=730)
+    session.undo_stack.redo()
+    assert session.state.evaluate.matrix.tn == 4732
+
+
+def test_paste_with_a_bad_cell_changes_nothing_and_says_where(qtbot, grid):
+    session, widget = grid
+    before = session.state.evaluate.matrix
+    QGuiApplication.clipboard().setText("10\t20\n30\t-4\n")
+    with qtbot.waitSignal(widget.model.refused) as blocker:
+        widget.view.paste_clipboard()
+    assert "row 2, column 2" in blocker.args[0]
+    assert session.state.evaluate.matrix == before
+
+
+def test_copy_out_as_tab_separated_text(qtbot, grid):
+    _, widget = grid
+    widget.view.clearSelection()
+    text = widget.view.copy_selection()
+    assert QGuiApplication.clipboard().text() == text
+    lines = text.splitlines()
+    assert lines[1].split("\t") == ["Predicted +", "225", "31", "256"]
+    assert lines[3].split("\t")[-1] == "1000"
+    # Pasting our own copy back is a no-op.
+    assert parse_block(text)[:2] == [[225, 31, 256], [14, 730, 744]]
+
+
+def test_every_edit_is_undoable(qtbot, grid):
+    session, widget = grid
+    type_into(qtbot, widget.view, 0, 1, "40")
+    type_into(qtbot, widget.view, 1, 0, "20")
+    assert session.undo_stack.count() == 2
+    session.undo_stack.undo()
+    session.undo_stack.undo()
+    assert session.state.evaluate.matrix == ConfusionMatrix(tp=225, fp=31, fn=14, tn=730)
+
+
+def test_live_readout_follows_the_counts(qtbot, grid):
+    _, widget = grid
+    type_into(qtbot, widget.view, 0, 0, "31")  # precision 31/62 = 50 %
+    assert f"Precision</b> {percent(0.5)}" in widget.readout.text()
