@@ -14,7 +14,7 @@ def test_z_value_matches_the_normal_quantile():
 
 @pytest.mark.parametrize("bad", [0.5, 1.0, 95, -0.1, "0.95", True])
 def test_confidence_outside_half_to_one_is_refused(bad):
-    with pytest.raises(InputError, match="confidence must be strictly between 0.5 and 1"):
+    with pytest.raises(InputError, match=r"confidence must be strictly between 0\.5 and 1"):
         validation.confidence(bad)
 
 
