@@ -1,0 +1,237 @@
+"""Two labeled rounds compared: did precision or recall change? (issue 2, section 2)
+
+* Precision is a binomial proportion in each (independent) round, so its change gets
+  Newcombe's hybrid score interval (Newcombe 1998, method 10), built from the two Wilson
+  intervals: for ``d = p2 - p1``::
+
+      lower = d - sqrt((p2 - l2)^2 + (u1 - p1)^2)
+      upper = d + sqrt((u2 - p2)^2 + (p1 - l1)^2)
+
+* Recall has no such closed form, so its change is a Monte-Carlo interval from the two
+  posteriors (spec 1.4): draw ``pi1, pi0`` of each round from ``Beta(z11, z01)`` and
+  ``Beta(z10, z00)``, map them to recall with each round's ``k`` (Eq 2) and take the
+  percentiles of the difference. The default prior is Jeffreys (0.5 per cell), proper even
+  when a count is 0.
+* ``p_worse`` is the posterior probability that the current round's true value is below
+  the previous round's, from the same draws (for precision the draws are exactly the Beta
+  posteriors).
+
+``change = current - previous``: a positive change is an improvement.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core import resampling, validation
+from core.bayes import Prior
+from core.confusion import ConfusionMatrix, point_estimates, recall_from_rates
+from core.errors import InputError
+from core.intervals import Interval, wilson_precision
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """Change of one metric between two rounds.
+
+    Attributes
+    ----------
+    previous, current : float
+        Plug-in estimates of each round (NaN when undefined).
+    estimate : float
+        ``current - previous``.
+    interval : Interval
+        Interval of the change (``method`` says which).
+    p_worse : float
+        Posterior probability that the current true value is below the previous one.
+    """
+
+    previous: float
+    current: float
+    estimate: float
+    interval: Interval
+    p_worse: float
+
+    def to_dict(self) -> dict:
+        def clean(value: float) -> float | None:
+            return float(value) if math.isfinite(value) else None
+
+        return {
+            "estimate": clean(self.estimate),
+            "interval": [clean(self.interval.lower), clean(self.interval.upper)],
+            "p_worse": clean(self.p_worse),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """Result of :func:`compare`.
+
+    Attributes
+    ----------
+    precision_change : Change
+        Newcombe hybrid score interval (method 10).
+    recall_change : Change
+        Monte-Carlo interval from the two posteriors.
+    confidence : float
+    replicates : int
+        Posterior draws per round.
+    prior : Prior
+        Prior used for both posteriors.
+    warnings : tuple of str
+        Plain-language cautions (undefined estimates, ...).
+    """
+
+    precision_change: Change
+    recall_change: Change
+    confidence: float
+    replicates: int
+    prior: Prior
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """The ``prplanner compare --json`` document (issue 2, section 3) plus ``warnings``."""
+        return {
+            "precision_change": self.precision_change.to_dict(),
+            "recall_change": self.recall_change.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+    def to_rows(self) -> list[tuple[str, float | None, float | None, float | None, float | None]]:
+        """``(metric, change, lower, upper, p_worse)`` rows for Excel and the GUI."""
+        rows = []
+        for name, change in (("precision", self.precision_change), ("recall", self.recall_change)):
+            data = change.to_dict()
+            rows.append((name, data["estimate"], *data["interval"], data["p_worse"]))
+        return rows
+
+
+def newcombe_difference(
+    successes_1: int, trials_1: int, successes_2: int, trials_2: int, confidence: float = 0.95
+) -> Interval:
+    """Newcombe's hybrid score interval for ``p2 - p1`` (Newcombe 1998, method 10).
+
+    Each proportion's Wilson interval ``(l, u)`` supplies the variance on the side where
+    the difference moves towards it; no continuity correction.
+    """
+    for label, successes, trials in (
+        ("first", successes_1, trials_1),
+        ("second", successes_2, trials_2),
+    ):
+        successes = validation.count(f"successes of the {label} proportion", successes)
+        trials = validation.whole_at_least(f"trials of the {label} proportion", trials, 1)
+        if successes > trials:
+            raise InputError(f"the {label} proportion has {successes} successes in {trials} trials")
+    # wilson_precision reads only the predicted-positive stratum; the other is a placeholder.
+    first = ConfusionMatrix(tp=successes_1, fp=trials_1 - successes_1, fn=0, tn=1)
+    second = ConfusionMatrix(tp=successes_2, fp=trials_2 - successes_2, fn=0, tn=1)
+    p1, p2 = successes_1 / trials_1, successes_2 / trials_2
+    w1 = wilson_precision(first, confidence)
+    w2 = wilson_precision(second, confidence)
+    difference = p2 - p1
+    lower = difference - math.hypot(p2 - w2.lower, w1.upper - p1)
+    upper = difference + math.hypot(w2.upper - p2, p1 - w1.lower)
+    return Interval(lower=lower, upper=upper, method="newcombe_hybrid_score")
+
+
+def compare(
+    previous: ConfusionMatrix,
+    current: ConfusionMatrix,
+    *,
+    k_previous: float,
+    k_current: float,
+    confidence: float = 0.95,
+    replicates: int = 100_000,
+    seed=None,
+    prior: Prior | None = None,
+) -> Comparison:
+    """Change in precision and recall from ``previous`` to ``current``.
+
+    Parameters
+    ----------
+    previous, current : ConfusionMatrix
+        The two rounds' labeled counts (independent samples).
+    k_previous, k_current : float
+        Each round's imbalance ratio ``N1/N0`` (the population may have moved).
+    confidence : float
+        Level in (0.5, 1).
+    replicates : int
+        Posterior draws per round (>= 1000).
+    seed : int, Generator or None
+    prior : Prior, optional
+        Prior of both posteriors; default Jeffreys (0.5 per cell).
+
+    Returns
+    -------
+    Comparison
+    """
+    for name, matrix in (("previous", previous), ("current", current)):
+        if not isinstance(matrix, ConfusionMatrix):
+            raise InputError(f"{name} must be a ConfusionMatrix, got {type(matrix).__name__}")
+        matrix.require_both_strata()
+    k_previous = validation.positive("k of the previous round", k_previous)
+    k_current = validation.positive("k of the current round", k_current)
+    confidence = validation.confidence(confidence)
+    replicates = validation.whole_at_least("replicates", replicates, 1000)
+    prior = Prior.jeffreys() if prior is None else prior
+    rng = resampling.as_generator(seed)
+    warnings: list[str] = []
+
+    estimates = [
+        point_estimates(previous, k_previous),
+        point_estimates(current, k_current),
+    ]
+    posterior_draws = []
+    for matrix, k in ((previous, k_previous), (current, k_current)):
+        post = prior.posterior(matrix)
+        pi1 = rng.beta(post.z11, post.z01, size=replicates)
+        pi0 = rng.beta(post.z10, post.z00, size=replicates)
+        posterior_draws.append((pi1, recall_from_rates(pi1, pi0, k)))
+
+    precision_interval = newcombe_difference(
+        previous.tp, previous.n_pos, current.tp, current.n_pos, confidence
+    )
+    precision_change = Change(
+        previous=estimates[0].precision,
+        current=estimates[1].precision,
+        estimate=estimates[1].precision - estimates[0].precision,
+        interval=precision_interval,
+        p_worse=float(np.mean(posterior_draws[1][0] < posterior_draws[0][0])),
+    )
+
+    recall_difference = posterior_draws[1][1] - posterior_draws[0][1]
+    defined = np.isfinite(recall_difference)
+    if not defined.all():
+        warnings.append(
+            f"{int((~defined).sum()):,} posterior draws gave an undefined recall and were left out"
+        )
+    if defined.any():
+        lower, upper = resampling.percentile_interval(recall_difference[defined], confidence)
+        p_worse = float(np.mean(recall_difference[defined] < 0))
+    else:
+        lower = upper = p_worse = float("nan")
+    recall_change = Change(
+        previous=estimates[0].recall,
+        current=estimates[1].recall,
+        estimate=estimates[1].recall - estimates[0].recall,
+        interval=Interval(lower=lower, upper=upper, method="posterior_mc"),
+        p_worse=p_worse,
+    )
+    for label, estimate in (("previous", estimates[0]), ("current", estimates[1])):
+        if not math.isfinite(estimate.recall):
+            warnings.append(
+                f"the {label} round labeled no actual positive (TP = FN = 0), so its recall "
+                "and the recall change estimate are undefined; the interval and p_worse come "
+                "from the posterior alone"
+            )
+    return Comparison(
+        precision_change=precision_change,
+        recall_change=recall_change,
+        confidence=confidence,
+        replicates=replicates,
+        prior=prior,
+        warnings=tuple(warnings),
+    )
