@@ -1,0 +1,122 @@
+"""``prplanner coverage``: the coverage experiment of spec 1.7 (issue 2, section 3).
+
+JSON keys for one setting: ``coverage: {precision: {wald, bootstrap, bayes, bayes_mc},
+recall: {katz_log, bootstrap, bayes, bayes_mc}}, reps, replicates, seconds``; with
+``--paper-grid``: ``rows: [{k, precision, recall, v, s, coverage}, ...]`` and ``seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from core import validation
+from core.cli.output import add_json_flag, number, whole
+from core.coverage import (
+    PRECISION_KINDS,
+    RECALL_KINDS,
+    CoverageSetting,
+    coverage_experiment,
+    run_grid,
+)
+from core.errors import InputError
+
+HELP = "Simulated coverage of the Wald/Katz, bootstrap and Bayesian intervals (spec 1.7)."
+
+SETTING_FLAGS = ("k", "precision", "recall", "v", "s")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--paper-grid",
+        action="store_true",
+        help="run the twelve settings of the paper's Table 3 instead of one setting",
+    )
+    parser.add_argument("--k", type=number, metavar="K", help="imbalance ratio N1/N0")
+    parser.add_argument("--precision", type=number, metavar="P", help="true precision")
+    parser.add_argument("--recall", type=number, metavar="R", help="true recall")
+    parser.add_argument("--v", type=number, metavar="V", help="items labeled per round")
+    parser.add_argument("--s", type=number, metavar="S", help="over-sampling ratio")
+    parser.add_argument(
+        "--reps", type=number, default=1000, metavar="A", help="simulated rounds (default 1000)"
+    )
+    parser.add_argument(
+        "--replicates",
+        type=number,
+        default=1000,
+        metavar="Q",
+        help="bootstrap / Monte-Carlo replicates per round (default 1000)",
+    )
+    parser.add_argument(
+        "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
+    )
+    parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    add_json_flag(parser)
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    reps = validation.whole_at_least("--reps", args.reps, 10)
+    replicates = validation.whole_at_least("--replicates", args.replicates, 10)
+    confidence = validation.confidence(args.confidence)
+    given = [name for name in SETTING_FLAGS if getattr(args, name) is not None]
+    if args.paper_grid:
+        if given:
+            raise InputError(
+                f"--paper-grid runs fixed settings; drop {', '.join('--' + n for n in given)}"
+            )
+        result = run_grid(reps=reps, replicates=replicates, confidence=confidence, seed=args.seed)
+        return result.to_dict()
+    missing = [f"--{name}" for name in SETTING_FLAGS if getattr(args, name) is None]
+    if missing:
+        raise InputError(f"{', '.join(missing)} required (or use --paper-grid)")
+    v = int(args.v) if float(args.v).is_integer() else args.v
+    setting = CoverageSetting(k=args.k, precision=args.precision, recall=args.recall, v=v, s=args.s)
+    result = coverage_experiment(
+        setting, reps=reps, replicates=replicates, confidence=confidence, seed=args.seed
+    )
+    return result.to_dict()
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def _coverage_cells(coverage: dict) -> list[str]:
+    return [_cell(coverage["precision"][kind]) for kind in PRECISION_KINDS] + [
+        _cell(coverage["recall"][kind]) for kind in RECALL_KINDS
+    ]
+
+
+COLUMNS = ["P wald", "P boot", "P bayes", "P b-MC", "R katz", "R boot", "R bayes", "R b-MC"]
+
+
+def format_text(result: dict[str, object]) -> str:
+    if "rows" in result:
+        head = f"{'k':>7} {'P':>5} {'R':>5} {'v':>6} {'s':>4} " + " ".join(
+            f"{name:>8}" for name in COLUMNS
+        )
+        lines = [head, "-" * len(head)]
+        for row in result["rows"]:
+            lines.append(
+                f"{'1/' + format(1 / row['k'], '.0f'):>7} {row['precision']:>5.2f} "
+                f"{row['recall']:>5.2f} {row['v']:>6} {row['s']:>4g} "
+                + " ".join(f"{cell:>8}" for cell in _coverage_cells(row["coverage"]))
+            )
+        lines.append("")
+        lines.append(f"{result['seconds']:.2f} s")
+    else:
+        head = " ".join(f"{name:>8}" for name in COLUMNS)
+        lines = [
+            head,
+            "-" * len(head),
+            " ".join(f"{c:>8}" for c in _coverage_cells(result["coverage"])),
+        ]
+        lines.append("")
+        lines.append(
+            f"{result['reps']:,} rounds, {result['replicates']:,} replicates, "
+            f"{result['seconds']:.2f} s"
+        )
+    lines.append(
+        "P = precision, R = recall; frequentist intervals checked against the truth, Bayesian "
+        "(predictive) ones against a second independent round"
+    )
+    return "\n".join(lines)
