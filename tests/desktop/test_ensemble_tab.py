@@ -1,0 +1,169 @@
+"""Ensemble tab, driven as a user would (spec 4.1 workflow 4, issue 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit
+
+from core.ensemble import ChildSet, plan_recycled_labels, precision_sample_size
+from core.session import SessionState
+from desktop.ensemble_tab import EnsembleTab, simulate_ensemble
+from desktop.session_model import SessionModel
+
+
+@pytest.fixture
+def tab(qtbot):
+    session = SessionModel(SessionState())
+    widget = EnsembleTab(session)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 800)
+    widget.show()
+    qtbot.waitUntil(lambda: widget.run is not None, timeout=10_000)
+    yield widget
+    widget.shutdown()
+
+
+def type_into_cell(qtbot, view, row: int, column: int, text: str) -> None:
+    """Select a cell, type as in a spreadsheet (the first key opens the editor), Enter."""
+    view.setFocus()
+    view.setCurrentIndex(view.model().index(row, column))
+    qtbot.keyClick(view, text[0])
+    editor = view.findChild(QLineEdit)
+    assert editor is not None, "typing did not open a cell editor"
+    qtbot.keyClicks(editor, text[1:])
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    # The delegate commits through a queued call: let the event loop deliver it.
+    qtbot.waitUntil(lambda: view.state() != QAbstractItemView.State.EditingState)
+
+
+def test_results_equal_core_simulation(tab):
+    session = tab._session
+    inputs, confidence = session.get("ensemble"), session.get("confidence")
+    size = precision_sample_size(inputs.margin, confidence, precision_floor=inputs.precision_floor)
+    # Child by child with one shared generator: exactly the core's own simulation.
+    generator = np.random.default_rng(inputs.seed)
+    for row, child in zip(tab.results_model.rows()[1:-1], inputs.children, strict=True):
+        expected = plan_recycled_labels(
+            inputs.parent_size,
+            [ChildSet(size=child.size, overlap=child.overlap, name=child.name)],
+            n_parent=size.n,
+            n_child=size.n,
+            mix=inputs.mix,
+            trials=inputs.trials,
+            rng=generator,
+        ).savings[0]
+        assert row.values[0] == child.name
+        assert row.values[1] == size.n == 1068
+        assert row.values[2] == pytest.approx(expected.expected_reused)
+        assert row.values[3] == pytest.approx(expected.expected_new_labels)
+        assert row.values[5] == pytest.approx(expected.savings_pct_interval)
+    total = tab.results_model.rows()[-1]
+    assert total.values[3] == pytest.approx(size.n + tab.run.plan.total_new_labels)
+    # The bars show the same numbers: labels alone and the expected new labels.
+    _x, heights = tab.tops_recycled.getData()
+    assert list(heights) == pytest.approx(
+        [size.n] + [s.expected_new_labels for s in tab.run.plan.savings]
+    )
+    assert list(tab.tops_alone.getData()[1]) == [size.n] * 4
+
+
+def test_typed_size_is_undoable_and_rerun(qtbot, tab):
+    session = tab._session
+    type_into_cell(qtbot, tab.sets_view, 1, 1, "45,000")
+    assert session.get("ensemble.children")[0].size == 45_000
+    assert tab.sets_model.index(1, 1).data() == "45,000"
+    qtbot.waitUntil(lambda: tab.run.inputs.children[0].size == 45_000, timeout=10_000)
+    session.undo_stack.undo()
+    assert session.get("ensemble.children")[0].size == 41_200
+    assert tab.sets_model.index(1, 1).data() == "41,200"
+    qtbot.waitUntil(lambda: tab.run.inputs.children[0].size == 41_200, timeout=10_000)
+    session.undo_stack.redo()
+    assert session.get("ensemble.children")[0].size == 45_000
+
+
+def test_overlap_larger_than_set_is_refused_at_the_cell(qtbot, tab):
+    session = tab._session
+    before = session.state
+    type_into_cell(qtbot, tab.sets_view, 3, 2, "99000")
+    assert session.state == before
+    reason = tab.sets_model.cell_error(3, 2)
+    assert "larger than its set" in reason
+    assert "Refused" in tab.sets_model.index(3, 2).data(Qt.ItemDataRole.ToolTipRole)
+    assert "larger" in tab.message_label.text()
+    type_into_cell(qtbot, tab.sets_view, 3, 2, "text")
+    assert "not a number" in tab.sets_model.cell_error(3, 2)
+    type_into_cell(qtbot, tab.sets_view, 3, 2, "20000")
+    assert tab.sets_model.cell_error(3, 2) is None
+    assert session.get("ensemble.children")[2].overlap == 20_000
+
+
+def test_add_and_remove_child_buttons_undo(qtbot, tab):
+    session = tab._session
+    qtbot.mouseClick(tab.add_button, Qt.MouseButton.LeftButton)
+    assert len(session.get("ensemble.children")) == 4
+    assert tab.sets_model.rowCount() == 5
+    qtbot.waitUntil(lambda: len(tab.run.plan.children) == 4, timeout=10_000)
+    assert tab.results_model.rowCount() == 6
+    tab.sets_view.setCurrentIndex(tab.sets_model.index(2, 0))
+    qtbot.mouseClick(tab.remove_button, Qt.MouseButton.LeftButton)
+    names = [child.name for child in session.get("ensemble.children")]
+    assert names == ["travel", "shopping", "child 4"]
+    session.undo_stack.undo()
+    session.undo_stack.undo()
+    assert session.get("ensemble.children") == SessionState().ensemble.children
+    assert tab.sets_model.rowCount() == 4
+
+
+def test_simulation_runs_in_background_and_can_be_cancelled(qtbot, tab):
+    session = tab._session
+    finished_run = tab.run
+    session.set_value("ensemble.trials", 5_000)
+    assert tab.runner.is_running  # started by the edit, off the GUI thread
+    assert tab.cancel_button.isEnabled()
+    qtbot.mouseClick(tab.cancel_button, Qt.MouseButton.LeftButton)
+    assert not tab.runner.is_running
+    assert not tab.cancel_button.isEnabled()
+    assert "cancelled" in tab.status_label.text()
+    tab.runner.wait()
+    qtbot.wait(50)
+    assert tab.run is finished_run  # the cancelled (stale) result never lands
+
+
+def test_cancel_stops_between_children():
+    from core.progress import Cancelled, TaskControl
+
+    control = TaskControl()
+    control.cancel()
+    with pytest.raises(Cancelled):
+        simulate_ensemble(SessionState().ensemble, 0.95, control)
+
+
+def test_margin_and_confidence_inputs_bound_both_ways(qtbot, tab):
+    session = tab._session
+    tab.margin_spin.lineEdit().selectAll()
+    qtbot.keyClicks(tab.margin_spin.lineEdit(), "5")
+    qtbot.keyClick(tab.margin_spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("ensemble.margin") == pytest.approx(0.05)
+    expected = precision_sample_size(0.05, 0.95).n
+    assert f"{expected:,}" in tab.sample_size_label.text()
+    session.set_value("confidence", 0.9)
+    assert tab.confidence_spin.value() == pytest.approx(90.0)
+    qtbot.waitUntil(lambda: tab.run.sample_size.confidence == 0.9, timeout=10_000)
+
+
+def test_every_input_has_a_tooltip(tab):
+    for widget in (
+        tab.margin_spin,
+        tab.confidence_spin,
+        tab.floor_spin,
+        tab.mix_combo,
+        tab.trials_spin,
+        tab.seed_spin,
+        tab.add_button,
+        tab.remove_button,
+        tab.sets_view,
+    ):
+        assert widget.toolTip(), widget
+    assert tab.grids() == []
