@@ -19,7 +19,6 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -48,14 +47,8 @@ from core.session import EnsembleChild, EnsembleInputs
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
-from desktop.tab_support import (
-    RowsTableModel,
-    SessionSpin,
-    TableRow,
-    count_spin,
-    path_touches,
-    percent_spin,
-)
+from desktop.tab_support import RowsTableModel, TableRow
+from desktop.widgets import ChoiceCombo, ConfidenceBox, CountSpin, PercentSpin, affects
 from desktop.workers import TaskRunner
 
 ERROR_BRUSH = QBrush(QColor(255, 205, 205))
@@ -241,7 +234,7 @@ class EnsembleSetsModel(QAbstractTableModel):
             self.dataChanged.emit(index, index)
 
     def _on_session_changed(self, path: str) -> None:
-        if not path_touches(path, "ensemble"):
+        if not affects(path, "ensemble"):
             return
         rows = 1 + len(self._inputs.children)
         if rows != self._row_count:
@@ -487,63 +480,62 @@ class EnsembleTab(QWidget):
         buttons.addStretch(1)
         sets_layout.addLayout(buttons)
 
-        self.margin_spin = percent_spin(
-            "Half-width each classifier's precision interval may have (±), e.g. 3 %",
-            0.1,
-            49.9,
-            decimals=1,
-            step=0.5,
+        session = self._session
+        self.margin_spin = PercentSpin(
+            session,
+            "ensemble.margin",
+            minimum=0.1,
+            maximum=49.9,
+            tooltip="Half-width each classifier's precision interval may have (±), e.g. 3 %",
         )
-        self.confidence_spin = percent_spin(
-            "Confidence level of the precision intervals (shared by every tab), e.g. 95 %",
-            50.1,
-            99.9,
-            decimals=1,
-            step=0.5,
-        )
-        self.floor_spin = percent_spin(
-            "A precision every classifier is guaranteed to reach (>= 50 %); 50 % assumes "
-            "nothing and needs the most labels",
-            50.0,
-            99.0,
+        self.confidence_box = ConfidenceBox(session)
+        self.floor_spin = PercentSpin(
+            session,
+            "ensemble.precision_floor",
+            minimum=50.0,
+            maximum=99.0,
             decimals=0,
             step=5,
+            tooltip="A precision every classifier is guaranteed to reach (>= 50 %); 50 % "
+            "assumes nothing and needs the most labels",
         )
-        self.mix_combo = QComboBox()
-        self.mix_combo.addItem("Shuffle (proportional)", "shuffle")
-        self.mix_combo.addItem("Sample with replacement", "sample")
-        self.mix_combo.setToolTip(
-            "How the recycled and the extra items are mixed (Algorithm 1, step 4): shuffle "
-            "gives a slightly tighter estimate; sampling with replacement is needed when a "
-            "child is itself the parent of further children"
+        self.mix_combo = ChoiceCombo(
+            session,
+            "ensemble.mix",
+            [
+                (
+                    "shuffle",
+                    "Shuffle (proportional)",
+                    "UniformShuffle: a permutation; a proportional stratified sample, "
+                    "slightly tighter",
+                ),
+                (
+                    "sample",
+                    "Sample with replacement",
+                    "UniformSample: i.i.d. draws; needed when a child is itself the parent "
+                    "of further children",
+                ),
+            ],
+            tooltip="How the recycled and the extra items are mixed (Algorithm 1, step 4)",
         )
-        self.mix_combo.currentIndexChanged.connect(self._on_mix_changed)
-        self.trials_spin = count_spin(
-            "How many times the recycling is simulated to estimate the saving and its spread",
-            10,
-            MAX_TRIALS,
-            step=100,
+        self.trials_spin = CountSpin(
+            session,
+            "ensemble.trials",
+            minimum=10,
+            maximum=MAX_TRIALS,
+            tooltip="How many times the recycling is simulated to estimate the saving and "
+            "its spread",
         )
-        self.seed_spin = count_spin(
-            "Seed of the simulation: the same seed gives the same numbers", 0, 2**31 - 1
+        self.trials_spin.setSingleStep(100)
+        self.seed_spin = CountSpin(
+            session,
+            "ensemble.seed",
+            tooltip="Seed of the simulation: the same seed gives the same numbers",
         )
-        self._bindings = [
-            SessionSpin(self.margin_spin, self._session, "ensemble.margin", scale=100.0),
-            SessionSpin(self.confidence_spin, self._session, "confidence", scale=100.0),
-            SessionSpin(
-                self.floor_spin,
-                self._session,
-                "ensemble.precision_floor",
-                scale=100.0,
-                label="precision floor",
-            ),
-            SessionSpin(self.trials_spin, self._session, "ensemble.trials"),
-            SessionSpin(self.seed_spin, self._session, "ensemble.seed"),
-        ]
         target_box = QGroupBox("Precision target and simulation")
         form = QFormLayout(target_box)
         form.addRow("Margin (±)", self.margin_spin)
-        form.addRow("Confidence", self.confidence_spin)
+        form.addRow("Confidence", self.confidence_box)
         form.addRow("Precision floor", self.floor_spin)
         form.addRow("Mix", self.mix_combo)
         form.addRow("Trials", self.trials_spin)
@@ -678,20 +670,8 @@ class EnsembleTab(QWidget):
             return
         self.sets_model.remove_children(rows)
 
-    def _on_mix_changed(self, index: int) -> None:
-        mix = self.mix_combo.itemData(index)
-        if mix != self._session.get("ensemble.mix"):
-            self._session.set_value("ensemble.mix", mix, text="Change mix")
-
-    def _sync_mix(self) -> None:
-        index = self.mix_combo.findData(self._session.get("ensemble.mix"))
-        self.mix_combo.blockSignals(True)
-        self.mix_combo.setCurrentIndex(max(index, 0))
-        self.mix_combo.blockSignals(False)
-
     def _on_session_changed(self, path: str) -> None:
-        if path_touches(path, "ensemble") or path_touches(path, "confidence"):
-            self._sync_mix()
+        if affects(path, "ensemble") or affects(path, "confidence"):
             self.start_simulation()
 
     def _show_refusal(self, message: str) -> None:
@@ -704,7 +684,6 @@ class EnsembleTab(QWidget):
         """Show the sample size now and simulate the savings in the background."""
         inputs: EnsembleInputs = self._session.get("ensemble")
         confidence = self._session.get("confidence")
-        self._sync_mix()
         self.message_label.clear()
         try:
             size = sample_size_for(inputs, confidence)

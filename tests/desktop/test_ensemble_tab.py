@@ -149,14 +149,14 @@ def test_margin_and_confidence_inputs_bound_both_ways(qtbot, tab):
     expected = precision_sample_size(0.05, 0.95).n
     assert f"{expected:,}" in tab.sample_size_label.text()
     session.set_value("confidence", 0.9)
-    assert tab.confidence_spin.value() == pytest.approx(90.0)
+    assert tab.confidence_box.currentText() == "90 %"
     qtbot.waitUntil(lambda: tab.run.sample_size.confidence == 0.9, timeout=10_000)
 
 
 def test_every_input_has_a_tooltip(tab):
     for widget in (
         tab.margin_spin,
-        tab.confidence_spin,
+        tab.confidence_box,
         tab.floor_spin,
         tab.mix_combo,
         tab.trials_spin,
