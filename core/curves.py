@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _labels(value) -> np.ndarray:
     bad = ~((numeric == 0.0) | (numeric == 1.0))
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
-        raise InputError(f"labels must be 0 or 1, got {array[index]!r} at item {index}")
+        raise InputError(f"labels must be 0 or 1, got {array[index].item()!r} at item {index}")
     return numeric == 1.0
 
 
@@ -74,7 +75,8 @@ def _finite(name: str, value) -> np.ndarray:
     bad = ~np.isfinite(numeric)
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{name} must be finite numbers, got {array[index]!r} at item {index}")
+        offender = array[index].item()
+        raise InputError(f"{name} must be finite numbers, got {offender!r} at item {index}")
     return numeric
 
 
@@ -114,7 +116,8 @@ class ScoredSample:
             negative = weights < 0.0
             if negative.any():
                 index = int(np.flatnonzero(negative)[0])
-                raise InputError(f"weights must be >= 0, got {weights[index]!r} at item {index}")
+                offender = weights[index].item()
+                raise InputError(f"weights must be >= 0, got {offender!r} at item {index}")
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "weights", weights)
@@ -587,13 +590,15 @@ def load_scored_sample(path) -> ScoredSample:
 
 
 def _load_workbook(path: Path) -> ScoredSample:
-    from openpyxl import load_workbook  # deferred: only workbook users pay for the import
+    # Deferred: only workbook users pay for the import.
+    from openpyxl import load_workbook
+    from openpyxl.utils.exceptions import InvalidFileException
 
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))
     try:
         workbook = load_workbook(path, read_only=True, data_only=True)
-    except (OSError, KeyError, ValueError) as exc:
+    except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError) as exc:
         raise InputError(f"{path.name} is not a readable .xlsx workbook ({exc})") from None
     try:
         sheet = workbook.worksheets[0]
