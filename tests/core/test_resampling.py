@@ -1,0 +1,222 @@
+"""Vectorized bootstrap and Monte-Carlo replicates (``core.resampling``) against independent
+computations: a literal per-replicate resampling loop, the Katz interval, Eq 6/7 and
+``scipy.stats.beta.ppf``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import beta as beta_distribution
+from scipy.stats import ks_2samp
+
+from core import bayes, intervals, resampling
+from core.confusion import ConfusionMatrix
+from core.errors import InputError
+from core.progress import Cancelled, TaskControl
+
+
+def literal_bootstrap(tp, fp, fn, tn, k, replicates, rng):
+    """Algorithm 1 as written: resample the labeled items of each stratum, one replicate at a
+    time, and compute precision and recall from the resampled labels."""
+    positives_stratum = np.array([1] * tp + [0] * fp)
+    negatives_stratum = np.array([1] * fn + [0] * tn)
+    precision, recall = [], []
+    for _ in range(replicates):
+        pos = rng.choice(positives_stratum, size=len(positives_stratum), replace=True)
+        neg = rng.choice(negatives_stratum, size=len(negatives_stratum), replace=True)
+        p1, p0 = pos.mean(), neg.mean()
+        precision.append(p1)
+        recall.append(1.0 / (1.0 + p0 / (k * p1)) if p1 > 0 else 0.0)
+    return np.array(precision), np.array(recall)
+
+
+def test_bootstrap_matches_a_literal_resampling_loop():
+    tp, fp, fn, tn, k = 40, 10, 30, 920, 1 / 19
+    literal_p, literal_r = literal_bootstrap(tp, fp, fn, tn, k, 2000, np.random.default_rng(7))
+    fast = resampling.bootstrap(tp, fp, fn, tn, k, replicates=20_000, seed=8)
+    # Same distribution: two-sample KS on the replicates (discrete, so a lenient level).
+    assert ks_2samp(literal_p, fast.precision).pvalue > 1e-3
+    assert ks_2samp(literal_r, fast.recall).pvalue > 1e-3
+    # Same percentiles within Monte-Carlo error (a few % of the interval width).
+    for literal, metric in ((literal_p, "precision"), (literal_r, "recall")):
+        low, high = np.quantile(literal, [0.025, 0.975])
+        fast_low, fast_high = fast.interval(metric)
+        width = high - low
+        assert abs(fast_low - low) < 0.12 * width, metric
+        assert abs(fast_high - high) < 0.12 * width, metric
+
+
+def test_bootstrap_agrees_with_katz_for_large_counts():
+    matrix = ConfusionMatrix(tp=9000, fp=1000, fn=600, tn=89_400)
+    k = 0.04
+    katz = intervals.katz_log_recall(matrix, k)
+    wald = intervals.wald_precision(matrix)
+    boot = resampling.bootstrap(*matrix.as_tuple(), k, replicates=40_000, seed=1)
+    for (low, high), reference in (
+        (boot.interval("recall"), katz),
+        (boot.interval("precision"), wald),
+    ):
+        assert abs(low - reference.lower) < 0.04 * reference.width
+        assert abs(high - reference.upper) < 0.04 * reference.width
+
+
+def test_random_design_bootstrap_agrees_with_the_textbook_recall_interval():
+    # Resampling the whole sample lets TP + FN vary, as the binomial Wald interval assumes.
+    matrix = ConfusionMatrix(tp=1380, fp=220, fn=1080, tn=47_320)
+    boot = resampling.bootstrap(*matrix.as_tuple(), design="random", replicates=40_000, seed=2)
+    wald = intervals.wald_recall_random(matrix)
+    low, high = boot.interval("recall")
+    assert abs(low - wald.lower) < 0.05 * wald.width
+    assert abs(high - wald.upper) < 0.05 * wald.width
+
+
+def test_bayes_mc_agrees_with_eq_6_and_7_for_large_counts():
+    matrix = ConfusionMatrix(tp=4500, fp=500, fn=400, tn=94_600)
+    k = 0.05
+    posterior = bayes.Prior.none().posterior(matrix)
+    n1, n0 = matrix.n_pos, matrix.n_neg
+    eq6 = bayes.bayes_precision_interval(posterior, n1)
+    eq7 = bayes.bayes_recall_interval(posterior, k, n1, n0)
+    mc = resampling.bayes_predictive(
+        posterior.z11, posterior.z01, posterior.z10, posterior.z00, k, n1, n0,
+        replicates=40_000, seed=3,
+    )  # fmt: skip
+    for (low, high), reference in ((mc.interval("precision"), eq6), (mc.interval("recall"), eq7)):
+        assert abs(low - reference.lower) < 0.04 * reference.width
+        assert abs(high - reference.upper) < 0.04 * reference.width
+
+
+def test_posterior_draws_of_precision_follow_the_beta_quantiles():
+    draws = resampling.posterior_draws(30.5, 6.5, 12.5, 800.5, 0.1, replicates=100_000, seed=4)
+    low, high = draws.interval("precision", 0.9)
+    expected = beta_distribution.ppf([0.05, 0.95], 30.5, 6.5)
+    assert low == pytest.approx(expected[0], abs=0.004)
+    assert high == pytest.approx(expected[1], abs=0.004)
+    # Recall of each draw is Eq 2 of that draw's pi1 and pi0.
+    assert draws.undefined_recall == 0
+    assert np.all((draws.recall > 0) & (draws.recall < 1))
+
+
+def test_posterior_recall_quantiles_match_an_independent_simulation():
+    rng = np.random.default_rng(11)
+    pi1 = rng.beta(50, 10, size=200_000)
+    pi0 = rng.beta(20, 2000, size=200_000)
+    recall = (0.05 * pi1) / (0.05 * pi1 + pi0)
+    expected = np.quantile(recall, [0.025, 0.975])
+    ours = resampling.posterior_draws(50, 10, 20, 2000, 0.05, replicates=200_000, seed=12)
+    assert ours.interval("recall") == pytest.approx(tuple(expected), abs=0.004)
+
+
+def test_scalar_and_batch_shapes():
+    single = resampling.bootstrap(20, 5, 3, 300, 0.1, replicates=500, seed=1)
+    assert single.precision.shape == (500,) and single.f1.shape == (500,)
+    assert isinstance(single.undefined_recall, int)
+    assert isinstance(single.interval("recall")[0], float)
+    batch = resampling.bootstrap(
+        np.array([20, 30, 40]), 5, np.array([3, 4, 5]), 300, 0.1, replicates=500, seed=1
+    )
+    assert batch.precision.shape == (3, 500)
+    assert batch.undefined_recall.shape == (3,)
+    low, high = batch.interval("recall")
+    assert low.shape == (3,) and np.all(low < high)
+    mc = resampling.bayes_predictive(
+        np.array([20.0, 30.0]), 5, 3, 300, 0.1, 25, 303, replicates=100, seed=1, include_f1=False
+    )
+    assert mc.precision.shape == (2, 100) and mc.f1 is None
+    with pytest.raises(InputError):
+        mc.interval("f1")
+
+
+def test_batch_rows_have_the_distribution_of_the_single_call():
+    rows = resampling.bootstrap(np.full(200, 30), 10, 8, 400, 0.1, replicates=200, seed=5)
+    single = resampling.bootstrap(30, 10, 8, 400, 0.1, replicates=40_000, seed=6)
+    assert ks_2samp(rows.recall.ravel(), single.recall).pvalue > 1e-3
+
+
+def test_same_seed_same_replicates_and_chunking_is_invisible(monkeypatch):
+    first = resampling.bootstrap(np.array([10, 12]), 5, 3, 90, 0.2, replicates=300, seed=9)
+    again = resampling.bootstrap(np.array([10, 12]), 5, 3, 90, 0.2, replicates=300, seed=9)
+    np.testing.assert_array_equal(first.recall, again.recall)
+    monkeypatch.setattr(resampling, "CHUNK_ELEMENTS", 300)  # one row per chunk
+    chunked = resampling.bootstrap(np.array([10, 12]), 5, 3, 90, 0.2, replicates=300, seed=9)
+    assert chunked.recall.shape == first.recall.shape
+
+
+def test_undefined_replicates_are_counted_and_left_out():
+    # TP* = FN* = 0 happens with probability (1 - 2/12)^12 * (1 - 0/30)^30 ~ 11 %.
+    tp, fp, fn, tn = 2, 10, 0, 30
+    boot = resampling.bootstrap(tp, fp, fn, tn, 0.05, replicates=20_000, seed=10)
+    expected_share = resampling.expected_undefined_share(tp, fp, fn, tn)
+    assert expected_share == pytest.approx((10 / 12) ** 12)
+    share = boot.undefined_recall / 20_000
+    assert share == pytest.approx(expected_share, abs=4 * math.sqrt(expected_share / 20_000))
+    assert np.isnan(boot.recall).sum() == boot.undefined_recall
+    assert np.isnan(boot.f1).sum() == boot.undefined_recall
+    defined = boot.recall[~np.isnan(boot.recall)]
+    assert boot.interval("recall") == pytest.approx(tuple(np.quantile(defined, [0.025, 0.975])))
+    # TP* = 0 with FN* > 0 is a defined recall of 0, not a missing value.
+    zero_tp = resampling.bootstrap(0, 10, 20, 30, 0.05, replicates=1000, seed=1)
+    assert zero_tp.undefined_recall == 0 and np.all(zero_tp.recall == 0)
+
+
+def test_a_row_without_any_defined_replicate_gives_nan_bounds():
+    boot = resampling.bootstrap(
+        np.array([0, 5]), 10, np.array([0, 5]), 30, 0.1, replicates=200, seed=1
+    )
+    low, high = boot.interval("recall")
+    assert math.isnan(low[0]) and math.isnan(high[0])
+    assert np.isfinite(low[1]) and np.isfinite(high[1])
+    assert list(boot.undefined_recall) == [200, 0]
+
+
+def test_percentile_interval_matches_nanquantile():
+    rng = np.random.default_rng(0)
+    draws = rng.random((20, 333))
+    draws[rng.random((20, 333)) < 0.1] = np.nan
+    low, high = resampling.percentile_interval(draws, 0.9)
+    expected = np.nanquantile(draws, [0.05, 0.95], axis=-1)
+    np.testing.assert_allclose(low, expected[0], rtol=1e-12)
+    np.testing.assert_allclose(high, expected[1], rtol=1e-12)
+
+
+def test_progress_and_cancel_between_chunks(monkeypatch):
+    monkeypatch.setattr(resampling, "CHUNK_ELEMENTS", 1000)
+    seen = []
+    control = TaskControl(on_progress=seen.append)
+    resampling.bayes_predictive(np.full(10, 5.0), 5, 5, 50, 0.1, 10, 55, replicates=500,
+                                seed=1, control=control)  # fmt: skip
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) >= 5
+    cancelled = TaskControl()
+    cancelled.cancel()
+    with pytest.raises(Cancelled):
+        resampling.bootstrap(
+            np.full(10, 5), 5, 5, 50, 0.1, replicates=500, seed=1, control=cancelled
+        )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((-1, 5, 5, 50, 0.1), "tp must be a whole number"),
+        ((1.5, 5, 5, 50, 0.1), "tp must be a whole number"),
+        ((0, 0, 5, 50, 0.1), "each stratum"),
+        ((5, 5, 5, 50, 0.0), "k must be"),
+        ((np.array([1, 2]), 5, np.array([1, 2, 3]), 50, 0.1), "one common length"),
+    ],
+)
+def test_bad_input_is_refused(args, message):
+    with pytest.raises(InputError, match=message):
+        resampling.bootstrap(*args, replicates=100, seed=1)
+
+
+def test_bad_replicates_seed_and_design_are_refused():
+    with pytest.raises(InputError, match="replicates"):
+        resampling.bootstrap(5, 5, 5, 50, 0.1, replicates=0)
+    with pytest.raises(InputError, match="seed"):
+        resampling.bootstrap(5, 5, 5, 50, 0.1, replicates=10, seed=-1)
+    with pytest.raises(InputError, match="design"):
+        resampling.bootstrap(5, 5, 5, 50, 0.1, replicates=10, design="cluster")
+    with pytest.raises(InputError, match="z01"):
+        resampling.posterior_draws(1, 0, 1, 1, 0.1, replicates=10)
