@@ -271,11 +271,13 @@ class OperatingPoint:
     def __post_init__(self) -> None:
         tpr = validation.non_negative("tpr", self.tpr)
         fpr = validation.non_negative("fpr", self.fpr)
-        if not 0.0 < tpr <= 1.0:
+        if tpr == 0.0:
             raise InputError(
-                f"tpr must be in (0, 1] (with tpr = 0 precision is 0 at every prevalence), "
+                f"tpr must be > 0 (with tpr = 0 precision is 0 at every prevalence), "
                 f"got {self.tpr!r}"
             )
+        if tpr > 1.0:
+            raise InputError(f"tpr must be in (0, 1], got {self.tpr!r}")
         if fpr > 1.0:
             raise InputError(f"fpr must be in [0, 1], got {self.fpr!r}")
         object.__setattr__(self, "tpr", tpr)
