@@ -1,0 +1,221 @@
+"""``core.evaluation.evaluate``: the JSON contract, warnings, and values checked against
+independent computations (scipy's Beta quantiles, Eq 6 by hand, the closed forms)."""
+
+from __future__ import annotations
+
+import json
+import math
+from statistics import NormalDist
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import beta as beta_distribution
+
+from core import intervals
+from core.bayes import Prior
+from core.confusion import ConfusionMatrix, Population
+from core.errors import InputError
+from core.evaluation import Evaluation, evaluate
+
+TABLE_1 = ConfusionMatrix(tp=138, fp=22, fn=108, tn=4732)
+
+PRECISION_METHODS = [
+    "wald", "wilson", "agresti_coull", "clopper_pearson", "jeffreys",
+    "bootstrap", "bayes", "bayes_mc", "posterior",
+]  # fmt: skip
+RECALL_METHODS = ["katz_log", "delta", "bootstrap", "bayes", "bayes_mc", "posterior"]
+
+
+def test_json_document_has_exactly_the_contract_keys_stratified():
+    document = evaluate(
+        TABLE_1, population=Population.from_k(0.05), replicates=500, seed=1
+    ).to_dict()
+    assert list(document) == [
+        "k",
+        "design",
+        "precision",
+        "recall",
+        "f1",
+        "fpr",
+        "prevalence",
+        "warnings",
+    ]
+    assert document["design"] == "stratified" and document["k"] == 0.05
+    assert list(document["precision"]["intervals"]) == PRECISION_METHODS
+    assert list(document["recall"]["intervals"]) == RECALL_METHODS
+    assert list(document["f1"]["intervals"]) == ["bootstrap", "bayes_mc", "posterior"]
+    assert list(document["fpr"]["intervals"]) == ["katz_log"]
+    assert list(document["prevalence"]) == ["estimate"]
+    for metric in ("precision", "recall", "f1", "fpr"):
+        assert set(document[metric]) == {"estimate", "intervals"}
+        for bounds in document[metric]["intervals"].values():
+            assert isinstance(bounds, list) and len(bounds) == 2
+    json.dumps(document, allow_nan=False)
+
+
+def test_random_design_adds_the_wald_recall_interval_and_estimates_k():
+    result = evaluate(TABLE_1, replicates=500, seed=1)
+    document = result.to_dict()
+    assert document["design"] == "random"
+    assert document["k"] == pytest.approx(160 / 4840)
+    assert list(document["recall"]["intervals"]) == [*RECALL_METHODS, "wald"]
+    assert document["precision"]["estimate"] == pytest.approx(0.8625)
+    assert document["recall"]["estimate"] == pytest.approx(138 / 246)
+    assert result.warnings == ()
+
+
+def test_values_match_independent_computations():
+    k = 0.05
+    result = evaluate(TABLE_1, population=k, confidence=0.9, replicates=2000, seed=3)
+    z = NormalDist().inv_cdf(0.95)
+    # Closed forms are passed through unchanged.
+    assert result.precision.intervals["wilson"] == intervals.wilson_precision(TABLE_1, 0.9)
+    assert result.recall.intervals["katz_log"] == intervals.katz_log_recall(TABLE_1, k, 0.9)
+    # Posterior of precision with alpha = 0: Beta(138, 22) quantiles.
+    expected = beta_distribution.ppf([0.05, 0.95], 138, 22)
+    assert result.precision.intervals["posterior"].as_list() == pytest.approx(list(expected))
+    # Eq 6 by hand: m +- z*sqrt(a*b*(a+b+n)/(n*(a+b)^2*(a+b+1))) with n' = n1 = 160.
+    a, b, n = 138, 22, 160
+    half = z * math.sqrt(a * b * (a + b + n) / (n * (a + b) ** 2 * (a + b + 1)))
+    assert result.precision.intervals["bayes"].as_list() == pytest.approx(
+        [a / (a + b) - half, a / (a + b) + half]
+    )
+    # The predictive interval is wider than the posterior one (it adds binomial noise).
+    assert result.precision.intervals["bayes"].width > result.precision.intervals["posterior"].width
+    assert result.recall.intervals["bayes_mc"].width > result.recall.intervals["posterior"].width
+    # F1 estimate from P and R.
+    p, r = result.estimates.precision, result.estimates.recall
+    assert result.f1.estimate == pytest.approx(2 * p * r / (p + r))
+
+
+def test_seed_makes_the_monte_carlo_intervals_reproducible():
+    first = evaluate(TABLE_1, population=0.05, replicates=500, seed=42).to_dict()
+    second = evaluate(TABLE_1, population=0.05, replicates=500, seed=42).to_dict()
+    assert first == second
+
+
+def test_zero_cells_warn_substitute_jeffreys_and_never_leak_nan():
+    matrix = ConfusionMatrix(tp=0, fp=10, fn=0, tn=100)
+    result = evaluate(matrix, population=0.1, replicates=500, seed=1)
+    document = result.to_dict()
+    json.dumps(document, allow_nan=False)
+    text = " ".join(result.warnings)
+    assert "TP and FN are 0" in text and "Haldane" in text
+    assert "Jeffreys" in text and result.prior.name.startswith("Jeffreys")
+    assert "below 10" in text
+    assert document["recall"]["estimate"] is None
+    assert "recall estimate is undefined" in text
+    assert document["recall"]["intervals"]["bootstrap"] == [None, None]
+    assert "500 of 500 bootstrap replicates" in text
+    assert result.undefined_bootstrap == 500
+    assert document["f1"]["estimate"] is None
+
+
+def test_small_cells_are_named_in_the_warning():
+    result = evaluate(
+        ConfusionMatrix(tp=50, fp=7, fn=3, tn=400), population=0.1, replicates=200, seed=1
+    )
+    warning = next(w for w in result.warnings if "normal approximation" in w)
+    assert "FP = 7" in warning and "FN = 3" in warning and "TP" not in warning
+    assert "Wilson" in warning and "Jeffreys" in warning and "Bayesian" in warning
+
+
+def test_an_explicit_improper_prior_is_refused_but_a_proper_one_is_used():
+    matrix = ConfusionMatrix(tp=20, fp=0, fn=5, tn=100)
+    with pytest.raises(InputError, match="improper"):
+        evaluate(matrix, population=0.1, replicates=200, prior=Prior.none())
+    result = evaluate(matrix, population=0.1, replicates=200, seed=1, prior=Prior.uniform())
+    assert result.prior == Prior.uniform()
+    assert not any("Jeffreys prior" in w for w in result.warnings)
+    expected = beta_distribution.ppf([0.025, 0.975], 21, 1)
+    assert result.precision.intervals["posterior"].as_list() == pytest.approx(list(expected))
+
+
+def test_fpc_narrows_the_normal_intervals_and_says_so():
+    population = Population.from_counts(400, 20_000)
+    plain = evaluate(TABLE_1, population=population, replicates=200, seed=1)
+    corrected = evaluate(TABLE_1, population=population, replicates=200, seed=1, fpc=True)
+    factors = population.fpc_factors(160, 4840)
+    assert corrected.fpc == pytest.approx(factors)
+    ratio = corrected.precision.intervals["wald"].width / plain.precision.intervals["wald"].width
+    assert ratio == pytest.approx(math.sqrt(factors[0]), rel=1e-9)
+    assert corrected.recall.intervals["katz_log"].width < plain.recall.intervals["katz_log"].width
+    assert corrected.precision.intervals["wilson"] == plain.precision.intervals["wilson"]
+    assert any("finite population correction" in w for w in corrected.warnings)
+    with pytest.raises(InputError, match="population counts"):
+        evaluate(TABLE_1, population=0.05, fpc=True)
+    with pytest.raises(InputError, match="population counts"):
+        evaluate(TABLE_1, fpc=True)
+    with pytest.raises(InputError, match="larger than its population"):
+        evaluate(TABLE_1, population=Population.from_counts(100, 20_000), fpc=True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"population": 0.0}, "k must be"),
+        ({"population": -1.0}, "k must be"),
+        ({"confidence": 0.4}, "confidence"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"replicates": 10}, "replicates"),
+        ({"seed": -3}, "seed"),
+    ],
+)
+def test_bad_arguments_raise_input_error(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        evaluate(TABLE_1, **kwargs)
+
+
+def test_an_empty_stratum_is_refused():
+    with pytest.raises(InputError, match="empty"):
+        evaluate(ConfusionMatrix(tp=0, fp=0, fn=3, tn=10), population=0.1)
+    with pytest.raises(InputError, match="empty"):
+        evaluate(ConfusionMatrix(tp=3, fp=2, fn=0, tn=0), population=0.1)
+
+
+def test_rows_for_excel_and_the_gui():
+    result = evaluate(TABLE_1, population=0.05, replicates=300, seed=1)
+    rows = result.to_rows()
+    assert len(rows) == 9 + 6 + 3 + 1 + 1
+    assert rows[0][:2] == ("precision", "wald")
+    assert rows[-1] == (
+        "prevalence",
+        "estimate",
+        pytest.approx(result.estimates.prevalence),
+        None,
+        None,
+        "",
+    )
+    for metric, method, estimate, lower, upper, note in rows[:-1]:
+        assert lower <= upper and isinstance(note, str)
+        assert result.to_dict()[metric]["intervals"][method] == [lower, upper]
+        assert estimate == result.to_dict()[metric]["estimate"]
+
+
+def test_evaluation_is_frozen():
+    result = evaluate(TABLE_1, population=0.05, replicates=200, seed=1)
+    assert isinstance(result, Evaluation)
+    with pytest.raises(AttributeError):
+        result.k = 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tp=st.integers(1, 400), fp=st.integers(1, 400), fn=st.integers(1, 400),
+    tn=st.integers(1, 20_000), k=st.floats(0.005, 1.0), seed=st.integers(0, 2**32),
+)  # fmt: skip
+def test_all_intervals_are_in_the_unit_interval_and_contain_the_estimate(tp, fp, fn, tn, k, seed):
+    # Without zero cells and with the default alpha = 0 prior, the posterior and predictive
+    # distributions are centred on the plug-in estimates, so every interval contains them.
+    # With a zero cell (Haldane, Jeffreys substitution) or an informative prior they need
+    # not: those intervals describe a shifted centre by design.
+    result = evaluate(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), population=k,
+                      replicates=400, seed=seed)  # fmt: skip
+    for name, metric in result.metrics().items():
+        for method, interval in metric.intervals.items():
+            assert 0.0 <= interval.lower <= interval.upper <= 1.0, (name, method)
+            assert interval.lower - 1e-12 <= metric.estimate <= interval.upper + 1e-12, (
+                name,
+                method,
+            )
