@@ -8,7 +8,8 @@ step while a slider is dragged) and refresh from :attr:`SessionModel.state` when
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -44,6 +45,17 @@ class SessionModel(QObject):
         super().__init__(parent)
         self._state = state or SessionState()
         self.undo_stack = QUndoStack(self)
+        self._derivations: list[Callable[[SessionState], SessionState]] = []
+
+    def add_derivation(self, derive: Callable[[SessionState], SessionState]) -> None:
+        """Keep an input that follows others up to date inside the same undo step.
+
+        ``derive(state) -> state`` runs after every edit (a prior built from a preset
+        follows the expected P/R, ``k`` and strength it was made from), so undo restores
+        both together. Registering the same function twice has no effect.
+        """
+        if derive not in self._derivations:
+            self._derivations.append(derive)
 
     @property
     def state(self) -> SessionState:
@@ -79,12 +91,18 @@ class SessionModel(QObject):
         try:
             for path, value in changes:
                 new_state = replace_path(new_state, path, value)
+            edited_state = new_state
+            for derive in self._derivations:
+                new_state = derive(new_state)
         except InputError as exc:
             self.refused.emit(changes[0][0] if changes else "", str(exc))
             return str(exc)
         if new_state == self._state:
             return None
-        common = _common_prefix([path for path, _ in changes])
+        paths = [path for path, _ in changes]
+        if new_state is not edited_state:
+            paths.extend(_changed_paths(edited_state, new_state))
+        common = _common_prefix(paths)
         label = text or f"Edit {common or 'session'}"
         self.undo_stack.push(_StateCommand(self, self._state, new_state, common, label, merge_key))
         return None
@@ -98,6 +116,20 @@ class SessionModel(QObject):
         else:
             self.undo_stack.clear()
             self._apply(state, "")
+
+
+def _changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of the fields that differ between two states (down to non-dataclasses)."""
+    if before == after:
+        return []
+    if not (dataclasses.is_dataclass(before) and type(before) is type(after)):
+        return [prefix.rstrip(".")]
+    found: list[str] = []
+    for f in dataclasses.fields(before):
+        found.extend(
+            _changed_paths(getattr(before, f.name), getattr(after, f.name), f"{prefix}{f.name}.")
+        )
+    return found
 
 
 def _common_prefix(paths: list[str]) -> str:

@@ -1,0 +1,644 @@
+"""Shared input widgets bound to a :class:`~desktop.session_model.SessionModel` path.
+
+Every widget here shows one session input (``"plan.s"``, ``"confidence"``) and writes it
+back through :meth:`SessionModel.set_value`, so each edit is one undo step and a refused
+value is announced by the session's ``refused`` signal (the status bar shows it) while the
+widget snaps back to what the session holds. Widget -> session and session -> widget
+updates are guarded with :class:`QSignalBlocker` so the two directions never loop (spec
+page 05, habit 6).
+
+* :class:`LogSliderSpin` - a log-scale slider with a spin box; one drag is one undo step.
+* :class:`PercentSpin` - a fraction shown and typed as a percentage.
+* :class:`CountSpin` - a whole number with thousands separators; accepts ``1 251 000``.
+* :class:`NumberSpin` - a plain real number (costs, prior strength, alphas).
+* :class:`ChoiceCombo`, :class:`BoundCheck` - a choice or a switch.
+* :class:`PopulationInput` - the population as counts ``N1``/``N0`` or as ``k``.
+* :class:`ConfidenceBox` - the session-wide confidence level.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QValidator
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSlider,
+    QSpinBox,
+    QStackedWidget,
+    QWidget,
+)
+
+from desktop import formatting
+from desktop.session_model import SessionModel
+
+#: Largest count a Qt spin box holds (a signed 32-bit int); populations are far below it.
+MAX_COUNT = 2_147_483_647
+
+_drag_counter = itertools.count(1)
+
+
+def affects(changed: str, path: str) -> bool:
+    """True when a change announced for ``changed`` may alter the value at ``path``.
+
+    ``""`` means the whole state changed; a parent path (``"plan"``) covers its children
+    and a child path (``"plan.population.k"``) touches every parent that shows it.
+    """
+    return (
+        changed == ""
+        or changed == path
+        or path.startswith(changed + ".")
+        or changed.startswith(path + ".")
+    )
+
+
+class _Bound:
+    """Mixin: keeps one widget in step with ``session`` at ``path``.
+
+    Subclasses implement :meth:`_show` (put a value into the widget with signals blocked)
+    and call :meth:`_commit` with the user's value.
+    """
+
+    _session: SessionModel
+    _path: str
+
+    def _bind(self, session: SessionModel, path: str) -> None:
+        self._session = session
+        self._path = path
+        session.changed.connect(self._on_session_changed)
+        self._show(session.get(path))
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, self._path):
+            self._show(self._session.get(self._path))
+
+    def _commit(self, value: Any, *, merge_key: str | None = None) -> str | None:
+        message = self._session.set_value(self._path, value, merge_key=merge_key)
+        if message:
+            # Refused: the session kept its value; show it again in place of the typo.
+            self._show(self._session.get(self._path))
+        return message
+
+    def _show(self, value: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+# --- spin boxes ---------------------------------------------------------------------------
+
+
+class CountSpin(_Bound, QSpinBox):
+    """A whole number with thousands separators, typed or pasted like in a spreadsheet.
+
+    ``1,251,000``, ``1 251 000`` and ``1251000`` are all accepted. With ``path=None`` it is
+    an unbound spin box (the :class:`LogSliderSpin` drives it itself).
+    """
+
+    def __init__(
+        self,
+        session: SessionModel | None = None,
+        path: str | None = None,
+        *,
+        minimum: int = 0,
+        maximum: int = MAX_COUNT,
+        tooltip: str = "",
+        parent: QWidget | None = None,
+    ):
+        QSpinBox.__init__(self, parent)
+        self.setRange(minimum, maximum)
+        self.setKeyboardTracking(False)  # one edit per Enter/focus-out, not per keystroke
+        self.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.setAccelerated(True)
+        self.setToolTip(tooltip)
+        self.setMinimumWidth(110)
+        if session is not None and path is not None:
+            self._bind(session, path)
+            self.valueChanged.connect(self._on_value_changed)
+
+    def textFromValue(self, value: int) -> str:
+        return formatting.thousands(value)
+
+    def valueFromText(self, text: str) -> int:
+        try:
+            return formatting.parse_count(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):
+        stripped = text.strip()
+        if not stripped:
+            return QValidator.State.Intermediate, text, pos
+        try:
+            value = formatting.parse_count(stripped)
+        except ValueError:
+            # A half-typed number ("1,2") is still on its way; letters are not.
+            if all(ch.isdigit() or ch in ", \u00a0'_" for ch in stripped):
+                return QValidator.State.Intermediate, text, pos
+            return QValidator.State.Invalid, text, pos
+        if self.minimum() <= value <= self.maximum():
+            return QValidator.State.Acceptable, text, pos
+        return QValidator.State.Intermediate, text, pos
+
+    def fixup(self, text: str) -> str:
+        return formatting.thousands(self.value())
+
+    def _show(self, value: Any) -> None:
+        with QSignalBlocker(self):
+            self.setValue(int(value))
+
+    def _on_value_changed(self, value: int) -> None:
+        self._commit(int(value))
+
+
+class NumberSpin(_Bound, QDoubleSpinBox):
+    """A real number bound to ``path`` (label costs, prior strength, an alpha)."""
+
+    def __init__(
+        self,
+        session: SessionModel | None = None,
+        path: str | None = None,
+        *,
+        minimum: float = 0.0,
+        maximum: float = 1e9,
+        decimals: int = 2,
+        step: float = 1.0,
+        suffix: str = "",
+        tooltip: str = "",
+        parent: QWidget | None = None,
+    ):
+        QDoubleSpinBox.__init__(self, parent)
+        self.setDecimals(decimals)
+        self.setRange(minimum, maximum)
+        self.setSingleStep(step)
+        self.setKeyboardTracking(False)
+        self.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.setGroupSeparatorShown(True)
+        self.setAccelerated(True)
+        if suffix:
+            self.setSuffix(suffix)
+        self.setToolTip(tooltip)
+        if session is not None and path is not None:
+            self._bind(session, path)
+            self.valueChanged.connect(self._on_value_changed)
+
+    def _show(self, value: Any) -> None:
+        with QSignalBlocker(self):
+            self.setValue(float(value))
+
+    def _on_value_changed(self, value: float) -> None:
+        self._commit(float(value))
+
+
+class PercentSpin(NumberSpin):
+    """A fraction in the session (``0.05``) shown and typed as a percentage (``5.0 %``)."""
+
+    def __init__(
+        self,
+        session: SessionModel | None = None,
+        path: str | None = None,
+        *,
+        minimum: float = 0.1,
+        maximum: float = 99.9,
+        decimals: int = 1,
+        step: float = 0.5,
+        tooltip: str = "",
+        parent: QWidget | None = None,
+    ):
+        super().__init__(
+            session,
+            path,
+            minimum=minimum,
+            maximum=maximum,
+            decimals=decimals,
+            step=step,
+            suffix=" %",
+            tooltip=tooltip,
+            parent=parent,
+        )
+        self.setMinimumWidth(90)
+
+    def fraction(self) -> float:
+        return self.value() / 100.0
+
+    def _show(self, value: Any) -> None:
+        with QSignalBlocker(self):
+            self.setValue(float(value) * 100.0)
+
+    def _on_value_changed(self, value: float) -> None:
+        # round() drops the binary noise of value/100 (5.0 % -> 0.05, not 0.05000000000000001)
+        self._commit(round(value / 100.0, self.decimals() + 2))
+
+
+# --- choices ------------------------------------------------------------------------------
+
+
+class ChoiceCombo(_Bound, QComboBox):
+    """One of a few values, each shown with a readable label and its own tooltip.
+
+    ``choices`` is a sequence of ``(value, label, tooltip)``.
+    """
+
+    def __init__(
+        self,
+        session: SessionModel,
+        path: str,
+        choices: Sequence[tuple[Any, str, str]],
+        *,
+        tooltip: str = "",
+        parent: QWidget | None = None,
+    ):
+        QComboBox.__init__(self, parent)
+        for value, label, item_tip in choices:
+            self.addItem(label, value)
+            self.setItemData(self.count() - 1, item_tip, Qt.ItemDataRole.ToolTipRole)
+        self.setToolTip(tooltip)
+        self._bind(session, path)
+        self.currentIndexChanged.connect(self._on_index_changed)
+
+    def _show(self, value: Any) -> None:
+        index = self.findData(value)
+        with QSignalBlocker(self):
+            self.setCurrentIndex(index)
+
+    def _on_index_changed(self, index: int) -> None:
+        if index >= 0:
+            self._commit(self.itemData(index))
+
+
+class BoundCheck(_Bound, QWidget):
+    """A yes/no input (Bayesian curves, finite population correction)."""
+
+    def __init__(
+        self,
+        session: SessionModel,
+        path: str,
+        text: str,
+        *,
+        tooltip: str = "",
+        parent: QWidget | None = None,
+    ):
+        from PySide6.QtWidgets import QCheckBox
+
+        QWidget.__init__(self, parent)
+        self.box = QCheckBox(text, self)
+        self.box.setToolTip(tooltip)
+        self.setToolTip(tooltip)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.box)
+        self._bind(session, path)
+        self.box.toggled.connect(self._on_toggled)
+
+    def isChecked(self) -> bool:
+        return self.box.isChecked()
+
+    def _show(self, value: Any) -> None:
+        with QSignalBlocker(self.box):
+            self.box.setChecked(bool(value))
+
+    def _on_toggled(self, checked: bool) -> None:
+        self._commit(bool(checked))
+
+
+# --- log slider ---------------------------------------------------------------------------
+
+
+class LogSliderSpin(_Bound, QWidget):
+    """A slider on a log scale and a spin box, both showing the session value at ``path``.
+
+    Dragging the slider writes every position to the session (so plots follow live) under
+    one merge key per press: the whole drag is one undo step, two drags are two steps.
+    Keyboard and wheel moves on the slider, and edits in the spin box, are steps of their
+    own. ``integer=True`` uses a :class:`CountSpin` (``v``); otherwise a
+    :class:`QDoubleSpinBox` with ``decimals``.
+
+    Signals
+    -------
+    valueChanged(float)
+        The value the user chose (after rounding to the spin box's precision).
+    """
+
+    valueChanged = Signal(float)
+
+    def __init__(
+        self,
+        session: SessionModel,
+        path: str,
+        *,
+        minimum: float,
+        maximum: float,
+        decimals: int = 2,
+        integer: bool = False,
+        steps: int = 1000,
+        tooltip: str = "",
+        parent: QWidget | None = None,
+    ):
+        QWidget.__init__(self, parent)
+        if not 0 < minimum < maximum:
+            raise ValueError(f"a log slider needs 0 < minimum < maximum, got {minimum}, {maximum}")
+        self._minimum = float(minimum)
+        self._maximum = float(maximum)
+        self._steps = int(steps)
+        self._integer = integer
+        self._decimals = 0 if integer else decimals
+        self._drag_key: str | None = None
+        self._last_written: float | None = None
+
+        self.slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.slider.setRange(0, self._steps)
+        self.slider.setSingleStep(max(1, self._steps // 200))
+        self.slider.setPageStep(max(1, self._steps // 20))
+        self.slider.setToolTip(tooltip + "\nDrag for a live preview; one drag is one undo step.")
+        if integer:
+            self.spin: QSpinBox | QDoubleSpinBox = CountSpin(
+                minimum=math.ceil(minimum), maximum=math.floor(maximum), tooltip=tooltip
+            )
+        else:
+            self.spin = QDoubleSpinBox(self)
+            self.spin.setDecimals(decimals)
+            self.spin.setRange(minimum, maximum)
+            self.spin.setKeyboardTracking(False)
+            self.spin.setAlignment(Qt.AlignmentFlag.AlignRight)
+            self.spin.setSingleStep(10 ** (-decimals) * 10 if decimals else 1)
+            self.spin.setToolTip(tooltip)
+            self.spin.setMinimumWidth(80)
+        self.spin.setParent(self)
+        self.setToolTip(tooltip)
+
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.slider, 1)
+        layout.addWidget(self.spin)
+
+        self.slider.sliderPressed.connect(self._on_slider_pressed)
+        self.slider.sliderReleased.connect(self._on_slider_released)
+        self.slider.valueChanged.connect(self._on_slider_moved)
+        self.spin.valueChanged.connect(self._on_spin_changed)
+        self._bind(session, path)
+
+    # mapping ------------------------------------------------------------------------------
+
+    def position_of(self, value: float) -> int:
+        """Slider position (0..steps) of ``value`` on the log scale, clamped to the range."""
+        value = min(max(float(value), self._minimum), self._maximum)
+        fraction = math.log(value / self._minimum) / math.log(self._maximum / self._minimum)
+        return round(fraction * self._steps)
+
+    def value_at(self, position: int) -> float:
+        """The (rounded) value at slider ``position``."""
+        fraction = position / self._steps
+        raw = self._minimum * (self._maximum / self._minimum) ** fraction
+        return float(round(raw)) if self._integer else round(raw, self._decimals)
+
+    def value(self) -> float:
+        return float(self.spin.value())
+
+    def setValue(self, value: float) -> None:
+        """Set the value as the user would by typing it (one undo step)."""
+        self._write(value, None)
+
+    # events -------------------------------------------------------------------------------
+
+    def _on_slider_pressed(self) -> None:
+        # A fresh key per press: this drag merges into one step, the next drag is another.
+        self._drag_key = f"{self._path}:drag:{next(_drag_counter)}"
+
+    def _on_slider_released(self) -> None:
+        self._drag_key = None
+
+    def _on_slider_moved(self, position: int) -> None:
+        value = self.value_at(position)
+        with QSignalBlocker(self.spin):
+            self.spin.setValue(value)
+        self._write(value, self._drag_key if self.slider.isSliderDown() else None)
+
+    def _on_spin_changed(self, value: float) -> None:
+        with QSignalBlocker(self.slider):
+            self.slider.setValue(self.position_of(value))
+        self._write(value, None)
+
+    def _write(self, value: float, merge_key: str | None) -> None:
+        value = round(value) if self._integer else float(value)
+        self._last_written = float(value)
+        if self._commit(value, merge_key=merge_key) is None:
+            self.valueChanged.emit(float(value))
+
+    def _show(self, value: Any) -> None:
+        value = float(value)
+        with QSignalBlocker(self.spin):
+            self.spin.setValue(round(value) if self._integer else value)
+        # While dragging, the handle stays where the mouse put it; moving it to the rounded
+        # value's position would make it jitter under the cursor.
+        if not (self.slider.isSliderDown() and value == self._last_written):
+            with QSignalBlocker(self.slider):
+                self.slider.setValue(self.position_of(value))
+
+
+# --- population -----------------------------------------------------------------------------
+
+
+def parse_ratio(text: str) -> float:
+    """``k`` typed as ``1/19``, ``0.0526`` or ``5.26 %``; raises ``ValueError`` with a reason."""
+    cleaned = text.strip().replace(" ", "")
+    if not cleaned:
+        raise ValueError("type k as a fraction such as 1/30 or a number such as 0.033")
+    try:
+        if "/" in cleaned:
+            numerator, _, denominator = cleaned.partition("/")
+            value = float(numerator.replace(",", "")) / float(denominator.replace(",", ""))
+        elif cleaned.endswith("%"):
+            value = float(cleaned[:-1]) / 100.0
+        else:
+            value = float(cleaned.replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"'{text.strip()}' is not a ratio: type 1/30 or 0.033") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"k must be > 0, got '{text.strip()}'")
+    return value
+
+
+def ratio_text(k: float) -> str:
+    """How ``k`` is written back into its field: ``1/30.4`` for small ratios."""
+    if 0 < k < 1:
+        return f"1/{1 / k:.4g}"
+    return f"{k:.4g}"
+
+
+class RatioEdit(_Bound, QLineEdit):
+    """``k = N1/N0`` typed as ``1/30`` or ``0.033`` (spreadsheet users think in "1 in 30")."""
+
+    def __init__(self, session: SessionModel, path: str, *, tooltip: str = "", parent=None):
+        QLineEdit.__init__(self, parent)
+        self.setToolTip(tooltip)
+        self.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.setMinimumWidth(110)
+        self._bind(session, path)
+        self.editingFinished.connect(self._on_edited)
+
+    def _show(self, value: Any) -> None:
+        with QSignalBlocker(self):
+            self.setText(ratio_text(float(value)))
+
+    def _on_edited(self) -> None:
+        try:
+            value = parse_ratio(self.text())
+        except ValueError as exc:
+            self._session.refused.emit(self._path, str(exc))
+            self._show(self._session.get(self._path))
+            return
+        if not math.isclose(value, self._session.get(self._path), rel_tol=1e-4):
+            self._commit(value)
+        else:
+            self._show(self._session.get(self._path))
+
+
+class PopulationInput(QWidget):
+    """The population as both counts (``N1``, ``N0``) or as the ratio ``k`` alone.
+
+    Bound to a :class:`core.session.PopulationInputs` at ``path``; a readout shows the
+    ``k`` the computations use (with its ``1/x`` form). Switching to "k only" carries the
+    current ratio over, so nothing the user entered is lost.
+    """
+
+    def __init__(self, session: SessionModel, path: str = "plan.population", parent=None):
+        super().__init__(parent)
+        self._session = session
+        self._path = path
+        self.mode = ChoiceCombo(
+            session,
+            f"{path}.mode",
+            [
+                ("counts", "Population counts", "Give both stratum sizes N1 and N0."),
+                ("k", "Ratio k only", "Give only k = N1/N0 (e.g. 1/30)."),
+            ],
+            tooltip="How the unlabeled population is described: both counts, or k = N1/N0.",
+        )
+        self.mode.currentIndexChanged.disconnect(self.mode._on_index_changed)
+        self.mode.currentIndexChanged.connect(self._on_mode_changed)
+        self.positives = CountSpin(
+            session,
+            f"{path}.predicted_positive",
+            minimum=1,
+            tooltip="N1: items the classifier predicts positive in the whole population "
+            "(the predicted-positive stratum).",
+        )
+        self.negatives = CountSpin(
+            session,
+            f"{path}.predicted_negative",
+            minimum=1,
+            tooltip="N0: items the classifier predicts negative in the whole population "
+            "(the predicted-negative stratum).",
+        )
+        self.k_edit = RatioEdit(
+            session,
+            f"{path}.k",
+            tooltip="k = N1/N0, the imbalance ratio: predicted positives per predicted "
+            "negative. Type 1/30 or 0.033.",
+        )
+        self.k_readout = QLabel(self)
+        self.k_readout.setToolTip("The k = N1/N0 that every computation on this tab uses.")
+
+        counts_page = QWidget(self)
+        counts_form = QFormLayout(counts_page)
+        counts_form.setContentsMargins(0, 0, 0, 0)
+        counts_form.addRow("Predicted positive N1", self.positives)
+        counts_form.addRow("Predicted negative N0", self.negatives)
+        k_page = QWidget(self)
+        k_form = QFormLayout(k_page)
+        k_form.setContentsMargins(0, 0, 0, 0)
+        k_form.addRow("k = N1/N0", self.k_edit)
+        self.pages = QStackedWidget(self)
+        self.pages.addWidget(counts_page)
+        self.pages.addWidget(k_page)
+
+        layout = QFormLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addRow("Population given as", self.mode)
+        layout.addRow(self.pages)
+        layout.addRow("Imbalance k", self.k_readout)
+        session.changed.connect(self._on_session_changed)
+        self._refresh()
+
+    def effective_k(self) -> float | None:
+        return self._session.get(self._path).effective_k
+
+    def _on_mode_changed(self, index: int) -> None:
+        mode = self.mode.itemData(index)
+        changes: list[tuple[str, Any]] = [(f"{self._path}.mode", mode)]
+        current_k = self.effective_k()
+        if mode == "k" and current_k is not None:
+            changes.append((f"{self._path}.k", current_k))
+        if self._session.set_values(changes, text="Population given as " + mode):
+            self._refresh()
+
+    def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, self._path):
+            self._refresh()
+
+    def _refresh(self) -> None:
+        population = self._session.get(self._path)
+        self.mode._show(population.mode)
+        self.pages.setCurrentIndex(0 if population.mode == "counts" else 1)
+        self.k_readout.setText(formatting.ratio(population.effective_k))
+
+
+class ConfidenceBox(_Bound, QComboBox):
+    """The confidence (credibility) level the whole session uses, as a percentage.
+
+    The usual levels are listed; any level between 50 % and 99.99 % can be typed.
+    """
+
+    LEVELS = (0.80, 0.90, 0.95, 0.99)
+
+    def __init__(self, session: SessionModel, path: str = "confidence", parent=None):
+        QComboBox.__init__(self, parent)
+        self.setEditable(True)
+        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        for level in self.LEVELS:
+            self.addItem(formatting.percent(level, 0), level)
+        self.setToolTip(
+            "Confidence (credibility) level c of every interval and margin in the session, "
+            "e.g. 95 %: z = Φ⁻¹(1 − (1 − c)/2). Shared by all tabs."
+        )
+        self.lineEdit().setAlignment(Qt.AlignmentFlag.AlignRight)
+        self._bind(session, path)
+        self.activated.connect(self._on_activated)
+        self.lineEdit().editingFinished.connect(self._on_text_edited)
+
+    def _show(self, value: Any) -> None:
+        with QSignalBlocker(self):
+            index = self.findData(float(value))
+            if index >= 0:
+                self.setCurrentIndex(index)
+            self.setEditText(formatting.percent(float(value), None if index < 0 else 0))
+
+    def _on_activated(self, index: int) -> None:
+        self._commit(float(self.itemData(index)))
+
+    def _on_text_edited(self) -> None:
+        text = self.currentText().replace("%", "").replace(",", ".").strip()
+        try:
+            number = float(text)
+        except ValueError:
+            self._session.refused.emit(
+                self._path, f"confidence: '{self.currentText()}' is not a percentage"
+            )
+            self._show(self._session.get(self._path))
+            return
+        level = number / 100.0 if number > 1 else number
+        if not math.isclose(level, self._session.get(self._path)):
+            self._commit(round(level, 6))
+        else:
+            self._show(self._session.get(self._path))
