@@ -32,6 +32,8 @@ HEADER = (
 
 # (round, date, classifier, N1, N0, s, TP, FP, FN, TN, notes): counts chosen so that
 # precision sits near 85-88 % and recall near 55-75 % with the usual round-to-round noise.
+# One row per line reads like the sheet it becomes.
+# fmt: off
 ROUNDS = (
     ("TR-01", dt.date(2026, 1, 12), "travel", 41_200, 1_251_000, 1.0, 141, 22, 118, 4_719,
      "Plain random sample of 5,000 (baseline)"),
@@ -50,6 +52,7 @@ ROUNDS = (
      "Two editors new to the guidelines"),
     ("FI-04", dt.date(2026, 2, 25), "finance", 60_200, 1_258_000, 1.5, 262, 58, 75, 4_325, ""),
 )
+# fmt: on
 
 COLUMN_WIDTHS = (9, 12, 11, 16, 16, 6, 7, 7, 7, 8, 44)
 
