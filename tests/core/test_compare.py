@@ -1,0 +1,137 @@
+"""``core.compare``: Newcombe's hybrid score interval against the published Table II of
+Newcombe (1998), p_worse against numerical integration of the Beta posteriors, and the
+recall change against an independent normal approximation."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.stats import beta as beta_distribution
+
+from core.bayes import Prior
+from core.compare import Comparison, compare, newcombe_difference
+from core.confusion import ConfusionMatrix
+from core.errors import InputError
+
+PREVIOUS = ConfusionMatrix(tp=138, fp=22, fn=108, tn=4732)
+CURRENT = ConfusionMatrix(tp=150, fp=20, fn=90, tn=4700)
+
+
+def _newcombe_rows(reference_data):
+    with open(reference_data / "newcombe1998_table2.csv", newline="") as handle:
+        return list(csv.DictReader(line for line in handle if not line.startswith("#")))
+
+
+def test_newcombe_method_10_matches_the_published_table(reference_data):
+    rows = _newcombe_rows(reference_data)
+    assert len(rows) == 7
+    for row in rows:
+        x1, n1, x2, n2 = (int(row[key]) for key in ("x1", "n1", "x2", "n2"))
+        # The paper's theta is p1 - p2; ours is (second - first), so pass them swapped.
+        interval = newcombe_difference(x2, n2, x1, n1, 0.95)
+        assert interval.lower == pytest.approx(float(row["lower"]), abs=5e-5), row
+        assert interval.upper == pytest.approx(float(row["upper"]), abs=5e-5), row
+
+
+def test_newcombe_is_antisymmetric_and_contains_the_difference():
+    forward = newcombe_difference(30, 50, 41, 60)
+    backward = newcombe_difference(41, 60, 30, 50)
+    assert forward.lower == pytest.approx(-backward.upper)
+    assert forward.upper == pytest.approx(-backward.lower)
+    assert forward.lower < 41 / 60 - 30 / 50 < forward.upper
+    with pytest.raises(InputError, match="successes"):
+        newcombe_difference(6, 5, 1, 5)
+
+
+def test_precision_p_worse_matches_integration_of_the_beta_posteriors():
+    result = compare(PREVIOUS, CURRENT, k_previous=0.033, k_current=0.033, seed=1)
+    a1, b1 = 138.5, 22.5  # Jeffreys posteriors
+    a2, b2 = 150.5, 20.5
+    # P(current < previous) = integral of f_prev(t) * F_cur(t) dt.
+    exact, _ = integrate.quad(
+        lambda t: beta_distribution.pdf(t, a1, b1) * beta_distribution.cdf(t, a2, b2),
+        0,
+        1,
+        points=[0.8, 0.9],
+        limit=200,
+    )
+    assert result.precision_change.p_worse == pytest.approx(exact, abs=0.006)
+    assert result.precision_change.estimate == pytest.approx(150 / 170 - 138 / 160)
+
+
+def test_recall_change_agrees_with_a_delta_method_normal_approximation():
+    previous = ConfusionMatrix(tp=2000, fp=300, fn=400, tn=40_000)
+    current = ConfusionMatrix(tp=2100, fp=250, fn=330, tn=40_000)
+    k = 0.05
+    result = compare(previous, current, k_previous=k, k_current=k, seed=2)
+
+    def recall_and_sd(m):
+        # Var(R) by the delta method of Eq 5: (x/(1+x)^2)^2 * se^2 with the Katz se.
+        p1, p0 = m.tp / m.n_pos, m.fn / m.n_neg
+        x = p0 / (k * p1)
+        se = math.sqrt((1 - p1) / (m.n_pos * p1) + (1 - p0) / (m.n_neg * p0))
+        return 1 / (1 + x), x / (1 + x) ** 2 * se
+
+    r1, s1 = recall_and_sd(previous)
+    r2, s2 = recall_and_sd(current)
+    sd = math.hypot(s1, s2)
+    change = result.recall_change
+    assert change.estimate == pytest.approx(r2 - r1)
+    assert change.interval.lower == pytest.approx(r2 - r1 - 1.96 * sd, abs=0.1 * 2 * 1.96 * sd)
+    assert change.interval.upper == pytest.approx(r2 - r1 + 1.96 * sd, abs=0.1 * 2 * 1.96 * sd)
+    normal_cdf = 0.5 * math.erfc((r2 - r1) / sd / math.sqrt(2))
+    assert change.p_worse == pytest.approx(normal_cdf, abs=0.02)
+
+
+def test_p_worse_sanity():
+    same = compare(PREVIOUS, PREVIOUS, k_previous=0.05, k_current=0.05, seed=3)
+    assert same.precision_change.p_worse == pytest.approx(0.5, abs=0.01)
+    assert same.recall_change.p_worse == pytest.approx(0.5, abs=0.01)
+    assert same.precision_change.estimate == 0.0
+    much_worse = ConfusionMatrix(tp=80, fp=80, fn=300, tn=4540)
+    worse = compare(PREVIOUS, much_worse, k_previous=0.05, k_current=0.05, seed=3)
+    better = compare(much_worse, PREVIOUS, k_previous=0.05, k_current=0.05, seed=3)
+    assert worse.precision_change.p_worse > 0.999 and worse.recall_change.p_worse > 0.999
+    assert better.precision_change.p_worse < 0.001 and better.recall_change.p_worse < 0.001
+    assert worse.precision_change.interval.upper < 0 < better.precision_change.interval.lower
+
+
+def test_to_dict_contract_seed_and_frozen():
+    first = compare(PREVIOUS, CURRENT, k_previous=0.033, k_current=0.04, seed=5)
+    document = first.to_dict()
+    assert list(document)[:2] == ["precision_change", "recall_change"]
+    for key in ("precision_change", "recall_change"):
+        assert list(document[key]) == ["estimate", "interval", "p_worse"]
+        assert len(document[key]["interval"]) == 2
+    assert (
+        document == compare(PREVIOUS, CURRENT, k_previous=0.033, k_current=0.04, seed=5).to_dict()
+    )
+    assert isinstance(first, Comparison)
+    with pytest.raises(AttributeError):
+        first.confidence = 0.9
+    assert [row[0] for row in first.to_rows()] == ["precision", "recall"]
+
+
+def test_undefined_recall_is_none_with_a_warning():
+    no_positive = ConfusionMatrix(tp=0, fp=20, fn=0, tn=300)
+    result = compare(no_positive, CURRENT, k_previous=0.05, k_current=0.05, seed=1)
+    document = result.to_dict()
+    assert document["recall_change"]["estimate"] is None
+    assert all(np.isfinite(document["recall_change"]["interval"]))
+    assert any("TP = FN = 0" in warning for warning in result.warnings)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(InputError, match="k of the previous round"):
+        compare(PREVIOUS, CURRENT, k_previous=0, k_current=0.05)
+    with pytest.raises(InputError, match="confidence"):
+        compare(PREVIOUS, CURRENT, k_previous=0.05, k_current=0.05, confidence=0.3)
+    with pytest.raises(InputError, match="empty"):
+        compare(ConfusionMatrix(tp=0, fp=0, fn=1, tn=1), CURRENT, k_previous=0.05, k_current=0.05)
+    with pytest.raises(InputError, match="improper"):
+        compare(ConfusionMatrix(tp=0, fp=3, fn=1, tn=1), CURRENT, k_previous=0.05,
+                k_current=0.05, prior=Prior.none())  # fmt: skip
