@@ -51,18 +51,19 @@ def _one_dimensional(name: str, value) -> np.ndarray:
     return array
 
 
-def _labels(value) -> np.ndarray:
-    array = _one_dimensional("labels", value)
+def _labels(value, name: str = "labels") -> np.ndarray:
+    array = _one_dimensional(name, value)
     if array.dtype == bool:
         return array
     try:
         numeric = array.astype(float)
     except (TypeError, ValueError):
-        raise InputError("labels must be 0/1 (or booleans)") from None
+        raise InputError(f"{name} must be 0/1 (or booleans)") from None
     bad = ~((numeric == 0.0) | (numeric == 1.0))
     if bad.any():
         index = int(np.flatnonzero(bad)[0])
-        raise InputError(f"labels must be 0 or 1, got {array[index].item()!r} at item {index}")
+        offender = array[index].item()
+        raise InputError(f"{name} must be 0 or 1, got {offender!r} at item {index}")
     return numeric == 1.0
 
 
@@ -154,7 +155,7 @@ def stratum_weights(predicted_positive, population: Population) -> np.ndarray:
     numpy.ndarray
         One weight per item.
     """
-    flags = _labels(predicted_positive)
+    flags = _labels(predicted_positive, "predicted_positive")
     n1 = int(np.count_nonzero(flags))
     n0 = flags.size - n1
     if n1 == 0 or n0 == 0:
@@ -277,22 +278,24 @@ class ScoredCurves:
         if eta.ndim != 1 or eta.size == 0 or not np.all((eta > 0.0) & (eta < 1.0)):
             raise InputError("prevalences must be a non-empty list of numbers in (0, 1)")
         ratio = eta / (1.0 - eta)
+        steps = np.diff(self.recall, prepend=0.0)
         if kind == "average_precision":
-            # Only thresholds where recall grows contribute to the step-wise sum.
-            steps = np.diff(self.recall, prepend=0.0)
-            used = steps > 0.0
-            tpr, fpr, weights = self.recall[used], self.fpr[used], steps[used]
+            weights = steps
+            anchor = 0.0
         else:
-            tpr, fpr = self.recall, self.fpr
+            # Trapezoids sum_j dR_j (P_j + P_{j-1})/2 with P_0 = 1 (the anchor): each P_j
+            # is weighted by half its own step and half the next one.
+            weights = 0.5 * (steps + np.append(steps[1:], 0.0))
+            anchor = 0.5 * steps[0]
+        # Thresholds with zero weight (recall flat around them) do not contribute.
+        used = weights > 0.0
+        tpr, fpr, weights = self.recall[used], self.fpr[used], weights[used]
         area = np.empty_like(eta)
         block = max(1, _BLOCK_ELEMENTS // max(tpr.size, 1))
         for start in range(0, eta.size, block):
             r = ratio[start : start + block, None]
             precision = _precision_at_ratio(tpr[None, :], fpr[None, :], r)
-            if kind == "average_precision":
-                area[start : start + block] = precision @ weights
-            else:
-                area[start : start + block] = [_trapezoid_pr_area(tpr, row) for row in precision]
+            area[start : start + block] = precision @ weights + anchor
         return eta, area
 
     def summary(self, reference_prevalence: float | None = None) -> CurveSummary:
@@ -397,10 +400,7 @@ def scored_curves(scores, labels, weights=None) -> ScoredCurves:
     -------
     ScoredCurves
     """
-    sample = scores if isinstance(scores, ScoredSample) else None
-    if sample is None:
-        sample = ScoredSample(scores=scores, labels=labels, weights=weights)
-    return curves_of_sample(sample)
+    return curves_of_sample(ScoredSample(scores=scores, labels=labels, weights=weights))
 
 
 def curves_of_sample(sample: ScoredSample) -> ScoredCurves:
@@ -552,15 +552,19 @@ def _sample_from_rows(rows, path: Path, reader: _CellReader) -> ScoredSample:
     )
 
 
-def _csv_rows(path: Path):
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        first_line = handle.readline()
-        handle.seek(0)
-        # Spreadsheets set to a decimal-comma locale export ';'-separated files.
-        delimiter = max(",;\t", key=first_line.count)
-        reader = _CellReader(path, decimal_comma=delimiter != ",")
-        yield reader
-        yield from csv.reader(handle, delimiter=delimiter)
+def _load_csv(path: Path) -> ScoredSample:
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            first_line = handle.readline()
+            handle.seek(0)
+            # Spreadsheets set to a decimal-comma locale export ';'-separated files.
+            delimiter = max(",;\t", key=first_line.count)
+            reader = _CellReader(path, decimal_comma=delimiter != ",")
+            return _sample_from_rows(csv.reader(handle, delimiter=delimiter), path, reader)
+    except UnicodeDecodeError:
+        raise InputError(f"{path.name} is not UTF-8 text (save it as CSV UTF-8)") from None
+    except csv.Error as exc:
+        raise InputError(f"{path.name} is not a readable CSV file ({exc})") from None
 
 
 def load_scored_sample(path) -> ScoredSample:
@@ -581,9 +585,7 @@ def load_scored_sample(path) -> ScoredSample:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        rows = _csv_rows(path)
-        reader = next(rows)
-        return _sample_from_rows(rows, path, reader)
+        return _load_csv(path)
     if suffix in (".xlsx", ".xlsm"):
         return _load_workbook(path)
     raise InputError(f"{path.name}: expected a .csv or .xlsx file")

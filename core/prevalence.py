@@ -217,6 +217,11 @@ def calibrated_precision_from_counts(tp, fp, test_prevalence, reference_prevalen
         population's), never the labeled sample's own share.
     reference_prevalence : float
         ``pi_ref``, the prevalence to report at.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        NaN where ``TP = FP = 0`` (nothing predicted positive).
     """
     tp = _as_float_array("tp", tp)
     fp = _as_float_array("fp", fp)

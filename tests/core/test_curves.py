@@ -194,6 +194,8 @@ def test_stratum_weights_are_inverse_inclusion_probabilities():
     np.testing.assert_allclose(relative / relative[0], [1, 1, 9.5, 9.5, 9.5, 9.5])
     with pytest.raises(InputError, match="both strata"):
         stratum_weights([True, True], population)
+    with pytest.raises(InputError, match="predicted_positive must be 0 or 1, got 3"):
+        stratum_weights([1, 3], population)
 
 
 def test_weighted_stratified_sample_describes_the_population_not_the_sample():
@@ -326,3 +328,7 @@ def test_unsupported_and_unreadable_files(tmp_path):
         load_scored_sample(fake)
     with pytest.raises(OSError):
         load_scored_sample(tmp_path / "missing.csv")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("score,label,r\u00e9sum\u00e9\n0.5,1,x\n".encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        load_scored_sample(latin)
