@@ -1,0 +1,184 @@
+"""The coverage experiment (``core.coverage``, spec 1.7): near-nominal coverage on small
+runs, and agreement with a literal per-round, per-replicate loop built from the scalar
+functions of ``core.intervals`` and ``core.bayes``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import intervals
+from core.bayes import Prior, bayes_precision_interval, bayes_recall_interval
+from core.confusion import ConfusionMatrix
+from core.coverage import (
+    CoverageResult,
+    CoverageSetting,
+    coverage_experiment,
+    katz_recall_bounds,
+    paper_grid,
+    run_grid,
+)
+from core.errors import InputError
+from core.progress import Cancelled, TaskControl
+
+
+def test_paper_grid_has_the_twelve_settings_of_table_3():
+    grid = paper_grid()
+    assert len(grid) == 12
+    assert {(s.k, s.v) for s in grid} == {(1 / 20, 5000), (1 / 100, 10000)}
+    assert {s.precision for s in grid} == {0.9}
+    assert {s.recall for s in grid} == {0.7, 0.9}
+    assert {s.s for s in grid} == {1, 2, 5}
+    assert len({(s.k, s.recall, s.s) for s in grid}) == 12
+    # Eq 1 with rounding: k = 1/20, s = 1, v = 5000 -> n1 = round(5000/21) = 238.
+    first = next(s for s in grid if s.k == 1 / 20 and s.s == 1)
+    assert first.sizes == (238, 4762)
+    assert first.pi0 == pytest.approx(0.05 * 0.9 * (1 / first.recall - 1))
+
+
+@pytest.mark.parametrize("setting", [paper_grid()[1], paper_grid()[9]], ids=["k=1/20", "k=1/100"])
+def test_small_run_is_near_nominal(setting):
+    result = coverage_experiment(setting, reps=300, replicates=300, seed=2024)
+    for kind, value in {**result.precision, **result.recall}.items():
+        assert 0.88 <= value <= 0.99, (kind, value)
+    assert all(count == 0 for count in result.undefined.values())
+
+
+def literal_coverage(setting, reps, replicates, confidence, seed, loop_seed):
+    """One round at a time, one replicate at a time, with the scalar interval functions."""
+    rounds = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+    n1, n0 = setting.sizes
+    k, pi1, recall = setting.k, setting.precision, setting.recall
+    pi0 = k * pi1 * (1 / recall - 1)  # Eq 9
+    tp_all = rounds.binomial(n1, pi1, size=reps)
+    fn_all = rounds.binomial(n0, pi0, size=reps)
+    tp2_all = rounds.binomial(n1, pi1, size=reps)
+    fn2_all = rounds.binomial(n0, pi0, size=reps)
+    rng = np.random.default_rng(loop_seed)
+    tail = (1 - confidence) / 2
+    hits = dict.fromkeys(
+        ["p_wald", "p_boot", "p_bayes", "p_mc", "r_katz", "r_boot", "r_bayes", "r_mc"], 0
+    )
+    for a in range(reps):
+        tp, fn = int(tp_all[a]), int(fn_all[a])
+        matrix = ConfusionMatrix(tp=tp, fp=n1 - tp, fn=fn, tn=n0 - fn)
+        second_p = tp2_all[a] / n1
+        second_r = 1 / (1 + (fn2_all[a] / n0) / (k * second_p))
+        hits["p_wald"] += intervals.wald_precision(matrix, confidence).contains(pi1)
+        hits["r_katz"] += intervals.katz_log_recall(matrix, k, confidence).contains(recall)
+        posterior = Prior.jeffreys().posterior(matrix)
+        hits["p_bayes"] += bayes_precision_interval(posterior, n1, confidence).contains(second_p)
+        hits["r_bayes"] += bayes_recall_interval(posterior, k, n1, n0, confidence).contains(
+            second_r
+        )
+        boot_p, boot_r, mc_p, mc_r = [], [], [], []
+        for _ in range(replicates):
+            tp_star = rng.binomial(n1, tp / n1)
+            fn_star = rng.binomial(n0, fn / n0)
+            boot_p.append(tp_star / n1)
+            boot_r.append(1 / (1 + (fn_star / n0) / (k * tp_star / n1)) if tp_star else 0.0)
+            draw_1 = rng.beta(posterior.z11, posterior.z01)
+            draw_0 = rng.beta(posterior.z10, posterior.z00)
+            tp_future = rng.binomial(n1, draw_1)
+            fn_future = rng.binomial(n0, draw_0)
+            mc_p.append(tp_future / n1)
+            mc_r.append(1 / (1 + (fn_future / n0) / (k * tp_future / n1)) if tp_future else 0.0)
+        for key, draws, target in (
+            ("p_boot", boot_p, pi1),
+            ("r_boot", boot_r, recall),
+            ("p_mc", mc_p, second_p),
+            ("r_mc", mc_r, second_r),
+        ):
+            low, high = np.quantile(draws, [tail, 1 - tail])
+            hits[key] += bool(low <= target <= high)
+    return {key: value / reps for key, value in hits.items()}
+
+
+def test_vectorized_experiment_agrees_with_a_literal_loop():
+    setting = CoverageSetting(k=1 / 20, precision=0.9, recall=0.7, v=1000, s=2)
+    reps, replicates, seed = 120, 200, 77
+    fast = coverage_experiment(setting, reps=reps, replicates=replicates, seed=seed)
+    slow = literal_coverage(setting, reps, replicates, 0.95, seed, loop_seed=5)
+    # Same rounds from the same seed: the closed-form kinds agree exactly.
+    assert fast.precision["wald"] == slow["p_wald"]
+    assert fast.recall["katz_log"] == slow["r_katz"]
+    assert fast.precision["bayes"] == slow["p_bayes"]
+    assert fast.recall["bayes"] == slow["r_bayes"]
+    # Resampling kinds differ only by Monte-Carlo noise in the interval ends.
+    assert fast.precision["bootstrap"] == pytest.approx(slow["p_boot"], abs=0.05)
+    assert fast.recall["bootstrap"] == pytest.approx(slow["r_boot"], abs=0.05)
+    assert fast.precision["bayes_mc"] == pytest.approx(slow["p_mc"], abs=0.05)
+    assert fast.recall["bayes_mc"] == pytest.approx(slow["r_mc"], abs=0.05)
+
+
+def test_vectorized_katz_matches_the_scalar_function_including_zero_cells():
+    cells = np.array([[30, 5, 12, 900], [0, 10, 4, 300], [7, 0, 0, 50], [1, 1, 1, 1]])
+    low, high = katz_recall_bounds(*cells.T, 0.1, 1.959963984540054)
+    for row, lo, hi in zip(cells, low, high, strict=True):
+        expected = intervals.katz_log_recall(ConfusionMatrix.from_sequence(row), 0.1)
+        assert (lo, hi) == pytest.approx((expected.lower, expected.upper), rel=1e-12)
+
+
+def test_seeded_runs_repeat_and_to_dict_follows_the_contract():
+    setting = paper_grid()[0]
+    first = coverage_experiment(setting, reps=50, replicates=50, seed=3)
+    second = coverage_experiment(setting, reps=50, replicates=50, seed=3)
+    assert first.precision == second.precision and first.recall == second.recall
+    document = first.to_dict()
+    assert list(document) == ["coverage", "reps", "replicates", "seconds"]
+    assert list(document["coverage"]["precision"]) == ["wald", "bootstrap", "bayes", "bayes_mc"]
+    assert list(document["coverage"]["recall"]) == ["katz_log", "bootstrap", "bayes", "bayes_mc"]
+    assert document["reps"] == 50 and document["replicates"] == 50
+    assert isinstance(first, CoverageResult)
+    with pytest.raises(AttributeError):
+        first.reps = 3
+
+
+def test_grid_rows_progress_and_cancel():
+    seen = []
+    grid = run_grid(paper_grid()[:3], reps=20, replicates=20, seed=1,
+                    control=TaskControl(on_progress=seen.append))  # fmt: skip
+    document = grid.to_dict()
+    assert list(document) == ["rows", "seconds"]
+    assert [list(row) for row in document["rows"]] == [
+        ["k", "precision", "recall", "v", "s", "coverage"]
+    ] * 3
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    control = TaskControl()
+    control.cancel()
+    with pytest.raises(Cancelled):
+        run_grid(paper_grid()[:2], reps=20, replicates=20, control=control)
+
+
+def test_an_improper_prior_falls_back_to_jeffreys_row_by_row():
+    # n1 = 10 with precision 0.9: FP = 0 in about a third of the rounds.
+    setting = CoverageSetting(k=0.05, precision=0.9, recall=0.8, v=210, s=1)
+    result = coverage_experiment(setting, reps=200, replicates=50, seed=4, prior=Prior.none())
+    assert 30 < result.jeffreys_rows < 120
+    default = coverage_experiment(setting, reps=200, replicates=50, seed=4)
+    assert default.jeffreys_rows == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k": 0}, "k must be"),
+        ({"precision": 1.0}, "precision"),
+        ({"recall": 0}, "recall"),
+        ({"v": 10.5}, "v must be"),
+        ({"s": -1}, "s must be"),
+        ({"k": 5.0, "precision": 0.5, "recall": 0.1}, "false omission rate"),
+        ({"v": 20, "k": 0.001}, "stratum empty"),
+    ],
+)
+def test_bad_settings_are_refused(kwargs, message):
+    values = {"k": 0.05, "precision": 0.9, "recall": 0.7, "v": 5000, "s": 1.0, **kwargs}
+    with pytest.raises(InputError, match=message):
+        CoverageSetting(**values)
+
+
+def test_bad_run_arguments_are_refused():
+    with pytest.raises(InputError, match="reps"):
+        coverage_experiment(paper_grid()[0], reps=1)
+    with pytest.raises(InputError, match="confidence"):
+        coverage_experiment(paper_grid()[0], reps=20, replicates=20, confidence=2)
