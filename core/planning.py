@@ -51,6 +51,7 @@ from core.confusion import (
     Population,
     pi0_from_precision_recall,
     point_estimates,
+    recall_from_rates,
     stratum_sizes,
 )
 from core.errors import InputError
@@ -847,16 +848,32 @@ def previous_round_posterior(
     return prior.posterior(matrix), notes
 
 
-def rates_from_round(matrix: ConfusionMatrix, k: float) -> tuple[float, float]:
-    """Plug-in ``(precision, recall)`` of a previous round (spec 1.1), checked for planning."""
+def rates_from_round(
+    matrix: ConfusionMatrix, k: float, prior: Prior | None = None
+) -> tuple[float, float, tuple[str, ...]]:
+    """Planning ``(precision, recall, notes)`` from a previous round.
+
+    The plug-in estimates (spec 1.1) when both lie strictly inside (0, 1). A zero count
+    makes one of them 0 or 1, where Theorem 1 and Eq 10 degenerate; then the posterior
+    means (``prior``, or Jeffreys as in :func:`previous_round_posterior`) are used and a
+    note says so.
+    """
     estimates = point_estimates(matrix, k)
-    for name, value in (("precision", estimates.precision), ("recall", estimates.recall)):
-        if not 0.0 < value < 1.0:
-            raise InputError(
-                f"the previous round gives {name} {value:g}; planning needs a value strictly "
-                f"between 0 and 1 (give --precision and --recall instead)"
-            )
-    return estimates.precision, estimates.recall
+    if 0.0 < estimates.precision < 1.0 and 0.0 < estimates.recall < 1.0:
+        return estimates.precision, estimates.recall, ()
+    posterior, notes = previous_round_posterior(matrix, prior)
+    precision = posterior.mean_precision
+    recall = float(recall_from_rates(precision, posterior.mean_false_omission, k))
+    degenerate = [
+        f"{name} {value:g}"
+        for name, value in (("precision", estimates.precision), ("recall", estimates.recall))
+        if not 0.0 < value < 1.0
+    ]
+    note = (
+        f"the previous round gives {' and '.join(degenerate)} (a zero count); planning uses "
+        f"the posterior means instead: precision {precision:.4g}, recall {recall:.4g}"
+    )
+    return precision, recall, (*notes, note)
 
 
 def make_plan(

@@ -160,8 +160,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     target_precision, target_recall = _targets(args)
     confidence = validation.confidence(args.confidence)
     matrix = _previous_round(args)
+    value_notes: tuple[str, ...] = ()
     if matrix is not None:
-        precision, recall = rates_from_round(matrix, population.k)
+        fallback_prior = (
+            Prior.from_sequence(args.prior, name="--prior") if args.prior is not None else None
+        )
+        precision, recall, value_notes = rates_from_round(matrix, population.k, fallback_prior)
     else:
         if args.precision is None or args.recall is None:
             raise InputError(
@@ -179,6 +183,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     posterior, notes = None, ()
     if prior is not None or matrix is not None:
         posterior, notes = previous_round_posterior(matrix, prior)
+    notes = tuple(dict.fromkeys((*value_notes, *notes)))  # the Jeffreys note only once
 
     plan = make_plan(
         population=population,

@@ -1,0 +1,175 @@
+"""``prplanner plan`` through ``core.cli.main`` (issue 2, section 3: the exact contract)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from core.bayes import Posterior, Prior
+from core.cli import main
+from core.planning import optimal_ratio_bayes
+
+BASE = ["plan", "--k", "0.05", "--precision", "0.9", "--recall", "0.8"]
+KEYS = [
+    "k", "precision", "recall", "pi1", "pi0", "s_star", "s_star_bayes", "method", "s",
+    "n_pos", "n_neg", "total", "margin_precision", "margin_recall",
+]  # fmt: skip
+
+
+def run_json(capsys, *arguments):
+    status = main([*arguments, "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    return json.loads(captured.out), captured.err
+
+
+def test_default_plan_json_has_exactly_the_contract_keys(capsys):
+    result, err = run_json(capsys, *BASE)
+    assert list(result) == KEYS
+    assert err == ""
+    assert result["method"] == "paper" and result["s_star_bayes"] is None
+    assert result["s"] == pytest.approx(max(result["s_star"], 1.0), rel=1e-3)
+    assert result["total"] == result["n_pos"] + result["n_neg"]
+    assert isinstance(result["n_pos"], int) and isinstance(result["k"], float)
+    assert result["margin_precision"] <= 0.05 and result["margin_recall"] <= 0.05
+    assert result["pi0"] == pytest.approx(0.05 * 0.9 * 0.25)
+
+
+def test_fixed_design_with_s_and_v(capsys):
+    result, _ = run_json(capsys, *BASE, "--s", "2", "--v", "5000", "--method", "optimal")
+    n1 = round(5000 * 0.1 / 1.1)
+    assert (result["method"], result["s"], result["n_pos"], result["n_neg"]) == (
+        "fixed",
+        2.0,
+        n1,
+        5000 - n1,
+    )
+    assert result["total"] == 5000
+
+
+def test_costs_and_assurance_add_their_keys(capsys):
+    result, _ = run_json(
+        capsys, *BASE, "--method", "optimal", "--cost-pos", "3", "--cost-neg", "0.5",
+        "--assurance", "--reps", "2000",
+    )  # fmt: skip
+    assert list(result) == [*KEYS, "cost", "assurance"]
+    assert result["cost"] == 3 * result["n_pos"] + 0.5 * result["n_neg"]
+    assert set(result["assurance"]) == {"precision", "recall", "both"}
+    assert all(0 <= value <= 1 for value in result["assurance"].values())
+    cheap_negatives, _ = run_json(capsys, *BASE, "--method", "optimal")
+    assert result["n_pos"] <= cheap_negatives["n_pos"]  # dearer positives: fewer of them
+
+
+def test_previous_round_gives_plug_in_values_and_theorem2(capsys):
+    result, err = run_json(
+        capsys, "plan", "--k", "0.033", "--tp", "138", "--fp", "22", "--fn", "108", "--tn", "4732"
+    )
+    assert result["precision"] == pytest.approx(138 / 160)
+    pi0 = 108 / 4840
+    assert result["recall"] == pytest.approx(1 / (1 + pi0 / (0.033 * 138 / 160)))
+    expected = optimal_ratio_bayes(Posterior(z11=138, z01=22, z10=108, z00=4732), 0.033)
+    assert result["s_star_bayes"] == pytest.approx(expected)
+    assert round(result["s_star_bayes"], 3) == 1.822 and err == ""
+
+
+def test_zero_count_in_previous_round_switches_to_jeffreys_with_a_note(capsys):
+    result, err = run_json(
+        capsys, "plan", "--k", "0.05", "--tp", "90", "--fp", "10", "--fn", "0", "--tn", "2000",
+        "--bayesian", "--margin", "0.1",
+    )  # fmt: skip
+    notes = err.splitlines()
+    assert len(notes) == 2 and all(line.startswith("note: ") for line in notes)
+    assert "Jeffreys" in notes[0] and "recall 1" in notes[1]
+    assert result["precision"] == pytest.approx(90.5 / 101)
+    pi0 = 0.5 / 2001
+    assert result["recall"] == pytest.approx(1 / (1 + pi0 / (0.05 * 90.5 / 101)))
+    jeffreys = Prior.jeffreys().posterior(None)
+    expected = optimal_ratio_bayes(
+        Posterior(z11=90 + jeffreys.z11, z01=10.5, z10=0.5, z00=2000.5), 0.05
+    )
+    assert result["s_star_bayes"] == pytest.approx(expected)
+
+
+def test_prior_strength_and_explicit_prior(capsys):
+    strong, _ = run_json(capsys, *BASE, "--prior-strength", "10", "--bayesian", "--margin", "0.08")
+    prior = Prior.from_expected(0.9, 0.8, 0.05, 10)
+    assert strong["s_star_bayes"] == pytest.approx(optimal_ratio_bayes(prior.posterior(), 0.05))
+    assert strong["margin_recall"] <= 0.08
+    explicit, _ = run_json(capsys, *BASE, "--prior", "90,10,20,1900")
+    assert explicit["s_star_bayes"] == pytest.approx(
+        optimal_ratio_bayes(Posterior(z11=90, z01=10, z10=20, z00=1900), 0.05)
+    )
+
+
+def test_population_and_fpc(capsys):
+    plain, _ = run_json(capsys, "plan", "--population", "2000", "40000", "--precision", "0.9",
+                        "--recall", "0.8")  # fmt: skip
+    finite, _ = run_json(capsys, "plan", "--population", "2000", "40000", "--precision", "0.9",
+                         "--recall", "0.8", "--fpc")  # fmt: skip
+    assert plain["k"] == 0.05 and finite["total"] < plain["total"]
+
+
+def test_text_output_is_a_readable_table(capsys):
+    assert main([*BASE, "--assurance", "--reps", "500", "--cost-pos", "1", "--cost-neg", "1"]) == 0
+    out = capsys.readouterr().out
+    for fragment in ("precision", "recall", "target margin", "planned margin", "assurance",
+                     "s* (Theorem 1)", "predicted positives", "cost"):  # fmt: skip
+        assert fragment in out
+    assert "{" not in out
+
+
+def test_separate_margins(capsys):
+    result, _ = run_json(capsys, *BASE, "--margin-precision", "0.02", "--margin-recall", "0.1")
+    assert result["margin_precision"] <= 0.02 and result["margin_recall"] <= 0.1
+    assert math.isclose(result["margin_precision"], 0.02, rel_tol=0.02)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["plan", "--k", "0", "--precision", "0.9", "--recall", "0.8"], "--k"),
+        (["plan", "--k", "-1", "--precision", "0.9", "--recall", "0.8"], "--k"),
+        (["plan", "--k", "0.05", "--precision", "1.2", "--recall", "0.8"], "--precision"),
+        (["plan", "--k", "0.05", "--precision", "0.9", "--recall", "0"], "--recall"),
+        ([*BASE, "--margin", "0.5"], "--margin"),
+        ([*BASE, "--margin-recall", "0"], "--margin-recall"),
+        ([*BASE, "--confidence", "0.4"], "confidence"),
+        ([*BASE, "--confidence", "1"], "confidence"),
+        ([*BASE, "--s", "0", "--v", "100"], "--s"),
+        ([*BASE, "--s", "-2"], "--s"),
+        ([*BASE, "--margin", "0.05", "--margin-precision", "0.03"], "not both"),
+        ([*BASE, "--tp", "1", "--fp", "1", "--fn", "1", "--tn", "1"], "not both"),
+        (["plan", "--k", "0.05", "--tp", "1", "--fp", "1"], "all four"),
+        (["plan", "--k", "0.05"], "--precision"),
+        (["plan", "--precision", "0.9", "--recall", "0.8"], "required"),
+        (["plan", "--k", "0.05", "--population", "5", "100", "--precision", "0.9"], "--k"),
+        ([*BASE, "--prior", "1,1,1,1", "--prior-strength", "5"], "--prior"),
+        ([*BASE, "--prior", "1,1,1"], "4 comma-separated"),
+        ([*BASE, "--fpc"], "--population"),
+        ([*BASE, "--reps", "100"], "--assurance"),
+        ([*BASE, "--cost-pos", "2"], "--cost-neg"),
+        ([*BASE, "--cost-pos", "0", "--cost-neg", "1"], "--cost-pos"),
+        ([*BASE, "--bayesian"], "prior"),
+        ([*BASE, "--method", "best"], "invalid choice"),
+        ([*BASE, "--s", "2", "--method", "optimal"], "--s without --v"),
+        ([*BASE, "--v", "1"], "v must"),
+        (["plan", "--k", "2", "--precision", "0.9", "--recall", "0.2"], "false omission"),
+        (
+            ["plan", "--population", "100", "2000", "--precision", "0.9", "--recall", "0.8"],
+            "population has only",
+        ),
+        (
+            ["plan", "--k", "0.05", "--tp", "0", "--fp", "0", "--fn", "1", "--tn", "90"],
+            "predicted-positive sample is empty",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_error_line(capsys, arguments, fragment):
+    assert main([*arguments, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert fragment in lines[0]
