@@ -1,0 +1,150 @@
+"""``prplanner evaluate``, ``compare`` and ``coverage`` through ``core.cli.main``: the JSON
+contract of issue 2 section 3, readable text, and exit status 2 with one ``error:`` line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.cli import main
+
+COUNTS = ["--tp", "138", "--fp", "22", "--fn", "108", "--tn", "4732"]
+COUNTS_2 = ["--tp2", "150", "--fp2", "20", "--fn2", "90", "--tn2", "4700"]
+
+
+def run_json(capsys, argv):
+    status = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert captured.err == ""
+    return json.loads(captured.out)
+
+
+def test_evaluate_json_keys_for_each_design(capsys):
+    precision = ["wald", "wilson", "agresti_coull", "clopper_pearson", "jeffreys",
+                 "bootstrap", "bayes", "bayes_mc", "posterior"]  # fmt: skip
+    recall = ["katz_log", "delta", "bootstrap", "bayes", "bayes_mc", "posterior"]
+    for design_flags, design, extra in (
+        (["--k", "1/19"], "stratified", []),
+        (["--population", "10000", "190000"], "stratified", []),
+        (["--random"], "random", ["wald"]),
+    ):
+        document = run_json(
+            capsys, ["evaluate", *design_flags, *COUNTS, "--replicates", "500", "--seed", "1"]
+        )
+        assert list(document) == [
+            "k", "design", "precision", "recall", "f1", "fpr", "prevalence", "warnings",
+        ]  # fmt: skip
+        assert document["design"] == design
+        assert list(document["precision"]["intervals"]) == precision
+        assert list(document["recall"]["intervals"]) == recall + extra
+        assert list(document["f1"]["intervals"]) == ["bootstrap", "bayes_mc", "posterior"]
+        assert list(document["fpr"]["intervals"]) == ["katz_log"]
+        assert list(document["prevalence"]) == ["estimate"]
+        assert isinstance(document["warnings"], list)
+    assert document["k"] == pytest.approx(160 / 4840)
+    assert document["precision"]["estimate"] == pytest.approx(0.8625)
+
+
+def test_evaluate_options_reach_the_computation(capsys):
+    base = ["evaluate", "--population", "400", "20000", *COUNTS, "--replicates", "200"]
+    plain = run_json(capsys, [*base, "--seed", "3"])
+    fpc = run_json(capsys, [*base, "--seed", "3", "--fpc"])
+    assert any("finite population correction" in w for w in fpc["warnings"])
+    wald_plain = plain["precision"]["intervals"]["wald"]
+    wald_fpc = fpc["precision"]["intervals"]["wald"]
+    assert wald_fpc[1] - wald_fpc[0] < wald_plain[1] - wald_plain[0]
+    ninety = run_json(capsys, [*base, "--seed", "3", "--confidence", "0.9"])
+    assert (
+        ninety["precision"]["intervals"]["wilson"][0] > plain["precision"]["intervals"]["wilson"][0]
+    )
+    prior = run_json(capsys, [*base, "--seed", "3", "--prior", "50,5,10,1000"])
+    assert (
+        prior["precision"]["intervals"]["posterior"] != plain["precision"]["intervals"]["posterior"]
+    )
+    assert plain == run_json(capsys, [*base, "--seed", "3"])
+
+
+def test_evaluate_text_output_is_a_readable_table(capsys):
+    assert main(["evaluate", "--random", *COUNTS, "--replicates", "300", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Clopper-Pearson" in out and "Katz log" in out
+    assert "86.25 %" in out and "56.10 %" in out
+    zero = ["evaluate", "--k", "0.1", "--tp", "0", "--fp", "5", "--fn", "0", "--tn", "50"]
+    assert main([*zero, "--replicates", "200", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "warnings:" in out and "Haldane" in out and " - " in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--k", "0.1", "--tp", "-3", "--fp", "2", "--fn", "1", "--tn", "9"],
+        ["evaluate", "--k", "0.1", "--tp", "2.5", "--fp", "2", "--fn", "1", "--tn", "9"],
+        ["evaluate", "--k", "0", *COUNTS],
+        ["evaluate", "--k", "-0.5", *COUNTS],
+        ["evaluate", "--k", "0.1", *COUNTS, "--confidence", "0.5"],
+        ["evaluate", "--k", "0.1", *COUNTS, "--confidence", "1"],
+        ["evaluate", "--k", "0.1", "--tp", "0", "--fp", "0", "--fn", "1", "--tn", "9"],
+        ["evaluate", "--k", "0.1", "--tp", "3", "--fp", "2", "--fn", "0", "--tn", "0"],
+        ["evaluate", "--k", "0.1", *COUNTS, "--fpc"],
+        ["evaluate", "--k", "0.1", "--random", *COUNTS],
+        ["evaluate", *COUNTS],
+        ["evaluate", "--k", "0.1", *COUNTS, "--replicates", "5"],
+        ["evaluate", "--k", "0.1", *COUNTS, "--prior", "1,2,3"],
+        ["evaluate", "--k", "0.1", "--tp", "5", "--fp", "0", "--fn", "3", "--tn", "9",
+         "--prior", "0,0,0,0"],
+        ["evaluate", "--k", "x", *COUNTS],
+        ["compare", "--k", "0", *COUNTS, "--k2", "0.1", *COUNTS_2],
+        ["compare", "--k", "0.1", *COUNTS, "--k2", "0.1", *COUNTS_2[:-2], "--tn2", "-1"],
+        ["compare", "--k", "0.1", *COUNTS, "--k2", "0.1"],
+        ["coverage", "--k", "0.05", "--precision", "0.9", "--recall", "0.7", "--v", "5000"],
+        ["coverage", "--paper-grid", "--k", "0.05"],
+        ["coverage", "--k", "0.05", "--precision", "1.5", "--recall", "0.7", "--v", "5000",
+         "--s", "1"],
+        ["coverage", "--k", "0.05", "--precision", "0.9", "--recall", "0.7", "--v", "5000",
+         "--s", "1", "--confidence", "0.3"],
+    ],
+)  # fmt: skip
+def test_bad_input_exits_2_with_one_error_line(capsys, argv):
+    assert main([*argv, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
+
+
+def test_compare_json_and_text(capsys):
+    argv = ["compare", "--k", "0.033", *COUNTS, "--k2", "0.033", *COUNTS_2, "--seed", "1"]
+    document = run_json(capsys, argv)
+    for key in ("precision_change", "recall_change"):
+        assert list(document[key]) == ["estimate", "interval", "p_worse"]
+        low, high = document[key]["interval"]
+        assert low < document[key]["estimate"] < high
+        assert 0 <= document[key]["p_worse"] <= 1
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "precision" in out and "pp" in out and "P(worse)" in out
+
+
+def test_coverage_json_single_setting_and_paper_grid(capsys):
+    single = run_json(
+        capsys,
+        ["coverage", "--k", "1/20", "--precision", "0.9", "--recall", "0.7", "--v", "5000",
+         "--s", "2", "--reps", "40", "--replicates", "40", "--seed", "1"],
+    )  # fmt: skip
+    assert list(single) == ["coverage", "reps", "replicates", "seconds"]
+    assert list(single["coverage"]) == ["precision", "recall"]
+    assert list(single["coverage"]["precision"]) == ["wald", "bootstrap", "bayes", "bayes_mc"]
+    assert list(single["coverage"]["recall"]) == ["katz_log", "bootstrap", "bayes", "bayes_mc"]
+    assert single["reps"] == 40 and single["replicates"] == 40
+    grid = run_json(capsys, ["coverage", "--paper-grid", "--reps", "10", "--replicates", "10",
+                             "--seed", "2"])  # fmt: skip
+    assert list(grid) == ["rows", "seconds"]
+    assert len(grid["rows"]) == 12
+    assert list(grid["rows"][0]) == ["k", "precision", "recall", "v", "s", "coverage"]
+    assert {row["v"] for row in grid["rows"]} == {5000, 10000}
+    assert main(["coverage", "--paper-grid", "--reps", "10", "--replicates", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "1/20" in out and "1/100" in out and "%" in out
