@@ -173,3 +173,14 @@ def test_bad_input_exits_2_with_one_error_line(capsys, arguments, fragment):
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert fragment in lines[0]
+
+
+def test_budget_alone_keeps_the_method_and_splits_v(capsys):
+    paper, _ = run_json(capsys, *BASE, "--v", "3000")
+    optimal, _ = run_json(capsys, *BASE, "--v", "3000", "--method", "optimal")
+    assert paper["method"] == "paper" and optimal["method"] == "optimal"
+    assert paper["total"] == optimal["total"] == 3000
+    n1 = round(3000 * 0.05 / 1.05)  # s = max(s*, 1) = 1 here: proportional
+    assert paper["n_pos"] == n1
+    worst = max(optimal["margin_precision"], optimal["margin_recall"]) / 0.05
+    assert worst <= max(paper["margin_precision"], paper["margin_recall"]) / 0.05
