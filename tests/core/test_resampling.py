@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import beta as beta_distribution
-from scipy.stats import ks_2samp
+from scipy.stats import betabinom, binom, chisquare, ks_2samp
 
 from core import bayes, intervals, resampling
 from core.confusion import ConfusionMatrix
@@ -220,3 +220,31 @@ def test_bad_replicates_seed_and_design_are_refused():
         resampling.bootstrap(5, 5, 5, 50, 0.1, replicates=10, design="cluster")
     with pytest.raises(InputError, match="z01"):
         resampling.posterior_draws(1, 0, 1, 1, 0.1, replicates=10)
+
+
+@pytest.mark.parametrize(("n", "p"), [(1, 0.3), (160, 0.8625), (4840, 108 / 4840), (50, 0.999)])
+def test_one_round_binomial_table_sampler_matches_scipy_binom(n, p):
+    draws = resampling._one_round_binomial(n, p, 100_000, np.random.default_rng(n))
+    support = np.arange(n + 1)
+    expected = binom.pmf(support, n, p) * len(draws)
+    observed = np.bincount(draws, minlength=n + 1)
+    keep = expected > 5  # pool the thin tails into one cell for the chi-square test
+    observed = np.append(observed[keep], observed[~keep].sum())
+    expected = np.append(expected[keep], expected[~keep].sum())
+    if expected[-1] < 1e-9:
+        observed, expected = observed[:-1], expected[:-1]
+    expected *= observed.sum() / expected.sum()
+    assert chisquare(observed, expected).pvalue > 1e-4
+
+
+def test_single_round_bayes_mc_equals_the_two_step_algorithm_in_distribution():
+    # Scalar input samples the beta-binomial marginal; a one-row batch runs the two steps.
+    one_step = resampling.bayes_predictive(20.5, 4.5, 6.5, 300.5, 0.1, 25, 307,
+                                           replicates=30_000, seed=1)  # fmt: skip
+    two_step = resampling.bayes_predictive(np.array([20.5]), 4.5, 6.5, 300.5, 0.1, 25, 307,
+                                           replicates=30_000, seed=2)  # fmt: skip
+    assert ks_2samp(one_step.precision, two_step.precision[0]).pvalue > 1e-3
+    assert ks_2samp(one_step.recall, two_step.recall[0]).pvalue > 1e-3
+    assert one_step.precision.mean() * 25 == pytest.approx(
+        betabinom(25, 20.5, 4.5).mean(), abs=0.05
+    )
