@@ -1,0 +1,1666 @@
+"""The Excel report of a session, which is also the app's document (spec 4.4, issue 5).
+
+:func:`build_report` computes everything the report shows as plain tables (one function per
+sheet, so the content has one source); :func:`write_report` lays them out with openpyxl
+and saves atomically through :mod:`core.workbook.safe_io`.
+
+Sheets
+------
+``Summary``
+    Inputs, estimates, intervals by method, the plan for the next round and the warnings,
+    in sentences a manager reads.
+``Intervals``
+    :meth:`core.evaluation.Evaluation.to_rows`: metric, method, estimate, lower, upper, note.
+``Plan curves``
+    Interval width against the over-sampling ratio ``s`` (frequentist and Bayesian), with
+    native charts on a log axis.
+``P3``
+    Precision, its band and F1 over a log grid of prevalences, with a log-axis chart.
+``Rounds``
+    The session's past rounds, one per row, with precision and recall and their intervals.
+    Written so that :func:`core.workbook.rounds.read_rounds` reads the rounds back
+    unchanged: header names it recognises, counts and ratios as numbers, dates as dates.
+``Inputs``
+    Machine-readable ``key, value`` rows of :func:`core.session.flatten` plus the schema
+    version, so that opening the report restores the session
+    (:mod:`core.workbook.session_io`).
+``Plots``
+    PNG snapshots of the app's plots, only when ``images`` are given.
+
+Text is always written as text: openpyxl turns any string starting with ``=`` into a
+formula, so every string cell gets ``data_type = "s"`` (and a quote prefix when it starts
+with ``=``, ``+``, ``-`` or ``@``, which Excel keeps when the cell is edited).
+
+Numbers are written with full precision: openpyxl formats numbers with ``"%.16g"``, which
+loses the last digit of some floats (``0.1 + 0.2``) and of integers beyond 16 digits, so
+:func:`_set_number` stores the shortest round-trip text (``repr``) as the cell's value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core import validation
+from core.errors import InputError
+from core.session import SCHEMA_VERSION, SessionState, flatten
+from core.workbook.rounds import Round
+from core.workbook.safe_io import atomic_write
+
+if TYPE_CHECKING:
+    from core.evaluation import Evaluation
+    from core.planning import Plan
+
+__all__ = [
+    "INPUTS_HEADER",
+    "ROUNDS_HEADER",
+    "SHEET_INPUTS",
+    "SHEET_INTERVALS",
+    "SHEET_P3",
+    "SHEET_PLAN",
+    "SHEET_PLOTS",
+    "SHEET_ROUNDS",
+    "SHEET_SUMMARY",
+    "Column",
+    "ReportContent",
+    "SummaryRow",
+    "Table",
+    "build_report",
+    "render_workbook",
+    "write_report",
+]
+
+SHEET_SUMMARY = "Summary"
+SHEET_INTERVALS = "Intervals"
+SHEET_PLAN = "Plan curves"
+SHEET_P3 = "P3"
+SHEET_ROUNDS = "Rounds"
+SHEET_INPUTS = "Inputs"
+SHEET_PLOTS = "Plots"
+
+#: Header of the Inputs sheet; ``exact (JSON)`` keeps what a cell cannot (see session_io).
+INPUTS_HEADER = ("key", "value", "exact (JSON)")
+#: First Inputs rows before the flattened state.
+SCHEMA_KEY = "schema_version"
+WRITER_KEY = "written_by"
+
+#: Points of the tables behind the plan and P3 charts (enough for smooth lines, few
+#: enough to read as a table).
+PLAN_CURVE_POINTS = 61
+P3_POINTS = 121
+#: At most this many history charts (one per classifier block of the Rounds sheet).
+MAX_HISTORY_CHARTS = 4
+
+METRIC_NAMES = {
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+    "fpr": "False positive rate",
+    "prevalence": "Prevalence",
+}
+METRIC_MEANINGS = {
+    "precision": "Share of the items the classifier flags that are truly positive.",
+    "recall": "Share of all truly positive items in the population that the classifier flags.",
+    "f1": "Harmonic mean of precision and recall (one number for both).",
+    "fpr": "Share of the truly negative items that the classifier wrongly flags.",
+    "prevalence": "Estimated share of truly positive items in the whole population.",
+}
+METHOD_NAMES = {
+    "wald": "Wald",
+    "wilson": "Wilson score",
+    "agresti_coull": "Agresti-Coull",
+    "clopper_pearson": "Clopper-Pearson (exact)",
+    "jeffreys": "Jeffreys",
+    "bootstrap": "bootstrap",
+    "bayes": "Bayesian predictive (Eq 6-8)",
+    "bayes_mc": "Bayesian predictive, Monte Carlo",
+    "posterior": "posterior of the true value",
+    "katz_log": "Katz log-ratio",
+    "delta": "delta method",
+    "estimate": "point estimate",
+}
+#: The interval quoted first for each metric (the paper's recommendations, spec 1.2).
+HEADLINE_METHODS = {
+    "precision": "wilson",
+    "recall": "katz_log",
+    "f1": "bootstrap",
+    "fpr": "katz_log",
+}
+
+# Columns of the Rounds sheet. The first twelve use names core.workbook.rounds recognises;
+# the rest must never match one of its aliases (a test checks), or the reader would see a
+# column twice and skip the sheet.
+ROUNDS_HEADER = (
+    "Round",
+    "Date",
+    "Classifier",
+    "Predicted positive (population)",
+    "Predicted negative (population)",
+    "k",
+    "s",
+    "TP",
+    "FP",
+    "FN",
+    "TN",
+    "Notes",
+    "Precision",
+    "Precision lower (Wilson)",
+    "Precision upper (Wilson)",
+    "Recall",
+    "Recall lower (Katz log)",
+    "Recall upper (Katz log)",
+    "F1",
+    "Interval note",
+    "Source sheet",
+    "Source row",
+)
+ROUNDS_SOURCE_SHEET = "Source sheet"
+ROUNDS_SOURCE_ROW = "Source row"
+
+_FORMULA_START = ("=", "+", "-", "@")
+# Characters XML 1.0 cannot hold; openpyxl refuses them (IllegalCharacterError).
+_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# Dates Excel's 1900 date system can show (serial 1 is 1900-01-01); older ones go as ISO
+# text, which core.workbook.rounds reads back as the same date.
+_FIRST_EXCEL_DATE = dt.date(1900, 1, 1)
+
+
+# --- content: plain tables, one function per sheet -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a report table.
+
+    Attributes
+    ----------
+    header : str
+        Column title.
+    kind : str
+        How numbers are shown: ``"text"``, ``"percent"`` (0.0%), ``"count"`` (#,##0),
+        ``"ratio"`` (6 decimals, for ``k``), ``"number"`` (3 decimals), ``"small"``
+        (scientific, for prevalences), ``"date"`` or ``"int"`` (plain whole number).
+    """
+
+    header: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Table:
+    """A header row and data rows (``None`` is an empty cell).
+
+    Attributes
+    ----------
+    columns : tuple of Column
+        Column titles and formats.
+    rows : tuple of tuple
+        Values in column order.
+    """
+
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Any, ...], ...] = ()
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return tuple(column.header for column in self.columns)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryRow:
+    """One line of the Summary sheet.
+
+    Attributes
+    ----------
+    style : str
+        ``"heading"`` (a section title), ``"row"`` (label and values) or ``"text"``
+        (a sentence across the sheet, e.g. a warning).
+    label : str
+        First column.
+    value, lower, upper : object
+        Value and optional interval bounds.
+    kind : str
+        Number format of ``value``/``lower``/``upper`` (see :class:`Column`).
+    note : str
+        Plain-language explanation.
+    """
+
+    style: str = "row"
+    label: str = ""
+    value: Any = None
+    lower: Any = None
+    upper: Any = None
+    kind: str = "text"
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanCurves:
+    """Width-vs-``s`` table behind the plan charts.
+
+    Attributes
+    ----------
+    table : Table
+        ``s`` then one precision-width and one recall-width column per curve.
+    labels : tuple of str
+        Curve names (``"frequentist"``, ``"prior strength 5"``, ...).
+    optimum : Table
+        ``s*`` and the widths there, one row per curve.
+    v : float
+        Total labels the widths are computed for.
+    """
+
+    table: Table
+    labels: tuple[str, ...]
+    optimum: Table
+    v: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportContent:
+    """Everything the report shows, computed before any cell is written.
+
+    Attributes
+    ----------
+    state : SessionState
+        The session, with ``margin``/``confidence`` overrides applied; its Inputs sheet
+        restores exactly this.
+    subject : str
+        What was evaluated, in words (``"round TR-06 (travel)"``).
+    evaluated_round : Round or None
+        The past round evaluated, or ``None`` for the Evaluate tab's counts.
+    evaluation : Evaluation or None
+        Its estimates and intervals (``None`` when the counts cannot be evaluated).
+    plan, chosen_design : Plan or None
+        The recommended next round, and the margins the Plan tab's ``(s, v)`` buys.
+    summary : tuple of SummaryRow
+        The Summary sheet.
+    intervals : Table
+        The Intervals sheet.
+    plan_curves : PlanCurves or None
+        The Plan curves sheet.
+    p3 : Table or None
+        The P3 sheet; ``p3_info`` holds its side notes.
+    rounds : Table
+        The Rounds sheet.
+    inputs : tuple of (str, object)
+        The Inputs sheet's ``key, value`` rows (schema version first).
+    warnings : tuple of str
+        Every caution shown in the Summary.
+    """
+
+    state: SessionState
+    subject: str
+    evaluated_round: Round | None
+    evaluation: Evaluation | None
+    plan: Plan | None
+    chosen_design: Plan | None
+    summary: tuple[SummaryRow, ...]
+    intervals: Table
+    plan_curves: PlanCurves | None
+    p3: Table | None
+    p3_info: tuple[tuple[str, Any, str], ...] = ()
+    rounds: Table
+    inputs: tuple[tuple[str, Any], ...]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Short JSON-able description (``prplanner report --json``)."""
+        estimates = None
+        if self.evaluation is not None:
+            estimates = {
+                name: metric.to_dict() for name, metric in self.evaluation.metrics().items()
+            }
+        return {
+            "subject": self.subject,
+            "round": None if self.evaluated_round is None else self.evaluated_round.to_dict(),
+            "rounds": len(self.state.rounds),
+            "estimates": estimates,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+
+def _finite(value: Any) -> Any:
+    """``None`` for NaN/inf (an empty cell, never a silent NaN), else the value."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _round_label(item: Round) -> str:
+    name = item.round or f"row {item.row} of sheet {item.sheet}"
+    return f"{name} ({item.classifier})" if item.classifier else name
+
+
+def _find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
+    wanted = str(name).strip()
+    matches = [item for item in rounds if isinstance(item, Round) and item.round == wanted]
+    if not matches:
+        folded = wanted.casefold()
+        matches = [
+            item
+            for item in rounds
+            if isinstance(item, Round) and (item.round or "").strip().casefold() == folded
+        ]
+    if not matches:
+        names = [item.round for item in rounds if isinstance(item, Round) and item.round]
+        if not names:
+            raise InputError(f"there is no round named {wanted!r}: the session has no named rounds")
+        more = f" and {len(names) - 12:,} more" if len(names) > 12 else ""
+        shown = ", ".join(names[:12]) + more
+        raise InputError(f"there is no round named {wanted!r}; the rounds are {shown}")
+    chosen = matches[-1]
+    if len(matches) > 1:
+        warnings.append(
+            f"{len(matches)} rounds are named {wanted!r}; the last one (sheet "
+            f"{chosen.sheet!r}, row {chosen.row}) is reported"
+        )
+    return chosen
+
+
+def _apply_overrides(state: SessionState, margin, confidence) -> SessionState:
+    if confidence is not None:
+        state = replace(state, confidence=validation.confidence(confidence))
+    if margin is not None:
+        margin = validation.margin("margin", margin)
+        state = replace(
+            state, plan=replace(state.plan, margin_precision=margin, margin_recall=margin)
+        )
+    return state
+
+
+def _evaluate_population(state: SessionState, item: Round | None):
+    """``(matrix, population or None, fpc)`` of what the report evaluates."""
+    from core.confusion import Population
+
+    if item is not None:
+        return item.matrix, item.population, state.evaluate.fpc and item.population_pos is not None
+    inputs = state.evaluate.population
+    if inputs.mode == "counts":
+        population = Population.from_counts(inputs.predicted_positive, inputs.predicted_negative)
+    elif inputs.mode == "k":
+        population = Population.from_k(inputs.k)
+    else:
+        population = None
+    fpc = state.evaluate.fpc and population is not None and population.has_counts
+    return state.evaluate.matrix, population, fpc
+
+
+def evaluation_section(
+    state: SessionState, item: Round | None, warnings: list[str]
+) -> Evaluation | None:
+    """The evaluated round's estimates and every interval (``None`` if impossible)."""
+    from core.evaluation import evaluate
+
+    try:
+        matrix, population, fpc = _evaluate_population(state, item)
+    except InputError as exc:
+        warnings.append(f"the counts cannot be evaluated: {exc}")
+        return None
+    options = dict(
+        population=population,
+        confidence=state.confidence,
+        replicates=state.evaluate.replicates,
+        seed=state.evaluate.seed,
+    )
+    try:
+        return evaluate(matrix, fpc=fpc, **options)
+    except InputError as exc:
+        if not fpc:
+            warnings.append(f"the counts cannot be evaluated: {exc}")
+            return None
+        warnings.append(f"the finite population correction was left out: {exc}")
+    try:
+        return evaluate(matrix, **options)
+    except InputError as exc:
+        warnings.append(f"the counts cannot be evaluated: {exc}")
+        return None
+
+
+def intervals_table(evaluation: Evaluation | None) -> Table:
+    """The Intervals sheet: :meth:`Evaluation.to_rows` plus each method's name in words."""
+    columns = (
+        Column("Metric"),
+        Column("Method"),
+        Column("Method (in words)"),
+        Column("Estimate", "percent"),
+        Column("Lower", "percent"),
+        Column("Upper", "percent"),
+        Column("Note"),
+    )
+    if evaluation is None:
+        return Table(columns=columns)
+    rows = tuple(
+        (metric, method, METHOD_NAMES.get(method, method), estimate, lower, upper, note)
+        for metric, method, estimate, lower, upper, note in evaluation.to_rows()
+    )
+    return Table(columns=columns, rows=rows)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _PlanningInputs:
+    population: Any
+    precision: float
+    recall: float
+    posterior: Any
+    source: str
+    notes: tuple[str, ...] = ()
+
+
+def _planning_inputs(state: SessionState, item: Round | None, warnings: list[str]):
+    """Population, planning precision/recall and posterior for the next round.
+
+    A reported past round plans from its own counts (the prior of the Plan tab on top);
+    otherwise the Plan tab's inputs are used as they are.
+    """
+    from core.confusion import Population
+    from core.planning import previous_round_posterior
+
+    plan = state.plan
+    prior = None if plan.prior.is_zero else plan.prior
+    try:
+        if item is not None:
+            population = item.population
+            precision, recall, rate_notes = _round_rates(item.matrix, population.k, prior)
+            posterior, notes = previous_round_posterior(item.matrix, prior)
+            notes = tuple(dict.fromkeys((*notes, *rate_notes)))
+            source = f"the estimates of {_round_label(item)}"
+            return _PlanningInputs(
+                population=population,
+                precision=precision,
+                recall=recall,
+                posterior=posterior,
+                source=source,
+                notes=notes,
+            )
+        inputs = plan.population
+        if inputs.mode == "counts":
+            population = Population.from_counts(
+                inputs.predicted_positive, inputs.predicted_negative
+            )
+        else:
+            population = Population.from_k(inputs.k)
+        if plan.belief == "previous":
+            precision, recall, rate_notes = _round_rates(plan.previous, population.k, prior)
+            posterior, notes = previous_round_posterior(plan.previous, prior)
+            notes = tuple(dict.fromkeys((*notes, *rate_notes)))
+            source = "the previous round entered on the Plan tab"
+        else:
+            precision, recall = plan.expected_precision, plan.expected_recall
+            posterior, notes = (prior.posterior(), ()) if prior is not None else (None, ())
+            source = "the precision and recall expected on the Plan tab"
+    except InputError as exc:
+        warnings.append(f"no plan for the next round: {exc}")
+        return None
+    return _PlanningInputs(
+        population=population,
+        precision=precision,
+        recall=recall,
+        posterior=posterior,
+        source=source,
+        notes=notes,
+    )
+
+
+def _round_rates(matrix, k: float, prior) -> tuple[float, float, tuple[str, ...]]:
+    """Planning ``(precision, recall, notes)`` from a past round's counts."""
+    from core.planning import rates_from_round
+
+    result = rates_from_round(matrix, k, prior)
+    return (result[0], result[1], tuple(result[2]) if len(result) > 2 else ())
+
+
+def plan_section(state: SessionState, inputs: _PlanningInputs | None, warnings: list[str]):
+    """``(recommended plan, chosen design)`` for the next round (either may be ``None``)."""
+    from core.planning import make_plan
+
+    if inputs is None:
+        return None, None
+    plan = state.plan
+    costs = (
+        {}
+        if plan.cost_pos == plan.cost_neg == 1.0
+        else {"cost_pos": plan.cost_pos, "cost_neg": plan.cost_neg}
+    )
+    common = dict(
+        population=inputs.population,
+        precision=inputs.precision,
+        recall=inputs.recall,
+        margin_precision=plan.margin_precision,
+        margin_recall=plan.margin_recall,
+        confidence=state.confidence,
+        posterior=inputs.posterior,
+        bayesian=plan.bayesian and inputs.posterior is not None,
+        fpc=plan.fpc and inputs.population.has_counts,
+        notes=inputs.notes,
+        **costs,
+    )
+    recommended = chosen = None
+    try:
+        recommended = make_plan(method=plan.method, **common)
+    except InputError as exc:
+        warnings.append(f"no recommended plan for the next round: {exc}")
+    try:
+        chosen = make_plan(method="paper", s=plan.s, v=plan.v, **common)
+    except InputError as exc:
+        warnings.append(f"the design s = {plan.s:g}, v = {plan.v:,} cannot be assessed: {exc}")
+    return recommended, chosen
+
+
+def plan_curves_section(
+    state: SessionState, inputs: _PlanningInputs | None, warnings: list[str]
+) -> PlanCurves | None:
+    """Interval widths against ``s`` at the Plan tab's ``v`` (spec 1.5, Figure 1)."""
+    import numpy as np
+
+    from core.planning import WidthCurveModel
+
+    if inputs is None:
+        return None
+    posteriors = () if inputs.posterior is None else (("your prior + data", inputs.posterior),)
+    try:
+        model = WidthCurveModel.build(
+            k=inputs.population.k,
+            precision=inputs.precision,
+            recall=inputs.recall,
+            confidence=state.confidence,
+            posteriors=posteriors,
+        )
+        grid = np.geomspace(model.grid[0], model.grid[-1], PLAN_CURVE_POINTS)
+        curves = model.over_s(state.plan.v, grid)
+    except InputError as exc:
+        warnings.append(f"no plan curves: {exc}")
+        return None
+    labels = tuple(curves.labels)
+    columns = [Column("s", "number")]
+    columns += [Column(f"Precision width, {label}", "percent") for label in labels]
+    columns += [Column(f"Recall width, {label}", "percent") for label in labels]
+    precision = np.asarray(curves.precision_width, dtype=float)
+    recall = np.asarray(curves.recall_width, dtype=float)
+    rows = tuple(
+        (
+            float(s),
+            *(_finite(float(v)) for v in precision[:, j]),
+            *(_finite(float(v)) for v in recall[:, j]),
+        )
+        for j, s in enumerate(curves.s)
+    )
+    optimum = Table(
+        columns=(
+            Column("Curve"),
+            Column("Best s (s*)", "number"),
+            Column("Precision width at s*", "percent"),
+            Column("Recall width at s*", "percent"),
+        ),
+        rows=tuple(
+            (
+                label,
+                _finite(float(curves.s_star[i])),
+                _finite(float(curves.precision_width_at_s_star[i])),
+                _finite(float(curves.recall_width_at_s_star[i])),
+            )
+            for i, label in enumerate(labels)
+        ),
+    )
+    return PlanCurves(
+        table=Table(columns=tuple(columns), rows=rows),
+        labels=labels,
+        optimum=optimum,
+        v=float(curves.v),
+    )
+
+
+def p3_section(
+    state: SessionState, evaluation: Evaluation | None, name: str, warnings: list[str]
+) -> tuple[Table | None, tuple[tuple[str, Any, str], ...]]:
+    """Precision, band and F1 across prevalences (spec 2.2, 2.3) of the evaluated round."""
+    from core.prevalence import OperatingPoint, p3_curve
+
+    if evaluation is None:
+        return None, ()
+    k = None if evaluation.design == "random" else evaluation.k
+    try:
+        point = OperatingPoint.from_round(
+            evaluation.matrix, k, confidence=evaluation.confidence, name=name
+        )
+        curve = p3_curve(
+            point,
+            eta_min=state.prevalence.eta_min,
+            eta_max=state.prevalence.eta_max,
+            points=P3_POINTS,
+            reference_prevalence=state.prevalence.reference_prevalence,
+        )
+    except InputError as exc:
+        warnings.append(f"no P3 curve: {exc}")
+        return None, ()
+    lower = curve.lower if curve.lower is not None else [None] * len(curve.prevalence)
+    upper = curve.upper if curve.upper is not None else [None] * len(curve.prevalence)
+    rows = tuple(
+        (float(eta), _finite(float(p)), _num(lo), _num(up), _finite(float(f1)))
+        for eta, p, lo, up, f1 in zip(
+            curve.prevalence, curve.precision, lower, upper, curve.f1, strict=True
+        )
+    )
+    table = Table(
+        columns=(
+            Column("Prevalence", "small"),
+            Column("Precision", "percent"),
+            Column("Lower", "percent"),
+            Column("Upper", "percent"),
+            Column("F1", "percent"),
+        ),
+        rows=rows,
+    )
+    info: list[tuple[str, Any, str]] = [
+        ("True positive rate (recall)", point.tpr, "percent"),
+        ("False positive rate", point.fpr, "percent"),
+    ]
+    if point.population_prevalence is not None:
+        info.append(
+            ("Estimated prevalence of the population", point.population_prevalence, "small")
+        )
+    if curve.band is not None:
+        info.append(("Widest band (Delta)", _finite(float(curve.band.delta)), "percent"))
+        info.append(
+            ("Prevalence of the widest band (eta*)", _finite(float(curve.band.eta_star)), "small")
+        )
+    if curve.calibrated is not None:
+        calibrated = curve.calibrated.to_dict()
+        reference = state.prevalence.reference_prevalence
+        for key, value in calibrated.items():
+            if key == "reference_prevalence":
+                continue
+            info.append(
+                (
+                    f"{key.replace('_', ' ')} at prevalence {reference:g}",
+                    _finite(float(value)),
+                    "percent",
+                )
+            )
+    return table, tuple(info)
+
+
+def _num(value) -> float | None:
+    return None if value is None else _finite(float(value))
+
+
+def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
+    """The Rounds sheet: each round as read, plus precision/recall with intervals."""
+    from core.intervals import katz_log_recall, recall_point, wilson_precision
+
+    kinds = {
+        "Date": "date",
+        "Predicted positive (population)": "count",
+        "Predicted negative (population)": "count",
+        "k": "ratio",
+        "s": "number",
+        "TP": "count",
+        "FP": "count",
+        "FN": "count",
+        "TN": "count",
+        "Source row": "int",
+    }
+    columns = tuple(
+        Column(
+            header,
+            "percent"
+            if header.startswith(("Precision", "Recall", "F1")) and "(population)" not in header
+            else kinds.get(header, "text"),
+        )
+        for header in ROUNDS_HEADER
+    )
+    rows = []
+    for item in rounds:
+        if not isinstance(item, Round):
+            continue
+        precision = lower_p = upper_p = recall = lower_r = upper_r = f1 = None
+        note = ""
+        try:
+            matrix = item.matrix
+            interval = wilson_precision(matrix, confidence)
+            precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
+            recall = _finite(recall_point(matrix, item.k))
+            katz = katz_log_recall(matrix, item.k, confidence)
+            lower_r, upper_r, note = katz.lower, katz.upper, katz.note
+            if recall is not None and precision + recall > 0:
+                f1 = 2 * precision * recall / (precision + recall)
+        except InputError as exc:
+            note = str(exc)
+        rows.append(
+            (
+                item.round,
+                item.date,
+                item.classifier,
+                item.population_pos,
+                item.population_neg,
+                item.k,
+                item.s,
+                item.tp,
+                item.fp,
+                item.fn,
+                item.tn,
+                item.notes,
+                precision,
+                lower_p,
+                upper_p,
+                recall,
+                _finite(lower_r) if lower_r is not None else None,
+                _finite(upper_r) if upper_r is not None else None,
+                f1,
+                note or None,
+                item.sheet,
+                item.row,
+            )
+        )
+    return Table(columns=columns, rows=tuple(rows))
+
+
+def inputs_rows(state: SessionState) -> tuple[tuple[str, Any], ...]:
+    """Schema version, writer, then :func:`core.session.flatten` of the state."""
+    return (
+        (SCHEMA_KEY, SCHEMA_VERSION),
+        (WRITER_KEY, f"PR Planner {_app_version()}"),
+        *flatten(state),
+    )
+
+
+def _app_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("prplanner")
+    except Exception:  # running from a checkout that is not installed
+        return "(development checkout)"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def summary_rows(
+    state: SessionState,
+    subject: str,
+    item: Round | None,
+    evaluation: Evaluation | None,
+    inputs: _PlanningInputs | None,
+    plan: Plan | None,
+    chosen: Plan | None,
+    warnings: Sequence[str],
+) -> tuple[SummaryRow, ...]:
+    """The Summary sheet, section by section, in plain language."""
+    level = (
+        f"{state.confidence:.0%}"
+        if (state.confidence * 100).is_integer()
+        else (f"{state.confidence:.1%}")
+    )
+    rows: list[SummaryRow] = [SummaryRow(style="heading", label="What was evaluated")]
+    rows.append(SummaryRow(label="Subject", value=subject))
+    if item is not None:
+        if item.date is not None:
+            rows.append(SummaryRow(label="Labeled on", value=item.date, kind="date"))
+        if item.notes:
+            rows.append(SummaryRow(label="Notes", value=item.notes))
+        if item.s is not None:
+            rows.append(
+                SummaryRow(
+                    label="Over-sampling ratio s",
+                    value=item.s,
+                    kind="number",
+                    note="How much more often predicted positives were sampled "
+                    "than in a plain random sample.",
+                )
+            )
+    if evaluation is not None:
+        matrix = evaluation.matrix
+        rows += [
+            SummaryRow(
+                label="Labeled predicted positives",
+                value=matrix.n_pos,
+                kind="count",
+                note=f"TP = {matrix.tp:,} truly positive, FP = {matrix.fp:,} not.",
+            ),
+            SummaryRow(
+                label="Labeled predicted negatives",
+                value=matrix.n_neg,
+                kind="count",
+                note=f"FN = {matrix.fn:,} truly positive (missed), TN = {matrix.tn:,} "
+                "truly negative.",
+            ),
+        ]
+        population = None
+        if item is not None:
+            population = item.population
+        elif state.evaluate.population.mode == "counts":
+            population = state.evaluate.population
+        pos = getattr(population, "predicted_positive", None)
+        neg = getattr(population, "predicted_negative", None)
+        if pos is not None and neg is not None:
+            rows.append(
+                SummaryRow(
+                    label="Population flagged positive",
+                    value=pos,
+                    kind="count",
+                    note="Items the classifier predicts positive (N1).",
+                )
+            )
+            rows.append(
+                SummaryRow(
+                    label="Population flagged negative",
+                    value=neg,
+                    kind="count",
+                    note="Items the classifier predicts negative (N0).",
+                )
+            )
+        rows.append(
+            SummaryRow(
+                label="Imbalance ratio k",
+                value=evaluation.k,
+                kind="ratio",
+                note="N1/N0 estimated from a plain random sample"
+                if evaluation.design == "random"
+                else "N1/N0: predicted positives per predicted negative.",
+            )
+        )
+    rows.append(
+        SummaryRow(
+            label="Confidence level",
+            value=state.confidence,
+            kind="percent",
+            note="Every interval in this report is at this level.",
+        )
+    )
+
+    rows.append(SummaryRow(style="heading", label=f"Results ({level} confidence)"))
+    if evaluation is None:
+        rows.append(
+            SummaryRow(
+                style="text", label="The counts could not be evaluated; see the warnings below."
+            )
+        )
+    else:
+        for name, metric in evaluation.metrics().items():
+            estimate = _finite(metric.estimate)
+            method = HEADLINE_METHODS[name]
+            interval = metric.intervals.get(method)
+            lower = _finite(interval.lower) if interval is not None else None
+            upper = _finite(interval.upper) if interval is not None else None
+            if estimate is None:
+                words = "Undefined for these counts (see the warnings)."
+            else:
+                words = (
+                    f"{METRIC_NAMES[name]} is {_pct(estimate)}; with {level} confidence "
+                    f"between {_pct(lower)} and {_pct(upper)} "
+                    f"({METHOD_NAMES[method]} interval). {METRIC_MEANINGS[name]}"
+                )
+            rows.append(
+                SummaryRow(
+                    label=METRIC_NAMES[name],
+                    value=estimate,
+                    lower=lower,
+                    upper=upper,
+                    kind="percent",
+                    note=words,
+                )
+            )
+        prevalence = _finite(evaluation.estimates.prevalence)
+        rows.append(
+            SummaryRow(
+                label="Prevalence",
+                value=prevalence,
+                kind="small",
+                note=METRIC_MEANINGS["prevalence"],
+            )
+        )
+
+        rows.append(SummaryRow(style="heading", label="Intervals by method"))
+        for metric, method, estimate, lower, upper, note in evaluation.to_rows():
+            if metric not in ("precision", "recall"):
+                continue
+            rows.append(
+                SummaryRow(
+                    label=f"{METRIC_NAMES[metric]}: {METHOD_NAMES.get(method, method)}",
+                    value=estimate,
+                    lower=lower,
+                    upper=upper,
+                    kind="percent",
+                    note=note,
+                )
+            )
+        rows.append(
+            SummaryRow(
+                style="text",
+                label="F1 and the false positive rate by every method are on the Intervals sheet.",
+            )
+        )
+
+    rows.append(SummaryRow(style="heading", label="Plan for the next round"))
+    if inputs is None or (plan is None and chosen is None):
+        rows.append(
+            SummaryRow(style="text", label="No plan could be made; see the warnings below.")
+        )
+    else:
+        rows.append(
+            SummaryRow(
+                label="Planning values",
+                value=f"precision {_pct(inputs.precision)}, recall {_pct(inputs.recall)}",
+                note=f"From {inputs.source}.",
+            )
+        )
+        rows.append(
+            SummaryRow(
+                label="Target margins",
+                value=f"± {_pct(state.plan.margin_precision)} precision, "
+                f"± {_pct(state.plan.margin_recall)} recall",
+                note="Half-width of the intervals the next round should give.",
+            )
+        )
+        if plan is not None:
+            how = {
+                "paper": "the paper's procedure (Section 5)",
+                "optimal": "the smallest design meeting both targets",
+            }.get(plan.method, plan.method)
+            rows += [
+                SummaryRow(
+                    label="Recommended over-sampling ratio s",
+                    value=plan.s,
+                    kind="number",
+                    note=f"Chosen by {how}; the ratio that makes the "
+                    f"recall interval narrowest is s* = {plan.s_star:.3g}.",
+                ),
+                SummaryRow(
+                    label="Label from predicted positives",
+                    value=plan.n_pos,
+                    kind="count",
+                    note="Items to draw at random from what the classifier flags.",
+                ),
+                SummaryRow(
+                    label="Label from predicted negatives",
+                    value=plan.n_neg,
+                    kind="count",
+                    note="Items to draw at random from the rest.",
+                ),
+                SummaryRow(label="Total labels", value=plan.total, kind="count"),
+                SummaryRow(
+                    label="Expected precision margin",
+                    value=plan.margin_precision,
+                    kind="percent",
+                    note=f"Target ± {_pct(plan.target_margin_precision)}.",
+                ),
+                SummaryRow(
+                    label="Expected recall margin",
+                    value=plan.margin_recall,
+                    kind="percent",
+                    note=f"Target ± {_pct(plan.target_margin_recall)}.",
+                ),
+            ]
+            if plan.cost is not None:
+                rows.append(SummaryRow(label="Labeling cost", value=plan.cost, kind="number"))
+            for note in plan.notes:
+                rows.append(SummaryRow(style="text", label=note))
+        if chosen is not None:
+            rows.append(
+                SummaryRow(
+                    label=f"Your design (s = {chosen.s:g}, {chosen.total:,} labels)",
+                    value=f"± {_pct(chosen.margin_precision)} precision, "
+                    f"± {_pct(chosen.margin_recall)} recall",
+                    note=f"{chosen.n_pos:,} predicted positives and {chosen.n_neg:,} predicted "
+                    "negatives; the margins it is expected to give.",
+                )
+            )
+
+    rows.append(SummaryRow(style="heading", label="Warnings"))
+    if warnings:
+        rows += [SummaryRow(style="text", label=f"• {text}") for text in warnings]
+    else:
+        rows.append(SummaryRow(style="text", label="None."))
+
+    rows.append(SummaryRow(style="heading", label="About this file"))
+    rows.append(
+        SummaryRow(
+            style="text",
+            label="Intervals: every interval method. Plan curves: interval width against s. "
+            "P3: precision at other prevalences. Rounds: the history, one round per row. "
+            "Inputs: the settings; open this file in PR Planner to continue the session.",
+        )
+    )
+    return tuple(rows)
+
+
+def build_report(
+    state: SessionState,
+    *,
+    round_name: str | None = None,
+    margin: float | None = None,
+    confidence: float | None = None,
+) -> ReportContent:
+    """Compute every table of the report (no file is touched).
+
+    Parameters
+    ----------
+    state : SessionState
+        The session.
+    round_name : str, optional
+        Evaluate the past round of ``state.rounds`` with this name (the last one when
+        several share it); default: the Evaluate tab's counts.
+    margin : float, optional
+        Target margin for both precision and recall of the next round (overrides the
+        Plan tab's two margins, and is saved in the Inputs sheet).
+    confidence : float, optional
+        Confidence level (overrides the session's).
+
+    Returns
+    -------
+    ReportContent
+
+    Raises
+    ------
+    InputError
+        An unknown round name or an invalid override. Counts that cannot be evaluated or
+        planned are not errors: the report says so in its warnings.
+    """
+    if not isinstance(state, SessionState):
+        raise InputError(f"state must be a SessionState, got {type(state).__name__}")
+    state = _apply_overrides(state, margin, confidence)
+    warnings: list[str] = []
+    item = _find_round(state.rounds, round_name, warnings) if round_name is not None else None
+    subject = (
+        f"round {_round_label(item)}"
+        if item is not None
+        else "the labeled counts entered on the Evaluate tab"
+    )
+    evaluation = evaluation_section(state, item, warnings)
+    if evaluation is not None:
+        warnings.extend(evaluation.warnings)
+    planning = _planning_inputs(state, item, warnings)
+    plan, chosen = plan_section(state, planning, warnings)
+    curves = plan_curves_section(state, planning, warnings)
+    name = _round_label(item) if item is not None else "Evaluate tab"
+    p3, p3_info = p3_section(state, evaluation, name, warnings)
+    rounds = rounds_table(state.rounds, state.confidence)
+    warnings = list(dict.fromkeys(warnings))  # the same caution once
+    return ReportContent(
+        state=state,
+        subject=subject,
+        evaluated_round=item,
+        evaluation=evaluation,
+        plan=plan,
+        chosen_design=chosen,
+        summary=summary_rows(state, subject, item, evaluation, planning, plan, chosen, warnings),
+        intervals=intervals_table(evaluation),
+        plan_curves=curves,
+        p3=p3,
+        p3_info=p3_info,
+        rounds=rounds,
+        inputs=inputs_rows(state),
+        warnings=tuple(warnings),
+    )
+
+
+# --- layout: cells, formats, widths, charts -------------------------------------------------
+
+NUMBER_FORMATS = {
+    "percent": "0.0%",
+    "count": "#,##0",
+    "ratio": "0.000000",
+    "number": "0.000",
+    "small": "0.00E+00",
+    "date": "yyyy-mm-dd",
+    "int": "0",
+    "text": "@",
+}
+_MIN_WIDTH, _MAX_WIDTH, _HEADER_WRAP = 8, 60, 26
+
+
+def clean_text(value: str) -> str:
+    """``value`` without the control characters XML (and so .xlsx) cannot hold."""
+    return _ILLEGAL_XML.sub("", value)
+
+
+def _set_text(cell, value: str) -> None:
+    """Write ``value`` as text, never as a formula (spec 4.4)."""
+    value = clean_text(value)
+    cell.value = value
+    # openpyxl makes every string starting with "=" a formula; force a string cell.
+    cell.data_type = "s"
+    if value.startswith(_FORMULA_START):
+        cell.quotePrefix = True  # Excel and LibreOffice keep it text when it is edited
+
+
+def _set_number(cell, value) -> None:
+    """Write an int or float exactly (openpyxl's ``%.16g`` drops digits; see module doc)."""
+    cell.value = value
+    exact = repr(value) if isinstance(value, float) else str(value)
+    if exact != format(value, ".16g"):  # what openpyxl would write
+        # The writer emits ``str(cell._value)`` into <v> for a numeric cell holding text;
+        # tests read the file back and compare bit for bit.
+        cell._value = exact
+
+
+def _write_value(cell, value, kind: str) -> str:
+    """Write ``value`` formatted as ``kind``; return its displayed text (for widths)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        cell.value = value
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, dt.datetime):
+        value = value.date() if value.time() == dt.time() else value
+    if isinstance(value, dt.date):
+        if value < _FIRST_EXCEL_DATE:
+            _set_text(cell, value.isoformat())
+        else:
+            cell.value = value
+            cell.number_format = NUMBER_FORMATS["date"]
+        return value.isoformat()
+    if isinstance(value, str):
+        _set_text(cell, value)
+        if kind == "text":
+            cell.number_format = "@"
+        return value
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    _set_number(cell, value)
+    cell.number_format = NUMBER_FORMATS.get(kind, "General")
+    return _shown(value, kind)
+
+
+def _shown(value, kind: str) -> str:
+    try:
+        if kind == "percent":
+            return f"{value:.1%}"
+        if kind == "count":
+            return f"{value:,.0f}"
+        if kind == "ratio":
+            return f"{value:.6f}"
+        if kind == "number":
+            return f"{value:.3f}"
+        if kind == "small":
+            return f"{value:.2E}"
+        return str(value)
+    except (ValueError, OverflowError):
+        return str(value)
+
+
+class _Sheet:
+    """Writes into one worksheet and remembers how wide each column's content is."""
+
+    def __init__(self, worksheet):
+        self.ws = worksheet
+        self.widths: dict[int, float] = {}
+
+    def put(self, row: int, column: int, value, kind: str = "text", *, fit: bool = True):
+        cell = self.ws.cell(row=row, column=column)
+        shown = _write_value(cell, value, kind)
+        if fit and shown:
+            longest = max(len(line) for line in shown.splitlines() or [""])
+            self.widths[column] = max(self.widths.get(column, 0), longest)
+        return cell
+
+    def header(self, row: int, column: int, text: str):
+        from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+
+        cell = self.put(row, column, text, fit=False)
+        cell.font = Font(bold=True)
+        cell.fill = PatternFill("solid", fgColor="DDE5F0")
+        cell.border = Border(bottom=Side(style="thin", color="7F8FA6"))
+        cell.alignment = Alignment(wrap_text=True, vertical="bottom")
+        words = max((len(word) for word in text.split()), default=0)
+        self.widths[column] = max(self.widths.get(column, 0), min(len(text), _HEADER_WRAP), words)
+        return cell
+
+    def table(self, table: Table, top: int = 1, left: int = 1) -> None:
+        for offset, column in enumerate(table.columns):
+            self.header(top, left + offset, column.header)
+        for r, values in enumerate(table.rows, start=top + 1):
+            for offset, (column, value) in enumerate(zip(table.columns, values, strict=True)):
+                self.put(r, left + offset, value, column.kind)
+        longest = max((len(column.header) for column in table.columns), default=0)
+        lines = max(1, math.ceil(longest / _HEADER_WRAP))
+        if lines > 1:
+            self.ws.row_dimensions[top].height = 15 * lines + 2
+
+    def fit_columns(self, fixed: Mapping[int, float] | None = None) -> None:
+        from openpyxl.utils import get_column_letter
+
+        for column, width in self.widths.items():
+            chosen = (fixed or {}).get(column)
+            if chosen is None:
+                chosen = min(max(width + 2, _MIN_WIDTH), _MAX_WIDTH)
+            self.ws.column_dimensions[get_column_letter(column)].width = chosen
+
+    def page_setup(self, title_rows: str | None = "1:1") -> None:
+        """Landscape, one page wide: what a printout (or a PDF) of the sheet needs."""
+        ws = self.ws
+        ws.page_setup.orientation = "landscape"
+        ws.page_setup.paperSize = ws.PAPERSIZE_A4
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
+        if title_rows:
+            ws.print_title_rows = title_rows
+
+
+def _line_series(
+    chart,
+    worksheet,
+    x_column: int,
+    y_column: int,
+    first: int,
+    last: int,
+    *,
+    title: str | None = None,
+    color: str | None = None,
+    dashed: bool = False,
+    width: int = 22000,
+):
+    """Add a plain line (no markers) of ``y_column`` against ``x_column`` to a scatter chart.
+
+    The title is the header cell above ``first`` unless ``title`` is given.
+    """
+    from openpyxl.chart import Reference, Series
+    from openpyxl.chart.series import SeriesLabel
+
+    x_values = Reference(worksheet, min_col=x_column, min_row=first, max_row=last)
+    if title is None:
+        y_values = Reference(worksheet, min_col=y_column, min_row=first - 1, max_row=last)
+        series = Series(y_values, x_values, title_from_data=True)
+    else:
+        y_values = Reference(worksheet, min_col=y_column, min_row=first, max_row=last)
+        series = Series(y_values, x_values)
+        series.tx = SeriesLabel(v=clean_text(title))
+    series.marker.symbol = "none"
+    series.smooth = False
+    line = series.graphicalProperties.line
+    line.width = width
+    if color:
+        line.solidFill = color
+    if dashed:
+        line.dashStyle = "dash"
+    chart.series.append(series)
+    return series
+
+
+_PALETTE = ("1F77B4", "FF7F0E", "2CA02C", "D62728", "9467BD", "8C564B", "E377C2", "7F7F7F")
+
+
+def _scatter_chart(title: str, x_title: str, y_title: str, *, log_x: bool, percent_y: bool = True):
+    from openpyxl.chart import ScatterChart
+
+    chart = ScatterChart()
+    chart.title = title
+    chart.style = 13
+    chart.scatterStyle = "line"
+    chart.x_axis.title = x_title
+    chart.y_axis.title = y_title
+    if log_x:
+        chart.x_axis.scaling.logBase = 10
+    if percent_y:
+        chart.y_axis.number_format = "0%"
+    chart.x_axis.number_format = "General"
+    # openpyxl >= 3.1 marks axes as deleted unless told otherwise; Excel then hides them.
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.legend.position = "b"
+    chart.width, chart.height = 18, 9
+    return chart
+
+
+def _write_summary(ws, content: ReportContent) -> None:
+    from openpyxl.styles import Alignment, Font
+
+    sheet = _Sheet(ws)
+    title = sheet.put(1, 1, "PR Planner report", fit=False)
+    title.font = Font(bold=True, size=14)
+    sheet.put(2, 1, f"{content.subject}; written {dt.date.today().isoformat()}", fit=False)
+    for offset, text in enumerate(("Item", "Value", "Lower", "Upper", "Explanation"), start=1):
+        sheet.header(4, offset, text)
+    row = 5
+    note_width = 90
+    for line in content.summary:
+        if line.style == "heading":
+            row += 1
+            cell = sheet.put(row, 1, line.label, fit=False)
+            cell.font = Font(bold=True, size=12)
+        elif line.style == "text":
+            cell = sheet.put(row, 1, line.label, fit=False)
+            ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=5)
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
+            ws.row_dimensions[row].height = 15 * max(1, math.ceil(len(line.label) / 150))
+        else:
+            sheet.put(row, 1, line.label)
+            value_cell = sheet.put(row, 2, line.value, line.kind)
+            value_cell.alignment = Alignment(horizontal="right")
+            sheet.put(row, 3, line.lower, line.kind)
+            sheet.put(row, 4, line.upper, line.kind)
+            if line.note:
+                cell = sheet.put(row, 5, line.note, fit=False)
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+                lines = max(1, math.ceil(len(line.note) / note_width))
+                if lines > 1:
+                    ws.row_dimensions[row].height = 15 * lines
+        row += 1
+    sheet.fit_columns({1: min(max(sheet.widths.get(1, 0) + 2, 30), 45), 5: note_width + 2})
+    ws.freeze_panes = "A5"
+    sheet.page_setup("4:4")
+
+
+def _write_intervals(ws, content: ReportContent) -> None:
+    sheet = _Sheet(ws)
+    sheet.table(content.intervals)
+    if not content.intervals.rows:
+        sheet.put(3, 1, "The counts could not be evaluated; see the Summary's warnings.")
+    ws.freeze_panes = "A2"
+    sheet.fit_columns()
+    sheet.page_setup()
+
+
+def _write_plan_curves(ws, content: ReportContent) -> None:
+    sheet = _Sheet(ws)
+    curves = content.plan_curves
+    if curves is None:
+        sheet.put(1, 1, "No plan curves: see the Summary's warnings.")
+        return
+    table = curves.table
+    sheet.table(table)
+    side = len(table.columns) + 2
+    sheet.table(curves.optimum, top=1, left=side)
+    sheet.put(
+        len(curves.optimum.rows) + 3,
+        side,
+        f"Widths are full interval widths (upper - lower) for {curves.v:,.0f} labels.",
+        fit=False,
+    )
+    ws.freeze_panes = "B2"
+    sheet.fit_columns()
+    sheet.page_setup()
+
+    first, last = 2, len(table.rows) + 1
+    count = len(curves.labels)
+    anchor_row = len(curves.optimum.rows) + 5
+    for index, metric in enumerate(("Precision", "Recall")):
+        chart = _scatter_chart(
+            f"{metric} interval width against s ({curves.v:,.0f} labels)",
+            "over-sampling ratio s (log scale)",
+            "interval width",
+            log_x=True,
+        )
+        for j, label in enumerate(curves.labels):
+            _line_series(
+                chart,
+                ws,
+                1,
+                2 + index * count + j,
+                first,
+                last,
+                title=label,
+                color=_PALETTE[j % len(_PALETTE)],
+                dashed=j > 0,
+            )
+        ws.add_chart(chart, f"{_letter(side)}{anchor_row + index * 20}")
+
+
+def _letter(column: int) -> str:
+    from openpyxl.utils import get_column_letter
+
+    return get_column_letter(column)
+
+
+def _write_p3(ws, content: ReportContent) -> None:
+    sheet = _Sheet(ws)
+    if content.p3 is None:
+        sheet.put(1, 1, "No P3 curve: see the Summary's warnings.")
+        return
+    sheet.table(content.p3)
+    side = len(content.p3.columns) + 2
+    sheet.header(1, side, "About the curve")
+    sheet.header(1, side + 1, "Value")
+    for offset, (label, value, kind) in enumerate(content.p3_info, start=2):
+        sheet.put(offset, side, label)
+        sheet.put(offset, side + 1, value, kind)
+    ws.freeze_panes = "B2"
+    sheet.fit_columns()
+    sheet.page_setup()
+    chart = _scatter_chart(
+        "Precision at other prevalences (P3 curve)",
+        "prevalence of positives (log scale)",
+        "precision",
+        log_x=True,
+    )
+    chart.x_axis.number_format = "0.0E+0"
+    chart.x_axis.scaling.min = content.p3.rows[0][0]
+    chart.x_axis.scaling.max = content.p3.rows[-1][0]
+    chart.y_axis.scaling.min = 0
+    chart.y_axis.scaling.max = 1
+    first, last = 2, len(content.p3.rows) + 1
+    _line_series(chart, ws, 1, 2, first, last, color=_PALETTE[0], width=28000)
+    if any(row[2] is not None for row in content.p3.rows):
+        _line_series(chart, ws, 1, 3, first, last, color="9DC3E6", dashed=True)
+        _line_series(chart, ws, 1, 4, first, last, color="9DC3E6", dashed=True)
+    _line_series(chart, ws, 1, 5, first, last, color=_PALETTE[1])
+    ws.add_chart(chart, f"{_letter(side)}{len(content.p3_info) + 4}")
+
+
+def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
+    """Contiguous runs of one classifier: ``(name, first index, last index)``."""
+    blocks: list[tuple[str, int, int]] = []
+    for index, row in enumerate(rows):
+        name = row[2] or ""
+        if blocks and blocks[-1][0] == name:
+            blocks[-1] = (name, blocks[-1][1], index)
+        else:
+            blocks.append((name, index, index))
+    return blocks
+
+
+def _write_rounds(ws, content: ReportContent) -> None:
+    from openpyxl.chart import LineChart, Reference
+    from openpyxl.chart.series import SeriesLabel
+
+    sheet = _Sheet(ws)
+    table = content.rounds
+    sheet.table(table)
+    ws.freeze_panes = "B2"
+    sheet.fit_columns()
+    sheet.page_setup()
+    if not table.rows:
+        return
+    blocks = _classifier_blocks(table.rows)
+    names = [name for name, _, _ in blocks]
+    if len(set(names)) != len(names):
+        # Classifiers interleave: one chart over every round rather than broken runs.
+        blocks = [("", 0, len(table.rows) - 1)]
+    blocks = sorted(blocks, key=lambda block: block[2] - block[1], reverse=True)
+    blocks = sorted(blocks[:MAX_HISTORY_CHARTS], key=lambda block: block[1])
+    headers = table.headers
+    series_columns = (
+        (headers.index("Precision") + 1, _PALETTE[0], False),
+        (headers.index("Recall") + 1, _PALETTE[1], False),
+        (headers.index("Precision lower (Wilson)") + 1, "9DC3E6", True),
+        (headers.index("Precision upper (Wilson)") + 1, "9DC3E6", True),
+        (headers.index("Recall lower (Katz log)") + 1, "F8CBAD", True),
+        (headers.index("Recall upper (Katz log)") + 1, "F8CBAD", True),
+    )
+    side = len(headers) + 2
+    for number, (name, start, stop) in enumerate(blocks):
+        first, last = start + 2, stop + 2
+        chart = LineChart()
+        chart.title = f"History of {name}" if name else "History"
+        chart.style = 12
+        chart.y_axis.title = "estimate and interval"
+        chart.y_axis.number_format = "0%"
+        chart.x_axis.title = "round"
+        chart.x_axis.delete = False
+        chart.y_axis.delete = False
+        chart.legend.position = "b"
+        chart.width, chart.height = 18, 9
+        for column, color, dashed in series_columns:
+            data = Reference(ws, min_col=column, min_row=first, max_row=last)
+            chart.add_data(data, titles_from_data=False)
+            series = chart.series[-1]
+            series.tx = SeriesLabel(v=headers[column - 1])
+            series.marker.symbol = "circle" if not dashed else "none"
+            series.smooth = False
+            series.graphicalProperties.line.solidFill = color
+            series.graphicalProperties.line.width = 15000 if dashed else 22000
+            if dashed:
+                series.graphicalProperties.line.dashStyle = "dash"
+        chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+        ws.add_chart(chart, f"{_letter(side)}{2 + number * 20}")
+
+
+def _write_inputs(ws, content: ReportContent) -> None:
+    from openpyxl.styles import Font
+
+    sheet = _Sheet(ws)
+    for offset, text in enumerate(INPUTS_HEADER, start=1):
+        sheet.header(1, offset, text)
+    for row, (key, value) in enumerate(content.inputs, start=2):
+        sheet.put(row, 1, key)
+        if isinstance(value, float):
+            sheet.put(row, 2, value, "general")
+        else:
+            sheet.put(row, 2, value, "text" if isinstance(value, str) else "general")
+        # JSON keeps what a cell cannot: every float digit, line breaks, control
+        # characters; session_io prefers it while it agrees with the visible value.
+        sheet.put(row, 3, json.dumps(value, ensure_ascii=False), fit=False)
+    sheet.put(
+        len(content.inputs) + 3,
+        1,
+        "PR Planner reads this sheet to restore the session; edit with care.",
+        fit=False,
+    ).font = Font(italic=True)
+    ws.freeze_panes = "A2"
+    sheet.fit_columns({3: 40})
+    sheet.page_setup()
+
+
+def readable_images(
+    images: Mapping[str, bytes] | None, warnings: list[str]
+) -> list[tuple[str, bytes, tuple[int, int]]]:
+    """``(title, data, (width, height))`` of every image Pillow can decode.
+
+    The others are named in ``warnings`` and left out: a broken snapshot must not cost the
+    user the report.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    readable = []
+    for name, data in (images or {}).items():
+        try:
+            with Image.open(io.BytesIO(data)) as probe:
+                probe.load()
+                size = probe.size
+        except (UnidentifiedImageError, OSError, ValueError, TypeError) as exc:
+            warnings.append(
+                f"the plot {name!r} is not a readable image and was left out ({type(exc).__name__})"
+            )
+            continue
+        readable.append((str(name), bytes(data), size))
+    return readable
+
+
+def _write_plots(ws, images: Sequence[tuple[str, bytes, tuple[int, int]]]) -> None:
+    from openpyxl.drawing.image import Image as SheetImage
+    from openpyxl.styles import Font
+
+    sheet = _Sheet(ws)
+    row = 1
+    for name, data, (width, height) in images:
+        sheet.put(row, 1, name, fit=False).font = Font(bold=True, size=12)
+        picture = SheetImage(io.BytesIO(data))
+        scale = min(1.0, 900 / max(width, 1))
+        picture.width, picture.height = width * scale, height * scale
+        ws.add_image(picture, f"A{row + 1}")
+        row += 3 + math.ceil(picture.height / 20)  # default rows are 20 px high
+    sheet.page_setup(None)
+
+
+def render_workbook(content: ReportContent, images: Mapping[str, bytes] | None = None):
+    """The report as an :class:`openpyxl.Workbook` (not saved).
+
+    Images that cannot be read are left out with a warning added to the Summary.
+    """
+    from openpyxl import Workbook
+
+    warnings = list(content.warnings)
+    pictures = readable_images(images, warnings)
+    if len(warnings) != len(content.warnings):
+        content = replace(
+            content,
+            warnings=tuple(warnings),
+            summary=content.summary
+            + tuple(
+                SummaryRow(style="text", label=f"• {text}")
+                for text in warnings[len(content.warnings) :]
+            ),
+        )
+    workbook = Workbook()
+    summary = workbook.active
+    summary.title = SHEET_SUMMARY
+    _write_summary(summary, content)
+    _write_intervals(workbook.create_sheet(SHEET_INTERVALS), content)
+    _write_plan_curves(workbook.create_sheet(SHEET_PLAN), content)
+    _write_p3(workbook.create_sheet(SHEET_P3), content)
+    _write_rounds(workbook.create_sheet(SHEET_ROUNDS), content)
+    _write_inputs(workbook.create_sheet(SHEET_INPUTS), content)
+    if pictures:
+        _write_plots(workbook.create_sheet(SHEET_PLOTS), pictures)
+    return workbook
+
+
+def write_report(
+    path: str | os.PathLike[str],
+    state: SessionState,
+    *,
+    round_name: str | None = None,
+    margin: float | None = None,
+    confidence: float | None = None,
+    images: Mapping[str, bytes] | None = None,
+) -> ReportContent:
+    """Write the Excel report of ``state`` to ``path`` atomically.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination ``.xlsx``; its folder must exist. An existing file is replaced only
+        once the new one is completely written.
+    state : SessionState
+        The session (rounds included).
+    round_name, margin, confidence
+        See :func:`build_report`.
+    images : mapping of str to bytes, optional
+        PNG snapshots of the app's plots, by title; they go on a ``Plots`` sheet.
+
+    Returns
+    -------
+    ReportContent
+        What the report shows (the CLI prints a summary of it).
+
+    Raises
+    ------
+    InputError
+        Bad arguments (see :func:`build_report`), or a destination that is not ``.xlsx``.
+    core.workbook.safe_io.SaveError
+        The file could not be written; the old file is intact.
+    """
+    destination = Path(path)
+    if destination.suffix.lower() != ".xlsx":
+        raise InputError(f"{destination}: the report must be an .xlsx file")
+    content = build_report(state, round_name=round_name, margin=margin, confidence=confidence)
+    workbook = render_workbook(content, images)
+    atomic_write(destination, workbook.save)
+    return content
