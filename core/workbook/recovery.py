@@ -1,0 +1,305 @@
+"""Crash recovery: the unsaved session, written a few seconds after each change (spec 4.4).
+
+The desktop keeps one :class:`RecoveryStore` per running session. After each change (the
+desktop debounces: a few seconds after the last edit) it calls :meth:`RecoveryStore.write`;
+after a successful save or a clean exit it calls :meth:`RecoveryStore.clear`. At the next
+start, :meth:`RecoveryStore.latest` returns the session a crashed run left behind, if any,
+to offer back.
+
+Where the files live
+--------------------
+The caller passes the folder. The desktop uses
+``QStandardPaths.writableLocation(AppDataLocation) / "recovery"`` (for example
+``~/.local/share/PR Planner/recovery`` on Linux, ``%APPDATA%/PR Planner/recovery`` on
+Windows): per user, never synced with the user's documents, and not a temporary folder
+that the system may empty at boot, which is exactly when recovery is needed. ``core`` does
+not choose the folder itself because it never imports Qt.
+
+File format
+-----------
+One small JSON file per session, ``session-<id>.json``: the flat inputs of
+:func:`core.session.flatten` (JSON keeps every float digit) and the past rounds, written
+atomically through :mod:`core.workbook.safe_io`, so a crash during the write leaves the
+previous recovery file intact.
+
+Which files belong to a crashed run
+-----------------------------------
+Each store holds an advisory lock (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows)
+on ``session-<id>.lock`` for as long as it is open. The operating system drops the lock when
+its process ends, crash or not, so a file whose lock can be taken belongs to a run that is
+gone; a second app window running at the same time keeps its own file to itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import uuid
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from core.errors import InputError
+from core.session import SCHEMA_VERSION, SessionState, flatten, unflatten
+from core.workbook.rounds import Round
+from core.workbook.safe_io import SaveError, atomic_write_path
+
+__all__ = ["RecoveredSession", "RecoveryStore"]
+
+FORMAT_NAME = "prplanner-recovery"
+FORMAT_VERSION = 1
+_PREFIX = "session-"
+_DATA_SUFFIX = ".json"
+_LOCK_SUFFIX = ".lock"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecoveredSession:
+    """A session a previous run left behind.
+
+    Attributes
+    ----------
+    state : SessionState
+        The session as it was at the last recovery write.
+    problems : tuple of str
+        Settings or rounds that could not be restored (each names the key or round).
+    saved_at : datetime.datetime
+        When the recovery file was written (local time, naive).
+    document : str or None
+        The file the session had been opened from or saved to, if any.
+    path : pathlib.Path
+        The recovery file.
+    """
+
+    state: SessionState
+    problems: tuple[str, ...]
+    saved_at: dt.datetime
+    document: str | None
+    path: Path
+
+
+def round_to_json(item: Round) -> dict[str, Any]:
+    """Every field of a :class:`Round`, the date as ISO text."""
+    data = {f.name: getattr(item, f.name) for f in fields(Round)}
+    if item.date is not None:
+        data["date"] = item.date.isoformat()
+    return data
+
+
+def round_from_json(data: dict[str, Any]) -> Round:
+    """Inverse of :func:`round_to_json`; raises :class:`InputError` on a damaged entry."""
+    try:
+        values = dict(data)
+        if values.get("date") is not None:
+            values["date"] = dt.date.fromisoformat(values["date"])
+        return Round(**values)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"a past round could not be restored ({exc})") from None
+
+
+class _Lock:
+    """An exclusive advisory lock on one small file, held until :meth:`release`."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._handle = None
+
+    def acquire(self) -> bool:
+        """Take the lock without waiting; ``False`` when another process holds it."""
+        try:
+            handle = open(self.path, "a+b")  # kept open for as long as the lock is held
+        except OSError:
+            return True  # cannot even create it: treat as unlocked (no liveness info)
+        try:
+            if os.name == "nt":
+                import msvcrt
+
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        self._handle = handle
+        return True
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.name == "nt":
+                import msvcrt
+
+                self._handle.seek(0)
+                msvcrt.locking(self._handle.fileno(), msvcrt.LK_UNLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+        self._handle.close()
+        self._handle = None
+
+
+class RecoveryStore:
+    """Recovery files of one running session in ``directory`` (see the module notes).
+
+    Parameters
+    ----------
+    directory : str or path-like
+        Folder for recovery files; created on the first write.
+    session_id : str, optional
+        Names this session's file; default: a fresh random id.
+
+    Examples
+    --------
+    >>> store = RecoveryStore(app_data / "recovery")  # doctest: +SKIP
+    >>> leftover = store.latest()  # at start: a crashed run's session, or None
+    >>> store.write(state)  # a few seconds after each change
+    >>> store.clear()  # after a successful save, or once the offer was answered
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], session_id: str | None = None):
+        self.directory = Path(directory)
+        self.session_id = session_id or uuid.uuid4().hex
+        if not self.session_id.replace("-", "").replace("_", "").isalnum():
+            raise InputError(f"session id must be letters, digits, - or _, got {session_id!r}")
+        self._lock = _Lock(self.directory / f"{_PREFIX}{self.session_id}{_LOCK_SUFFIX}")
+        self._locked = False
+
+    @property
+    def path(self) -> Path:
+        """This session's recovery file."""
+        return self.directory / f"{_PREFIX}{self.session_id}{_DATA_SUFFIX}"
+
+    def _hold_lock(self) -> None:
+        if not self._locked:
+            self._locked = self._lock.acquire()
+
+    def write(self, state: SessionState, *, document: str | os.PathLike[str] | None = None):
+        """Write ``state`` atomically to this session's file; return its path.
+
+        Raises
+        ------
+        core.workbook.safe_io.SaveError
+            The folder cannot be created or written; the previous recovery file is intact.
+        """
+        if not isinstance(state, SessionState):
+            raise InputError(f"state must be a SessionState, got {type(state).__name__}")
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SaveError(
+                f"could not create the recovery folder {self.directory}: {exc.strerror or exc}"
+            ) from exc
+        self._hold_lock()
+        payload = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "session_schema": SCHEMA_VERSION,
+            "saved_at": dt.datetime.now().isoformat(timespec="seconds"),
+            "document": None if document is None else str(document),
+            "inputs": [[key, value] for key, value in flatten(state)],
+            "rounds": [round_to_json(item) for item in state.rounds if isinstance(item, Round)],
+        }
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        with atomic_write_path(self.path) as temporary:
+            temporary.write_text(text, encoding="utf-8")
+        return self.path
+
+    def latest(self) -> SessionState | None:
+        """The newest session a run that is no longer alive left behind, or ``None``."""
+        entry = self.latest_entry()
+        return None if entry is None else entry.state
+
+    def latest_entry(self) -> RecoveredSession | None:
+        """Like :meth:`latest`, with when it was written and what could not be restored."""
+        found = [entry for entry in self._leftovers() if entry is not None]
+        if not found:
+            return None
+        return max(found, key=lambda entry: entry.saved_at)
+
+    def clear(self) -> None:
+        """Delete this session's file and every file left by runs that are gone."""
+        for path in self._leftover_paths():
+            _remove(path)
+            _remove(path.with_suffix(_LOCK_SUFFIX))
+        _remove(self.path)
+
+    def close(self) -> None:
+        """Release this session's lock (its file stays until :meth:`clear`)."""
+        if self._locked:
+            self._lock.release()
+            self._locked = False
+        if not self.path.exists():
+            _remove(self._lock.path)
+
+    def __enter__(self) -> RecoveryStore:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _leftover_paths(self) -> list[Path]:
+        """Recovery files of other sessions whose process is gone (lock can be taken)."""
+        try:
+            candidates = sorted(self.directory.glob(f"{_PREFIX}*{_DATA_SUFFIX}"))
+        except OSError:
+            return []
+        gone = []
+        for path in candidates:
+            if path == self.path:
+                continue
+            probe = _Lock(path.with_suffix(_LOCK_SUFFIX))
+            if probe.acquire():
+                probe.release()
+                gone.append(path)
+        return gone
+
+    def _leftovers(self):
+        for path in self._leftover_paths():
+            yield _load(path)
+
+
+def _load(path: Path) -> RecoveredSession | None:
+    """A recovery file, or ``None`` when it is unreadable (never an exception)."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:
+        return None
+    problems: list[str] = []
+    try:
+        inputs = [(str(key), value) for key, value in payload.get("inputs", [])]
+        state, unflatten_problems = unflatten(inputs)
+        saved_at = dt.datetime.fromisoformat(payload["saved_at"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    problems.extend(unflatten_problems)
+    rounds = []
+    for number, data in enumerate(payload.get("rounds", []), start=1):
+        try:
+            rounds.append(round_from_json(data))
+        except InputError as exc:
+            problems.append(f"past round {number}: {exc}")
+    state = replace(state, rounds=tuple(rounds))
+    document = payload.get("document")
+    return RecoveredSession(
+        state=state,
+        problems=tuple(problems),
+        saved_at=saved_at,
+        document=document if isinstance(document, str) else None,
+        path=path,
+    )
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
