@@ -200,9 +200,9 @@ def _h(n, population: int | None):
     """``1/n``, or ``(N - n)/(n*(N - 1))`` = FPC factor over ``n`` (0 for a census)."""
     if population is None:
         return 1.0 / np.asarray(n, dtype=float)
-    return (population - np.asarray(n, dtype=float)) / (
-        np.asarray(n, dtype=float) * max(population - 1, 1)
-    )
+    n = np.asarray(n, dtype=float)
+    # clamp: the paper's real-valued n0 = n1/(k*s) may overshoot N0 by a rounding error
+    return np.maximum(population - n, 0.0) / (n * max(population - 1, 1))
 
 
 def _smallest_size(coefficient: float, budget: float, population: int | None) -> float:

@@ -694,3 +694,41 @@ def test_planned_margins_match_the_mean_realized_half_width_by_simulation():
     assert keep.mean() > 0.999
     assert wald.mean() == pytest.approx(plan.margin_precision, rel=0.02)
     assert delta.mean() == pytest.approx(plan.margin_recall, rel=0.03)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    k=st.floats(0.002, 1.0),
+    precision=st.floats(0.05, 0.99),
+    recall=st.floats(0.05, 0.99),
+    margin_p=st.floats(0.01, 0.3),
+    margin_r=st.floats(0.01, 0.3),
+    population_pos=st.one_of(st.none(), st.integers(100, 30_000)),
+    cost_neg=st.floats(0.1, 10.0),
+)
+def test_every_plan_meets_its_targets_and_the_optimum_is_never_dearer(
+    k, precision, recall, margin_p, margin_r, population_pos, cost_neg
+):
+    if population_pos is None:
+        population, fpc_on = Population(k=k), False
+    else:
+        population = Population.from_counts(population_pos, max(2, round(population_pos / k)))
+        fpc_on = True
+    kwargs = dict(
+        population=population, precision=precision, recall=recall, margin_precision=margin_p,
+        margin_recall=margin_r, fpc=fpc_on, cost_pos=1.0, cost_neg=cost_neg,
+    )  # fmt: skip
+    try:
+        paper = make_plan(**kwargs)
+    except InputError as error:  # inconsistent (Eq 9) or, with the FPC, out of reach at s
+        assert "omission" in str(error) or (fpc_on and "cannot be reached" in str(error))
+        paper = None
+    try:
+        optimal = make_plan(method="optimal", **kwargs)
+    except InputError as error:
+        assert "omission" in str(error)
+        return
+    assert optimal.margin_precision <= margin_p and optimal.margin_recall <= margin_r
+    if paper is not None:
+        assert paper.margin_precision <= margin_p and paper.margin_recall <= margin_r
+        assert optimal.cost <= paper.cost
