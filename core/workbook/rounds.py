@@ -785,7 +785,12 @@ _INLINE_TEXT = re.compile(rb"<t\b[^>]*?(?:/>|>(.*?)</t>)", re.DOTALL)
 _PHONETIC = re.compile(rb"<rPh\b.*?</rPh>", re.DOTALL)
 _SHEET_DATA = re.compile(rb"<sheetData\b")
 _XML_ENCODING = re.compile(rb'<\?xml[^>]*encoding="([^"]+)"')
+_WORKSHEET_END = re.compile(rb"</(?:\w+:)?worksheet>\s*$")
 _CHUNK_BYTES = 1 << 22
+
+
+class _SheetCutShort(ValueError):
+    """The worksheet XML stops before its closing tag."""
 
 
 class _UseOpenpyxl(Exception):
@@ -855,6 +860,10 @@ class _FastSheetRows:
                 yield from self._rows(pending[:end])
                 pending = pending[end:]
             yield from self._rows(pending)
+        # Regexes skip what they cannot match, so a sheet cut short would just look shorter:
+        # insist on the closing tag a complete part ends with.
+        if not _WORKSHEET_END.search(pending[-4096:]):
+            raise _SheetCutShort(f"sheet part {self.part} ends early (its XML is cut short)")
 
     def _rows(self, block: bytes) -> Iterator[RawRow]:
         row_number = self._last_row
@@ -1189,6 +1198,8 @@ def read_rounds(
         raise
     except OSError as exc:
         raise WorkbookError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except _SheetCutShort as exc:
+        raise WorkbookError(f"{path} is damaged and cannot be read: {exc}") from None
     except Exception as exc:  # damaged XML inside a valid zip, a CRC error, ...
         raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None
     return RoundsBook(rounds=tuple(rounds), refused=tuple(refused), skipped_sheets=tuple(skipped))
