@@ -1,0 +1,93 @@
+"""``prplanner rounds FILE.xlsx [--json]`` (issue 5)."""
+
+from __future__ import annotations
+
+import json
+
+import openpyxl
+
+from core.cli import main
+
+ROUND_KEYS = [
+    "sheet", "row", "round", "date", "classifier", "k", "population_pos", "population_neg",
+    "s", "tp", "fp", "fn", "tn",
+]  # fmt: skip
+
+
+def run_json(capsys, *argv):
+    status = main(["rounds", *argv, "--json"])
+    captured = capsys.readouterr()
+    return status, json.loads(captured.out) if status == 0 else None, captured.err
+
+
+def test_json_keys_exactly(capsys, shared_fixtures):
+    status, data, err = run_json(capsys, str(shared_fixtures / "rounds_messy.xlsx"))
+    assert status == 0 and err == ""
+    assert list(data) == ["rounds", "refused"]
+    assert all(list(item) == ROUND_KEYS for item in data["rounds"])
+    assert all(list(item) == ["sheet", "row", "reason"] for item in data["refused"])
+    assert [item["row"] for item in data["refused"]] == [12, 13, 14]
+    first = data["rounds"][0]
+    assert first == {
+        "sheet": "travel", "row": 5, "round": "TR-01", "date": "2026-01-12",
+        "classifier": "travel", "k": 41200 / 1251000, "population_pos": 41200,
+        "population_neg": 1251000, "s": 1.0, "tp": 135, "fp": 24, "fn": 127, "tn": 4714,
+    }  # fmt: skip
+    finance = [item for item in data["rounds"] if item["sheet"] == "finance"]
+    assert finance[0]["population_pos"] is None and finance[0]["population_neg"] is None
+
+
+def test_absent_values_are_null(capsys, tmp_path):
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["k", "TP", "FP", "FN", "TN"])
+    workbook.active.append([0.05, 1, 2, 3, 4])
+    path = tmp_path / "bare.xlsx"
+    workbook.save(path)
+    status, data, _ = run_json(capsys, str(path))
+    assert status == 0
+    (item,) = data["rounds"]
+    assert [key for key, value in item.items() if value is None] == [
+        "round", "date", "classifier", "population_pos", "population_neg", "s",
+    ]  # fmt: skip
+    assert data["refused"] == []
+
+
+def test_corrupt_file_exits_2_with_one_error_line(capsys, tmp_path, shared_fixtures):
+    path = tmp_path / "broken.xlsx"
+    path.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes()[:2000])
+    status = main(["rounds", str(path), "--json"])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(path) in lines[0]
+
+
+def test_missing_file_exits_2(capsys, tmp_path):
+    assert main(["rounds", str(tmp_path / "nope.xlsx")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_text_output_is_a_table_then_the_refusals(capsys, shared_fixtures):
+    assert main(["rounds", str(shared_fixtures / "rounds_messy.xlsx")]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "sheet", "row", "round", "date", "classifier", "k", "N", "pred+", "N", "pred-", "s",
+        "TP", "FP", "FN", "TN",
+    ]  # fmt: skip
+    assert "TR-01" in lines[1] and "1,251,000" in lines[1] and "0.03293" in lines[1]
+    assert "10 rounds loaded" in out
+    assert "3 rows refused:" in out
+    assert "sheet 'travel', row 14: a totals row" in out
+
+
+def test_skipped_sheets_are_noted_on_stderr(capsys, tmp_path):
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "About"
+    workbook.active.append(["nothing to see"])
+    path = tmp_path / "notes.xlsx"
+    workbook.save(path)
+    status, data, err = run_json(capsys, str(path))
+    assert status == 0 and data == {"rounds": [], "refused": []}
+    assert err.startswith("note: sheet 'About' skipped: no header row")
