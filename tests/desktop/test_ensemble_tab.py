@@ -30,8 +30,10 @@ def type_into_cell(qtbot, view, row: int, column: int, text: str) -> None:
     view.setFocus()
     view.setCurrentIndex(view.model().index(row, column))
     qtbot.keyClick(view, text[0])
-    editor = view.findChild(QLineEdit)
-    assert editor is not None, "typing did not open a cell editor"
+    # The previous cell's editor may still await deletion: take the open (visible) one.
+    editors = [e for e in view.findChildren(QLineEdit) if e.isVisible()]
+    assert len(editors) == 1, "typing did not open a cell editor"
+    editor = editors[0]
     qtbot.keyClicks(editor, text[1:])
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     # The delegate commits through a queued call: let the event loop deliver it.

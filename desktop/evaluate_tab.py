@@ -1,0 +1,767 @@
+"""Evaluate tab: one labeled round's precision, recall, F1 and FPR with every interval.
+
+Inputs (spec 4.1 workflow 2): the labeled counts (a spreadsheet grid on
+``evaluate.matrix``), the design (population counts, ``k``, or a plain random sample),
+confidence, replicates, seed and the finite population correction. Out: a table of every
+interval method of spec page 01 per metric (a thin model over
+:meth:`core.evaluation.Evaluation.to_rows`), the warnings, a forest plot, and, when a
+previous round is chosen in the Rounds panel, the change against it
+(:func:`core.compare.compare`).
+
+Typing stays instant: each edit first runs :func:`core.evaluation.evaluate` with the
+smallest replicate count (well under a millisecond) and shows its closed-form rows; the
+full evaluation, whose bootstrap and Monte-Carlo rows depend on the replicates, runs in a
+:class:`~desktop.workers.TaskRunner` and fills them in. A newer edit supersedes a run that
+has not finished.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.compare import Comparison, compare
+from core.confusion import Population
+from core.errors import InputError
+from core.evaluation import Evaluation, evaluate
+from core.session import EvaluateInputs
+from desktop import formatting
+from desktop.grid import ConfusionGrid
+from desktop.plotting import PALETTE, PlotPanel
+from desktop.session_model import SessionModel
+from desktop.tab_support import RowsTableModel, TableRow
+from desktop.widgets import BoundCheck, ConfidenceBox, CountSpin, PopulationInput, affects
+from desktop.workers import TaskRunner
+
+#: The smallest replicate count core accepts: the instant evaluation's Monte-Carlo rows
+#: are never shown, only its closed-form rows.
+QUICK_REPLICATES = 100
+
+METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "fpr": "FPR"}
+METRIC_TIPS = {
+    "precision": "Share of the predicted positives that are actual positives (pi1)",
+    "recall": "Share of the actual positives the classifier finds (Eq 2 with the design's k)",
+    "f1": "Harmonic mean of precision and recall",
+    "fpr": "False positive rate: share of the actual negatives predicted positive",
+}
+METHOD_NAMES = {
+    "wald": "Wald",
+    "wilson": "Wilson",
+    "agresti_coull": "Agresti–Coull",
+    "clopper_pearson": "Clopper–Pearson",
+    "jeffreys": "Jeffreys",
+    "katz_log": "Katz log-ratio",
+    "delta": "Delta method",
+    "bootstrap": "Bootstrap",
+    "bayes": "Bayes predictive",
+    "bayes_mc": "Bayes predictive MC",
+    "posterior": "Posterior",
+}
+METHOD_TIPS = {
+    "wald": "Normal approximation p ± z·sqrt(p(1−p)/n) (Eq 3); weak when a cell is below 10",
+    "wilson": "Wilson score interval; good coverage even for small counts",
+    "agresti_coull": "Agresti–Coull: Wald on counts with z²/2 added to each outcome",
+    "clopper_pearson": "Clopper–Pearson exact interval (conservative)",
+    "jeffreys": "Jeffreys interval: Beta(0.5, 0.5) posterior quantiles",
+    "katz_log": "Katz log-ratio interval (Eq 4), asymmetric by design; the paper's choice",
+    "delta": "Delta-method interval (Eq 5), symmetric; used for margins of error",
+    "bootstrap": "Percentile bootstrap (Algorithm 1): strata resampled with replacement",
+    "bayes": "Predicts the estimate a future round of the same size will show (Eq 6–8); "
+    "wider than a confidence interval on purpose",
+    "bayes_mc": "Monte-Carlo version of the predictive interval (Algorithm 2)",
+    "posterior": "Credible interval of the true value from the posterior Beta distributions",
+}
+#: Methods computed from random draws: blank until the background run delivers them.
+RESAMPLED = {"bootstrap", "bayes_mc"}
+#: Posterior intervals that come from draws (precision's is exact Beta quantiles).
+RESAMPLED_POSTERIOR = {"recall", "f1"}
+
+EMPHASIS_BRUSH = QBrush(QColor(255, 236, 179))
+PENDING_BRUSH = QBrush(QColor(246, 246, 246))
+
+
+def is_resampled(metric: str, method: str) -> bool:
+    """True for the rows whose bounds depend on the random draws (replicates, seed)."""
+    return method in RESAMPLED or (method == "posterior" and metric in RESAMPLED_POSTERIOR)
+
+
+def method_label(metric: str, method: str, design: str) -> str:
+    if method == "wald" and metric == "recall":
+        return "Wald (random sample)"
+    return METHOD_NAMES.get(method, method)
+
+
+def population_of(inputs: EvaluateInputs) -> Population | None:
+    """The core :class:`Population` of the tab's design (``None``: plain random sample)."""
+    population = inputs.population
+    if population.mode == "counts":
+        return Population.from_counts(population.predicted_positive, population.predicted_negative)
+    if population.mode == "k":
+        return Population.from_k(population.k)
+    return None
+
+
+def run_evaluation(
+    inputs: EvaluateInputs, confidence: float, replicates: int | None = None, control=None
+) -> Evaluation:
+    """:func:`core.evaluation.evaluate` on the tab's inputs."""
+    return evaluate(
+        inputs.matrix,
+        population=population_of(inputs),
+        confidence=confidence,
+        replicates=inputs.replicates if replicates is None else replicates,
+        seed=inputs.seed,
+        fpc=inputs.fpc,
+        control=control,
+    )
+
+
+# --- results table ---------------------------------------------------------------------
+
+
+RESULT_HEADERS = ("Metric", "Method", "Estimate", "Lower", "Upper", "Width", "Note")
+RESULT_TIPS = (
+    "The quantity estimated",
+    "How the interval is computed (hover a row for details)",
+    "Plug-in estimate from the labeled counts (spec 1.1)",
+    "Lower end of the interval at the chosen confidence",
+    "Upper end of the interval",
+    "Upper minus lower",
+    "Why an interval deserves care (a correction applied, bounds clipped)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """One row of :meth:`Evaluation.to_rows` plus whether its bounds are still pending."""
+
+    metric: str
+    method: str
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    note: str
+    pending: bool
+
+
+class EvaluationTableModel(QAbstractTableModel):
+    """Thin read-only model over an :class:`Evaluation`'s rows (spec page 05, habit 4)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._rows: list[ResultRow] = []
+        self._design = "stratified"
+
+    def set_evaluation(self, evaluation: Evaluation | None, *, pending: bool = False) -> None:
+        """Show ``evaluation``; with ``pending`` its resampled rows read "computing…"."""
+        rows = []
+        if evaluation is not None:
+            self._design = evaluation.design
+            for metric, method, estimate, lower, upper, note in evaluation.to_rows():
+                if metric == "prevalence":
+                    continue
+                waiting = pending and is_resampled(metric, method)
+                rows.append(
+                    ResultRow(
+                        metric,
+                        method,
+                        estimate,
+                        None if waiting else lower,
+                        None if waiting else upper,
+                        "" if waiting else note,
+                        waiting,
+                    )
+                )
+        if [(r.metric, r.method) for r in rows] == [(r.metric, r.method) for r in self._rows]:
+            self._rows = rows
+            if rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(rows) - 1, 6))
+            return
+        self.beginResetModel()
+        self._rows = rows
+        self.endResetModel()
+
+    def result_rows(self) -> list[ResultRow]:
+        return list(self._rows)
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else len(RESULT_HEADERS)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        row = self._rows[index.row()]
+        column = index.column()
+        first_of_metric = index.row() == 0 or self._rows[index.row() - 1].metric != row.metric
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return METRIC_NAMES[row.metric] if first_of_metric else ""
+            if column == 1:
+                return method_label(row.metric, row.method, self._design)
+            if column == 2:
+                return formatting.percent(row.estimate) if first_of_metric else ""
+            if row.pending:
+                return "computing…" if column == 3 else ""
+            if column == 3:
+                return formatting.percent(row.lower)
+            if column == 4:
+                return formatting.percent(row.upper)
+            if column == 5:
+                if row.lower is None or row.upper is None:
+                    return "–"
+                return formatting.percent(row.upper - row.lower)
+            return row.note
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == 0:
+                return METRIC_TIPS[row.metric]
+            tip = METHOD_TIPS.get(row.method, "")
+            if row.pending:
+                tip += "\nComputing in the background…"
+            if row.note:
+                tip += f"\nNote: {row.note}"
+            return tip
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if row.pending:
+                return PENDING_BRUSH
+            return EMPHASIS_BRUSH if row.note else None
+        if role == Qt.ItemDataRole.FontRole and column == 0:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            left = column in (0, 1, 6)
+            align = Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag.AlignRight
+            return int(align | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return RESULT_HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return RESULT_TIPS[section]
+        return None
+
+
+# --- forest plot -----------------------------------------------------------------------
+
+
+class PercentAxis(pg.AxisItem):
+    """Tick labels in percent while the data stay fractions (exactly core's numbers)."""
+
+    def tickStrings(self, values, scale, spacing):
+        digits = max(0, int(-np.floor(np.log10(spacing * 100.0)))) if spacing > 0 else 0
+        return [f"{value * 100:.{digits}f} %" for value in values]
+
+
+class ForestPlot(PlotPanel):
+    """One row per interval method, grouped per metric; estimate dot and interval bar.
+
+    Items are created once (one error-bar item and one point series per metric) and
+    updated with ``setData``.
+    """
+
+    def __init__(self, title: str, metrics: tuple[str, ...], parent=None):
+        super().__init__(
+            title,
+            "Value",
+            "",
+            x_format=formatting.percent,
+            y_format=self._label_at,
+            parent=parent,
+        )
+        axis = PercentAxis("bottom")
+        axis.enableAutoSIPrefix(False)
+        self.plotItem.setAxisItems({"bottom": axis})
+        self.setLabel("bottom", "Value (percent)")
+        self.setMouseEnabled(x=True, y=False)
+        # The y tick labels name every row ("Recall · Katz log-ratio") and colour groups the
+        # metrics, so a legend box would only cover the intervals of the top rows.
+        self.legend.hide()
+        left_axis = self.getAxis("left")
+        left_axis.setWidth(190)
+        tick_font = QFont()
+        tick_font.setPointSize(8)
+        left_axis.setStyle(tickFont=tick_font)
+        self.metrics = metrics
+        self._labels: dict[int, str] = {}
+        self.points: dict[str, pg.PlotDataItem] = {}
+        self.bars: dict[str, pg.ErrorBarItem] = {}
+        for index, metric in enumerate(metrics):
+            color = PALETTE[index]
+            bars = pg.ErrorBarItem(
+                x=np.array([]), y=np.array([]), pen=pg.mkPen(color, width=2), beam=0.25
+            )
+            self.addItem(bars)
+            self.bars[metric] = bars
+            points = pg.PlotDataItem(
+                [],
+                [],
+                pen=None,
+                symbol="o",
+                symbolSize=8,
+                symbolBrush=color,
+                symbolPen=pg.mkPen("#222"),
+                name=METRIC_NAMES[metric],
+            )
+            self.addItem(points)
+            self.points[metric] = points
+
+    def _label_at(self, y: float) -> str:
+        return self._labels.get(round(y), "")
+
+    def set_rows(self, rows: list[ResultRow]) -> None:
+        """Place every row of ``rows`` whose metric this plot shows (top to bottom)."""
+        rows = [row for row in rows if row.metric in self.metrics]
+        ticks, self._labels = [], {}
+        position, previous_metric = 0, None
+        placed: dict[str, list[tuple[int, ResultRow]]] = {metric: [] for metric in self.metrics}
+        for row in rows:
+            if previous_metric is not None and row.metric != previous_metric:
+                position -= 1  # a blank line between metric groups
+            previous_metric = row.metric
+            label = f"{METRIC_NAMES[row.metric]} · {method_label(row.metric, row.method, '')}"
+            ticks.append((position, label))
+            self._labels[position] = label
+            placed[row.metric].append((position, row))
+            position -= 1
+        for metric in self.metrics:
+            shown = [
+                (y, row)
+                for y, row in placed[metric]
+                if row.estimate is not None and row.lower is not None and row.upper is not None
+            ]
+            y = np.array([y for y, _ in shown], dtype=float)
+            estimate = np.array([row.estimate for _, row in shown], dtype=float)
+            lower = np.array([row.lower for _, row in shown], dtype=float)
+            upper = np.array([row.upper for _, row in shown], dtype=float)
+            # An interval need not contain the estimate (Haldane correction, predictive):
+            # the bar's arms are clipped at zero length rather than drawn backwards.
+            self.bars[metric].setData(
+                x=estimate,
+                y=y,
+                left=np.maximum(estimate - lower, 0.0),
+                right=np.maximum(upper - estimate, 0.0),
+            )
+            self.points[metric].setData(estimate, y)
+        self.getAxis("left").setTicks([ticks, []])
+        if ticks:
+            self.setYRange(position + 0.5, 0.5, padding=0)
+
+    def interval_data(self, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(estimate, lower, upper)`` arrays as drawn (for tests and export)."""
+        options = self.bars[metric].opts
+        x = np.asarray(options["x"], dtype=float)
+        return x, x - np.asarray(options["left"]), x + np.asarray(options["right"])
+
+
+# --- the tab -----------------------------------------------------------------------------
+
+
+COMPARE_HEADERS = ("Metric", "Previous", "Current", "Change", "Interval of change", "P(decline)")
+COMPARE_TIPS = (
+    "Metric compared",
+    "Estimate of the previous round (chosen in the Rounds panel)",
+    "Estimate of this round",
+    "Current minus previous: positive is an improvement",
+    "Interval of the change (precision: Newcombe hybrid score; recall: posterior Monte Carlo)",
+    "Posterior probability that the true value declined since the previous round",
+)
+
+
+class EvaluateTab(QWidget):
+    """Labeled counts in; estimates, every interval, warnings and a forest plot out.
+
+    Signals
+    -------
+    status_message(str)
+        The warnings in one line, for the window's status bar (``""`` when none).
+    """
+
+    status_message = Signal(str)
+
+    def __init__(self, session: SessionModel, parent=None):
+        super().__init__(parent)
+        self._session = session
+        self.evaluation: Evaluation | None = None
+        self.quick_evaluation: Evaluation | None = None
+        self.comparison: Comparison | None = None
+        self.runner = TaskRunner(self)
+        self.compare_runner = TaskRunner(self)
+        self._build()
+        self.runner.finished.connect(self._on_evaluated)
+        self.runner.failed.connect(self._on_failed)
+        self.compare_runner.finished.connect(self._on_compared)
+        self.compare_runner.failed.connect(self._on_compare_failed)
+        session.changed.connect(self._on_session_changed)
+        self.refresh()
+
+    # --- layout --------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        session = self._session
+        self.grid = ConfusionGrid(session, "evaluate.matrix", self._k_for_grid)
+        self.grid.readout.setWordWrap(True)  # the sample-size line is longer than the column
+        self.grid.view.setToolTip(
+            "Labeled counts: type, Tab/Enter to move, paste a block from Excel; every edit "
+            "can be undone"
+        )
+        counts_box = QGroupBox("Labeled counts")
+        counts_layout = QVBoxLayout(counts_box)
+        counts_layout.addWidget(self.grid)
+
+        self.random_check = QCheckBox("Plain random sample (k estimated as n1/n0)")
+        self.random_check.setToolTip(
+            "Tick when the items were drawn at random from the whole population instead of "
+            "separately from each predicted stratum: k is then estimated from the labels"
+        )
+        self.random_check.toggled.connect(self._on_random_toggled)
+        self.population = PopulationInput(session, "evaluate.population")
+        self.confidence_box = ConfidenceBox(session)
+        self.replicates_spin = CountSpin(
+            session,
+            "evaluate.replicates",
+            minimum=100,
+            maximum=2_000_000,
+            tooltip="Replicates Q of the bootstrap and the Monte-Carlo intervals; more is "
+            "smoother but slower (computed in the background)",
+        )
+        self.replicates_spin.setSingleStep(1000)
+        self.seed_spin = CountSpin(
+            session,
+            "evaluate.seed",
+            tooltip="Seed of the random draws: the same seed gives the same intervals",
+        )
+        self.fpc_check = BoundCheck(
+            session,
+            "evaluate.fpc",
+            "Finite population correction",
+            tooltip="Shrink the Wald, Katz and delta variances by (N − n)/(N − 1) per "
+            "stratum; needs both population counts",
+        )
+        design_box = QGroupBox("Design")
+        design_form = QFormLayout(design_box)
+        design_form.addRow(self.random_check)
+        design_form.addRow(self.population)
+        design_form.addRow("Confidence", self.confidence_box)
+        design_form.addRow("Replicates", self.replicates_spin)
+        design_form.addRow("Seed", self.seed_spin)
+        design_form.addRow(self.fpc_check)
+
+        self.compare_label = QLabel()
+        self.compare_label.setWordWrap(True)
+        self.compare_model = RowsTableModel(COMPARE_HEADERS, COMPARE_TIPS, self)
+        self.compare_view = QTableView()
+        self.compare_view.setModel(self.compare_model)
+        self.compare_view.verticalHeader().hide()
+        self.compare_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        compare_header = self.compare_view.horizontalHeader()
+        compare_header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        compare_header.setStretchLastSection(True)
+        self.compare_view.setMaximumHeight(96)
+        self.compare_view.setToolTip("Change against the previous round chosen in Rounds")
+        compare_box = QGroupBox("Compared with the previous round")
+        compare_layout = QVBoxLayout(compare_box)
+        compare_layout.addWidget(self.compare_label)
+        compare_layout.addWidget(self.compare_view)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(counts_box)
+        left_layout.addWidget(design_box)
+        left_layout.addWidget(compare_box)
+        left_layout.addStretch(1)
+
+        self.table_model = EvaluationTableModel(self)
+        self.table_view = QTableView()
+        self.table_view.setModel(self.table_model)
+        self.table_view.verticalHeader().hide()
+        self.table_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.table_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table_view.verticalHeader().setDefaultSectionSize(22)
+        self.table_view.setToolTip("Every interval method of spec page 1, side by side")
+
+        self.warnings_label = QLabel()
+        self.warnings_label.setWordWrap(True)
+        self.warnings_label.setTextFormat(Qt.TextFormat.RichText)
+        self.warnings_label.setStyleSheet(
+            "background: #fff4d0; border: 1px solid #e0c060; padding: 4px;"
+        )
+        self.warnings_label.hide()
+        self.summary_label = QLabel()
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+
+        self.forest = ForestPlot(
+            "Intervals at the chosen confidence", ("precision", "recall", "f1")
+        )
+        self.fpr_forest = ForestPlot("False positive rate", ("fpr",))
+        self.fpr_forest.setMaximumHeight(150)
+        self.fpr_forest.setMinimumHeight(120)
+
+        right_top = QWidget()
+        top_layout = QVBoxLayout(right_top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.summary_label)
+        top_layout.addWidget(self.table_view, 1)
+        top_layout.addWidget(self.warnings_label)
+        right_bottom = QWidget()
+        bottom_layout = QVBoxLayout(right_bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        bottom_layout.addWidget(self.forest, 1)
+        bottom_layout.addWidget(self.fpr_forest)
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(right_top)
+        right.addWidget(right_bottom)
+        right.setSizes([330, 570])
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setSizes([540, 960])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+    # --- inputs --------------------------------------------------------------------------
+
+    def _k_for_grid(self) -> float | None:
+        return self._session.get("evaluate.population").effective_k
+
+    def _on_random_toggled(self, checked: bool) -> None:
+        current = self._session.get("evaluate.population.mode")
+        wanted = "random" if checked else ("counts" if current == "random" else current)
+        if wanted != current:
+            self._session.set_value(
+                "evaluate.population.mode",
+                wanted,
+                text="Plain random sample" if checked else "Stratified sample",
+            )
+
+    def _sync_design(self) -> None:
+        random = self._session.get("evaluate.population.mode") == "random"
+        with QSignalBlocker(self.random_check):
+            self.random_check.setChecked(random)
+        self.population.setEnabled(not random)
+        self.fpc_check.setEnabled(not random)
+
+    def _on_session_changed(self, path: str) -> None:
+        if affects(path, "evaluate") or affects(path, "confidence"):
+            self.refresh()
+        elif affects(path, "previous_round") or affects(path, "rounds"):
+            self.start_comparison()
+
+    # --- computing -----------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Closed forms now, the resampled intervals in the background, then the comparison."""
+        self._sync_design()
+        self.grid.refresh_readout()
+        inputs: EvaluateInputs = self._session.get("evaluate")
+        confidence = self._session.get("confidence")
+        try:
+            quick = run_evaluation(inputs, confidence, QUICK_REPLICATES)
+        except InputError as exc:
+            self.runner.cancel()
+            self.compare_runner.cancel()
+            self.evaluation = self.quick_evaluation = self.comparison = None
+            self._show_rows(None)
+            self._show_warnings([str(exc)], error=True)
+            self.summary_label.setText("")
+            self.compare_model.set_rows([])
+            self.compare_label.setText("No comparison: this round's counts are not usable.")
+            return
+        self.quick_evaluation = quick
+        self.evaluation = None
+        self._show_summary(quick)
+        self._show_rows(quick, pending=True)
+        # The quick run's replicate warnings are about its 100 draws, not the user's.
+        self._show_warnings([w for w in quick.warnings if "replicate" not in w], pending=True)
+        self.runner.start(lambda control: run_evaluation(inputs, confidence, control=control))
+        self.start_comparison()
+
+    def _show_summary(self, evaluation: Evaluation) -> None:
+        estimates = evaluation.estimates
+        design = (
+            "plain random sample, k = n1/n0"
+            if evaluation.design == "random"
+            else "stratified sample"
+        )
+        self.summary_label.setText(
+            f"<b>Precision</b> {formatting.percent(estimates.precision)} &nbsp; "
+            f"<b>Recall</b> {formatting.percent(estimates.recall)} &nbsp; "
+            f"<b>F1</b> {formatting.percent(estimates.f1)} &nbsp; "
+            f"<b>FPR</b> {formatting.percent(estimates.fpr)} &nbsp; "
+            f"<b>Prevalence</b> {formatting.percent(estimates.prevalence)} &nbsp; "
+            f"<span style='color:#555'>k = {formatting.ratio(evaluation.k)} ({design}), "
+            f"{formatting.percent(evaluation.confidence, 0)} intervals</span>"
+        )
+
+    def _show_rows(self, evaluation: Evaluation | None, pending: bool = False) -> None:
+        self.table_model.set_evaluation(evaluation, pending=pending)
+        rows = self.table_model.result_rows()
+        self.forest.set_rows(rows)
+        self.fpr_forest.set_rows(rows)
+
+    def _show_warnings(self, warnings: list[str], *, pending: bool = False, error=False) -> None:
+        lines = list(warnings)
+        if pending:
+            lines.append("Bootstrap and Monte-Carlo intervals are being computed…")
+        if not lines:
+            self.warnings_label.hide()
+        else:
+            color = "#a00000" if error else "#5a4500"
+            items = "".join(f"<li>{formatting_html(line)}</li>" for line in lines)
+            self.warnings_label.setText(
+                f"<ul style='margin:0 0 0 -20px; color:{color}'>{items}</ul>"
+            )
+            self.warnings_label.show()
+        real = [w for w in warnings]
+        if not real:
+            self.status_message.emit("")
+        elif len(real) == 1:
+            self.status_message.emit(f"Evaluate: {real[0]}")
+        else:
+            self.status_message.emit(f"Evaluate: {real[0]} (+{len(real) - 1} more warnings)")
+
+    def _on_evaluated(self, evaluation: Evaluation) -> None:
+        self.evaluation = evaluation
+        self._show_summary(evaluation)
+        self._show_rows(evaluation)
+        self._show_warnings(list(evaluation.warnings))
+
+    def _on_failed(self, message: str) -> None:
+        self._show_warnings([message], error=True)
+
+    # --- comparison with the previous round ----------------------------------------------
+
+    def previous_round(self):
+        """The Round chosen as previous in the Rounds panel, or ``None``."""
+        name = self._session.get("previous_round")
+        if not name:
+            return None
+        for past in self._session.get("rounds"):
+            if getattr(past, "round", None) == name:
+                return past
+        return None
+
+    def start_comparison(self) -> None:
+        past = self.previous_round()
+        current = self.quick_evaluation
+        self.comparison = None
+        if past is None or current is None:
+            self.compare_runner.cancel()
+            self.compare_model.set_rows([])
+            self.compare_label.setText(
+                "Choose a previous round in the Rounds panel to see the change against it."
+            )
+            return
+        self.compare_label.setText(f"Against <b>{past.round}</b>: computing…")
+        matrix, k_current = current.matrix, current.k
+        confidence, seed = current.confidence, self._session.get("evaluate.seed")
+
+        def task(control):
+            control.step(0, 1)
+            return past, compare(
+                past.matrix,
+                matrix,
+                k_previous=past.k,
+                k_current=k_current,
+                confidence=confidence,
+                seed=seed,
+            )
+
+        self.compare_runner.start(task)
+
+    def _on_compared(self, result) -> None:
+        past, comparison = result
+        self.comparison = comparison
+        label = f"Against <b>{past.round}</b>"
+        if past.date is not None:
+            label += f" ({past.date.isoformat()})"
+        if past.classifier:
+            label += f", classifier {past.classifier}"
+        self.compare_label.setText(label + ":")
+        rows = []
+        for name, change in (
+            ("Precision", comparison.precision_change),
+            ("Recall", comparison.recall_change),
+        ):
+            interval = change.interval
+            rows.append(
+                TableRow(
+                    cells=(
+                        name,
+                        formatting.percent(change.previous),
+                        formatting.percent(change.current),
+                        signed_points(change.estimate),
+                        signed_interval(interval.lower, interval.upper),
+                        formatting.percent(change.p_worse),
+                    ),
+                    warning=interval.upper < 0,
+                    tooltip="The interval excludes 0: a decline beyond noise"
+                    if interval.upper < 0
+                    else (
+                        "The interval excludes 0: an improvement beyond noise"
+                        if interval.lower > 0
+                        else "The interval includes 0: the change is within noise"
+                    ),
+                    values=(name, change.previous, change.current, change.estimate, interval),
+                )
+            )
+        self.compare_model.set_rows(rows)
+
+    def _on_compare_failed(self, message: str) -> None:
+        self.compare_model.set_rows([])
+        self.compare_label.setText(f"<span style='color:#a00'>{message}</span>")
+
+    # --- interface with the main window --------------------------------------------------
+
+    def grids(self) -> list[ConfusionGrid]:
+        """The labeled-counts grid (for Edit > Copy/Paste)."""
+        return [self.grid]
+
+    def shutdown(self) -> None:
+        """Cancel the background evaluation and comparison (the window is closing)."""
+        self.runner.cancel()
+        self.compare_runner.cancel()
+
+
+def signed_points(value: float) -> str:
+    """A change in percentage points with its sign: ``+2.4 pp``, ``−0.8 pp``."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    text = formatting.percent(abs(value)).replace(" %", " pp")
+    return ("−" if value < 0 else "+") + text
+
+
+def signed_interval(lower: float, upper: float) -> str:
+    """``-4.8 to +6.5 pp``: the interval of a change, unit once."""
+    return f"{signed_points(lower).removesuffix(' pp')} to {signed_points(upper)}"
+
+
+def formatting_html(text: str) -> str:
+    """Escape ``<``, ``>`` and ``&`` so a warning shows as typed in a rich-text label."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,211 @@
+"""Evaluate tab, driven as a user would (spec 4.1 workflow 2, issue 4)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit
+
+from core.compare import compare
+from core.confusion import ConfusionMatrix, Population
+from core.evaluation import evaluate
+from core.session import SessionState
+from core.workbook.rounds import Round
+from desktop.evaluate_tab import EvaluateTab, is_resampled
+from desktop.session_model import SessionModel
+
+PAPER_TABLE_1 = ConfusionMatrix(tp=138, fp=22, fn=108, tn=4732)
+
+
+def make_tab(qtbot, state: SessionState | None = None) -> EvaluateTab:
+    widget = EvaluateTab(SessionModel(state or SessionState()))
+    qtbot.addWidget(widget)
+    widget.resize(1400, 900)
+    widget.show()
+    qtbot.waitUntil(lambda: widget.evaluation is not None, timeout=10_000)
+    return widget
+
+
+@pytest.fixture
+def tab(qtbot):
+    widget = make_tab(qtbot)
+    yield widget
+    widget.shutdown()
+
+
+def type_into_cell(qtbot, view, row: int, column: int, text: str) -> None:
+    """Select a cell, type as in a spreadsheet (the first key opens the editor), Enter."""
+    view.setFocus()
+    view.setCurrentIndex(view.model().index(row, column))
+    qtbot.keyClick(view, text[0])
+    # The previous cell's editor may still await deletion: take the open (visible) one.
+    editors = [e for e in view.findChildren(QLineEdit) if e.isVisible()]
+    assert len(editors) == 1, "typing did not open a cell editor"
+    editor = editors[0]
+    qtbot.keyClicks(editor, text[1:])
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: view.state() != QAbstractItemView.State.EditingState)
+
+
+def shown_rows(tab):
+    return [
+        (row.metric, row.method, row.estimate, row.lower, row.upper, row.note)
+        for row in tab.table_model.result_rows()
+    ]
+
+
+def test_typed_counts_give_core_results_in_table_and_forest(qtbot, tab):
+    session = tab._session
+    qtbot.mouseClick(tab.random_check, Qt.MouseButton.LeftButton)
+    assert session.get("evaluate.population.mode") == "random"
+    for (row, column), value in zip(
+        ((0, 0), (0, 1), (1, 0), (1, 1)), PAPER_TABLE_1.as_tuple(), strict=True
+    ):
+        type_into_cell(qtbot, tab.grid.view, row, column, f"{value:,}")
+    assert session.get("evaluate.matrix") == PAPER_TABLE_1
+    qtbot.waitUntil(
+        lambda: tab.evaluation is not None and tab.evaluation.matrix == PAPER_TABLE_1,
+        timeout=10_000,
+    )
+    expected = evaluate(
+        PAPER_TABLE_1, population=None, confidence=0.95, replicates=10_000, seed=2023
+    )
+    assert shown_rows(tab) == [row for row in expected.to_rows() if row[0] != "prevalence"]
+    # Paper, Table 1: 86.3 % precision, 56.1 % recall.
+    assert tab.table_model.index(0, 2).data() == "86.3 %"
+    recall_row = next(i for i, r in enumerate(shown_rows(tab)) if r[0] == "recall")
+    assert tab.table_model.index(recall_row, 2).data() == "56.1 %"
+    # Random design adds the textbook Wald interval for recall.
+    assert ("recall", "wald") in [(r[0], r[1]) for r in shown_rows(tab)]
+    # The forest plot draws exactly core's bounds, one row per method.
+    for metric in ("precision", "recall", "f1"):
+        estimate, lower, upper = tab.forest.interval_data(metric)
+        intervals = getattr(expected, metric).intervals
+        assert len(estimate) == len(intervals)
+        for i, interval in enumerate(intervals.values()):
+            assert lower[i] == pytest.approx(min(interval.lower, estimate[i]), abs=1e-12)
+            assert upper[i] == pytest.approx(max(interval.upper, estimate[i]), abs=1e-12)
+    _, fpr_lower, fpr_upper = tab.fpr_forest.interval_data("fpr")
+    assert fpr_lower[0] == pytest.approx(expected.fpr.intervals["katz_log"].lower)
+    assert fpr_upper[0] == pytest.approx(expected.fpr.intervals["katz_log"].upper)
+
+
+def test_closed_forms_at_once_resampled_in_background(qtbot, tab):
+    session = tab._session
+    session.set_value("evaluate.replicates", 200_000)
+    # Straight after the edit, before the event loop ran: closed forms shown, rest pending.
+    assert tab.evaluation is None
+    rows = tab.table_model.result_rows()
+    closed = [r for r in rows if not is_resampled(r.metric, r.method)]
+    pending = [r for r in rows if is_resampled(r.metric, r.method)]
+    assert closed and all(r.lower is not None and not r.pending for r in closed)
+    assert pending and all(r.pending and r.lower is None for r in pending)
+    assert "computing" in tab.table_model.index(rows.index(pending[0]), 3).data()
+    assert "being computed" in tab.warnings_label.text()
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=20_000)
+    assert tab.evaluation.replicates == 200_000
+    assert not any(r.pending for r in tab.table_model.result_rows())
+    assert tab.warnings_label.isHidden()
+
+
+def test_newer_edit_supersedes_a_stale_run(qtbot, tab):
+    session = tab._session
+    delivered = []
+    tab.runner.finished.connect(delivered.append)
+    session.set_value("evaluate.matrix.tp", 200)
+    session.set_value("evaluate.matrix.tp", 210)
+    session.set_value("evaluate.matrix.tp", 220)
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=10_000)
+    tab.runner.wait()
+    qtbot.wait(20)
+    assert [e.matrix.tp for e in delivered] == [220]
+    assert tab.evaluation.matrix.tp == 220
+
+
+def test_zero_cell_warns_in_tab_and_status_bar(qtbot, tab):
+    session = tab._session
+    with qtbot.waitSignal(tab.status_message, timeout=10_000) as blocker:
+        session.set_value("evaluate.matrix.fn", 0)
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=10_000)
+    assert "Haldane" in tab.warnings_label.text()
+    assert tab.warnings_label.isVisible()
+    assert blocker.args[0].startswith("Evaluate: ")
+    notes = [r.note for r in tab.table_model.result_rows() if r.note]
+    assert any("Haldane" in note for note in notes)
+
+
+def test_empty_stratum_is_explained_not_crashed(qtbot, tab):
+    session = tab._session
+    session.set_values([("evaluate.matrix.fn", 0), ("evaluate.matrix.tn", 0)])
+    assert tab.evaluation is None and tab.table_model.rowCount() == 0
+    assert "predicted-negative sample is empty" in tab.warnings_label.text()
+    session.undo_stack.undo()
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=10_000)
+    assert tab.table_model.rowCount() > 0
+
+
+def test_population_counts_and_k_feed_core(qtbot, tab):
+    session = tab._session
+    session.set_values([("evaluate.population.mode", "k"), ("evaluate.population.k", 1 / 19)])
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=10_000)
+    assert tab.evaluation.k == pytest.approx(1 / 19)
+    expected = evaluate(
+        session.get("evaluate.matrix"),
+        population=Population.from_k(1 / 19),
+        replicates=10_000,
+        seed=2023,
+    )
+    assert shown_rows(tab) == [row for row in expected.to_rows() if row[0] != "prevalence"]
+    assert not tab.random_check.isChecked()
+
+
+def test_comparison_with_previous_round(qtbot):
+    past = Round(
+        sheet="Rounds",
+        row=2,
+        round="TR-01",
+        classifier="travel",
+        k=41_200 / 1_251_000,
+        population_pos=41_200,
+        population_neg=1_251_000,
+        tp=135,
+        fp=24,
+        fn=127,
+        tn=4714,
+    )
+    state = dataclasses.replace(SessionState(), rounds=(past,), previous_round="TR-01")
+    tab = make_tab(qtbot, state)
+    qtbot.waitUntil(lambda: tab.comparison is not None, timeout=10_000)
+    current = state.evaluate.matrix
+    expected = compare(
+        past.matrix, current, k_previous=past.k, k_current=41_200 / 1_251_000, seed=2023
+    )
+    rows = tab.compare_model.rows()
+    assert [row.values[0] for row in rows] == ["Precision", "Recall"]
+    assert rows[0].values[3] == pytest.approx(expected.precision_change.estimate)
+    assert rows[0].values[4] == expected.precision_change.interval
+    assert rows[0].cells[5] == f"{expected.precision_change.p_worse * 100:.1f} %"
+    assert rows[1].values[4].lower == pytest.approx(expected.recall_change.interval.lower)
+    assert "TR-01" in tab.compare_label.text()
+    # Clearing the choice clears the comparison.
+    tab._session.set_value("previous_round", "")
+    assert tab.compare_model.rowCount() == 0
+    assert "Choose a previous round" in tab.compare_label.text()
+    tab.shutdown()
+
+
+def test_inputs_have_tooltips_and_grid_is_exposed(tab):
+    for widget in (
+        tab.random_check,
+        tab.confidence_box,
+        tab.replicates_spin,
+        tab.seed_spin,
+        tab.fpc_check,
+        tab.grid.view,
+        tab.population.mode,
+        tab.population.positives,
+    ):
+        assert widget.toolTip(), widget
+    assert tab.grids() == [tab.grid]
