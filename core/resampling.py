@@ -1,8 +1,12 @@
 """Vectorized bootstrap (Algorithm 1) and Bayesian Monte-Carlo (Algorithm 2) replicates.
 
 Every function here draws ``Q`` replicates of precision, recall and F1 with a handful of
-numpy calls (one ``rng.binomial`` / ``rng.beta`` per stratum), never a Python loop per
-replicate (spec 1.3, 1.4). Counts may be scalars, giving arrays of shape ``(Q,)``, or arrays
+array operations per stratum, never a Python loop per replicate (spec 1.3, 1.4). The
+stratum counts ``TP*`` and ``FN*`` are drawn by inverse CDF from a table of their exact
+distribution (binomial for the bootstrap, beta-binomial for Algorithm 2), one table per
+distinct round, because numpy's ``rng.binomial`` costs about 100 ns a draw for the counts
+met here while a table lookup costs a fraction of that; numpy's samplers remain the
+fallback for very large strata. Counts may be scalars, giving arrays of shape ``(Q,)``, or arrays
 of shape ``(A,)`` (one labeled round per row, as in the coverage experiment of spec 1.7),
 giving arrays of shape ``(A, Q)``. Rows are processed in chunks of about
 :data:`CHUNK_ELEMENTS` draws so memory stays bounded and a :class:`~core.progress.TaskControl`
@@ -38,9 +42,10 @@ from core.errors import InputError
 #: Draws per chunk (per array). About 4 MB per float64 array; a few arrays live at once.
 CHUNK_ELEMENTS = 1 << 19
 
-#: Largest stratum for which one round's draws use an inverse-CDF table (see
-#: :func:`_draw_from_table`); beyond it the table costs more than ``rng.binomial``.
+#: Largest stratum for which draws use an inverse-CDF table (see :func:`_draw_from_table`).
 TABLE_LIMIT = 1 << 20
+#: Most table entries built per chunk; beyond it numpy's samplers are used directly.
+TABLE_BUDGET = 1 << 22
 
 METRICS = ("precision", "recall", "f1")
 
@@ -242,8 +247,13 @@ def _draw_from_table(log_pmf: np.ndarray, size: int, rng: np.random.Generator) -
     return np.searchsorted(cdf, rng.random(size), side="right").clip(max=len(cdf) - 1)
 
 
-def _binomial_log_pmf(n: int, p: float) -> np.ndarray:
+def _binomial_log_pmf(n: int, p: float, _unused: float = 0.0) -> np.ndarray:
     successes = np.arange(n + 1)
+    if p <= 0.0 or p >= 1.0:
+        # Degenerate: all mass on 0 or on n (log(0) would give 0 * -inf = NaN below).
+        log_pmf = np.full(n + 1, -np.inf)
+        log_pmf[0 if p <= 0.0 else n] = 0.0
+        return log_pmf
     return (
         gammaln(n + 1.0)
         - gammaln(successes + 1.0)
@@ -264,11 +274,32 @@ def _beta_binomial_log_pmf(n: int, a: float, b: float) -> np.ndarray:
     )
 
 
+def _grouped_table_draws(trials, first, second, replicates, rng, log_pmf, fallback):
+    """``replicates`` draws per row from ``log_pmf(n, first, second)`` on ``0..n``.
+
+    Rows with identical parameters share one inverse-CDF table: in the coverage experiment
+    a thousand rounds hold only a few dozen distinct counts per stratum, so a handful of
+    tables serve all ``A x Q`` draws. When the tables would be too large (huge strata or
+    many distinct rows) ``fallback()`` draws the same distribution with numpy directly.
+    """
+    keys = np.stack([np.asarray(trials, dtype=float), first, second], axis=1)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    if unique[:, 0].max() > TABLE_LIMIT or (unique[:, 0] + 1).sum() > TABLE_BUDGET:
+        return fallback()
+    draws = np.empty((len(keys), replicates), dtype=np.int64)
+    for index, (n, a, b) in enumerate(unique):
+        rows = np.flatnonzero(inverse == index)
+        draws[rows] = _draw_from_table(log_pmf(int(n), a, b), (len(rows), replicates), rng)
+    return draws
+
+
 def _one_round_binomial(n: int, p: float, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``Bin(n, p)`` draws for one round (scalar ``n``, ``p``)."""
-    if p <= 0.0 or p >= 1.0 or n > TABLE_LIMIT:
-        return rng.binomial(n, p, size=size)
-    return _draw_from_table(_binomial_log_pmf(n, p), size, rng)
+    """``Bin(n, p)`` draws for one round by the table sampler."""
+    return _grouped_table_draws(
+        np.array([n]), np.array([p]), np.zeros(1), size, rng, _binomial_log_pmf,
+        lambda: rng.binomial(n, p, size=(1, size)),
+    )[0]  # fmt: skip
 
 
 # --- Algorithm 1: bootstrap ----------------------------------------------------------------
@@ -352,9 +383,18 @@ def bootstrap(
         else:
             n1_star = rng.binomial(total[part, None], (n1 / total)[part, None], size=size)
             n0_star = total[part, None] - n1_star
-        if design == "stratified" and scalar:
-            tp_star = _one_round_binomial(int(n1[0]), float(pi1_hat[0]), q, rng)[None, :]
-            fn_star = _one_round_binomial(int(n0[0]), float(pi0_hat[0]), q, rng)[None, :]
+        if design == "stratified":
+            draws = []
+            for trials, rate in ((n1[part], pi1_hat[part]), (n0[part], pi0_hat[part])):
+                draws.append(
+                    _grouped_table_draws(
+                        trials, rate, np.zeros(len(trials)), q, rng, _binomial_log_pmf,
+                        lambda trials=trials, rate=rate, size=size: rng.binomial(
+                            trials[:, None], rate[:, None], size=size
+                        ),
+                    )
+                )  # fmt: skip
+            tp_star, fn_star = draws
         else:
             tp_star = rng.binomial(n1_star, pi1_hat[part, None], size=size)
             fn_star = rng.binomial(n0_star, pi0_hat[part, None], size=size)
@@ -403,11 +443,11 @@ def bayes_predictive(
     ``FN* ~ Bin(n0', pi0~)`` and precision/recall/F1 of ``(TP*, n1'-TP*, FN*, n0'-FN*)``
     with ``k``. The percentile interval is the Monte-Carlo counterpart of Eq 6 and Eq 7.
 
-    For a single round (scalar parameters) the two steps are collapsed into their exact
-    marginal: ``TP*`` is beta-binomial ``BB(n1', z11, z01)`` and ``FN*`` is
-    ``BB(n0', z10, z00)``, independent, drawn by inverse CDF. Only ``TP*`` and ``FN*`` enter
-    the metrics, so the replicates have the same distribution as the two-step draws, at a
-    fraction of the cost. Batches use the two steps literally.
+    The two steps are collapsed into their exact marginal: ``TP*`` is beta-binomial
+    ``BB(n1', z11, z01)`` and ``FN*`` is ``BB(n0', z10, z00)``, independent, drawn by inverse
+    CDF. Only ``TP*`` and ``FN*`` enter the metrics, so the replicates have the same
+    distribution as the two-step draws, at a fraction of the cost (the two steps are still
+    used when the tables would be too large).
 
     Parameters
     ----------
@@ -430,16 +470,19 @@ def bayes_predictive(
         progress.step(control, start, count)
         part = slice(start, stop)
         size = (stop - start, q)
-        if scalar and max(n1_future, n0_future) <= TABLE_LIMIT:
-            z11, z01, z10, z00 = (float(rows[name][0]) for name in ("z11", "z01", "z10", "z00"))
-            tp_star = _draw_from_table(_beta_binomial_log_pmf(n1_future, z11, z01), q, rng)
-            fn_star = _draw_from_table(_beta_binomial_log_pmf(n0_future, z10, z00), q, rng)
-            tp_star, fn_star = tp_star[None, :], fn_star[None, :]
-        else:
-            pi1 = rng.beta(rows["z11"][part, None], rows["z01"][part, None], size=size)
-            pi0 = rng.beta(rows["z10"][part, None], rows["z00"][part, None], size=size)
-            tp_star = rng.binomial(n1_future, pi1)
-            fn_star = rng.binomial(n0_future, pi0)
+        draws = []
+        for trials, a, b in ((n1_future, "z11", "z01"), (n0_future, "z10", "z00")):
+            first, second = rows[a][part], rows[b][part]
+            draws.append(
+                _grouped_table_draws(
+                    np.full(len(first), trials), first, second, q, rng, _beta_binomial_log_pmf,
+                    # The literal two steps: a rate from the posterior, then a binomial.
+                    lambda trials=trials, first=first, second=second, size=size: rng.binomial(
+                        trials, rng.beta(first[:, None], second[:, None], size=size)
+                    ),
+                )
+            )  # fmt: skip
+        tp_star, fn_star = draws
         precision, recall, f1 = _metrics(
             tp_star / n1_future, fn_star / n0_future, rows["k"][part, None], include_f1
         )

@@ -248,3 +248,19 @@ def test_single_round_bayes_mc_equals_the_two_step_algorithm_in_distribution():
     assert one_step.precision.mean() * 25 == pytest.approx(
         betabinom(25, 20.5, 4.5).mean(), abs=0.05
     )
+
+
+def test_numpy_fallback_samples_the_same_distribution_as_the_tables(monkeypatch):
+    counts = (np.array([30, 31, 29]), 8, np.array([6, 7, 5]), 400)
+    tables = resampling.bootstrap(*counts, 0.1, replicates=5000, seed=1)
+    mc_tables = resampling.bayes_predictive(np.array([30.5, 31.5]), 8.5, 6.5, 400.5, 0.1, 38,
+                                            406, replicates=5000, seed=1)  # fmt: skip
+    monkeypatch.setattr(resampling, "TABLE_BUDGET", 0)
+    direct = resampling.bootstrap(*counts, 0.1, replicates=5000, seed=2)
+    mc_direct = resampling.bayes_predictive(np.array([30.5, 31.5]), 8.5, 6.5, 400.5, 0.1, 38,
+                                            406, replicates=5000, seed=2)  # fmt: skip
+    for row in range(3):
+        assert ks_2samp(tables.recall[row], direct.recall[row]).pvalue > 1e-3
+    for row in range(2):
+        assert ks_2samp(mc_tables.recall[row], mc_direct.recall[row]).pvalue > 1e-3
+        assert ks_2samp(mc_tables.precision[row], mc_direct.precision[row]).pvalue > 1e-3
