@@ -167,7 +167,7 @@ ROUNDS_SOURCE_ROW = "Source row"
 
 _FORMULA_START = ("=", "+", "-", "@")
 # Characters XML 1.0 cannot hold; openpyxl refuses them (IllegalCharacterError).
-_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # Dates Excel's 1900 date system can show (serial 1 is 1900-01-01); older ones go as ISO
 # text, which core.workbook.rounds reads back as the same date.
 _FIRST_EXCEL_DATE = dt.date(1900, 1, 1)
@@ -698,7 +698,7 @@ def _num(value) -> float | None:
 
 def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
     """The Rounds sheet: each round as read, plus precision/recall with intervals."""
-    from core.intervals import katz_log_recall, recall_point, wilson_precision
+    import numpy as np
 
     kinds = {
         "Date": "date",
@@ -721,50 +721,55 @@ def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
         )
         for header in ROUNDS_HEADER
     )
-    rows = []
-    for item in rounds:
-        if not isinstance(item, Round):
-            continue
-        precision = lower_p = upper_p = recall = lower_r = upper_r = f1 = None
-        note = ""
-        try:
-            matrix = item.matrix
-            interval = wilson_precision(matrix, confidence)
-            precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
-            recall = _finite(recall_point(matrix, item.k))
-            katz = katz_log_recall(matrix, item.k, confidence)
-            lower_r, upper_r, note = katz.lower, katz.upper, katz.note
-            if recall is not None and precision + recall > 0:
-                f1 = 2 * precision * recall / (precision + recall)
-        except InputError as exc:
-            note = str(exc)
-        rows.append(
-            (
-                item.round,
-                item.date,
-                item.classifier,
-                item.population_pos,
-                item.population_neg,
-                item.k,
-                item.s,
-                item.tp,
-                item.fp,
-                item.fn,
-                item.tn,
-                item.notes,
-                precision,
-                lower_p,
-                upper_p,
-                recall,
-                _finite(lower_r) if lower_r is not None else None,
-                _finite(upper_r) if upper_r is not None else None,
-                f1,
-                note or None,
-                item.sheet,
-                item.row,
-            )
-        )
-    return Table(columns=columns, rows=tuple(rows))
+    # Display-only figures: an extreme k (1e-300) must not stop the report, so numpy's
+    # overflow warnings are silenced and math errors become the row's note.
+    with np.errstate(all="ignore"):
+        rows = tuple(_round_row(item, confidence) for item in rounds if isinstance(item, Round))
+    return Table(columns=columns, rows=rows)
+
+
+def _round_row(item: Round, confidence: float) -> tuple[Any, ...]:
+    from core.intervals import katz_log_recall, recall_point, wilson_precision
+
+    precision = lower_p = upper_p = recall = lower_r = upper_r = f1 = None
+    note = ""
+    try:
+        matrix = item.matrix
+        interval = wilson_precision(matrix, confidence)
+        precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
+        recall = _finite(recall_point(matrix, item.k))
+        katz = katz_log_recall(matrix, item.k, confidence)
+        lower_r, upper_r, note = _finite(katz.lower), _finite(katz.upper), katz.note
+        if recall is not None and precision + recall > 0:
+            f1 = 2 * precision * recall / (precision + recall)
+    except InputError as exc:
+        note = str(exc)
+    except (ArithmeticError, ValueError) as exc:
+        note = f"interval not computable for these numbers ({type(exc).__name__})"
+    return (
+        item.round,
+        item.date,
+        item.classifier,
+        item.population_pos,
+        item.population_neg,
+        item.k,
+        item.s,
+        item.tp,
+        item.fp,
+        item.fn,
+        item.tn,
+        item.notes,
+        precision,
+        lower_p,
+        upper_p,
+        recall,
+        lower_r,
+        upper_r,
+        f1,
+        note or None,
+        item.sheet,
+        item.row,
+    )
 
 
 def inputs_rows(state: SessionState) -> tuple[tuple[str, Any], ...]:
@@ -1536,7 +1541,10 @@ def _write_inputs(ws, content: ReportContent) -> None:
             sheet.put(row, 2, value, "text" if isinstance(value, str) else "general")
         # JSON keeps what a cell cannot: every float digit, line breaks, control
         # characters; session_io prefers it while it agrees with the visible value.
-        sheet.put(row, 3, json.dumps(value, ensure_ascii=False), fit=False)
+        exact = json.dumps(value, ensure_ascii=False)
+        if _ILLEGAL_XML.search(exact):
+            exact = json.dumps(value)  # \uXXXX escapes for what XML cannot hold
+        sheet.put(row, 3, exact, fit=False)
     sheet.put(
         len(content.inputs) + 3,
         1,

@@ -1,0 +1,669 @@
+"""The Excel report (issue 5): sheets, formats, charts, text never a formula, rounds read
+back unchanged, exact numbers, atomic saves and ``prplanner report``."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import errno
+import io
+import json
+import math
+import re
+import zipfile
+
+import openpyxl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from core.cli import main
+from core.errors import InputError
+from core.evaluation import evaluate
+from core.session import SessionState, flatten
+from core.workbook import safe_io
+from core.workbook.report import (
+    ROUNDS_HEADER,
+    SHEET_INPUTS,
+    SHEET_INTERVALS,
+    SHEET_P3,
+    SHEET_PLAN,
+    SHEET_PLOTS,
+    SHEET_ROUNDS,
+    SHEET_SUMMARY,
+    build_report,
+    write_report,
+)
+from core.workbook.rounds import _TOTAL_LABEL, Round, WorkbookError, _field_of_header, read_rounds
+from core.workbook.safe_io import SaveError
+from tests.conftest import SHARED_FIXTURES
+
+FORMULA_NAMES = ('=HYPERLINK("http://example.com","click")', "+1", "-minus", "@SUM(A1)")
+
+
+def without_location(item: Round) -> Round:
+    """A round without the sheet and row it was read from (those change on rewrite)."""
+    return dataclasses.replace(item, sheet="", row=0)
+
+
+def make_round(name="R-1", **changes) -> Round:
+    fields = dict(
+        sheet="Rounds",
+        row=2,
+        round=name,
+        date=dt.date(2026, 3, 2),
+        classifier="travel",
+        k=41_200 / 1_251_000,
+        population_pos=41_200,
+        population_neg=1_251_000,
+        s=1.8,
+        tp=225,
+        fp=31,
+        fn=79,
+        tn=4_361,
+        notes=None,
+    )
+    fields.update(changes)
+    return Round(**fields)
+
+
+@pytest.fixture(scope="module")
+def fixture_rounds():
+    path = SHARED_FIXTURES / "rounds_simple.xlsx"
+    if not path.is_file():
+        pytest.skip(f"shared fixture {path} not found")
+    return read_rounds(path).rounds
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory, fixture_rounds):
+    """A report of the fixture's rounds, evaluating TR-03, with two plot snapshots."""
+    path = tmp_path_factory.mktemp("report") / "report.xlsx"
+    images = {"Plan curves": _png(640, 360), "P3 curve": _png(300, 200)}
+    content = write_report(
+        path, SessionState(rounds=fixture_rounds), round_name="TR-03", images=images
+    )
+    return path, content
+
+
+def _png(width: int, height: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (40, 90, 160)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _sheet_rows(path, sheet, data_only=True):
+    workbook = openpyxl.load_workbook(path, data_only=data_only)
+    return [list(row) for row in workbook[sheet].iter_rows(values_only=True)]
+
+
+# --- sheets and layout ----------------------------------------------------------------------
+
+
+def test_the_report_has_every_sheet_in_order(written):
+    path, _ = written
+    workbook = openpyxl.load_workbook(path)
+    assert workbook.sheetnames == [
+        SHEET_SUMMARY,
+        SHEET_INTERVALS,
+        SHEET_PLAN,
+        SHEET_P3,
+        SHEET_ROUNDS,
+        SHEET_INPUTS,
+        SHEET_PLOTS,
+    ]
+
+
+def test_header_rows_are_frozen_and_columns_have_widths(written):
+    path, _ = written
+    workbook = openpyxl.load_workbook(path)
+    assert workbook[SHEET_SUMMARY].freeze_panes == "A5"
+    assert workbook[SHEET_INTERVALS].freeze_panes == "A2"
+    for name in (SHEET_PLAN, SHEET_P3, SHEET_ROUNDS):
+        assert workbook[name].freeze_panes == "B2"
+    assert workbook[SHEET_INPUTS].freeze_panes == "A2"
+    rounds = workbook[SHEET_ROUNDS]
+    for index, header in enumerate(ROUNDS_HEADER, start=1):
+        letter = openpyxl.utils.get_column_letter(index)
+        width = rounds.column_dimensions[letter].width
+        longest = max(
+            len(_shown(rounds.cell(row=r, column=index))) for r in range(2, rounds.max_row + 1)
+        )
+        assert width >= longest + 1, (header, width, longest)
+
+
+def _shown(cell) -> str:
+    """Roughly what Excel shows for a cell, to check that columns fit (no #####)."""
+    value = cell.value
+    if value is None:
+        return ""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return "2026-01-01"
+    if isinstance(value, str):
+        return value
+    fmt = cell.number_format
+    if fmt == "0.0%":
+        return f"{value:.1%}"
+    if fmt == "#,##0":
+        return f"{value:,.0f}"
+    if fmt == "0.000000":
+        return f"{value:.6f}"
+    if fmt == "0.000":
+        return f"{value:.3f}"
+    return str(value)
+
+
+def test_number_formats_percent_thousands_dates(written):
+    path, _ = written
+    sheet = openpyxl.load_workbook(path)[SHEET_ROUNDS]
+    header = [cell.value for cell in sheet[1]]
+    row = sheet[2]
+    assert row[header.index("Precision")].number_format == "0.0%"
+    assert row[header.index("Recall upper (Katz log)")].number_format == "0.0%"
+    assert row[header.index("Predicted negative (population)")].number_format == "#,##0"
+    assert row[header.index("TN")].number_format == "#,##0"
+    assert row[header.index("Date")].number_format == "yyyy-mm-dd"
+    assert row[header.index("Date")].is_date
+    intervals = openpyxl.load_workbook(path)[SHEET_INTERVALS]
+    assert intervals["D2"].number_format == "0.0%"
+
+
+def test_native_charts_with_log_axes(written):
+    path, _ = written
+    with zipfile.ZipFile(path) as archive:
+        charts = {
+            name: archive.read(name).decode("utf-8")
+            for name in archive.namelist()
+            if name.startswith("xl/charts/chart")
+        }
+        drawings = [name for name in archive.namelist() if name.startswith("xl/drawings/")]
+        media = [name for name in archive.namelist() if name.startswith("xl/media/")]
+    # plan curves: precision and recall; P3; history of travel and of finance
+    assert len(charts) == 5
+    log_charts = [xml for xml in charts.values() if re.search(r'<(?:c:)?logBase val="10', xml)]
+    assert len(log_charts) == 3
+    assert sum(bool(re.search(r"<(?:c:)?lineChart>", xml)) for xml in charts.values()) == 2
+    assert drawings
+    assert len(media) == 2  # the two PNG snapshots
+
+
+def test_plot_snapshots_and_a_broken_one(tmp_path):
+    path = tmp_path / "r.xlsx"
+    content = write_report(
+        path, SessionState(), images={"good": _png(50, 40), "broken": b"not a png"}
+    )
+    assert not any("broken" in text for text in content.warnings)  # content is pre-images
+    summary = " ".join(str(v) for row in _sheet_rows(path, SHEET_SUMMARY) for v in row if v)
+    assert "the plot 'broken' is not a readable image" in summary
+    with zipfile.ZipFile(path) as archive:
+        assert len([n for n in archive.namelist() if n.startswith("xl/media/")]) == 1
+    assert _sheet_rows(path, SHEET_PLOTS)[0][0] == "good"
+
+
+def test_rounds_columns_are_the_readers_and_no_extra_column_matches_an_alias():
+    expected = {
+        "Round": "round",
+        "Date": "date",
+        "Classifier": "classifier",
+        "Predicted positive (population)": "population_pos",
+        "Predicted negative (population)": "population_neg",
+        "k": "k",
+        "s": "s",
+        "TP": "tp",
+        "FP": "fp",
+        "FN": "fn",
+        "TN": "tn",
+        "Notes": "notes",
+    }
+    for header in ROUNDS_HEADER:
+        assert _field_of_header(header) == expected.get(header), header
+
+
+# --- content ---------------------------------------------------------------------------------
+
+
+def test_summary_gives_hand_computed_estimates_of_the_chosen_round(written, fixture_rounds):
+    path, content = written
+    chosen = next(item for item in fixture_rounds if item.round == "TR-03")
+    assert content.evaluated_round == chosen
+    rows = {row[0]: row for row in _sheet_rows(path, SHEET_SUMMARY) if row[0]}
+    precision = chosen.tp / (chosen.tp + chosen.fp)
+    pi0 = chosen.fn / (chosen.fn + chosen.tn)
+    recall = 1 / (1 + pi0 / (chosen.k * precision))
+    assert rows["Precision"][1] == pytest.approx(precision, rel=1e-12)
+    assert rows["Recall"][1] == pytest.approx(recall, rel=1e-12)
+    # Wilson by hand
+    n, z = chosen.tp + chosen.fp, 1.959963984540054
+    center = (precision + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(precision * (1 - precision) / n + z * z / (4 * n * n))
+    assert rows["Precision"][2] == pytest.approx(center - half, rel=1e-9)
+    assert rows["Precision"][3] == pytest.approx(center + half, rel=1e-9)
+    assert "Wilson" in rows["Precision"][4]
+    assert rows["Subject"][1] == "round TR-03 (travel)"
+    assert rows["Label from predicted positives"][1] == content.plan.n_pos
+    assert rows["Total labels"][1] == content.plan.total
+    assert "Warnings" in rows and "Plan for the next round" in rows
+
+
+def test_intervals_sheet_is_evaluation_to_rows(written):
+    path, content = written
+    rows = _sheet_rows(path, SHEET_INTERVALS)
+    assert rows[0][:2] == ["Metric", "Method"]
+    expected = content.evaluation.to_rows()
+    assert len(rows) - 1 == len(expected)
+    for got, (metric, method, estimate, lower, upper, note) in zip(rows[1:], expected, strict=True):
+        assert got[0] == metric and got[1] == method
+        assert got[3:6] == [estimate, lower, upper]  # bit for bit
+        assert (got[6] or "") == note
+
+
+def test_p3_sheet_matches_the_closed_form(written):
+    path, content = written
+    rows = _sheet_rows(path, SHEET_P3)
+    assert rows[0][:5] == ["Prevalence", "Precision", "Lower", "Upper", "F1"]
+    tpr = content.evaluation.estimates.recall
+    fpr = content.evaluation.estimates.fpr
+    for eta, precision, lower, upper, f1 in (row[:5] for row in rows[1:]):
+        expected = tpr * eta / (tpr * eta + fpr * (1 - eta))
+        assert precision == pytest.approx(expected, rel=1e-12)
+        assert lower <= precision <= upper
+        assert f1 == pytest.approx(2 * expected * tpr / (expected + tpr), rel=1e-12)
+    etas = [row[0] for row in rows[1:]]
+    state = SessionState()
+    assert etas[0] == pytest.approx(state.prevalence.eta_min)
+    assert etas[-1] == pytest.approx(state.prevalence.eta_max)
+
+
+def test_plan_curves_frequentist_precision_width_is_the_wald_width(written):
+    path, content = written
+    rows = _sheet_rows(path, SHEET_PLAN)
+    header = rows[0]
+    column = header.index("Precision width, frequentist")
+    v = content.state.plan.v
+    k = content.evaluated_round.k
+    p = content.evaluation.estimates.precision
+    z = 1.959963984540054
+    for row in rows[1:]:
+        s = row[0]
+        n1 = v * k * s / (k * s + 1)
+        assert row[column] == pytest.approx(2 * z * math.sqrt(p * (1 - p) / n1), rel=1e-9)
+    assert any(str(h).startswith("Recall width, prior strength") for h in header)
+
+
+def test_default_state_reports_the_evaluate_tab_and_the_plan_tab(tmp_path):
+    path = tmp_path / "default.xlsx"
+    state = SessionState()
+    content = write_report(path, state)
+    assert content.evaluated_round is None
+    assert content.evaluation.matrix == state.evaluate.matrix
+    assert content.plan.precision == state.plan.expected_precision
+    assert content.chosen_design.method == "fixed"
+    assert content.chosen_design.total == state.plan.v
+    assert read_rounds(path).rounds == ()
+
+
+def test_margin_and_confidence_overrides_reach_the_plan_and_the_inputs(tmp_path):
+    path = tmp_path / "r.xlsx"
+    content = write_report(path, SessionState(), margin=0.03, confidence=0.9)
+    assert content.plan.target_margin_precision == 0.03
+    assert content.plan.target_margin_recall == 0.03
+    assert content.evaluation.confidence == 0.9
+    inputs = dict((row[0], row[1]) for row in _sheet_rows(path, SHEET_INPUTS)[1:] if row[0])
+    assert inputs["plan.margin_precision"] == 0.03
+    assert inputs["confidence"] == 0.9
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"round_name": "nope"}, "no round named 'nope'"),
+        ({"margin": 0.6}, "margin must be strictly between 0 and 0.5"),
+        ({"confidence": 1.2}, "confidence must be strictly between 0.5 and 1"),
+    ],
+)
+def test_bad_arguments_are_input_errors(tmp_path, kwargs, message):
+    state = SessionState(rounds=(make_round("A"),))
+    with pytest.raises(InputError, match=message):
+        write_report(tmp_path / "r.xlsx", state, **kwargs)
+    assert not (tmp_path / "r.xlsx").exists()
+
+
+def test_a_round_that_cannot_be_evaluated_still_gives_a_report(tmp_path):
+    empty = make_round("EMPTY", tp=0, fp=0)
+    content = write_report(tmp_path / "r.xlsx", SessionState(rounds=(empty,)), round_name="EMPTY")
+    assert content.evaluation is None
+    assert any("predicted-positive sample is empty" in text for text in content.warnings)
+    assert [without_location(r) for r in read_rounds(tmp_path / "r.xlsx").rounds] == [
+        without_location(empty)
+    ]
+
+
+def test_evaluation_with_the_finite_population_correction(tmp_path):
+    state = dataclasses.replace(
+        SessionState(rounds=(make_round("A"),)),
+        evaluate=dataclasses.replace(SessionState().evaluate, fpc=True, replicates=500),
+    )
+    content = write_report(tmp_path / "r.xlsx", state, round_name="A")
+    assert content.evaluation.fpc is not None
+    reference = evaluate(
+        make_round("A").matrix,
+        population=make_round("A").population,
+        replicates=500,
+        seed=state.evaluate.seed,
+        fpc=True,
+    )
+    assert content.evaluation.to_rows() == reference.to_rows()
+
+
+def test_inputs_sheet_is_schema_version_then_flatten(written):
+    path, content = written
+    rows = _sheet_rows(path, SHEET_INPUTS)
+    assert rows[0] == ["key", "value", "exact (JSON)"]
+    assert rows[1][0] == "schema_version" and rows[1][1] == 1
+    keys = [row[0] for row in rows[3:] if row[0] and (row[1] is not None or row[2])]
+    assert keys == [key for key, _ in flatten(content.state)]
+    for row in rows[3:]:
+        if row[2]:
+            json.loads(row[2])
+
+
+# --- text is text ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data_only", [False, True])
+def test_formula_like_text_is_written_as_text(tmp_path, data_only):
+    rounds = tuple(
+        make_round(name, row=index + 2, classifier=name, notes=name)
+        for index, name in enumerate(FORMULA_NAMES)
+    )
+    path = tmp_path / "formulas.xlsx"
+    write_report(path, SessionState(rounds=rounds), round_name=FORMULA_NAMES[0])
+    workbook = openpyxl.load_workbook(path, data_only=data_only)
+    sheet = workbook[SHEET_ROUNDS]
+    for index, name in enumerate(FORMULA_NAMES, start=2):
+        for column in (1, 3, 12):  # round, classifier, notes
+            cell = sheet.cell(row=index, column=column)
+            assert cell.value == name
+            assert cell.data_type == "s"
+            assert cell.quotePrefix
+    summary_values = [c.value for row in workbook[SHEET_SUMMARY].iter_rows() for c in row]
+    assert f"round {FORMULA_NAMES[0]} ({FORMULA_NAMES[0]})" in summary_values
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            if name.startswith("xl/worksheets/"):
+                assert "<f>" not in archive.read(name).decode("utf-8"), name
+    assert [r.round for r in read_rounds(path).rounds] == list(FORMULA_NAMES)
+
+
+# --- rounds read back unchanged ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", ["rounds_simple.xlsx", "rounds_messy.xlsx"])
+def test_fixture_rounds_are_read_back_unchanged(tmp_path, fixture):
+    source = SHARED_FIXTURES / fixture
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    rounds = read_rounds(source).rounds
+    path = tmp_path / "report.xlsx"
+    write_report(path, SessionState(rounds=rounds))
+    again = read_rounds(path)
+    assert again.refused == ()
+    assert [without_location(r) for r in again.rounds] == [without_location(r) for r in rounds]
+    assert [r.sheet for r in again.rounds] == [SHEET_ROUNDS] * len(rounds)
+    assert [r.row for r in again.rounds] == list(range(2, len(rounds) + 2))
+    # both of the reader's engines agree on the report
+    assert read_rounds(path, engine="openpyxl") == again
+
+
+def test_numbers_keep_every_digit(tmp_path):
+    awkward = (
+        make_round("A", k=0.1 + 0.2, population_pos=None, population_neg=None, s=1 / 3),
+        make_round("B", tp=2**62 + 1, fp=10**17 + 3, fn=0, tn=12345678901234567),
+        make_round(
+            "C", k=5e-324, population_pos=None, population_neg=None, s=1.7976931348623157e308
+        ),
+        make_round("D", population_pos=10**20 + 7, population_neg=3, k=(10**20 + 7) / 3),
+        make_round("E", date=dt.date(1, 1, 1)),
+        make_round("F", date=dt.date(1900, 1, 1)),
+        make_round("G", date=dt.date(9999, 12, 31), notes="line one\nline two\tend"),
+    )
+    path = tmp_path / "exact.xlsx"
+    write_report(path, SessionState(rounds=awkward))
+    for engine in ("fast", "openpyxl"):
+        again = read_rounds(path, engine=engine)
+        assert again.refused == ()
+        assert [without_location(r) for r in again.rounds] == [without_location(r) for r in awkward]
+
+
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Cn")), min_size=1, max_size=16
+)
+_PREFIXED = st.builds(lambda prefix, text: prefix + text, st.sampled_from(["", *"=+-@"]), _TEXT)
+
+
+def _usable(text: str) -> bool:
+    # What read_rounds hands out: stripped, non-empty; a round column reading "Total..."
+    # is a totals row, never a round.
+    return bool(text) and text == text.strip()
+
+
+names = _PREFIXED.filter(_usable)
+round_names = names.filter(lambda text: not _TOTAL_LABEL.match(text))
+counts = st.one_of(st.integers(0, 1_000), st.integers(0, 10**18))
+positive_floats = st.floats(
+    min_value=5e-324, max_value=1e300, allow_nan=False, allow_infinity=False
+)
+
+
+@st.composite
+def rounds_strategy(draw, sheet="Rounds", row=None):
+    with_counts = draw(st.booleans())
+    if with_counts:
+        population_pos = draw(st.integers(1, 10**18))
+        population_neg = draw(st.integers(1, 10**18))
+        k = population_pos / population_neg
+    else:
+        population_pos = population_neg = None
+        k = draw(positive_floats)
+    return Round(
+        sheet=draw(names) if sheet is None else sheet,
+        row=draw(st.integers(1, 1_048_576)) if row is None else row,
+        round=draw(st.none() | round_names),
+        date=draw(st.none() | st.dates()),
+        classifier=draw(st.none() | names),
+        k=k,
+        population_pos=population_pos,
+        population_neg=population_neg,
+        s=draw(st.none() | positive_floats),
+        tp=draw(counts),
+        fp=draw(counts),
+        fn=draw(counts),
+        tn=draw(counts),
+        notes=draw(st.none() | names),
+    )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rounds=st.lists(rounds_strategy(), min_size=1, max_size=6))
+def test_random_rounds_are_read_back_equal(tmp_path_factory, rounds):
+    path = tmp_path_factory.mktemp("prop") / "random.xlsx"
+    write_report(path, SessionState(rounds=tuple(rounds)))
+    again = read_rounds(path)
+    assert again.refused == ()
+    assert [without_location(r) for r in again.rounds] == [without_location(r) for r in rounds]
+
+
+# --- safety ----------------------------------------------------------------------------------
+
+
+def test_a_full_disk_leaves_the_old_report_intact(tmp_path, monkeypatch):
+    path = tmp_path / "report.xlsx"
+    write_report(path, SessionState())
+    before = path.read_bytes()
+
+    def full_disk(self, filename):
+        with open(filename, "wb") as stream:
+            stream.write(b"PK\x03\x04 half a workbook")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(openpyxl.Workbook, "save", full_disk)
+    with pytest.raises(SaveError, match=r"disk is full.*unchanged") as caught:
+        write_report(path, SessionState(rounds=(make_round(),)))
+    assert isinstance(caught.value, InputError)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.xlsx"]
+
+
+def test_a_read_only_folder_leaves_the_old_report_intact(tmp_path, monkeypatch):
+    path = tmp_path / "report.xlsx"
+    write_report(path, SessionState())
+    before = path.read_bytes()
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    # Tests run as root, where chmod does not stop writes: simulate the refusal.
+    monkeypatch.setattr(safe_io.tempfile, "mkstemp", read_only)
+    with pytest.raises(SaveError, match=r"read-only.*unchanged"):
+        write_report(path, SessionState())
+    assert path.read_bytes() == before
+
+
+def test_a_destination_that_is_not_xlsx_is_refused(tmp_path):
+    with pytest.raises(InputError, match=r"must be an \.xlsx file"):
+        write_report(tmp_path / "report.csv", SessionState())
+
+
+def test_build_report_touches_no_file(tmp_path):
+    content = build_report(SessionState())
+    assert content.summary and content.intervals.rows
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- command line ------------------------------------------------------------------------------
+
+
+def test_cli_report_then_rounds_reads_them_back_unchanged(tmp_path, capsys):
+    source = SHARED_FIXTURES / "rounds_messy.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    output = tmp_path / "report.xlsx"
+    assert main(["report", str(source), "-o", str(output), "--round", "TR-02"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {output}" in out
+    assert "TR-02" in out
+    assert main(["rounds", str(output), "--json"]) == 0
+    written_rounds = json.loads(capsys.readouterr().out)["rounds"]
+    assert main(["rounds", str(source), "--json"]) == 0
+    original = json.loads(capsys.readouterr().out)["rounds"]
+    strip = lambda item: {k: v for k, v in item.items() if k not in ("sheet", "row")}  # noqa: E731
+    assert [strip(item) for item in written_rounds] == [strip(item) for item in original]
+
+
+def test_cli_report_of_a_plain_workbook_reports_its_last_round(tmp_path, capsys):
+    source = SHARED_FIXTURES / "rounds_simple.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    output = tmp_path / "report.xlsx"
+    code = main(
+        [
+            "report",
+            str(source),
+            "-o",
+            str(output),
+            "--margin",
+            "0.03",
+            "--confidence",
+            "0.9",
+            "--json",
+        ]
+    )
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["output"] == str(output)
+    assert result["round"]["round"] == "FI-04"
+    assert result["plan"]["margin_precision"] <= 0.03 + 1e-12
+    assert any("last round" in text for text in result["problems"])
+
+
+def test_cli_report_of_a_saved_session_uses_its_evaluate_tab(tmp_path, capsys):
+    session = tmp_path / "session.xlsx"
+    write_report(session, SessionState(rounds=(make_round("A"),)))
+    output = tmp_path / "again.xlsx"
+    assert main(["report", str(session), "-o", str(output), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["round"] is None
+    assert result["subject"] == "the labeled counts entered on the Evaluate tab"
+
+
+def _bad_files(tmp_path):
+    good = tmp_path / "good.xlsx"
+    write_report(good, SessionState())
+    data = good.read_bytes()
+    files = {
+        "text": b"round,tp\nA,1\n",
+        "empty": b"",
+        "truncated": data[: len(data) // 2],
+        "ole": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600,
+        "zip without a workbook": _zip_with({"hello.txt": b"hi"}),
+    }
+    paths = {}
+    for name, content in files.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.xlsx"
+        path.write_bytes(content)
+        paths[name] = path
+    paths["folder"] = tmp_path
+    paths["missing"] = tmp_path / "missing.xlsx"
+    return paths
+
+
+def _zip_with(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def test_cli_report_of_unreadable_files_is_one_error_line(tmp_path, capsys):
+    output = tmp_path / "out" / "report.xlsx"
+    output.parent.mkdir()
+    for name, path in _bad_files(tmp_path).items():
+        assert main(["report", str(path), "-o", str(output)]) == 2, name
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (name, captured.err)
+        assert "Traceback" not in captured.err and "internal error" not in captured.err
+        assert captured.out == ""
+        assert not output.exists()
+
+
+def test_unreadable_files_raise_the_readers_error(tmp_path):
+    from core.workbook.session_io import open_session
+
+    for name, path in _bad_files(tmp_path).items():
+        with pytest.raises(WorkbookError):
+            open_session(path)
+        assert name
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--margin", "0.8"], "--margin must be strictly between 0 and 0.5"),
+        (["--confidence", "0.3"], "--confidence must be strictly between 0.5 and 1"),
+        (["--round", "ZZ"], "no round named 'ZZ'"),
+    ],
+)
+def test_cli_bad_options_exit_2(tmp_path, capsys, argv, message):
+    source = tmp_path / "s.xlsx"
+    write_report(source, SessionState(rounds=(make_round("A"),)))
+    assert main(["report", str(source), "-o", str(tmp_path / "r.xlsx"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_report_needs_an_output(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "x.xlsx")]) == 2
+    assert "-o" in capsys.readouterr().err
