@@ -402,6 +402,11 @@ def _as_number(value: object) -> int | float | None:
     return None
 
 
+def _is_blank(value: object) -> bool:
+    """An empty cell, or text of spaces only (what a cleared cell sometimes keeps)."""
+    return value is None or (type(value) is str and not value.strip())
+
+
 def _describe(value: object) -> str:
     if isinstance(value, str):
         return repr(value)
@@ -561,8 +566,8 @@ class _RowInterpreter:
         )
         if (
             not mapped_formulas
-            and values[self.count_columns[0]] in (None, "")
-            and all(values[column] in (None, "") for column in self.mapped)
+            and _is_blank(values[self.count_columns[0]])
+            and all(_is_blank(values[column]) for column in self.mapped)
         ):
             return None
         problems = self._totals_or_formula_problems(row_number, values, mapped_formulas)
@@ -577,7 +582,7 @@ class _RowInterpreter:
             value = values[column]
             count = value if type(value) is int and value >= 0 else _as_count(value)
             if count is None:
-                if value is None or value == "":
+                if _is_blank(value):
                     missing.append(FIELD_LABELS[field])
                 else:
                     problems_found.append(
@@ -600,7 +605,7 @@ class _RowInterpreter:
         s = self._positive_number("s", values, row_number, problems_found, invalid)
 
         date = None
-        if get["date"] is not None and values[get["date"]] not in (None, ""):
+        if get["date"] is not None and not _is_blank(values[get["date"]]):
             raw_date = values[get["date"]]
             try:
                 date = _as_date(raw_date, self.epoch)
@@ -658,7 +663,7 @@ class _RowInterpreter:
 
     def _population(self, field, values, row_number, problems, invalid) -> int | None:
         column = self.get[field]
-        if column is None or values[column] in (None, ""):
+        if column is None or _is_blank(values[column]):
             return None
         value = values[column]
         count = _as_count(value)
@@ -673,7 +678,7 @@ class _RowInterpreter:
 
     def _positive_number(self, field, values, row_number, problems, invalid) -> float | None:
         column = self.get[field]
-        if column is None or values[column] in (None, ""):
+        if column is None or _is_blank(values[column]):
             return None
         value = values[column]
         number = _as_number(value)

@@ -275,6 +275,7 @@ def test_title_rows_blank_rows_extra_columns_and_text_numbers(tmp_path):
                  "1\u00a0000", 3, 4, "first", 0.9],
                 [],
                 [None] * 5,
+                [None, " ", None, None, None, None, None, "\u00a0"],  # spaces only: blank
                 ["bob", "B", "2026-02-01", "m1", 10, 20, 2, 1, 2, "3", "4", None, None],
             ]
         },
@@ -286,7 +287,7 @@ def test_title_rows_blank_rows_extra_columns_and_text_numbers(tmp_path):
     assert (first.population_pos, first.population_neg, first.s) == (1251000, 39800, 1.5)
     assert counts(first) == (225, 1000, 3, 4)
     assert first.notes == "first"
-    assert (second.row, second.date, second.k) == (7, dt.date(2026, 2, 1), 0.5)
+    assert (second.row, second.date, second.k) == (8, dt.date(2026, 2, 1), 0.5)
 
 
 def test_several_sheets_and_one_without_a_header_is_skipped(tmp_path):
