@@ -245,8 +245,11 @@ def wald_precision_bounds(tp, n1, z):
 
 
 def katz_recall_bounds(tp, fp, fn, tn, k, z):
-    """Vectorized Eq 4 with the Haldane-Anscombe correction in rows with a zero cell."""
+    """Vectorized Eq 4 with the Haldane-Anscombe correction in rows with a zero cell, and
+    the boundary rule of :mod:`core.intervals` (the bound reaches a plain estimate of 0 or 1)."""
     tp, fp, fn, tn = (np.asarray(cell, dtype=float) for cell in (tp, fp, fn, tn))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plain = recall_from_rates(tp / (tp + fp), fn / (fn + tn), k)
     zero = (tp == 0) | (fp == 0) | (fn == 0) | (tn == 0)
     correction = np.where(zero, 0.5, 0.0)
     tp, fp, fn, tn = (cell + correction for cell in (tp, fp, fn, tn))
@@ -254,7 +257,9 @@ def katz_recall_bounds(tp, fp, fn, tn, k, z):
     pi1, pi0 = tp / n1, fn / n0
     x = pi0 / (k * pi1)
     se = np.sqrt((1 - pi1) / (n1 * pi1) + (1 - pi0) / (n0 * pi0))
-    return 1 / (1 + x * np.exp(z * se)), 1 / (1 + x * np.exp(-z * se))
+    lower, upper = 1 / (1 + x * np.exp(z * se)), 1 / (1 + x * np.exp(-z * se))
+    # fmin/fmax ignore NaN, so an undefined plain recall (TP = FN = 0) leaves the bounds alone.
+    return np.fmin(lower, plain), np.fmax(upper, plain)
 
 
 def _posterior_parameters(prior: Prior, tp, fp, fn, tn):

@@ -7,7 +7,11 @@ the delta method (Eq 5).
 
 Zero cells (spec 1.2): when any of TP, FP, FN, TN is 0 the log-ratio is undefined and
 Wald collapses to zero width, so the ratio intervals use the Haldane-Anscombe correction
-(0.5 added to every cell) and say so in :attr:`Interval.note`.
+(0.5 added to every cell) and say so in :attr:`Interval.note`. The corrected interval is
+centred on the corrected estimate, so when the plain estimate sits on the boundary (FN = 0
+gives recall 1, FP = 0 gives FPR 0) it can fall outside; the bound on that side is then
+moved to the estimate, as Clopper-Pearson and Jeffreys do for a proportion at 0 or 1
+(Brown, Cai and DasGupta 2001). An interval never excludes its own estimate.
 
 The finite population correction multiplies each stratum's binomial variance by
 ``(N - n)/(N - 1)`` (passed as ``fpc=(f1, f0)``). It is applied to the variance-based
@@ -26,9 +30,10 @@ from dataclasses import dataclass
 from scipy.special import betaincinv
 
 from core import validation
-from core.confusion import ConfusionMatrix, recall_from_rates
+from core.confusion import ConfusionMatrix, fpr_from_rates, recall_from_rates
 
 HALDANE_NOTE = "zero cell: Haldane-Anscombe correction (+0.5 to every cell) applied"
+BOUNDARY_NOTE = "bound moved to the estimate, which lies on the boundary"
 NO_FPC = (1.0, 1.0)
 
 
@@ -64,6 +69,19 @@ class Interval:
 
     def as_list(self) -> list[float]:
         return [self.lower, self.upper]
+
+
+def _reaching_estimate(interval: Interval, estimate: float) -> Interval:
+    """Widen ``interval`` to contain a finite ``estimate`` on the boundary (module docstring)."""
+    if not math.isfinite(estimate) or interval.contains(estimate):
+        return interval
+    note = "; ".join(filter(None, [interval.note, BOUNDARY_NOTE]))
+    return Interval(
+        lower=min(interval.lower, estimate),
+        upper=max(interval.upper, estimate),
+        method=interval.method,
+        note=note,
+    )
 
 
 def _clipped(lower: float, upper: float, method: str, note: str = "") -> Interval:
@@ -174,12 +192,13 @@ def katz_log_recall(
     k = validation.positive("k", k)
     x, se, note = _recall_ratio_and_se(matrix, k, fpc)
     z = validation.z_value(confidence)
-    return Interval(
+    interval = Interval(
         lower=1 / (1 + x * math.exp(z * se)),
         upper=1 / (1 + x * math.exp(-z * se)),
         method="katz_log",
         note=note,
     )
+    return _reaching_estimate(interval, recall_point(matrix, k))
 
 
 def delta_recall(
@@ -191,7 +210,9 @@ def delta_recall(
     z = validation.z_value(confidence)
     center = 1 / (1 + x)
     half = z * x / (1 + x) ** 2 * se
-    return _clipped(center - half, center + half, "delta", note)
+    return _reaching_estimate(
+        _clipped(center - half, center + half, "delta", note), recall_point(matrix, k)
+    )
 
 
 def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
@@ -224,12 +245,15 @@ def katz_log_fpr(
     x = (1 - pi0) / (k * (1 - pi1))
     se = math.sqrt(pi1 / (n1 * (1 - pi1)) * fpc[0] + pi0 / (n0 * (1 - pi0)) * fpc[1])
     z = validation.z_value(confidence)
-    return Interval(
+    interval = Interval(
         lower=1 / (1 + x * math.exp(z * se)),
         upper=1 / (1 + x * math.exp(-z * se)),
         method="katz_log",
         note=note,
     )
+    if matrix.fp + matrix.tn == 0:  # no actual negative labeled: FPR is undefined
+        return interval
+    return _reaching_estimate(interval, float(fpr_from_rates(matrix.pi1_hat, matrix.pi0_hat, k)))
 
 
 def recall_point(matrix: ConfusionMatrix, k: float) -> float:
