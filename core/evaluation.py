@@ -393,7 +393,8 @@ def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
         warnings.append(
             f"{_names_are_zero(zeros)}: the log-ratio (Katz) and delta intervals for recall and "
             "FPR use the Haldane-Anscombe correction (+0.5 to every cell), so they are centred "
-            "on a corrected estimate and may exclude it; the bootstrap cannot resample what was "
+            "on a corrected estimate (a bound on 0 or 1 is moved to include the plain one); "
+            "the bootstrap cannot resample what was "
             "never observed, so its intervals can have zero width; prefer Wilson or Jeffreys "
             "for precision and a Bayesian interval for recall"
         )
