@@ -7,11 +7,26 @@ an ``.xlsx`` path) it opens the desktop app.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
 
-def main(argv: Sequence[str] | None = None) -> int:
+
+def _usage_error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _has_display() -> bool:
+    """Qt aborts the process without a screen; tell the user instead (Linux only)."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     from core.cli import COMMANDS
     from core.cli import main as cli_main
 
@@ -19,11 +34,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and (argv[0] in COMMANDS or argv[0].startswith("-")):
         sys.exit(cli_main(argv))
     if len(argv) > 1:
-        print(
-            "error: the app opens at most one workbook; subcommands: " + ", ".join(COMMANDS),
-            file=sys.stderr,
+        _usage_error(f"the app opens one workbook at a time; subcommands: {', '.join(COMMANDS)}")
+    if argv and not argv[0].lower().endswith(WORKBOOK_SUFFIXES):
+        _usage_error(
+            f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} "
+            "(or give an .xlsx workbook to open it in the app)"
         )
-        sys.exit(2)
+    if not _has_display():
+        _usage_error(
+            "no display found (DISPLAY is not set): the desktop app needs a screen; "
+            "the subcommands (prplanner --help) work without one"
+        )
     from desktop.app import run_app  # Qt is imported only from here on
 
     sys.exit(run_app(argv[0] if argv else None))

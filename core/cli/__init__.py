@@ -24,18 +24,19 @@ from collections.abc import Sequence
 from core.cli.output import json_ready, render_text
 from core.errors import InputError
 
-#: Subcommand name -> module. Order is the order of ``prplanner --help``.
-COMMANDS: dict[str, str] = {
-    "plan": "core.cli.plan",
-    "evaluate": "core.cli.evaluate",
-    "coverage": "core.cli.coverage",
-    "samplesize": "core.cli.samplesize",
-    "compare": "core.cli.compare",
-    "p3": "core.cli.p3",
-    "ensemble": "core.cli.ensemble",
-    "curves": "core.cli.curves",
-    "rounds": "core.cli.rounds",
-    "report": "core.cli.report",
+#: Subcommand name -> (module, one line for ``prplanner --help``). Only the module of the
+#: subcommand being run is imported, so a slow import in one never delays the others.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "plan": ("core.cli.plan", "Plan a labeling round: optimal over-sampling ratio and sizes"),
+    "evaluate": ("core.cli.evaluate", "Estimates and every interval of one labeled round"),
+    "compare": ("core.cli.compare", "Change in precision and recall between two rounds"),
+    "coverage": ("core.cli.coverage", "Simulated coverage of the intervals at a design"),
+    "samplesize": ("core.cli.samplesize", "Labels needed to estimate one precision"),
+    "p3": ("core.cli.p3", "Precision and F1 across prevalences, with the uncertainty band"),
+    "curves": ("core.cli.curves", "PR and ROC areas of a scored, labeled sample (.csv/.xlsx)"),
+    "ensemble": ("core.cli.ensemble", "Labels a child classifier needs when reusing a parent's"),
+    "rounds": ("core.cli.rounds", "List the past rounds in a workbook and the refused rows"),
+    "report": ("core.cli.report", "Write an Excel report of a rounds workbook or session"),
 }
 
 EXIT_OK = 0
@@ -54,19 +55,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog.split()[-1]}: {message}")
 
 
-def _available_commands() -> dict[str, object]:
-    modules = {}
-    for name, module_name in COMMANDS.items():
-        try:
-            modules[name] = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            # A subcommand whose module is not written yet must not break the others.
-            if exc.name != module_name:
-                raise
-    return modules
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``prplanner`` parser; only ``command``'s module is imported and configured."""
     parser = _Parser(
         prog="prplanner",
         description=(
@@ -76,10 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module in _available_commands().items():
-        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.configure(command_parser)
-        command_parser.set_defaults(_module=module)
+    for name, (module_name, help_text) in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            module = importlib.import_module(module_name)
+            command_parser.description = getattr(module, "HELP", help_text)
+            module.configure(command_parser)
+            command_parser.set_defaults(_module=module)
     return parser
 
 
@@ -96,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        command = argv[0] if argv and argv[0] in COMMANDS else None
+        args = build_parser(command).parse_args(argv)
         if args.command is None:
             raise UsageError("a subcommand is required (see prplanner --help)")
         module = args._module
