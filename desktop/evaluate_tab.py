@@ -45,7 +45,7 @@ from desktop import formatting
 from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
-from desktop.tab_support import RowsTableModel, TableRow
+from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
 from desktop.widgets import BoundCheck, ConfidenceBox, CountSpin, PopulationInput, affects
 from desktop.workers import TaskRunner
 
@@ -266,14 +266,6 @@ class EvaluationTableModel(QAbstractTableModel):
 # --- forest plot -----------------------------------------------------------------------
 
 
-class PercentAxis(pg.AxisItem):
-    """Tick labels in percent while the data stay fractions (exactly core's numbers)."""
-
-    def tickStrings(self, values, scale, spacing):
-        digits = max(0, int(-np.floor(np.log10(spacing * 100.0)))) if spacing > 0 else 0
-        return [f"{value * 100:.{digits}f} %" for value in values]
-
-
 class ForestPlot(PlotPanel):
     """One row per interval method, grouped per metric; estimate dot and interval bar.
 
@@ -290,10 +282,7 @@ class ForestPlot(PlotPanel):
             y_format=self._label_at,
             parent=parent,
         )
-        axis = PercentAxis("bottom")
-        axis.enableAutoSIPrefix(False)
-        self.plotItem.setAxisItems({"bottom": axis})
-        self.setLabel("bottom", "Value (percent)")
+        use_percent_axes(self, bottom="Value")
         self.setMouseEnabled(x=True, y=False)
         # The y tick labels name every row ("Recall · Katz log-ratio") and colour groups the
         # metrics, so a legend box would only cover the intervals of the top rows.

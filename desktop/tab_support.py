@@ -1,8 +1,10 @@
 """Small pieces shared by the Evaluate, Prevalence, Ensemble and History tabs.
 
-:class:`RowsTableModel` is a read-only ``QAbstractTableModel`` over rows that a tab builds
-from a core result object; it only formats, it never computes. (Inputs use the bound
-widgets of :mod:`desktop.widgets`.)
+* :class:`RowsTableModel` is a read-only ``QAbstractTableModel`` over rows that a tab
+  builds from a core result object; it only formats, it never computes. (Inputs use the
+  bound widgets of :mod:`desktop.widgets`.)
+* :class:`PercentAxis` and :func:`use_percent_axes` label a plot's axes in percent while the
+  plotted data stay the fractions core returns (so ``getData()`` equals core's numbers).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
@@ -100,3 +104,55 @@ class RowsTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and section < len(self._header_tips):
             return self._header_tips[section]
         return None
+
+
+class PercentAxis(pg.AxisItem):
+    """Tick labels in percent (``20 %``; ``0.01 %`` on a log axis) for fraction data."""
+
+    def __init__(self, orientation: str, **options):
+        super().__init__(orientation, **options)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values, scale, spacing):
+        if self.logMode:  # pyqtgraph dispatches log axes from here
+            return self.logTickStrings(values, scale, spacing)
+        if not spacing or spacing <= 0:
+            return [f"{value * 100:g} %" for value in values]
+        digits = max(0, int(-np.floor(np.log10(spacing * 100.0 * scale))))
+        return [f"{value * scale * 100:.{digits}f} %" for value in values]
+
+    def logTickStrings(self, values, scale, spacing):
+        # values are decades (log10 of the fraction); minor ticks get no text.
+        strings = []
+        for value in values:
+            if abs(value - round(value)) > 1e-9:
+                strings.append("")
+            else:
+                strings.append(f"{10.0 ** round(value) * 100:g} %")
+        return strings
+
+
+def use_percent_axes(
+    plot: pg.PlotWidget,
+    *,
+    bottom: str | None = None,
+    left: str | None = None,
+    log_x: bool = False,
+) -> None:
+    """Replace the bottom and/or left axis of ``plot`` by a :class:`PercentAxis`.
+
+    ``bottom``/``left`` are the axis labels (``None`` keeps that axis as it is).
+    """
+    axes = {}
+    if bottom is not None:
+        axes["bottom"] = PercentAxis("bottom")
+    if left is not None:
+        axes["left"] = PercentAxis("left")
+    plot.plotItem.setAxisItems(axes)
+    if bottom is not None:
+        plot.setLabel("bottom", bottom)
+    if left is not None:
+        plot.setLabel("left", left)
+    if bottom is not None:
+        # PlotItem.setLogMode skips axes when its own mode is unchanged: tell the new one.
+        axes["bottom"].setLogMode(log_x)

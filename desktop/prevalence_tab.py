@@ -1,0 +1,735 @@
+"""Prevalence tab: precision and F1 under other class balances (spec page 02, workflow 3).
+
+* P3 curve of the round on the Evaluate tab (precision against prevalence on a log axis)
+  with its uncertainty band between ``LB`` and ``UB`` (Brabec et al., Theorem 5.1), the
+  population and sample prevalences marked, ``Delta`` and ``eta*`` reported
+  (:func:`core.prevalence.p3_curve`).
+* F1 against prevalence for that round and the past rounds the user ticks, with the
+  prevalences where two of them swap ranks (:func:`core.prevalence.compare_across_prevalence`).
+* Calibrated metrics at a reference prevalence the user types
+  (:func:`core.prevalence.calibrated_metrics`).
+* PR curves and their areas when a scored sample is loaded (:mod:`core.curves`), read in
+  the background.
+
+Everything but the scored sample is closed form (microseconds), so it is recomputed on
+every edit; plot items are created once and updated with ``setData``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.confusion import point_estimates
+from core.curves import ScoredCurves, curves_of_sample, load_scored_sample
+from core.errors import InputError
+from core.prevalence import (
+    OperatingPoint,
+    P3Curve,
+    PrevalenceComparison,
+    calibrated_metrics,
+    compare_across_prevalence,
+    p3_curve,
+    prevalence_grid,
+)
+from desktop import formatting
+from desktop.plotting import PALETTE, PlotPanel
+from desktop.session_model import SessionModel
+from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
+from desktop.widgets import PercentSpin, affects
+from desktop.workers import TaskRunner
+
+CURRENT_NAME = "This round"
+BAND_BRUSH = (0, 114, 178, 50)
+
+
+def round_label(past) -> str:
+    """``TR-01 (travel)``: how a past round is named in lists, legends and tables."""
+    name = past.round or f"{past.sheet} row {past.row}"
+    return f"{name} ({past.classifier})" if past.classifier else name
+
+
+def prevalence_text(value: float) -> str:
+    return formatting.percent(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoredResult:
+    """A loaded scored sample's curves, and its AUC-PR across prevalences."""
+
+    path: str
+    curves: ScoredCurves
+    prevalence: np.ndarray
+    average_precision: np.ndarray
+
+
+def load_scored_curves(path: str, eta_min: float, eta_max: float, control=None) -> ScoredResult:
+    """Read a scored sample and compute its curves (background work: file I/O)."""
+    if control is not None:
+        control.step(0, 3)
+    sample = load_scored_sample(path)
+    if control is not None:
+        control.step(1, 3)
+    curves = curves_of_sample(sample)
+    if control is not None:
+        control.step(2, 3)
+    eta, area = curves.area_under_pr_vs_prevalence(prevalence_grid(eta_min, eta_max))
+    return ScoredResult(path=path, curves=curves, prevalence=eta, average_precision=area)
+
+
+CALIBRATED_HEADERS = (
+    "Classifier",
+    "Prevalence",
+    "Precision",
+    "Calibrated precision",
+    "Recall",
+    "Calibrated F1",
+    "Precision gain",
+    "Recall gain",
+)
+CALIBRATED_TIPS = (
+    "The round on the Evaluate tab and the past rounds ticked above",
+    "Estimated share of actual positives in the round's population, (k·pi1 + pi0)/(k + 1)",
+    "Precision as estimated at the round's own prevalence",
+    "Precision the classifier would show at the reference prevalence (Siblini et al., Eq 6)",
+    "Recall (= TPR): does not depend on the prevalence",
+    "F1 from the calibrated precision and the same recall",
+    "1 − FPR/TPR: the same at every prevalence",
+    "Recall gain at the reference prevalence",
+)
+
+
+class PrevalenceTab(QWidget):
+    """P3 curve with band, F1 across prevalences, calibrated metrics, PR curves.
+
+    Signals
+    -------
+    status_message(str)
+        A one-line message for the window's status bar (``""`` clears it).
+    """
+
+    status_message = Signal(str)
+
+    def __init__(self, session: SessionModel, parent=None):
+        super().__init__(parent)
+        self._session = session
+        self.curve: P3Curve | None = None
+        self.comparison: PrevalenceComparison | None = None
+        self.scored: ScoredResult | None = None
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._on_scored_loaded)
+        self.runner.failed.connect(self._on_scored_failed)
+        self._build()
+        session.changed.connect(self._on_session_changed)
+        self._fill_round_list()
+        self.refresh()
+        self._load_scored_sample()
+
+    # --- layout --------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        session = self._session
+        self.reference_spin = PercentSpin(
+            session,
+            "prevalence.reference_prevalence",
+            minimum=0.001,
+            maximum=99.0,
+            decimals=3,
+            step=0.5,
+            tooltip="Reference prevalence pi_ref: the share of actual positives at which the "
+            "calibrated metrics are reported (e.g. the production prevalence)",
+        )
+        self.eta_min_spin = PercentSpin(
+            session,
+            "prevalence.eta_min",
+            minimum=0.0001,
+            maximum=50.0,
+            decimals=4,
+            step=0.001,
+            tooltip="Lowest prevalence on the x axes (log scale)",
+        )
+        self.eta_max_spin = PercentSpin(
+            session,
+            "prevalence.eta_max",
+            minimum=0.01,
+            maximum=99.0,
+            decimals=2,
+            step=5,
+            tooltip="Highest prevalence on the x axes",
+        )
+        inputs_box = QGroupBox("Prevalences")
+        form = QFormLayout(inputs_box)
+        form.addRow("Reference prevalence", self.reference_spin)
+        form.addRow("Lowest prevalence", self.eta_min_spin)
+        form.addRow("Highest prevalence", self.eta_max_spin)
+
+        self.round_list = QListWidget()
+        self.round_list.setToolTip(
+            "Tick past rounds (or classifiers) to draw their F1 against prevalence beside "
+            "this round's; the round on the Evaluate tab is always included"
+        )
+        self.round_list.itemChanged.connect(self._on_round_ticked)
+        rounds_box = QGroupBox("Compare with past rounds")
+        rounds_layout = QVBoxLayout(rounds_box)
+        rounds_layout.addWidget(self.round_list)
+
+        self.band_label = QLabel()
+        self.band_label.setWordWrap(True)
+        self.band_label.setTextFormat(Qt.TextFormat.RichText)
+        self.band_label.setToolTip(
+            "Delta: the widest gap between the band's upper and lower precision over all "
+            "prevalences, reached at eta* (Brabec et al., Theorem 5.1)"
+        )
+        self.swaps_label = QLabel()
+        self.swaps_label.setWordWrap(True)
+        self.swaps_label.setTextFormat(Qt.TextFormat.RichText)
+
+        self.calibrated_model = RowsTableModel(CALIBRATED_HEADERS, CALIBRATED_TIPS, self)
+        self.calibrated_view = QTableView()
+        self.calibrated_view.setModel(self.calibrated_model)
+        self.calibrated_view.verticalHeader().hide()
+        self.calibrated_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = self.calibrated_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.calibrated_view.setWordWrap(False)
+        self.calibrated_view.setToolTip("Metrics at the reference prevalence")
+        self.calibrated_title = QLabel()
+        calibrated_box = QGroupBox("Calibrated metrics")
+        calibrated_layout = QVBoxLayout(calibrated_box)
+        calibrated_layout.addWidget(self.calibrated_title)
+        calibrated_layout.addWidget(self.calibrated_view)
+
+        self.import_button = QPushButton("Import scored sample…")
+        self.import_button.setToolTip(
+            "Load a CSV or XLSX file with columns score, label (0/1) and optionally weight "
+            "(N1/n1 and N0/n0 for an over-sampled round) to draw PR curves"
+        )
+        self.import_button.clicked.connect(self._ask_scored_sample)
+        self.scored_label = QLabel("No scored sample loaded.")
+        self.scored_label.setWordWrap(True)
+        self.scored_label.setTextFormat(Qt.TextFormat.RichText)
+        scored_box = QGroupBox("Scored sample")
+        scored_layout = QVBoxLayout(scored_box)
+        row = QHBoxLayout()
+        row.addWidget(self.import_button)
+        row.addStretch(1)
+        scored_layout.addLayout(row)
+        scored_layout.addWidget(self.scored_label)
+
+        self.message_label = QLabel()
+        self.message_label.setWordWrap(True)
+        self.message_label.setStyleSheet("color: #a00000;")
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(inputs_box)
+        left_layout.addWidget(rounds_box, 1)
+        left_layout.addWidget(self.band_label)
+        left_layout.addWidget(self.message_label)
+        left_layout.addWidget(scored_box)
+
+        self._build_plots()
+        plots = QWidget()
+        grid = QGridLayout(plots)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.p3_plot, 0, 0)
+        grid.addWidget(self.f1_plot, 0, 1)
+        grid.addWidget(self.pr_plot, 1, 0)
+        grid.addWidget(self.area_plot, 1, 1)
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(plots)
+        bottom = QWidget()
+        bottom_layout = QVBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        bottom_layout.addWidget(calibrated_box, 1)
+        bottom_layout.addWidget(self.swaps_label)
+        right.addWidget(bottom)
+        right.setSizes([640, 220])
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setSizes([330, 1170])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+    def _build_plots(self) -> None:
+        """Every plot item is created here once; refreshes only call ``setData``."""
+        self.p3_plot = PlotPanel(
+            "Precision against prevalence (P3)",
+            "Prevalence of actual positives",
+            "Precision",
+            log_x=True,
+            x_format=prevalence_text,
+        )
+        use_percent_axes(
+            self.p3_plot, bottom="Prevalence of actual positives", left="Precision", log_x=True
+        )
+        # Bottom right stays empty: precision rises towards high prevalence.
+        self.p3_plot.legend.setOffset((-10, -40))
+        self.band_lower = self.p3_plot.line("Band (lower)", 0, width=1, color="#7fb8d8")
+        self.band_upper = self.p3_plot.line("Band (upper)", 0, width=1, color="#7fb8d8")
+        self.band_fill = pg.FillBetweenItem(
+            self.band_lower, self.band_upper, brush=pg.mkBrush(*BAND_BRUSH)
+        )
+        self.p3_plot.addItem(self.band_fill)
+        self.p3_line = self.p3_plot.line("Precision", 0, width=2.5)
+        # The band's upper edge stands for the band in the legend: a legend sample of a
+        # FillBetweenItem crashes pyqtgraph's ItemSample when painted.
+        self.p3_plot.legend.removeItem(self.band_lower)
+        self.p3_plot.legend.removeItem(self.band_upper)
+        self.p3_plot.legend.addItem(self.band_upper, "Uncertainty band (LB–UB)")
+        dash, dot = Qt.PenStyle.DashLine, Qt.PenStyle.DotLine
+        self.population_marker = self.p3_plot.vertical_marker("population", 6, dash)
+        self.sample_marker = self.p3_plot.vertical_marker("sample", 1, dot)
+        self.eta_star_marker = self.p3_plot.vertical_marker("η*", 3, dot)
+        self.reference_marker = self.p3_plot.vertical_marker("reference", 2, dash)
+        # Staggered labels stay readable when two prevalences sit close together.
+        for marker, position in (
+            (self.population_marker, 0.94),
+            (self.sample_marker, 0.82),
+            (self.eta_star_marker, 0.70),
+            (self.reference_marker, 0.58),
+        ):
+            marker.label.setPosition(position)
+        self.p3_plot.setYRange(0, 1, padding=0.02)
+
+        self.f1_plot = PlotPanel(
+            "F1 against prevalence",
+            "Prevalence of actual positives",
+            "F1",
+            log_x=True,
+            x_format=prevalence_text,
+        )
+        use_percent_axes(
+            self.f1_plot, bottom="Prevalence of actual positives", left="F1", log_x=True
+        )
+        self.f1_plot.legend.setOffset((-10, -40))
+        self.f1_lines: list[pg.PlotDataItem] = []
+        self.swap_points = pg.PlotDataItem(
+            [],
+            [],
+            pen=None,
+            symbol="star",
+            symbolSize=14,
+            symbolBrush="#E69F00",
+            symbolPen=pg.mkPen("#222"),
+            name="Rank swap",
+        )
+        self.swap_points.setZValue(10)
+        self.f1_plot.addItem(self.swap_points)
+        self.f1_reference_marker = self.f1_plot.vertical_marker("reference", 2, dash)
+        self.f1_plot.setYRange(0, 1, padding=0.02)
+
+        self.pr_plot = PlotPanel(
+            "PR curve of the scored sample",
+            "Recall",
+            "Precision",
+            x_format=formatting.percent,
+        )
+        use_percent_axes(self.pr_plot, bottom="Recall", left="Precision")
+        self.pr_line = self.pr_plot.line("At the sample's prevalence", 0)
+        self.pr_calibrated_line = self.pr_plot.line(
+            "At the reference prevalence", 1, style=Qt.PenStyle.DashLine
+        )
+        self.pr_plot.setXRange(0, 1, padding=0.02)
+        self.pr_plot.setYRange(0, 1, padding=0.02)
+        self.pr_placeholder = pg.TextItem(
+            "Import a scored sample (score, label[, weight])\nto see its PR curves",
+            color="#777",
+            anchor=(0.5, 0.5),
+        )
+        self.pr_placeholder.setPos(0.5, 0.5)
+        self.pr_plot.addItem(self.pr_placeholder, ignoreBounds=True)
+
+        self.area_plot = PlotPanel(
+            "Area under the PR curve against prevalence",
+            "Prevalence of actual positives",
+            "Average precision",
+            log_x=True,
+            x_format=prevalence_text,
+        )
+        use_percent_axes(
+            self.area_plot,
+            bottom="Prevalence of actual positives",
+            left="Average precision",
+            log_x=True,
+        )
+        # Top left stays empty: the area grows with the prevalence.
+        self.area_plot.legend.setOffset((70, 10))
+        self.area_line = self.area_plot.line("Average precision (AUC-PR)", 0)
+        self.area_reference_marker = self.area_plot.vertical_marker("reference", 2, dash)
+        self.area_sample_marker = self.area_plot.vertical_marker("sample", 1, dot)
+        self.area_sample_marker.label.setPosition(0.8)
+        self.area_plot.setYRange(0, 1, padding=0.02)
+
+    # --- past rounds to compare ----------------------------------------------------------
+
+    def _fill_round_list(self) -> None:
+        ticked = set(self._session.get("prevalence.compared_rounds"))
+        with QSignalBlocker(self.round_list):
+            self.round_list.clear()
+            current = QListWidgetItem(f"{CURRENT_NAME} (Evaluate tab)")
+            current.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+            current.setCheckState(Qt.CheckState.Checked)
+            current.setToolTip("The round on the Evaluate tab is always drawn")
+            self.round_list.addItem(current)
+            for past in self._session.get("rounds"):
+                name = past.round or ""
+                item = QListWidgetItem(round_label(past))
+                item.setData(Qt.ItemDataRole.UserRole, name)
+                item.setFlags(
+                    Qt.ItemFlag.ItemIsEnabled
+                    | Qt.ItemFlag.ItemIsUserCheckable
+                    | Qt.ItemFlag.ItemIsSelectable
+                )
+                item.setCheckState(
+                    Qt.CheckState.Checked if name in ticked else Qt.CheckState.Unchecked
+                )
+                date = past.date.isoformat() if past.date is not None else "no date"
+                item.setToolTip(
+                    f"{round_label(past)}, {date}: TP {past.tp:,}, FP {past.fp:,}, "
+                    f"FN {past.fn:,}, TN {past.tn:,}"
+                )
+                self.round_list.addItem(item)
+
+    def _on_round_ticked(self, item: QListWidgetItem) -> None:
+        names = []
+        for row in range(1, self.round_list.count()):
+            entry = self.round_list.item(row)
+            if entry.checkState() == Qt.CheckState.Checked:
+                names.append(entry.data(Qt.ItemDataRole.UserRole))
+        verb = "Compare" if item.checkState() == Qt.CheckState.Checked else "Stop comparing"
+        self._session.set_value(
+            "prevalence.compared_rounds", tuple(names), text=f"{verb} {item.text()}"
+        )
+
+    def set_round_checked(self, name: str, checked: bool) -> None:
+        """Tick or untick the past round ``name`` as a user would (tests, scripting)."""
+        for row in range(1, self.round_list.count()):
+            entry = self.round_list.item(row)
+            if entry.data(Qt.ItemDataRole.UserRole) == name:
+                entry.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+                return
+        raise KeyError(name)
+
+    # --- reacting to the session ---------------------------------------------------------
+
+    def _on_session_changed(self, path: str) -> None:
+        if affects(path, "rounds") or affects(path, "prevalence.compared_rounds"):
+            self._fill_round_list()
+        if affects(path, "prevalence.scored_sample_path"):
+            self._load_scored_sample()
+        elif self.scored is not None and (
+            affects(path, "prevalence.eta_min") or affects(path, "prevalence.eta_max")
+        ):
+            self._load_scored_sample()
+        if any(
+            affects(path, watched) for watched in ("evaluate", "confidence", "prevalence", "rounds")
+        ):
+            self.refresh()
+
+    # --- closed forms --------------------------------------------------------------------
+
+    def operating_points(self) -> list[OperatingPoint]:
+        """This round's operating point, then every ticked past round's (core's from_round)."""
+        state = self._session.state
+        inputs = state.evaluate
+        points = [
+            OperatingPoint.from_round(
+                inputs.matrix,
+                inputs.population.effective_k,
+                confidence=state.confidence,
+                name=CURRENT_NAME,
+            )
+        ]
+        ticked = set(state.prevalence.compared_rounds)
+        for past in state.rounds:
+            if past.round in ticked:
+                points.append(
+                    OperatingPoint.from_round(
+                        past.matrix, past.k, confidence=state.confidence, name=round_label(past)
+                    )
+                )
+        return points
+
+    def refresh(self) -> None:
+        """Recompute every closed form and update the plots and tables."""
+        state = self._session.state
+        settings = state.prevalence
+        messages = []
+        try:
+            points = self.operating_points()
+        except InputError as exc:
+            points = []
+            messages.append(f"This round: {exc}")
+        self.curve = None
+        self.comparison = None
+        if points:
+            try:
+                self.curve = p3_curve(
+                    points[0],
+                    eta_min=settings.eta_min,
+                    eta_max=settings.eta_max,
+                    reference_prevalence=settings.reference_prevalence,
+                )
+                self.comparison = compare_across_prevalence(
+                    points, eta_min=settings.eta_min, eta_max=settings.eta_max
+                )
+            except InputError as exc:
+                messages.append(str(exc))
+        self._show_p3(self.curve)
+        self._show_f1(self.comparison)
+        self._show_calibrated(points, settings.reference_prevalence)
+        for marker, plot in (
+            (self.reference_marker, self.p3_plot),
+            (self.f1_reference_marker, self.f1_plot),
+            (self.area_reference_marker, self.area_plot),
+        ):
+            plot.set_marker_x(marker, settings.reference_prevalence)
+        if self.scored is not None:
+            self._show_scored(self.scored)
+        self.message_label.setText("\n".join(messages))
+        self.status_message.emit(f"Prevalence: {messages[0]}" if messages else "")
+
+    def _show_p3(self, curve: P3Curve | None) -> None:
+        if curve is None:
+            for item in (self.p3_line, self.band_lower, self.band_upper):
+                item.setData([], [])
+            for marker in (self.population_marker, self.sample_marker, self.eta_star_marker):
+                marker.hide()
+            self.band_label.setText("")
+            return
+        self.p3_line.setData(curve.prevalence, curve.precision)
+        band = curve.band
+        if curve.lower is not None:
+            self.band_lower.setData(curve.prevalence, curve.lower)
+            self.band_upper.setData(curve.prevalence, curve.upper)
+        else:
+            self.band_lower.setData([], [])
+            self.band_upper.setData([], [])
+        point = curve.point
+        self.p3_plot.set_marker_x(self.population_marker, point.population_prevalence)
+        self.p3_plot.set_marker_x(self.sample_marker, point.sample_prevalence)
+        self.p3_plot.set_marker_x(self.eta_star_marker, band.eta_star if band else None)
+        self.p3_plot.setXRange(
+            np.log10(curve.prevalence[0]), np.log10(curve.prevalence[-1]), padding=0.02
+        )
+        lines = [
+            f"<b>This round</b>: TPR {formatting.percent(point.tpr)}, "
+            f"FPR {formatting.percent(point.fpr)}; prevalence in the population "
+            f"{formatting.percent(point.population_prevalence)}, in the labeled sample "
+            f"{formatting.percent(point.sample_prevalence)}."
+        ]
+        if band is not None:
+            lines.append(
+                f"<b>Δ = {formatting.percent(band.delta)}</b>: the band's widest gap, at "
+                f"<b>η* = {formatting.percent(band.eta_star)}</b> (bound max(CV) = "
+                f"{formatting.percent(band.delta_bound)}). The band comes from "
+                f"{formatting.percent(self._session.get('confidence'), 0)} intervals of "
+                "TPR and FPR."
+            )
+            if band.note:
+                lines.append(f"<span style='color:#8a5a00'>Note: {band.note}.</span>")
+        self.band_label.setText("<br>".join(lines))
+
+    def _f1_line(self, index: int) -> pg.PlotDataItem:
+        """The ``index``-th F1 curve, created the first time it is needed and then reused."""
+        while len(self.f1_lines) <= index:
+            number = len(self.f1_lines)
+            color = PALETTE[6] if number == 0 else PALETTE[(number - 1) % 6]
+            line = self.f1_plot.line(None, number, color=color, width=2.5 if number == 0 else 2)
+            self.f1_lines.append(line)
+        return self.f1_lines[index]
+
+    def _show_f1(self, comparison: PrevalenceComparison | None) -> None:
+        names = comparison.names if comparison is not None else ()
+        legend = self.f1_plot.legend
+        legend.clear()
+        for index, name in enumerate(names):
+            line = self._f1_line(index)
+            line.opts["name"] = name
+            line.setData(comparison.prevalence, comparison.f_beta[index])
+            line.show()
+            legend.addItem(line, name)
+        for line in self.f1_lines[len(names) :]:
+            line.setData([], [])
+            line.hide()
+        swaps = comparison.swaps if comparison is not None else ()
+        self.swap_points.setData(
+            [swap.prevalence for swap in swaps], [swap.value for swap in swaps]
+        )
+        if swaps:
+            legend.addItem(self.swap_points, "Rank swap")
+        if comparison is not None:
+            self.f1_plot.setXRange(
+                np.log10(comparison.prevalence[0]),
+                np.log10(comparison.prevalence[-1]),
+                padding=0.02,
+            )
+        if len(names) < 2:
+            text = "Tick past rounds to compare F1 across prevalences and find rank swaps."
+        elif not swaps:
+            text = "No rank swap in F1 within the prevalence range: the order never changes."
+        else:
+            text = "<b>F1 rank swaps</b>: " + "; ".join(
+                f"{swap.better_below} ahead below {formatting.percent(swap.prevalence)}, "
+                f"{swap.better_above} above (F1 {formatting.percent(swap.value)})"
+                for swap in swaps
+            )
+        self.swaps_label.setText(text)
+
+    def _show_calibrated(self, points: list[OperatingPoint], reference: float) -> None:
+        self.calibrated_title.setText(
+            f"At the reference prevalence {formatting.percent(reference)}:"
+        )
+        state = self._session.state
+        own_precision = {}
+        try:
+            own_precision[CURRENT_NAME] = point_estimates(
+                state.evaluate.matrix, state.evaluate.population.effective_k
+            ).precision
+        except InputError:
+            pass
+        for past in state.rounds:
+            own_precision[round_label(past)] = point_estimates(past.matrix, past.k).precision
+        rows = []
+        for point in points:
+            metrics = calibrated_metrics(point.tpr, point.fpr, reference)
+            rows.append(
+                TableRow(
+                    cells=(
+                        point.name,
+                        formatting.percent(point.population_prevalence),
+                        formatting.percent(own_precision.get(point.name)),
+                        formatting.percent(metrics.precision),
+                        formatting.percent(metrics.recall),
+                        formatting.percent(metrics.f1),
+                        formatting.percent(metrics.precision_gain),
+                        formatting.percent(metrics.recall_gain),
+                    ),
+                    bold=point.name == CURRENT_NAME,
+                    values=(point.name, metrics),
+                )
+            )
+        self.calibrated_model.set_rows(rows)
+
+    # --- scored sample -------------------------------------------------------------------
+
+    def _ask_scored_sample(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            "Import scored sample",
+            "",
+            "Scored samples (*.csv *.xlsx *.xlsm);;All files (*)",
+        )
+        if path:
+            self.import_scored_sample(path)
+
+    def import_scored_sample(self, path: str | os.PathLike) -> None:
+        """Use the scored sample at ``path`` (File > Import scored sample…); undoable.
+
+        The path is stored in the session; the file is read in the background.
+        """
+        path = os.fspath(path)
+        if path == self._session.get("prevalence.scored_sample_path"):
+            self._load_scored_sample()
+            return
+        self._session.set_value(
+            "prevalence.scored_sample_path",
+            path,
+            text=f"Import scored sample {os.path.basename(path)}",
+        )
+
+    def _load_scored_sample(self) -> None:
+        settings = self._session.get("prevalence")
+        path = settings.scored_sample_path
+        if not path:
+            self.runner.cancel()
+            self.scored = None
+            self._clear_scored()
+            self.scored_label.setText("No scored sample loaded.")
+            return
+        self.scored_label.setText(f"Reading {formatting_html(os.path.basename(path))}…")
+        eta_min, eta_max = settings.eta_min, settings.eta_max
+        self.runner.start(lambda control: load_scored_curves(path, eta_min, eta_max, control))
+
+    def _on_scored_loaded(self, result: ScoredResult) -> None:
+        self.scored = result
+        self._show_scored(result)
+        self.status_message.emit("")
+
+    def _on_scored_failed(self, message: str) -> None:
+        self.scored = None
+        self._clear_scored()
+        self.scored_label.setText(f"<span style='color:#a00'>{formatting_html(message)}</span>")
+        self.status_message.emit(f"Scored sample: {message}")
+
+    def _clear_scored(self) -> None:
+        for item in (self.pr_line, self.pr_calibrated_line, self.area_line):
+            item.setData([], [])
+        self.area_plot.set_marker_x(self.area_sample_marker, None)
+        self.pr_placeholder.show()
+
+    def _show_scored(self, result: ScoredResult) -> None:
+        curves = result.curves
+        reference = self._session.get("prevalence.reference_prevalence")
+        precision, recall, _ = curves.pr_curve()
+        self.pr_line.setData(recall, precision)
+        calibrated, recall_c, _ = curves.calibrated_pr_curve(reference)
+        self.pr_calibrated_line.setData(recall_c, calibrated)
+        self.pr_placeholder.hide()
+        self.area_line.setData(result.prevalence, result.average_precision)
+        self.area_plot.set_marker_x(self.area_sample_marker, curves.sample_prevalence)
+        self.area_plot.setXRange(
+            np.log10(result.prevalence[0]), np.log10(result.prevalence[-1]), padding=0.02
+        )
+        self.scored_label.setText(
+            f"<b>{formatting_html(os.path.basename(result.path))}</b>: "
+            f"{formatting.thousands(curves.n_items)} items, "
+            f"{formatting.thousands(curves.positive_items)} labeled positive "
+            f"(weighted prevalence {formatting.percent(curves.sample_prevalence)}).<br>"
+            f"Average precision {formatting.percent(curves.average_precision)}, "
+            f"AUC-PR (trapezoid) {formatting.percent(curves.auc_pr_trapezoid)}, "
+            f"AUC-ROC {formatting.percent(curves.auc_roc)}; "
+            f"at the reference prevalence {formatting.percent(reference)}: average "
+            f"precision {formatting.percent(curves.calibrated_average_precision(reference))}."
+        )
+
+    # --- interface with the main window --------------------------------------------------
+
+    def grids(self) -> list:
+        """No confusion-matrix grid on this tab."""
+        return []
+
+    def shutdown(self) -> None:
+        """Cancel reading a scored sample (the window is closing)."""
+        self.runner.cancel()
+
+
+def formatting_html(text: str) -> str:
+    """Escape ``<``, ``>`` and ``&`` for a rich-text label."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
