@@ -11,6 +11,7 @@ which the prior stays as typed.
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QVBoxLayout, QWidget
 
@@ -106,7 +107,7 @@ class AlphaSpin(NumberSpin):
             tooltip=f"{label}: {tooltip} 0 is allowed but may make the posterior improper.",
             parent=parent,
         )
-        self.setMinimumWidth(100)
+        self.setMinimumWidth(80)
 
     def _commit(self, value, *, merge_key=None):
         if value == self._session.get(self._path):
@@ -184,6 +185,8 @@ class PriorEditor(QWidget):
         for plot in (self.precision_plot, self.omission_plot):
             plot.setMinimumSize(200, 150)
             plot.plotItem.getAxis("left").setWidth(40)
+            # Semi-transparent so a peak under the legend stays visible.
+            plot.legend.setBrush(pg.mkBrush(255, 255, 255, 170))
         self.precision_prior = self.precision_plot.line("prior", 0)
         self.precision_posterior = self.precision_plot.line(
             "after previous round", 1, style=Qt.PenStyle.DashLine

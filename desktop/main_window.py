@@ -1,0 +1,763 @@
+"""The main window: Rounds panel, the five tabs, menus, status bar (spec 4.3).
+
+One :class:`~desktop.session_model.SessionModel` is the document. The window tracks
+whether it has unsaved changes from the undo stack's clean state, shows the file name and
+``*`` in the title, and asks before New, Open or Quit throws changes away. Window
+geometry, recent files and the last confidence level persist in :class:`QSettings`
+(:func:`app_settings`; ``PRPLANNER_SETTINGS_DIR`` redirects it to a folder, which the tests
+and the benchmark use so they never touch the user's settings).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSettings, Qt, QThreadPool, Signal
+from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+import resources
+from core.confusion import point_estimates
+from core.errors import InputError
+from core.session import SessionState
+from desktop import formatting
+from desktop.grid import ConfusionGridModel, ConfusionGridView
+from desktop.help import FormulaReference, show_about
+from desktop.session_model import SessionModel
+from desktop.widgets import affects
+
+ORGANIZATION = "PR Planner"
+APPLICATION = "prplanner"
+#: Folder for an INI settings file instead of the platform store (tests, benchmarks).
+SETTINGS_DIR_ENV = "PRPLANNER_SETTINGS_DIR"
+MAX_RECENT_FILES = 8
+EXAMPLE_TITLE = "Example session"
+
+#: (tab key, title, module, class) in the order the tabs appear. The key names the help page.
+TABS = (
+    ("plan", "Plan", "desktop.plan_tab", "PlanTab"),
+    ("evaluate", "Evaluate", "desktop.evaluate_tab", "EvaluateTab"),
+    ("prevalence", "Prevalence", "desktop.prevalence_tab", "PrevalenceTab"),
+    ("ensemble", "Ensemble", "desktop.ensemble_tab", "EnsembleTab"),
+    ("history", "History", "desktop.history_tab", "HistoryTab"),
+)
+
+
+def app_settings() -> QSettings:
+    """The app's settings: an INI file in ``$PRPLANNER_SETTINGS_DIR`` if set, else the
+    platform's store under the organization and application names."""
+    folder = os.environ.get(SETTINGS_DIR_ENV)
+    if folder:
+        return QSettings(str(Path(folder) / "prplanner.ini"), QSettings.Format.IniFormat)
+    return QSettings(ORGANIZATION, APPLICATION)
+
+
+def round_label(item) -> str:
+    """How a past round is named in the panel and in ``previous_round``."""
+    return item.round or f"{item.sheet} row {item.row}"
+
+
+def load_tab_class(module_name: str, class_name: str):
+    """The tab class, or ``None`` while its module has not been written yet.
+
+    Only a missing module is tolerated; an error inside an existing tab module is raised,
+    never hidden behind a placeholder.
+    """
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+    return getattr(module, class_name)
+
+
+# --- Rounds panel -----------------------------------------------------------------------------
+
+
+class RoundsTableModel(QAbstractTableModel):
+    """Read-only table of the session's past rounds; the previous round is shown in bold."""
+
+    COLUMNS = (
+        "Round",
+        "Date",
+        "Classifier",
+        "k",
+        "TP",
+        "FP",
+        "FN",
+        "TN",
+        "Precision",
+        "Recall",
+        "Notes",
+    )
+    TOOLTIPS = (
+        "Name of the round in the workbook",
+        "When the round was labeled",
+        "Which classifier the round evaluated",
+        "Imbalance ratio k = N1/N0 of the population at the time",
+        "True positives (n11): predicted +, labeled +",
+        "False positives (n01): predicted +, labeled −",
+        "False negatives (n10): predicted −, labeled +",
+        "True negatives (n00): predicted −, labeled −",
+        "Precision estimate TP/(TP + FP)",
+        "Recall estimate 1/(1 + π0/(k·π1)) (stratified form, spec 1.1)",
+        "Notes kept with the round in the workbook",
+    )
+
+    def __init__(self, session: SessionModel, parent=None):
+        super().__init__(parent)
+        self._session = session
+        self._estimates: list = []
+        self._recompute()
+        session.changed.connect(self._on_session_changed)
+
+    def rounds(self) -> tuple:
+        return self._session.state.rounds
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else len(self.rounds())
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.TOOLTIPS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        item = self.rounds()[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(item, index.row(), column)
+        if role == Qt.ItemDataRole.TextAlignmentRole and 3 <= column <= 9:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and round_label(item) == self._session.get(
+            "previous_round"
+        ):
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = self.TOOLTIPS[column]
+            if item.notes:
+                tip += f"\nNotes: {item.notes}"
+            return tip + f"\n{item.sheet}, row {item.row}"
+        return None
+
+    def _text(self, item, row: int, column: int) -> str:
+        if column == 0:
+            return round_label(item)
+        if column == 1:
+            return item.date.isoformat() if item.date else ""
+        if column == 2:
+            return item.classifier or ""
+        if column == 3:
+            return formatting.ratio(item.k)
+        if column == 10:
+            return item.notes or ""
+        if 4 <= column <= 7:
+            return formatting.thousands(getattr(item, ("tp", "fp", "fn", "tn")[column - 4]))
+        estimate = self._estimates[row]
+        if estimate is None:
+            return "–"
+        value = estimate.precision if column == 8 else estimate.recall
+        return formatting.percent(None if math.isnan(value) else value)
+
+    def _recompute(self) -> None:
+        estimates = []
+        for item in self.rounds():
+            try:
+                estimates.append(point_estimates(item.matrix, item.k))
+            except InputError:
+                estimates.append(None)
+        self._estimates = estimates
+
+    def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, "rounds"):
+            self.beginResetModel()
+            self._recompute()
+            self.endResetModel()
+        elif affects(changed, "previous_round") and self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
+
+
+class RoundsPanel(QWidget):
+    """Table of the workbook's past rounds and the button that makes one the previous round.
+
+    Signals
+    -------
+    chosen(int)
+        Row of the round the user chose as the previous round.
+    """
+
+    chosen = Signal(int)
+
+    def __init__(self, session: SessionModel, parent=None):
+        super().__init__(parent)
+        self._session = session
+        self._problems: list[str] = []
+        self.model = RoundsTableModel(session, self)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table.setToolTip(
+            "Past rounds of the open workbook. Double-click a round (or select it and press "
+            "'Use as previous round') to plan the next round from it."
+        )
+        self.source = QLabel(self)
+        self.source.setToolTip("The workbook these rounds were read from.")
+        self.previous = QLabel(self)
+        self.previous.setToolTip("The round the Plan and Evaluate tabs compare against.")
+        self.use_button = QPushButton("Use as previous round", self)
+        self.use_button.setToolTip(
+            "Make the selected round the previous round: its counts fill the Plan tab's "
+            "grid and the plan is based on them."
+        )
+        self.problems_button = QPushButton("Rows not loaded…", self)
+        self.problems_button.setToolTip("Rows and sheets of the workbook that were not used.")
+        self.problems_button.hide()
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.source, 1)
+        bar.addWidget(self.previous)
+        bar.addWidget(self.problems_button)
+        bar.addWidget(self.use_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.table, 1)
+
+        self.use_button.clicked.connect(self._use_selected)
+        self.table.doubleClicked.connect(lambda index: self.chosen.emit(index.row()))
+        self.problems_button.clicked.connect(self.show_problems)
+        self.table.selectionModel().selectionChanged.connect(self._update_button)
+        session.changed.connect(self._on_session_changed)
+        self._update_button()
+        self._refresh_previous()
+
+    def set_source(self, text: str, problems: list[str]) -> None:
+        """Say where the rounds came from and keep the rows that could not be used."""
+        self._problems = list(problems)
+        count = len(self._session.state.rounds)
+        self.source.setText(f"{text}: {count} round{'s' if count != 1 else ''}")
+        self.problems_button.setVisible(bool(problems))
+        self.problems_button.setText(f"{len(problems)} not loaded…")
+
+    @property
+    def problems(self) -> list[str]:
+        return list(self._problems)
+
+    def show_problems(self) -> None:
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Rows not loaded")
+        text = QPlainTextEdit("\n".join(self._problems), dialog)
+        text.setReadOnly(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(text)
+        layout.addWidget(buttons)
+        dialog.resize(640, 320)
+        dialog.open()
+
+    def selected_row(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else None
+
+    def copy_text(self) -> str:
+        """Selected rows (or all) as tab-separated text with the header."""
+        rows = [self.selected_row()] if self.selected_row() is not None else None
+        model = self.model
+        indices = rows if rows is not None else range(model.rowCount())
+        lines = ["\t".join(model.COLUMNS)]
+        for row in indices:
+            lines.append(
+                "\t".join(
+                    str(model.data(model.index(row, c)) or "") for c in range(model.columnCount())
+                )
+            )
+        return "\n".join(lines)
+
+    def _use_selected(self) -> None:
+        row = self.selected_row()
+        if row is not None:
+            self.chosen.emit(row)
+
+    def _update_button(self, *_args) -> None:
+        self.use_button.setEnabled(self.selected_row() is not None)
+
+    def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, "previous_round") or affects(changed, "rounds"):
+            self._refresh_previous()
+
+    def _refresh_previous(self) -> None:
+        name = self._session.get("previous_round")
+        self.previous.setText(f"Previous round: <b>{name}</b>" if name else "No previous round")
+
+
+# --- the window -------------------------------------------------------------------------------
+
+
+class MainWindow(QMainWindow):
+    """PR Planner's main window.
+
+    Parameters
+    ----------
+    session : SessionModel, optional
+        The document (a fresh one with the remembered confidence level by default).
+    settings : QSettings, optional
+        Where geometry, recent files and the confidence level persist
+        (:func:`app_settings` by default).
+    """
+
+    def __init__(
+        self,
+        session: SessionModel | None = None,
+        settings: QSettings | None = None,
+        parent: QWidget | None = None,
+    ):
+        super().__init__(parent)
+        self.settings = settings if settings is not None else app_settings()
+        self.session = session or SessionModel(SessionState(confidence=self._saved_confidence()))
+        self.session.setParent(self)
+        self._path: Path | None = None
+        self._document_title = "Untitled"
+        self._reference: FormulaReference | None = None
+        self._connected_grids: set[int] = set()
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tab_keys: list[str] = []
+        for key, title, module_name, class_name in TABS:
+            tab_class = load_tab_class(module_name, class_name)
+            if tab_class is None:
+                widget = QLabel(f"{title}: coming soon", self.tabs)
+                widget.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            else:
+                widget = tab_class(self.session, self.tabs)
+            widget.setObjectName(f"{key}_tab")
+            self.tabs.addTab(widget, title)
+            self.tab_keys.append(key)
+            message_signal = getattr(widget, "status_message", None)
+            if message_signal is not None:
+                message_signal.connect(self.show_status)
+        self.setCentralWidget(self.tabs)
+
+        self.rounds_panel = RoundsPanel(self.session, self)
+        self.rounds_dock = QDockWidget("Rounds", self)
+        self.rounds_dock.setObjectName("rounds_dock")
+        self.rounds_dock.setWidget(self.rounds_panel)
+        self.rounds_dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+        )
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.rounds_dock)
+        self.rounds_panel.chosen.connect(self.choose_previous_round)
+
+        self._build_menus()
+        self.statusBar().setSizeGripEnabled(True)
+        self.session.refused.connect(lambda _path, message: self.show_status(f"Refused: {message}"))
+        self.connect_grids()
+        self.session.undo_stack.cleanChanged.connect(self._update_title)
+        self.session.changed.connect(self._on_session_changed)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+
+        self.resize(1500, 950)
+        self.resizeDocks([self.rounds_dock], [190], Qt.Orientation.Vertical)
+        self._restore_window()
+        self._update_title()
+
+    # --- menus --------------------------------------------------------------------------
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.new_action = self._action(
+            file_menu, "&New", self.new_session, QKeySequence.StandardKey.New
+        )
+        self.open_action = self._action(
+            file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open
+        )
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        self.save_action = self._action(
+            file_menu, "&Save", lambda: self.save_session(self._path), QKeySequence.StandardKey.Save
+        )
+        self.save_as_action = self._action(
+            file_menu, "Save &As…", lambda: self.save_session(None), QKeySequence.StandardKey.SaveAs
+        )
+        self.export_action = self._action(
+            file_menu, "&Export report…", lambda: self.export_report(None)
+        )
+        file_menu.addSeparator()
+        self.quit_action = self._action(
+            file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit
+        )
+
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = self.session.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.session.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        edit_menu.addSeparator()
+        self.copy_action = self._action(
+            edit_menu, "&Copy", self.copy, QKeySequence.StandardKey.Copy
+        )
+        self.paste_action = self._action(
+            edit_menu, "&Paste", self.paste, QKeySequence.StandardKey.Paste
+        )
+
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.rounds_dock.toggleViewAction())
+
+        help_menu = self.menuBar().addMenu("&Help")
+        self.reference_action = self._action(
+            help_menu,
+            "&Formula reference",
+            self.show_formula_reference,
+            QKeySequence.StandardKey.HelpContents,
+        )
+        self.about_action = self._action(help_menu, "&About PR Planner", self.show_about)
+
+        self.new_action.setStatusTip("Start a new session with default inputs")
+        self.open_action.setStatusTip("Open a workbook of past rounds (.xlsx)")
+        self.export_action.setStatusTip("Write an Excel report of the session")
+
+    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
+    # --- documents ----------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def is_modified(self) -> bool:
+        return not self.session.undo_stack.isClean()
+
+    def _fresh_state(self, rounds=()) -> SessionState:
+        return SessionState(confidence=self.session.get("confidence"), rounds=tuple(rounds))
+
+    def load_example(self) -> None:
+        """The bundled example session: default inputs and the example rounds."""
+        try:
+            from core.workbook.rounds import read_rounds
+
+            book = read_rounds(resources.path(resources.EXAMPLE_ROUNDS))
+            rounds, problems = book.rounds, _book_problems(book)
+        except (InputError, FileNotFoundError) as exc:  # a damaged install: still open
+            rounds, problems = (), [str(exc)]
+        self.session.replace_state(self._fresh_state(rounds))
+        self._set_document(None, EXAMPLE_TITLE)
+        self.rounds_panel.set_source("Example rounds", problems)
+
+    def new_session(self) -> bool:
+        """File > New: default inputs, no rounds (asks about unsaved changes first)."""
+        if not self.maybe_keep_changes():
+            return False
+        self.session.replace_state(self._fresh_state())
+        self._set_document(None, "Untitled")
+        self.rounds_panel.set_source("No workbook", [])
+        self.show_status("New session")
+        return True
+
+    def open_dialog(self) -> bool:
+        if not self.maybe_keep_changes():
+            return False
+        start = str(self._path.parent) if self._path else str(Path.home())
+        name, _filter = QFileDialog.getOpenFileName(
+            self, "Open workbook", start, "Excel workbooks (*.xlsx *.xlsm);;All files (*)"
+        )
+        return self.open_workbook(name, ask=False) if name else False
+
+    def open_workbook(self, path, *, ask: bool = True) -> bool:
+        """Load the past rounds of an ``.xlsx`` workbook into the Rounds panel.
+
+        Rows that cannot be used are listed (sheet, row, reason) behind the panel's
+        "not loaded" button and counted in the status bar; the rest loads. A file that
+        cannot be read at all leaves the session as it was and says why.
+        """
+        if ask and not self.maybe_keep_changes():
+            return False
+        from core.workbook.rounds import read_rounds
+
+        path = Path(path)
+        try:
+            book = read_rounds(path)
+        except InputError as exc:
+            self.show_status(f"Could not open {path.name}: {exc}")
+            QMessageBox.warning(self, "Could not open the workbook", str(exc))
+            return False
+        problems = _book_problems(book)
+        self.session.replace_state(self._fresh_state(book.rounds))
+        self._set_document(path, path.name)
+        self.rounds_panel.set_source(path.name, problems)
+        self._remember_recent(path)
+        message = f"Opened {path.name}: {len(book.rounds)} rounds"
+        if problems:
+            message += f"; {len(problems)} rows or sheets not loaded (see the Rounds panel)"
+        self.show_status(message)
+        return True
+
+    def save_session(self, path) -> bool:
+        """Save the session as a workbook (comes with the Excel report issue)."""
+        self.show_status(
+            "Saving sessions is not available yet in this version: your inputs stay open "
+            "in the window."
+        )
+        return False
+
+    def export_report(self, path) -> bool:
+        """Write the Excel report (comes with the Excel report issue)."""
+        self.show_status("Export report is not available yet in this version.")
+        return False
+
+    def _set_document(self, path: Path | None, title: str) -> None:
+        self._path = path
+        self._document_title = title
+        self.session.undo_stack.setClean()
+        self._update_title()
+
+    def _update_title(self, *_args) -> None:
+        self.setWindowTitle(f"{self._document_title}[*] — PR Planner")
+        self.setWindowModified(self.is_modified)
+
+    def maybe_keep_changes(self) -> bool:
+        """Ask about unsaved changes; True when it is fine to replace or close the session."""
+        if not self.is_modified:
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Unsaved changes",
+            f"{self._document_title} has unsaved changes. Save them first?",
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save,
+        )
+        if answer == QMessageBox.StandardButton.Discard:
+            return True
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_session(self._path)
+        return False
+
+    # --- previous round -------------------------------------------------------------------
+
+    def choose_previous_round(self, row: int) -> bool:
+        """Make round ``row`` the previous round: fill ``plan.previous`` and plan from it."""
+        rounds = self.session.state.rounds
+        if not 0 <= row < len(rounds):
+            return False
+        item = rounds[row]
+        label = round_label(item)
+        message = self.session.set_values(
+            [
+                ("previous_round", label),
+                ("plan.previous", item.matrix),
+                ("plan.belief", "previous"),
+            ],
+            text=f"Use {label} as previous round",
+        )
+        if message:
+            return False
+        self.show_status(f"{label} is the previous round: the plan now starts from its counts")
+        return True
+
+    # --- edit ---------------------------------------------------------------------------
+
+    def _focused_grid(self) -> ConfusionGridView | None:
+        widget = QApplication.focusWidget()
+        while widget is not None:
+            if isinstance(widget, ConfusionGridView):
+                return widget
+            widget = widget.parentWidget()
+        return None
+
+    def copy(self) -> None:
+        """Edit > Copy on the focused grid (tab-separated), field or rounds table."""
+        grid = self._focused_grid()
+        widget = QApplication.focusWidget()
+        if grid is not None:
+            grid.copy_selection()
+        elif isinstance(widget, QLineEdit):
+            widget.copy()
+        elif isinstance(widget, QAbstractSpinBox):
+            widget.lineEdit().copy() if hasattr(widget, "lineEdit") else None
+        elif widget is self.rounds_panel.table:
+            QGuiApplication.clipboard().setText(self.rounds_panel.copy_text())
+        else:
+            self.show_status("Copy: click a grid, a field or the rounds table first")
+
+    def paste(self) -> None:
+        """Edit > Paste into the focused grid (a block from Excel) or field."""
+        grid = self._focused_grid()
+        widget = QApplication.focusWidget()
+        if grid is not None:
+            grid.paste_clipboard()
+        elif isinstance(widget, QLineEdit):
+            widget.paste()
+        else:
+            self.show_status("Paste: click a confusion-matrix grid or a field first")
+
+    # --- help ---------------------------------------------------------------------------
+
+    def current_tab_key(self) -> str:
+        return self.tab_keys[self.tabs.currentIndex()]
+
+    def show_formula_reference(self) -> FormulaReference:
+        if self._reference is None:
+            self._reference = FormulaReference(self.current_tab_key(), self)
+        else:
+            self._reference.show_topic(self.current_tab_key())
+        self._reference.show()
+        self._reference.raise_()
+        return self._reference
+
+    def show_about(self) -> None:
+        show_about(self)
+
+    def _on_tab_changed(self, index: int) -> None:
+        if self._reference is not None and self._reference.isVisible():
+            self._reference.show_topic(self.tab_keys[index])
+
+    # --- status -------------------------------------------------------------------------
+
+    def show_status(self, message: str) -> None:
+        """Show a warning or refusal until the next message (no timer, nothing to outlive)."""
+        self.statusBar().showMessage(message)
+
+    def connect_grids(self) -> None:
+        """Route every grid's refusals to the status bar (grids of tabs added later too)."""
+        for model in self.findChildren(ConfusionGridModel):
+            if id(model) not in self._connected_grids:
+                self._connected_grids.add(id(model))
+                model.refused.connect(lambda message: self.show_status(f"Refused: {message}"))
+
+    def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, "confidence"):
+            self.settings.setValue("session/confidence", float(self.session.get("confidence")))
+
+    # --- settings -----------------------------------------------------------------------
+
+    def _saved_confidence(self) -> float:
+        try:
+            value = float(self.settings.value("session/confidence", 0.95))
+        except (TypeError, ValueError):
+            return 0.95
+        return value if 0.5 < value < 1 else 0.95
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):  # QSettings returns a one-element list as a string
+            value = [value]
+        return [str(item) for item in (value or [])]
+
+    def _remember_recent(self, path: Path) -> None:
+        name = str(Path(path).resolve())
+        files = [name] + [item for item in self.recent_files() if item != name]
+        self.settings.setValue("recent_files", files[:MAX_RECENT_FILES])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for name in files:
+            action = self.recent_menu.addAction(Path(name).name)
+            action.setToolTip(name)
+            action.setStatusTip(name)
+            action.triggered.connect(lambda _checked=False, n=name: self.open_workbook(n))
+        if not files:
+            self.recent_menu.addAction("No recent files").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list").triggered.connect(
+                lambda: self.settings.setValue("recent_files", [])
+            )
+
+    def _restore_window(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+
+    def save_window_settings(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("session/confidence", float(self.session.get("confidence")))
+        self.settings.sync()
+
+    def shutdown(self) -> None:
+        """Cancel every tab's background work (closing, or a test tearing down)."""
+        for index in range(self.tabs.count()):
+            stop = getattr(self.tabs.widget(index), "shutdown", None)
+            if stop is not None:
+                stop()
+
+    def closeEvent(self, event) -> None:
+        if not self.maybe_keep_changes():
+            event.ignore()
+            return
+        self.save_window_settings()
+        self.shutdown()
+        # Cancelled workers stop at their next progress step; wait so none outlives the
+        # objects its signals go to.
+        QThreadPool.globalInstance().waitForDone(10_000)
+        if self._reference is not None:
+            self._reference.close()
+        event.accept()
+
+
+def _book_problems(book) -> list[str]:
+    """Readable lines for the refused rows and skipped sheets of a :class:`RoundsBook`."""
+    lines = [f"{item.sheet}, row {item.row}: {item.reason}" for item in book.refused]
+    lines += [f"{item.sheet} (sheet skipped): {item.reason}" for item in book.skipped_sheets]
+    return lines

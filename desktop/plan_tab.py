@@ -1,0 +1,998 @@
+"""Plan tab: how many items to label, from which stratum, and what margins that buys
+(spec 4.1 workflow 1, spec 1.5-1.7).
+
+Every number comes from :mod:`core.planning`, :mod:`core.assurance` and
+:mod:`core.coverage`; this module only decides *when* to ask and *where* to show it.
+
+Live updates while a slider is dragged (spec page 05, habit 7):
+
+* edits only mark what is stale (``basis``: anything but ``s``/``v``; ``v``; ``s``) and
+  start a 0-ms single-shot timer, so a burst of slider moves within one event-loop turn
+  costs one refresh;
+* the refresh rebuilds the :class:`core.planning.WidthCurveModel` only when the basis
+  changed; a move of ``v`` re-evaluates the curves against ``s`` (``over_s``), a move of
+  ``s`` the curves against ``v`` (``over_v``); markers move with ``setValue``;
+* every curve is a plot item created once and updated with ``setData``.
+
+The assurance and coverage simulation runs on the thread pool through a
+:class:`~desktop.workers.TaskRunner`; a new request cancels and supersedes the old one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.assurance import Assurance, plan_assurance
+from core.confusion import Population
+from core.coverage import (
+    PRECISION_KINDS,
+    RECALL_KINDS,
+    CoverageResult,
+    CoverageSetting,
+    coverage_experiment,
+)
+from core.errors import InputError
+from core.planning import (
+    DEFAULT_PRIOR_STRENGTHS,
+    Plan,
+    WidthCurveModel,
+    make_plan,
+    previous_round_posterior,
+    rates_from_round,
+)
+from core.progress import TaskControl
+from core.session import SessionState
+from desktop import formatting
+from desktop.grid import ConfusionGrid
+from desktop.plotting import PlotPanel
+from desktop.prior_editor import PriorEditor
+from desktop.session_model import SessionModel
+from desktop.widgets import (
+    BoundCheck,
+    ChoiceCombo,
+    ConfidenceBox,
+    LogSliderSpin,
+    NumberSpin,
+    PercentSpin,
+    PopulationInput,
+    affects,
+)
+from desktop.workers import TaskRunner
+
+#: Slider ranges (log scale).
+S_RANGE = (0.1, 100.0)
+V_RANGE = (50, 200_000)
+#: Grid of ``v`` for the width-vs-v plot: the slider's whole range, fixed so the curve
+#: does not jump while ``s`` is dragged.
+V_GRID = np.logspace(math.log10(V_RANGE[0]), math.log10(V_RANGE[1]), 240)
+#: Label of the width-curve row for the user's own prior (plus previous round).
+CURRENT_PRIOR = "current prior"
+#: Simulation sizes: assurance rounds, coverage rounds ``A`` and replicates ``Q``.
+ASSURANCE_REPS = 20_000
+COVERAGE_REPS = 2_000
+COVERAGE_REPLICATES = 1_000
+SIMULATION_SEED = 2023
+
+#: Curve rows as drawn: (row label, legend name, palette index, pen style, width).
+CURVE_ROWS = (
+    ("frequentist", "frequentist", 6, Qt.PenStyle.SolidLine, 2.2),
+    (CURRENT_PRIOR, "Bayes, current prior", 1, Qt.PenStyle.SolidLine, 2.2),
+    *(
+        (
+            f"prior strength {w:g}",
+            f"Bayes, prior w = {w:g}",
+            index,
+            Qt.PenStyle.DashLine,
+            1.6,
+        )
+        for w, index in zip(DEFAULT_PRIOR_STRENGTHS, (2, 0, 3), strict=True)
+    ),
+)
+
+
+def percent_axis(plot: PlotPanel, side: str = "left") -> None:
+    """Ticks of a 0..1 axis written as percentages (0.05 -> "5 %")."""
+    axis = plot.plotItem.getAxis(side)
+
+    def tick_strings(values, scale, spacing):
+        digits = max(0, -math.floor(math.log10(spacing * 100))) if spacing > 0 else 0
+        return [f"{value * 100:.{digits}f} %" for value in values]
+
+    axis.tickStrings = tick_strings
+
+
+# --- what the tab computes (all numbers from core) -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlanBasis:
+    """Everything that does not depend on the design ``(s, v)``.
+
+    Attributes
+    ----------
+    population : Population or None
+        ``k`` and, in counts mode, ``N1``, ``N0``.
+    precision, recall : float
+        Planning values (typed, or the previous round's estimates).
+    posterior : Posterior or None
+        Prior plus previous round (Theorem 2, Bayesian curves); None when there is none.
+    curves : WidthCurveModel or None
+        Constants of the width curves.
+    recommended : Plan or None
+        The plan of the chosen method (paper / optimal).
+    notes : tuple of str
+        What the user should know (a substituted prior, a target that cannot be met).
+    error : str
+        Why nothing could be computed (empty when all is well).
+    """
+
+    population: Population | None = None
+    precision: float = math.nan
+    recall: float = math.nan
+    posterior: object = None
+    curves: WidthCurveModel | None = None
+    recommended: Plan | None = None
+    notes: tuple[str, ...] = ()
+    error: str = ""
+
+
+def plan_basis(state: SessionState) -> PlanBasis:
+    """Planning values, posterior, width-curve model and recommended plan of ``state``."""
+    plan = state.plan
+    inputs = plan.population
+    try:
+        k = inputs.effective_k
+        if inputs.mode == "counts":
+            population = Population.from_counts(
+                inputs.predicted_positive, inputs.predicted_negative
+            )
+        else:
+            population = Population.from_k(k)
+        notes: tuple[str, ...] = ()
+        if plan.belief == "previous":
+            precision, recall, rate_notes = rates_from_round(plan.previous, k, plan.prior)
+            posterior, notes = previous_round_posterior(plan.previous, plan.prior)
+            notes = tuple(dict.fromkeys((*notes, *rate_notes)))  # each note once
+        else:
+            precision, recall = plan.expected_precision, plan.expected_recall
+            posterior = None if plan.prior.is_zero else plan.prior.posterior()
+        posteriors = [(CURRENT_PRIOR, posterior)] if posterior is not None else []
+        curves = WidthCurveModel.build(
+            k=k,
+            precision=precision,
+            recall=recall,
+            confidence=state.confidence,
+            posteriors=posteriors,
+        )
+    except InputError as exc:
+        return PlanBasis(error=str(exc))
+    recommended = None
+    try:
+        recommended = make_plan(**_plan_arguments(state, population, precision, recall, posterior))
+    except InputError as exc:
+        notes = (*notes, f"No recommended plan: {exc}")
+    return PlanBasis(
+        population=population,
+        precision=precision,
+        recall=recall,
+        posterior=posterior,
+        curves=curves,
+        recommended=recommended,
+        notes=notes,
+    )
+
+
+def _plan_arguments(state: SessionState, population, precision, recall, posterior) -> dict:
+    plan = state.plan
+    return {
+        "population": population,
+        "precision": precision,
+        "recall": recall,
+        "margin_precision": plan.margin_precision,
+        "margin_recall": plan.margin_recall,
+        "confidence": state.confidence,
+        "method": plan.method,
+        "posterior": posterior,
+        "bayesian": plan.bayesian,
+        "cost_pos": plan.cost_pos,
+        "cost_neg": plan.cost_neg,
+        "fpc": plan.fpc,
+    }
+
+
+def design_plan(state: SessionState, basis: PlanBasis) -> Plan:
+    """The plan of the slider design ``(s, v)``: its sizes and the margins it buys."""
+    if basis.population is None:
+        raise InputError(basis.error or "the planning inputs are incomplete")
+    arguments = _plan_arguments(
+        state, basis.population, basis.precision, basis.recall, basis.posterior
+    )
+    return make_plan(**arguments, s=state.plan.s, v=state.plan.v)
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    """Assurance and coverage of one design (for the readout beside the plan)."""
+
+    s: float
+    v: int
+    n_pos: int
+    n_neg: int
+    assurance: Assurance
+    coverage: CoverageResult
+
+
+class _ScaledControl:
+    """Maps a sub-task's progress into ``[offset, offset + share]`` of the parent's."""
+
+    def __init__(self, parent: TaskControl, offset: float, share: float):
+        self._parent = parent
+        self._offset = offset
+        self._share = share
+
+    @property
+    def cancelled(self) -> bool:
+        return self._parent.cancelled
+
+    def step(self, done: float, total: float) -> None:
+        fraction = done / total if total > 0 else 1.0
+        self._parent.step(self._offset + self._share * fraction, 1.0)
+
+
+def simulate_design(design: Plan, setting: CoverageSetting, control: TaskControl):
+    """Assurance of ``design`` against its targets, then the coverage experiment (1.7)."""
+    assurance = plan_assurance(
+        design, reps=ASSURANCE_REPS, control=_ScaledControl(control, 0.0, 0.1)
+    )
+    coverage = coverage_experiment(
+        setting,
+        reps=COVERAGE_REPS,
+        replicates=COVERAGE_REPLICATES,
+        confidence=design.confidence,
+        seed=SIMULATION_SEED,
+        control=_ScaledControl(control, 0.1, 0.9),
+    )
+    return SimulationResult(
+        s=setting.s,
+        v=setting.v,
+        n_pos=design.n_pos,
+        n_neg=design.n_neg,
+        assurance=assurance,
+        coverage=coverage,
+    )
+
+
+# --- the tab ----------------------------------------------------------------------------------
+
+
+class PlanTab(QWidget):
+    """Inputs on the left, the prior in the middle, plan readouts and curves on the right.
+
+    Signals
+    -------
+    status_message(str)
+        A warning for the window's status bar.
+    refreshed()
+        After the readouts and curves caught up with the session (tests, benchmark).
+    """
+
+    status_message = Signal(str)
+    refreshed = Signal()
+
+    def __init__(self, session: SessionModel, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._session = session
+        self._stale: set[str] = {"basis"}
+        self._basis = PlanBasis(error="not computed yet")
+        self._design: Plan | None = None
+        self.refresh_count = 0
+
+        self._build_inputs()
+        self.prior_editor = PriorEditor(session, self)
+        self._build_readouts()
+        self._build_plots()
+        self._build_simulation()
+        self._lay_out()
+
+        self._timer = QTimer(self)
+        self._timer.setObjectName("plan_refresh_timer")
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.refresh)
+
+        self.runner = TaskRunner(self)
+        self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 1000)))
+        self.runner.finished.connect(self._on_simulation_finished)
+        self.runner.failed.connect(self._on_simulation_failed)
+        self.runner.cancelled.connect(self._on_simulation_cancelled)
+        self.runner.busy.connect(self._on_busy)
+
+        session.changed.connect(self._on_session_changed)
+        self.refresh()
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def _build_inputs(self) -> None:
+        session = self._session
+        self.population = PopulationInput(session, "plan.population", self)
+        self.belief = ChoiceCombo(
+            session,
+            "plan.belief",
+            [
+                ("expected", "Expected precision and recall", "Type what you expect."),
+                (
+                    "previous",
+                    "Previous round (counts below)",
+                    "Plan from the labeled counts of the previous round.",
+                ),
+            ],
+            tooltip="What the plan assumes about the classifier: typed expectations, or "
+            "the estimates of the previous round (choose one in the Rounds panel or type "
+            "its counts).",
+        )
+        self.expected_precision = PercentSpin(
+            session,
+            "plan.expected_precision",
+            tooltip="Precision you expect: the share of predicted positives that are "
+            "actually positive (π1).",
+        )
+        self.expected_recall = PercentSpin(
+            session,
+            "plan.expected_recall",
+            tooltip="Recall you expect: the share of actual positives the classifier flags.",
+        )
+        self.grid = ConfusionGrid(
+            session,
+            "plan.previous",
+            k_source=lambda: session.state.plan.population.effective_k,
+            parent=self,
+        )
+        # Narrower than the grid's default so the inputs column fits beside the plots.
+        self.grid.view.setMinimumWidth(230)
+        self.grid.readout.setMinimumWidth(120)
+        self.grid.readout.setWordWrap(True)
+        self.grid.setToolTip(
+            "Labeled counts of the previous round. Type, paste a 2x2 block from Excel, or "
+            "pick a round in the Rounds panel."
+        )
+        self.margin_precision = PercentSpin(
+            session,
+            "plan.margin_precision",
+            minimum=0.1,
+            maximum=49.9,
+            decimals=2,
+            step=0.5,
+            tooltip="Target margin of error of precision: the half-width of its interval "
+            "(5 % means ± 5 percentage points).",
+        )
+        self.margin_recall = PercentSpin(
+            session,
+            "plan.margin_recall",
+            minimum=0.1,
+            maximum=49.9,
+            decimals=2,
+            step=0.5,
+            tooltip="Target margin of error of recall: the half-width of its interval.",
+        )
+        self.confidence = ConfidenceBox(session, "confidence", self)
+        self.cost_pos = NumberSpin(
+            session,
+            "plan.cost_pos",
+            minimum=0.01,
+            maximum=1_000_000,
+            decimals=2,
+            step=0.1,
+            tooltip="Cost of labeling one predicted-positive item (any unit: minutes, "
+            "dollars). The optimal method minimizes the total cost.",
+        )
+        self.cost_neg = NumberSpin(
+            session,
+            "plan.cost_neg",
+            minimum=0.01,
+            maximum=1_000_000,
+            decimals=2,
+            step=0.1,
+            tooltip="Cost of labeling one predicted-negative item (same unit).",
+        )
+        self.method = ChoiceCombo(
+            session,
+            "plan.method",
+            [
+                (
+                    "paper",
+                    "Paper's procedure (s = max(s*, 1))",
+                    "Section 5 of Shang et al.: fix s, size n1 for recall, then check "
+                    "precision. The reference people compare against.",
+                ),
+                (
+                    "optimal",
+                    "Optimal (fewest labels / least cost)",
+                    "The exact smallest n1 + n0 (or cheapest) meeting both margins.",
+                ),
+            ],
+            tooltip="How the recommended plan is found.",
+        )
+        self.bayesian = BoundCheck(
+            session,
+            "plan.bayesian",
+            "Bayesian predictive margins",
+            tooltip="Plan with the Bayesian predictive intervals (Eq 6-8) of the prior "
+            "(plus previous round) instead of the frequentist Eq 10 margins.",
+        )
+        self.fpc = BoundCheck(
+            session,
+            "plan.fpc",
+            "Finite population correction",
+            tooltip="Account for sampling without replacement from finite strata: each "
+            "variance is multiplied by (N − n)/(N − 1). Needs both population counts.",
+        )
+        self.s_slider = LogSliderSpin(
+            session,
+            "plan.s",
+            minimum=S_RANGE[0],
+            maximum=S_RANGE[1],
+            decimals=2,
+            tooltip="Over-sampling ratio s of the design: s = 1 samples proportionally, "
+            "s > 1 over-samples predicted positives (n1/n0 = k·s).",
+        )
+        self.v_slider = LogSliderSpin(
+            session,
+            "plan.v",
+            minimum=V_RANGE[0],
+            maximum=V_RANGE[1],
+            integer=True,
+            tooltip="Total number of items the editors label in the round (v = n1 + n0).",
+        )
+        self.use_recommended = QPushButton("Use the recommended plan", self)
+        self.use_recommended.setToolTip(
+            "Move the s and v sliders to the recommended plan (one undo step)."
+        )
+        self.use_recommended.clicked.connect(self.apply_recommended)
+
+    def _build_readouts(self) -> None:
+        self.readouts: dict[str, QLabel] = {}
+
+        def readout(name: str, tooltip: str) -> QLabel:
+            label = QLabel("–", self)
+            label.setObjectName(f"readout_{name}")
+            label.setToolTip(tooltip)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.readouts[name] = label
+            return label
+
+        self.recommended_box = QGroupBox("Recommended plan", self)
+        form = QFormLayout(self.recommended_box)
+        rows = (
+            (
+                "s*",
+                "s_star",
+                "Theorem 1: the over-sampling ratio that minimizes recall's "
+                "variance for the planning values, s* = (1/k)·sqrt(Ω0/Ω1).",
+            ),
+            (
+                "s* Bayes",
+                "s_star_bayes",
+                "Theorem 2: the optimal ratio for the prior plus the "
+                "previous round, s* = (1/k)·sqrt(Θ0/Θ1).",
+            ),
+            ("Method", "plan_s", "How the plan was found and its realized ratio n1/(k·n0)."),
+            ("n1 pred +", "n_pos", "Items to label from the predicted-positive stratum."),
+            ("n0 pred −", "n_neg", "Items to label from the predicted-negative stratum."),
+            ("Total", "total", "n1 + n0, and the label cost when costs are not 1."),
+            ("Precision ±", "plan_margin_precision", "Precision margin the plan achieves."),
+            ("Recall ±", "plan_margin_recall", "Recall margin the plan achieves."),
+        )
+        for caption, name, tip in rows:
+            form.addRow(caption, readout(name, tip))
+
+        self.design_box = QGroupBox("Slider design", self)
+        form = QFormLayout(self.design_box)
+        rows = (
+            ("s, v", "design", "The design set with the s and v sliders."),
+            ("n1 pred +", "design_n_pos", "n1 = round(v·k·s/(k·s + 1)) (Eq 1)."),
+            ("n0 pred −", "design_n_neg", "n0 = v − n1 (Eq 1)."),
+            ("Precision ±", "design_margin_precision", "Precision margin at this design."),
+            ("Recall ±", "design_margin_recall", "Recall margin at this design."),
+            ("Targets", "design_meets", "Whether this design meets both target margins."),
+        )
+        for caption, name, tip in rows:
+            form.addRow(caption, readout(name, tip))
+        self.readouts["design_meets"].setWordWrap(True)
+        form.addRow(self.use_recommended)
+        self.notes = QLabel(self)
+        self.notes.setWordWrap(True)
+        self.notes.setObjectName("plan_notes")
+        self.notes.setToolTip("Warnings about the planning inputs.")
+        self.notes.setStyleSheet("color: #8a4b00;")
+
+    def _build_plots(self) -> None:
+        self.precision_plot = PlotPanel(
+            "Precision: interval width vs s",
+            "over-sampling ratio s (log scale)",
+            "full interval width",
+            log_x=True,
+            x_format=lambda x: f"s = {x:.3g}",
+        )
+        self.recall_plot = PlotPanel(
+            "Recall: interval width vs s",
+            "over-sampling ratio s (log scale)",
+            "full interval width",
+            log_x=True,
+            x_format=lambda x: f"s = {x:.3g}",
+        )
+        self.v_plot = PlotPanel(
+            "Interval width vs labels v (at the slider s)",
+            "items labeled v (log scale)",
+            "full interval width",
+            log_x=True,
+            x_format=lambda x: f"v = {formatting.thousands(round(x))}",
+        )
+        self.s_curves: dict[str, dict[str, pg.PlotDataItem]] = {"precision": {}, "recall": {}}
+        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+            percent_axis(plot)
+            for label, legend, color, style, width in CURVE_ROWS:
+                self.s_curves[metric][label] = plot.line(legend, color, width=width, style=style)
+        # Legends where the curves are not: precision falls from the top left, so its
+        # legend goes bottom left; recall's U is lowest on the left, so top left.
+        self.precision_plot.legend.anchor((0, 1), (0, 1), offset=(10, -10))
+        self.recall_plot.legend.anchor((0, 0), (0, 0), offset=(10, 10))
+        for plot in (self.precision_plot, self.recall_plot):
+            plot.legend.setBrush(pg.mkBrush(255, 255, 255, 190))
+        self.star_points = {
+            metric: pg.ScatterPlotItem(
+                size=8, symbol="o", brush=pg.mkBrush("#ffffff"), pen=pg.mkPen("#222", width=1.5)
+            )
+            for metric in ("precision", "recall")
+        }
+        self.precision_plot.addItem(self.star_points["precision"])
+        self.recall_plot.addItem(self.star_points["recall"])
+        self.s_markers = {}
+        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+            self.s_markers[metric] = {
+                "s_star": plot.vertical_marker("s*", 6, Qt.PenStyle.DotLine),
+                "s_star_bayes": plot.vertical_marker("s* Bayes", 1, Qt.PenStyle.DotLine),
+                "s": plot.vertical_marker("s", 4, Qt.PenStyle.SolidLine),
+            }
+            self.s_markers[metric]["s_star"].label.setPosition(0.95)
+            self.s_markers[metric]["s_star_bayes"].label.setPosition(0.80)
+            self.s_markers[metric]["s"].label.setPosition(0.65)
+        self.target_lines = {
+            "precision": self._target_line(self.precision_plot),
+            "recall": self._target_line(self.recall_plot),
+        }
+        percent_axis(self.v_plot)
+        self.v_curves = {
+            ("precision", "frequentist"): self.v_plot.line("precision, frequentist", 0),
+            ("recall", "frequentist"): self.v_plot.line("recall, frequentist", 1),
+            ("precision", CURRENT_PRIOR): self.v_plot.line(
+                "precision, Bayes current prior", 0, style=Qt.PenStyle.DashLine
+            ),
+            ("recall", CURRENT_PRIOR): self.v_plot.line(
+                "recall, Bayes current prior", 1, style=Qt.PenStyle.DashLine
+            ),
+        }
+        self.v_marker = self.v_plot.vertical_marker("v", 4, Qt.PenStyle.SolidLine)
+        for plot in (self.precision_plot, self.recall_plot, self.v_plot):
+            plot.setToolTip(
+                "Full interval width (2 × margin). Hover for values; right-click > Export "
+                "to save as PNG, SVG or CSV."
+            )
+
+    def _target_line(self, plot: PlotPanel) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(
+            angle=0,
+            movable=False,
+            pen=pg.mkPen("#777", width=1, style=Qt.PenStyle.DashDotLine),
+            label="target",
+            labelOpts={"position": 0.06, "color": "#444", "fill": (255, 255, 255, 200)},
+        )
+        plot.addItem(line, ignoreBounds=True)
+        return line
+
+    def _build_simulation(self) -> None:
+        self.simulation_box = QGroupBox("Assurance and coverage (simulation)", self)
+        self.simulate_button = QPushButton("Simulate this design", self)
+        self.simulate_button.setToolTip(
+            f"At the slider design: the chance that the realized margins meet the targets "
+            f"({ASSURANCE_REPS:,} simulated rounds) and the real coverage of each interval "
+            f"method ({COVERAGE_REPS:,} rounds × {COVERAGE_REPLICATES:,} replicates). Runs "
+            "in the background."
+        )
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop the simulation.")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(False)
+        self.progress.setToolTip("Progress of the simulation.")
+        self.simulation_result = QLabel("Not run yet.", self)
+        self.simulation_result.setObjectName("simulation_result")
+        self.simulation_result.setWordWrap(True)
+        self.simulation_result.setTextFormat(Qt.TextFormat.RichText)
+        self.simulation_result.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.simulation_result.setToolTip(
+            "Assurance: share of simulated rounds whose margins meet each target. "
+            "Coverage: share of intervals containing the truth (frequentist) or the next "
+            "round's estimate (Bayesian)."
+        )
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.simulate_button, 1)
+        buttons.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self.simulation_box)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.simulation_result, 1)
+        self.simulate_button.clicked.connect(self.start_simulation)
+        self.cancel_button.clicked.connect(self.cancel_simulation)
+
+    def _lay_out(self) -> None:
+        # Left column: the inputs, scrollable on small screens.
+        inputs = QWidget(self)
+        column = QVBoxLayout(inputs)
+        column.setContentsMargins(4, 4, 4, 4)
+        population_box = QGroupBox("Population", inputs)
+        QVBoxLayout(population_box).addWidget(self.population)
+
+        belief_box = QGroupBox("What you believe", inputs)
+        belief_layout = QVBoxLayout(belief_box)
+        belief_layout.addWidget(self.belief)
+        expected = QWidget(belief_box)
+        expected_form = QFormLayout(expected)
+        expected_form.setContentsMargins(0, 0, 0, 0)
+        expected_form.addRow("Expected precision", self.expected_precision)
+        expected_form.addRow("Expected recall", self.expected_recall)
+        self.belief_pages = QStackedWidget(belief_box)
+        self.belief_pages.addWidget(expected)
+        self.belief_pages.addWidget(self.grid)
+        belief_layout.addWidget(self.belief_pages)
+
+        targets_box = QGroupBox("Targets", inputs)
+        targets = QFormLayout(targets_box)
+        targets.addRow("Precision margin ±", self.margin_precision)
+        targets.addRow("Recall margin ±", self.margin_recall)
+        targets.addRow("Confidence", self.confidence)
+        costs = QHBoxLayout()
+        costs.addWidget(self.cost_pos)
+        costs.addWidget(QLabel("pred −", targets_box))
+        costs.addWidget(self.cost_neg)
+        targets.addRow("Label cost pred +", costs)
+        targets.addRow("Method", self.method)
+        targets.addRow(self.bayesian)
+        targets.addRow(self.fpc)
+
+        design_box = QGroupBox("Design", inputs)
+        design = QFormLayout(design_box)
+        design.addRow("s", self.s_slider)
+        design.addRow("v", self.v_slider)
+
+        for box in (population_box, belief_box, targets_box, design_box):
+            column.addWidget(box)
+        column.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidget(inputs)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(400)
+
+        prior_box = QGroupBox("Prior (Bayesian curves, s* Bayes)", self)
+        QVBoxLayout(prior_box).addWidget(self.prior_editor)
+
+        right = QWidget(self)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(4, 4, 4, 4)
+        top = QHBoxLayout()
+        top.addWidget(self.recommended_box, 1)
+        top.addWidget(self.design_box, 1)
+        top.addWidget(self.simulation_box, 1)
+        right_layout.addLayout(top)
+        right_layout.addWidget(self.notes)
+        plots = QGridLayout()
+        plots.addWidget(self.precision_plot, 0, 0)
+        plots.addWidget(self.recall_plot, 0, 1)
+        plots.addWidget(self.v_plot, 1, 0, 1, 2)
+        plots.setRowStretch(0, 3)
+        plots.setRowStretch(1, 2)
+        right_layout.addLayout(plots, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(scroll)
+        splitter.addWidget(prior_box)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 0)
+        splitter.setStretchFactor(2, 1)
+        splitter.setSizes([420, 320, 760])
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+    # --- refreshing -----------------------------------------------------------------------
+
+    def _on_session_changed(self, changed: str) -> None:
+        if changed == "plan.s":
+            self._stale.add("s")
+        elif changed == "plan.v":
+            self._stale.add("v")
+        elif affects(changed, "plan") or affects(changed, "confidence"):
+            self._stale.add("basis")
+        else:
+            return
+        # Coalesce: however many edits arrive in this event-loop turn, one refresh.
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def refresh(self) -> None:
+        """Bring readouts and curves up to date with the session (setData only)."""
+        self._timer.stop()
+        stale, self._stale = self._stale, set()
+        state = self._session.state
+        if "basis" in stale:
+            self._basis = plan_basis(state)
+            self.belief_pages.setCurrentIndex(0 if state.plan.belief == "expected" else 1)
+            self._show_recommended()
+        basis = self._basis
+        if basis.curves is not None:
+            if stale & {"basis", "v"}:
+                self._draw_s_curves(basis.curves.over_s(state.plan.v))
+            if stale & {"basis", "s"}:
+                self._draw_v_curves(basis.curves.over_v(state.plan.s, V_GRID))
+        else:
+            self._clear_curves()
+        self._show_design(state)
+        self._show_notes()
+        self.refresh_count += 1
+        self.refreshed.emit()
+
+    def _draw_s_curves(self, curves) -> None:
+        rows = {label: index for index, label in enumerate(curves.labels)}
+        for metric, widths, at_star in (
+            ("precision", curves.precision_width, curves.precision_width_at_s_star),
+            ("recall", curves.recall_width, curves.recall_width_at_s_star),
+        ):
+            for label, item in self.s_curves[metric].items():
+                row = rows.get(label)
+                if row is None:
+                    item.setData([], [])
+                else:
+                    item.setData(curves.s, widths[row])
+            self.star_points[metric].setData(np.log10(curves.s_star), at_star)
+            plot = self.precision_plot if metric == "precision" else self.recall_plot
+            plot.set_marker_x(self.s_markers[metric]["s_star"], float(curves.s_star[0]))
+            bayes_row = rows.get(CURRENT_PRIOR)
+            plot.set_marker_x(
+                self.s_markers[metric]["s_star_bayes"],
+                float(curves.s_star[bayes_row]) if bayes_row is not None else math.nan,
+            )
+
+    def _draw_v_curves(self, curves) -> None:
+        rows = {label: index for index, label in enumerate(curves.labels)}
+        for (metric, label), item in self.v_curves.items():
+            row = rows.get(label)
+            widths = curves.precision_width if metric == "precision" else curves.recall_width
+            if row is None:
+                item.setData([], [])
+            else:
+                item.setData(curves.v, widths[row])
+
+    def _clear_curves(self) -> None:
+        for items in self.s_curves.values():
+            for item in items.values():
+                item.setData([], [])
+        for item in self.v_curves.values():
+            item.setData([], [])
+        for scatter in self.star_points.values():
+            scatter.setData([], [])
+
+    def _show_recommended(self) -> None:
+        basis = self._basis
+        r = self.readouts
+        plan = basis.recommended
+        curves = basis.curves
+        r["s_star"].setText(formatting.ratio(float(curves.s_star[0])) if curves else "–")
+        if curves is not None and CURRENT_PRIOR in curves.labels:
+            r["s_star_bayes"].setText(
+                formatting.ratio(float(curves.s_star[curves.labels.index(CURRENT_PRIOR)]))
+            )
+        else:
+            r["s_star_bayes"].setText("– (no prior)")
+        if plan is None:
+            for name in (
+                "plan_s",
+                "n_pos",
+                "n_neg",
+                "total",
+                "plan_margin_precision",
+                "plan_margin_recall",
+            ):
+                r[name].setText("–")
+            self.use_recommended.setEnabled(False)
+            return
+        self.use_recommended.setEnabled(True)
+        r["plan_s"].setText(f"{plan.method}, s = {formatting.ratio(plan.s)}")
+        r["n_pos"].setText(formatting.thousands(plan.n_pos))
+        r["n_neg"].setText(formatting.thousands(plan.n_neg))
+        total = formatting.thousands(plan.total)
+        state = self._session.state
+        if plan.cost is not None and (state.plan.cost_pos, state.plan.cost_neg) != (1.0, 1.0):
+            total += f" (cost {formatting.thousands(round(plan.cost, 2))})"
+        r["total"].setText(f"<b>{total}</b>")
+        r["plan_margin_precision"].setText(formatting.percent(plan.margin_precision))
+        r["plan_margin_recall"].setText(formatting.percent(plan.margin_recall))
+        kind = "Bayesian predictive margins" if plan.bayesian else "Eq 10 margins"
+        self.recommended_box.setTitle(f"Recommended plan ({kind})")
+
+    def _show_design(self, state: SessionState) -> None:
+        r = self.readouts
+        plan = state.plan
+        r["design"].setText(f"{formatting.ratio(plan.s)}, {formatting.thousands(plan.v)}")
+        for plot in (self.precision_plot, self.recall_plot):
+            metric = "precision" if plot is self.precision_plot else "recall"
+            plot.set_marker_x(self.s_markers[metric]["s"], plan.s)
+        self.v_plot.set_marker_x(self.v_marker, plan.v)
+        self.target_lines["precision"].setValue(2 * plan.margin_precision)
+        self.target_lines["recall"].setValue(2 * plan.margin_recall)
+        try:
+            design = design_plan(state, self._basis)
+        except InputError as exc:
+            self._design = None
+            for name in ("design_n_pos", "design_n_neg"):
+                r[name].setText("–")
+            r["design_margin_precision"].setText("–")
+            r["design_margin_recall"].setText("–")
+            r["design_meets"].setText(f"<span style='color:#a00'>{exc}</span>")
+            r["design_meets"].setWordWrap(True)
+            self.simulate_button.setEnabled(False)
+            return
+        self._design = design
+        self.simulate_button.setEnabled(True)
+        r["design_n_pos"].setText(formatting.thousands(design.n_pos))
+        r["design_n_neg"].setText(formatting.thousands(design.n_neg))
+        r["design_margin_precision"].setText(formatting.percent(design.margin_precision))
+        r["design_margin_recall"].setText(formatting.percent(design.margin_recall))
+        kind = "Bayesian" if design.bayesian else "Eq 10"
+        self.design_box.setTitle(f"Slider design ({kind})")
+        meets_p = design.margin_precision <= design.target_margin_precision
+        meets_r = design.margin_recall <= design.target_margin_recall
+        if meets_p and meets_r:
+            text = "<span style='color:#060'>✓ both met</span>"
+        else:
+            missed = [name for name, ok in (("precision", meets_p), ("recall", meets_r)) if not ok]
+            what = "both" if len(missed) == 2 else missed[0]
+            text = f"<span style='color:#a00'>✗ {what} missed</span>"
+        r["design_meets"].setText(text)
+
+    def _show_notes(self) -> None:
+        notes = list(self._basis.notes)
+        if self._basis.error:
+            notes.insert(0, self._basis.error)
+        self.notes.setText("\n".join(notes))
+        self.notes.setVisible(bool(notes))
+        if notes:
+            self.status_message.emit(notes[0])
+
+    # --- actions --------------------------------------------------------------------------
+
+    @property
+    def basis(self) -> PlanBasis:
+        return self._basis
+
+    @property
+    def design(self) -> Plan | None:
+        """The plan of the slider design as last shown (None when it cannot be made)."""
+        return self._design
+
+    def flush(self) -> None:
+        """Run a pending refresh now (tests and the benchmark; the timer does it otherwise)."""
+        if self._timer.isActive() or self._stale:
+            self.refresh()
+
+    def apply_recommended(self) -> None:
+        """Move the sliders to the recommended plan: ``s`` rounded to the slider's 0.01."""
+        plan = self._basis.recommended
+        if plan is None:
+            return
+        s = min(max(round(plan.s, 2), S_RANGE[0]), S_RANGE[1])
+        v = min(max(plan.total, V_RANGE[0]), V_RANGE[1])
+        self._session.set_values([("plan.s", s), ("plan.v", v)], text="Use the recommended design")
+
+    def start_simulation(self) -> bool:
+        """Simulate assurance and coverage of the slider design in the background."""
+        self.flush()
+        design = self._design
+        basis = self._basis
+        if design is None or basis.population is None:
+            self.status_message.emit("Nothing to simulate: the design cannot be made")
+            return False
+        try:
+            setting = CoverageSetting(
+                k=basis.population.k,
+                precision=basis.precision,
+                recall=basis.recall,
+                v=self._session.get("plan.v"),
+                s=self._session.get("plan.s"),
+            )
+        except InputError as exc:
+            self.status_message.emit(f"Cannot simulate: {exc}")
+            return False
+        # start() cancels a running simulation first (its result will be dropped).
+        self.runner.start(lambda control: simulate_design(design, setting, control))
+        self.progress.setValue(0)
+        self.simulation_result.setText(
+            f"Simulating s = {formatting.ratio(setting.s)}, v = {formatting.thousands(setting.v)}…"
+        )
+        return True
+
+    def cancel_simulation(self) -> None:
+        self.runner.cancel()
+
+    def shutdown(self) -> None:
+        """Stop the refresh timer and the simulation (window closing)."""
+        self._timer.stop()
+        self.runner.cancel()
+
+    def _on_busy(self, busy: bool) -> None:
+        self.cancel_button.setEnabled(busy)
+        self.simulate_button.setText("Restart simulation" if busy else "Simulate this design")
+
+    def _on_simulation_finished(self, result: SimulationResult) -> None:
+        self.progress.setValue(1000)
+        a = result.assurance
+        c = result.coverage
+        confidence = formatting.percent(c.confidence, 0)
+
+        # Columns in core's order; precision's Wald and recall's Katz share the first.
+        headers = ("Wald/Katz", "boot", "Bayes", "MC")
+        rows = (("precision", PRECISION_KINDS, c.precision), ("recall", RECALL_KINDS, c.recall))
+        table = "".join(
+            f"<tr><td>{name}</td>"
+            + "".join(
+                f"<td align='right'>{formatting.percent(values[kind], 1)}</td>" for kind in kinds
+            )
+            + "</tr>"
+            for name, kinds, values in rows
+        )
+        self.simulation_result.setText(
+            f"<b>s = {formatting.ratio(result.s)}, v = {formatting.thousands(result.v)}</b> "
+            f"({formatting.thousands(result.n_pos)} + {formatting.thousands(result.n_neg)})<br>"
+            f"Assurance: P {formatting.percent(a.precision, 1)}, R "
+            f"{formatting.percent(a.recall, 1)}, <b>both {formatting.percent(a.both, 1)}</b>"
+            f"<br>Coverage (nominal {confidence}):"
+            "<table cellspacing='3'><tr><td></td>"
+            + "".join(f"<td align='right'><i>{label}</i></td>" for label in headers)
+            + "</tr>"
+            + table
+            + "</table>"
+        )
+        self.status_message.emit("Simulation finished")
+
+    def _on_simulation_failed(self, message: str) -> None:
+        self.progress.setValue(0)
+        self.simulation_result.setText(
+            f"<span style='color:#a00'>Simulation failed: {message}</span>"
+        )
+        self.status_message.emit(f"Simulation failed: {message}")
+
+    def _on_simulation_cancelled(self) -> None:
+        self.progress.setValue(0)
+        self.simulation_result.setText("Cancelled.")
