@@ -98,6 +98,9 @@ PLAN_CURVE_POINTS = 61
 P3_POINTS = 121
 #: At most this many history charts (one per classifier block of the Rounds sheet).
 MAX_HISTORY_CHARTS = 4
+#: Chart size in cm, and the Summary rows (15 pt each) one row of charts takes.
+CHART_SIZE = (17.0, 8.5)
+CHART_ROWS = 19
 
 METRIC_NAMES = {
     "precision": "Precision",
@@ -924,7 +927,7 @@ def summary_rows(
             SummaryRow(
                 label="Prevalence",
                 value=prevalence,
-                kind="small",
+                kind="percent2",
                 note=METRIC_MEANINGS["prevalence"],
             )
         )
@@ -1117,6 +1120,7 @@ def build_report(
 
 NUMBER_FORMATS = {
     "percent": "0.0%",
+    "percent2": "0.00%",
     "count": "#,##0",
     "ratio": "0.000000",
     "number": "0.000",
@@ -1125,7 +1129,15 @@ NUMBER_FORMATS = {
     "int": "0",
     "text": "@",
 }
-_MIN_WIDTH, _MAX_WIDTH, _HEADER_WRAP = 8, 60, 26
+_MIN_WIDTH, _MAX_WIDTH, _HEADER_WRAP = 8, 60, 14
+#: One font name everywhere: without it LibreOffice falls back to a serif for styled cells.
+FONT_NAME = "Calibri"
+
+
+def _font(**options):
+    from openpyxl.styles import Font
+
+    return Font(name=FONT_NAME, **options)
 
 
 def clean_text(value: str) -> str:
@@ -1159,6 +1171,8 @@ def _write_value(cell, value, kind: str) -> str:
         return ""
     if isinstance(value, bool):
         cell.value = value
+        # LibreOffice shows a boolean cell in General format as 0/1
+        cell.number_format = '"TRUE";"TRUE";"FALSE"'
         return "TRUE" if value else "FALSE"
     if isinstance(value, dt.datetime):
         value = value.date() if value.time() == dt.time() else value
@@ -1187,6 +1201,8 @@ def _shown(value, kind: str) -> str:
     try:
         if kind == "percent":
             return f"{value:.1%}"
+        if kind == "percent2":
+            return f"{value:.2%}"
         if kind == "count":
             return f"{value:,.0f}"
         if kind == "ratio":
@@ -1216,10 +1232,10 @@ class _Sheet:
         return cell
 
     def header(self, row: int, column: int, text: str):
-        from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+        from openpyxl.styles import Alignment, Border, PatternFill, Side
 
         cell = self.put(row, column, text, fit=False)
-        cell.font = Font(bold=True)
+        cell.font = _font(bold=True)
         cell.fill = PatternFill("solid", fgColor="DDE5F0")
         cell.border = Border(bottom=Side(style="thin", color="7F8FA6"))
         cell.alignment = Alignment(wrap_text=True, vertical="bottom")
@@ -1233,10 +1249,16 @@ class _Sheet:
         for r, values in enumerate(table.rows, start=top + 1):
             for offset, (column, value) in enumerate(zip(table.columns, values, strict=True)):
                 self.put(r, left + offset, value, column.kind)
-        longest = max((len(column.header) for column in table.columns), default=0)
-        lines = max(1, math.ceil(longest / _HEADER_WRAP))
+        self.header_height(top, table.headers, left)
+
+    def header_height(self, row: int, headers: Sequence[str], left: int = 1) -> None:
+        """Make a header row tall enough for its wrapped titles (no auto-fit on open)."""
+        lines = 1
+        for offset, text in enumerate(headers):
+            width = max(self.widths.get(left + offset, 0), _HEADER_WRAP)
+            lines = max(lines, _wrapped_lines(text, width))
         if lines > 1:
-            self.ws.row_dimensions[top].height = 15 * lines + 2
+            self.ws.row_dimensions[row].height = 15 * lines + 2
 
     def fit_columns(self, fixed: Mapping[int, float] | None = None) -> None:
         from openpyxl.utils import get_column_letter
@@ -1247,16 +1269,39 @@ class _Sheet:
                 chosen = min(max(width + 2, _MIN_WIDTH), _MAX_WIDTH)
             self.ws.column_dimensions[get_column_letter(column)].width = chosen
 
-    def page_setup(self, title_rows: str | None = "1:1") -> None:
-        """Landscape, one page wide: what a printout (or a PDF) of the sheet needs."""
+    def page_setup(
+        self, title_rows: str | None = "1:1", *, fit_width: bool = True, title_columns=None
+    ) -> None:
+        """Landscape A4 with the header row on every page.
+
+        Narrow sheets are fitted to one page wide; wide ones (many columns, charts beside
+        the table) are printed at 85 % over several pages, because fitting them would
+        shrink the numbers below reading size.
+        """
         ws = self.ws
         ws.page_setup.orientation = "landscape"
         ws.page_setup.paperSize = ws.PAPERSIZE_A4
-        ws.sheet_properties.pageSetUpPr.fitToPage = True
-        ws.page_setup.fitToWidth = 1
-        ws.page_setup.fitToHeight = 0
+        if fit_width:
+            ws.sheet_properties.pageSetUpPr.fitToPage = True
+            ws.page_setup.fitToWidth = 1
+            ws.page_setup.fitToHeight = 0
+        else:
+            ws.page_setup.scale = 85
         if title_rows:
             ws.print_title_rows = title_rows
+        if title_columns:
+            ws.print_title_cols = title_columns
+
+
+def _wrapped_lines(text: str, width: float) -> int:
+    """Lines ``text`` takes when wrapped at word boundaries in ``width`` characters."""
+    lines, current = 1, 0
+    for word in text.split():
+        if current and current + 1 + len(word) > width:
+            lines, current = lines + 1, len(word)
+        else:
+            current += len(word) + (1 if current else 0)
+    return lines
 
 
 def _line_series(
@@ -1320,47 +1365,55 @@ def _scatter_chart(title: str, x_title: str, y_title: str, *, log_x: bool, perce
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.legend.position = "b"
-    chart.width, chart.height = 18, 9
+    chart.width, chart.height = CHART_SIZE
     return chart
 
 
-def _write_summary(ws, content: ReportContent) -> None:
-    from openpyxl.styles import Alignment, Font
+def _write_summary(ws, content: ReportContent) -> int:
+    """Write the Summary; return the first free row below it."""
+    from openpyxl.styles import Alignment
 
     sheet = _Sheet(ws)
-    title = sheet.put(1, 1, "PR Planner report", fit=False)
-    title.font = Font(bold=True, size=14)
+    sheet.put(1, 1, "PR Planner report", fit=False).font = _font(bold=True, size=14)
     sheet.put(2, 1, f"{content.subject}; written {dt.date.today().isoformat()}", fit=False)
     for offset, text in enumerate(("Item", "Value", "Lower", "Upper", "Explanation"), start=1):
         sheet.header(4, offset, text)
     row = 5
     note_width = 90
+    top = Alignment(vertical="top")
     for line in content.summary:
         if line.style == "heading":
             row += 1
-            cell = sheet.put(row, 1, line.label, fit=False)
-            cell.font = Font(bold=True, size=12)
+            sheet.put(row, 1, line.label, fit=False).font = _font(bold=True, size=12)
         elif line.style == "text":
             cell = sheet.put(row, 1, line.label, fit=False)
             ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=5)
             cell.alignment = Alignment(wrap_text=True, vertical="top")
-            ws.row_dimensions[row].height = 15 * max(1, math.ceil(len(line.label) / 150))
+            ws.row_dimensions[row].height = 15 * _wrapped_lines(line.label, 150)
         else:
-            sheet.put(row, 1, line.label)
+            sheet.put(row, 1, line.label).alignment = top
             value_cell = sheet.put(row, 2, line.value, line.kind)
-            value_cell.alignment = Alignment(horizontal="right")
-            sheet.put(row, 3, line.lower, line.kind)
-            sheet.put(row, 4, line.upper, line.kind)
+            value_cell.alignment = Alignment(horizontal="right", vertical="top")
+            sheet.put(row, 3, line.lower, line.kind).alignment = top
+            sheet.put(row, 4, line.upper, line.kind).alignment = top
             if line.note:
                 cell = sheet.put(row, 5, line.note, fit=False)
-                cell.alignment = Alignment(wrap_text=True, vertical="top")
-                lines = max(1, math.ceil(len(line.note) / note_width))
+                cell.alignment = Alignment(wrap_text=True, vertical="top", indent=1)
+                lines = _wrapped_lines(line.note, note_width - 4)
                 if lines > 1:
                     ws.row_dimensions[row].height = 15 * lines
         row += 1
-    sheet.fit_columns({1: min(max(sheet.widths.get(1, 0) + 2, 30), 45), 5: note_width + 2})
+    sheet.fit_columns(
+        {
+            1: min(max(sheet.widths.get(1, 0) + 2, 30), 45),
+            3: max(sheet.widths.get(3, 0) + 3, 10),
+            4: max(sheet.widths.get(4, 0) + 3, 10),
+            5: note_width + 2,
+        }
+    )
     ws.freeze_panes = "A5"
     sheet.page_setup("4:4")
+    return row + 1
 
 
 def _write_intervals(ws, content: ReportContent) -> None:
@@ -1381,11 +1434,13 @@ def _write_plan_curves(ws, content: ReportContent) -> None:
         return
     table = curves.table
     sheet.table(table)
-    side = len(table.columns) + 2
-    sheet.table(curves.optimum, top=1, left=side)
+    # The best s per curve goes below the table: beside it, the sheet would be too wide to
+    # print at a readable size.
+    below = len(table.rows) + 3
+    sheet.table(curves.optimum, top=below)
     sheet.put(
-        len(curves.optimum.rows) + 3,
-        side,
+        below + len(curves.optimum.rows) + 2,
+        1,
         f"Widths are full interval widths (upper - lower) for {curves.v:,.0f} labels.",
         fit=False,
     )
@@ -1393,9 +1448,15 @@ def _write_plan_curves(ws, content: ReportContent) -> None:
     sheet.fit_columns()
     sheet.page_setup()
 
-    first, last = 2, len(table.rows) + 1
+
+def _plan_charts(ws, content: ReportContent) -> list:
+    """Precision and recall width against ``s`` (log axis), one line per curve."""
+    curves = content.plan_curves
+    if curves is None:
+        return []
+    first, last = 2, len(curves.table.rows) + 1
     count = len(curves.labels)
-    anchor_row = len(curves.optimum.rows) + 5
+    charts = []
     for index, metric in enumerate(("Precision", "Recall")):
         chart = _scatter_chart(
             f"{metric} interval width against s ({curves.v:,.0f} labels)",
@@ -1415,7 +1476,8 @@ def _write_plan_curves(ws, content: ReportContent) -> None:
                 color=_PALETTE[j % len(_PALETTE)],
                 dashed=j > 0,
             )
-        ws.add_chart(chart, f"{_letter(side)}{anchor_row + index * 20}")
+        charts.append(chart)
+    return charts
 
 
 def _letter(column: int) -> str:
@@ -1439,15 +1501,19 @@ def _write_p3(ws, content: ReportContent) -> None:
     ws.freeze_panes = "B2"
     sheet.fit_columns()
     sheet.page_setup()
+
+
+def _p3_charts(ws, content: ReportContent) -> list:
+    """The P3 curve with its band and F1 on a log prevalence axis."""
+    if content.p3 is None:
+        return []
     chart = _scatter_chart(
         "Precision at other prevalences (P3 curve)",
         "prevalence of positives (log scale)",
         "precision",
         log_x=True,
     )
-    chart.x_axis.number_format = "0.0E+0"
-    chart.x_axis.scaling.min = content.p3.rows[0][0]
-    chart.x_axis.scaling.max = content.p3.rows[-1][0]
+    chart.x_axis.number_format = "0E+0"
     chart.y_axis.scaling.min = 0
     chart.y_axis.scaling.max = 1
     first, last = 2, len(content.p3.rows) + 1
@@ -1456,7 +1522,7 @@ def _write_p3(ws, content: ReportContent) -> None:
         _line_series(chart, ws, 1, 3, first, last, color="9DC3E6", dashed=True)
         _line_series(chart, ws, 1, 4, first, last, color="9DC3E6", dashed=True)
     _line_series(chart, ws, 1, 5, first, last, color=_PALETTE[1])
-    ws.add_chart(chart, f"{_letter(side)}{len(content.p3_info) + 4}")
+    return [chart]
 
 
 def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
@@ -1472,17 +1538,23 @@ def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
 
 
 def _write_rounds(ws, content: ReportContent) -> None:
+    sheet = _Sheet(ws)
+    sheet.table(content.rounds)
+    ws.freeze_panes = "B2"
+    sheet.fit_columns()
+    # 22 columns: fitted to one page they would be unreadable; print them across pages
+    # with the round names repeated instead.
+    sheet.page_setup(fit_width=False, title_columns="A:A")
+
+
+def _history_charts(ws, content: ReportContent) -> list:
+    """Precision and recall with their intervals, round by round, per classifier."""
     from openpyxl.chart import LineChart, Reference
     from openpyxl.chart.series import SeriesLabel
 
-    sheet = _Sheet(ws)
     table = content.rounds
-    sheet.table(table)
-    ws.freeze_panes = "B2"
-    sheet.fit_columns()
-    sheet.page_setup()
     if not table.rows:
-        return
+        return []
     blocks = _classifier_blocks(table.rows)
     names = [name for name, _, _ in blocks]
     if len(set(names)) != len(names):
@@ -1499,11 +1571,11 @@ def _write_rounds(ws, content: ReportContent) -> None:
         (headers.index("Recall lower (Katz log)") + 1, "F8CBAD", True),
         (headers.index("Recall upper (Katz log)") + 1, "F8CBAD", True),
     )
-    side = len(headers) + 2
-    for number, (name, start, stop) in enumerate(blocks):
+    charts = []
+    for name, start, stop in blocks:
         first, last = start + 2, stop + 2
         chart = LineChart()
-        chart.title = f"History of {name}" if name else "History"
+        chart.title = clean_text(f"History of {name}" if name else "History of the rounds")
         chart.style = 12
         chart.y_axis.title = "estimate and interval"
         chart.y_axis.number_format = "0%"
@@ -1511,34 +1583,53 @@ def _write_rounds(ws, content: ReportContent) -> None:
         chart.x_axis.delete = False
         chart.y_axis.delete = False
         chart.legend.position = "b"
-        chart.width, chart.height = 18, 9
+        chart.width, chart.height = CHART_SIZE
         for column, color, dashed in series_columns:
-            data = Reference(ws, min_col=column, min_row=first, max_row=last)
-            chart.add_data(data, titles_from_data=False)
+            chart.add_data(Reference(ws, min_col=column, min_row=first, max_row=last))
             series = chart.series[-1]
             series.tx = SeriesLabel(v=headers[column - 1])
-            series.marker.symbol = "circle" if not dashed else "none"
+            series.marker.symbol = "none" if dashed else "circle"
             series.smooth = False
             series.graphicalProperties.line.solidFill = color
             series.graphicalProperties.line.width = 15000 if dashed else 22000
             if dashed:
                 series.graphicalProperties.line.dashStyle = "dash"
         chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
-        ws.add_chart(chart, f"{_letter(side)}{2 + number * 20}")
+        charts.append(chart)
+    return charts
+
+
+def _place_charts(ws, charts: Sequence, first_row: int) -> None:
+    """Charts two per row below the Summary text, never cut by a page break."""
+    from openpyxl.worksheet.pagebreak import Break
+
+    if not charts:
+        return
+    # A page break before the charts and after every second row of charts: with the
+    # Summary fitted to one page wide, two rows of charts fill a landscape page.
+    ws.row_breaks.append(Break(id=first_row - 1))
+    heading = ws.cell(row=first_row, column=1, value="Charts")
+    heading.font = _font(bold=True, size=12)
+    columns = ("A", "E")
+    for index, chart in enumerate(charts):
+        chart_row, side = divmod(index, 2)
+        row = first_row + 1 + chart_row * CHART_ROWS
+        if chart_row and not side and chart_row % 2 == 0:
+            ws.row_breaks.append(Break(id=row - 1))
+        ws.add_chart(chart, f"{columns[side]}{row}")
 
 
 def _write_inputs(ws, content: ReportContent) -> None:
-    from openpyxl.styles import Font
+    from openpyxl.styles import Alignment
 
     sheet = _Sheet(ws)
     for offset, text in enumerate(INPUTS_HEADER, start=1):
         sheet.header(1, offset, text)
     for row, (key, value) in enumerate(content.inputs, start=2):
         sheet.put(row, 1, key)
-        if isinstance(value, float):
-            sheet.put(row, 2, value, "general")
-        else:
-            sheet.put(row, 2, value, "text" if isinstance(value, str) else "general")
+        kind = "text" if isinstance(value, str) else "general"
+        # left-aligned so that a number does not run into the JSON column beside it
+        sheet.put(row, 2, value, kind).alignment = Alignment(horizontal="left")
         # JSON keeps what a cell cannot: every float digit, line breaks, control
         # characters; session_io prefers it while it agrees with the visible value.
         exact = json.dumps(value, ensure_ascii=False)
@@ -1550,7 +1641,7 @@ def _write_inputs(ws, content: ReportContent) -> None:
         1,
         "PR Planner reads this sheet to restore the session; edit with care.",
         fit=False,
-    ).font = Font(italic=True)
+    ).font = _font(italic=True)
     ws.freeze_panes = "A2"
     sheet.fit_columns({3: 40})
     sheet.page_setup()
@@ -1583,12 +1674,11 @@ def readable_images(
 
 def _write_plots(ws, images: Sequence[tuple[str, bytes, tuple[int, int]]]) -> None:
     from openpyxl.drawing.image import Image as SheetImage
-    from openpyxl.styles import Font
 
     sheet = _Sheet(ws)
     row = 1
     for name, data, (width, height) in images:
-        sheet.put(row, 1, name, fit=False).font = Font(bold=True, size=12)
+        sheet.put(row, 1, name, fit=False).font = _font(bold=True, size=12)
         picture = SheetImage(io.BytesIO(data))
         scale = min(1.0, 900 / max(width, 1))
         picture.width, picture.height = width * scale, height * scale
@@ -1619,12 +1709,23 @@ def render_workbook(content: ReportContent, images: Mapping[str, bytes] | None =
     workbook = Workbook()
     summary = workbook.active
     summary.title = SHEET_SUMMARY
-    _write_summary(summary, content)
+    free_row = _write_summary(summary, content)
     _write_intervals(workbook.create_sheet(SHEET_INTERVALS), content)
-    _write_plan_curves(workbook.create_sheet(SHEET_PLAN), content)
-    _write_p3(workbook.create_sheet(SHEET_P3), content)
-    _write_rounds(workbook.create_sheet(SHEET_ROUNDS), content)
+    plan_sheet = workbook.create_sheet(SHEET_PLAN)
+    _write_plan_curves(plan_sheet, content)
+    p3_sheet = workbook.create_sheet(SHEET_P3)
+    _write_p3(p3_sheet, content)
+    rounds_sheet = workbook.create_sheet(SHEET_ROUNDS)
+    _write_rounds(rounds_sheet, content)
     _write_inputs(workbook.create_sheet(SHEET_INPUTS), content)
+    # The charts read the tables of their sheets and sit on the Summary, which a manager
+    # reads (and prints) first.
+    charts = [
+        *_plan_charts(plan_sheet, content),
+        *_p3_charts(p3_sheet, content),
+        *_history_charts(rounds_sheet, content),
+    ]
+    _place_charts(summary, charts, free_row + 1)
     if pictures:
         _write_plots(workbook.create_sheet(SHEET_PLOTS), pictures)
     return workbook

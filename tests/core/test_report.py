@@ -22,6 +22,7 @@ from core.cli import main
 from core.errors import InputError
 from core.evaluation import evaluate
 from core.session import SessionState, flatten
+from core.workbook import report as report_module
 from core.workbook import safe_io
 from core.workbook.report import (
     ROUNDS_HEADER,
@@ -284,11 +285,16 @@ def test_plan_curves_frequentist_precision_width_is_the_wald_width(written):
     k = content.evaluated_round.k
     p = content.evaluation.estimates.precision
     z = 1.959963984540054
-    for row in rows[1:]:
+    curve_rows = rows[1 : rows.index([None] * len(header))]
+    assert len(curve_rows) == report_module.PLAN_CURVE_POINTS
+    for row in curve_rows:
         s = row[0]
         n1 = v * k * s / (k * s + 1)
         assert row[column] == pytest.approx(2 * z * math.sqrt(p * (1 - p) / n1), rel=1e-9)
     assert any(str(h).startswith("Recall width, prior strength") for h in header)
+    optimum = rows[len(curve_rows) + 2]
+    assert optimum[:2] == ["Curve", "Best s (s*)"]
+    assert rows[len(curve_rows) + 3][:2] == ["frequentist", pytest.approx(content.plan.s_star)]
 
 
 def test_default_state_reports_the_evaluate_tab_and_the_plan_tab(tmp_path):
