@@ -1,0 +1,283 @@
+"""Shared input widgets and the prior editor, driven as a user would (pytest-qt)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from core.bayes import Prior, beta_density
+from core.session import SessionState
+from desktop.prior_editor import OMISSION_GRID, PRECISION_GRID, PriorEditor
+from desktop.session_model import SessionModel
+from desktop.widgets import (
+    ConfidenceBox,
+    CountSpin,
+    LogSliderSpin,
+    PercentSpin,
+    PopulationInput,
+    parse_ratio,
+    ratio_text,
+)
+
+
+@pytest.fixture
+def session():
+    return SessionModel(SessionState())
+
+
+def drag(slider, positions):
+    """What QSlider does during a mouse drag: slider down, tracked moves, release."""
+    slider.setSliderDown(True)
+    for position in positions:
+        slider.setValue(position)
+    slider.setSliderDown(False)
+
+
+def test_log_slider_maps_log_scale_both_ways(qtbot, session):
+    widget = LogSliderSpin(session, "plan.s", minimum=0.1, maximum=100, decimals=2)
+    qtbot.addWidget(widget)
+    assert widget.position_of(0.1) == 0
+    assert widget.position_of(100) == 1000
+    assert widget.position_of(math.sqrt(0.1 * 100)) == 500  # geometric middle
+    assert widget.value_at(widget.position_of(2.0)) == pytest.approx(2.0, abs=0.01)
+    # initial state shown in both parts
+    assert widget.spin.value() == 2.0
+    assert widget.slider.value() == widget.position_of(2.0)
+
+
+def test_log_slider_drag_is_one_undo_step(qtbot, session):
+    widget = LogSliderSpin(session, "plan.s", minimum=0.1, maximum=100, decimals=2)
+    qtbot.addWidget(widget)
+    seen = []
+    widget.valueChanged.connect(seen.append)
+    drag(widget.slider, [600, 620, 640, 660])
+    assert session.get("plan.s") == widget.value_at(660)
+    assert widget.spin.value() == widget.value_at(660)
+    assert len(seen) == 4
+    assert session.undo_stack.count() == 1
+    drag(widget.slider, [700, 720])
+    assert session.undo_stack.count() == 2  # a second drag is a second step
+    session.undo_stack.undo()
+    assert session.get("plan.s") == widget.value_at(660)
+    session.undo_stack.undo()
+    assert session.get("plan.s") == 2.0
+    assert widget.spin.value() == 2.0
+    assert widget.slider.value() == widget.position_of(2.0)
+    session.undo_stack.redo()
+    assert session.get("plan.s") == widget.value_at(660)
+
+
+def test_log_slider_spin_typing_moves_slider_without_loops(qtbot, session):
+    widget = LogSliderSpin(session, "plan.s", minimum=0.1, maximum=100, decimals=2)
+    qtbot.addWidget(widget)
+    changes = []
+    session.changed.connect(changes.append)
+    widget.spin.lineEdit().selectAll()
+    qtbot.keyClicks(widget.spin.lineEdit(), "5.5")
+    qtbot.keyClick(widget.spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("plan.s") == 5.5
+    assert widget.slider.value() == widget.position_of(5.5)
+    assert changes == ["plan.s"]  # one edit, no echo from the slider
+    # session -> widget (undo) updates both parts without writing back
+    session.undo_stack.undo()
+    assert widget.spin.value() == 2.0
+    assert session.undo_stack.count() == 1
+
+
+def test_integer_log_slider_for_v(qtbot, session):
+    widget = LogSliderSpin(session, "plan.v", minimum=50, maximum=200_000, integer=True)
+    qtbot.addWidget(widget)
+    drag(widget.slider, [500, 700])
+    value = session.get("plan.v")
+    assert isinstance(value, int) and value == widget.value_at(700)
+    assert widget.spin.text() == f"{value:,}"
+
+
+def test_percent_spin_types_percent_stores_fraction(qtbot, session):
+    spin = PercentSpin(
+        session, "plan.margin_recall", minimum=0.1, maximum=49.9, decimals=2, tooltip="margin"
+    )
+    qtbot.addWidget(spin)
+    assert spin.text() == "5.00 %"
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "7.5")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("plan.margin_recall") == 0.075
+    session.set_value("plan.margin_recall", 0.02)
+    assert spin.text() == "2.00 %"
+    assert spin.toolTip()
+
+
+def test_count_spin_accepts_thousands_separators(qtbot, session):
+    spin = CountSpin(session, "plan.population.predicted_positive", minimum=1, tooltip="N1")
+    qtbot.addWidget(spin)
+    assert spin.text() == "41,200"
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "1 234 567")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("plan.population.predicted_positive") == 1_234_567
+    assert spin.text() == "1,234,567"
+    # letters are not even accepted by the validator: the value stays
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "abc")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("plan.population.predicted_positive") == 1_234_567
+
+
+def test_parse_ratio():
+    assert parse_ratio("1/40") == 0.025
+    assert parse_ratio(" 0.05 ") == 0.05
+    assert parse_ratio("5 %") == 0.05
+    assert ratio_text(1 / 30) == "1/30"
+    for bad in ("", "x", "1/0", "-1", "0"):
+        with pytest.raises(ValueError):
+            parse_ratio(bad)
+
+
+def test_population_input_counts_or_k(qtbot, session):
+    widget = PopulationInput(session, "plan.population")
+    qtbot.addWidget(widget)
+    k_counts = 41_200 / 1_251_000
+    assert widget.k_readout.text() == "0.0329 (1/30.4)"
+    widget.mode.setCurrentIndex(widget.mode.findData("k"))
+    population = session.get("plan.population")
+    assert population.mode == "k" and population.k == pytest.approx(k_counts)
+    assert widget.pages.currentIndex() == 1
+    assert session.undo_stack.count() == 1  # mode and carried-over k: one step
+    widget.k_edit.selectAll()
+    qtbot.keyClicks(widget.k_edit, "1/40")
+    qtbot.keyClick(widget.k_edit, Qt.Key.Key_Return)
+    assert session.get("plan.population.k") == 0.025
+    assert widget.k_readout.text() == "0.025 (1/40)"
+    refused = []
+    session.refused.connect(lambda path, message: refused.append(message))
+    widget.k_edit.selectAll()
+    qtbot.keyClicks(widget.k_edit, "lots")
+    qtbot.keyClick(widget.k_edit, Qt.Key.Key_Return)
+    assert session.get("plan.population.k") == 0.025
+    assert refused and "not a ratio" in refused[0]
+    assert widget.k_edit.text() == "1/40"  # the typo is replaced by the kept value
+
+
+def test_confidence_box_pick_and_type(qtbot, session):
+    box = ConfidenceBox(session)
+    qtbot.addWidget(box)
+    assert box.currentText() == "95 %"
+    box.setCurrentIndex(box.findData(0.99))
+    box.activated.emit(box.currentIndex())
+    assert session.get("confidence") == 0.99
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "97.5")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("confidence") == 0.975
+    refused = []
+    session.refused.connect(lambda path, message: refused.append(message))
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "150")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("confidence") == 0.975
+    assert refused and "confidence" in refused[0]
+
+
+# --- prior editor ------------------------------------------------------------------------
+
+
+def density_of(item):
+    x, y = item.getData()
+    return (None, None) if x is None else (np.asarray(x), np.asarray(y))
+
+
+def test_prior_presets_and_live_densities(qtbot, session):
+    editor = PriorEditor(session)
+    qtbot.addWidget(editor)
+    assert session.get("plan.prior") == Prior.jeffreys()
+    _, y = density_of(editor.precision_prior)
+    np.testing.assert_allclose(y, beta_density(0.5, 0.5, PRECISION_GRID))
+    editor.preset.setCurrentIndex(editor.preset.findData("uniform"))
+    assert session.get("plan.prior") == Prior.uniform()
+    _x, y = density_of(editor.precision_prior)
+    np.testing.assert_allclose(y, 1.0)
+
+    editor.preset.setCurrentIndex(editor.preset.findData("expected"))
+    plan = session.state.plan
+    expected = Prior.from_expected(
+        plan.expected_precision, plan.expected_recall, plan.population.effective_k, 10.0
+    )
+    assert session.get("plan.prior") == expected
+    assert editor.strength.isEnabled()
+    _, y = density_of(editor.omission_prior)
+    np.testing.assert_allclose(y, beta_density(expected.a10, expected.a00, OMISSION_GRID))
+    # the preset follows the strength and the expected values, in the same undo step
+    steps = session.undo_stack.count()
+    editor.strength.lineEdit().selectAll()
+    qtbot.keyClicks(editor.strength.lineEdit(), "5")
+    qtbot.keyClick(editor.strength.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("plan.prior").a11 == pytest.approx(0.9 * 500)
+    session.set_value("plan.expected_precision", 0.8)
+    assert session.get("plan.prior").a11 == pytest.approx(0.8 * 500)
+    assert session.undo_stack.count() == steps + 2
+    session.undo_stack.undo()
+    assert session.get("plan.prior").a11 == pytest.approx(0.9 * 500)
+    assert editor.alphas["a11"].value() == pytest.approx(450)
+
+
+def test_typing_an_alpha_makes_the_prior_custom(qtbot, session):
+    editor = PriorEditor(session)
+    qtbot.addWidget(editor)
+    spin = editor.alphas["a11"]
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "20")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    prior = session.get("plan.prior")
+    assert (prior.a11, prior.a01) == (20.0, 0.5)
+    assert session.get("plan.prior_preset") == "custom"
+    assert editor.preset.currentData() == "custom"
+    _, y = density_of(editor.precision_prior)
+    np.testing.assert_allclose(y, beta_density(20.0, 0.5, PRECISION_GRID))
+    assert session.undo_stack.count() == 1
+    session.undo_stack.undo()
+    assert session.get("plan.prior") == Prior.jeffreys()
+    assert editor.preset.currentData() == "jeffreys"
+
+
+def test_prior_from_previous_round_and_posterior_curve(qtbot, session):
+    editor = PriorEditor(session)
+    qtbot.addWidget(editor)
+    session.set_value("plan.belief", "previous")
+    previous = session.get("plan.previous")
+    _, y = density_of(editor.precision_posterior)
+    np.testing.assert_allclose(
+        y, beta_density(0.5 + previous.tp, 0.5 + previous.fp, PRECISION_GRID)
+    )
+    editor.preset.setCurrentIndex(editor.preset.findData("round"))
+    assert session.get("plan.prior") == Prior.from_round(previous, 10.0)
+    editor.preset.setCurrentIndex(editor.preset.findData("none"))
+    assert session.get("plan.prior").is_zero
+    x, y = density_of(editor.precision_prior)
+    assert x is None or np.size(x) == 0  # improper: no curve rather than a NaN one
+    assert "improper" in editor.summary.text()
+
+
+def test_every_input_has_a_tooltip(qtbot, session):
+    widgets = [
+        LogSliderSpin(session, "plan.s", minimum=0.1, maximum=100, tooltip="s"),
+        PercentSpin(session, "plan.margin_precision", tooltip="margin"),
+        CountSpin(session, "plan.v", tooltip="v"),
+        PopulationInput(session),
+        ConfidenceBox(session),
+        PriorEditor(session),
+    ]
+    from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QSlider, QWidget
+
+    for widget in widgets:
+        qtbot.addWidget(widget)
+        for item in [widget, *widget.findChildren(QWidget)]:
+            if isinstance(item, QLineEdit) and isinstance(
+                item.parent(), (QAbstractSpinBox, QComboBox)
+            ):
+                continue  # the editor inside a spin box or combo box: its parent says it
+            if isinstance(item, (QAbstractSpinBox, QComboBox, QLineEdit, QSlider)):
+                assert item.toolTip(), f"{type(item).__name__} in {type(widget).__name__}"
