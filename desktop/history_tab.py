@@ -1,0 +1,523 @@
+"""History tab: precision and recall of past rounds over time (spec 4.1, workflow 5).
+
+The rounds loaded in the Rounds panel (``session.rounds``) are drawn against their date
+(a ``pg.DateAxisItem``), one line per classifier, each round with its interval as an
+error bar: Wilson for precision, Katz log-ratio for recall (spec 1.2,
+:mod:`core.intervals`). Calibrated precision at the reference prevalence of the
+Prevalence tab runs alongside (:func:`core.prevalence.calibrated_metrics_from_round`).
+Consecutive rounds of one classifier are compared with :func:`core.compare.compare` in the
+background; where the interval of a change excludes 0, the later round gets a marker
+("more than noise").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.compare import Comparison, compare
+from core.confusion import point_estimates
+from core.errors import InputError
+from core.intervals import Interval, katz_log_recall, wilson_precision
+from core.prevalence import calibrated_metrics_from_round
+from desktop import formatting
+from desktop.plotting import PALETTE, PlotPanel
+from desktop.session_model import SessionModel
+from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
+from desktop.widgets import ConfidenceBox, PercentSpin, affects
+from desktop.workers import TaskRunner
+
+DAY = 86_400.0
+UNNAMED = "(no classifier)"
+#: Posterior draws per round for the change of recall; plenty for a yes/no "beyond noise".
+COMPARE_REPLICATES = 20_000
+IMPROVED_COLOR = "#009E73"
+DECLINED_COLOR = "#D55E00"
+
+
+def timestamp(day: dt.date) -> float:
+    """Seconds since the epoch at midnight UTC (the date axis is set to UTC too)."""
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()
+
+
+def date_text(x: float) -> str:
+    return dt.datetime.fromtimestamp(x, tz=dt.UTC).date().isoformat()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundFigures:
+    """What the tab shows for one past round (every number from core).
+
+    Attributes
+    ----------
+    index : int
+        Position in ``session.rounds``.
+    name, classifier : str
+    date : datetime.date or None
+    precision, recall : float
+        Point estimates (spec 1.1).
+    precision_interval : Interval
+        Wilson interval.
+    recall_interval : Interval
+        Katz log-ratio interval (Eq 4).
+    calibrated_precision : float
+        Precision at the reference prevalence.
+    """
+
+    index: int
+    name: str
+    classifier: str
+    date: dt.date | None
+    precision: float
+    recall: float
+    precision_interval: Interval
+    recall_interval: Interval
+    calibrated_precision: float
+
+
+def round_figures(rounds, confidence: float, reference: float) -> tuple[list, list[str]]:
+    """Estimates and intervals of every usable round, and why any other was left out."""
+    figures, problems = [], []
+    for index, past in enumerate(rounds):
+        name = past.round or f"{past.sheet} row {past.row}"
+        try:
+            estimates = point_estimates(past.matrix, past.k)
+            figures.append(
+                RoundFigures(
+                    index=index,
+                    name=name,
+                    classifier=past.classifier or UNNAMED,
+                    date=past.date,
+                    precision=estimates.precision,
+                    recall=estimates.recall,
+                    precision_interval=wilson_precision(past.matrix, confidence),
+                    recall_interval=katz_log_recall(past.matrix, past.k, confidence),
+                    calibrated_precision=calibrated_metrics_from_round(
+                        past.matrix, past.k, reference
+                    ).precision,
+                )
+            )
+        except InputError as exc:
+            problems.append(f"{name}: {exc}")
+    return figures, problems
+
+
+def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
+    """``(previous, current)`` indices into ``session.rounds``: same classifier, by date.
+
+    Rounds without a date keep their workbook order after the dated ones.
+    """
+    by_classifier: dict[str, list[RoundFigures]] = {}
+    for figure in figures:
+        by_classifier.setdefault(figure.classifier, []).append(figure)
+    pairs = []
+    for group in by_classifier.values():
+        ordered = sorted(group, key=lambda f: (f.date is None, f.date or dt.date.min, f.index))
+        pairs.extend((before.index, after.index) for before, after in itertools.pairwise(ordered))
+    return pairs
+
+
+def compare_consecutive(rounds, pairs, confidence: float, seed: int, control=None) -> dict:
+    """``{(previous, current): Comparison}`` for every pair (background work)."""
+    results = {}
+    for done, (before, after) in enumerate(pairs):
+        if control is not None:
+            control.step(done, len(pairs))
+        previous, current = rounds[before], rounds[after]
+        results[(before, after)] = compare(
+            previous.matrix,
+            current.matrix,
+            k_previous=previous.k,
+            k_current=current.k,
+            confidence=confidence,
+            replicates=COMPARE_REPLICATES,
+            seed=seed,
+        )
+    if control is not None:
+        control.step(len(pairs), len(pairs))
+    return results
+
+
+def beyond_noise(interval: Interval) -> int:
+    """+1 when the change's interval lies above 0, -1 below, 0 when it contains 0."""
+    if interval.lower > 0:
+        return 1
+    if interval.upper < 0:
+        return -1
+    return 0
+
+
+TABLE_HEADERS = (
+    "Round",
+    "Date",
+    "Classifier",
+    "Precision",
+    "Interval",
+    "Recall",
+    "Interval ",
+    "Calibrated precision",
+    "Precision change",
+    "Recall change",
+)
+TABLE_TIPS = (
+    "Round name from the workbook",
+    "When the round was labeled",
+    "The classifier (model) the round evaluated",
+    "Precision estimate TP/(TP+FP)",
+    "Wilson interval of precision at the chosen confidence",
+    "Recall estimate with the round's k (Eq 2)",
+    "Katz log-ratio interval of recall (Eq 4)",
+    "Precision at the reference prevalence of the Prevalence tab",
+    "Change since the classifier's previous round (Newcombe interval); ▲/▼ when the "
+    "interval excludes 0",
+    "Change since the classifier's previous round (posterior interval); ▲/▼ when the "
+    "interval excludes 0",
+)
+
+
+def change_text(change) -> str:
+    if change is None:
+        return "…"
+    sign = beyond_noise(change.interval)
+    mark = {1: " ▲", -1: " ▼", 0: ""}[sign]
+    value = change.estimate * 100
+    return f"{value:+.1f} pp{mark}".replace("-", "−")
+
+
+class HistoryTab(QWidget):
+    """Trend of precision and recall over the loaded rounds, change markers included.
+
+    Signals
+    -------
+    status_message(str)
+        A one-line message for the window's status bar (``""`` clears it).
+    """
+
+    status_message = Signal(str)
+
+    def __init__(self, session: SessionModel, parent=None):
+        super().__init__(parent)
+        self._session = session
+        self.figures: list[RoundFigures] = []
+        self.comparisons: dict[tuple[int, int], Comparison] = {}
+        self.runner = TaskRunner(self)
+        self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
+        self.runner.finished.connect(self._on_compared)
+        self.runner.failed.connect(self._on_compare_failed)
+        self.runner.busy.connect(lambda busy: self.progress.setVisible(busy))
+        self._build()
+        session.changed.connect(self._on_session_changed)
+        self.refresh()
+
+    # --- layout --------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        session = self._session
+        self.confidence_box = ConfidenceBox(session)
+        self.reference_spin = PercentSpin(
+            session,
+            "prevalence.reference_prevalence",
+            minimum=0.001,
+            maximum=99.0,
+            decimals=3,
+            tooltip="Reference prevalence of the calibrated precision (the same value as on "
+            "the Prevalence tab)",
+        )
+        controls = QWidget()
+        form = QFormLayout(controls)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow("Confidence", self.confidence_box)
+        form.addRow("Reference prevalence", self.reference_spin)
+        self.summary_label = QLabel()
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumWidth(200)
+        self.progress.setToolTip("Comparing consecutive rounds in the background")
+        self.progress.hide()
+        top = QHBoxLayout()
+        top.addWidget(controls)
+        top.addWidget(self.summary_label, 1)
+        top.addWidget(self.progress)
+
+        self.precision_plot = self._trend_plot("Precision over time", "Precision")
+        self.recall_plot = self._trend_plot("Recall over time", "Recall")
+        self.recall_plot.setXLink(self.precision_plot)
+        self._series: dict[str, dict[str, pg.GraphicsObject]] = {}
+        self._markers = {}
+        for plot, metric in ((self.precision_plot, "precision"), (self.recall_plot, "recall")):
+            improved = pg.PlotDataItem(
+                [],
+                [],
+                pen=None,
+                symbol="t1",
+                symbolSize=15,
+                symbolBrush=pg.mkBrush(IMPROVED_COLOR),
+                symbolPen=pg.mkPen("#222"),
+                name="Rise beyond noise",
+            )
+            declined = pg.PlotDataItem(
+                [],
+                [],
+                pen=None,
+                symbol="t",
+                symbolSize=15,
+                symbolBrush=pg.mkBrush(DECLINED_COLOR),
+                symbolPen=pg.mkPen("#222"),
+                name="Fall beyond noise",
+            )
+            for item in (improved, declined):
+                item.setZValue(20)
+                plot.addItem(item)
+            self._markers[metric] = (improved, declined)
+
+        self.table_model = RowsTableModel(TABLE_HEADERS, TABLE_TIPS, self)
+        self.table_view = QTableView()
+        self.table_view.setModel(self.table_model)
+        self.table_view.verticalHeader().hide()
+        self.table_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.table_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table_view.verticalHeader().setDefaultSectionSize(22)
+        self.table_view.setToolTip("Every loaded round with its estimates and intervals")
+        table_box = QGroupBox("Rounds")
+        table_layout = QVBoxLayout(table_box)
+        table_layout.addWidget(self.table_view)
+
+        plots = QSplitter(Qt.Orientation.Horizontal)
+        plots.addWidget(self.precision_plot)
+        plots.addWidget(self.recall_plot)
+        vertical = QSplitter(Qt.Orientation.Vertical)
+        vertical.addWidget(plots)
+        vertical.addWidget(table_box)
+        vertical.setSizes([560, 300])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(vertical, 1)
+
+    def _trend_plot(self, title: str, metric_label: str) -> PlotPanel:
+        plot = PlotPanel(title, "Date", metric_label, x_format=date_text)
+        axis = pg.DateAxisItem(orientation="bottom", utcOffset=0)
+        plot.plotItem.setAxisItems({"bottom": axis})
+        plot.setLabel("bottom", "Date labeled")
+        use_percent_axes(plot, left=metric_label)
+        plot.legend.setColumnCount(3)
+        plot.setMouseEnabled(x=True, y=False)
+        return plot
+
+    def _series_for(self, classifier: str, number: int) -> dict[str, pg.GraphicsObject]:
+        """Plot items of one classifier, created the first time it appears, then reused."""
+        if classifier in self._series:
+            return self._series[classifier]
+        color = PALETTE[number % len(PALETTE)]
+        items = {}
+        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+            bars = pg.ErrorBarItem(
+                x=np.array([]), y=np.array([]), pen=pg.mkPen(color, width=1.5), beam=1.2 * DAY
+            )
+            plot.addItem(bars)
+            line = plot.line(classifier, number, symbol="o", color=color)
+            items[f"{metric}_bars"] = bars
+            items[f"{metric}_line"] = line
+        calibrated = self.precision_plot.line(
+            f"{classifier}, calibrated", number, style=Qt.PenStyle.DashLine, color=color
+        )
+        calibrated.setSymbol("d")
+        calibrated.setSymbolSize(6)
+        calibrated.setSymbolBrush(pg.mkBrush(color))
+        items["calibrated_line"] = calibrated
+        self._series[classifier] = items
+        return items
+
+    # --- computing -----------------------------------------------------------------------
+
+    def _on_session_changed(self, path: str) -> None:
+        if any(
+            affects(path, watched)
+            for watched in ("rounds", "confidence", "prevalence.reference_prevalence")
+        ):
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Closed forms now; the round-over-round comparisons in the background."""
+        state = self._session.state
+        rounds = state.rounds
+        self.figures, problems = round_figures(
+            rounds, state.confidence, state.prevalence.reference_prevalence
+        )
+        self.comparisons = {}
+        self._show_series()
+        self._show_markers()
+        self._show_table()
+        undated = [f.name for f in self.figures if f.date is None]
+        notes = []
+        if not rounds:
+            notes.append("Open a workbook of past rounds (File > Open…) to see their history.")
+        else:
+            notes.append(
+                f"<b>{len(self.figures)}</b> rounds, "
+                f"{len({f.classifier for f in self.figures})} classifier(s); error bars are "
+                f"{formatting.percent(state.confidence, 0)} intervals (Wilson for precision, "
+                f"Katz log-ratio for recall); dashed: precision at the reference prevalence "
+                f"{formatting.percent(state.prevalence.reference_prevalence)}; ▲/▼: a change "
+                "from the classifier's previous round whose interval excludes 0."
+            )
+        if undated:
+            notes.append(f"Not drawn (no date): {', '.join(undated)}.")
+        notes.extend(problems)
+        self.summary_label.setText("<br>".join(notes))
+        self.status_message.emit(f"History: {problems[0]}" if problems else "")
+        pairs = consecutive_pairs(self.figures)
+        if pairs:
+            confidence, seed = state.confidence, state.evaluate.seed
+            self.runner.start(
+                lambda control: compare_consecutive(rounds, pairs, confidence, seed, control)
+            )
+        else:
+            self.runner.cancel()
+
+    def _show_series(self) -> None:
+        classifiers = sorted({f.classifier for f in self.figures})
+        # New series add themselves to the legend; the legend is rebuilt below in order.
+        for number, classifier in enumerate(classifiers):
+            self._series_for(classifier, number)
+        for legend in (self.precision_plot.legend, self.recall_plot.legend):
+            legend.clear()
+        low, high = {"precision": [], "recall": []}, {"precision": [], "recall": []}
+        for classifier in classifiers:
+            items = self._series[classifier]
+            dated = sorted(
+                (f for f in self.figures if f.classifier == classifier and f.date is not None),
+                key=lambda f: f.date,
+            )
+            x = np.array([timestamp(f.date) for f in dated], dtype=float)
+            for metric in ("precision", "recall"):
+                y = np.array([getattr(f, metric) for f in dated], dtype=float)
+                intervals = [getattr(f, f"{metric}_interval") for f in dated]
+                lower = np.array([i.lower for i in intervals], dtype=float)
+                upper = np.array([i.upper for i in intervals], dtype=float)
+                items[f"{metric}_line"].setData(x, y)
+                low[metric].extend(lower)
+                high[metric].extend(upper)
+                items[f"{metric}_bars"].setData(
+                    x=x, y=y, top=np.maximum(upper - y, 0.0), bottom=np.maximum(y - lower, 0.0)
+                )
+            calibrated = np.array([f.calibrated_precision for f in dated], dtype=float)
+            items["calibrated_line"].setData(x, calibrated)
+            low["precision"].extend(calibrated)
+            for key, item in items.items():
+                item.setVisible(True)
+                if key.endswith("_line"):
+                    plot = self.recall_plot if key.startswith("recall") else self.precision_plot
+                    plot.legend.addItem(item, item.name())
+        for classifier, items in self._series.items():
+            if classifier not in classifiers:
+                for item in items.values():
+                    item.setVisible(False)
+        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+            plot.enableAutoRange(axis="x")
+            if low[metric]:
+                bottom, top = min(low[metric]), max(high[metric])
+                # Headroom above the highest bar keeps the legend clear of the data.
+                # (never past 100 %: a rate cannot exceed it).
+                headroom = max(top + 0.4 * (top - bottom), top + 0.02)
+                plot.setYRange(bottom - 0.05 * (top - bottom), min(headroom, 1.0))
+
+    def _show_markers(self) -> None:
+        by_index = {f.index: f for f in self.figures}
+        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+            improved, declined = self._markers[metric]
+            rises, falls = [], []
+            for (_, after), comparison in self.comparisons.items():
+                figure = by_index.get(after)
+                if figure is None or figure.date is None:
+                    continue
+                change = getattr(comparison, f"{metric}_change")
+                point = (timestamp(figure.date), getattr(figure, metric))
+                sign = beyond_noise(change.interval)
+                if sign > 0:
+                    rises.append(point)
+                elif sign < 0:
+                    falls.append(point)
+            for item, points in ((improved, rises), (declined, falls)):
+                item.setData([p[0] for p in points], [p[1] for p in points])
+                if points:
+                    plot.legend.addItem(item, item.name())
+
+    def _show_table(self) -> None:
+        changes = {after: comparison for (_, after), comparison in self.comparisons.items()}
+        pairs = {after for _, after in consecutive_pairs(self.figures)}
+        rows = []
+        for figure in self.figures:
+            comparison = changes.get(figure.index)
+            waiting = figure.index in pairs and comparison is None
+            precision_change = comparison.precision_change if comparison else None
+            recall_change = comparison.recall_change if comparison else None
+            flagged = any(
+                change is not None and beyond_noise(change.interval) != 0
+                for change in (precision_change, recall_change)
+            )
+            rows.append(
+                TableRow(
+                    cells=(
+                        figure.name,
+                        figure.date.isoformat() if figure.date else "–",
+                        figure.classifier,
+                        formatting.percent(figure.precision),
+                        formatting.interval(
+                            figure.precision_interval.lower, figure.precision_interval.upper
+                        ),
+                        formatting.percent(figure.recall),
+                        formatting.interval(
+                            figure.recall_interval.lower, figure.recall_interval.upper
+                        ),
+                        formatting.percent(figure.calibrated_precision),
+                        change_text(precision_change) if waiting or comparison else "–",
+                        change_text(recall_change) if waiting or comparison else "–",
+                    ),
+                    warning=flagged,
+                    tooltip="A change beyond noise since this classifier's previous round"
+                    if flagged
+                    else "",
+                    values=(figure, comparison),
+                )
+            )
+        self.table_model.set_rows(rows)
+
+    def _on_compared(self, comparisons: dict) -> None:
+        self.comparisons = comparisons
+        self._show_markers()
+        self._show_table()
+
+    def _on_compare_failed(self, message: str) -> None:
+        self.status_message.emit(f"History: {message}")
+
+    # --- interface with the main window --------------------------------------------------
+
+    def grids(self) -> list:
+        """No confusion-matrix grid on this tab."""
+        return []
+
+    def shutdown(self) -> None:
+        """Cancel the comparisons (the window is closing)."""
+        self.runner.cancel()
