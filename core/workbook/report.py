@@ -1046,6 +1046,29 @@ def summary_rows(
     return tuple(rows)
 
 
+def _guarded(warnings: list[str], what: str, compute, *args, default=None):
+    """``compute(*args)``, or ``default`` with a warning when it fails.
+
+    The report is also the app's document: a save must not fail, and lose the user's work,
+    because an analysis meets inputs it cannot handle (an overflow at k = 1e-300, an
+    unexpected error in a section). Numeric warnings are silenced (``np.errstate`` is
+    per thread, unlike the ``warnings`` filters) and any failure becomes a line in the
+    Summary's warnings naming the section.
+    """
+    import numpy as np
+
+    try:
+        with np.errstate(all="ignore"):
+            return compute(*args)
+    except InputError as exc:
+        warnings.append(f"{what}: {exc}")
+    except Exception as exc:  # see the docstring: never lose a save to an analysis
+        warnings.append(
+            f"{what} could not be computed for these inputs ({type(exc).__name__}: {exc})"
+        )
+    return default
+
+
 def build_report(
     state: SessionState,
     *,
@@ -1088,14 +1111,18 @@ def build_report(
         if item is not None
         else "the labeled counts entered on the Evaluate tab"
     )
-    evaluation = evaluation_section(state, item, warnings)
+    evaluation = _guarded(warnings, "the evaluation", evaluation_section, state, item, warnings)
     if evaluation is not None:
         warnings.extend(evaluation.warnings)
-    planning = _planning_inputs(state, item, warnings)
-    plan, chosen = plan_section(state, planning, warnings)
-    curves = plan_curves_section(state, planning, warnings)
+    planning = _guarded(warnings, "the plan", _planning_inputs, state, item, warnings)
+    plan, chosen = _guarded(
+        warnings, "the plan", plan_section, state, planning, warnings, default=(None, None)
+    )
+    curves = _guarded(warnings, "the plan curves", plan_curves_section, state, planning, warnings)
     name = _round_label(item) if item is not None else "Evaluate tab"
-    p3, p3_info = p3_section(state, evaluation, name, warnings)
+    p3, p3_info = _guarded(
+        warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
+    )
     rounds = rounds_table(state.rounds, state.confidence)
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(

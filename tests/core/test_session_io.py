@@ -1,0 +1,310 @@
+"""Sessions saved as workbooks reopen exactly (issue 5, "Sessions and safety")."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+
+import openpyxl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.bayes import Prior
+from core.confusion import ConfusionMatrix
+from core.errors import InputError
+from core.session import (
+    EnsembleChild,
+    EnsembleInputs,
+    EvaluateInputs,
+    PlanInputs,
+    PopulationInputs,
+    PrevalenceInputs,
+    SessionState,
+)
+from core.workbook.report import SHEET_INPUTS, write_report
+from core.workbook.rounds import WorkbookError, read_rounds
+from core.workbook.safe_io import SaveError
+from core.workbook.session_io import open_session, read_session, save_session
+from tests.conftest import SHARED_FIXTURES
+from tests.core.test_report import make_round, names, rounds_strategy
+
+
+def test_the_default_session_reopens_equal(tmp_path):
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState())
+    state, problems = open_session(path)
+    assert problems == []
+    assert state == SessionState()
+
+
+@pytest.mark.parametrize("fixture", ["rounds_simple.xlsx", "rounds_messy.xlsx"])
+def test_a_session_with_fixture_rounds_reopens_equal(tmp_path, fixture):
+    source = SHARED_FIXTURES / fixture
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    rounds = read_rounds(source).rounds
+    state = dataclasses.replace(
+        SessionState(rounds=rounds),
+        previous_round=rounds[2].round,
+        confidence=0.9,
+        plan=dataclasses.replace(
+            SessionState().plan, s=1.8347, v=4_321, margin_precision=0.031, margin_recall=0.0275
+        ),
+    )
+    path = tmp_path / "session.xlsx"
+    save_session(path, state)
+    restored, problems = open_session(path)
+    assert problems == []
+    assert restored == state  # the whole state, rounds with their original sheet and row
+    assert restored.rounds[0].sheet == rounds[0].sheet
+
+
+def test_saving_twice_changes_nothing(tmp_path):
+    state = SessionState(rounds=(make_round("A", sheet="Old sheet", row=17),))
+    first, second = tmp_path / "1.xlsx", tmp_path / "2.xlsx"
+    save_session(first, state)
+    save_session(second, open_session(first)[0])
+    assert open_session(second)[0] == state
+
+
+def test_a_plain_rounds_workbook_opens_as_defaults_plus_its_rounds(tmp_path):
+    source = SHARED_FIXTURES / "rounds_messy.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    opened = read_session(source)
+    assert not opened.is_session
+    book = read_rounds(source)
+    assert opened.state == SessionState(rounds=book.rounds)
+    # the refused rows are reported with sheet and row, the rest still loads
+    assert len(opened.problems) == len(book.refused) == 3
+    assert all("sheet 'travel', row" in text for text in opened.problems)
+
+
+def test_a_workbook_with_no_rounds_and_no_inputs_says_so(tmp_path):
+    path = tmp_path / "empty.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active["A1"] = "nothing here"
+    workbook.save(path)
+    state, problems = open_session(path)
+    assert state == SessionState()
+    assert any("no rounds found" in text for text in problems)
+
+
+def _edit_inputs(path, key: str, value=None, exact=None):
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook[SHEET_INPUTS]
+    for row in sheet.iter_rows(min_row=2):
+        if row[0].value == key:
+            if value is not None:
+                row[1].value = value
+            if exact is not None:
+                row[2].value = exact
+            break
+    else:
+        raise AssertionError(key)
+    workbook.save(path)
+
+
+def test_an_edit_made_in_excel_wins_over_the_stale_exact_column(tmp_path):
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState())
+    _edit_inputs(path, "plan.s", value=3.5)
+    _edit_inputs(path, "plan.prior.name", value="my prior")
+    state, problems = open_session(path)
+    assert problems == []
+    assert state.plan.s == 3.5
+    assert state.plan.prior.name == "my prior"
+
+
+def test_the_exact_column_restores_what_a_spreadsheet_rounded(tmp_path):
+    k = 0.1 + 0.2  # 0.30000000000000004: 17 significant digits
+    state = dataclasses.replace(
+        SessionState(),
+        plan=dataclasses.replace(
+            SessionState().plan,
+            population=PopulationInputs(mode="k", k=k),
+        ),
+    )
+    path = tmp_path / "session.xlsx"
+    save_session(path, state)
+    _edit_inputs(path, "plan.population.k", value=0.3)  # what a 15-digit re-save leaves
+    restored, problems = open_session(path)
+    assert problems == []
+    assert restored.plan.population.k == k
+
+
+def test_one_bad_setting_is_reported_and_the_rest_restored(tmp_path):
+    path = tmp_path / "session.xlsx"
+    state = dataclasses.replace(SessionState(), confidence=0.9)
+    save_session(path, state)
+    _edit_inputs(path, "plan.v", value="lots", exact="")
+    _edit_inputs(path, "evaluate.matrix.tp", value=-4, exact="")
+    restored, problems = open_session(path)
+    assert restored.confidence == 0.9
+    assert restored.plan.v == SessionState().plan.v
+    assert any("plan.v" in text for text in problems)
+    assert any("evaluate.matrix" in text for text in problems)
+
+
+def test_a_session_from_a_newer_version_says_so(tmp_path):
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState())
+    _edit_inputs(path, "schema_version", value=99, exact="99")
+    state, problems = open_session(path)
+    assert state == SessionState()
+    assert any("newer PR Planner" in text for text in problems)
+
+
+def test_a_failed_save_keeps_the_old_session(tmp_path, monkeypatch):
+    path = tmp_path / "session.xlsx"
+    old = SessionState(rounds=(make_round("A"),))
+    save_session(path, old)
+
+    def full_disk(self, filename):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(openpyxl.Workbook, "save", full_disk)
+    with pytest.raises(SaveError, match="the old file is unchanged") as caught:
+        save_session(path, SessionState())
+    assert isinstance(caught.value, InputError)
+    monkeypatch.undo()
+    assert open_session(path)[0] == old
+
+
+def test_a_damaged_session_gives_one_clear_error(tmp_path):
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState())
+    path.write_bytes(path.read_bytes()[:2000])
+    with pytest.raises(WorkbookError, match=str(path)) as caught:
+        open_session(path)
+    assert "\n" not in str(caught.value)
+
+
+# --- every input, at random ----------------------------------------------------------------
+
+unit = st.floats(min_value=1e-6, max_value=1 - 1e-6)
+margins = st.floats(min_value=1e-6, max_value=0.499999)
+positive = st.floats(min_value=1e-300, max_value=1e300)
+whole = st.integers(0, 10**15)
+
+
+@st.composite
+def populations(draw):
+    pos, neg = draw(st.integers(1, 10**12)), draw(st.integers(1, 10**12))
+    return PopulationInputs(
+        mode=draw(st.sampled_from(["counts", "k", "random"])),
+        predicted_positive=pos,
+        predicted_negative=neg,
+        k=draw(positive),
+    )
+
+
+matrices = st.builds(ConfusionMatrix, tp=whole, fp=whole, fn=whole, tn=whole)
+priors = st.builds(
+    Prior,
+    a11=st.floats(0, 1e6),
+    a01=st.floats(0, 1e6),
+    a10=st.floats(0, 1e6),
+    a00=st.floats(0, 1e6),
+    name=st.text(max_size=20),
+)
+
+
+@st.composite
+def states(draw):
+    eta_min = draw(st.floats(1e-9, 0.4))
+    children = draw(
+        st.lists(
+            st.builds(
+                lambda name, size, share: EnsembleChild(
+                    name=name, size=size, overlap=int(size * share)
+                ),
+                names,
+                st.integers(0, 10**6),
+                st.floats(0, 1),
+            ),
+            max_size=4,
+        )
+    )
+    parent = max([1, *(child.overlap for child in children)]) + draw(st.integers(0, 10**6))
+    rounds = draw(st.lists(rounds_strategy(sheet=None, row=None), max_size=4))
+    return SessionState(
+        confidence=draw(st.floats(0.5000001, 0.9999999)),
+        plan=PlanInputs(
+            population=draw(populations()),
+            belief=draw(st.sampled_from(["expected", "previous"])),
+            expected_precision=draw(unit),
+            expected_recall=draw(unit),
+            previous=draw(matrices),
+            prior=draw(priors),
+            prior_preset=draw(
+                st.sampled_from(["none", "jeffreys", "uniform", "expected", "round", "custom"])
+            ),
+            prior_strength=draw(positive),
+            margin_precision=draw(margins),
+            margin_recall=draw(margins),
+            cost_pos=draw(positive),
+            cost_neg=draw(positive),
+            method=draw(st.sampled_from(["paper", "optimal"])),
+            bayesian=draw(st.booleans()),
+            fpc=draw(st.booleans()),
+            s=draw(positive),
+            v=draw(st.integers(2, 10**9)),
+        ),
+        evaluate=EvaluateInputs(
+            population=draw(populations()),
+            matrix=draw(matrices),
+            replicates=draw(st.integers(100, 400)),
+            seed=draw(st.integers(0, 2**63)),
+            fpc=draw(st.booleans()),
+        ),
+        prevalence=PrevalenceInputs(
+            reference_prevalence=draw(unit),
+            eta_min=eta_min,
+            eta_max=draw(st.floats(eta_min * 1.01 + 1e-12, 0.999)),
+            compared_rounds=tuple(draw(st.lists(names, max_size=3))),
+            scored_sample_path=draw(st.text(max_size=30)),
+        ),
+        ensemble=EnsembleInputs(
+            parent_name=draw(names),
+            parent_size=parent,
+            children=tuple(children),
+            margin=draw(margins),
+            precision_floor=draw(st.floats(0.5, 0.999999)),
+            mix=draw(st.sampled_from(["shuffle", "sample"])),
+            trials=draw(st.integers(10, 10**6)),
+            seed=draw(st.integers(0, 2**63)),
+        ),
+        rounds=tuple(rounds),
+        previous_round=draw(st.one_of(st.just(""), names)),
+    )
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(state=states())
+def test_random_sessions_reopen_equal(tmp_path_factory, state):
+    path = tmp_path_factory.mktemp("session") / "random.xlsx"
+    save_session(path, state)
+    restored, problems = open_session(path)
+    assert problems == []
+    assert restored == state
+
+
+def test_awkward_text_survives_in_every_text_setting(tmp_path):
+    awkward = "=cmd|' /C calc'!A0\r\nline\x01two\ufffe end "
+    state = dataclasses.replace(
+        SessionState(),
+        previous_round='=HYPERLINK("x")',
+        prevalence=dataclasses.replace(SessionState().prevalence, scored_sample_path=awkward),
+        plan=dataclasses.replace(SessionState().plan, prior=Prior(a11=1, name="@prior\ttab")),
+    )
+    path = tmp_path / "s.xlsx"
+    write_report(path, state)
+    restored, problems = open_session(path)
+    assert problems == []
+    assert restored == state
