@@ -816,6 +816,9 @@ class PlanTab(QWidget):
             )
         else:
             r["s_star_bayes"].setText("– (no prior)")
+        bayesian = self._session.get("plan.bayesian")
+        kind = "Bayesian predictive margins" if bayesian else "Eq 10 margins"
+        self.recommended_box.setTitle(f"Recommended plan ({kind})")
         if plan is None:
             for name in (
                 "plan_s",
@@ -839,8 +842,6 @@ class PlanTab(QWidget):
         r["total"].setText(f"<b>{total}</b>")
         r["plan_margin_precision"].setText(formatting.percent(plan.margin_precision))
         r["plan_margin_recall"].setText(formatting.percent(plan.margin_recall))
-        kind = "Bayesian predictive margins" if plan.bayesian else "Eq 10 margins"
-        self.recommended_box.setTitle(f"Recommended plan ({kind})")
 
     def _show_design(self, state: SessionState) -> None:
         r = self.readouts

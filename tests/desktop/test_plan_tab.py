@@ -1,0 +1,322 @@
+"""Plan tab: live readouts and curves equal what core computes, grid input, simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QSlider,
+    QWidget,
+)
+
+from core.confusion import ConfusionMatrix, Population
+from core.planning import WidthCurveModel, make_plan, rates_from_round
+from core.session import SessionState
+from desktop import formatting, plan_tab
+from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab
+from desktop.session_model import SessionModel
+
+K = 41_200 / 1_251_000
+
+
+@pytest.fixture
+def session():
+    return SessionModel(SessionState())
+
+
+@pytest.fixture
+def tab(qtbot, session):
+    widget = PlanTab(session)
+    qtbot.addWidget(widget)
+    widget.resize(1500, 750)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.activateWindow()
+    yield widget
+    widget.shutdown()
+
+
+def wait_refresh(qtbot, tab):
+    """Let the coalescing timer fire (as the event loop would after a slider move)."""
+    qtbot.waitUntil(lambda: not tab._timer.isActive() and not tab._stale, timeout=2000)
+
+
+def type_into_cell(qtbot, view, row, column, text):
+    """Select a cell and type as into a spreadsheet: the first key opens the editor, the
+    rest reach it (offscreen no window is active, so focus cannot route them)."""
+    view.setCurrentIndex(view.model().index(row, column))
+    view.setFocus()
+    qtbot.keyClicks(view, text[0])
+    editor = view.viewport().findChild(QLineEdit)
+    assert editor is not None, "typing did not open the cell editor"
+    qtbot.keyClicks(editor, text[1:])
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    # Qt commits the editor on Enter through a queued call: let the event loop turn.
+    qtbot.waitUntil(lambda: view.state() != view.State.EditingState, timeout=2000)
+
+
+def drag(slider, positions):
+    slider.setSliderDown(True)
+    for position in positions:
+        slider.setValue(position)
+    slider.setSliderDown(False)
+
+
+def core_model(state: SessionState) -> WidthCurveModel:
+    plan = state.plan
+    return WidthCurveModel.build(
+        k=K,
+        precision=plan.expected_precision,
+        recall=plan.expected_recall,
+        confidence=state.confidence,
+        posteriors=[(CURRENT_PRIOR, plan.prior.posterior())],
+    )
+
+
+def core_fixed_plan(state: SessionState):
+    plan = state.plan
+    return make_plan(
+        population=Population.from_counts(41_200, 1_251_000),
+        precision=plan.expected_precision,
+        recall=plan.expected_recall,
+        margin_precision=plan.margin_precision,
+        margin_recall=plan.margin_recall,
+        confidence=state.confidence,
+        posterior=plan.prior.posterior(),
+        cost_pos=1.0,
+        cost_neg=1.0,
+        s=plan.s,
+        v=plan.v,
+    )
+
+
+def test_readouts_are_cores_numbers(tab, session):
+    state = session.state
+    recommended = make_plan(
+        population=Population.from_counts(41_200, 1_251_000),
+        precision=0.9,
+        recall=0.8,
+        posterior=state.plan.prior.posterior(),
+        cost_pos=1.0,
+        cost_neg=1.0,
+    )
+    r = tab.readouts
+    assert r["s_star"].text() == formatting.ratio(recommended.s_star)
+    assert r["s_star_bayes"].text() == formatting.ratio(recommended.s_star_bayes)
+    assert r["n_pos"].text() == formatting.thousands(recommended.n_pos)
+    assert r["n_neg"].text() == formatting.thousands(recommended.n_neg)
+    assert formatting.thousands(recommended.total) in r["total"].text()
+    assert r["plan_margin_recall"].text() == formatting.percent(recommended.margin_recall)
+    design = core_fixed_plan(state)
+    assert r["design_n_pos"].text() == formatting.thousands(design.n_pos)
+    assert r["design_margin_precision"].text() == formatting.percent(design.margin_precision)
+    assert r["design_margin_recall"].text() == formatting.percent(design.margin_recall)
+
+
+def test_dragging_s_updates_readouts_and_curves_live(qtbot, tab, session):
+    slider = tab.s_slider.slider
+    model = core_model(session.state)
+    v_curve = tab.v_curves[("recall", "frequentist")]
+    _, before = v_curve.getData()
+    refreshes = tab.refresh_count
+    slider.setSliderDown(True)
+    for position in (450, 520, 610):
+        slider.setValue(position)
+        wait_refresh(qtbot, tab)
+        s = tab.s_slider.value_at(position)
+        assert session.get("plan.s") == s
+        expected = model.over_v(s, V_GRID)
+        x, y = v_curve.getData()
+        np.testing.assert_allclose(10**x, V_GRID)  # log axis: getData gives log10(v)
+        np.testing.assert_allclose(y, expected.recall_width[0])
+        _, y = tab.v_curves[("precision", CURRENT_PRIOR)].getData()
+        np.testing.assert_allclose(y, expected.precision_width[1])
+        design = core_fixed_plan(session.state)
+        assert tab.readouts["design_n_pos"].text() == formatting.thousands(design.n_pos)
+        assert tab.readouts["design_margin_recall"].text() == formatting.percent(
+            design.margin_recall
+        )
+        assert tab.s_markers["recall"]["s"].value() == pytest.approx(np.log10(s))
+    slider.setSliderDown(False)
+    assert tab.refresh_count == refreshes + 3
+    assert not np.allclose(v_curve.getData()[1], before)
+    # the whole drag is one undo step
+    assert session.undo_stack.count() == 1
+    session.undo_stack.undo()
+    wait_refresh(qtbot, tab)
+    assert session.get("plan.s") == 2.0
+    np.testing.assert_allclose(v_curve.getData()[1], before)
+    session.undo_stack.redo()
+    assert session.get("plan.s") == tab.s_slider.value_at(610)
+
+
+def test_dragging_v_redraws_width_vs_s(qtbot, tab, session):
+    drag(tab.v_slider.slider, [600, 700])
+    wait_refresh(qtbot, tab)
+    v = session.get("plan.v")
+    assert v == tab.v_slider.value_at(700)
+    curves = core_model(session.state).over_s(v)
+    for metric, widths in (
+        ("precision", curves.precision_width),
+        ("recall", curves.recall_width),
+    ):
+        for row, label in enumerate(curves.labels):
+            x, y = tab.s_curves[metric][label].getData()
+            np.testing.assert_allclose(10**x, curves.s)
+            np.testing.assert_allclose(y, widths[row])
+    star_x, star_y = tab.star_points["recall"].getData()
+    np.testing.assert_allclose(10**star_x, curves.s_star)
+    np.testing.assert_allclose(star_y, curves.recall_width_at_s_star)
+    assert tab.s_markers["recall"]["s_star"].value() == pytest.approx(np.log10(curves.s_star[0]))
+
+
+def test_bursts_are_coalesced_into_one_refresh(qtbot, tab, session):
+    count = tab.refresh_count
+    for value in (1.1, 1.2, 1.3, 1.4, 1.5):
+        session.set_value("plan.s", value)
+    session.set_value("plan.v", 2000)
+    assert tab.refresh_count == count  # nothing redrawn inside the burst
+    wait_refresh(qtbot, tab)
+    assert tab.refresh_count == count + 1
+    assert tab.readouts["design"].text() == "1.5, 2,000"
+
+
+def test_previous_round_grid_typed_and_pasted(qtbot, tab, session):
+    tab.belief.setCurrentIndex(tab.belief.findData("previous"))
+    wait_refresh(qtbot, tab)
+    assert tab.belief_pages.currentWidget() is tab.grid
+    view = tab.grid.view
+    type_into_cell(qtbot, view, 0, 0, "250")
+    assert session.get("plan.previous.tp") == 250
+    assert view.currentIndex().row() == 1  # Enter moves down, as in a spreadsheet
+    wait_refresh(qtbot, tab)
+    precision, recall, _notes = rates_from_round(session.get("plan.previous"), K)
+    recommended = make_plan(
+        population=Population.from_counts(41_200, 1_251_000),
+        precision=precision,
+        recall=recall,
+        cost_pos=1.0,
+        cost_neg=1.0,
+    )
+    assert tab.readouts["s_star"].text() == formatting.ratio(recommended.s_star)
+
+    QGuiApplication.clipboard().setText(
+        "\tActual +\tActual -\nPred +\t300\t40\nPred -\t90\t4,300\n"
+    )
+    view.setCurrentIndex(view.model().index(0, 0))
+    steps = session.undo_stack.count()
+    qtbot.keySequence(view, QKeySequence.StandardKey.Paste)
+    assert session.get("plan.previous") == ConfusionMatrix(tp=300, fp=40, fn=90, tn=4300)
+    assert session.undo_stack.count() == steps + 1
+    wait_refresh(qtbot, tab)
+    precision, recall, _notes = rates_from_round(session.get("plan.previous"), K)
+    assert tab.basis.precision == pytest.approx(precision)
+    assert tab.basis.recall == pytest.approx(recall)
+    session.undo_stack.undo()
+    assert session.get("plan.previous.tp") == 250
+
+
+def test_refused_grid_entry_keeps_value(qtbot, tab, session):
+    tab.belief.setCurrentIndex(tab.belief.findData("previous"))
+    view = tab.grid.view
+    messages = []
+    tab.grid.model.refused.connect(messages.append)
+    type_into_cell(qtbot, view, 0, 1, "-4")
+    assert session.get("plan.previous.fp") == 29
+    assert messages and "negative" in messages[0]
+    assert tab.grid.model.cell_error(0, 1)
+
+
+def test_use_recommended_moves_sliders_in_one_step(qtbot, tab, session):
+    plan = tab.basis.recommended
+    tab.use_recommended.click()
+    assert session.get("plan.s") == round(plan.s, 2)
+    assert session.get("plan.v") == plan.total
+    assert session.undo_stack.count() == 1
+    wait_refresh(qtbot, tab)
+    assert tab.s_slider.spin.value() == round(plan.s, 2)
+
+
+def test_bayesian_toggle_and_fpc_messages(qtbot, tab, session):
+    tab.belief.setCurrentIndex(tab.belief.findData("previous"))
+    tab.bayesian.box.click()
+    wait_refresh(qtbot, tab)
+    assert session.get("plan.bayesian") is True
+    assert "Bayesian" in tab.recommended_box.title()
+    # 1,000 labels of the previous round leave a predictive recall margin above 5 %:
+    # core refuses the target and the tab says why instead of showing a plan
+    assert tab.basis.recommended is None
+    assert "cannot be reached" in tab.notes.text()
+    session.set_value("plan.margin_recall", 0.15)
+    wait_refresh(qtbot, tab)
+    assert tab.basis.recommended.bayesian
+    assert tab.readouts["plan_margin_recall"].text() == formatting.percent(
+        tab.basis.recommended.margin_recall
+    )
+    # FPC needs both counts: with k only, the tab says why instead of failing
+    tab.population.mode.setCurrentIndex(tab.population.mode.findData("k"))
+    tab.fpc.box.click()
+    wait_refresh(qtbot, tab)
+    assert "population counts" in tab.notes.text()
+    assert tab.readouts["n_pos"].text() == "–"
+
+
+def test_simulation_runs_in_background_and_can_be_cancelled(qtbot, tab, monkeypatch):
+    monkeypatch.setattr(plan_tab, "ASSURANCE_REPS", 500)
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPS", 50)
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPLICATES", 50)
+    with qtbot.waitSignal(tab.runner.finished, timeout=20_000):
+        assert tab.start_simulation()
+        assert tab.cancel_button.isEnabled()
+    text = tab.simulation_result.text()
+    assert "Assurance" in text and "Coverage" in text
+    assert tab.progress.value() == 1000
+    assert not tab.cancel_button.isEnabled()
+
+    # a long run, cancelled by the user
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPS", 200_000)
+    results = []
+    tab.runner.finished.connect(results.append)
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=5000):
+        tab.start_simulation()
+        qtbot.mouseClick(tab.cancel_button, Qt.MouseButton.LeftButton)
+    assert tab.simulation_result.text() == "Cancelled."
+    tab.runner.wait()
+    QGuiApplication.processEvents()
+    assert results == []  # the cancelled run's result, if any, was dropped
+
+
+def test_newer_simulation_supersedes_stale_one(qtbot, tab, session, monkeypatch):
+    monkeypatch.setattr(plan_tab, "ASSURANCE_REPS", 500)
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPS", 20_000)
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPLICATES", 200)
+    results = []
+    tab.runner.finished.connect(results.append)
+    tab.start_simulation()
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPS", 50)
+    session.set_value("plan.v", 3000)
+    with qtbot.waitSignal(tab.runner.finished, timeout=20_000):
+        tab.start_simulation()
+    tab.runner.wait()
+    QGuiApplication.processEvents()
+    assert [result.v for result in results] == [3000]
+    assert "3,000" in tab.simulation_result.text()
+
+
+def test_every_input_and_plot_has_a_tooltip(tab):
+    for widget in tab.findChildren(QWidget):
+        if isinstance(widget, QLineEdit) and isinstance(
+            widget.parent(), (QAbstractSpinBox, QComboBox)
+        ):
+            continue
+        if isinstance(widget, (QAbstractSpinBox, QComboBox, QLineEdit, QSlider)):
+            assert widget.toolTip(), f"{type(widget).__name__} {widget.objectName()}"
+    for plot in (tab.precision_plot, tab.recall_plot, tab.v_plot):
+        assert plot.toolTip()
+        assert plot.plotItem.getAxis("bottom").labelText
+        assert plot.plotItem.getAxis("left").labelText
