@@ -564,6 +564,9 @@ class EnsembleTab(QWidget):
             0, QHeaderView.ResizeMode.ResizeToContents
         )
         self.results_view.verticalHeader().hide()
+        self.results_view.verticalHeader().setDefaultSectionSize(24)
+        # Parent, three children and the total without a scroll bar.
+        self.results_view.setMinimumHeight(6 * 24 + 30)
         self.results_view.setToolTip("Labels each classifier needs, with and without recycling")
 
         self.status_label = QLabel()

@@ -508,8 +508,9 @@ class EvaluateTab(QWidget):
             "Intervals at the chosen confidence", ("precision", "recall", "f1")
         )
         self.fpr_forest = ForestPlot("False positive rate", ("fpr",))
-        self.fpr_forest.setMaximumHeight(150)
-        self.fpr_forest.setMinimumHeight(120)
+        self.fpr_forest.setMaximumHeight(130)
+        self.fpr_forest.setMinimumHeight(110)
+        self.forest.setMinimumHeight(300)
 
         right_top = QWidget()
         top_layout = QVBoxLayout(right_top)
@@ -525,7 +526,10 @@ class EvaluateTab(QWidget):
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(right_top)
         right.addWidget(right_bottom)
-        right.setSizes([330, 570])
+        # The forest needs about 12 px per row for every tick label to show.
+        right.setSizes([250, 650])
+        right.setStretchFactor(0, 1)
+        right.setStretchFactor(1, 3)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
@@ -627,13 +631,15 @@ class EvaluateTab(QWidget):
                 f"<ul style='margin:0 0 0 -20px; color:{color}'>{items}</ul>"
             )
             self.warnings_label.show()
-        real = [w for w in warnings]
-        if not real:
+        # The status bar gets the warnings only, not the "being computed" line.
+        if not warnings:
             self.status_message.emit("")
-        elif len(real) == 1:
-            self.status_message.emit(f"Evaluate: {real[0]}")
+        elif len(warnings) == 1:
+            self.status_message.emit(f"Evaluate: {warnings[0]}")
         else:
-            self.status_message.emit(f"Evaluate: {real[0]} (+{len(real) - 1} more warnings)")
+            self.status_message.emit(
+                f"Evaluate: {warnings[0]} (+{len(warnings) - 1} more warnings)"
+            )
 
     def _on_evaluated(self, evaluation: Evaluation) -> None:
         self.evaluation = evaluation

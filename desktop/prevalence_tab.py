@@ -267,7 +267,9 @@ class PrevalenceTab(QWidget):
         bottom_layout.addWidget(calibrated_box, 1)
         bottom_layout.addWidget(self.swaps_label)
         right.addWidget(bottom)
-        right.setSizes([640, 220])
+        right.setSizes([700, 160])
+        right.setStretchFactor(0, 4)
+        right.setStretchFactor(1, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
@@ -288,8 +290,8 @@ class PrevalenceTab(QWidget):
         use_percent_axes(
             self.p3_plot, bottom="Prevalence of actual positives", left="Precision", log_x=True
         )
-        # Bottom right stays empty: precision rises towards high prevalence.
-        self.p3_plot.legend.setOffset((-10, -40))
+        # Top left stays empty: precision is near 0 at the lowest prevalences.
+        self.p3_plot.legend.setOffset((70, 10))
         self.band_lower = self.p3_plot.line("Band (lower)", 0, width=1, color="#7fb8d8")
         self.band_upper = self.p3_plot.line("Band (upper)", 0, width=1, color="#7fb8d8")
         self.band_fill = pg.FillBetweenItem(
@@ -327,7 +329,7 @@ class PrevalenceTab(QWidget):
         use_percent_axes(
             self.f1_plot, bottom="Prevalence of actual positives", left="F1", log_x=True
         )
-        self.f1_plot.legend.setOffset((-10, -40))
+        self.f1_plot.legend.setOffset((70, 10))
         self.f1_lines: list[pg.PlotDataItem] = []
         self.swap_points = pg.PlotDataItem(
             [],
@@ -510,6 +512,7 @@ class PrevalenceTab(QWidget):
             (self.area_reference_marker, self.area_plot),
         ):
             plot.set_marker_x(marker, settings.reference_prevalence)
+        self._show_range()
         if self.scored is not None:
             self._show_scored(self.scored)
         self.message_label.setText("\n".join(messages))
@@ -693,6 +696,13 @@ class PrevalenceTab(QWidget):
             item.setData([], [])
         self.area_plot.set_marker_x(self.area_sample_marker, None)
         self.pr_placeholder.show()
+
+    def _show_range(self) -> None:
+        """Keep the prevalence axes on the chosen range even before any data arrive."""
+        settings = self._session.get("prevalence")
+        low, high = np.log10(settings.eta_min), np.log10(settings.eta_max)
+        for plot in (self.p3_plot, self.f1_plot, self.area_plot):
+            plot.setXRange(low, high, padding=0.02)
 
     def _show_scored(self, result: ScoredResult) -> None:
         curves = result.curves
