@@ -1,0 +1,165 @@
+"""Crash recovery: a session left by a run that died is offered back, and only then."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from core.errors import InputError
+from core.session import SessionState
+from core.workbook import safe_io
+from core.workbook.recovery import RecoveryStore
+from core.workbook.safe_io import SaveError
+from tests.conftest import PROJECT_ROOT
+from tests.core.test_report import make_round
+from tests.core.test_session_io import states
+
+
+def _edited_state() -> SessionState:
+    return dataclasses.replace(
+        SessionState(rounds=(make_round("A"), make_round("=B", row=3, notes="x\r\ny"))),
+        previous_round="A",
+        confidence=0.9,
+        plan=dataclasses.replace(SessionState().plan, s=0.1 + 0.2, v=12_345),
+    )
+
+
+def test_a_crashed_run_is_offered_back_to_the_next_start(tmp_path):
+    crashed = RecoveryStore(tmp_path)
+    crashed.write(_edited_state(), document="/home/lead/q1.xlsx")
+    crashed.close()  # what the operating system does when the process dies
+
+    entry = RecoveryStore(tmp_path).latest_entry()
+    assert entry.state == _edited_state()
+    assert entry.problems == ()
+    assert entry.document == "/home/lead/q1.xlsx"
+    assert RecoveryStore(tmp_path).latest() == _edited_state()
+
+
+def test_a_session_that_is_still_running_is_not_offered(tmp_path):
+    running = RecoveryStore(tmp_path)
+    running.write(_edited_state())
+    assert RecoveryStore(tmp_path).latest() is None
+    assert running.latest() is None  # never its own file either
+    running.close()
+
+
+def test_a_real_crash_in_another_process(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {str(PROJECT_ROOT)!r})
+        from core.session import SessionState, replace_path
+        from core.workbook.recovery import RecoveryStore
+        store = RecoveryStore({str(tmp_path)!r})
+        store.write(replace_path(SessionState(), "plan.v", 777))
+        os._exit(1)  # die without closing anything
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=False, timeout=120)
+    recovered = RecoveryStore(tmp_path).latest()
+    assert recovered is not None and recovered.plan.v == 777
+
+
+def test_clear_removes_this_sessions_file_and_the_offered_leftovers(tmp_path):
+    old = RecoveryStore(tmp_path)
+    old.write(SessionState())
+    old.close()
+    current = RecoveryStore(tmp_path)
+    current.write(_edited_state())
+    other = RecoveryStore(tmp_path)  # a second window, still open
+    other.write(SessionState())
+    current.clear()
+    remaining = sorted(path.name for path in tmp_path.glob("*.json"))
+    assert remaining == [other.path.name]
+    current.close()
+    other.close()
+
+
+def test_the_newest_leftover_wins_and_damaged_files_are_skipped(tmp_path):
+    first = RecoveryStore(tmp_path, session_id="first")
+    first.write(SessionState())
+    first.close()
+    second = RecoveryStore(tmp_path, session_id="second")
+    second.write(_edited_state())
+    second.close()
+    payload = json.loads(first.path.read_text())
+    payload["saved_at"] = "2001-01-01T00:00:00"
+    first.path.write_text(json.dumps(payload))
+    (tmp_path / "session-broken.json").write_text("{not json")
+    (tmp_path / "session-alien.json").write_text('{"format": "something else"}')
+    assert RecoveryStore(tmp_path).latest() == _edited_state()
+
+
+def test_a_damaged_round_is_reported_and_the_rest_restored(tmp_path):
+    crashed = RecoveryStore(tmp_path, session_id="x")
+    crashed.write(_edited_state())
+    crashed.close()
+    payload = json.loads(crashed.path.read_text())
+    payload["rounds"][0]["date"] = "not a date"
+    payload["inputs"] = [[k, "lots" if k == "plan.v" else v] for k, v in payload["inputs"]]
+    crashed.path.write_text(json.dumps(payload))
+    entry = RecoveryStore(tmp_path).latest_entry()
+    assert len(entry.state.rounds) == 1
+    assert entry.state.plan.v == SessionState().plan.v
+    assert any("past round 1" in text for text in entry.problems)
+    assert any("plan.v" in text for text in entry.problems)
+
+
+def test_a_failed_recovery_write_keeps_the_previous_file(tmp_path, monkeypatch):
+    store = RecoveryStore(tmp_path)
+    store.write(_edited_state())
+    before = store.path.read_bytes()
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(SaveError, match="disk is full"):
+        store.write(SessionState())
+    monkeypatch.undo()
+    assert store.path.read_bytes() == before
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".lock"]
+    store.close()
+
+
+def test_an_unwritable_recovery_folder_is_a_save_error(tmp_path, monkeypatch):
+    def read_only(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(safe_io.tempfile, "mkstemp", read_only)
+    store = RecoveryStore(tmp_path / "recovery")
+    with pytest.raises(SaveError, match="read-only"):
+        store.write(SessionState())
+    store.close()
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(InputError, match="session id"):
+        RecoveryStore(tmp_path, session_id="../escape")
+    with pytest.raises(InputError, match="SessionState"):
+        RecoveryStore(tmp_path).write({"plan.v": 3})
+
+
+def test_an_empty_or_missing_folder_offers_nothing(tmp_path):
+    assert RecoveryStore(tmp_path / "never-created").latest() is None
+    RecoveryStore(tmp_path / "never-created").clear()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(state=states())
+def test_random_sessions_survive_recovery(tmp_path_factory, state):
+    folder = tmp_path_factory.mktemp("recovery")
+    with RecoveryStore(folder) as crashed:
+        crashed.write(state)
+    entry = RecoveryStore(folder).latest_entry()
+    assert entry.problems == ()
+    assert entry.state == state
