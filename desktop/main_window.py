@@ -658,7 +658,8 @@ class MainWindow(QMainWindow):
         else:
             self._reference.show_topic(self.current_tab_key())
         self._reference.show()
-        self._reference.raise_()
+        if QGuiApplication.platformName() != "offscreen":  # offscreen warns on raise()
+            self._reference.raise_()
         return self._reference
 
     def show_about(self) -> None:

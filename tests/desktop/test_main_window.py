@@ -1,0 +1,241 @@
+"""Main window: Rounds panel, menus, dirty state, settings, help (pytest-qt)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QMessageBox
+
+import resources
+from core.workbook.rounds import read_rounds
+from desktop import main_window as main_window_module
+from desktop.main_window import MainWindow, app_settings, load_tab_class
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch):
+    """Settings in a temporary INI file; app_settings() is redirected there too."""
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path))
+    return app_settings()
+
+
+@pytest.fixture
+def questions(monkeypatch):
+    """Answers for QMessageBox.question (Discard unless a test says otherwise); records
+    every question so a test can check it was (or was not) asked."""
+
+    class Asked(list):
+        def __init__(self):
+            super().__init__()
+            self.answer = {"value": QMessageBox.StandardButton.Discard}
+
+    asked = Asked()
+    answer = asked.answer
+
+    def question(parent, title, text, *args, **kwargs):
+        asked.append(text)
+        return answer["value"]
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    return asked
+
+
+@pytest.fixture
+def window(qtbot, settings, questions):
+    widget = MainWindow(settings=settings)
+    qtbot.addWidget(widget)
+    widget.load_example()
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.session.undo_stack.setClean()  # teardown closes without asking
+    widget.close()
+
+
+def test_tabs_menus_and_example_rounds(window):
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert titles == ["Plan", "Evaluate", "Prevalence", "Ensemble", "History"]
+    menus = [action.text() for action in window.menuBar().actions()]
+    assert menus[:2] == ["&File", "&Edit"] and menus[-1] == "&Help"
+    expected = read_rounds(resources.path(resources.EXAMPLE_ROUNDS)).rounds
+    model = window.rounds_panel.model
+    assert model.rowCount() == len(expected) == 10
+    assert model.data(model.index(0, 0)) == expected[0].round
+    assert model.data(model.index(0, 4)) == f"{expected[0].tp:,}"
+    assert "%" in model.data(model.index(0, 8))
+    assert window.windowTitle().startswith("Example session")
+    assert not window.isWindowModified()
+
+
+def test_missing_tab_module_gets_a_placeholder():
+    assert load_tab_class("desktop.no_such_tab", "NoSuchTab") is None
+    with pytest.raises(ModuleNotFoundError):
+        load_tab_class("desktop.main_window_missing_dependency_probe.x", "X")
+
+
+def test_choose_previous_round_fills_the_plan(qtbot, window):
+    session = window.session
+    row = 5  # TR-06
+    item = session.state.rounds[row]
+    panel = window.rounds_panel
+    panel.table.selectRow(row)
+    qtbot.mouseClick(panel.use_button, Qt.MouseButton.LeftButton)
+    assert session.get("previous_round") == item.round
+    assert session.get("plan.previous") == item.matrix
+    assert session.get("plan.belief") == "previous"
+    assert panel.model.data(panel.model.index(row, 0), Qt.ItemDataRole.FontRole).bold()
+    assert item.round in panel.previous.text()
+    assert window.isWindowModified() and "*" in window.windowTitle()
+    window.undo_action.trigger()  # one step
+    assert session.get("previous_round") == ""
+    assert not window.isWindowModified()
+    window.redo_action.trigger()
+    assert session.get("previous_round") == item.round
+
+
+@pytest.mark.parametrize(
+    ("name", "rounds", "problems"),
+    [("rounds_simple.xlsx", 10, 0), ("rounds_messy.xlsx", 10, 3)],
+)
+def test_open_each_shared_workbook(window, shared_fixtures, name, rounds, problems):
+    path = shared_fixtures / name
+    assert window.open_workbook(path)
+    book = read_rounds(path)
+    model = window.rounds_panel.model
+    assert model.rowCount() == len(book.rounds) == rounds
+    labels = [model.data(model.index(r, 0)) for r in range(model.rowCount())]
+    assert labels[:6] == [f"TR-0{i}" for i in range(1, 7)]
+    assert labels[6:] == [f"FI-0{i}" for i in range(1, 5)]
+    assert len(window.rounds_panel.problems) == problems
+    assert window.rounds_panel.problems_button.isVisible() == bool(problems)
+    if problems:
+        text = "\n".join(window.rounds_panel.problems)
+        assert "travel" in text and "TR-07" not in labels
+    assert name in window.windowTitle()
+    assert name in window.statusBar().currentMessage()
+    assert window.path == path
+    assert not window.isWindowModified()
+    assert window.recent_files()[0].endswith(name)
+
+
+def test_unreadable_workbook_says_why_and_keeps_the_session(window, tmp_path, monkeypatch):
+    warnings = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warnings.append(args[2]))
+    bad = tmp_path / "notes.xlsx"
+    bad.write_text("this is not a workbook")
+    before = window.session.state
+    assert not window.open_workbook(bad)
+    assert warnings and "notes.xlsx" in warnings[0]
+    assert window.session.state is before
+    assert "Could not open" in window.statusBar().currentMessage()
+    assert window.windowTitle().startswith("Example session")
+
+
+def test_unsaved_changes_are_asked_about(qtbot, window, questions):
+    window.session.set_value("plan.margin_recall", 0.04)
+    assert window.isWindowModified()
+    questions.answer["value"] = QMessageBox.StandardButton.Cancel
+    window.close()
+    assert window.isVisible() and len(questions) == 1  # Cancel keeps the window open
+    assert not window.new_session()
+    assert window.session.get("plan.margin_recall") == 0.04
+    questions.answer["value"] = QMessageBox.StandardButton.Save
+    window.close()  # saving is not available yet: nothing is lost, the window stays
+    assert window.isVisible()
+    assert "not available" in window.statusBar().currentMessage()
+    questions.answer["value"] = QMessageBox.StandardButton.Discard
+    assert window.new_session()
+    assert window.session.get("plan.margin_recall") == 0.05
+    assert window.session.state.rounds == ()
+    assert not window.isWindowModified()
+    count = len(questions)
+    window.close()  # nothing to save: no question
+    assert len(questions) == count and not window.isVisible()
+
+
+def test_save_and_export_say_not_available(window):
+    window.save_action.trigger()
+    assert "not available" in window.statusBar().currentMessage()
+    window.statusBar().clearMessage()
+    window.export_action.trigger()
+    assert "not available" in window.statusBar().currentMessage()
+
+
+def test_settings_persist_in_the_given_location(qtbot, window, settings, shared_fixtures):
+    window.session.set_value("confidence", 0.9)
+    window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    window.resize(1234, 777)
+    window.close()
+    assert not window.isVisible()
+    settings.sync()
+    reread = QSettings(settings.fileName(), QSettings.Format.IniFormat)
+    assert float(reread.value("session/confidence")) == 0.9
+    second = MainWindow(settings=reread)
+    qtbot.addWidget(second)
+    assert second.session.get("confidence") == 0.9
+    geometry = reread.value("window/geometry")
+    assert geometry and second.restoreGeometry(geometry)  # the offscreen screen clamps sizes
+    assert second.recent_files()[0].endswith("rounds_simple.xlsx")
+    second._fill_recent_menu()
+    assert second.recent_menu.actions()[0].text() == "rounds_simple.xlsx"
+    second.close()
+
+
+def test_status_bar_shows_refusals(qtbot, window):
+    window.session.set_value("plan.margin_recall", 0.7)
+    assert "Refused" in window.statusBar().currentMessage()
+    grid_model = window.tabs.widget(0).grid.model
+    grid_model.paste_text("abc\t-3")
+    assert "Refused" in window.statusBar().currentMessage()
+
+
+def test_edit_copy_and_paste_act_on_the_focused_grid(qtbot, window):
+    plan = window.tabs.widget(0)
+    window.session.set_value("plan.belief", "previous")
+    view = plan.grid.view
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus, timeout=2000)
+    view.setCurrentIndex(view.model().index(0, 0))
+    QGuiApplication.clipboard().setText("500\t60\n70\t8,000")
+    window.paste_action.trigger()
+    matrix = window.session.get("plan.previous")
+    assert (matrix.tp, matrix.fp, matrix.fn, matrix.tn) == (500, 60, 70, 8000)
+    view.selectAll()
+    window.copy_action.trigger()
+    lines = QGuiApplication.clipboard().text().splitlines()
+    assert [line.split("\t") for line in lines] == [
+        ["500", "60", "560"],
+        ["70", "8000", "8070"],
+        ["570", "8060", "8630"],
+    ]
+    window.undo_action.trigger()
+    assert window.session.get("plan.previous.tp") == 231
+
+
+def test_formula_reference_follows_the_current_tab(qtbot, window):
+    window.tabs.setCurrentIndex(0)
+    dialog = window.show_formula_reference()
+    assert dialog.topic == "plan"
+    assert "Theorem 1" in dialog.browser.toPlainText()
+    window.tabs.setCurrentIndex(1)
+    assert dialog.topic == "evaluate"
+    assert "Katz" in dialog.browser.toPlainText()
+    for index, key in enumerate(window.tab_keys):
+        window.tabs.setCurrentIndex(index)
+        assert dialog.topic == key and dialog.browser.toPlainText().strip()
+    dialog.close()
+
+
+def test_about_box(window, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QMessageBox, "about", lambda parent, title, text: shown.append(text))
+    window.about_action.trigger()
+    assert shown and "Shang" in shown[0]
+
+
+def test_tabs_are_real_widgets_or_placeholders(window):
+    for index in range(window.tabs.count()):
+        widget = window.tabs.widget(index)
+        if isinstance(widget, QLabel):
+            assert "coming soon" in widget.text()
