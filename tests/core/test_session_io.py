@@ -308,3 +308,14 @@ def test_awkward_text_survives_in_every_text_setting(tmp_path):
     restored, problems = open_session(path)
     assert problems == []
     assert restored == state
+
+
+def test_the_bundled_example_session_reopens_as_defaults_plus_the_example_rounds():
+    import resources
+
+    state, problems = open_session(resources.path("example_session.xlsx"))
+    assert problems == []
+    rounds = read_rounds(resources.path("example_rounds.xlsx")).rounds
+    # if this fails after a change of the defaults: python scripts/make_example_session.py
+    assert state == SessionState(rounds=rounds)
+    assert {item.classifier for item in state.rounds} == {"travel", "finance"}
