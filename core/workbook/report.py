@@ -1615,13 +1615,17 @@ def _history_charts(ws, content: ReportContent) -> list:
             chart.add_data(Reference(ws, min_col=column, min_row=first, max_row=last))
             series = chart.series[-1]
             series.tx = SeriesLabel(v=headers[column - 1])
-            series.marker.symbol = "none" if dashed else "circle"
+            # markers only while they stay apart; hundreds of rounds read as a line
+            series.marker.symbol = "circle" if not dashed and stop - start < 40 else "none"
             series.smooth = False
             series.graphicalProperties.line.solidFill = color
             series.graphicalProperties.line.width = 15000 if dashed else 22000
             if dashed:
                 series.graphicalProperties.line.dashStyle = "dash"
         chart.set_categories(Reference(ws, min_col=1, min_row=first, max_row=last))
+        # about eight round names along the axis, however many rounds
+        chart.x_axis.tickLblSkip = max(1, math.ceil((stop - start + 1) / 8))
+        chart.x_axis.tickMarkSkip = chart.x_axis.tickLblSkip
         charts.append(chart)
     return charts
 
