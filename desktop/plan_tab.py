@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -284,6 +285,30 @@ def simulate_design(design: Plan, setting: CoverageSetting, control: TaskControl
 # --- the tab ----------------------------------------------------------------------------------
 
 
+class Readout(QLabel):
+    """A value label that never makes the window re-lay itself out while a slider moves.
+
+    Its width does not follow its text (the layout gives it the column's width), and
+    setting the text it already shows does nothing: without both, every slider step would
+    re-run the layouts and repaint the whole tab instead of the few labels that changed.
+    """
+
+    def __init__(self, text: str, parent: QWidget | None = None):
+        super().__init__(text, parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(80)
+
+    def setText(self, text: str) -> None:
+        if text != self.text():
+            super().setText(text)
+
+
+def set_title(box: QGroupBox, title: str) -> None:
+    """Retitle a group box only when the title changes (a retitle re-lays it out)."""
+    if box.title() != title:
+        box.setTitle(title)
+
+
 class PlanTab(QWidget):
     """Inputs on the left, the prior in the middle, plan readouts and curves on the right.
 
@@ -472,7 +497,7 @@ class PlanTab(QWidget):
         self.readouts: dict[str, QLabel] = {}
 
         def readout(name: str, tooltip: str) -> QLabel:
-            label = QLabel("–", self)
+            label = Readout("–", self)
             label.setObjectName(f"readout_{name}")
             label.setToolTip(tooltip)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -593,6 +618,12 @@ class PlanTab(QWidget):
         }
         self.v_marker = self.v_plot.vertical_marker("v", 4, Qt.PenStyle.SolidLine)
         for plot in (self.precision_plot, self.recall_plot, self.v_plot):
+            # Fixed axis widths: an axis that widens for a longer tick label re-lays out
+            # the whole window, which would repaint every widget on each slider step.
+            left = plot.plotItem.getAxis("left")
+            left.setStyle(autoExpandTextSpace=False)
+            left.setWidth(58)
+            plot.plotItem.getAxis("bottom").setStyle(autoExpandTextSpace=False)
             plot.setToolTip(
                 "Full interval width (2 × margin). Hover for values; right-click > Export "
                 "to save as PNG, SVG or CSV."
@@ -818,7 +849,7 @@ class PlanTab(QWidget):
             r["s_star_bayes"].setText("– (no prior)")
         bayesian = self._session.get("plan.bayesian")
         kind = "Bayesian predictive margins" if bayesian else "Eq 10 margins"
-        self.recommended_box.setTitle(f"Recommended plan ({kind})")
+        set_title(self.recommended_box, f"Recommended plan ({kind})")
         if plan is None:
             for name in (
                 "plan_s",
@@ -872,7 +903,7 @@ class PlanTab(QWidget):
         r["design_margin_precision"].setText(formatting.percent(design.margin_precision))
         r["design_margin_recall"].setText(formatting.percent(design.margin_recall))
         kind = "Bayesian" if design.bayesian else "Eq 10"
-        self.design_box.setTitle(f"Slider design ({kind})")
+        set_title(self.design_box, f"Slider design ({kind})")
         meets_p = design.margin_precision <= design.target_margin_precision
         meets_r = design.margin_recall <= design.target_margin_recall
         if meets_p and meets_r:
