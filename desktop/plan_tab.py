@@ -85,6 +85,8 @@ V_RANGE = (50, 200_000)
 #: Grid of ``v`` for the width-vs-v plot: the slider's whole range, fixed so the curve
 #: does not jump while ``s`` is dragged.
 V_GRID = np.logspace(math.log10(V_RANGE[0]), math.log10(V_RANGE[1]), 240)
+#: Presets that carry no information: without a previous round they get no curve.
+NON_INFORMATIVE_PRESETS = ("none", "jeffreys", "uniform")
 #: Label of the width-curve row for the user's own prior (plus previous round).
 CURRENT_PRIOR = "current prior"
 #: Simulation sizes: assurance rounds, coverage rounds ``A`` and replicates ``Q``.
@@ -175,7 +177,17 @@ def plan_basis(state: SessionState) -> PlanBasis:
             notes = tuple(dict.fromkeys((*notes, *rate_notes)))  # each note once
         else:
             precision, recall = plan.expected_precision, plan.expected_recall
-            posterior = None if plan.prior.is_zero else plan.prior.posterior()
+            if plan.prior_preset in NON_INFORMATIVE_PRESETS:
+                # No data and a prior that knows nothing: its predictive intervals are
+                # wider than the unit interval and its s* is just 1/k. Leave it out.
+                posterior = None
+                notes = (
+                    "Bayesian curves: the prior strengths w below; for your own prior's "
+                    "curve and s* Bayes choose the prior preset 'from expected P/R' or "
+                    "plan from a previous round.",
+                )
+            else:
+                posterior = plan.prior.posterior()
         posteriors = [(CURRENT_PRIOR, posterior)] if posterior is not None else []
         curves = WidthCurveModel.build(
             k=k,
@@ -918,7 +930,10 @@ class PlanTab(QWidget):
         notes = list(self._basis.notes)
         if self._basis.error:
             notes.insert(0, self._basis.error)
-        self.notes.setText("\n".join(notes))
+        text = "\n".join(notes)
+        if text == self.notes.text():
+            return  # already shown (and already in the status bar)
+        self.notes.setText(text)
         self.notes.setVisible(bool(notes))
         if notes:
             self.status_message.emit(notes[0])

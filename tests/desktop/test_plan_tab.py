@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -14,9 +16,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.bayes import Prior
 from core.confusion import ConfusionMatrix, Population
 from core.planning import WidthCurveModel, make_plan, rates_from_round
-from core.session import SessionState
+from core.session import PlanInputs, SessionState
 from desktop import formatting, plan_tab
 from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab
 from desktop.session_model import SessionModel
@@ -26,7 +29,10 @@ K = 41_200 / 1_251_000
 
 @pytest.fixture
 def session():
-    return SessionModel(SessionState())
+    """The default session with an informative prior (expected P/R, strength 10)."""
+    plan = PlanInputs()
+    prior = Prior.from_expected(plan.expected_precision, plan.expected_recall, K, 10.0)
+    return SessionModel(SessionState(plan=replace(plan, prior_preset="expected", prior=prior)))
 
 
 @pytest.fixture
@@ -243,12 +249,14 @@ def test_use_recommended_moves_sliders_in_one_step(qtbot, tab, session):
 
 
 def test_bayesian_toggle_and_fpc_messages(qtbot, tab, session):
+    tab.prior_editor.preset.setCurrentIndex(tab.prior_editor.preset.findData("jeffreys"))
     tab.belief.setCurrentIndex(tab.belief.findData("previous"))
     tab.bayesian.box.click()
     wait_refresh(qtbot, tab)
     assert session.get("plan.bayesian") is True
     assert "Bayesian" in tab.recommended_box.title()
-    # 1,000 labels of the previous round leave a predictive recall margin above 5 %:
+    # 1,000 labels of the previous round and a Jeffreys prior leave a predictive recall
+    # margin above 5 %:
     # core refuses the target and the tab says why instead of showing a plan
     assert tab.basis.recommended is None
     assert "cannot be reached" in tab.notes.text()
@@ -306,6 +314,17 @@ def test_newer_simulation_supersedes_stale_one(qtbot, tab, session, monkeypatch)
     QGuiApplication.processEvents()
     assert [result.v for result in results] == [3000]
     assert "3,000" in tab.simulation_result.text()
+
+
+def test_non_informative_prior_without_data_gets_no_curve(qtbot, tab, session):
+    session.set_value("plan.prior_preset", "jeffreys")
+    wait_refresh(qtbot, tab)
+    x, _ = tab.s_curves["recall"][CURRENT_PRIOR].getData()
+    assert x is None or len(x) == 0
+    assert tab.readouts["s_star_bayes"].text() == "– (no prior)"
+    assert "prior strengths" in tab.notes.text()
+    x, _ = tab.s_curves["recall"]["prior strength 10"].getData()
+    assert len(x) > 0
 
 
 def test_every_input_and_plot_has_a_tooltip(tab):
