@@ -112,6 +112,23 @@ CURVE_ROWS = (
 )
 
 
+def keep_y_range(plot: PlotPanel, top: float) -> None:
+    """Show ``0 .. top`` but move the y range only when the curves outgrow it or shrink
+    to below 60 % of it.
+
+    A y range that follows every slider step changes the tick labels on each step, and
+    pyqtgraph then re-lays out the plot, which repaints the whole window; with this
+    hysteresis a drag redraws the curves inside a steady frame.
+    """
+    if not np.isfinite(top) or top <= 0:
+        return
+    view = plot.plotItem.vb
+    view.disableAutoRange(axis=pg.ViewBox.YAxis)
+    shown = view.viewRange()[1][1]
+    if top > shown or top < 0.6 * shown:
+        view.setYRange(0.0, top * 1.08, padding=0)
+
+
 def percent_axis(plot: PlotPanel, side: str = "left") -> None:
     """Ticks of a 0..1 axis written as percentages (0.05 -> "5 %")."""
     axis = plot.plotItem.getAxis(side)
@@ -590,8 +607,7 @@ class PlanTab(QWidget):
             for label, legend, color, style, width in CURVE_ROWS:
                 self.s_curves[metric][label] = plot.line(legend, color, width=width, style=style)
         # Legends where the curves are not: precision falls from the top left, so its
-        # legend goes bottom left; recall's U is lowest on the left, so top left.
-        self.precision_plot.legend.anchor((0, 1), (0, 1), offset=(10, -10))
+        # legend stays top right; recall's U is lowest on the left, so top left.
         self.recall_plot.legend.anchor((0, 0), (0, 0), offset=(10, 10))
         for plot in (self.precision_plot, self.recall_plot):
             plot.legend.setBrush(pg.mkBrush(255, 255, 255, 190))
@@ -820,6 +836,11 @@ class PlanTab(QWidget):
                 else:
                     item.setData(curves.s, widths[row])
             self.star_points[metric].setData(np.log10(curves.s_star), at_star)
+            shown = [widths[rows[label]] for label in self.s_curves[metric] if label in rows]
+            keep_y_range(
+                self.precision_plot if metric == "precision" else self.recall_plot,
+                float(np.nanmax(shown)),
+            )
             plot = self.precision_plot if metric == "precision" else self.recall_plot
             plot.set_marker_x(self.s_markers[metric]["s_star"], float(curves.s_star[0]))
             bayes_row = rows.get(CURRENT_PRIOR)
@@ -837,6 +858,10 @@ class PlanTab(QWidget):
                 item.setData([], [])
             else:
                 item.setData(curves.v, widths[row])
+        keep_y_range(
+            self.v_plot,
+            float(max(np.nanmax(curves.precision_width), np.nanmax(curves.recall_width))),
+        )
 
     def _clear_curves(self) -> None:
         for items in self.s_curves.values():
