@@ -38,9 +38,9 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
     window.load_example()
     window.show()
     if path is not None:
-        # After show, so a "could not open" message sits over the window; on failure the
-        # example session stays open.
-        window.open_workbook(path, ask=False)
+        # From inside the event loop, once the window is up: a "could not open" message
+        # then sits over the window, and on failure the example session stays open.
+        QTimer.singleShot(0, lambda: window.open_workbook(path, ask=False))
 
     if os.environ.get(EXIT_AFTER_SHOW_ENV):
 
