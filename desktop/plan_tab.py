@@ -64,7 +64,7 @@ from core.progress import TaskControl
 from core.session import SessionState
 from desktop import formatting
 from desktop.grid import ConfusionGrid
-from desktop.plotting import PlotPanel
+from desktop.plotting import PALETTE, PlotPanel
 from desktop.prior_editor import PriorEditor
 from desktop.session_model import SessionModel
 from desktop.widgets import (
@@ -626,9 +626,19 @@ class PlanTab(QWidget):
                 "s_star_bayes": plot.vertical_marker("s* Bayes", 1, Qt.PenStyle.DotLine),
                 "s": plot.vertical_marker("s", 4, Qt.PenStyle.SolidLine),
             }
-            self.s_markers[metric]["s_star"].label.setPosition(0.95)
-            self.s_markers[metric]["s_star_bayes"].label.setPosition(0.80)
-            self.s_markers[metric]["s"].label.setPosition(0.65)
+            # The legend fills the top of these small plots, so the markers are keyed in
+            # the title instead of labelled on the lines.
+            for line in self.s_markers[metric].values():
+                line.label.setVisible(False)
+            title = "Precision" if metric == "precision" else "Recall"
+            plot.setTitle(
+                f"{title}: interval width vs s<br><span style='font-size:8pt'>"
+                f"<span style='color:{PALETTE[6]}'>┆ s*</span> &nbsp; "
+                f"<span style='color:{PALETTE[1]}'>┆ s* Bayes</span> &nbsp; "
+                f"<span style='color:{PALETTE[4]}'>│ slider s</span> &nbsp; "
+                "○ minimum of each curve</span>",
+                size="10pt",
+            )
         self.target_lines = {
             "precision": self._target_line(self.precision_plot),
             "recall": self._target_line(self.recall_plot),
