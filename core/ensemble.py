@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core import validation
+from core import progress, validation
 from core.errors import InputError
+from core.progress import TaskControl
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -60,6 +61,8 @@ DEFAULT_CONFIDENCE = 0.95
 MIXES = ("shuffle", "sample")
 #: Beyond this the (children x trials) arrays stop fitting comfortably in memory.
 MAX_TRIALS = 10_000_000
+#: Trials simulated per vectorized chunk (progress and cancel are checked between chunks).
+TRIALS_PER_CHUNK = 20_000
 
 #: Where each position of a recycled sample came from (Algorithm 1, steps 1-3).
 ORIGIN_PARENT_SAMPLE = "parent_sample"  # S+: already labeled for the parent
@@ -680,6 +683,22 @@ def _child_set(index: int, child: object) -> ChildSet:
     )
 
 
+def _simulate_reused(generator, parent_size, sizes, overlaps, n_parents, n_childs, trials, mix):
+    """Reused-label counts, shape ``(children, trials)``, by Lemma 3 (see the caller)."""
+    shape = (sizes.shape[0], trials)
+    s_plus = generator.binomial(n_parents, overlaps / parent_size, size=shape)
+    outside = sizes - overlaps
+    s_minus = np.where(
+        overlaps > 0, (2 * outside * s_plus + overlaps) // (2 * np.maximum(overlaps, 1)), 0
+    )
+    mixed_size = s_plus + s_minus
+    kept = np.minimum(n_childs, mixed_size)
+    if mix == "shuffle":
+        return generator.hypergeometric(s_plus, s_minus, kept)
+    share = np.divide(s_plus, mixed_size, out=np.zeros(shape), where=mixed_size > 0)
+    return generator.binomial(kept, share)
+
+
 def plan_recycled_labels(
     parent_size: int,
     children: Sequence[ChildSet | Mapping],
@@ -689,6 +708,7 @@ def plan_recycled_labels(
     mix: str = "shuffle",
     trials: int = 200,
     rng: int | np.random.Generator | None = None,
+    control: TaskControl | None = None,
 ) -> EnsemblePlan:
     """Labels each child still needs, and the saving's spread, from sizes alone (spec 3.2).
 
@@ -721,6 +741,9 @@ def plan_recycled_labels(
         Simulated repetitions (>= 1).
     rng : int, numpy.random.Generator or None
         Seed or generator.
+    control : TaskControl, optional
+        Progress and cancel between chunks of :data:`TRIALS_PER_CHUNK` trials (a run that
+        fits one chunk draws exactly the stream it would draw without chunking).
 
     Returns
     -------
@@ -780,20 +803,17 @@ def plan_recycled_labels(
     n_parents = np.array([child.n_parent for child in cleaned], dtype=np.int64)[:, None]
     n_childs = np.array([child.n_child for child in cleaned], dtype=np.int64)[:, None]
     generator = _generator(rng)
-    shape = (len(cleaned), trials)
-
-    s_plus = generator.binomial(n_parents, overlaps / parent_size, size=shape)
-    outside = sizes - overlaps
-    s_minus = np.where(
-        overlaps > 0, (2 * outside * s_plus + overlaps) // (2 * np.maximum(overlaps, 1)), 0
-    )
-    mixed_size = s_plus + s_minus
-    kept = np.minimum(n_childs, mixed_size)
-    if mix == "shuffle":
-        reused = generator.hypergeometric(s_plus, s_minus, kept)
-    else:
-        share = np.divide(s_plus, mixed_size, out=np.zeros(shape), where=mixed_size > 0)
-        reused = generator.binomial(kept, share)
+    chunks = []
+    for start in range(0, trials, TRIALS_PER_CHUNK):
+        progress.step(control, start, trials)
+        chunk = min(TRIALS_PER_CHUNK, trials - start)
+        chunks.append(
+            _simulate_reused(
+                generator, parent_size, sizes, overlaps, n_parents, n_childs, chunk, mix
+            )
+        )
+    progress.step(control, trials, trials)
+    reused = np.concatenate(chunks, axis=1)
 
     savings_pct = 100.0 * reused / n_childs
     mean_reused = reused.mean(axis=1)

@@ -281,41 +281,20 @@ def sample_size_for(inputs: EnsembleInputs, confidence: float) -> PrecisionSampl
 def simulate_ensemble(
     inputs: EnsembleInputs, confidence: float, control: TaskControl | None = None
 ) -> EnsembleRun:
-    """Run :func:`core.ensemble.plan_recycled_labels` child by child.
-
-    ``plan_recycled_labels`` takes no progress/cancel handle, so the children are simulated
-    one call each with one shared generator (seeded from the session): progress advances
-    per child and a cancel is honoured between children. Each child's simulation is the
-    core's own; the children are only gathered into one :class:`EnsemblePlan`.
-    """
+    """Run :func:`core.ensemble.plan_recycled_labels` for every child at once (seeded from
+    the session), with progress and cancel through ``control``."""
     size = sample_size_for(inputs, confidence)
     if not inputs.children:
         raise InputError("add at least one child classifier")
-    generator = np.random.default_rng(inputs.seed)
-    children, savings = [], []
-    total = len(inputs.children)
-    for done, child in enumerate(inputs.children):
-        if control is not None:
-            control.step(done, total)
-        plan = plan_recycled_labels(
-            inputs.parent_size,
-            [ChildSet(size=child.size, overlap=child.overlap, name=child.name)],
-            n_parent=size.n,
-            n_child=size.n,
-            mix=inputs.mix,
-            trials=inputs.trials,
-            rng=generator,
-        )
-        children.append(plan.children[0])
-        savings.append(plan.savings[0])
-    if control is not None:
-        control.step(total, total)
-    plan = EnsemblePlan(
-        parent_size=inputs.parent_size,
-        children=tuple(children),
-        savings=tuple(savings),
+    plan = plan_recycled_labels(
+        inputs.parent_size,
+        [ChildSet(size=c.size, overlap=c.overlap, name=c.name) for c in inputs.children],
+        n_parent=size.n,
+        n_child=size.n,
         mix=inputs.mix,
         trials=inputs.trials,
+        rng=inputs.seed,
+        control=control,
     )
     return EnsembleRun(inputs=inputs, sample_size=size, plan=plan)
 

@@ -595,3 +595,24 @@ def test_recalls_reject_bad_input(args, kwargs, message):
     options = {"false_omission_rate": 0.01, "negative_set_size": 100, **kwargs}
     with pytest.raises(InputError, match=message):
         recalls_from_precisions(*args, **options)
+
+
+def test_planner_reports_progress_and_honours_cancel_between_chunks(monkeypatch):
+    from core import ensemble
+    from core.progress import Cancelled, TaskControl
+
+    monkeypatch.setattr(ensemble, "TRIALS_PER_CHUNK", 50)
+    fractions = []
+    children = [ensemble.ChildSet(size=41_200, overlap=36_000)]
+    plan = ensemble.plan_recycled_labels(
+        120_000, children, trials=200, rng=3, control=TaskControl(fractions.append)
+    )
+    assert fractions == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert plan.savings[0].reused_per_trial.shape == (200,)
+    # Chunking keeps the distribution: the mean stays near the rule-of-thumb min(PIR, CIR).
+    assert plan.savings[0].savings_pct_mean == pytest.approx(100 * 36_000 / 120_000, abs=1.0)
+
+    control = TaskControl()
+    control.cancel()
+    with pytest.raises(Cancelled):
+        ensemble.plan_recycled_labels(120_000, children, trials=200, rng=3, control=control)
