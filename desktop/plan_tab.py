@@ -67,6 +67,7 @@ from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.prior_editor import PriorEditor
 from desktop.session_model import SessionModel
+from desktop.tab_support import use_percent_axes
 from desktop.widgets import (
     BoundCheck,
     ChoiceCombo,
@@ -127,17 +128,6 @@ def keep_y_range(plot: PlotPanel, top: float) -> None:
     shown = view.viewRange()[1][1]
     if top > shown or top < 0.6 * shown:
         view.setYRange(0.0, top * 1.08, padding=0)
-
-
-def percent_axis(plot: PlotPanel, side: str = "left") -> None:
-    """Ticks of a 0..1 axis written as percentages (0.05 -> "5 %")."""
-    axis = plot.plotItem.getAxis(side)
-
-    def tick_strings(values, scale, spacing):
-        digits = max(0, -math.floor(math.log10(spacing * 100))) if spacing > 0 else 0
-        return [f"{value * 100:.{digits}f} %" for value in values]
-
-    axis.tickStrings = tick_strings
 
 
 # --- what the tab computes (all numbers from core) -------------------------------------------
@@ -603,7 +593,7 @@ class PlanTab(QWidget):
         )
         self.s_curves: dict[str, dict[str, pg.PlotDataItem]] = {"precision": {}, "recall": {}}
         for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
-            percent_axis(plot)
+            use_percent_axes(plot, left="full interval width")
             for label, legend, color, style, width in CURVE_ROWS:
                 self.s_curves[metric][label] = plot.line(legend, color, width=width, style=style)
         # Legends where the curves are not: precision falls from the top left, so its
@@ -643,7 +633,7 @@ class PlanTab(QWidget):
             "precision": self._target_line(self.precision_plot),
             "recall": self._target_line(self.recall_plot),
         }
-        percent_axis(self.v_plot)
+        use_percent_axes(self.v_plot, left="full interval width")
         self.v_curves = {
             ("precision", "frequentist"): self.v_plot.line("precision, frequentist", 0),
             ("recall", "frequentist"): self.v_plot.line("recall, frequentist", 1),
