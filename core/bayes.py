@@ -4,6 +4,16 @@ The model: ``pi1 ~ Beta(a11, a01)`` and ``pi0 ~ Beta(a10, a00)`` a priori; after
 counts ``(n11, n01, n10, n00)`` the posterior is ``Beta(z11, z01)`` and ``Beta(z10, z00)``
 with ``zij = aij + nij``. The predictive intervals describe the *estimate a future round of
 sizes* ``(n1', n0')`` *will show*; they are wider than confidence intervals on purpose.
+
+Random design (one simple random sample, ``k`` estimated by ``n1/n0``). The same four
+parameters are read as a Dirichlet prior on the four cell probabilities, so the posterior is
+``Dirichlet(z11, z01, z10, z00)``. Its aggregation property gives the same ``Beta(z11, z01)``
+for precision, and recall ``= p11/(p11 + p10)`` is exactly ``Beta(z11, z10)``: recall is a
+proportion among the actual positives, and ``k`` is no longer treated as known. The
+random-design analogue of Eq 6-8 is therefore the Eq 6 form applied to recall: the
+beta-binomial predictive of ``TP*/m'`` for a future round with the same number
+``m' = TP + FN`` of actual positives (:func:`bayes_recall_interval_random`); the posterior
+interval is the ``Beta(z11, z10)`` quantiles (:func:`posterior_recall_interval_random`).
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from scipy.special import betaincinv
 from core import validation
 from core.confusion import ConfusionMatrix, pi0_from_precision_recall
 from core.errors import InputError
-from core.intervals import Interval
+from core.intervals import Interval, log_ratio_bounds
 
 #: Pseudo-sample of predicted positives per unit of prior strength (spec 1.4, Figure 1).
 PSEUDO_POSITIVES_PER_STRENGTH = 100.0
@@ -208,12 +218,54 @@ def bayes_recall_interval(
     xb, sd = predictive_recall_terms(
         posterior, k, validation.positive("n1'", n1_future), validation.positive("n0'", n0_future)
     )
-    xb, sd = float(xb), float(sd)
-    return Interval(
-        lower=1 / (1 + xb * math.exp(z * sd)),
-        upper=1 / (1 + xb * math.exp(-z * sd)),
-        method="bayes",
-    )
+    # Overflow-safe form of 1/(1 + xb*exp(+-z*sd)): a near-zero prior on an empty cell makes
+    # sd huge, and the interval is then (nearly) [0, 1], not an OverflowError.
+    lower, upper = log_ratio_bounds(float(xb), z * float(sd))
+    return Interval(lower=lower, upper=upper, method="bayes")
+
+
+def predictive_recall_sd_random(posterior: Posterior, positives_future):
+    """Eq 6 form for recall in the random design: sd of ``TP*/m'``, ``TP* ~ BB(m', z11, z10)``.
+
+    ``var = z11*z10*(z11+z10+m')/(m'*(z11+z10)^2*(z11+z10+1))``, vectorized in ``m'``.
+    """
+    a, b = posterior.z11, posterior.z10
+    m = np.asarray(positives_future, dtype=float)
+    return np.sqrt(a * b * (a + b + m) / (m * (a + b) ** 2 * (a + b + 1)))
+
+
+def bayes_recall_interval_random(
+    posterior: Posterior, positives_future: int, confidence: float = 0.95
+) -> Interval:
+    """Predictive interval of a future random sample's recall ``TP*/m'`` (module docstring).
+
+    The random-design analogue of Eq 6-8: ``m +- z*sqrt(var)`` with ``m = z11/(z11+z10)``
+    and the beta-binomial variance of :func:`predictive_recall_sd_random`, for a future
+    round with ``m' = TP + FN`` actual positives (the same number as the labeled one).
+    Undefined (NaN, with a note) when ``m' = 0``.
+    """
+    z = validation.z_value(confidence)
+    positives = validation.count("m' (actual positives)", positives_future)
+    if positives == 0:
+        return Interval(
+            lower=math.nan,
+            upper=math.nan,
+            method="bayes",
+            note="no actual positive labeled: a future round's recall is undefined",
+        )
+    m = posterior.z11 / (posterior.z11 + posterior.z10)
+    half = z * float(predictive_recall_sd_random(posterior, positives))
+    lower, upper = m - half, m + half
+    note = "clipped to [0, 1]" if lower < 0 or upper > 1 else ""
+    return Interval(lower=max(0.0, lower), upper=min(1.0, upper), method="bayes", note=note)
+
+
+def posterior_recall_interval_random(posterior: Posterior, confidence: float = 0.95) -> Interval:
+    """Equal-tailed posterior interval of the true recall of a random sample,
+    ``Beta(z11, z10)`` quantiles (module docstring)."""
+    alpha = 1.0 - validation.confidence(confidence)
+    lower, upper = betaincinv(posterior.z11, posterior.z10, [alpha / 2, 1 - alpha / 2])
+    return Interval(lower=float(lower), upper=float(upper), method="posterior")
 
 
 def posterior_precision_interval(posterior: Posterior, confidence: float = 0.95) -> Interval:

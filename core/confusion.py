@@ -11,6 +11,7 @@ them on arrays of replicates) and follow IEEE rules: a recall with ``pi1 = 0`` i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,11 +226,17 @@ def f_beta(precision, recall, beta: float = 1.0):
 
 
 def stratum_sizes(v, k: float, s: float) -> tuple[int, int]:
-    """Integer sizes ``n1 = round(v*k*s/(k*s+1))``, ``n0 = v - n1`` (Eq 1, spec 1.1)."""
+    """Integer sizes ``n1 = round(v*k*s/(k*s+1))``, ``n0 = v - n1`` (Eq 1, spec 1.1).
+
+    Rounding is half up (``floor(x + 1/2)``), as in :mod:`core.ensemble`, not Python's
+    half-to-even: ``v = 50, k = 1/19, s = 1`` gives ``x = 2.5`` and ``n1 = 3``. ``x`` is first
+    rounded to 9 decimals so a half that lands a few ulps below ``.5`` in floating point
+    still rounds up.
+    """
     v = validation.count("v", v)
     k = validation.positive("k", k)
     s = validation.positive("s", s)
-    n1 = round(v * k * s / (k * s + 1.0))
+    n1 = math.floor(round(v * k * s / (k * s + 1.0), 9) + 0.5)
     return int(n1), int(v - n1)
 
 

@@ -19,11 +19,12 @@ the second round's estimates. Coverage is the share of the ``A`` rounds whose in
 contains its target. A row whose interval or target is undefined (e.g. a second round with
 ``TP = FN = 0``) counts as not covered; :attr:`CoverageResult.undefined` says how many.
 
-Prior: the Bayesian intervals use a non-informative prior. The paper's ``alpha = 0`` is
-improper whenever a drawn count is 0, which does happen in the paper's grid (e.g. ``FP`` when
-``n1 = 99`` and ``pi1 = 0.9``), so the default is Jeffreys (0.5 per cell) for every row; with
-``prior=Prior.none()`` only the rows with a zero count fall back to Jeffreys (counted in
-:attr:`CoverageResult.jeffreys_rows`).
+Prior: the Bayesian intervals use the paper's non-informative ``alpha = 0`` (spec 1.7), as
+``evaluate`` does. It is improper whenever a drawn count is 0, which does happen in the
+paper's grid (e.g. ``FP`` when ``n1 = 99`` and ``pi1 = 0.9``); only those rows use Jeffreys
+(0.5 per cell) instead, and :attr:`CoverageResult.jeffreys_rows` counts them. Any other
+prior can be given (``prior=``, ``prplanner coverage --prior``); the same row-by-row
+fallback applies where it is improper.
 
 Random streams: ``seed`` feeds a ``numpy.random.SeedSequence`` that is split into one stream
 for the labeled rounds (first and second sample, drawn up front for all ``A`` rows) and one
@@ -38,6 +39,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from core import progress, resampling, validation
 from core.bayes import Posterior, Prior, predictive_precision_sd, predictive_recall_terms
@@ -136,6 +138,8 @@ class CoverageResult:
         target was undefined.
     jeffreys_rows : int
         Rows whose Bayesian intervals used Jeffreys because the chosen prior was improper.
+    prior : Prior
+        The prior chosen for the Bayesian intervals (before any Jeffreys substitution).
     seconds : float
         Wall-clock time.
     """
@@ -148,6 +152,7 @@ class CoverageResult:
     recall: dict[str, float]
     undefined: dict[str, int]
     jeffreys_rows: int
+    prior: Prior
     seconds: float
 
     def coverage_dict(self) -> dict:
@@ -160,7 +165,12 @@ class CoverageResult:
             "reps": self.reps,
             "replicates": self.replicates,
             "seconds": self.seconds,
+            **self.prior_dict(),
         }
+
+    def prior_dict(self) -> dict:
+        """Beyond the contract keys: the prior and how many rows fell back to Jeffreys."""
+        return {"prior": list(self.prior.as_tuple()), "jeffreys_rows": self.jeffreys_rows}
 
     def to_rows(self) -> list[tuple[str, str, float]]:
         """``(metric, kind, coverage)`` rows."""
@@ -194,7 +204,8 @@ class GridResult:
         """The ``prplanner coverage --paper-grid --json`` document (issue 2, section 3)."""
         return {
             "rows": [
-                {**row.setting.to_dict(), "coverage": row.coverage_dict()} for row in self.rows
+                {**row.setting.to_dict(), "coverage": row.coverage_dict(), **row.prior_dict()}
+                for row in self.rows
             ],
             "seconds": self.seconds,
         }
@@ -257,9 +268,16 @@ def katz_recall_bounds(tp, fp, fn, tn, k, z):
     pi1, pi0 = tp / n1, fn / n0
     x = pi0 / (k * pi1)
     se = np.sqrt((1 - pi1) / (n1 * pi1) + (1 - pi0) / (n0 * pi0))
-    lower, upper = 1 / (1 + x * np.exp(z * se)), 1 / (1 + x * np.exp(-z * se))
+    lower, upper = log_ratio_bounds(x, z * se)
     # fmin/fmax ignore NaN, so an undefined plain recall (TP = FN = 0) leaves the bounds alone.
     return np.fmin(lower, plain), np.fmax(upper, plain)
+
+
+def log_ratio_bounds(x, spread):
+    """Vectorized ``1/(1 + x*exp(+-spread))`` as ``expit(-(log x +- spread))``: no overflow
+    (an extreme prior gives bounds 0 and 1), like :func:`core.intervals.log_ratio_bounds`."""
+    log_x = np.log(x)
+    return expit(-(log_x + spread)), expit(-(log_x - spread))
 
 
 def _posterior_parameters(prior: Prior, tp, fp, fn, tn):
@@ -303,7 +321,8 @@ def coverage_experiment(
     seed : int, SeedSequence or None
         See the module docstring for how it is split.
     prior : Prior, optional
-        Prior of the Bayesian intervals; default Jeffreys (see the module docstring).
+        Prior of the Bayesian intervals; default the paper's ``alpha = 0``, with Jeffreys in
+        the rows where that is improper (see the module docstring).
     control : TaskControl, optional
         Progress (fraction of rounds done) and cancel between chunks.
 
@@ -318,7 +337,9 @@ def coverage_experiment(
     replicates = validation.whole_at_least("replicates", replicates, 10)
     confidence = validation.confidence(confidence)
     z = validation.z_value(confidence)
-    prior = Prior.jeffreys() if prior is None else prior
+    prior = Prior.none() if prior is None else prior
+    if not isinstance(prior, Prior):
+        raise InputError(f"prior must be a Prior, got {type(prior).__name__}")
     rounds_rng, replicate_rng = seed_streams(seed)
     offset, total = _progress_offset or (0, reps)
 
@@ -372,12 +393,7 @@ def coverage_experiment(
                 second_precision,
             )
             xb, sd = predictive_recall_terms(posterior, k, n1, n0)
-            tally(
-                "recall/bayes",
-                1 / (1 + xb * np.exp(z * sd)),
-                1 / (1 + xb * np.exp(-z * sd)),
-                second_recall,
-            )
+            tally("recall/bayes", *log_ratio_bounds(xb, z * sd), second_recall)
 
             mc = resampling.bayes_predictive(
                 *zz, k, n1, n0, replicates=replicates, seed=replicate_rng, include_f1=False
@@ -395,6 +411,7 @@ def coverage_experiment(
         recall={kind: covered[f"recall/{kind}"] / reps for kind in RECALL_KINDS},
         undefined=undefined,
         jeffreys_rows=jeffreys_rows,
+        prior=prior,
         seconds=time.perf_counter() - started,
     )
 

@@ -11,11 +11,17 @@ Designs
 -------
 * ``stratified``: the strata were sampled separately; ``k = N1/N0`` comes from the user
   (directly or from the population counts).
-* ``random``: one simple random sample; ``k`` is estimated by ``n1/n0`` (spec 1.1). The
-  closed forms and the Bayesian intervals treat that ``k`` as known (as the paper does);
-  the bootstrap resamples the whole sample, so it also carries the uncertainty of ``k``
-  (see :func:`core.resampling.bootstrap`). Recall additionally gets the textbook Wald
-  interval ``R +- z*sqrt(R(1-R)/(TP+FN))``.
+* ``random``: one simple random sample; ``k`` is estimated by ``n1/n0`` (spec 1.1), and
+  every interval carries the uncertainty of that estimate (treating it as known, as the
+  paper's formulas do, under-covers: about 88 % instead of 95 % at the paper's Table 1
+  truth). Katz and delta use the multinomial standard errors ``se^2 = 1/TP + 1/FN`` for
+  recall and ``1/FP + 1/TN`` for FPR (:mod:`core.intervals`); the bootstrap resamples the
+  whole sample (:func:`core.resampling.bootstrap`); the Bayesian intervals read the prior
+  as a Dirichlet on the four cells, so recall's posterior is ``Beta(z11, z10)`` and
+  ``bayes``/``bayes_mc`` predict the recall of a future round with the same number
+  ``TP + FN`` of actual positives (the random-design analogue of Eq 6-8, see
+  :mod:`core.bayes`). Precision's intervals are the same in both designs. Recall
+  additionally gets the textbook Wald interval ``R +- z*sqrt(R(1-R)/(TP+FN))``.
 
 Never a silent NaN: an undefined estimate or bound is ``None`` in :meth:`Evaluation.to_dict`
 and a warning says why.
@@ -34,7 +40,9 @@ from core.bayes import (
     Prior,
     bayes_precision_interval,
     bayes_recall_interval,
+    bayes_recall_interval_random,
     posterior_precision_interval,
+    posterior_recall_interval_random,
 )
 from core.confusion import ConfusionMatrix, PointEstimates, Population, point_estimates
 from core.errors import InputError
@@ -297,11 +305,12 @@ def evaluate(
     _cell_warnings(matrix, warnings)
 
     precision_intervals = dict(closed_form.precision_intervals(matrix, confidence, fpc_factors))
+    ratio_args = (matrix, k, confidence, fpc_factors)
     recall_intervals = {
-        "katz_log": closed_form.katz_log_recall(matrix, k, confidence, fpc_factors),
-        "delta": closed_form.delta_recall(matrix, k, confidence, fpc_factors),
+        "katz_log": closed_form.katz_log_recall(*ratio_args, design=design),
+        "delta": closed_form.delta_recall(*ratio_args, design=design),
     }
-    fpr_intervals = {"katz_log": closed_form.katz_log_fpr(matrix, k, confidence, fpc_factors)}
+    fpr_intervals = {"katz_log": closed_form.katz_log_fpr(*ratio_args, design=design)}
 
     rng = resampling.as_generator(seed)
     boot = resampling.bootstrap(
@@ -328,14 +337,21 @@ def evaluate(
     used_prior = _resolve_prior(prior, matrix, warnings)
     posterior = used_prior.posterior(matrix)
     z = (posterior.z11, posterior.z01, posterior.z10, posterior.z00)
+    positives = matrix.tp + matrix.fn
     precision_intervals["bayes"] = bayes_precision_interval(posterior, matrix.n_pos, confidence)
-    recall_intervals["bayes"] = bayes_recall_interval(
-        posterior, k, matrix.n_pos, matrix.n_neg, confidence
-    )
+    if design == "random":
+        recall_intervals["bayes"] = bayes_recall_interval_random(posterior, positives, confidence)
+    else:
+        recall_intervals["bayes"] = bayes_recall_interval(
+            posterior, k, matrix.n_pos, matrix.n_neg, confidence
+        )
     predictive = resampling.bayes_predictive(
-        *z, k, matrix.n_pos, matrix.n_neg, replicates=replicates, seed=rng, control=control
+        *z, k, matrix.n_pos, matrix.n_neg, replicates=replicates, seed=rng, control=control,
+        design=design, positives_future=positives if design == "random" else None,
+    )  # fmt: skip
+    draws = resampling.posterior_draws(
+        *z, k, replicates=replicates, seed=rng, control=control, design=design
     )
-    draws = resampling.posterior_draws(*z, k, replicates=replicates, seed=rng, control=control)
     precision_intervals["bayes_mc"] = _interval_from_draws(
         predictive, "precision", "bayes_mc", confidence
     )
@@ -345,14 +361,28 @@ def evaluate(
     f1_intervals["bayes_mc"] = _interval_from_draws(predictive, "f1", "bayes_mc", confidence)
     # Precision's posterior is exactly Beta(z11, z01): quantiles, not draws.
     precision_intervals["posterior"] = posterior_precision_interval(posterior, confidence)
-    recall_intervals["posterior"] = _interval_from_draws(draws, "recall", "posterior", confidence)
+    if design == "random":  # exactly Beta(z11, z10): quantiles, not draws
+        recall_intervals["posterior"] = posterior_recall_interval_random(posterior, confidence)
+    else:
+        recall_intervals["posterior"] = _interval_from_draws(
+            draws, "recall", "posterior", confidence
+        )
     f1_intervals["posterior"] = _interval_from_draws(draws, "f1", "posterior", confidence)
     if int(predictive.undefined_recall):
+        left_out = "recall" if design == "random" else "recall and F1"
         warnings.append(
             f"{int(predictive.undefined_recall):,} of {replicates:,} Monte-Carlo predictive "
-            "replicates had no actual positive; they were left out of the bayes_mc recall and "
-            "F1 percentiles"
+            f"replicates had no actual positive; they were left out of the bayes_mc {left_out} "
+            "percentiles"
         )
+    if design == "random" and predictive.f1 is not None:
+        # In the random design F1* comes from its own draws (core.resampling.bayes_predictive).
+        undefined_f1 = int(np.isnan(predictive.f1).sum())
+        if undefined_f1 > 0:
+            warnings.append(
+                f"{undefined_f1:,} of {replicates:,} Monte-Carlo predictive replicates of F1 "
+                "drew no actual positive; they were left out of the bayes_mc F1 percentiles"
+            )
 
     if design == "random":
         recall_intervals["wald"] = closed_form.wald_recall_random(matrix, confidence)
@@ -364,6 +394,7 @@ def evaluate(
         "fpr": MetricResult(estimate=estimates.fpr, intervals=fpr_intervals),
     }
     _undefined_value_warnings(result_metrics, warnings)
+    _interval_note_warnings(result_metrics, matrix, warnings)
     return Evaluation(
         matrix=matrix,
         design=design,
@@ -429,3 +460,37 @@ def _undefined_value_warnings(metrics: dict[str, MetricResult], warnings: list[s
             warnings.append(
                 f"{name} interval(s) {', '.join(broken)} are undefined for these counts"
             )
+
+
+def _interval_note_warnings(
+    metrics: dict[str, MetricResult], matrix: ConfusionMatrix, warnings: list[str]
+) -> None:
+    """Each interval's note as ``"<metric> <method>: <note>"``, so ``--json`` users see it.
+
+    Parts of a note that a general warning already says are left out: the Haldane-Anscombe
+    correction and the bound moved to a boundary estimate (the zero-cell warning of
+    :func:`_cell_warnings`), and anything about an interval or estimate that
+    :func:`_undefined_value_warnings` already names as undefined. Identical lines appear
+    once.
+    """
+    said_generally = {closed_form.HALDANE_NOTE, closed_form.BOUNDARY_NOTE}
+    seen = set(warnings)
+    for name, metric in metrics.items():
+        estimate_undefined = not math.isfinite(metric.estimate)
+        for method, interval in metric.intervals.items():
+            if not interval.note:
+                continue
+            if not (np.isfinite(interval.lower) and np.isfinite(interval.upper)):
+                continue  # named by the undefined-interval warning
+            parts = [
+                part
+                for part in interval.note.split("; ")
+                if not (matrix.has_zero_cell and part in said_generally)
+                and not (estimate_undefined and "undefined" in part)
+            ]
+            if not parts:
+                continue
+            line = f"{name} {method}: {'; '.join(parts)}"
+            if line not in seen:
+                seen.add(line)
+                warnings.append(line)

@@ -13,6 +13,23 @@ gives recall 1, FP = 0 gives FPR 0) it can fall outside; the bound on that side 
 moved to the estimate, as Clopper-Pearson and Jeffreys do for a proportion at 0 or 1
 (Brown, Cai and DasGupta 2001). An interval never excludes its own estimate.
 
+Designs (keyword ``design`` of the ratio intervals). ``"stratified"`` (the default): the
+strata were sampled separately and ``k = N1/N0`` is known; recall is ``1/(1 + x)`` with
+``x = pi0^/(k*pi1^)`` and ``se^2 = 1/TP - 1/n1 + 1/FN - 1/n0`` (Eq 4). ``"random"``: one
+simple random sample of ``v`` items with ``k`` *estimated* by ``n1/n0`` (spec 1.1, the
+paper's Section 2.1). Then ``x = FN/TP`` and, the four counts being multinomial, the delta
+method gives ``var(log(FN/TP)) = 1/TP + 1/FN``: the uncertainty of ``k`` adds ``1/n1 + 1/n0``
+to the stratified ``se^2``. Treating the estimated ``k`` as known under-covers (about 88 %
+instead of 95 % at the paper's Table 1 truth). Likewise FPR uses ``x' = TN/FP`` and
+``se'^2 = 1/FP + 1/TN``. The Haldane-Anscombe correction (0.5 added to every count) and the
+boundary rule apply in the same way; with no zero cell the estimate ``1/(1 + x)`` equals the
+stratified one with ``k = n1/n0``. In the random design the delta interval for recall equals
+the textbook ``R +- z*sqrt(R(1-R)/(TP+FN))``.
+
+Bounds of the log-ratio intervals are computed as ``logistic(-(log x +- z*se))``, which
+equals ``1/(1 + x*exp(+-z*se))`` but cannot overflow: an extreme input (e.g. a near-zero
+prior in :mod:`core.bayes`) gives a bound of exactly 0 or 1 instead of an OverflowError.
+
 The finite population correction multiplies each stratum's binomial variance by
 ``(N - n)/(N - 1)`` (passed as ``fpc=(f1, f0)``). It is applied to the variance-based
 normal intervals (Wald, Katz, delta); the score, exact and Jeffreys intervals stay as they
@@ -31,7 +48,9 @@ from scipy.special import betaincinv
 
 from core import validation
 from core.confusion import ConfusionMatrix, fpr_from_rates, recall_from_rates
+from core.errors import InputError
 
+DESIGNS = ("stratified", "random")
 HALDANE_NOTE = "zero cell: Haldane-Anscombe correction (+0.5 to every cell) applied"
 BOUNDARY_NOTE = "bound moved to the estimate, which lies on the boundary"
 NO_FPC = (1.0, 1.0)
@@ -88,6 +107,60 @@ def _clipped(lower: float, upper: float, method: str, note: str = "") -> Interva
     if lower < 0.0 or upper > 1.0:
         note = "; ".join(filter(None, [note, "clipped to [0, 1]"]))
     return Interval(lower=max(0.0, lower), upper=min(1.0, upper), method=method, note=note)
+
+
+def logistic(t: float) -> float:
+    """``1/(1 + exp(-t))`` without overflow for any finite or infinite ``t``."""
+    if t >= 0.0:
+        return 1.0 / (1.0 + math.exp(-t))
+    e = math.exp(t)  # t < 0: underflows to 0 at worst, never overflows
+    return e / (1.0 + e)
+
+
+def log_ratio_bounds(x: float, spread: float) -> tuple[float, float]:
+    """``(1/(1 + x*exp(+spread)), 1/(1 + x*exp(-spread)))`` for ``x > 0``, overflow-safe.
+
+    ``1/(1 + x*exp(s)) = logistic(-(log x + s))``; a huge ``spread`` gives ``(0, 1)``.
+    """
+    log_x = math.log(x)
+    return logistic(-(log_x + spread)), logistic(-(log_x - spread))
+
+
+def _design(design: str) -> str:
+    if design not in DESIGNS:
+        raise InputError(f"design must be 'stratified' or 'random', got {design!r}")
+    return design
+
+
+def _random_counts(
+    matrix: ConfusionMatrix, k: float | None, fpc: tuple[float, float]
+) -> tuple[float, float, float, float, str]:
+    """``(TP, FP, FN, TN, note)`` of a random sample, Haldane-corrected on a zero cell.
+
+    ``k`` is the ratio the caller computed with; in a random sample it can only be the
+    estimate ``n1/n0``, so any other value is refused rather than silently ignored.
+    """
+    matrix.require_both_strata()
+    if k is not None:
+        k = validation.positive("k", k)
+        if not math.isclose(k, matrix.sample_k, rel_tol=1e-9):
+            raise InputError(
+                f"a random sample estimates k by n1/n0 = {matrix.sample_k:.6g}; got k = {k:g} "
+                "(use design='stratified' for a known k)"
+            )
+    if tuple(fpc) != NO_FPC:
+        raise InputError(
+            "the finite population correction needs a stratified design with known "
+            "population counts; a random sample has none"
+        )
+    if matrix.has_zero_cell:
+        return (*(cell + 0.5 for cell in matrix.as_tuple()), HALDANE_NOTE)
+    return (*(float(cell) for cell in matrix.as_tuple()), "")
+
+
+def _random_rate(successes: int, failures: int) -> float:
+    total = successes + failures
+    return successes / total if total else float("nan")
 
 
 # --- precision: a binomial proportion ---------------------------------------------------
@@ -174,45 +247,59 @@ def _rates_for_log_ratio(matrix: ConfusionMatrix) -> tuple[float, float, float, 
     return matrix.tp / n1, matrix.fn / n0, n1, n0, ""
 
 
-def _recall_ratio_and_se(matrix: ConfusionMatrix, k: float, fpc: tuple[float, float]):
+def _recall_ratio_and_se(
+    matrix: ConfusionMatrix, k: float | None, fpc: tuple[float, float], design: str
+) -> tuple[float, float, str, float]:
+    """``(x, se, note, plain estimate)`` of recall's log-ratio for either design."""
+    if _design(design) == "random":
+        tp, _, fn, _, note = _random_counts(matrix, k, fpc)
+        estimate = _random_rate(matrix.tp, matrix.fn)
+        return fn / tp, math.sqrt(1.0 / tp + 1.0 / fn), note, estimate
+    k = validation.positive("k", k)
     pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
     x = pi0 / (k * pi1)
     se = math.sqrt((1 - pi1) / (n1 * pi1) * fpc[0] + (1 - pi0) / (n0 * pi0) * fpc[1])
-    return x, se, note
+    return x, se, note, recall_point(matrix, k)
 
 
 def katz_log_recall(
-    matrix: ConfusionMatrix, k: float, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+    matrix: ConfusionMatrix,
+    k: float | None,
+    confidence: float = 0.95,
+    fpc: tuple[float, float] = NO_FPC,
+    *,
+    design: str = "stratified",
 ) -> Interval:
     """Katz log-ratio interval for recall (Eq 4), asymmetric by design.
 
-    ``x = pi0^/(k*pi1^)``, ``se = sqrt((1-pi1^)/(n1*pi1^) + (1-pi0^)/(n0*pi0^))``,
-    bounds ``1/(1 + x*exp(+-z*se))``.
+    Stratified: ``x = pi0^/(k*pi1^)``, ``se = sqrt((1-pi1^)/(n1*pi1^) + (1-pi0^)/(n0*pi0^))``,
+    bounds ``1/(1 + x*exp(+-z*se))``. Random (``k`` estimated by ``n1/n0``, may be passed
+    as ``None``): ``x = FN/TP``, ``se = sqrt(1/TP + 1/FN)`` (module docstring).
     """
-    k = validation.positive("k", k)
-    x, se, note = _recall_ratio_and_se(matrix, k, fpc)
+    x, se, note, estimate = _recall_ratio_and_se(matrix, k, fpc, design)
     z = validation.z_value(confidence)
-    interval = Interval(
-        lower=1 / (1 + x * math.exp(z * se)),
-        upper=1 / (1 + x * math.exp(-z * se)),
-        method="katz_log",
-        note=note,
-    )
-    return _reaching_estimate(interval, recall_point(matrix, k))
+    lower, upper = log_ratio_bounds(x, z * se)
+    interval = Interval(lower=lower, upper=upper, method="katz_log", note=note)
+    return _reaching_estimate(interval, estimate)
 
 
 def delta_recall(
-    matrix: ConfusionMatrix, k: float, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+    matrix: ConfusionMatrix,
+    k: float | None,
+    confidence: float = 0.95,
+    fpc: tuple[float, float] = NO_FPC,
+    *,
+    design: str = "stratified",
 ) -> Interval:
-    """Delta-method interval ``recall^ +- z * x/(1+x)^2 * se`` (Eq 5), symmetric."""
-    k = validation.positive("k", k)
-    x, se, note = _recall_ratio_and_se(matrix, k, fpc)
+    """Delta-method interval ``recall^ +- z * x/(1+x)^2 * se`` (Eq 5), symmetric.
+
+    ``x`` and ``se`` as in :func:`katz_log_recall` for the chosen ``design``.
+    """
+    x, se, note, estimate = _recall_ratio_and_se(matrix, k, fpc, design)
     z = validation.z_value(confidence)
     center = 1 / (1 + x)
     half = z * x / (1 + x) ** 2 * se
-    return _reaching_estimate(
-        _clipped(center - half, center + half, "delta", note), recall_point(matrix, k)
-    )
+    return _reaching_estimate(_clipped(center - half, center + half, "delta", note), estimate)
 
 
 def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
@@ -234,26 +321,37 @@ def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Int
 
 
 def katz_log_fpr(
-    matrix: ConfusionMatrix, k: float, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+    matrix: ConfusionMatrix,
+    k: float | None,
+    confidence: float = 0.95,
+    fpc: tuple[float, float] = NO_FPC,
+    *,
+    design: str = "stratified",
 ) -> Interval:
     """Katz log-ratio interval for the false positive rate (spec 1.2, roles swapped).
 
-    ``x' = (1-pi0^)/(k*(1-pi1^))``, ``se' = sqrt(pi1^/(n1*(1-pi1^)) + pi0^/(n0*(1-pi0^)))``.
+    Stratified: ``x' = (1-pi0^)/(k*(1-pi1^))``,
+    ``se' = sqrt(pi1^/(n1*(1-pi1^)) + pi0^/(n0*(1-pi0^)))``. Random (``k = n1/n0``):
+    ``x' = TN/FP``, ``se' = sqrt(1/FP + 1/TN)`` (module docstring).
     """
-    k = validation.positive("k", k)
-    pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
-    x = (1 - pi0) / (k * (1 - pi1))
-    se = math.sqrt(pi1 / (n1 * (1 - pi1)) * fpc[0] + pi0 / (n0 * (1 - pi0)) * fpc[1])
+    if _design(design) == "random":
+        _, fp, _, tn, note = _random_counts(matrix, k, fpc)
+        x, se = tn / fp, math.sqrt(1.0 / fp + 1.0 / tn)
+        estimate = _random_rate(matrix.fp, matrix.tn)
+    else:
+        k = validation.positive("k", k)
+        pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
+        x = (1 - pi0) / (k * (1 - pi1))
+        se = math.sqrt(pi1 / (n1 * (1 - pi1)) * fpc[0] + pi0 / (n0 * (1 - pi0)) * fpc[1])
+        estimate = (
+            float(fpr_from_rates(matrix.pi1_hat, matrix.pi0_hat, k))
+            if matrix.fp + matrix.tn
+            else float("nan")  # no actual negative labeled: FPR is undefined
+        )
     z = validation.z_value(confidence)
-    interval = Interval(
-        lower=1 / (1 + x * math.exp(z * se)),
-        upper=1 / (1 + x * math.exp(-z * se)),
-        method="katz_log",
-        note=note,
-    )
-    if matrix.fp + matrix.tn == 0:  # no actual negative labeled: FPR is undefined
-        return interval
-    return _reaching_estimate(interval, float(fpr_from_rates(matrix.pi1_hat, matrix.pi0_hat, k)))
+    lower, upper = log_ratio_bounds(x, z * se)
+    interval = Interval(lower=lower, upper=upper, method="katz_log", note=note)
+    return _reaching_estimate(interval, estimate)
 
 
 def recall_point(matrix: ConfusionMatrix, k: float) -> float:

@@ -323,11 +323,14 @@ class OperatingPoint:
         confidence: float = 0.95,
         name: str = "",
     ) -> OperatingPoint:
-        """From a stratified labeled round (spec 1.1, 1.2 and 2.1).
+        """From a stratified labeled round or a plain random sample (spec 1.1, 1.2 and 2.1).
 
         ``TPR = recall^`` and ``FPR^`` come from ``pi1^, pi0^, k``; the sigmas are the
         half-widths of the Katz log-ratio intervals of recall (Eq 4) and FPR at
-        ``confidence`` (Haldane-Anscombe corrected on zero cells, as page 1 says).
+        ``confidence`` (Haldane-Anscombe corrected on zero cells, as page 1 says). For a
+        random sample (``k=None``) those are the random-design intervals, whose standard
+        errors include the uncertainty of the estimated ``k = n1/n0``
+        (``design="random"`` in :mod:`core.intervals`).
 
         Parameters
         ----------
@@ -348,8 +351,9 @@ class OperatingPoint:
             )
         if not math.isfinite(estimates.fpr):
             raise InputError("the round labeled no actual negative (FP + TN = 0): FPR is unknown")
-        recall_interval = katz_log_recall(matrix, estimates.k, confidence)
-        fpr_interval = katz_log_fpr(matrix, estimates.k, confidence)
+        design = "random" if k is None else "stratified"
+        recall_interval = katz_log_recall(matrix, estimates.k, confidence, design=design)
+        fpr_interval = katz_log_fpr(matrix, estimates.k, confidence, design=design)
         sample_prevalence = (matrix.tp + matrix.fn) / matrix.total
         return cls(
             tpr=estimates.recall,
@@ -473,14 +477,16 @@ class PrecisionBand:
     delta : float
         ``max over eta of UB - LB = (1 - sqrt(r1/r2))/(1 + sqrt(r1/r2))`` (Theorem 5.1).
     eta_star : float
-        Where it is attained, ``1/(1 + 1/sqrt(r1*r2))``. In the clipped limits: 0 when
-        ``fpr_lower = 0`` (``UB = 1`` everywhere; the supremum is approached as
-        ``eta -> 0``), 1 when ``tpr_lower = 0`` (``LB = 0``; approached as ``eta -> 1``),
-        NaN when the width is the same at every prevalence (both clipped, or no
-        uncertainty at all) -- see :attr:`note`.
+        Where it is attained, ``1/(1 + 1/sqrt(r1*r2))``, always inside (0, 1). NaN (null in
+        JSON) when no prevalence in (0, 1) attains it, with the reason in :attr:`note`: in
+        the clipped limits the supremum ``Delta = 1`` is only approached, as ``eta -> 0``
+        when ``fpr_lower = 0`` (``UB = 1`` everywhere; e.g. ``FPR^ = 0`` with
+        ``sigma_fpr > 0``) and as ``eta -> 1`` when ``tpr_lower = 0`` (``LB = 0``); and
+        when the width is the same at every prevalence (both clipped, or no uncertainty).
     delta_bound : float
         ``max(CV_TPR, CV_FPR)`` with ``CV = sigma/estimate``; ``delta <= delta_bound``,
-        with equality iff the CVs are equal (and nothing was clipped).
+        with equality iff the CVs are equal (and nothing was clipped). ``inf`` (null in
+        JSON, explained in :attr:`note`) when ``FPR^ = 0`` and ``sigma_fpr > 0``.
     note : str
         Why the band deserves care (clipping), or ``""``.
     """
@@ -563,15 +569,29 @@ def precision_band(point: OperatingPoint) -> PrecisionBand:
         delta, eta_star = 1.0, math.nan
         notes.append("the band is [0, 1] at every prevalence")
     elif ratio_lower == math.inf:
-        delta, eta_star = 1.0, 1.0
+        delta, eta_star = 1.0, math.nan
+        notes.append(
+            "the widest band (Delta = 1) is only approached as prevalence -> 1, which lies "
+            "outside (0, 1), so eta* is undefined"
+        )
     elif ratio_upper == 0.0:
-        delta, eta_star = 1.0, 0.0
+        delta, eta_star = 1.0, math.nan
+        notes.append(
+            "the widest band (Delta = 1) is only approached as prevalence -> 0, which lies "
+            "outside (0, 1), so eta* is undefined"
+        )
     else:
         root = math.sqrt(ratio_upper / ratio_lower)
         delta = (1.0 - root) / (1.0 + root)
         eta_star = 1.0 / (1.0 + 1.0 / math.sqrt(ratio_upper * ratio_lower))
     if tpr + s_t > 1.0 or fpr + s_f > 1.0:
         notes.append("an upper rate bound clipped to 1")
+    delta_bound = max(point.cv_tpr, point.cv_fpr)
+    if delta_bound == math.inf:
+        notes.append(
+            "delta_bound = max(CV_TPR, CV_FPR) is infinite (undefined): CV_FPR = "
+            "sigma_fpr/fpr with fpr = 0 and sigma_fpr > 0"
+        )
     return PrecisionBand(
         tpr_lower=tpr_lower,
         tpr_upper=tpr_upper,
@@ -581,7 +601,7 @@ def precision_band(point: OperatingPoint) -> PrecisionBand:
         fpr_tpr_ratio_lower=ratio_lower,
         delta=delta,
         eta_star=eta_star,
-        delta_bound=max(point.cv_tpr, point.cv_fpr),
+        delta_bound=delta_bound,
         note="; ".join(notes),
     )
 
@@ -749,6 +769,8 @@ class P3Curve:
         }
         if self.calibrated is not None:
             result["calibrated"] = self.calibrated.to_dict()
+        # Beyond the contract keys: why a band value deserves care or is null.
+        result["notes"] = [] if band is None or not band.note else band.note.split("; ")
         return result
 
 

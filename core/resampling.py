@@ -24,6 +24,14 @@ can leave precision undefined (no predicted positive resampled); it is handled t
 If every replicate of a row is undefined, that row's interval is NaN and the caller must
 say so (never a silent NaN).
 
+Random design
+-------------
+For a plain random sample (``design="random"``) ``k`` is estimated, not known: the bootstrap
+resamples the whole sample, the posterior draws come from a Dirichlet over the four cells,
+and the predictive recall is that of a future round with the same number of actual
+positives (see :func:`bootstrap`, :func:`posterior_draws`, :func:`bayes_predictive` and
+:mod:`core.bayes`).
+
 Percentiles use numpy's default linear interpolation between order statistics.
 """
 
@@ -48,6 +56,8 @@ TABLE_LIMIT = 1 << 20
 TABLE_BUDGET = 1 << 22
 
 METRICS = ("precision", "recall", "f1")
+#: Posterior parameters of the four cells, in the paper's order.
+CELLS = ("z11", "z01", "z10", "z00")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -416,11 +426,24 @@ def bootstrap(
 # --- Algorithm 2 and posterior draws -------------------------------------------------------
 
 
-def _posterior_rows(z11, z01, z10, z00, k):
+def _posterior_rows(z11, z01, z10, z00, k, design: str = "stratified"):
+    if design not in ("stratified", "random"):
+        raise InputError(f"design must be 'stratified' or 'random', got {design!r}")
     params = {}
-    for name, value in (("z11", z11), ("z01", z01), ("z10", z10), ("z00", z00), ("k", k)):
+    for name, value in (("z11", z11), ("z01", z01), ("z10", z10), ("z00", z00)):
         params[name] = _as_positive_array(name, value)
+    if design == "stratified":
+        if k is None:
+            raise InputError("the stratified design needs k = N1/N0")
+        params["k"] = _as_positive_array("k", k)
     return _broadcast_rows(**params)
+
+
+def _dirichlet_rates(rows, part, size, rng):
+    """Cell probabilities ``(p11, p01, p10, p00)`` from ``Dirichlet(z)`` via Gamma draws."""
+    gammas = [rng.standard_gamma(rows[name][part, None], size=size) for name in CELLS]
+    total = gammas[0] + gammas[1] + gammas[2] + gammas[3]
+    return [gamma / total for gamma in gammas]
 
 
 def bayes_predictive(
@@ -436,6 +459,8 @@ def bayes_predictive(
     seed=None,
     include_f1: bool = True,
     control: progress.TaskControl | None = None,
+    design: str = "stratified",
+    positives_future: int | None = None,
 ) -> Replicates:
     """Predictive replicates of a future round's estimates (Algorithm 2, spec 1.4).
 
@@ -449,29 +474,50 @@ def bayes_predictive(
     distribution as the two-step draws, at a fraction of the cost (the two steps are still
     used when the tables would be too large).
 
+    Random design (``design="random"``, ``k`` ignored; see :mod:`core.bayes`): ``z`` is a
+    Dirichlet posterior over the four cells. Precision* is ``BB(n1', z11, z01)/n1'`` as
+    above; recall* is ``BB(m', z11, z10)/m'`` for a future round with
+    ``m' = positives_future`` actual positives (the Monte-Carlo form of
+    :func:`core.bayes.bayes_recall_interval_random`); F1, which needs all cells jointly, is
+    taken from a future random sample of ``v = n1' + n0'`` items: cell probabilities from
+    ``Dirichlet(z)``, then multinomial counts, ``F1* = 2TP*/(2TP* + FP* + FN*)`` (NaN, left
+    out, when ``TP* = FN* = 0``).
+
     Parameters
     ----------
     z11, z01, z10, z00 : float or array of shape (A,)
         Posterior Beta parameters ``z = alpha + counts`` (all > 0).
     k : float or array of shape (A,)
+        Ignored (may be ``None``) in the random design.
     n1_future, n0_future : int
         Sizes of the future round (``n1'``, ``n0'``).
     replicates, seed, include_f1, control
         As in :func:`bootstrap`.
+    design : {"stratified", "random"}
+    positives_future : int
+        ``m'``, actual positives of the future round; required for the random design.
     """
     rng = as_generator(seed)
     q = _replicate_count(replicates)
     n1_future = validation.whole_at_least("n1'", n1_future, 1)
     n0_future = validation.whole_at_least("n0'", n0_future, 1)
-    rows, scalar = _posterior_rows(z11, z01, z10, z00, k)
-    count = len(rows["k"])
+    rows, scalar = _posterior_rows(z11, z01, z10, z00, k, design)
+    if design == "random":
+        if positives_future is None:
+            raise InputError("the random design needs positives_future (m' = TP + FN)")
+        positives_future = validation.count("m' (actual positives)", positives_future)
+    count = len(rows["z11"])
     collector = _Collector(count, q, include_f1)
+    strata = [(n1_future, "z11", "z01")]
+    strata.append(
+        (positives_future, "z11", "z10") if design == "random" else (n0_future, "z10", "z00")
+    )
     for start, stop in _row_chunks(count, q):
         progress.step(control, start, count)
         part = slice(start, stop)
         size = (stop - start, q)
         draws = []
-        for trials, a, b in ((n1_future, "z11", "z01"), (n0_future, "z10", "z00")):
+        for trials, a, b in strata:
             first, second = rows[a][part], rows[b][part]
             draws.append(
                 _grouped_table_draws(
@@ -482,13 +528,38 @@ def bayes_predictive(
                     ),
                 )
             )  # fmt: skip
-        tp_star, fn_star = draws
-        precision, recall, f1 = _metrics(
-            tp_star / n1_future, fn_star / n0_future, rows["k"][part, None], include_f1
-        )
+        if design == "random":
+            tp_star, tp_among_positives = draws
+            precision = tp_star / n1_future
+            with np.errstate(divide="ignore", invalid="ignore"):
+                recall = tp_among_positives / positives_future  # all NaN when m' = 0
+            f1 = (
+                _random_future_f1(rows, part, size, n1_future + n0_future, rng)
+                if include_f1
+                else None
+            )
+        else:
+            tp_star, fn_star = draws
+            precision, recall, f1 = _metrics(
+                tp_star / n1_future, fn_star / n0_future, rows["k"][part, None], include_f1
+            )
         collector.store(start, stop, precision, recall, f1)
     progress.step(control, count, count)
     return collector.result("bayes_mc", scalar)
+
+
+def _random_future_f1(rows, part, size, total: int, rng: np.random.Generator) -> np.ndarray:
+    """F1 of a future random sample of ``total`` items, cells ~ DirMult(total, z)."""
+    p11, p01, p10, _ = _dirichlet_rates(rows, part, size, rng)
+    # Multinomial counts as sequential binomials (conditional probabilities clipped to
+    # [0, 1] against rounding).
+    tp = rng.binomial(total, np.clip(p11, 0.0, 1.0))
+    rest = 1.0 - p11
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fp = rng.binomial(total - tp, np.clip(np.nan_to_num(p01 / rest), 0.0, 1.0))
+        fn = rng.binomial(total - tp - fp, np.clip(np.nan_to_num(p10 / (rest - p01)), 0.0, 1.0))
+        f1 = 2.0 * tp / (2.0 * tp + fp + fn)
+    return np.where(tp + fn == 0, np.nan, np.nan_to_num(f1))
 
 
 def posterior_draws(
@@ -502,27 +573,39 @@ def posterior_draws(
     seed=None,
     include_f1: bool = True,
     control: progress.TaskControl | None = None,
+    design: str = "stratified",
 ) -> Replicates:
     """Draws of the true precision, recall and F1 from the posterior (spec 1.4, last line).
 
     Algorithm 2 without the binomial step: ``pi1~ ~ Beta(z11, z01)``,
     ``pi0~ ~ Beta(z10, z00)``, recall by Eq 2. Their percentiles are credible intervals of
     the true values, narrower than the predictive ones.
+
+    Random design (``design="random"``, ``k`` ignored): cell probabilities from
+    ``Dirichlet(z)`` (normalized Gamma draws), precision ``p11/(p11+p01)`` and recall
+    ``p11/(p11+p10)`` jointly, so precision is ``Beta(z11, z01)``, recall ``Beta(z11, z10)``
+    and F1 gets their dependence right (see :mod:`core.bayes`).
     """
     rng = as_generator(seed)
     q = _replicate_count(replicates)
-    rows, scalar = _posterior_rows(z11, z01, z10, z00, k)
-    count = len(rows["k"])
+    rows, scalar = _posterior_rows(z11, z01, z10, z00, k, design)
+    count = len(rows["z11"])
     collector = _Collector(count, q, include_f1)
     for start, stop in _row_chunks(count, q):
         progress.step(control, start, count)
         part = slice(start, stop)
         size = (stop - start, q)
-        pi1 = rng.beta(rows["z11"][part, None], rows["z01"][part, None], size=size)
-        pi0 = rng.beta(rows["z10"][part, None], rows["z00"][part, None], size=size)
-        # A Beta draw can underflow to exactly 0 for tiny parameters; Eq 2 then gives
-        # 0/0 -> NaN, which is counted as undefined like any other.
-        precision, recall, f1 = _metrics(pi1, pi0, rows["k"][part, None], include_f1)
+        if design == "random":
+            p11, p01, p10, _ = _dirichlet_rates(rows, part, size, rng)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                precision, recall = p11 / (p11 + p01), p11 / (p11 + p10)
+                f1 = f_beta(precision, recall) if include_f1 else None
+        else:
+            pi1 = rng.beta(rows["z11"][part, None], rows["z01"][part, None], size=size)
+            pi0 = rng.beta(rows["z10"][part, None], rows["z00"][part, None], size=size)
+            # A Beta draw can underflow to exactly 0 for tiny parameters; Eq 2 then gives
+            # 0/0 -> NaN, which is counted as undefined like any other.
+            precision, recall, f1 = _metrics(pi1, pi0, rows["k"][part, None], include_f1)
         collector.store(start, stop, precision, recall, f1)
     progress.step(control, count, count)
     return collector.result("posterior", scalar)

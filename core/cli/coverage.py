@@ -3,6 +3,12 @@
 JSON keys for one setting: ``coverage: {precision: {wald, bootstrap, bayes, bayes_mc},
 recall: {katz_log, bootstrap, bayes, bayes_mc}}, reps, replicates, seconds``; with
 ``--paper-grid``: ``rows: [{k, precision, recall, v, s, coverage}, ...]`` and ``seconds``.
+Beyond the contract: ``prior`` (the four values used) and ``jeffreys_rows`` (rounds where
+that prior was improper and Jeffreys was used instead), per setting.
+
+    prplanner coverage ... [--prior A11,A01,A10,A00]
+
+The default prior is the paper's ``0,0,0,0`` (spec 1.7).
 """
 
 from __future__ import annotations
@@ -10,7 +16,8 @@ from __future__ import annotations
 import argparse
 
 from core import validation
-from core.cli.output import add_json_flag, number, whole
+from core.bayes import Prior
+from core.cli.output import add_json_flag, number, number_list, whole
 from core.coverage import (
     PRECISION_KINDS,
     RECALL_KINDS,
@@ -50,6 +57,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
     )
     parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    parser.add_argument(
+        "--prior",
+        type=number_list(4),
+        default=None,
+        metavar="A11,A01,A10,A00",
+        help="Beta prior of the Bayesian intervals (default 0,0,0,0 as in the paper; "
+        "Jeffreys in the rounds where it is improper)",
+    )
     add_json_flag(parser)
 
 
@@ -57,13 +72,20 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     reps = validation.whole_at_least("--reps", args.reps, 10)
     replicates = validation.whole_at_least("--replicates", args.replicates, 10)
     confidence = validation.confidence(args.confidence)
+    prior = (
+        Prior.none()
+        if args.prior is None
+        else Prior.from_sequence(args.prior, name="given by --prior")
+    )
     given = [name for name in SETTING_FLAGS if getattr(args, name) is not None]
     if args.paper_grid:
         if given:
             raise InputError(
                 f"--paper-grid runs fixed settings; drop {', '.join('--' + n for n in given)}"
             )
-        result = run_grid(reps=reps, replicates=replicates, confidence=confidence, seed=args.seed)
+        result = run_grid(
+            reps=reps, replicates=replicates, confidence=confidence, seed=args.seed, prior=prior
+        )
         return result.to_dict()
     missing = [f"--{name}" for name in SETTING_FLAGS if getattr(args, name) is None]
     if missing:
@@ -71,7 +93,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     v = int(args.v) if float(args.v).is_integer() else args.v
     setting = CoverageSetting(k=args.k, precision=args.precision, recall=args.recall, v=v, s=args.s)
     result = coverage_experiment(
-        setting, reps=reps, replicates=replicates, confidence=confidence, seed=args.seed
+        setting,
+        reps=reps,
+        replicates=replicates,
+        confidence=confidence,
+        seed=args.seed,
+        prior=prior,
     )
     return result.to_dict()
 
@@ -89,6 +116,15 @@ def _coverage_cells(coverage: dict) -> list[str]:
 COLUMNS = ["P wald", "P boot", "P bayes", "P b-MC", "R katz", "R boot", "R bayes", "R b-MC"]
 
 
+def _prior_line(prior: list[float], jeffreys_rows: int, reps: int | None) -> str:
+    of = "" if reps is None else f" of {reps:,}"
+    values = ",".join(f"{value:g}" for value in prior)
+    return (
+        f"Bayesian prior {values}; Jeffreys (0.5) used in {jeffreys_rows:,}{of} rounds where "
+        "it was improper"
+    )
+
+
 def format_text(result: dict[str, object]) -> str:
     if "rows" in result:
         head = f"{'k':>7} {'P':>5} {'R':>5} {'v':>6} {'s':>4} " + " ".join(
@@ -103,6 +139,9 @@ def format_text(result: dict[str, object]) -> str:
             )
         lines.append("")
         lines.append(f"{result['seconds']:.2f} s")
+        if result["rows"]:
+            fallback = sum(row["jeffreys_rows"] for row in result["rows"])
+            lines.append(_prior_line(result["rows"][0]["prior"], fallback, None))
     else:
         head = " ".join(f"{name:>8}" for name in COLUMNS)
         lines = [
@@ -115,6 +154,7 @@ def format_text(result: dict[str, object]) -> str:
             f"{result['reps']:,} rounds, {result['replicates']:,} replicates, "
             f"{result['seconds']:.2f} s"
         )
+        lines.append(_prior_line(result["prior"], result["jeffreys_rows"], result["reps"]))
     lines.append(
         "P = precision, R = recall; frequentist intervals checked against the truth, Bayesian "
         "(predictive) ones against a second independent round"

@@ -6,6 +6,9 @@ Contract (issue 3)::
                   | --k K --tp A --fp B --fn C --tn D [--confidence C])
                  [--eta-min 1e-5] [--eta-max 0.5] [--points 200]
                  [--reference-prevalence PI0] [--json]
+
+Beyond the contract keys, ``notes`` lists why a band value deserves care or is null
+(e.g. ``eta_star`` when the widest band is only approached at prevalence 0 or 1).
 """
 
 from __future__ import annotations
@@ -144,6 +147,7 @@ def format_text(result: dict) -> str:
             f"{_number(result['eta_star'])} (bound max CV "
             f"{_number(result['delta_bound'])})"
         )
+        lines.extend(f"note: {note}" for note in result.get("notes", []))
     else:
         lines.append("no sigmas: no uncertainty band")
     lines.append("")

@@ -134,7 +134,9 @@ def test_coverage_json_single_setting_and_paper_grid(capsys):
         ["coverage", "--k", "1/20", "--precision", "0.9", "--recall", "0.7", "--v", "5000",
          "--s", "2", "--reps", "40", "--replicates", "40", "--seed", "1"],
     )  # fmt: skip
-    assert list(single) == ["coverage", "reps", "replicates", "seconds"]
+    # The contract keys, then the additive prior keys (spec 1.7: alpha = 0 by default).
+    assert list(single) == ["coverage", "reps", "replicates", "seconds", "prior", "jeffreys_rows"]
+    assert single["prior"] == [0.0, 0.0, 0.0, 0.0]
     assert list(single["coverage"]) == ["precision", "recall"]
     assert list(single["coverage"]["precision"]) == ["wald", "bootstrap", "bayes", "bayes_mc"]
     assert list(single["coverage"]["recall"]) == ["katz_log", "bootstrap", "bayes", "bayes_mc"]
@@ -143,8 +145,69 @@ def test_coverage_json_single_setting_and_paper_grid(capsys):
                              "--seed", "2"])  # fmt: skip
     assert list(grid) == ["rows", "seconds"]
     assert len(grid["rows"]) == 12
-    assert list(grid["rows"][0]) == ["k", "precision", "recall", "v", "s", "coverage"]
+    assert list(grid["rows"][0]) == [
+        "k", "precision", "recall", "v", "s", "coverage", "prior", "jeffreys_rows",
+    ]  # fmt: skip
     assert {row["v"] for row in grid["rows"]} == {5000, 10000}
     assert main(["coverage", "--paper-grid", "--reps", "10", "--replicates", "10"]) == 0
     out = capsys.readouterr().out
     assert "1/20" in out and "1/100" in out and "%" in out
+
+
+def test_coverage_prior_flag_reaches_the_experiment(capsys):
+    # n1 = round(210*0.05/1.05) = 10 with precision 0.9: FP = 0 in about 0.9^10 = 35 % of
+    # the rounds, so alpha = 0 falls back to Jeffreys there; a uniform prior never does.
+    argv = ["coverage", "--k", "0.05", "--precision", "0.9", "--recall", "0.8", "--v", "210",
+            "--s", "1", "--reps", "200", "--replicates", "50", "--seed", "4"]  # fmt: skip
+    default = run_json(capsys, argv)
+    uniform = run_json(capsys, [*argv, "--prior", "1,1,1,1"])
+    assert default["prior"] == [0.0, 0.0, 0.0, 0.0] and 30 < default["jeffreys_rows"] < 120
+    assert uniform["prior"] == [1.0, 1.0, 1.0, 1.0] and uniform["jeffreys_rows"] == 0
+    assert uniform["coverage"]["precision"]["bayes"] != default["coverage"]["precision"]["bayes"]
+    assert main([*argv, "--prior", "1,1,1"]) == 2
+    assert main(argv) == 0
+    assert "Jeffreys (0.5) used in" in capsys.readouterr().out
+
+
+def test_evaluate_with_a_near_zero_prior_on_an_empty_cell_gives_valid_intervals(capsys):
+    # z10 = 1e-9 makes Eq 8's Vu about 1e9 (sd ~ 3e4): exp(z*sd) overflowed before. The
+    # interval is then the whole [0, 1]: 1/(1 + xb*exp(+-z*sd)) -> 0 and 1.
+    document = run_json(
+        capsys,
+        ["evaluate", "--k", "0.05", "--tp", "40", "--fp", "5", "--fn", "0", "--tn", "900",
+         "--prior", "1e-9,1e-9,1e-9,1e-9", "--seed", "1", "--replicates", "1000"],
+    )  # fmt: skip
+    for metric in ("precision", "recall", "f1", "fpr"):
+        for method, bounds in document[metric]["intervals"].items():
+            assert all(b is not None and 0.0 <= b <= 1.0 for b in bounds), (metric, method)
+            assert bounds[0] <= bounds[1]
+    assert document["recall"]["intervals"]["bayes"] == pytest.approx([0.0, 1.0], abs=1e-12)
+    assert main(["evaluate", "--k", "0.05", "--tp", "40", "--fp", "5", "--fn", "0", "--tn",
+                 "900", "--prior", "1e-9,1e-9,1e-9,1e-9", "--replicates", "1000"]) == 0  # fmt: skip
+    assert "error" not in capsys.readouterr().err
+
+
+def test_interval_notes_reach_the_json_warnings(capsys):
+    # By hand, TP = 5, FP = 1, FN = 1, TN = 200, k = 0.05: x = (1/201)/(0.05*5/6) = 0.1194,
+    # recall 1/(1+x) = 0.893, se = sqrt(1/30 + 200/201) = 1.014, delta half-width
+    # 1.96*x/(1+x)^2*se = 0.189, so the delta interval passes 1 and is clipped; Wald
+    # precision 5/6 +- 1.96*sqrt((5/6)(1/6)/6) = 0.833 +- 0.298 passes 1 too.
+    document = run_json(
+        capsys,
+        ["evaluate", "--k", "0.05", "--tp", "5", "--fp", "1", "--fn", "1", "--tn", "200",
+         "--seed", "1", "--replicates", "1000"],
+    )  # fmt: skip
+    warnings = document["warnings"]
+    assert "recall delta: clipped to [0, 1]" in warnings
+    assert "precision wald: clipped to [0, 1]" in warnings
+    assert len(warnings) == len(set(warnings))
+    # A zero cell: the Haldane correction and the moved bound are said once, in the
+    # general zero-cell warning, not again per interval.
+    zero = run_json(
+        capsys,
+        ["evaluate", "--k", "0.05", "--tp", "40", "--fp", "5", "--fn", "0", "--tn", "900",
+         "--seed", "1", "--replicates", "1000"],
+    )  # fmt: skip
+    assert sum("Haldane" in line for line in zero["warnings"]) == 1
+    assert not any("bound moved" in line for line in zero["warnings"])
+    assert "recall delta: clipped to [0, 1]" in zero["warnings"]

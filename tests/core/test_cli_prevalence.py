@@ -50,7 +50,7 @@ def run_failing(capsys, *argv: str) -> str:
 
 def test_p3_from_rates_without_sigmas(capsys):
     result = run_json(capsys, "p3", "--tpr", "0.8", "--fpr", "0.01")
-    assert list(result) == P3_KEYS
+    assert list(result) == [*P3_KEYS, "notes"]
     assert result["delta"] is None and result["eta_star"] is None
     assert result["delta_bound"] is None and result["sigma_tpr"] is None
     assert len(result["curve"]) == 200
@@ -71,7 +71,7 @@ def test_p3_from_rates_with_sigmas_and_calibration(capsys):
         "--eta-min", "1e-4", "--eta-max", "0.3", "--points", "7",
         "--reference-prevalence", "0.02",
     )  # fmt: skip
-    assert list(result) == [*P3_KEYS, "calibrated"]
+    assert list(result) == [*P3_KEYS, "calibrated", "notes"]
     assert list(result["calibrated"]) == CALIBRATED_KEYS
     assert len(result["curve"]) == 7
     assert result["curve"][-1]["eta"] == pytest.approx(0.3)
@@ -117,12 +117,29 @@ def test_p3_text_output_is_a_short_table(capsys):
     assert "no sigmas" in plain
 
 
-def test_p3_clipped_band_gives_a_widest_point_at_the_grid_edge(capsys):
+def test_p3_clipped_band_has_no_widest_prevalence_inside_the_unit_interval(capsys):
     result = run_json(
         capsys, "p3", "--tpr", "0.8", "--fpr", "0.01", "--sigma-tpr", "0.05", "--sigma-fpr", "0.02"
     )
-    assert result["delta"] == 1.0 and result["eta_star"] == 0.0
+    assert result["delta"] == 1.0 and result["eta_star"] is None
+    assert any("prevalence -> 0" in note for note in result["notes"])
     assert all(point["upper"] == 1.0 for point in result["curve"])
+
+
+def test_p3_zero_fpr_reports_null_eta_star_and_bound_with_notes(capsys):
+    # FPR = 0 with sigma_fpr > 0: UB = 1 at every prevalence, the widest band (Delta = 1) is
+    # only approached as prevalence -> 0, and CV_FPR = sigma_fpr/0 is infinite.
+    result = run_json(
+        capsys, "p3", "--tpr", "0.8", "--fpr", "0", "--sigma-tpr", "0.05", "--sigma-fpr", "0.01"
+    )
+    assert list(result)[: len(P3_KEYS)] == P3_KEYS
+    assert result["delta"] == 1.0
+    assert result["eta_star"] is None and result["delta_bound"] is None
+    assert any("eta* is undefined" in note for note in result["notes"])
+    assert any("delta_bound" in note and "fpr = 0" in note for note in result["notes"])
+    text = run_text(capsys, "p3", "--tpr", "0.8", "--fpr", "0", "--sigma-tpr", "0.05",
+                    "--sigma-fpr", "0.01")  # fmt: skip
+    assert "note: " in text and "eta* is undefined" in text
 
 
 @pytest.mark.parametrize(

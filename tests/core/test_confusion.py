@@ -84,6 +84,18 @@ def test_stratum_sizes_eq1_rounding():
     assert stratum_sizes(5000, 1.0, 1.0) == (2500, 2500)
 
 
+def test_stratum_sizes_round_halves_up():
+    # By hand: k*s/(k*s + 1) = (1/19)/(20/19) = 1/20, so v = 50 gives n1 = 2.5 and v = 10
+    # gives 0.5; half up makes them 3 and 1 (Python's round, half to even, gave 2 and 0).
+    assert stratum_sizes(50, 1 / 19, 1) == (3, 47)
+    assert stratum_sizes(10, 1 / 19, 1) == (1, 9)
+    # v = 30, k = 1/19: 1.5 -> 2 (half to even also gives 2); 3.5 at v = 70 -> 4.
+    assert stratum_sizes(30, 1 / 19, 1) == (2, 28)
+    assert stratum_sizes(70, 1 / 19, 1) == (4, 66)
+    # Just below a half still rounds down: v = 49 gives 2.45 -> 2.
+    assert stratum_sizes(49, 1 / 19, 1) == (2, 47)
+
+
 @pytest.mark.parametrize(
     ("values", "message"),
     [

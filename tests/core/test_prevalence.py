@@ -332,21 +332,39 @@ def test_equal_cvs_attain_the_bound(cv, tpr, fpr):
     assert band.delta == pytest.approx(cv, rel=1e-9)
 
 
-def test_sigma_fpr_beyond_fpr_clips_and_puts_the_widest_point_at_zero_prevalence():
+def test_sigma_fpr_beyond_fpr_clips_and_the_widest_point_is_only_approached_at_zero():
     band = precision_band(OperatingPoint(tpr=0.8, fpr=0.01, sigma_tpr=0.05, sigma_fpr=0.02))
-    assert (band.fpr_lower, band.delta, band.eta_star) == (0.0, 1.0, 0.0)
-    assert "UB = 1" in band.note
+    # Prevalence 0 lies outside (0, 1): eta* is undefined (NaN), and the note says why.
+    assert (band.fpr_lower, band.delta) == (0.0, 1.0) and math.isnan(band.eta_star)
+    assert "UB = 1" in band.note and "prevalence -> 0" in band.note
     lower, upper = band.bounds_at(np.array([1e-6, 0.5]))
     np.testing.assert_array_equal(upper, [1.0, 1.0])
     assert lower[0] < 1e-3  # UB - LB tends to 1 as eta -> 0
 
 
-def test_sigma_tpr_beyond_tpr_clips_and_puts_the_widest_point_at_full_prevalence():
+def test_sigma_tpr_beyond_tpr_clips_and_the_widest_point_is_only_approached_at_one():
     band = precision_band(OperatingPoint(tpr=0.1, fpr=0.01, sigma_tpr=0.2, sigma_fpr=0.001))
-    assert (band.tpr_lower, band.delta, band.eta_star) == (0.0, 1.0, 1.0)
+    assert (band.tpr_lower, band.delta) == (0.0, 1.0) and math.isnan(band.eta_star)
+    assert "prevalence -> 1" in band.note
     assert band.delta <= band.delta_bound
     lower, _ = band.bounds_at(0.3)
     assert lower == 0.0
+
+
+def test_zero_fpr_with_a_positive_sigma_explains_the_null_eta_star_and_bound():
+    band = precision_band(OperatingPoint(tpr=0.8, fpr=0.0, sigma_tpr=0.05, sigma_fpr=0.01))
+    # By hand: UB(eta) = Prec(eta, 0.85, 0) = 1 everywhere and LB(eta) = Prec(eta, 0.75,
+    # 0.01) -> 0 as eta -> 0, so sup(UB - LB) = 1 is not attained in (0, 1).
+    assert band.delta == 1.0 and math.isnan(band.eta_star)
+    lower, upper = band.bounds_at(np.array([1e-8, 1e-4, 0.5]))
+    np.testing.assert_array_equal(upper, [1.0, 1.0, 1.0])
+    assert 1.0 - lower[0] > 0.98 and np.all(np.diff(1.0 - lower) < 0)
+    assert band.delta_bound == math.inf  # CV_FPR = 0.01/0
+    assert "prevalence -> 0" in band.note and "delta_bound" in band.note
+    document = p3_curve(OperatingPoint(tpr=0.8, fpr=0.0, sigma_tpr=0.05, sigma_fpr=0.01)).to_dict()
+    assert document["eta_star"] != document["eta_star"]  # NaN here, null after json_ready
+    assert any("eta* is undefined" in note for note in document["notes"])
+    assert any("delta_bound" in note for note in document["notes"])
 
 
 def test_degenerate_bands_are_explained_not_silent():
@@ -406,8 +424,9 @@ def test_p3_curve_grid_and_contract():
     result = curve.to_dict()
     assert list(result) == [
         "tpr", "fpr", "sigma_tpr", "sigma_fpr", "delta", "eta_star", "delta_bound", "curve",
-        "calibrated",
+        "calibrated", "notes",
     ]  # fmt: skip
+    assert result["notes"] == []
     assert result["delta"] is None and result["curve"][0]["lower"] != result["curve"][0]["lower"]
     assert set(result["curve"][0]) == {"eta", "precision", "lower", "upper", "f1"}
 
