@@ -3,8 +3,12 @@
 Writes the Excel report of issue 5 (the same workbook as File > Export report... in the
 app). ``FILE`` is a saved session (a report with its Inputs sheet) or a plain rounds
 workbook. The round evaluated is ``--round``; without it, a saved session reports what
-its Evaluate tab holds and a plain rounds workbook its last round (the newest one in
-the sheet, which is what someone running this on their history file wants).
+its Evaluate tab holds and a plain rounds workbook its most recent round by date (dated
+rounds before undated ones, ties by sheet order; the note says which). For a plain
+rounds workbook the whole session is built from the reported round (its counts,
+population, ``s`` and total labels; see :func:`core.workbook.session_io.session_for_round`),
+so the Summary, the plan and the Inputs sheet are about that round only. A plain workbook
+with no usable rounds is an error (exit 2).
 
 JSON keys (``--json``): ``output, subject, round, rounds, estimates, plan, warnings,
 problems``.
@@ -39,8 +43,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--round",
         metavar="NAME",
         default=None,
-        help="the round to evaluate (default: the session's Evaluate tab, or the last "
-        "round of a plain rounds workbook)",
+        help="the round to evaluate (default: the session's Evaluate tab, or the most "
+        "recent round by date of a plain rounds workbook)",
     )
     parser.add_argument(
         "--margin",
@@ -62,30 +66,40 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict:
     from core import validation
-    from core.workbook.report import write_report
-    from core.workbook.rounds import Round
-    from core.workbook.session_io import read_session
+    from core.errors import InputError
+    from core.workbook.report import find_round, most_recent_round, write_report
+    from core.workbook.session_io import read_session, session_for_round
 
     # Flags are checked before the file is read, so a typo costs nothing.
     margin = None if args.margin is None else validation.margin("--margin", args.margin)
     if args.confidence is not None and not 0.5 < args.confidence < 1:
-        from core.errors import InputError
-
         raise InputError(
             f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {args.confidence!r}"
         )
     opened = read_session(args.file)
-    round_name = args.round
+    state = opened.state
     notes = list(opened.problems)
-    if round_name is None and not opened.is_session:
-        named = [item for item in opened.state.rounds if isinstance(item, Round) and item.round]
-        if named:
-            round_name = named[-1].round
-            notes.append(f"no --round given: reporting the last round, {round_name}")
+    subject = args.round
+    if not opened.is_session:
+        # A plain rounds workbook: the report is about one of its rounds, and every input
+        # of the session comes from that round (never the defaults of an empty session).
+        if not state.rounds:
+            raise InputError(f"{args.file} has no usable rounds ({_why_no_rounds(notes)})")
+        warnings: list[str] = []
+        if args.round is not None:
+            subject = find_round(state.rounds, args.round, warnings)
+        else:
+            subject = most_recent_round(state.rounds)
+            notes.append(
+                f"no --round given: reporting the most recent round by date, {_describe(subject)}"
+            )
+        notes.extend(warnings)
+        state, round_notes = session_for_round(state, subject)
+        notes.extend(round_notes)
     content = write_report(
         args.output,
-        opened.state,
-        round_name=round_name,
+        state,
+        round_name=subject,
         margin=margin,
         confidence=args.confidence,
     )
@@ -93,6 +107,23 @@ def run(args: argparse.Namespace) -> dict:
     result.update(content.to_dict())
     result["problems"] = notes
     return result
+
+
+def _why_no_rounds(problems: list[str]) -> str:
+    """The reader's reasons, shortened to fit the one error line."""
+    reasons = [text for text in problems if not text.endswith(": no rounds found")]
+    if not reasons:
+        return "no rows with TP, FP, FN, TN and k or the population counts"
+    shown = "; ".join(reasons[:2])
+    more = len(reasons) - 2
+    return shown + (f"; and {more:,} more" if more > 0 else "")
+
+
+def _describe(item) -> str:
+    name = item.round or f"row {item.row} of sheet {item.sheet!r}"
+    if item.date is None:
+        return f"{name} (no round has a date: the last one in sheet order)"
+    return f"{name} ({item.date.isoformat()})"
 
 
 def format_text(result: dict) -> str:

@@ -74,6 +74,8 @@ __all__ = [
     "SummaryRow",
     "Table",
     "build_report",
+    "find_round",
+    "most_recent_round",
     "render_workbook",
     "write_report",
 ]
@@ -347,7 +349,16 @@ def _round_label(item: Round) -> str:
     return f"{name} ({item.classifier})" if item.classifier else name
 
 
-def _find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
+def find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
+    """The round of ``rounds`` named ``name`` (case-insensitive as a fallback).
+
+    When several share the name the last one is returned and ``warnings`` says so.
+
+    Raises
+    ------
+    InputError
+        No round has that name (the message lists the names there are).
+    """
     wanted = str(name).strip()
     matches = [item for item in rounds if isinstance(item, Round) and item.round == wanted]
     if not matches:
@@ -371,6 +382,29 @@ def _find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
             f"{chosen.sheet!r}, row {chosen.row}) is reported"
         )
     return chosen
+
+
+def most_recent_round(rounds: Sequence[Any]) -> Round | None:
+    """The most recent round by date (``None`` when there are no rounds).
+
+    Dated rounds come first: a round without a date is chosen only when no round has
+    one. Rounds with the same date are ranked by sheet order (the later row wins), which
+    is also the order among undated rounds.
+    """
+    found = [item for item in rounds if isinstance(item, Round)]
+    if not found:
+        return None
+    ranked = max(
+        enumerate(found),
+        key=lambda pair: (pair[1].date is not None, _date_key(pair[1].date), pair[0]),
+    )
+    return ranked[1]
+
+
+def _date_key(value) -> dt.date:
+    if value is None:
+        return dt.date.min
+    return value.date() if isinstance(value, dt.datetime) else value
 
 
 def _apply_overrides(state: SessionState, margin, confidence) -> SessionState:
@@ -1018,9 +1052,13 @@ def summary_rows(
             for note in plan.notes:
                 rows.append(SummaryRow(style="text", label=note))
         if chosen is not None:
+            whose = "Your design"
+            same = item is not None and chosen.total == item.matrix.total
+            if same and item.s in (None, chosen.s):
+                whose = f"The design of {item.round or 'this round'} again"
             rows.append(
                 SummaryRow(
-                    label=f"Your design (s = {chosen.s:g}, {chosen.total:,} labels)",
+                    label=f"{whose} (s = {chosen.s:.3g}, {chosen.total:,} labels)",
                     value=f"± {_pct(chosen.margin_precision)} precision, "
                     f"± {_pct(chosen.margin_recall)} recall",
                     note=f"{chosen.n_pos:,} predicted positives and {chosen.n_neg:,} predicted "
@@ -1072,7 +1110,7 @@ def _guarded(warnings: list[str], what: str, compute, *args, default=None):
 def build_report(
     state: SessionState,
     *,
-    round_name: str | None = None,
+    round_name: str | Round | None = None,
     margin: float | None = None,
     confidence: float | None = None,
 ) -> ReportContent:
@@ -1082,9 +1120,9 @@ def build_report(
     ----------
     state : SessionState
         The session.
-    round_name : str, optional
+    round_name : str or Round, optional
         Evaluate the past round of ``state.rounds`` with this name (the last one when
-        several share it); default: the Evaluate tab's counts.
+        several share it), or this very round; default: the Evaluate tab's counts.
     margin : float, optional
         Target margin for both precision and recall of the next round (overrides the
         Plan tab's two margins, and is saved in the Inputs sheet).
@@ -1105,7 +1143,12 @@ def build_report(
         raise InputError(f"state must be a SessionState, got {type(state).__name__}")
     state = _apply_overrides(state, margin, confidence)
     warnings: list[str] = []
-    item = _find_round(state.rounds, round_name, warnings) if round_name is not None else None
+    if isinstance(round_name, Round):
+        item = round_name
+    elif round_name is not None:
+        item = find_round(state.rounds, round_name, warnings)
+    else:
+        item = None
     subject = (
         f"round {_round_label(item)}"
         if item is not None
@@ -1766,7 +1809,7 @@ def write_report(
     path: str | os.PathLike[str],
     state: SessionState,
     *,
-    round_name: str | None = None,
+    round_name: str | Round | None = None,
     margin: float | None = None,
     confidence: float | None = None,
     images: Mapping[str, bytes] | None = None,

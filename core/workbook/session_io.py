@@ -13,7 +13,8 @@ any other rounds workbook. Opening therefore restores the session exactly:
   sheet and row it was first read from.
 
 A workbook without an ``Inputs`` sheet (a plain rounds workbook such as the shared
-fixtures) opens as the default session plus its rounds.
+fixtures) opens as the default session plus its rounds; :func:`session_for_round` then
+makes one of those rounds the subject of the session (what ``prplanner report`` does).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core.session import SCHEMA_VERSION, SessionState, unflatten
+from core.confusion import ConfusionMatrix
+from core.errors import InputError
+from core.session import SCHEMA_VERSION, PopulationInputs, SessionState, unflatten
 from core.workbook.report import (
     INPUTS_HEADER,
     ROUNDS_SOURCE_ROW,
@@ -44,9 +47,15 @@ from core.workbook.report import (
     clean_text,
     write_report,
 )
-from core.workbook.rounds import HEADER_SEARCH_ROWS, WorkbookError, read_rounds
+from core.workbook.rounds import HEADER_SEARCH_ROWS, Round, WorkbookError, read_rounds
 
-__all__ = ["OpenedSession", "open_session", "read_session", "save_session"]
+__all__ = [
+    "OpenedSession",
+    "open_session",
+    "read_session",
+    "save_session",
+    "session_for_round",
+]
 
 #: Sheets of a report that hold no rounds (not worth a "skipped" note when opening).
 _REPORT_SHEETS = {SHEET_SUMMARY, SHEET_INTERVALS, SHEET_PLAN, SHEET_P3, SHEET_INPUTS, SHEET_PLOTS}
@@ -151,6 +160,54 @@ def read_session(path: str | os.PathLike[str]) -> OpenedSession:
         problems.append(f"{path.name}: no rounds found")
     state = replace(state, rounds=tuple(rounds))
     return OpenedSession(state=state, problems=tuple(problems), is_session=is_session)
+
+
+def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, list[str]]:
+    """``state`` with every input taken from the past round ``item``.
+
+    For a plain rounds workbook the session holds only defaults; a report about one of
+    its rounds must not mix them in. The round becomes the Evaluate tab's counts and
+    population, and the previous round of the Plan tab: ``plan.belief = "previous"``,
+    ``plan.previous`` = its counts, ``plan.s`` = its ``s`` (or the ``s`` its counts imply,
+    ``n1/(k n0)``), ``plan.v`` = its total labels. Returns ``(state, notes)``; a note says
+    which input kept its default because the round could not give it.
+    """
+    notes: list[str] = []
+    label = item.round or f"row {item.row} of sheet {item.sheet}"
+    matrix = ConfusionMatrix(tp=item.tp, fp=item.fp, fn=item.fn, tn=item.tn)
+    if item.population_pos and item.population_neg:
+        population = PopulationInputs(
+            mode="counts",
+            predicted_positive=item.population_pos,
+            predicted_negative=item.population_neg,
+            k=item.k,
+        )
+    else:
+        # Only k is known; the population counts stay at their (unused) defaults.
+        population = PopulationInputs(mode="k", k=item.k)
+    plan = replace(
+        state.plan,
+        population=population,
+        belief="previous",
+        previous=matrix,
+    )
+    s = item.s
+    if s is None and matrix.n_pos > 0 and matrix.n_neg > 0:
+        s = matrix.n_pos / (item.k * matrix.n_neg)
+    if s is not None:
+        try:
+            plan = replace(plan, s=s)
+        except InputError as exc:
+            notes.append(f"{label}: s kept at {plan.s:g} ({exc})")
+    else:
+        notes.append(f"{label}: s cannot be implied by its counts; s kept at {plan.s:g}")
+    try:
+        plan = replace(plan, v=matrix.total)
+    except InputError as exc:
+        notes.append(f"{label}: v kept at {plan.v:,} ({exc})")
+    evaluate = replace(state.evaluate, population=population, matrix=matrix)
+    state = replace(state, plan=plan, evaluate=evaluate, previous_round=label)
+    return state, notes
 
 
 def _read_inputs_and_sources(path: Path):

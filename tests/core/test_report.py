@@ -567,7 +567,7 @@ def test_cli_report_then_rounds_reads_them_back_unchanged(tmp_path, capsys):
     assert [strip(item) for item in written_rounds] == [strip(item) for item in original]
 
 
-def test_cli_report_of_a_plain_workbook_reports_its_last_round(tmp_path, capsys):
+def test_cli_report_of_a_plain_workbook_reports_its_most_recent_round(tmp_path, capsys):
     source = SHARED_FIXTURES / "rounds_simple.xlsx"
     if not source.is_file():
         pytest.skip(f"shared fixture {source} not found")
@@ -588,9 +588,106 @@ def test_cli_report_of_a_plain_workbook_reports_its_last_round(tmp_path, capsys)
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["output"] == str(output)
-    assert result["round"]["round"] == "FI-04"
+    # FI-04 is the last row, TR-06 (2026-03-23) the most recent date
+    assert result["round"]["round"] == "TR-06"
     assert result["plan"]["margin_precision"] <= 0.03 + 1e-12
-    assert any("last round" in text for text in result["problems"])
+    assert any("most recent round by date, TR-06 (2026-03-23)" in t for t in result["problems"])
+
+
+def test_most_recent_round_prefers_dates_then_sheet_order():
+    from core.workbook.report import most_recent_round
+
+    march, april = dt.date(2026, 3, 2), dt.date(2026, 4, 6)
+    rounds = (
+        make_round("A", row=2, date=april),
+        make_round("B", row=3, date=march),
+        make_round("C", row=4, date=None),
+        make_round("D", row=5, date=april),
+        make_round("E", row=6, date=march),
+    )
+    assert most_recent_round(rounds).round == "D"  # the later of the two April rows
+    undated = tuple(make_round(name, date=None) for name in "XYZ")
+    assert most_recent_round(undated).round == "Z"
+    assert most_recent_round(()) is None
+
+
+def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(tmp_path, capsys):
+    from core.workbook.session_io import open_session
+
+    source = SHARED_FIXTURES / "rounds_simple.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    tr03 = next(item for item in read_rounds(source).rounds if item.round == "TR-03")
+    output = tmp_path / "report.xlsx"
+    assert main(["report", str(source), "-o", str(output), "--round", "TR-03", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["round"]["round"] == "TR-03"
+    total = tr03.tp + tr03.fp + tr03.fn + tr03.tn  # 4,700
+
+    inputs = dict((row[0], row[1]) for row in _sheet_rows(output, SHEET_INPUTS)[1:] if row[0])
+    for tab in ("plan", "evaluate"):
+        assert inputs[f"{tab}.population.mode"] == "counts"
+        assert inputs[f"{tab}.population.predicted_positive"] == tr03.population_pos == 40_550
+        assert inputs[f"{tab}.population.predicted_negative"] == tr03.population_neg
+    for cell in ("tp", "fp", "fn", "tn"):
+        assert inputs[f"evaluate.matrix.{cell}"] == getattr(tr03, cell)
+        assert inputs[f"plan.previous.{cell}"] == getattr(tr03, cell)
+    assert inputs["plan.belief"] == "previous"
+    assert inputs["plan.s"] == tr03.s == 1.8
+    assert inputs["plan.v"] == total
+    assert inputs["previous_round"] == "TR-03"
+
+    summary = _sheet_rows(output, SHEET_SUMMARY)
+    labels = [row[0] for row in summary if isinstance(row[0], str)]
+    assert "The design of TR-03 again (s = 1.8, 4,700 labels)" in labels
+    assert not any("1,000 labels" in label for label in labels)
+    values = {row[0]: row[1] for row in summary if isinstance(row[0], str)}
+    assert values["Population flagged positive"] == 40_550
+    assert values["Labeled predicted positives"] == tr03.tp + tr03.fp
+    plan_sheet = _sheet_rows(output, SHEET_PLAN)
+    assert any(f"for {total:,} labels" in str(row[0]) for row in plan_sheet)
+
+    state, _ = open_session(output)
+    assert state.evaluate.matrix.as_tuple() == (tr03.tp, tr03.fp, tr03.fn, tr03.tn)
+    assert state.plan.previous == state.evaluate.matrix
+    assert state.evaluate.population.k == pytest.approx(tr03.k, rel=1e-15)
+    assert (state.plan.s, state.plan.v, state.previous_round) == (1.8, total, "TR-03")
+
+
+def test_session_for_round_implies_s_and_uses_k_without_counts():
+    from core.workbook.session_io import session_for_round
+
+    item = make_round("K-only", population_pos=None, population_neg=None, k=0.04, s=None)
+    state, notes = session_for_round(SessionState(rounds=(item,)), item)
+    assert notes == []
+    # n1/(k n0) = 256/(0.04 * 4440)
+    assert state.plan.s == pytest.approx(256 / (0.04 * 4_440))
+    assert state.evaluate.population.mode == state.plan.population.mode == "k"
+    assert state.evaluate.population.k == 0.04
+    assert state.plan.v == 225 + 31 + 79 + 4_361
+
+    empty_stratum = make_round("no negatives", s=None, fn=0, tn=0)
+    state, notes = session_for_round(SessionState(), empty_stratum)
+    assert state.plan.s == SessionState().plan.s
+    assert any("s cannot be implied" in note for note in notes)
+
+
+def test_cli_report_of_a_workbook_without_rounds_is_an_error(tmp_path, capsys):
+    scores = tmp_path / "scores.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "Scores"
+    workbook.active.append(["score", "label"])
+    for index in range(10):
+        workbook.active.append([index / 10, index % 2])
+    workbook.save(scores)
+    output = tmp_path / "report.xlsx"
+    assert main(["report", str(scores), "-o", str(output)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"error: {scores} has no usable rounds (sheet 'Scores' skipped")
+    assert not output.exists()
 
 
 def test_cli_report_of_a_saved_session_uses_its_evaluate_tab(tmp_path, capsys):
