@@ -52,6 +52,20 @@ RECALL_KINDS = ("katz_log", "bootstrap", "bayes", "bayes_mc")
 #: Rows per chunk are chosen so one chunk holds about this many replicate draws.
 CHUNK_DRAWS = 1 << 19
 
+#: Fewer expected items than this in a cell of the design makes the normal
+#: approximations (and the coverage figures) unreliable; a warning says so.
+MIN_EXPECTED_CELL = 10
+#: A coverage this far below the nominal level is flagged (0.90 at 95 %).
+COVERAGE_SHORTFALL = 0.05
+
+_KIND_NAMES = {
+    "wald": "Wald",
+    "katz_log": "Katz log",
+    "bootstrap": "bootstrap",
+    "bayes": "Bayesian (Eq 6-8)",
+    "bayes_mc": "Bayesian Monte Carlo",
+}
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CoverageSetting:
@@ -116,6 +130,37 @@ class CoverageSetting:
             "s": self.s,
         }
 
+    def design_dict(self) -> dict[str, int]:
+        """``{n_pos, n_neg}``: the items labeled per stratum (Eq 1, integer sizes)."""
+        n1, n0 = self.sizes
+        return {"n_pos": n1, "n_neg": n0}
+
+    def expected_cells(self) -> dict[str, float]:
+        """Expected ``TP, FP, FN, TN`` of one round of this design."""
+        n1, n0 = self.sizes
+        return {
+            "TP": n1 * self.pi1,
+            "FP": n1 * (1 - self.pi1),
+            "FN": n0 * self.pi0,
+            "TN": n0 * (1 - self.pi0),
+        }
+
+    def design_warnings(self) -> list[str]:
+        """Cells with fewer than :data:`MIN_EXPECTED_CELL` expected items, in words."""
+        n1, n0 = self.sizes
+        meaning = {
+            "TP": f"actual positives among the {n1:,} predicted positives",
+            "FP": f"actual negatives among the {n1:,} predicted positives",
+            "FN": f"actual positives among the {n0:,} predicted negatives",
+            "TN": f"actual negatives among the {n0:,} predicted negatives",
+        }
+        return [
+            f"only {expected:.3g} expected {cell} ({meaning[cell]}); with fewer than "
+            f"{MIN_EXPECTED_CELL} the intervals are unreliable: increase v or change s"
+            for cell, expected in self.expected_cells().items()
+            if expected < MIN_EXPECTED_CELL
+        ]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CoverageResult:
@@ -158,13 +203,34 @@ class CoverageResult:
     def coverage_dict(self) -> dict:
         return {"precision": dict(self.precision), "recall": dict(self.recall)}
 
+    @property
+    def warnings(self) -> list[str]:
+        """Sparse design cells, then every coverage more than
+        :data:`COVERAGE_SHORTFALL` below the nominal level (naming the method)."""
+        found = self.setting.design_warnings()
+        floor = self.confidence - COVERAGE_SHORTFALL
+        for metric, values in (("precision", self.precision), ("recall", self.recall)):
+            for kind, value in values.items():
+                if value is not None and np.isfinite(value) and value < floor:
+                    found.append(
+                        f"{metric}: the {_KIND_NAMES.get(kind, kind)} interval covers "
+                        f"{value:.1%}, below {floor:.0%} (nominal {self.confidence:.0%})"
+                    )
+        return found
+
     def to_dict(self) -> dict:
-        """The ``prplanner coverage --json`` document (issue 2, section 3)."""
+        """The ``prplanner coverage --json`` document (issue 2, section 3).
+
+        Beyond the contract: ``design: {n_pos, n_neg}``, ``warnings`` (see
+        :attr:`warnings`), ``prior`` and ``jeffreys_rows``.
+        """
         return {
             "coverage": self.coverage_dict(),
             "reps": self.reps,
             "replicates": self.replicates,
             "seconds": self.seconds,
+            "design": self.setting.design_dict(),
+            "warnings": self.warnings,
             **self.prior_dict(),
         }
 
@@ -204,7 +270,13 @@ class GridResult:
         """The ``prplanner coverage --paper-grid --json`` document (issue 2, section 3)."""
         return {
             "rows": [
-                {**row.setting.to_dict(), "coverage": row.coverage_dict(), **row.prior_dict()}
+                {
+                    **row.setting.to_dict(),
+                    "coverage": row.coverage_dict(),
+                    "design": row.setting.design_dict(),
+                    "warnings": row.warnings,
+                    **row.prior_dict(),
+                }
                 for row in self.rows
             ],
             "seconds": self.seconds,

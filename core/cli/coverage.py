@@ -3,8 +3,10 @@
 JSON keys for one setting: ``coverage: {precision: {wald, bootstrap, bayes, bayes_mc},
 recall: {katz_log, bootstrap, bayes, bayes_mc}}, reps, replicates, seconds``; with
 ``--paper-grid``: ``rows: [{k, precision, recall, v, s, coverage}, ...]`` and ``seconds``.
-Beyond the contract: ``prior`` (the four values used) and ``jeffreys_rows`` (rounds where
-that prior was improper and Jeffreys was used instead), per setting.
+Beyond the contract: ``design: {n_pos, n_neg}`` (items labeled per stratum), ``warnings``
+(a design cell with fewer than 10 expected items, a coverage below 0.90 at 95 %, naming
+the method), ``prior`` (the four values used) and ``jeffreys_rows`` (rounds where that
+prior was improper and Jeffreys was used instead), per setting.
 
     prplanner coverage ... [--prior A11,A01,A10,A00]
 
@@ -103,6 +105,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return result.to_dict()
 
 
+def _items(count: int, what: str) -> str:
+    return f"{count:,} {what}{'' if count == 1 else 's'}"
+
+
 def _cell(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f} %"
 
@@ -139,12 +145,23 @@ def format_text(result: dict[str, object]) -> str:
             )
         lines.append("")
         lines.append(f"{result['seconds']:.2f} s")
+        for row in result["rows"]:
+            for text in row.get("warnings", []):
+                lines.append(
+                    f"warning (k 1/{1 / row['k']:.0f}, R {row['recall']:.2f}, s {row['s']:g}): "
+                    f"{text}"
+                )
         if result["rows"]:
             fallback = sum(row["jeffreys_rows"] for row in result["rows"])
             lines.append(_prior_line(result["rows"][0]["prior"], fallback, None))
     else:
+        design = result["design"]
         head = " ".join(f"{name:>8}" for name in COLUMNS)
         lines = [
+            f"design: label {_items(design['n_pos'], 'predicted positive')} + "
+            f"{_items(design['n_neg'], 'predicted negative')} = "
+            f"{design['n_pos'] + design['n_neg']:,} items per round",
+            "",
             head,
             "-" * len(head),
             " ".join(f"{c:>8}" for c in _coverage_cells(result["coverage"])),
@@ -155,6 +172,7 @@ def format_text(result: dict[str, object]) -> str:
             f"{result['seconds']:.2f} s"
         )
         lines.append(_prior_line(result["prior"], result["jeffreys_rows"], result["reps"]))
+        lines.extend(f"warning: {text}" for text in result.get("warnings", []))
     lines.append(
         "P = precision, R = recall; frequentist intervals checked against the truth, Bayesian "
         "(predictive) ones against a second independent round"

@@ -135,7 +135,9 @@ def test_coverage_json_single_setting_and_paper_grid(capsys):
          "--s", "2", "--reps", "40", "--replicates", "40", "--seed", "1"],
     )  # fmt: skip
     # The contract keys, then the additive prior keys (spec 1.7: alpha = 0 by default).
-    assert list(single) == ["coverage", "reps", "replicates", "seconds", "prior", "jeffreys_rows"]
+    assert list(single) == [
+        "coverage", "reps", "replicates", "seconds", "design", "warnings", "prior", "jeffreys_rows",
+    ]  # fmt: skip
     assert single["prior"] == [0.0, 0.0, 0.0, 0.0]
     assert list(single["coverage"]) == ["precision", "recall"]
     assert list(single["coverage"]["precision"]) == ["wald", "bootstrap", "bayes", "bayes_mc"]
@@ -146,12 +148,50 @@ def test_coverage_json_single_setting_and_paper_grid(capsys):
     assert list(grid) == ["rows", "seconds"]
     assert len(grid["rows"]) == 12
     assert list(grid["rows"][0]) == [
-        "k", "precision", "recall", "v", "s", "coverage", "prior", "jeffreys_rows",
+        "k", "precision", "recall", "v", "s", "coverage", "design", "warnings", "prior",
+        "jeffreys_rows",
     ]  # fmt: skip
     assert {row["v"] for row in grid["rows"]} == {5000, 10000}
     assert main(["coverage", "--paper-grid", "--reps", "10", "--replicates", "10"]) == 0
     out = capsys.readouterr().out
     assert "1/20" in out and "1/100" in out and "%" in out
+
+
+def test_coverage_shows_the_design_and_warns_about_a_sparse_one(capsys):
+    argv = ["coverage", "--k", "0.0204", "--precision", "0.85", "--recall", "0.7", "--v", "50",
+            "--s", "1", "--reps", "200", "--replicates", "100", "--seed", "4"]  # fmt: skip
+    document = run_json(capsys, argv)
+    # Eq 1: n1 = round(50 * 0.0204 / 1.0204) = 1, n0 = 49
+    assert document["design"] == {"n_pos": 1, "n_neg": 49}
+    warnings = document["warnings"]
+    # expected TP = 0.85, FP = 0.15, FN = 49 * pi0 = 49 * 0.0204 * 0.85 * (1/0.7 - 1) = 0.364
+    assert any(text.startswith("only 0.85 expected TP") for text in warnings)
+    assert any(text.startswith("only 0.15 expected FP") for text in warnings)
+    assert any(text.startswith("only 0.364 expected FN") for text in warnings)
+    assert not any("expected TN" in text for text in warnings)
+    low = [
+        (metric, kind)
+        for metric in ("precision", "recall")
+        for kind, value in document["coverage"][metric].items()
+        if value < 0.90
+    ]
+    assert low  # n1 = 1 cannot give honest precision intervals
+    for metric, kind in low:
+        name = {"wald": "Wald", "katz_log": "Katz log", "bootstrap": "bootstrap",
+                "bayes": "Bayesian (Eq 6-8)", "bayes_mc": "Bayesian Monte Carlo"}[kind]  # fmt: skip
+        assert any(text.startswith(f"{metric}: the {name} interval covers") for text in warnings)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "design: label 1 predicted positive + 49 predicted negatives" in out
+    assert "warning: only 0.85 expected TP" in out
+
+
+def test_coverage_of_a_sound_design_has_no_warnings(capsys):
+    argv = ["coverage", "--k", "1/20", "--precision", "0.9", "--recall", "0.7", "--v", "5000",
+            "--s", "2", "--reps", "200", "--replicates", "200", "--seed", "1"]  # fmt: skip
+    document = run_json(capsys, argv)
+    assert document["design"] == {"n_pos": 455, "n_neg": 4545}
+    assert document["warnings"] == []
 
 
 def test_coverage_prior_flag_reaches_the_experiment(capsys):
