@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 
@@ -62,3 +63,61 @@ def parse_count(text: str) -> int:
     if not number.is_integer():
         raise ValueError(f"{text.strip()} is fractional: counts are whole numbers")
     return int(number)
+
+
+def parse_percent(text: str) -> float:
+    """A percentage typed by a person, as a fraction: the rule of a percent-formatted cell
+    in Excel with automatic percent entry.
+
+    ``"85"``, ``"85 %"`` and ``"0.85"`` all mean 85 % (``0.85``): a number below 1 typed
+    without a ``%`` sign is a fraction, 1 and above are percent. With a ``%`` sign the
+    number is taken literally, so ``"0.5 %"`` stays 0.5 % (``0.005``). Thousands
+    separators and spaces are ignored. Raises ``ValueError`` with the reason.
+    """
+    cleaned = text.strip()
+    has_sign = "%" in cleaned
+    for ignored in ("%", " ", "\u00a0", "\u202f"):
+        cleaned = cleaned.replace(ignored, "")
+    if not cleaned:
+        raise ValueError("empty: type a percentage such as 85 or 0.85")
+    if cleaned.count(",") == 1 and "." not in cleaned and not re.search(r",\d{3}$", cleaned):
+        cleaned = cleaned.replace(",", ".")  # a decimal comma: "0,85"
+    cleaned = cleaned.replace(",", "")
+    try:
+        number = float(cleaned)
+    except ValueError:
+        raise ValueError(f"'{text.strip()}' is not a percentage") from None
+    if not math.isfinite(number):
+        raise ValueError(f"'{text.strip()}' is not a finite number")
+    if not has_sign and abs(number) < 1:
+        return number
+    return number / 100.0
+
+
+#: Command-line wording in ``core`` messages and what the desktop app calls the same thing.
+_APP_WORDS = (
+    (
+        "; with --fpc the plan accounts for the finite population",
+        "; tick Finite population correction to plan for the finite population",
+    ),
+    ("(--population N_POS N_NEG)", "(Predicted positive N1 and Predicted negative N0)"),
+    ("(--prior or --prior-strength)", "(a prior preset)"),
+    ("(--tp --fp --fn --tn)", "(its counts)"),
+    ("(--cost-pos and --cost-neg) ", ""),
+    ("use --method optimal", "choose the Optimal method"),
+    ("--method optimal", "the Optimal method"),
+    ("--fpc needs", "Finite population correction needs"),
+    ("--bayesian needs", "Bayesian predictive margins need"),
+    ("--s without --v", "s without v"),
+)
+
+
+def app_words(message: str) -> str:
+    """A ``core`` message with its command-line flags said in the words of the app.
+
+    ``core`` speaks to the command line (``--fpc``); the window has a check box called
+    "Finite population correction" instead. Any flag not listed loses its dashes.
+    """
+    for cli, app in _APP_WORDS:
+        message = message.replace(cli, app)
+    return re.sub(r"(?<![\w-])--(?=[a-z])", "", message)

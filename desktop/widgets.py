@@ -202,7 +202,20 @@ class NumberSpin(_Bound, QDoubleSpinBox):
 
 
 class PercentSpin(NumberSpin):
-    """A fraction in the session (``0.05``) shown and typed as a percentage (``5.0 %``)."""
+    """A fraction in the session (``0.05``) shown and typed as a percentage (``5.0 %``).
+
+    Typing follows a percent-formatted cell in Excel with automatic percent entry
+    (:func:`formatting.parse_percent`): ``85``, ``85 %`` and ``0.85`` all mean 85 %, while
+    ``0.5 %`` (with the sign) stays 0.5 %. The ``%`` is part of the text rather than a
+    Qt suffix, so selecting the field selects the sign too and what the user types
+    decides whether there is one.
+    """
+
+    #: Added to every percent field's tooltip.
+    TYPING_HINT = (
+        "Type 85, 85 % or 0.85 for 85 %: a number below 1 without a % sign is read as a "
+        "fraction. For a rate below 1 % type the sign: 0.5 %."
+    )
 
     def __init__(
         self,
@@ -216,6 +229,7 @@ class PercentSpin(NumberSpin):
         tooltip: str = "",
         parent: QWidget | None = None,
     ):
+        tooltip = f"{tooltip.rstrip()}\n{self.TYPING_HINT}" if tooltip else self.TYPING_HINT
         super().__init__(
             session,
             path,
@@ -223,7 +237,6 @@ class PercentSpin(NumberSpin):
             maximum=maximum,
             decimals=decimals,
             step=step,
-            suffix=" %",
             tooltip=tooltip,
             parent=parent,
         )
@@ -231,6 +244,31 @@ class PercentSpin(NumberSpin):
 
     def fraction(self) -> float:
         return self.value() / 100.0
+
+    def textFromValue(self, value: float) -> str:
+        return QDoubleSpinBox.textFromValue(self, value) + " %"
+
+    def valueFromText(self, text: str) -> float:
+        try:
+            return formatting.parse_percent(text) * 100.0
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):
+        try:
+            value = formatting.parse_percent(text) * 100.0
+        except ValueError:
+            # Empty or half typed ("0.", "-") is on its way; letters are not.
+            if all(ch.isdigit() or ch in "., %\u00a0\u202f-+" for ch in text):
+                return QValidator.State.Intermediate, text, pos
+            return QValidator.State.Invalid, text, pos
+        # The spin box rounds to its decimals: 0.0004 % shows as the minimum it becomes.
+        if self.minimum() <= round(value, self.decimals()) <= self.maximum():
+            return QValidator.State.Acceptable, text, pos
+        return QValidator.State.Intermediate, text, pos
+
+    def fixup(self, text: str) -> str:
+        return self.textFromValue(self.value())
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):
@@ -597,7 +635,8 @@ class PopulationInput(QWidget):
 class ConfidenceBox(_Bound, QComboBox):
     """The confidence (credibility) level the whole session uses, as a percentage.
 
-    The usual levels are listed; any level between 50 % and 99.99 % can be typed.
+    The usual levels are listed; any level between 50 % and 99.99 % can be typed, as in
+    the percent fields (``95``, ``95 %`` or ``0.95``).
     """
 
     LEVELS = (0.80, 0.90, 0.95, 0.99)
@@ -610,7 +649,7 @@ class ConfidenceBox(_Bound, QComboBox):
             self.addItem(formatting.percent(level, 0), level)
         self.setToolTip(
             "Confidence (credibility) level c of every interval and margin in the session, "
-            "e.g. 95 %: z = Φ⁻¹(1 − (1 − c)/2). Shared by all tabs."
+            "e.g. 95 %: z = Φ⁻¹(1 − (1 − c)/2). Shared by all tabs. Type 95, 95 % or 0.95."
         )
         self.lineEdit().setAlignment(Qt.AlignmentFlag.AlignRight)
         self._bind(session, path)
@@ -628,16 +667,15 @@ class ConfidenceBox(_Bound, QComboBox):
         self._commit(float(self.itemData(index)))
 
     def _on_text_edited(self) -> None:
-        text = self.currentText().replace("%", "").replace(",", ".").strip()
+        # The percent fields' rule: 95, 95 % and 0.95 are 95 %; 0.5 % is 0.5 % (refused).
         try:
-            number = float(text)
+            level = formatting.parse_percent(self.currentText())
         except ValueError:
             self._session.refused.emit(
                 self._path, f"confidence: '{self.currentText()}' is not a percentage"
             )
             self._show(self._session.get(self._path))
             return
-        level = number / 100.0 if number > 1 else number
         if not math.isclose(level, self._session.get(self._path)):
             self._commit(round(level, 6))
         else:

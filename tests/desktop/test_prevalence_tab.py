@@ -108,7 +108,7 @@ def test_ticked_rounds_get_f1_curves_and_rank_swaps(qtbot, tab):
 def test_typed_reference_prevalence_gives_calibrated_metrics(qtbot, tab):
     line = tab.reference_spin.lineEdit()
     line.selectAll()
-    qtbot.keyClicks(line, "0.5")
+    qtbot.keyClicks(line, "0.5 %")  # with the sign: 0.5 %, not the fraction 0.5
     qtbot.keyClick(line, Qt.Key.Key_Return)
     session = tab._session
     assert session.get("prevalence.reference_prevalence") == pytest.approx(0.005)

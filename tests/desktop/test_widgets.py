@@ -111,6 +111,70 @@ def test_percent_spin_types_percent_stores_fraction(qtbot, session):
     assert spin.toolTip()
 
 
+def type_into(qtbot, spin, text):
+    """Select the whole field (as a double-click or Tab does) and type ``text``, Enter."""
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), text)
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored", "shown"),
+    [
+        ("0.85", 0.85, "85.0 %"),  # below 1 without a sign: a fraction (Excel)
+        ("85", 0.85, "85.0 %"),
+        ("85 %", 0.85, "85.0 %"),
+        ("0.5 %", 0.005, "0.5 %"),  # with the sign: taken literally
+        ("0.5%", 0.005, "0.5 %"),
+        ("1", 0.01, "1.0 %"),  # 1 and above are percent
+    ],
+)
+def test_percent_spin_reads_typing_like_excel(qtbot, session, typed, stored, shown):
+    spin = PercentSpin(session, "plan.expected_precision", tooltip="Precision you expect.")
+    qtbot.addWidget(spin)
+    type_into(qtbot, spin, typed)
+    assert session.get("plan.expected_precision") == pytest.approx(stored)
+    assert spin.text() == shown
+
+
+def test_percent_spin_tooltip_explains_fraction_typing(qtbot, session):
+    spin = PercentSpin(session, "plan.expected_precision", tooltip="Precision you expect.")
+    qtbot.addWidget(spin)
+    assert spin.toolTip().startswith("Precision you expect.")
+    assert "0.85" in spin.toolTip() and "0.5 %" in spin.toolTip()
+
+
+def test_percent_spin_keeps_value_for_text_or_out_of_range(qtbot, session):
+    spin = PercentSpin(
+        session, "plan.margin_recall", minimum=0.1, maximum=49.9, decimals=2, tooltip="m"
+    )
+    qtbot.addWidget(spin)
+    type_into(qtbot, spin, "abc")  # letters are refused by the validator
+    assert session.get("plan.margin_recall") == 0.05
+    type_into(qtbot, spin, "0.6")  # 60 % is above the 49.9 % maximum: value kept
+    assert session.get("plan.margin_recall") == 0.05
+    assert spin.text() == "5.00 %"
+    type_into(qtbot, spin, "0.03")
+    assert session.get("plan.margin_recall") == 0.03
+
+
+def test_confidence_box_reads_typing_like_the_percent_fields(qtbot, session):
+    box = ConfidenceBox(session)
+    qtbot.addWidget(box)
+    for typed, level in (("0.9", 0.9), ("97.5", 0.975), ("99 %", 0.99)):
+        box.lineEdit().selectAll()
+        qtbot.keyClicks(box.lineEdit(), typed)
+        qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+        assert session.get("confidence") == pytest.approx(level)
+    refused = []
+    session.refused.connect(lambda path, message: refused.append(message))
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "0.9 %")  # literally 0.9 %: not a confidence level
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("confidence") == pytest.approx(0.99)
+    assert refused
+
+
 def test_count_spin_accepts_thousands_separators(qtbot, session):
     spin = CountSpin(session, "plan.population.predicted_positive", minimum=1, tooltip="N1")
     qtbot.addWidget(spin)
