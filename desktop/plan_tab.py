@@ -204,12 +204,12 @@ def plan_basis(state: SessionState) -> PlanBasis:
             posteriors=posteriors,
         )
     except InputError as exc:
-        return PlanBasis(error=str(exc))
+        return PlanBasis(error=formatting.app_words(str(exc)))
     recommended = None
     try:
         recommended = make_plan(**_plan_arguments(state, population, precision, recall, posterior))
     except InputError as exc:
-        notes = (*notes, f"No recommended plan: {exc}")
+        notes = (*notes, f"No recommended plan: {formatting.app_words(str(exc))}")
     return PlanBasis(
         population=population,
         precision=precision,
@@ -929,7 +929,9 @@ class PlanTab(QWidget):
                 r[name].setText("–")
             r["design_margin_precision"].setText("–")
             r["design_margin_recall"].setText("–")
-            r["design_meets"].setText(f"<span style='color:#a00'>{exc}</span>")
+            r["design_meets"].setText(
+                f"<span style='color:#a00'>{formatting.app_words(str(exc))}</span>"
+            )
             r["design_meets"].setWordWrap(True)
             self.simulate_button.setEnabled(False)
             return
@@ -952,7 +954,7 @@ class PlanTab(QWidget):
         r["design_meets"].setText(text)
 
     def _show_notes(self) -> None:
-        notes = list(self._basis.notes)
+        notes = [formatting.app_words(note) for note in self._basis.notes]
         if self._basis.error:
             notes.insert(0, self._basis.error)
         text = "\n".join(notes)
@@ -1005,7 +1007,7 @@ class PlanTab(QWidget):
                 s=self._session.get("plan.s"),
             )
         except InputError as exc:
-            self.status_message.emit(f"Cannot simulate: {exc}")
+            self.status_message.emit(f"Cannot simulate: {formatting.app_words(str(exc))}")
             return False
         # start() cancels a running simulation first (its result will be dropped).
         self.runner.start(lambda control: simulate_design(design, setting, control))

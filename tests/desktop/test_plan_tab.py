@@ -339,3 +339,32 @@ def test_every_input_and_plot_has_a_tooltip(tab):
         assert plot.toolTip()
         assert plot.plotItem.getAxis("bottom").labelText
         assert plot.plotItem.getAxis("left").labelText
+
+
+def test_expected_precision_typed_as_fraction_means_percent(qtbot, tab, session):
+    """A new user types 0.85 for 85 %: the field reads it as Excel's percent cells do."""
+    line = tab.expected_precision.lineEdit()
+    line.selectAll()
+    qtbot.keyClicks(line, "0.85")
+    qtbot.keyClick(line, Qt.Key.Key_Return)
+    wait_refresh(qtbot, tab)
+    assert session.get("plan.expected_precision") == pytest.approx(0.85)
+    assert tab.expected_precision.text() == "85.0 %"
+    design = core_fixed_plan(session.state)
+    assert tab.readouts["design_margin_recall"].text() == formatting.percent(design.margin_recall)
+    assert design.margin_recall < 0.5  # not the ± 133.7 % of a 0.8 % precision
+    # With the sign the number is literal.
+    line.selectAll()
+    qtbot.keyClicks(line, "0.5 %")
+    qtbot.keyClick(line, Qt.Key.Key_Return)
+    assert session.get("plan.expected_precision") == pytest.approx(0.005)
+
+
+def test_plan_messages_use_app_words_not_cli_flags(qtbot, tab, session):
+    # A small population: the design needs more predicted positives than there are.
+    session.set_value("plan.population.predicted_positive", 30)
+    wait_refresh(qtbot, tab)
+    shown = tab.notes.text() + " " + tab.readouts["design_meets"].text()
+    assert "population has only 30" in shown
+    assert "tick Finite population correction" in shown
+    assert "--" not in shown
