@@ -142,7 +142,8 @@ def test_seeded_runs_repeat_and_to_dict_follows_the_contract():
     assert first.precision == second.precision and first.recall == second.recall
     document = first.to_dict()
     assert list(document) == [
-        "coverage", "reps", "replicates", "seconds", "prior", "jeffreys_rows",
+        "coverage", "reps", "replicates", "seconds", "design", "warnings", "prior",
+        "jeffreys_rows",
     ]  # fmt: skip
     assert document["prior"] == [0.0, 0.0, 0.0, 0.0]
     assert list(document["coverage"]["precision"]) == ["wald", "bootstrap", "bayes", "bayes_mc"]
@@ -159,10 +160,11 @@ def test_grid_rows_progress_and_cancel():
                     control=TaskControl(on_progress=seen.append))  # fmt: skip
     document = grid.to_dict()
     assert list(document) == ["rows", "seconds"]
-    # The contract keys first, then the additive prior keys.
+    # The contract keys first, then the additive design, warnings and prior keys.
     assert [list(row) for row in document["rows"]] == [
-        ["k", "precision", "recall", "v", "s", "coverage", "prior", "jeffreys_rows"]
-    ] * 3
+        ["k", "precision", "recall", "v", "s", "coverage", "design", "warnings", "prior",
+         "jeffreys_rows"]
+    ] * 3  # fmt: skip
     assert seen == sorted(seen) and seen[-1] == 1.0
     control = TaskControl()
     control.cancel()
