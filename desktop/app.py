@@ -2,8 +2,13 @@
 
 :func:`run_app` creates the :class:`QApplication` (names for :class:`QSettings`), sets the
 pyqtgraph look, and opens the main window with the bundled example session, or with the
-given workbook. A workbook that cannot be read gives a message; the app still opens, with
-the example session.
+given workbook (a saved session or a plain rounds workbook). A workbook that cannot be
+read gives a message; the app still opens, with the example session.
+
+Once the window is up, a session left behind by a run that crashed is offered back
+(:meth:`~desktop.main_window.MainWindow.offer_recovery`; recovery files live in
+:func:`~desktop.main_window.recovery_directory`). When it is restored, the given workbook
+is not opened over it (the status bar says so).
 
 Setting ``PRPLANNER_EXIT_AFTER_SHOW=1`` makes the app print ``shown <unix time>`` once the
 window has been shown and painted, then quit: the start-up benchmark measures process
@@ -26,7 +31,7 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop.main_window import APPLICATION, ORGANIZATION, MainWindow
+    from desktop.main_window import APPLICATION, ORGANIZATION, MainWindow, recovery_directory
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName(ORGANIZATION)
@@ -34,13 +39,27 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
     app.setApplicationDisplayName("PR Planner")
     pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 
-    window = MainWindow()
+    window = MainWindow(recovery_dir=recovery_directory())
     window.load_example()
     window.show()
-    if path is not None:
-        # From inside the event loop, once the window is up: a "could not open" message
-        # then sits over the window, and on failure the example session stays open.
-        QTimer.singleShot(0, lambda: window.open_workbook(path, ask=False))
+
+    def start() -> None:
+        # From inside the event loop, once the window is up: the recovery offer and a
+        # "could not open" message then sit over the window, and on failure the example
+        # session stays open.
+        # The start-up benchmark must never wait on a question.
+        restored = not os.environ.get(EXIT_AFTER_SHOW_ENV) and window.offer_recovery()
+        if path is None:
+            return
+        if restored:
+            window.show_status(
+                f"{os.path.basename(os.fspath(path))} was not opened: the recovered session "
+                "is open instead (File > Open to open it)"
+            )
+        else:
+            window.open_workbook(path, ask=False)
+
+    QTimer.singleShot(0, start)
 
     if os.environ.get(EXIT_AFTER_SHOW_ENV):
 

@@ -1,21 +1,51 @@
 """The main window: Rounds panel, the five tabs, menus, status bar (spec 4.3).
 
-One :class:`~desktop.session_model.SessionModel` is the document. The window tracks
-whether it has unsaved changes from the undo stack's clean state, shows the file name and
-``*`` in the title, and asks before New, Open or Quit throws changes away. Window
-geometry, recent files and the last confidence level persist in :class:`QSettings`
+One :class:`~desktop.session_model.SessionModel` is the document, kept as an ``.xlsx``
+workbook (spec 4.4): File > Save writes the report with its machine-readable Inputs sheet
+and PNG snapshots of the plots (:func:`core.workbook.session_io.save_session`, atomic), and
+File > Open restores every input from it (:func:`~core.workbook.session_io.read_session`).
+A plain rounds workbook opens as the current inputs plus its rounds and is never
+overwritten by Save, which asks for a new name instead.
+
+The window tracks whether it has unsaved changes from the undo stack's clean state, shows
+the file name and ``*`` in the title, and asks before New, Open or Quit throws changes away.
+A few seconds after the last change the session is written to a
+:class:`~core.workbook.recovery.RecoveryStore` (when the window was given a recovery
+folder, as :func:`desktop.app.run_app` does); a clean close or save removes it, and the next
+start offers a crashed run's session back (:meth:`MainWindow.offer_recovery`).
+
+Window geometry, recent files and the last confidence level persist in :class:`QSettings`
 (:func:`app_settings`; ``PRPLANNER_SETTINGS_DIR`` redirects it to a folder, which the tests
-and the benchmark use so they never touch the user's settings).
+and the benchmark use so they never touch the user's settings;
+``PRPLANNER_RECOVERY_DIR`` does the same for the recovery files).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import html
 import importlib
 import math
 import os
+import re
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSettings, Qt, QThreadPool, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QBuffer,
+    QByteArray,
+    QIODevice,
+    QModelIndex,
+    QPoint,
+    QRect,
+    QSettings,
+    QStandardPaths,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -43,9 +73,12 @@ import resources
 from core.confusion import point_estimates
 from core.errors import InputError
 from core.session import SessionState
+from core.workbook.recovery import RecoveryStore
+from core.workbook.safe_io import SaveError
 from desktop import formatting
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.help import FormulaReference, show_about
+from desktop.plotting import PlotPanel
 from desktop.session_model import SessionModel
 from desktop.widgets import affects
 
@@ -53,8 +86,15 @@ ORGANIZATION = "PR Planner"
 APPLICATION = "prplanner"
 #: Folder for an INI settings file instead of the platform store (tests, benchmarks).
 SETTINGS_DIR_ENV = "PRPLANNER_SETTINGS_DIR"
+#: Folder for the crash-recovery files instead of ``AppDataLocation/recovery`` (tests).
+RECOVERY_DIR_ENV = "PRPLANNER_RECOVERY_DIR"
+#: Quiet time after the last change before the session is written for crash recovery.
+RECOVERY_DELAY_MS = 3000
 MAX_RECENT_FILES = 8
 EXAMPLE_TITLE = "Example session"
+#: The bundled session the app opens at start (written by scripts/make_example_session.py).
+EXAMPLE_SESSION = "example_session.xlsx"
+WORKBOOK_FILTER = "Excel workbooks (*.xlsx)"
 
 #: (tab key, title, module, class) in the order the tabs appear. The key names the help page.
 TABS = (
@@ -73,6 +113,43 @@ def app_settings() -> QSettings:
     if folder:
         return QSettings(str(Path(folder) / "prplanner.ini"), QSettings.Format.IniFormat)
     return QSettings(ORGANIZATION, APPLICATION)
+
+
+def recovery_directory() -> Path:
+    """Where crash-recovery files live: ``$PRPLANNER_RECOVERY_DIR`` if set, else
+    ``AppDataLocation/recovery`` (per user, not a temporary folder emptied at boot)."""
+    folder = os.environ.get(RECOVERY_DIR_ENV)
+    if folder:
+        return Path(folder)
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    return Path(base or Path.home() / ".prplanner") / "recovery"
+
+
+def png_bytes(widget: QWidget) -> bytes:
+    """The widget as it is drawn now, as PNG bytes."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    widget.grab().save(buffer, "PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def plot_title(plot: PlotPanel) -> str:
+    """A plot's title as plain text (first line, no markup)."""
+    text = plot.plotItem.titleLabel.text or ""
+    text = re.split(r"<br\s*/?>", text, maxsplit=1)[0]
+    return html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
+
+
+def plot_has_data(plot: PlotPanel) -> bool:
+    """True when some curve or scatter of the plot has points (empty plots are not shown
+    in the report)."""
+    for item in plot.plotItem.listDataItems():
+        x, _y = item.getData()
+        if x is not None and len(x):
+            return True
+    return False
 
 
 def round_label(item) -> str:
@@ -347,6 +424,10 @@ class MainWindow(QMainWindow):
     settings : QSettings, optional
         Where geometry, recent files and the confidence level persist
         (:func:`app_settings` by default).
+    recovery_dir : path-like, optional
+        Folder for crash-recovery files (:func:`recovery_directory` for the app). Without
+        it the window keeps no recovery file: a window made by a test, a script or a
+        benchmark never touches the user's recovery folder.
     """
 
     def __init__(
@@ -354,13 +435,30 @@ class MainWindow(QMainWindow):
         session: SessionModel | None = None,
         settings: QSettings | None = None,
         parent: QWidget | None = None,
+        *,
+        recovery_dir: str | os.PathLike[str] | None = None,
     ):
         super().__init__(parent)
         self.settings = settings if settings is not None else app_settings()
         self.session = session or SessionModel(SessionState(confidence=self._saved_confidence()))
         self.session.setParent(self)
         self._path: Path | None = None
+        #: True when ``_path`` holds a saved session (Save may overwrite it); False for a
+        #: plain rounds workbook, which Save never replaces with a report.
+        self._path_is_session = False
         self._document_title = "Untitled"
+        self._problems_box: QMessageBox | None = None
+        self.recovery: RecoveryStore | None = (
+            RecoveryStore(recovery_dir) if recovery_dir is not None else None
+        )
+        #: Leftovers of crashed runs are removed only once they were offered back.
+        self._recovery_offered = False
+        self._recovery_failed = False
+        self.recovery_timer = QTimer(self)
+        self.recovery_timer.setObjectName("recovery_timer")
+        self.recovery_timer.setSingleShot(True)
+        self.recovery_timer.setInterval(RECOVERY_DELAY_MS)
+        self.recovery_timer.timeout.connect(self.write_recovery)
         self._reference: FormulaReference | None = None
         self._connected_grids: set[int] = set()
 
@@ -399,6 +497,7 @@ class MainWindow(QMainWindow):
         self.session.refused.connect(lambda _path, message: self.show_status(f"Refused: {message}"))
         self.connect_grids()
         self.session.undo_stack.cleanChanged.connect(self._update_title)
+        self.session.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.session.changed.connect(self._on_session_changed)
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
@@ -428,6 +527,9 @@ class MainWindow(QMainWindow):
         )
         self.export_action = self._action(
             file_menu, "&Export report…", lambda: self.export_report(None)
+        )
+        self.import_scored_action = self._action(
+            file_menu, "&Import scored sample…", lambda: self.import_scored_sample(None)
         )
         file_menu.addSeparator()
         self.quit_action = self._action(
@@ -462,8 +564,17 @@ class MainWindow(QMainWindow):
         self.about_action = self._action(help_menu, "&About PR Planner", self.show_about)
 
         self.new_action.setStatusTip("Start a new session with default inputs")
-        self.open_action.setStatusTip("Open a workbook of past rounds (.xlsx)")
+        self.open_action.setStatusTip(
+            "Open a saved session, or a workbook of past rounds (.xlsx) with the current inputs"
+        )
+        self.save_action.setStatusTip(
+            "Save the session as an Excel workbook (report, inputs and plot snapshots)"
+        )
+        self.save_as_action.setStatusTip("Save the session as a workbook under a new name")
         self.export_action.setStatusTip("Write an Excel report of the session")
+        self.import_scored_action.setStatusTip(
+            "Read a scored sample (score, label columns) for the Prevalence tab's PR curves"
+        )
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
@@ -487,17 +598,32 @@ class MainWindow(QMainWindow):
         return SessionState(confidence=self.session.get("confidence"), rounds=tuple(rounds))
 
     def load_example(self) -> None:
-        """The bundled example session: default inputs and the example rounds."""
-        try:
-            from core.workbook.rounds import read_rounds
+        """The bundled example session (inputs and past rounds), clean and untitled: Save
+        asks for a name. The remembered confidence level is kept. A damaged install falls
+        back to default inputs and the example rounds."""
+        from core.workbook.session_io import read_session
 
-            book = read_rounds(resources.path(resources.EXAMPLE_ROUNDS))
-            rounds, problems = book.rounds, _book_problems(book)
-        except (InputError, FileNotFoundError) as exc:  # a damaged install: still open
-            rounds, problems = (), [str(exc)]
-        self.session.replace_state(self._fresh_state(rounds))
+        try:
+            opened = read_session(resources.path(EXAMPLE_SESSION))
+            if not opened.is_session:
+                raise InputError(f"{EXAMPLE_SESSION} is not a saved session")
+            state = dataclasses.replace(opened.state, confidence=self.session.get("confidence"))
+            problems = list(opened.problems)
+        except (InputError, FileNotFoundError) as exc:
+            state, problems = self._example_rounds_state(exc)
+        self.session.replace_state(state)
         self._set_document(None, EXAMPLE_TITLE)
         self.rounds_panel.set_source("Example rounds", problems)
+
+    def _example_rounds_state(self, why: Exception) -> tuple[SessionState, list[str]]:
+        from core.workbook.rounds import read_rounds
+
+        problems = [f"The example session could not be read ({why}); default inputs are used."]
+        try:
+            book = read_rounds(resources.path(resources.EXAMPLE_ROUNDS))
+        except (InputError, FileNotFoundError) as exc:  # a damaged install: still open
+            return self._fresh_state(), [*problems, str(exc)]
+        return self._fresh_state(book.rounds), problems + _book_problems(book)
 
     def new_session(self) -> bool:
         """File > New: default inputs, no rounds (asks about unsaved changes first)."""
@@ -512,56 +638,284 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> bool:
         if not self.maybe_keep_changes():
             return False
-        start = str(self._path.parent) if self._path else str(Path.home())
         name, _filter = QFileDialog.getOpenFileName(
-            self, "Open workbook", start, "Excel workbooks (*.xlsx *.xlsm);;All files (*)"
+            self,
+            "Open session or rounds workbook",
+            str(self._start_folder()),
+            "Excel workbooks (*.xlsx *.xlsm);;All files (*)",
         )
         return self.open_workbook(name, ask=False) if name else False
 
     def open_workbook(self, path, *, ask: bool = True) -> bool:
-        """Load the past rounds of an ``.xlsx`` workbook into the Rounds panel.
+        """Open a saved session, or the past rounds of a plain ``.xlsx`` rounds workbook.
 
-        Rows that cannot be used are listed (sheet, row, reason) behind the panel's
-        "not loaded" button and counted in the status bar; the rest loads. A file that
-        cannot be read at all leaves the session as it was and says why.
+        A saved session restores every input exactly; a rounds workbook keeps the
+        current confidence level with default inputs and brings its rounds. Settings and
+        rows that could not be used are listed in a dialog (and behind the Rounds panel's
+        "not loaded" button); the rest loads. A file that cannot be read at all leaves
+        the session as it was and says why.
         """
         if ask and not self.maybe_keep_changes():
             return False
-        from core.workbook.rounds import read_rounds
+        from core.workbook.session_io import read_session
 
         path = Path(path)
         try:
-            book = read_rounds(path)
-        except InputError as exc:
+            opened = read_session(path)
+        except InputError as exc:  # WorkbookError: not an xlsx, damaged, encrypted, ...
             self.show_status(f"Could not open {path.name}: {exc}")
             QMessageBox.warning(self, "Could not open the workbook", str(exc))
             return False
-        problems = _book_problems(book)
-        self.session.replace_state(self._fresh_state(book.rounds))
-        self._set_document(path, path.name)
+        if opened.is_session:
+            state = opened.state
+        else:
+            state = self._fresh_state(opened.state.rounds)
+        problems = list(opened.problems)
+        self.session.replace_state(state)
+        self._set_document(path, path.name, is_session=opened.is_session)
         self.rounds_panel.set_source(path.name, problems)
         self._remember_recent(path)
-        message = f"Opened {path.name}: {len(book.rounds)} rounds"
+        count = len(state.rounds)
+        what = "session" if opened.is_session else "workbook"
+        message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
         if problems:
-            message += f"; {len(problems)} rows or sheets not loaded (see the Rounds panel)"
+            message += f"; {len(problems)} settings, rows or sheets not loaded"
+            self.show_problems(path.name, problems)
         self.show_status(message)
         return True
 
-    def save_session(self, path) -> bool:
-        """Save the session as a workbook (comes with the Excel report issue)."""
-        self.show_status(
-            "Saving sessions is not available yet in this version: your inputs stay open "
-            "in the window."
+    def show_problems(self, name: str, problems: list[str]) -> QMessageBox:
+        """Say what of ``name`` could not be used (a window-modal box, not blocking)."""
+        if self._problems_box is not None:
+            self._problems_box.close()
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Not everything could be loaded",
+            f"{len(problems)} settings, rows or sheets of {name} could not be used; "
+            "everything else was loaded.",
+            QMessageBox.StandardButton.Close,
+            self,
         )
-        return False
+        shown = problems[:12]
+        more = len(problems) - len(shown)
+        box.setInformativeText(
+            "\n".join(shown) + (f"\n… and {more} more (see Details)" if more > 0 else "")
+        )
+        box.setDetailedText("\n".join(problems))
+        box.setObjectName("problems_box")
+        self._problems_box = box
+        box.open()
+        return box
 
-    def export_report(self, path) -> bool:
-        """Write the Excel report (comes with the Excel report issue)."""
-        self.show_status("Export report is not available yet in this version.")
-        return False
+    # --- crash recovery -----------------------------------------------------------------
 
-    def _set_document(self, path: Path | None, title: str) -> None:
+    def offer_recovery(self) -> bool:
+        """At start: offer back the session of a run that crashed (Restore / Discard).
+
+        A restored session is marked unsaved; Save asks for a name (starting at the file
+        it came from, if any). Either answer removes the crashed run's files. Returns
+        True when a session was restored.
+        """
+        if self.recovery is None:
+            return False
+        entry = self.recovery.latest_entry()
+        self._recovery_offered = True
+        if entry is None:
+            return False
+        when = entry.saved_at.strftime("%Y-%m-%d %H:%M")
+        source = f" ({Path(entry.document).name})" if entry.document else ""
+        answer = QMessageBox.question(
+            self,
+            "Recover unsaved session",
+            f"PR Planner did not close normally. The session it had open{source} was kept "
+            f"at {when} with changes that were not saved.\n\nRestore it?",
+            QMessageBox.StandardButton.Restore | QMessageBox.StandardButton.Discard,
+            QMessageBox.StandardButton.Restore,
+        )
+        self.recovery.clear()
+        if answer != QMessageBox.StandardButton.Restore:
+            self.show_status("The unsaved session of the last run was discarded")
+            return False
+        document = Path(entry.document) if entry.document else None
+        title = f"{document.name} (recovered)" if document else "Recovered session"
+        self.session.replace_state(entry.state)
+        self._set_document(document, title, is_session=False)  # Save asks for a name
+        self.session.undo_stack.resetClean()  # unsaved until the user saves it
+        self._update_title()
+        self.rounds_panel.set_source("Recovered session", list(entry.problems))
+        self.write_recovery()  # protected again at once, should this run crash too
+        self.show_status(f"Restored the unsaved session kept at {when}: save it to keep it")
+        if entry.problems:
+            self.show_problems("the recovered session", list(entry.problems))
+        return True
+
+    def write_recovery(self) -> None:
+        """Write the unsaved session for crash recovery (the timer calls this after a few
+        seconds without changes); a clean session needs no recovery file."""
+        self.recovery_timer.stop()
+        if self.recovery is None:
+            return
+        if not self.is_modified:
+            self._remove_own_recovery_file()
+            return
+        try:
+            self.recovery.write(
+                self.session.state, document=str(self._path) if self._path else None
+            )
+        except InputError as exc:  # SaveError: recovery folder read-only or full
+            if not self._recovery_failed:
+                self.show_status(f"Crash recovery is not available: {exc}")
+            self._recovery_failed = True
+
+    def _remove_own_recovery_file(self) -> None:
+        """Nothing unsaved left: drop this run's recovery file (and, once the start-up
+        offer was answered, files of crashed runs)."""
+        self.recovery_timer.stop()
+        if self.recovery is None:
+            return
+        if self._recovery_offered:
+            self.recovery.clear()
+        else:  # never remove a crashed run's session before it was offered
+            with contextlib.suppress(OSError):
+                self.recovery.path.unlink(missing_ok=True)
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        if clean:
+            self._remove_own_recovery_file()
+
+    # --- saving and exporting ------------------------------------------------------------
+
+    def save(self) -> bool:
+        """File > Save: overwrite the open session, or ask for a name (Save As) when there
+        is none yet or the open file is a plain rounds workbook."""
+        if self._path is not None and self._path_is_session:
+            return self.save_to(self._path)
+        return self.save_as()
+
+    def save_as(self) -> bool:
+        """File > Save As…: ask for a file name, then save there."""
+        name = self._ask_save_name("Save session", self._suggested_session_path())
+        return self.save_to(name) if name else False
+
+    def save_session(self, path=None) -> bool:
+        """Save to ``path``, or (``None``) like File > Save."""
+        return self.save_to(path) if path is not None else self.save()
+
+    def save_to(self, path) -> bool:
+        """Write the session workbook to ``path`` (atomic; the plots go in as PNGs).
+
+        On success the document is clean and named after the file; a failed save leaves
+        the old file intact, says why (message box and status bar) and keeps the changes
+        unsaved.
+        """
+        from core.workbook.session_io import save_session
+
+        path = Path(path)
+        state = self.session.state
+        images = self.plot_snapshots()
+        try:
+            content = save_session(path, state, images=images)
+        except InputError as exc:  # SaveError: read-only folder, disk full, ...
+            self._say_save_failed("Could not save the session", path, exc)
+            return False
+        self._set_document(path, path.name, is_session=True)
+        self._remember_recent(path)
+        self._remove_own_recovery_file()
+        message = f"Saved to {path}"
+        if content.warnings:
+            message += f" ({len(content.warnings)} notes in the report's Summary)"
+        self.show_status(message)
+        return True
+
+    def export_report(self, path=None) -> bool:
+        """File > Export report…: write the Excel report (with plot snapshots) to ``path``,
+        asked for with a file dialog when ``None``. The document stays as it is."""
+        from core.workbook.report import write_report
+
+        if path is None:
+            path = self._ask_save_name("Export report", self._suggested_report_path())
+            if not path:
+                return False
+        path = Path(path)
+        images = self.plot_snapshots()
+        try:
+            content = write_report(path, self.session.state, images=images)
+        except InputError as exc:
+            self._say_save_failed("Could not write the report", path, exc)
+            return False
+        message = f"Report written to {path}"
+        if content.warnings:
+            message += f" ({len(content.warnings)} notes in its Summary)"
+        self.show_status(message)
+        return True
+
+    def _ask_save_name(self, caption: str, suggested: Path) -> Path | None:
+        name, _filter = QFileDialog.getSaveFileName(self, caption, str(suggested), WORKBOOK_FILTER)
+        if not name:
+            return None
+        path = Path(name)
+        return path if path.suffix.lower() == ".xlsx" else path.with_name(path.name + ".xlsx")
+
+    def _start_folder(self) -> Path:
+        return self._path.parent if self._path is not None else Path.home()
+
+    def _suggested_session_path(self) -> Path:
+        if self._path is None:
+            stem = "PR Planner session"
+        elif self._path_is_session:
+            return self._path
+        else:  # a rounds workbook: never suggest overwriting it with a report
+            stem = f"{self._path.stem} session"
+        return self._start_folder() / f"{stem}.xlsx"
+
+    def _suggested_report_path(self) -> Path:
+        stem = self._path.stem if self._path is not None else "PR Planner"
+        return self._start_folder() / f"{stem} report.xlsx"
+
+    def _say_save_failed(self, title: str, path: Path, exc: Exception) -> None:
+        detail = str(exc)
+        if isinstance(exc, SaveError):
+            detail += f"\n\nThe file that was there ({path.name}) is unchanged."
+        if self.is_modified:
+            detail += "\nYour changes are still open in the window: try another folder."
+        self.show_status(f"{title}: {exc}")
+        QMessageBox.warning(self, title, detail)
+
+    # --- plot snapshots ----------------------------------------------------------------
+
+    def plot_snapshots(self) -> dict[str, bytes]:
+        """PNG snapshots of every tab's plots that have data, ``"Tab: plot title"`` ->
+        bytes, in tab order and top-to-bottom, left-to-right within a tab.
+
+        Tabs never shown are laid out at the size of the visible one first (a hidden
+        widget in a :class:`QStackedWidget` keeps its 100x30 birth size until shown).
+        Rendering happens on the GUI thread and takes a few tens of milliseconds per plot.
+        """
+        images: dict[str, bytes] = {}
+        current = self.tabs.currentWidget()
+        frame = current.geometry() if current is not None else QRect()
+        if frame.width() < 400 or frame.height() < 300:
+            frame = QRect(0, 0, max(self.width() - 20, 1200), max(self.height() - 260, 640))
+        for index in range(self.tabs.count()):
+            tab = self.tabs.widget(index)
+            plots = tab.findChildren(PlotPanel)
+            if not plots:
+                continue
+            if not tab.isVisible():
+                tab.setGeometry(frame)
+                tab.grab()  # delivers the pending resize events: lays the tab out
+            plots = [plot for plot in plots if plot.isVisibleTo(tab) and plot_has_data(plot)]
+            plots.sort(key=lambda plot: _reading_order(plot.mapTo(tab, QPoint(0, 0))))
+            for plot in plots:
+                name = f"{self.tabs.tabText(index)}: {plot_title(plot) or 'plot'}"
+                while name in images:
+                    name += " (2)"
+                images[name] = png_bytes(plot)
+        return images
+
+    def _set_document(self, path: Path | None, title: str, *, is_session: bool = False) -> None:
         self._path = path
+        self._path_is_session = is_session and path is not None
         self._document_title = title
         self.session.undo_stack.setClean()
         self._update_title()
@@ -586,8 +940,33 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Discard:
             return True
         if answer == QMessageBox.StandardButton.Save:
-            return self.save_session(self._path)
+            return self.save()
         return False
+
+    # --- scored sample --------------------------------------------------------------------
+
+    def import_scored_sample(self, path=None) -> bool:
+        """File > Import scored sample…: hand a CSV/XLSX of scores and labels to the
+        Prevalence tab (read in the background there) and show that tab."""
+        index = self.tab_keys.index("prevalence")
+        tab = self.tabs.widget(index)
+        if not hasattr(tab, "import_scored_sample"):
+            self.show_status("The Prevalence tab is not available in this version")
+            return False
+        if path is None:
+            name, _filter = QFileDialog.getOpenFileName(
+                self,
+                "Import scored sample",
+                str(self._start_folder()),
+                "Scored samples (*.csv *.xlsx *.xlsm);;All files (*)",
+            )
+            if not name:
+                return False
+            path = name
+        tab.import_scored_sample(path)
+        self.tabs.setCurrentIndex(index)
+        self.show_status(f"Reading the scored sample {Path(path).name}…")
+        return True
 
     # --- previous round -------------------------------------------------------------------
 
@@ -683,6 +1062,8 @@ class MainWindow(QMainWindow):
                 model.refused.connect(lambda message: self.show_status(f"Refused: {message}"))
 
     def _on_session_changed(self, changed: str) -> None:
+        if self.recovery is not None:
+            self.recovery_timer.start()  # restarted: written after a few quiet seconds
         if affects(changed, "confidence"):
             self.settings.setValue("session/confidence", float(self.session.get("confidence")))
 
@@ -738,6 +1119,7 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Cancel every tab's background work (closing, or a test tearing down)."""
+        self.recovery_timer.stop()
         for index in range(self.tabs.count()):
             stop = getattr(self.tabs.widget(index), "shutdown", None)
             if stop is not None:
@@ -749,12 +1131,20 @@ class MainWindow(QMainWindow):
             return
         self.save_window_settings()
         self.shutdown()
+        if self.recovery is not None:  # a clean close: saved or discarded on purpose
+            self._remove_own_recovery_file()
+            self.recovery.close()
         # Cancelled workers stop at their next progress step; wait so none outlives the
         # objects its signals go to.
         QThreadPool.globalInstance().waitForDone(10_000)
         if self._reference is not None:
             self._reference.close()
         event.accept()
+
+
+def _reading_order(point: QPoint) -> tuple[int, int]:
+    """Sort key: rows of plots top to bottom (40 px bands), then left to right."""
+    return point.y() // 40, point.x()
 
 
 def _book_problems(book) -> list[str]:
