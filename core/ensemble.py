@@ -594,6 +594,9 @@ class ChildSavings:
         2.5th and 97.5th percentiles of the saving over trials, in percent of ``n_C``.
     reused_per_trial : numpy.ndarray
         The simulated counts (read-only; for histograms; not part of :meth:`to_dict`).
+    notes : tuple of str
+        Cautions: a sample larger than the set it is drawn from (allowed, the parent's
+        sample may repeat items, but the default size for a margin assumes a large set).
     """
 
     n_parent: int
@@ -605,9 +608,10 @@ class ChildSavings:
     savings_pct_mean: float
     savings_pct_interval: tuple[float, float]
     reused_per_trial: np.ndarray = field(repr=False)
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner ensemble`` JSON contract (issue 3, section 3)."""
+        """The ``prplanner ensemble`` JSON contract (issue 3, section 3), plus ``notes``."""
         return {
             "n_parent": self.n_parent,
             "n_child": self.n_child,
@@ -617,7 +621,23 @@ class ChildSavings:
             "expected_new_labels": self.expected_new_labels,
             "savings_pct_mean": self.savings_pct_mean,
             "savings_pct_interval": list(self.savings_pct_interval),
+            "notes": list(self.notes),
         }
+
+
+def sample_size_notes(
+    n_parent: int, parent_size: int, n_child: int, child_size: int
+) -> tuple[str, ...]:
+    """Say when a sample is larger than the set it is drawn from (see :class:`ChildSavings`)."""
+    notes = []
+    for who, sample, size in (("parent", n_parent, parent_size), ("child", n_child, child_size)):
+        if sample > size:
+            notes.append(
+                f"the {who}'s sample ({sample:,}) is larger than its set ({size:,} items); "
+                f"consider a smaller sample (--n-{who}) or the finite population correction "
+                f"of `prplanner samplesize --population {size}`"
+            )
+    return tuple(notes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -830,6 +850,7 @@ def plan_recycled_labels(
             savings_pct_mean=float(mean_pct[row]),
             savings_pct_interval=(float(bounds[0, row]), float(bounds[1, row])),
             reused_per_trial=_read_only(reused[row].copy()),
+            notes=sample_size_notes(child.n_parent, parent_size, child.n_child, child.size),
         )
         for row, child in enumerate(cleaned)
     )

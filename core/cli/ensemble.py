@@ -3,7 +3,8 @@ labeled sample (spec 3.2, Algorithm 1 and Lemma 3; issue 3, section 3).
 
 JSON keys: ``n_parent, n_child, pir, cir, expected_reused, expected_new_labels,
 savings_pct_mean, savings_pct_interval`` (2.5th and 97.5th percentiles over the simulated
-trials, in percent of ``n_child``). Without ``--n-parent``/``--n-child`` both default to the
+trials, in percent of ``n_child``), and beyond the contract ``notes`` (a sample larger than
+the set it is drawn from). Without ``--n-parent``/``--n-child`` both default to the
 sample size for ``--margin`` (0.03) at ``--confidence`` (0.95), as ``prplanner samplesize``.
 """
 
@@ -159,6 +160,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 def format_text(result: dict[str, object]) -> str:
     """A short table: sample sizes, overlap ratios, labels reused and needed, saving."""
     low, high = result["savings_pct_interval"]
+    notes = [f"note: {text}" for text in result.get("notes", [])]
     return "\n".join(
         [
             f"parent sample (n_parent)      {result['n_parent']:,}",
@@ -169,5 +171,6 @@ def format_text(result: dict[str, object]) -> str:
             f"new labels needed (mean)      {result['expected_new_labels']:,.1f}",
             f"saving                        {result['savings_pct_mean']:.1f} % "
             f"(95 % of trials: {low:.1f} % to {high:.1f} %)",
+            *notes,
         ]
     )

@@ -141,7 +141,11 @@ def _previous_round(args: argparse.Namespace) -> ConfusionMatrix | None:
 
 def _check_flag_combinations(args: argparse.Namespace) -> None:
     if args.reps is not None and not args.assurance:
-        raise InputError("--reps needs --assurance")
+        raise InputError(
+            "--reps sets how many rounds --assurance simulates; add --assurance or drop --reps"
+        )
+    if args.reps is not None:
+        validation.whole_at_least("--reps", args.reps, 1)
     if args.fpc and args.population is None:
         raise InputError("--fpc needs both population counts (--population N_POS N_NEG)")
     if (args.cost_pos is None) != (args.cost_neg is None):
@@ -203,7 +207,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         notes=notes,
     )
     if args.assurance:
-        reps = validation.whole_at_least("--reps", args.reps, 1) if args.reps else DEFAULT_REPS
+        reps = DEFAULT_REPS if args.reps is None else args.reps
         plan = plan.with_assurance(plan_assurance(plan, reps=reps))
     for note in plan.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -20,6 +20,7 @@ ENSEMBLE_KEYS = [
     "expected_new_labels",
     "savings_pct_mean",
     "savings_pct_interval",
+    "notes",  # beyond the contract
 ]
 
 
@@ -165,3 +166,18 @@ def test_ensemble_is_reproducible_with_a_seed_and_prints_text(capsys):
 )
 def test_ensemble_bad_input_is_one_error_line(capsys, argv, named):
     assert named in run_failing(capsys, "ensemble", *argv)
+
+
+def test_ensemble_notes_a_sample_larger_than_its_set(capsys):
+    argv = ["ensemble", "--parent-size", "100", "--child-size", "80", "--overlap", "50",
+            "--n-parent", "100000", "--seed", "1"]  # fmt: skip
+    result = run_json(capsys, *argv)
+    assert result["n_child"] == 1068  # the default for the margin, larger than 80 items
+    parent, child = result["notes"]
+    assert parent.startswith("the parent's sample (100,000) is larger than its set (100 items)")
+    assert child.startswith("the child's sample (1,068) is larger than its set (80 items)")
+    assert "--n-child" in child and "prplanner samplesize --population 80" in child
+    assert main(argv) == 0
+    assert "note: the child's sample (1,068) is larger" in capsys.readouterr().out
+    fitting = run_json(capsys, *argv[:-4], "--n-parent", "60", "--n-child", "40")
+    assert fitting["notes"] == []

@@ -474,7 +474,7 @@ def test_plan_is_seeded_frozen_and_exports_the_cli_keys():
     assert first.savings[1].to_dict() == second.savings[1].to_dict()
     assert list(first.savings[0].to_dict()) == [
         "n_parent", "n_child", "pir", "cir", "expected_reused", "expected_new_labels",
-        "savings_pct_mean", "savings_pct_interval",
+        "savings_pct_mean", "savings_pct_interval", "notes",
     ]  # fmt: skip
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.savings[0].pir = 1.0
@@ -616,3 +616,15 @@ def test_planner_reports_progress_and_honours_cancel_between_chunks(monkeypatch)
     control.cancel()
     with pytest.raises(Cancelled):
         ensemble.plan_recycled_labels(120_000, children, trials=200, rng=3, control=control)
+
+
+def test_a_sample_larger_than_its_set_gets_a_note():
+    from core.ensemble import sample_size_notes
+
+    plan = plan_recycled_labels(
+        100, [ChildSet(size=80, overlap=50, n_parent=500, n_child=60)], trials=20, rng=1
+    )
+    (note,) = plan.savings[0].notes
+    assert note.startswith("the parent's sample (500) is larger than its set (100 items)")
+    assert sample_size_notes(100, 100, 80, 80) == ()
+    assert len(sample_size_notes(101, 100, 81, 80)) == 2
