@@ -7,7 +7,36 @@ active timer behind.
 
 import pytest
 from PySide6.QtCore import QThreadPool, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, QMessageBox
+
+#: Static dialog helpers that block until a person answers.
+_MODAL_HELPERS = [
+    (QFileDialog, name)
+    for name in ("getOpenFileName", "getOpenFileNames", "getSaveFileName", "getExistingDirectory")
+] + [(QMessageBox, name) for name in ("question", "warning", "critical", "information", "about")]
+_MODAL_HELPERS += [(QInputDialog, name) for name in ("getText", "getInt", "getDouble", "getItem")]
+
+
+@pytest.fixture(autouse=True)
+def _no_unanswered_dialogs(monkeypatch):
+    """A modal dialog nobody answers would hang the run until CI's time limit; fail fast.
+
+    Tests that expect a dialog monkeypatch the helper themselves (their patch wins).
+    """
+
+    def refuse(owner, name):
+        def unexpected(*args, **kwargs):
+            raise AssertionError(
+                f"the test opened a real modal dialog ({owner.__name__}.{name}); "
+                "monkeypatch it with the answer a user would give"
+            )
+
+        return unexpected
+
+    for owner, name in _MODAL_HELPERS:
+        monkeypatch.setattr(owner, name, staticmethod(refuse(owner, name)))
+    monkeypatch.setattr(QDialog, "exec", lambda self: refuse(type(self), "exec")())
+    monkeypatch.setattr(QMessageBox, "exec", lambda self: refuse(QMessageBox, "exec")())
 
 
 @pytest.fixture(autouse=True)
