@@ -103,6 +103,60 @@ def _operating_point(args: argparse.Namespace) -> OperatingPoint:
     )
 
 
+class _P3Result(dict):
+    """The JSON dict, carrying what :func:`format_text` needs beyond it (JSON ignores it).
+
+    ``rows``: ``(eta, precision, lower, upper, f1, is_eta_star)`` at round prevalences,
+    computed with the closed forms rather than picked off the grid; ``confidence``: the
+    level of the intervals whose half-widths are the sigmas (``None`` when given as flags).
+    """
+
+    rows: list[tuple]
+    confidence: float | None
+
+
+#: Prevalences the text table shows (those inside the requested range).
+ROUND_PREVALENCES = (1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+
+
+def table_rows(curve, eta_min: float, eta_max: float) -> list[tuple]:
+    """Closed-form precision, band and F1 at the round prevalences inside the range.
+
+    The range's ends are added when fewer than two round prevalences fall inside it, and
+    the prevalence of the widest band (``eta*``) when it is known.
+    """
+    import numpy as np
+
+    from core.prevalence import f_beta_at_prevalence, precision_at_prevalence
+
+    point, band = curve.point, curve.band
+    etas = [eta for eta in ROUND_PREVALENCES if eta_min <= eta <= eta_max]
+    if len(etas) < 2:
+        etas = sorted({eta_min, *etas, eta_max})
+    star = None
+    if band is not None and math.isfinite(band.eta_star) and eta_min <= band.eta_star <= eta_max:
+        star = band.eta_star
+        etas = sorted({*etas, star})
+    grid = np.asarray(etas, dtype=float)
+    precision = np.atleast_1d(precision_at_prevalence(point.tpr, point.fpr, grid))
+    f1 = np.atleast_1d(f_beta_at_prevalence(point.tpr, point.fpr, grid))
+    if band is not None:
+        lower, upper = (np.atleast_1d(bound) for bound in band.bounds_at(grid))
+    else:
+        lower = upper = [None] * len(etas)
+    return [
+        (
+            eta,
+            float(p),
+            None if lo is None else float(lo),
+            None if up is None else float(up),
+            float(f),
+            eta == star,
+        )
+        for eta, p, lo, up, f in zip(etas, precision, lower, upper, f1, strict=True)
+    ]
+
+
 def run(args: argparse.Namespace) -> dict:
     point = _operating_point(args)
     curve = p3_curve(
@@ -112,19 +166,84 @@ def run(args: argparse.Namespace) -> dict:
         points=args.points,
         reference_prevalence=args.reference_prevalence,
     )
-    return curve.to_dict()
+    result = _P3Result(curve.to_dict())
+    result.rows = table_rows(curve, args.eta_min, args.eta_max)
+    from_round = args.tp is not None
+    result.confidence = (
+        (0.95 if args.confidence is None else args.confidence) if from_round else None
+    )
+    return result
 
 
 # --- text output ---------------------------------------------------------------------------
 
 
+def _percent(value) -> str:
+    """A rate in percent with four significant digits (P3 values span decades)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{100 * value:.4g} %"
+
+
+def _level(confidence: float) -> str:
+    return f"{100 * confidence:g} %"
+
+
+def format_text(result: dict) -> str:
+    confidence = getattr(result, "confidence", None)
+    lines = [f"TPR (recall) {_percent(result['tpr'])}   FPR {_percent(result['fpr'])}"]
+    if result["sigma_tpr"] is not None:
+        what = (
+            f"half-width of the {_level(confidence)} interval"
+            if confidence is not None
+            else "half-width of the interval, as given by --sigma-tpr/--sigma-fpr"
+        )
+        lines.append(
+            f"TPR ± {_percent(result['sigma_tpr'])}   FPR ± {_percent(result['sigma_fpr'])}   "
+            f"({what})"
+        )
+        delta = result["delta"]
+        lines.append(
+            f"widest band Delta {'-' if delta is None else f'{100 * delta:.4g} pp'} of precision "
+            f"at prevalence eta* {_percent(result['eta_star'])} (bound max CV "
+            f"{_number(result['delta_bound'])})"
+        )
+        lines.extend(f"note: {note}" for note in result.get("notes", []))
+    else:
+        lines.append("no sigmas: no uncertainty band")
+    lines.append("")
+    header = f"{'prevalence':>12}  {'precision':>10}  {'lower':>10}  {'upper':>10}  {'F1':>10}"
+    lines.append(header)
+    rows = getattr(result, "rows", None)
+    if rows is None:  # a plain dict (e.g. re-read JSON): the grid points themselves
+        rows = [
+            (row["eta"], row["precision"], row["lower"], row["upper"], row["f1"], False)
+            for row in _table_rows(result["curve"], result.get("eta_star"))
+        ]
+    for eta, precision, lower, upper, f1, is_star in rows:
+        cells = [_percent(value) for value in (precision, lower, upper, f1)]
+        mark = "  (eta*)" if is_star else ""
+        lines.append(f"{_percent(eta):>12}  " + "  ".join(f"{cell:>10}" for cell in cells) + mark)
+    lines.append(
+        f"(closed-form values at round prevalences; {len(result['curve'])} grid points in --json)"
+    )
+    calibrated = result.get("calibrated")
+    if calibrated is not None:
+        lines.append("")
+        lines.append(f"at reference prevalence {_percent(calibrated['reference_prevalence'])}:")
+        for key in ("precision", "f1"):
+            lines.append(f"  {key:<15} {_percent(calibrated[key])}")
+        for key in ("precision_gain", "recall_gain"):
+            lines.append(f"  {key:<15} {_number(calibrated[key])}")
+    return "\n".join(lines)
+
+
 def _table_rows(curve: list[dict], extra_eta: float | None) -> list[dict]:
-    """A handful of grid points nearest to round prevalences (1e-5, 1e-4, ..., 0.1, 0.5)."""
+    """Grid points nearest to the round prevalences (for a result without ``rows``)."""
     if not curve:
         return []
     low, high = curve[0]["eta"], curve[-1]["eta"]
-    targets = [10.0**exponent for exponent in range(-8, 0)] + [0.5]
-    targets = [t for t in targets if low <= t <= high] + [low, high]
+    targets = [t for t in ROUND_PREVALENCES if low <= t <= high] + [low, high]
     if extra_eta is not None and low <= extra_eta <= high:
         targets.append(extra_eta)
     chosen = {
@@ -132,35 +251,3 @@ def _table_rows(curve: list[dict], extra_eta: float | None) -> list[dict]:
         for target in targets
     }
     return [curve[i] for i in sorted(chosen)]
-
-
-def format_text(result: dict) -> str:
-    lines = [
-        f"TPR {_number(result['tpr'])}  FPR {_number(result['fpr'])}",
-    ]
-    if result["sigma_tpr"] is not None:
-        lines.append(
-            f"sigma TPR {_number(result['sigma_tpr'])}  sigma FPR {_number(result['sigma_fpr'])}"
-        )
-        lines.append(
-            f"widest band Delta {_number(result['delta'])} at prevalence eta* "
-            f"{_number(result['eta_star'])} (bound max CV "
-            f"{_number(result['delta_bound'])})"
-        )
-        lines.extend(f"note: {note}" for note in result.get("notes", []))
-    else:
-        lines.append("no sigmas: no uncertainty band")
-    lines.append("")
-    header = f"{'prevalence':>12}  {'precision':>9}  {'lower':>9}  {'upper':>9}  {'F1':>9}"
-    lines.append(header)
-    for row in _table_rows(result["curve"], result.get("eta_star")):
-        cells = [_number(row[key]) for key in ("precision", "lower", "upper", "f1")]
-        lines.append(f"{row['eta']:>12.4g}  " + "  ".join(f"{cell:>9}" for cell in cells))
-    lines.append(f"({len(result['curve'])} grid points in --json)")
-    calibrated = result.get("calibrated")
-    if calibrated is not None:
-        lines.append("")
-        lines.append(f"at reference prevalence {calibrated['reference_prevalence']:.4g}:")
-        for key in ("precision", "f1", "precision_gain", "recall_gain"):
-            lines.append(f"  {key:<15} {_number(calibrated[key])}")
-    return "\n".join(lines)

@@ -117,6 +117,30 @@ def test_p3_text_output_is_a_short_table(capsys):
     assert "no sigmas" in plain
 
 
+def test_p3_text_uses_round_prevalences_closed_forms_and_names_the_half_width(capsys):
+    argv = ["p3", "--k", "1/19", "--tp", "90", "--fp", "10", "--fn", "20", "--tn", "380",
+            "--confidence", "0.9", "--eta-min", "0.001", "--eta-max", "0.3"]  # fmt: skip
+    text = run_text(capsys, *argv)
+    result = run_json(capsys, *argv)
+    assert "sigma" not in text
+    assert "(half-width of the 90 % interval)" in text
+    assert f"TPR ± {100 * result['sigma_tpr']:.4g} %" in text
+    tpr, fpr = result["tpr"], result["fpr"]
+    rows = {}
+    for line in text.splitlines():
+        cells = line.split()
+        if len(cells) >= 10 and cells[1] == "%" and cells[0][0].isdigit():
+            rows[float(cells[0]) / 100] = line
+    # 0.1 %, 1 %, 2 %, 5 %, 10 %, 20 % (0.5 is outside the range), and eta*
+    assert {eta for eta in rows if eta != pytest.approx(result["eta_star"], rel=1e-3)} == {
+        0.001, 0.01, 0.02, 0.05, 0.1, 0.2,
+    }  # fmt: skip
+    eta = 0.02  # exactly, not the nearest grid point
+    precision = tpr * eta / (tpr * eta + fpr * (1 - eta))
+    assert rows[eta].split()[2] == f"{100 * precision:.4g}"
+    assert "(eta*)" in text
+
+
 def test_p3_clipped_band_has_no_widest_prevalence_inside_the_unit_interval(capsys):
     result = run_json(
         capsys, "p3", "--tpr", "0.8", "--fpr", "0.01", "--sigma-tpr", "0.05", "--sigma-fpr", "0.02"
