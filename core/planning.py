@@ -1000,6 +1000,12 @@ def make_plan(
         design_s = None
 
     _check_design(population, n_pos, n_neg, fpc)
+    if design_s is None:
+        driver = _ratio_driver(
+            ratio_star, n_pos, n_neg, k, method, v is not None, cost_pos is not None, bayesian
+        )
+        if driver:
+            notes = (*notes, driver)
     fpc_factors = population.fpc_factors(n_pos, n_neg) if fpc else (1.0, 1.0)
     return Plan(
         k=k,
@@ -1059,6 +1065,38 @@ def _unreachable(metric: str, target: float, model: MarginModel, detail: str = "
     else:
         why = detail or f"the smallest reachable {metric} margin is {floor:.4g}"
     return InputError(f"the {metric} margin target {target:g} cannot be reached: {why}")
+
+
+def _ratio_driver(
+    ratio_star: float,
+    n_pos: int,
+    n_neg: int,
+    k: float,
+    method: str,
+    budget_given: bool,
+    costs_given: bool,
+    bayesian: bool,
+) -> str:
+    """Why the design's ``s`` is not ``max(s*, 1)`` (beyond integer rounding), or ``""``."""
+    intended = max(ratio_star, 1.0)
+    realized = n_pos / (k * n_neg)
+    # n0 = ceil(n1/(k s)) and Eq 1's rounding move s by about 1/n0 (relative)
+    if abs(realized - intended) <= intended * max(0.005, 1.5 / n_neg):
+        return ""
+    which = "Theorem 2" if bayesian else "Theorem 1"
+    head = f"s = {realized:.3g} differs from max(s*, 1) = {intended:.3g} (s* by {which}): "
+    if method == "paper":
+        return head + (
+            f"the precision margin needed {n_pos:,} predicted positives, more than "
+            f"s = {intended:.3g} gives with the recall margin's sample"
+        )
+    what = "cheapest" if costs_given else "smallest"
+    if budget_given:
+        return head + "the optimal method split the budget to meet both margins as well as it can"
+    return head + (
+        f"the optimal method chose the {what} design meeting both margins"
+        + (" at the given label costs" if costs_given else "")
+    )
 
 
 def paper_sizes(

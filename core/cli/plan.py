@@ -220,6 +220,11 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _percent(value: float | None, sign: str = "") -> str:
+    """A rate as ``evaluate`` shows it: ``90.00 %``, or ``± 3.79 %`` with ``sign="± "``."""
+    return "-" if value is None else f"{sign}{100 * value:.2f} %"
+
+
 def format_text(result: dict[str, object]) -> str:
     """A small table: planning values, targets, planned margins, assurance, the design."""
     plan: Plan | None = getattr(result, "plan", None)
@@ -229,30 +234,35 @@ def format_text(result: dict[str, object]) -> str:
         f"Labeling plan (method {result['method']}, {level} {kind} margins)".replace("  ", " "),
         "",
         f"{'':22}{'precision':>11}{'recall':>11}",
-        f"{'planning value':22}{result['precision']:>11.4f}{result['recall']:>11.4f}",
+        f"{'planning value':22}{_percent(result['precision']):>11}{_percent(result['recall']):>11}",
     ]
     if plan is not None:
         lines.append(
-            f"{'target margin':22}{'+-' + _number(plan.target_margin_precision):>11}"
-            f"{'+-' + _number(plan.target_margin_recall):>11}"
+            f"{'target margin':22}{_percent(plan.target_margin_precision, '± '):>11}"
+            f"{_percent(plan.target_margin_recall, '± '):>11}"
         )
     lines.append(
-        f"{'planned margin':22}{'+-' + _number(result['margin_precision']):>11}"
-        f"{'+-' + _number(result['margin_recall']):>11}"
+        f"{'planned margin':22}{_percent(result['margin_precision'], '± '):>11}"
+        f"{_percent(result['margin_recall'], '± '):>11}"
     )
     assurance = result.get("assurance")
     if assurance is not None:
         reps = f", {plan.assurance.reps:,} simulated rounds" if plan is not None else ""
         lines.append(
-            f"{'assurance':22}{assurance['precision']:>11.3f}{assurance['recall']:>11.3f}"
-            f"   (both {assurance['both']:.3f}{reps})"
+            f"{'assurance':22}{_percent(assurance['precision']):>11}"
+            f"{_percent(assurance['recall']):>11}"
+            f"   (both {_percent(assurance['both'])}{reps})"
         )
     s_star_bayes = result["s_star_bayes"]
     lines += [
         "",
         f"k = {result['k']:.6g}   pi1 = {result['pi1']:.6g}   pi0 = {result['pi0']:.6g}",
         f"s* (Theorem 1) = {result['s_star']:.4f}   s* (Theorem 2) = "
-        + ("-" if s_star_bayes is None else f"{s_star_bayes:.4f}"),
+        + (
+            "- (needs a prior or a previous round)"
+            if s_star_bayes is None
+            else f"{s_star_bayes:.4f}"
+        ),
         f"design: s = {result['s']:.4f}; label {result['n_pos']:,} predicted positives + "
         f"{result['n_neg']:,} predicted negatives = {result['total']:,} items",
     ]

@@ -185,3 +185,31 @@ def test_budget_alone_keeps_the_method_and_splits_v(capsys):
     assert paper["n_pos"] == n1
     worst = max(optimal["margin_precision"], optimal["margin_recall"]) / 0.05
     assert worst <= max(paper["margin_precision"], paper["margin_recall"]) / 0.05
+
+
+def test_text_output_shows_percentages_and_explains_a_missing_theorem_2(capsys):
+    assert main([*BASE]) == 0
+    out = capsys.readouterr().out
+    assert "90.00 %" in out and "80.00 %" in out
+    assert "± 5.00 %" in out  # the target margins, as evaluate shows rates
+    assert "+-" not in out
+    assert "s* (Theorem 2) = - (needs a prior or a previous round)" in out
+
+
+def test_a_note_says_when_the_precision_margin_drives_s(capsys):
+    result, err = run_json(capsys, *BASE, "--margin-precision", "0.02")
+    # max(s*, 1) = 1 here; the precision margin needs more predicted positives
+    assert result["s"] > 1.5
+    assert (
+        f"note: s = {result['s']:.3g} differs from max(s*, 1) = 1 (s* by Theorem 1): the "
+        f"precision margin needed {result['n_pos']:,} predicted positives"
+    ) in err
+    _, err = run_json(capsys, *BASE)  # s = max(s*, 1): nothing to explain
+    assert "differs from max(s*, 1)" not in err
+
+
+def test_a_note_says_when_costs_drive_s(capsys):
+    _, err = run_json(capsys, *BASE, "--method", "optimal", "--cost-pos", "5", "--cost-neg", "1")
+    assert "differs from max(s*, 1)" in err and "at the given label costs" in err
+    _, err = run_json(capsys, *BASE, "--s", "3", "--v", "2000")  # the user's own s
+    assert "differs" not in err
