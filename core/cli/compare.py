@@ -3,7 +3,9 @@
 JSON keys: ``precision_change: {estimate, interval, p_worse}``, ``recall_change: {...}`` (and
 ``warnings``); see :class:`core.compare.Comparison`. The first round (``--k --tp ...``) is
 the previous one, the second (``--k2 --tp2 ...``) the current one: a positive change is an
-improvement and ``p_worse`` is the probability that the current round is worse.
+improvement and ``p_worse`` is the probability that the current round is worse (shown as
+``P(decline)`` in the text output). Each round's design is ``--k``/``--k2`` or, as for
+``evaluate``, ``--population N_POS N_NEG``/``--population2``.
 """
 
 from __future__ import annotations
@@ -14,18 +16,32 @@ from core import validation
 from core.cli.evaluate import add_count_flags, matrix_from_flags, percent
 from core.cli.output import add_json_flag, number, whole
 from core.compare import compare
+from core.confusion import Population
+from core.errors import InputError
 
-HELP = "Change in precision and recall between two labeled rounds, and P(worse)."
+HELP = "Change in precision and recall between two labeled rounds, and P(decline)."
+
+
+def _add_design_flags(parser: argparse.ArgumentParser, suffix: str, which: str) -> None:
+    """``--k`` or ``--population`` of one round (``suffix`` ``""`` or ``"2"``), as evaluate."""
+    design = parser.add_mutually_exclusive_group(required=True)
+    design.add_argument(
+        f"--k{suffix}", type=number, metavar=f"K{suffix}", help=f"k = N1/N0 of the {which} round"
+    )
+    design.add_argument(
+        f"--population{suffix}",
+        type=whole,
+        nargs=2,
+        metavar=(f"N_POS{suffix}", f"N_NEG{suffix}"),
+        help=f"population counts of predicted positives and negatives of the {which} round "
+        "(k = N_POS/N_NEG)",
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--k", type=number, required=True, metavar="K", help="k of the previous round"
-    )
+    _add_design_flags(parser, "", "previous")
     add_count_flags(parser)
-    parser.add_argument(
-        "--k2", type=number, required=True, metavar="K2", help="k of the current round"
-    )
+    _add_design_flags(parser, "2", "current")
     add_count_flags(parser, suffix="2")
     parser.add_argument(
         "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
@@ -41,14 +57,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
+def _k(args: argparse.Namespace, suffix: str) -> float:
+    counts = getattr(args, f"population{suffix}")
+    if counts is not None:
+        try:
+            return Population.from_counts(*counts).k
+        except InputError as exc:
+            raise InputError(f"--population{suffix}: {exc}") from None
+    return validation.positive(f"--k{suffix}", getattr(args, f"k{suffix}"))
+
+
 def run(args: argparse.Namespace) -> dict[str, object]:
     previous = matrix_from_flags(args)
     current = matrix_from_flags(args, suffix="2")
     result = compare(
         previous,
         current,
-        k_previous=validation.positive("--k", args.k),
-        k_current=validation.positive("--k2", args.k2),
+        k_previous=_k(args, ""),
+        k_current=_k(args, "2"),
         confidence=validation.confidence(args.confidence),
         replicates=validation.whole_at_least("--replicates", args.replicates, 1000),
         seed=args.seed,
@@ -64,19 +90,20 @@ def _points(value: float | None) -> str:
 
 
 def format_text(result: dict[str, object]) -> str:
-    header = f"{'metric':<10} {'change':>11} {'lower':>11} {'upper':>11} {'P(worse)':>9}"
+    header = f"{'metric':<10} {'change':>11} {'lower':>11} {'upper':>11} {'P(decline)':>11}"
     lines = [header, "-" * len(header)]
     for metric in ("precision", "recall"):
         block = result[f"{metric}_change"]
         lower, upper = block["interval"]
         lines.append(
             f"{metric:<10} {_points(block['estimate']):>11} {_points(lower):>11} "
-            f"{_points(upper):>11} {percent(block['p_worse']):>9}"
+            f"{_points(upper):>11} {percent(block['p_worse']):>11}"
         )
     lines.append("")
     lines.append(
         "change = current (--tp2 ...) minus previous (--tp ...); precision: Newcombe hybrid "
-        "score interval; recall: Monte-Carlo from the two posteriors (Jeffreys prior)"
+        "score interval; recall: Monte-Carlo from the two posteriors (Jeffreys prior); "
+        "P(decline) = probability that the current round is worse (p_worse in --json)"
     )
     if result.get("warnings"):
         lines.append("warnings:")

@@ -125,7 +125,27 @@ def test_compare_json_and_text(capsys):
         assert 0 <= document[key]["p_worse"] <= 1
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "precision" in out and "pp" in out and "P(worse)" in out
+    assert "precision" in out and "pp" in out and "P(decline)" in out
+    assert "P(worse)" not in out
+
+
+def test_compare_takes_population_counts_like_evaluate(capsys):
+    counts = ["--population", "41200", "1251000", *COUNTS]
+    current = ["--population2", "20000", "980000", *COUNTS_2]
+    by_counts = run_json(capsys, ["compare", *counts, *current, "--seed", "3"])
+    by_k = run_json(
+        capsys,
+        ["compare", "--k", f"{41200 / 1251000!r}", *COUNTS, "--k2", f"{20000 / 980000!r}",
+         *COUNTS_2, "--seed", "3"],
+    )  # fmt: skip
+    assert by_counts == by_k
+    mixed = run_json(capsys, ["compare", *counts, "--k2", f"{20000 / 980000!r}", *COUNTS_2,
+                              "--seed", "3"])  # fmt: skip
+    assert mixed == by_k
+    assert main(["compare", "--k", "0.1", *counts, *current]) == 2
+    assert "not allowed with argument --k" in capsys.readouterr().err
+    assert main(["compare", *counts, "--population2", "0", "5", *COUNTS_2]) == 2
+    assert capsys.readouterr().err.startswith("error: --population2: ")
 
 
 def test_coverage_json_single_setting_and_paper_grid(capsys):
