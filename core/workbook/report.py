@@ -95,14 +95,21 @@ SCHEMA_KEY = "schema_version"
 WRITER_KEY = "written_by"
 
 #: Points of the tables behind the plan and P3 charts (enough for smooth lines, few
-#: enough to read as a table).
+#: enough to read as a table: the P3 table prints on one page).
 PLAN_CURVE_POINTS = 61
-P3_POINTS = 121
+P3_POINTS = 49
 #: At most this many history charts (one per classifier block of the Rounds sheet).
 MAX_HISTORY_CHARTS = 4
-#: Chart size in cm, and the Summary rows (15 pt each) one row of charts takes.
-CHART_SIZE = (17.0, 8.5)
-CHART_ROWS = 19
+#: Chart size in cm (two side by side fit a landscape A4 page at full size), and the
+#: Summary rows (set to 15 pt each) one row of charts takes: with the repeated header
+#: row and the heading, two rows of charts (34 rows, 510 pt) fill one landscape page
+#: inside the margins of :meth:`_Sheet.page_setup` (523 pt).
+CHART_SIZE = (12.0, 8.2)
+CHART_ROWS = 16
+CHART_ROW_HEIGHT = 15
+#: Summary column widths (characters): item, value, lower, upper, explanation. About
+#: 25.5 cm in all, so a landscape A4 page prints the Summary at 100 %.
+SUMMARY_WIDTHS = (38, 22, 10, 10, 54)
 
 METRIC_NAMES = {
     "precision": "Precision",
@@ -190,9 +197,11 @@ class Column:
     header : str
         Column title.
     kind : str
-        How numbers are shown: ``"text"``, ``"percent"`` (0.0%), ``"count"`` (#,##0),
-        ``"ratio"`` (6 decimals, for ``k``), ``"number"`` (3 decimals), ``"small"``
-        (scientific, for prevalences), ``"date"`` or ``"int"`` (plain whole number).
+        How numbers are shown: ``"text"``, ``"percent"`` (0.0%), ``"rate"`` (a percent
+        with about three significant digits, for rates that can be tiny: FPR,
+        prevalences, precision at a low prevalence), ``"count"`` (#,##0), ``"ratio"``
+        (6 decimals, for ``k``), ``"number"`` (3 decimals), ``"small"`` (scientific),
+        ``"date"`` or ``"int"`` (plain whole number).
     """
 
     header: str
@@ -472,9 +481,10 @@ def intervals_table(evaluation: Evaluation | None) -> Table:
         Column("Metric"),
         Column("Method"),
         Column("Method (in words)"),
-        Column("Estimate", "percent"),
-        Column("Lower", "percent"),
-        Column("Upper", "percent"),
+        # two decimals at least, more for a rare rate (an FPR of 0.44 %)
+        Column("Estimate", "rate"),
+        Column("Lower", "rate"),
+        Column("Upper", "rate"),
         Column("Note"),
     )
     if evaluation is None:
@@ -692,26 +702,24 @@ def p3_section(
     )
     table = Table(
         columns=(
-            Column("Prevalence", "small"),
-            Column("Precision", "percent"),
-            Column("Lower", "percent"),
-            Column("Upper", "percent"),
-            Column("F1", "percent"),
+            Column("Prevalence", "rate"),
+            Column("Precision", "rate"),
+            Column("Lower", "rate"),
+            Column("Upper", "rate"),
+            Column("F1", "rate"),
         ),
         rows=rows,
     )
     info: list[tuple[str, Any, str]] = [
         ("True positive rate (recall)", point.tpr, "percent"),
-        ("False positive rate", point.fpr, "percent"),
+        ("False positive rate", point.fpr, "rate"),
     ]
     if point.population_prevalence is not None:
-        info.append(
-            ("Estimated prevalence of the population", point.population_prevalence, "small")
-        )
+        info.append(("Estimated prevalence of the population", point.population_prevalence, "rate"))
     if curve.band is not None:
         info.append(("Widest band (Delta)", _finite(float(curve.band.delta)), "percent"))
         info.append(
-            ("Prevalence of the widest band (eta*)", _finite(float(curve.band.eta_star)), "small")
+            ("Prevalence of the widest band (eta*)", _finite(float(curve.band.eta_star)), "rate")
         )
     if curve.calibrated is not None:
         calibrated = curve.calibrated.to_dict()
@@ -831,6 +839,15 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+def _rate(value: float | None) -> str:
+    """A rate that can be tiny (FPR, prevalence) as text, like the ``"rate"`` format."""
+    return "-" if value is None else _shown(value, "rate")
+
+
+#: Metrics whose values can be far below 1 % (shown with the ``"rate"`` format).
+SMALL_RATE_METRICS = ("fpr", "prevalence")
+
+
 def summary_rows(
     state: SessionState,
     subject: str,
@@ -938,12 +955,13 @@ def summary_rows(
             interval = metric.intervals.get(method)
             lower = _finite(interval.lower) if interval is not None else None
             upper = _finite(interval.upper) if interval is not None else None
+            show = _rate if name in SMALL_RATE_METRICS else _pct
             if estimate is None:
                 words = "Undefined for these counts (see the warnings)."
             else:
                 words = (
-                    f"{METRIC_NAMES[name]} is {_pct(estimate)}; with {level} confidence "
-                    f"between {_pct(lower)} and {_pct(upper)} "
+                    f"{METRIC_NAMES[name]} is {show(estimate)}; with {level} confidence "
+                    f"between {show(lower)} and {show(upper)} "
                     f"({METHOD_NAMES[method]} interval). {METRIC_MEANINGS[name]}"
                 )
             rows.append(
@@ -952,7 +970,7 @@ def summary_rows(
                     value=estimate,
                     lower=lower,
                     upper=upper,
-                    kind="percent",
+                    kind="rate" if name in SMALL_RATE_METRICS else "percent",
                     note=words,
                 )
             )
@@ -961,7 +979,7 @@ def summary_rows(
             SummaryRow(
                 label="Prevalence",
                 value=prevalence,
-                kind="percent2",
+                kind="rate",
                 note=METRIC_MEANINGS["prevalence"],
             )
         )
@@ -1191,6 +1209,8 @@ def build_report(
 NUMBER_FORMATS = {
     "percent": "0.0%",
     "percent2": "0.00%",
+    # about three significant digits from 0.001 % up: 0.00100%, 0.0443%, 0.443%, 4.44%
+    "rate": "[<0.0001]0.00000%;[<0.01]0.000%;0.00%",
     "count": "#,##0",
     "ratio": "0.000000",
     "number": "0.000",
@@ -1273,6 +1293,10 @@ def _shown(value, kind: str) -> str:
             return f"{value:.1%}"
         if kind == "percent2":
             return f"{value:.2%}"
+        if kind == "rate":
+            if value < 0.0001:
+                return f"{value:.5%}"
+            return f"{value:.3%}" if value < 0.01 else f"{value:.2%}"
         if kind == "count":
             return f"{value:,.0f}"
         if kind == "ratio":
@@ -1333,30 +1357,37 @@ class _Sheet:
     def fit_columns(self, fixed: Mapping[int, float] | None = None) -> None:
         from openpyxl.utils import get_column_letter
 
-        for column, width in self.widths.items():
-            chosen = (fixed or {}).get(column)
+        fixed = fixed or {}
+        for column in sorted(set(self.widths) | set(fixed)):
+            width = self.widths.get(column, 0)
+            chosen = fixed.get(column)
             if chosen is None:
                 chosen = min(max(width + 2, _MIN_WIDTH), _MAX_WIDTH)
             self.ws.column_dimensions[get_column_letter(column)].width = chosen
 
     def page_setup(
-        self, title_rows: str | None = "1:1", *, fit_width: bool = True, title_columns=None
+        self,
+        title_rows: str | None = "1:1",
+        *,
+        orientation: str = "landscape",
+        title_columns=None,
     ) -> None:
-        """Landscape A4 with the header row on every page.
+        """A4, fitted to one page wide (as many pages tall as needed), header row on each.
 
-        Narrow sheets are fitted to one page wide; wide ones (many columns, charts beside
-        the table) are printed at 85 % over several pages, because fitting them would
-        shrink the numbers below reading size.
+        ``orientation`` is ``"landscape"`` for wide sheets and ``"portrait"`` for narrow,
+        long ones (the P3 table, the Inputs).
         """
+        from openpyxl.worksheet.page import PageMargins
+
         ws = self.ws
-        ws.page_setup.orientation = "landscape"
+        ws.page_setup.orientation = orientation
         ws.page_setup.paperSize = ws.PAPERSIZE_A4
-        if fit_width:
-            ws.sheet_properties.pageSetUpPr.fitToPage = True
-            ws.page_setup.fitToWidth = 1
-            ws.page_setup.fitToHeight = 0
-        else:
-            ws.page_setup.scale = 85
+        ws.page_margins = PageMargins(
+            left=0.5, right=0.5, top=0.5, bottom=0.5, header=0.25, footer=0.25
+        )
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
         if title_rows:
             ws.print_title_rows = title_rows
         if title_columns:
@@ -1449,8 +1480,8 @@ def _write_summary(ws, content: ReportContent) -> int:
     for offset, text in enumerate(("Item", "Value", "Lower", "Upper", "Explanation"), start=1):
         sheet.header(4, offset, text)
     row = 5
-    note_width = 90
-    top = Alignment(vertical="top")
+    label_width, value_width, _, _, note_width = SUMMARY_WIDTHS
+    top = Alignment(vertical="top", wrap_text=True)
     for line in content.summary:
         if line.style == "heading":
             row += 1
@@ -1459,28 +1490,25 @@ def _write_summary(ws, content: ReportContent) -> int:
             cell = sheet.put(row, 1, line.label, fit=False)
             ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=5)
             cell.alignment = Alignment(wrap_text=True, vertical="top")
-            ws.row_dimensions[row].height = 15 * _wrapped_lines(line.label, 150)
+            ws.row_dimensions[row].height = 15 * _wrapped_lines(line.label, sum(SUMMARY_WIDTHS) - 6)
         else:
-            sheet.put(row, 1, line.label).alignment = top
-            value_cell = sheet.put(row, 2, line.value, line.kind)
-            value_cell.alignment = Alignment(horizontal="right", vertical="top")
-            sheet.put(row, 3, line.lower, line.kind).alignment = top
-            sheet.put(row, 4, line.upper, line.kind).alignment = top
+            sheet.put(row, 1, line.label, fit=False).alignment = top
+            value_cell = sheet.put(row, 2, line.value, line.kind, fit=False)
+            value_cell.alignment = Alignment(horizontal="right", vertical="top", wrap_text=True)
+            sheet.put(row, 3, line.lower, line.kind, fit=False).alignment = top
+            sheet.put(row, 4, line.upper, line.kind, fit=False).alignment = top
+            # Calibri is narrower than the width unit's digit: about 15 % more fits
+            lines = _wrapped_lines(line.label, int(label_width * 1.15))
+            if isinstance(line.value, str):
+                lines = max(lines, _wrapped_lines(line.value, value_width - 2))
             if line.note:
                 cell = sheet.put(row, 5, line.note, fit=False)
                 cell.alignment = Alignment(wrap_text=True, vertical="top", indent=1)
-                lines = _wrapped_lines(line.note, note_width - 4)
-                if lines > 1:
-                    ws.row_dimensions[row].height = 15 * lines
+                lines = max(lines, _wrapped_lines(line.note, note_width - 4))
+            if lines > 1:
+                ws.row_dimensions[row].height = 15 * lines
         row += 1
-    sheet.fit_columns(
-        {
-            1: min(max(sheet.widths.get(1, 0) + 2, 30), 45),
-            3: max(sheet.widths.get(3, 0) + 3, 10),
-            4: max(sheet.widths.get(4, 0) + 3, 10),
-            5: note_width + 2,
-        }
-    )
+    sheet.fit_columns(dict(enumerate(SUMMARY_WIDTHS, start=1)))
     ws.freeze_panes = "A5"
     sheet.page_setup("4:4")
     return row + 1
@@ -1570,7 +1598,7 @@ def _write_p3(ws, content: ReportContent) -> None:
         sheet.put(offset, side + 1, value, kind)
     ws.freeze_panes = "B2"
     sheet.fit_columns()
-    sheet.page_setup()
+    sheet.page_setup(orientation="portrait")  # a long, narrow table: one page
 
 
 def _p3_charts(ws, content: ReportContent) -> list:
@@ -1612,9 +1640,7 @@ def _write_rounds(ws, content: ReportContent) -> None:
     sheet.table(content.rounds)
     ws.freeze_panes = "B2"
     sheet.fit_columns()
-    # 22 columns: fitted to one page they would be unreadable; print them across pages
-    # with the round names repeated instead.
-    sheet.page_setup(fit_width=False, title_columns="A:A")
+    sheet.page_setup()
 
 
 def _history_charts(ws, content: ReportContent) -> list:
@@ -1652,7 +1678,7 @@ def _history_charts(ws, content: ReportContent) -> list:
         chart.x_axis.title = "round"
         chart.x_axis.delete = False
         chart.y_axis.delete = False
-        chart.legend.position = "b"
+        chart.legend.position = "r"  # six series: at the bottom they would eat the plot
         chart.width, chart.height = CHART_SIZE
         for column, color, dashed in series_columns:
             chart.add_data(Reference(ws, min_col=column, min_row=first, max_row=last))
@@ -1684,7 +1710,12 @@ def _place_charts(ws, charts: Sequence, first_row: int) -> None:
     ws.row_breaks.append(Break(id=first_row - 1))
     heading = ws.cell(row=first_row, column=1, value="Charts")
     heading.font = _font(bold=True, size=12)
-    columns = ("A", "E")
+    columns = ("A", "D")  # see SUMMARY_WIDTHS: two charts side by side fit the page
+    # Rows of a fixed height, so the charts' slots are the same in Excel and LibreOffice
+    # (whose default row is lower than Excel's 15 pt).
+    slots = math.ceil(len(charts) / 2) * CHART_ROWS
+    for row in range(first_row + 1, first_row + 1 + slots):
+        ws.row_dimensions[row].height = CHART_ROW_HEIGHT
     for index, chart in enumerate(charts):
         chart_row, side = divmod(index, 2)
         row = first_row + 1 + chart_row * CHART_ROWS
@@ -1718,7 +1749,7 @@ def _write_inputs(ws, content: ReportContent) -> None:
     ).font = _font(italic=True)
     ws.freeze_panes = "A2"
     sheet.fit_columns({3: 40})
-    sheet.page_setup()
+    sheet.page_setup(orientation="portrait")
 
 
 def readable_images(

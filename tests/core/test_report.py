@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import errno
 import io
+import itertools
 import json
 import math
 import re
@@ -167,7 +168,58 @@ def test_number_formats_percent_thousands_dates(written):
     assert row[header.index("Date")].number_format == "yyyy-mm-dd"
     assert row[header.index("Date")].is_date
     intervals = openpyxl.load_workbook(path)[SHEET_INTERVALS]
-    assert intervals["D2"].number_format == "0.0%"
+    assert intervals["D2"].number_format == RATE_FORMAT
+
+
+#: About three significant digits for rates that can be tiny (FPR, prevalence).
+RATE_FORMAT = "[<0.0001]0.00000%;[<0.01]0.000%;0.00%"
+
+
+def test_rare_rates_are_percentages_with_enough_digits(written):
+    path, content = written
+    workbook = openpyxl.load_workbook(path)
+    summary = {row[0].value: row for row in workbook[SHEET_SUMMARY].iter_rows() if row[0].value}
+    for label in ("False positive rate", "Prevalence"):
+        value, lower = summary[label][1:3]
+        assert value.number_format == RATE_FORMAT, label
+        assert lower.value is None or lower.number_format == RATE_FORMAT
+    # TR-03's FPR is 0.443 %: "0.443%", not "0.4%" (and never 4.43E-03)
+    fpr = content.evaluation.estimates.fpr
+    assert 0.001 < fpr < 0.01
+    assert report_module._shown(fpr, "rate") == f"{100 * fpr:.3f}%"
+    assert f"{fpr:.3%}" in summary["False positive rate"][4].value
+    assert report_module._shown(1e-5, "rate") == "0.00100%"
+    assert report_module._shown(0.0443, "rate") == "4.43%"
+    p3 = workbook[SHEET_P3]
+    assert all(p3.cell(row=r, column=1).number_format == RATE_FORMAT for r in (2, 30))
+    info = {p3.cell(row=r, column=7).value: p3.cell(row=r, column=8) for r in range(2, 12)}
+    assert info["Estimated prevalence of the population"].number_format == RATE_FORMAT
+    assert "E+" not in "".join(
+        cell.number_format for row in workbook[SHEET_SUMMARY].iter_rows() for cell in row
+    )
+
+
+def test_every_sheet_prints_one_page_wide(written):
+    path, _ = written
+    workbook = openpyxl.load_workbook(path)
+    for sheet in workbook.worksheets:
+        assert sheet.page_setup.fitToWidth == 1, sheet.title
+        assert sheet.page_setup.fitToHeight == 0, sheet.title
+        assert sheet.sheet_properties.pageSetUpPr.fitToPage, sheet.title
+    assert workbook[SHEET_SUMMARY].page_setup.orientation == "landscape"
+    assert workbook[SHEET_ROUNDS].page_setup.orientation == "landscape"
+    assert workbook[SHEET_P3].page_setup.orientation == "portrait"
+    # the P3 table is about 50 rows (one printed page), still a log grid
+    p3_rows = _sheet_rows(path, SHEET_P3)[1:]
+    etas = [row[0] for row in p3_rows if isinstance(row[0], float)]
+    assert 40 <= len(etas) <= 50
+    ratios = [b / a for a, b in itertools.pairwise(etas)]
+    assert max(ratios) == pytest.approx(min(ratios), rel=1e-9)
+    # Summary at a readable size: its columns fit a landscape A4 page (about 135
+    # characters between the margins) without shrinking
+    summary = workbook[SHEET_SUMMARY]
+    total = sum(summary.column_dimensions[letter].width for letter in "ABCDE")
+    assert total <= 135
 
 
 def test_native_charts_with_log_axes(written):
