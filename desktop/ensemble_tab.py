@@ -510,6 +510,7 @@ class EnsembleTab(QWidget):
             session,
             "ensemble.seed",
             tooltip="Seed of the simulation: the same seed gives the same numbers",
+            separators=False,
         )
         target_box = QGroupBox("Precision target and simulation")
         form = QFormLayout(target_box)

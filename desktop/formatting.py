@@ -20,6 +20,27 @@ def percent(value: float | None, digits: int | None = None) -> str:
     return f"{rounded} %"
 
 
+def points(value: float | None, digits: int = 1) -> str:
+    """A change in percentage points with its sign and a fixed number of decimals, so a
+    column of changes reads alike: ``0.0156 -> "+1.6 pp"``, ``-0.00955 -> "−1.0 pp"``.
+
+    A change that rounds to zero has no sign (``"0.0 pp"``); the minus is U+2212.
+    """
+    if value is None or not math.isfinite(value):
+        return "–"
+    pct = (Decimal(repr(float(value))) * 100).quantize(
+        Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP
+    )
+    if pct == 0:
+        return f"{abs(pct)} pp"
+    return f"{'−' if pct < 0 else '+'}{abs(pct)} pp"
+
+
+def points_interval(lower: float | None, upper: float | None, digits: int = 1) -> str:
+    """``"−4.2 to +7.1 pp"``: the interval of a change, the unit once."""
+    return f"{points(lower, digits).removesuffix(' pp')} to {points(upper, digits)}"
+
+
 def interval(lower: float | None, upper: float | None, digits: int | None = None) -> str:
     return f"{percent(lower, digits)} – {percent(upper, digits)}"
 

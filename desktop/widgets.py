@@ -103,7 +103,9 @@ class CountSpin(_Bound, QSpinBox):
     """A whole number with thousands separators, typed or pasted like in a spreadsheet.
 
     ``1,251,000``, ``1 251 000`` and ``1251000`` are all accepted. With ``path=None`` it is
-    an unbound spin box (the :class:`LogSliderSpin` drives it itself).
+    an unbound spin box (the :class:`LogSliderSpin` drives it itself). An identifier such
+    as a random seed is a number but not a quantity: ``separators=False`` shows ``2023``,
+    not ``2,023``.
     """
 
     def __init__(
@@ -114,9 +116,11 @@ class CountSpin(_Bound, QSpinBox):
         minimum: int = 0,
         maximum: int = MAX_COUNT,
         tooltip: str = "",
+        separators: bool = True,
         parent: QWidget | None = None,
     ):
         QSpinBox.__init__(self, parent)
+        self._separators = separators
         self.setRange(minimum, maximum)
         self.setKeyboardTracking(False)  # one edit per Enter/focus-out, not per keystroke
         self.setAlignment(Qt.AlignmentFlag.AlignRight)
@@ -128,7 +132,7 @@ class CountSpin(_Bound, QSpinBox):
             self.valueChanged.connect(self._on_value_changed)
 
     def textFromValue(self, value: int) -> str:
-        return formatting.thousands(value)
+        return formatting.thousands(value) if self._separators else str(int(value))
 
     def valueFromText(self, text: str) -> int:
         try:
@@ -152,7 +156,7 @@ class CountSpin(_Bound, QSpinBox):
         return QValidator.State.Intermediate, text, pos
 
     def fixup(self, text: str) -> str:
-        return formatting.thousands(self.value())
+        return self.textFromValue(self.value())
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from core.bayes import Prior, beta_density
 from core.session import SessionState
+from desktop import formatting
 from desktop.prior_editor import OMISSION_GRID, PRECISION_GRID, PriorEditor
 from desktop.session_model import SessionModel
 from desktop.widgets import (
@@ -189,6 +190,32 @@ def test_count_spin_accepts_thousands_separators(qtbot, session):
     qtbot.keyClicks(spin.lineEdit(), "abc")
     qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
     assert session.get("plan.population.predicted_positive") == 1_234_567
+
+
+def test_seed_spin_has_no_thousands_separator(qtbot, session):
+    spin = CountSpin(session, "evaluate.seed", tooltip="seed", separators=False)
+    qtbot.addWidget(spin)
+    assert spin.text() == "2023"
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), "12345")
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("evaluate.seed") == 12345
+    assert spin.text() == "12345"
+
+
+def test_changes_in_points_share_one_rule():
+    assert formatting.points(0.0156) == "+1.6 pp"
+    assert formatting.points(-0.00955) == "−1.0 pp"
+    assert formatting.points(-0.0002) == "0.0 pp"
+    assert formatting.points_interval(-0.1403, 0.1218) == "−14.0 to +12.2 pp"
+
+
+def test_cli_flags_in_core_messages_become_app_words():
+    message = formatting.app_words(
+        "the plan needs 5,000 predicted-positive items but the population has only 300; "
+        "with --fpc the plan accounts for the finite population"
+    )
+    assert "--" not in message and "Finite population correction" in message
 
 
 def test_parse_ratio():
