@@ -411,6 +411,9 @@ class EvaluateTab(QWidget):
         session = self._session
         self.grid = ConfusionGrid(session, "evaluate.matrix", self._k_for_grid)
         self.grid.readout.setWordWrap(True)  # the sample-size line is longer than the column
+        # Narrower than the grid's default so the window fits a laptop screen.
+        self.grid.view.setMinimumWidth(230)
+        self.grid.readout.setMinimumWidth(110)
         self.grid.view.setToolTip(
             "Labeled counts: type, Tab/Enter to move, paste a block from Excel; every edit "
             "can be undone"
@@ -440,6 +443,7 @@ class EvaluateTab(QWidget):
             session,
             "evaluate.seed",
             tooltip="Seed of the random draws: the same seed gives the same intervals",
+            separators=False,
         )
         self.fpc_check = BoundCheck(
             session,
@@ -467,7 +471,9 @@ class EvaluateTab(QWidget):
         compare_header = self.compare_view.horizontalHeader()
         compare_header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         compare_header.setStretchLastSection(True)
-        self.compare_view.setMaximumHeight(96)
+        # The header and two rows, no empty band under them.
+        self.compare_view.verticalHeader().setDefaultSectionSize(24)
+        self.compare_view.setFixedHeight(3 * 24 + 2 * self.compare_view.frameWidth() + 4)
         self.compare_view.setToolTip("Change against the previous round chosen in Rounds")
         compare_box = QGroupBox("Compared with the previous round")
         compare_layout = QVBoxLayout(compare_box)
@@ -479,7 +485,6 @@ class EvaluateTab(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(counts_box)
         left_layout.addWidget(design_box)
-        left_layout.addWidget(compare_box)
         left_layout.addStretch(1)
 
         self.table_model = EvaluationTableModel(self)
@@ -490,7 +495,10 @@ class EvaluateTab(QWidget):
         self.table_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.table_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        # The Note column is as wide as its longest note, up to a limit (the tooltip and
+        # the warnings below give the whole text), not the rest of the window.
+        header.setStretchLastSection(False)
+        header.setMaximumSectionSize(320)
         self.table_view.verticalHeader().setDefaultSectionSize(22)
         self.table_view.setToolTip("Every interval method of spec page 1, side by side")
 
@@ -503,40 +511,70 @@ class EvaluateTab(QWidget):
         self.warnings_label.hide()
         self.summary_label = QLabel()
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setWordWrap(True)
 
-        self.forest = ForestPlot(
-            "Intervals at the chosen confidence", ("precision", "recall", "f1")
-        )
+        self.forest = ForestPlot("Intervals by method", ("precision", "recall", "f1"))
         self.fpr_forest = ForestPlot("False positive rate", ("fpr",))
         self.fpr_forest.setMaximumHeight(130)
         self.fpr_forest.setMinimumHeight(110)
         self.forest.setMinimumHeight(300)
 
-        right_top = QWidget()
-        top_layout = QVBoxLayout(right_top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.summary_label)
-        top_layout.addWidget(self.table_view, 1)
-        top_layout.addWidget(self.warnings_label)
-        right_bottom = QWidget()
-        bottom_layout = QVBoxLayout(right_bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(self.forest, 1)
-        bottom_layout.addWidget(self.fpr_forest)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(right_top)
-        right.addWidget(right_bottom)
-        # The forest needs about 12 px per row for every tick label to show.
-        right.setSizes([250, 650])
-        right.setStretchFactor(0, 1)
-        right.setStretchFactor(1, 3)
+        # The table and the forest side by side: every row of the table shows at once
+        # (about 20 rows) and the forest keeps the height its row labels need.
+        table_column = QWidget()
+        table_layout = QVBoxLayout(table_column)
+        table_layout.setContentsMargins(0, 0, 0, 0)
+        table_layout.addWidget(self.table_view, 1)
+        table_layout.addWidget(self.warnings_label)
+        table_layout.addWidget(compare_box)
+        forest_column = QWidget()
+        forest_layout = QVBoxLayout(forest_column)
+        forest_layout.setContentsMargins(0, 0, 0, 0)
+        forest_layout.addWidget(self.forest, 1)
+        forest_layout.addWidget(self.fpr_forest)
+        self.results_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.results_splitter.addWidget(table_column)
+        self.results_splitter.addWidget(forest_column)
+        self.results_splitter.setStretchFactor(0, 0)
+        self.results_splitter.setStretchFactor(1, 1)
+        self.results_splitter.setSizes([480, 520])
+        self._results_sized = False
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.summary_label)
+        right_layout.addWidget(self.results_splitter, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setSizes([540, 960])
+        splitter.setSizes([430, 1070])
+        # A narrower window shrinks the results, not the inputs (the grid needs its width).
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._results_sized:
+            self._fit_table_column()
+
+    def _fit_table_column(self) -> None:
+        """Give the table column the width of its columns (once: then the user's split)."""
+        needed = 0
+        for view in (self.table_view, self.compare_view):
+            header = view.horizontalHeader()
+            header.resizeSections(QHeaderView.ResizeMode.ResizeToContents)
+            width = sum(header.sectionSize(i) for i in range(header.count()))
+            needed = max(needed, width + 2 * view.frameWidth())
+        total = sum(self.results_splitter.sizes())
+        if needed <= 0 or total <= 0:
+            return
+        needed += self.table_view.verticalScrollBar().sizeHint().width() + 4
+        table = min(needed, total // 2 + total // 6)  # the forest keeps at least a third
+        self.results_splitter.setSizes([table, total - table])
+        self._results_sized = True
 
     # --- inputs --------------------------------------------------------------------------
 
@@ -746,16 +784,13 @@ class EvaluateTab(QWidget):
 
 
 def signed_points(value: float) -> str:
-    """A change in percentage points with its sign: ``+2.4 pp``, ``−0.8 pp``."""
-    if value is None or not np.isfinite(value):
-        return "–"
-    text = formatting.percent(abs(value)).replace(" %", " pp")
-    return ("−" if value < 0 else "+") + text
+    """A change in percentage points, one decimal and its sign: ``+1.6 pp``, ``−1.0 pp``."""
+    return formatting.points(value)
 
 
 def signed_interval(lower: float, upper: float) -> str:
-    """``-4.8 to +6.5 pp``: the interval of a change, unit once."""
-    return f"{signed_points(lower).removesuffix(' pp')} to {signed_points(upper)}"
+    """``−4.2 to +7.1 pp``: the interval of a change, unit once."""
+    return formatting.points_interval(lower, upper)
 
 
 def formatting_html(text: str) -> str:

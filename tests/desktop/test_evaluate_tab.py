@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from PySide6.QtCore import Qt
@@ -188,6 +189,10 @@ def test_comparison_with_previous_round(qtbot):
     assert rows[0].values[4] == expected.precision_change.interval
     assert rows[0].cells[5] == f"{expected.precision_change.p_worse * 100:.1f} %"
     assert rows[1].values[4].lower == pytest.approx(expected.recall_change.interval.lower)
+    # One rule for every change: a sign and one decimal (+1.6 pp, −1.0 pp).
+    for row in rows:
+        assert re.fullmatch(r"[+−]?\d+\.\d pp", row.cells[3]), row.cells[3]
+        assert re.fullmatch(r"[+−]?\d+\.\d to [+−]?\d+\.\d pp", row.cells[4]), row.cells[4]
     assert "TR-01" in tab.compare_label.text()
     # Clearing the choice clears the comparison.
     tab._session.set_value("previous_round", "")
@@ -209,3 +214,12 @@ def test_inputs_have_tooltips_and_grid_is_exposed(tab):
     ):
         assert widget.toolTip(), widget
     assert tab.grids() == [tab.grid]
+
+
+def test_seed_is_an_identifier_and_table_sits_beside_the_forest(tab):
+    assert tab.seed_spin.text() == "2023"  # no thousands separator in an identifier
+    assert tab.results_splitter.orientation() == Qt.Orientation.Horizontal
+    assert tab.results_splitter.indexOf(tab.table_view.parentWidget()) == 0
+    assert tab.results_splitter.indexOf(tab.forest.parentWidget()) == 1
+    header = tab.table_view.horizontalHeader()
+    assert not header.stretchLastSection()  # the Note column is as wide as its notes
