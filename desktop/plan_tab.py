@@ -27,6 +27,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QGridLayout,
     QGroupBox,
@@ -111,6 +112,12 @@ CURVE_ROWS = (
         for w, index in zip(DEFAULT_PRIOR_STRENGTHS, (2, 0, 3), strict=True)
     ),
 )
+
+
+def key_sample(color: str, *, dashed: bool = False) -> str:
+    """A short coloured line for a key written in rich text (a title, a label)."""
+    glyph = "╍╍" if dashed else "━━"
+    return f"<span style='color:{color}'>{glyph}</span>"
 
 
 def keep_y_range(plot: PlotPanel, top: float) -> None:
@@ -412,7 +419,7 @@ class PlanTab(QWidget):
         )
         # Narrower than the grid's default so the inputs column fits beside the plots.
         self.grid.view.setMinimumWidth(230)
-        self.grid.readout.setMinimumWidth(120)
+        self.grid.readout.setMinimumWidth(100)
         self.grid.readout.setWordWrap(True)
         self.grid.setToolTip(
             "Labeled counts of the previous round. Type, paste a 2x2 block from Excel, or "
@@ -475,6 +482,11 @@ class PlanTab(QWidget):
             ],
             tooltip="How the recommended plan is found.",
         )
+        # Elide the long choice names rather than widen the inputs column (laptop screens).
+        self.method.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.method.setMinimumContentsLength(18)
         self.bayesian = BoundCheck(
             session,
             "plan.bayesian",
@@ -506,9 +518,9 @@ class PlanTab(QWidget):
             integer=True,
             tooltip="Total number of items the editors label in the round (v = n1 + n0).",
         )
-        self.use_recommended = QPushButton("Use the recommended plan", self)
+        self.use_recommended = QPushButton("Use it", self)
         self.use_recommended.setToolTip(
-            "Move the s and v sliders to the recommended plan (one undo step)."
+            "Use the recommended plan: move the s and v sliders to it (one undo step)."
         )
         self.use_recommended.clicked.connect(self.apply_recommended)
 
@@ -524,45 +536,96 @@ class PlanTab(QWidget):
             self.readouts[name] = label
             return label
 
-        self.recommended_box = QGroupBox("Recommended plan", self)
-        form = QFormLayout(self.recommended_box)
+        # One box, two columns: the recommended plan beside the slider design, row by row,
+        # so the two read as a comparison and the box stays narrow enough for a laptop.
+        self.plan_box = QGroupBox("Plan", self)
+        grid = QGridLayout(self.plan_box)
+        grid.setVerticalSpacing(3)
+        grid.setHorizontalSpacing(10)
+        self.recommended_header = QLabel("<b>Recommended</b>", self.plan_box)
+        self.recommended_header.setToolTip(
+            "The plan of the chosen method (paper's procedure or optimal) for the targets."
+        )
+        self.recommended_header.setAlignment(Qt.AlignmentFlag.AlignRight)
+        design_header = QLabel("<b>Slider design</b>", self.plan_box)
+        design_header.setToolTip("The design set with the s and v sliders (Eq 1).")
+        design_header.setAlignment(Qt.AlignmentFlag.AlignRight)
+        grid.addWidget(self.recommended_header, 0, 1)
+        grid.addWidget(design_header, 0, 2)
         rows = (
             (
                 "s*",
                 "s_star",
                 "Theorem 1: the over-sampling ratio that minimizes recall's "
                 "variance for the planning values, s* = (1/k)·sqrt(Ω0/Ω1).",
+                None,
+                "",
             ),
             (
                 "s* Bayes",
                 "s_star_bayes",
                 "Theorem 2: the optimal ratio for the prior plus the "
                 "previous round, s* = (1/k)·sqrt(Θ0/Θ1).",
+                None,
+                "",
             ),
-            ("Method", "plan_s", "How the plan was found and its realized ratio n1/(k·n0)."),
-            ("n1 pred +", "n_pos", "Items to label from the predicted-positive stratum."),
-            ("n0 pred −", "n_neg", "Items to label from the predicted-negative stratum."),
-            ("Total", "total", "n1 + n0, and the label cost when costs are not 1."),
-            ("Precision ±", "plan_margin_precision", "Precision margin the plan achieves."),
-            ("Recall ±", "plan_margin_recall", "Recall margin the plan achieves."),
+            (
+                "s",
+                "plan_s",
+                "The over-sampling ratio the plan realizes, n1/(k·n0), and its method.",
+                "design",
+                "The over-sampling ratio s of the slider.",
+            ),
+            (
+                "n1 pred +",
+                "n_pos",
+                "Items to label from the predicted-positive stratum.",
+                "design_n_pos",
+                "n1 = round(v·k·s/(k·s + 1)) (Eq 1).",
+            ),
+            (
+                "n0 pred −",
+                "n_neg",
+                "Items to label from the predicted-negative stratum.",
+                "design_n_neg",
+                "n0 = v − n1 (Eq 1).",
+            ),
+            (
+                "Total v",
+                "total",
+                "n1 + n0, and the label cost when costs are not 1.",
+                "design_total",
+                "v = n1 + n0, the labels of the slider design.",
+            ),
+            (
+                "Precision ±",
+                "plan_margin_precision",
+                "Precision margin the plan achieves.",
+                "design_margin_precision",
+                "Precision margin at this design.",
+            ),
+            (
+                "Recall ±",
+                "plan_margin_recall",
+                "Recall margin the plan achieves.",
+                "design_margin_recall",
+                "Recall margin at this design.",
+            ),
         )
-        for caption, name, tip in rows:
-            form.addRow(caption, readout(name, tip))
-
-        self.design_box = QGroupBox("Slider design", self)
-        form = QFormLayout(self.design_box)
-        rows = (
-            ("s, v", "design", "The design set with the s and v sliders."),
-            ("n1 pred +", "design_n_pos", "n1 = round(v·k·s/(k·s + 1)) (Eq 1)."),
-            ("n0 pred −", "design_n_neg", "n0 = v − n1 (Eq 1)."),
-            ("Precision ±", "design_margin_precision", "Precision margin at this design."),
-            ("Recall ±", "design_margin_recall", "Recall margin at this design."),
-            ("Targets", "design_meets", "Whether this design meets both target margins."),
-        )
-        for caption, name, tip in rows:
-            form.addRow(caption, readout(name, tip))
-        self.readouts["design_meets"].setWordWrap(True)
-        form.addRow(self.use_recommended)
+        for row, (caption, name, tip, design_name, design_tip) in enumerate(rows, start=1):
+            grid.addWidget(QLabel(caption, self.plan_box), row, 0)
+            grid.addWidget(readout(name, tip), row, 1)
+            if design_name is not None:
+                grid.addWidget(readout(design_name, design_tip), row, 2)
+        row = len(rows) + 1
+        grid.addWidget(QLabel("Targets", self.plan_box), row, 0)
+        grid.addWidget(self.use_recommended, row, 1)
+        meets = readout("design_meets", "Whether this design meets both target margins.")
+        meets.setWordWrap(True)
+        grid.addWidget(meets, row, 2)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(2, 1)
+        grid.setRowStretch(row + 1, 1)
         self.notes = QLabel(self)
         self.notes.setWordWrap(True)
         self.notes.setObjectName("plan_notes")
@@ -596,11 +659,10 @@ class PlanTab(QWidget):
             use_percent_axes(plot, left="full interval width")
             for label, legend, color, style, width in CURVE_ROWS:
                 self.s_curves[metric][label] = plot.line(legend, color, width=width, style=style)
-        # Legends where the curves are not: precision falls from the top left, so its
-        # legend stays top right; recall's U is lowest on the left, so top left.
-        self.recall_plot.legend.anchor((0, 0), (0, 0), offset=(10, 10))
+        # The two plots share one key below them (their legends would cover the curves
+        # of these small plots); the hover read-out still names each curve.
         for plot in (self.precision_plot, self.recall_plot):
-            plot.legend.setBrush(pg.mkBrush(255, 255, 255, 190))
+            plot.legend.hide()
         self.star_points = {
             metric: pg.ScatterPlotItem(
                 size=8, symbol="o", brush=pg.mkBrush("#ffffff"), pen=pg.mkPen("#222", width=1.5)
@@ -616,19 +678,9 @@ class PlanTab(QWidget):
                 "s_star_bayes": plot.vertical_marker("s* Bayes", 1, Qt.PenStyle.DotLine),
                 "s": plot.vertical_marker("s", 4, Qt.PenStyle.SolidLine),
             }
-            # The legend fills the top of these small plots, so the markers are keyed in
-            # the title instead of labelled on the lines.
+            # Keyed in the shared key below the plots instead of labelled on the lines.
             for line in self.s_markers[metric].values():
                 line.label.setVisible(False)
-            title = "Precision" if metric == "precision" else "Recall"
-            plot.setTitle(
-                f"{title}: interval width vs s<br><span style='font-size:8pt'>"
-                f"<span style='color:{PALETTE[6]}'>┆ s*</span> &nbsp; "
-                f"<span style='color:{PALETTE[1]}'>┆ s* Bayes</span> &nbsp; "
-                f"<span style='color:{PALETTE[4]}'>│ slider s</span> &nbsp; "
-                "○ minimum of each curve</span>",
-                size="10pt",
-            )
         self.target_lines = {
             "precision": self._target_line(self.precision_plot),
             "recall": self._target_line(self.recall_plot),
@@ -645,6 +697,34 @@ class PlanTab(QWidget):
             ),
         }
         self.v_marker = self.v_plot.vertical_marker("v", 4, Qt.PenStyle.SolidLine)
+        self.v_plot.legend.hide()
+        self.v_plot.setTitle(
+            "Interval width vs labels v (at the slider s)<br><span style='font-size:8pt'>"
+            f"{key_sample(PALETTE[0])} precision &nbsp; {key_sample(PALETTE[1])} recall "
+            f"&nbsp; — solid: frequentist, {key_sample('#555', dashed=True)} Bayes, current "
+            "prior</span>",
+            size="10pt",
+        )
+        self.s_key = QLabel(self)
+        self.s_key.setObjectName("s_plots_key")
+        self.s_key.setTextFormat(Qt.TextFormat.RichText)
+        self.s_key.setWordWrap(True)
+        self.s_key.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.s_key.setToolTip("Key of the two plots above: curves and vertical markers.")
+        # "Bayes, prior w = 5 / 10 / 100" once, not three times: the key stays two lines.
+        curves = " &nbsp; ".join(
+            f"{key_sample(PALETTE[color], dashed=style == Qt.PenStyle.DashLine)} "
+            + (legend if index < 3 else legend.removeprefix("Bayes, prior "))
+            for index, (_, legend, color, style, _) in enumerate(CURVE_ROWS)
+        )
+        self.s_key.setText(
+            f"<span style='font-size:8pt'>{curves}<br>"
+            f"<span style='color:{PALETTE[6]}'>┆</span> s* &nbsp; "
+            f"<span style='color:{PALETTE[1]}'>┆</span> s* Bayes &nbsp; "
+            f"<span style='color:{PALETTE[4]}'>│</span> slider s &nbsp; "
+            "○ minimum of each curve &nbsp; "
+            "<span style='color:#777'>-·-</span> target width (2 × margin)</span>"
+        )
         for plot in (self.precision_plot, self.recall_plot, self.v_plot):
             # Fixed axis widths: an axis that widens for a longer tick label re-lays out
             # the whole window, which would repaint every widget on each slider step.
@@ -662,17 +742,16 @@ class PlanTab(QWidget):
             angle=0,
             movable=False,
             pen=pg.mkPen("#777", width=1, style=Qt.PenStyle.DashDotLine),
-            label="target",
-            labelOpts={"position": 0.06, "color": "#444", "fill": (255, 255, 255, 200)},
+            # Keyed below the plots: a label on the line is clipped at the plot's edge.
         )
         plot.addItem(line, ignoreBounds=True)
         return line
 
     def _build_simulation(self) -> None:
-        self.simulation_box = QGroupBox("Assurance and coverage (simulation)", self)
-        self.simulate_button = QPushButton("Simulate this design", self)
+        self.simulation_box = QGroupBox("Assurance and coverage", self)
+        self.simulate_button = QPushButton("Simulate", self)
         self.simulate_button.setToolTip(
-            f"At the slider design: the chance that the realized margins meet the targets "
+            f"Simulate the slider design: the chance that the realized margins meet the targets "
             f"({ASSURANCE_REPS:,} simulated rounds) and the real coverage of each interval "
             f"method ({COVERAGE_REPS:,} rounds × {COVERAGE_REPLICATES:,} replicates). Runs "
             "in the background."
@@ -731,11 +810,8 @@ class PlanTab(QWidget):
         targets.addRow("Precision margin ±", self.margin_precision)
         targets.addRow("Recall margin ±", self.margin_recall)
         targets.addRow("Confidence", self.confidence)
-        costs = QHBoxLayout()
-        costs.addWidget(self.cost_pos)
-        costs.addWidget(QLabel("pred −", targets_box))
-        costs.addWidget(self.cost_neg)
-        targets.addRow("Label cost pred +", costs)
+        targets.addRow("Label cost pred +", self.cost_pos)
+        targets.addRow("Label cost pred −", self.cost_neg)
         targets.addRow("Method", self.method)
         targets.addRow(self.bayesian)
         targets.addRow(self.fpc)
@@ -752,7 +828,7 @@ class PlanTab(QWidget):
         scroll.setWidget(inputs)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(400)
+        scroll.setMinimumWidth(385)
 
         prior_box = QGroupBox("Prior (Bayesian curves, s* Bayes)", self)
         QVBoxLayout(prior_box).addWidget(self.prior_editor)
@@ -761,17 +837,17 @@ class PlanTab(QWidget):
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(4, 4, 4, 4)
         top = QHBoxLayout()
-        top.addWidget(self.recommended_box, 1)
-        top.addWidget(self.design_box, 1)
-        top.addWidget(self.simulation_box, 1)
+        top.addWidget(self.plan_box, 3)
+        top.addWidget(self.simulation_box, 2)
         right_layout.addLayout(top)
         right_layout.addWidget(self.notes)
         plots = QGridLayout()
         plots.addWidget(self.precision_plot, 0, 0)
         plots.addWidget(self.recall_plot, 0, 1)
-        plots.addWidget(self.v_plot, 1, 0, 1, 2)
+        plots.addWidget(self.s_key, 1, 0, 1, 2)
+        plots.addWidget(self.v_plot, 2, 0, 1, 2)
         plots.setRowStretch(0, 3)
-        plots.setRowStretch(1, 2)
+        plots.setRowStretch(2, 2)
         right_layout.addLayout(plots, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -886,7 +962,7 @@ class PlanTab(QWidget):
             r["s_star_bayes"].setText("– (no prior)")
         bayesian = self._session.get("plan.bayesian")
         kind = "Bayesian predictive margins" if bayesian else "Eq 10 margins"
-        set_title(self.recommended_box, f"Recommended plan ({kind})")
+        set_title(self.plan_box, f"Plan ({kind})")
         if plan is None:
             for name in (
                 "plan_s",
@@ -900,7 +976,7 @@ class PlanTab(QWidget):
             self.use_recommended.setEnabled(False)
             return
         self.use_recommended.setEnabled(True)
-        r["plan_s"].setText(f"{plan.method}, s = {formatting.ratio(plan.s)}")
+        r["plan_s"].setText(f"{formatting.ratio(plan.s)} ({plan.method})")
         r["n_pos"].setText(formatting.thousands(plan.n_pos))
         r["n_neg"].setText(formatting.thousands(plan.n_neg))
         total = formatting.thousands(plan.total)
@@ -914,7 +990,8 @@ class PlanTab(QWidget):
     def _show_design(self, state: SessionState) -> None:
         r = self.readouts
         plan = state.plan
-        r["design"].setText(f"{formatting.ratio(plan.s)}, {formatting.thousands(plan.v)}")
+        r["design"].setText(formatting.ratio(plan.s))
+        r["design_total"].setText(f"<b>{formatting.thousands(plan.v)}</b>")
         for plot in (self.precision_plot, self.recall_plot):
             metric = "precision" if plot is self.precision_plot else "recall"
             plot.set_marker_x(self.s_markers[metric]["s"], plan.s)
@@ -941,8 +1018,6 @@ class PlanTab(QWidget):
         r["design_n_neg"].setText(formatting.thousands(design.n_neg))
         r["design_margin_precision"].setText(formatting.percent(design.margin_precision))
         r["design_margin_recall"].setText(formatting.percent(design.margin_recall))
-        kind = "Bayesian" if design.bayesian else "Eq 10"
-        set_title(self.design_box, f"Slider design ({kind})")
         meets_p = design.margin_precision <= design.target_margin_precision
         meets_r = design.margin_recall <= design.target_margin_recall
         if meets_p and meets_r:
@@ -1027,7 +1102,7 @@ class PlanTab(QWidget):
 
     def _on_busy(self, busy: bool) -> None:
         self.cancel_button.setEnabled(busy)
-        self.simulate_button.setText("Restart simulation" if busy else "Simulate this design")
+        self.simulate_button.setText("Restart" if busy else "Simulate")
 
     def _on_simulation_finished(self, result: SimulationResult) -> None:
         self.progress.setValue(1000)
@@ -1035,27 +1110,30 @@ class PlanTab(QWidget):
         c = result.coverage
         confidence = formatting.percent(c.confidence, 0)
 
-        # Columns in core's order; precision's Wald and recall's Katz share the first.
-        headers = ("Wald/Katz", "boot", "Bayes", "MC")
-        rows = (("precision", PRECISION_KINDS, c.precision), ("recall", RECALL_KINDS, c.recall))
-        table = "".join(
-            f"<tr><td>{name}</td>"
-            + "".join(
-                f"<td align='right'>{formatting.percent(values[kind], 1)}</td>" for kind in kinds
-            )
+        def cell(value: float) -> str:
+            # A no-break space keeps "95.0 %" on one line in a narrow box.
+            return f"<td align='right'>{formatting.percent(value, 1).replace(' ', '&nbsp;')}</td>"
+
+        # One row per interval method (core's order), precision and recall side by side;
+        # precision's Wald and recall's Katz log share the first row.
+        methods = ("Wald / Katz", "Bootstrap", "Bayes", "Bayes MC")
+        coverage_rows = "".join(
+            f"<tr><td>&nbsp;&nbsp;{label}</td>"
+            + cell(c.precision[p_kind])
+            + cell(c.recall[r_kind])
             + "</tr>"
-            for name, kinds, values in rows
+            for label, p_kind, r_kind in zip(methods, PRECISION_KINDS, RECALL_KINDS, strict=True)
         )
         self.simulation_result.setText(
             f"<b>s = {formatting.ratio(result.s)}, v = {formatting.thousands(result.v)}</b> "
-            f"({formatting.thousands(result.n_pos)} + {formatting.thousands(result.n_neg)})<br>"
-            f"Assurance: P {formatting.percent(a.precision, 1)}, R "
-            f"{formatting.percent(a.recall, 1)}, <b>both {formatting.percent(a.both, 1)}</b>"
-            f"<br>Coverage (nominal {confidence}):"
-            "<table cellspacing='3'><tr><td></td>"
-            + "".join(f"<td align='right'><i>{label}</i></td>" for label in headers)
-            + "</tr>"
-            + table
+            f"({formatting.thousands(result.n_pos)} + {formatting.thousands(result.n_neg)})"
+            "<table cellspacing='0' cellpadding='1'>"
+            "<tr><td></td><td align='right'><i>precision</i></td>"
+            "<td align='right'><i>&nbsp;recall</i></td></tr>"
+            f"<tr><td>Assurance</td>{cell(a.precision)}{cell(a.recall)}</tr>"
+            f"<tr><td>&nbsp;&nbsp;both met</td>{cell(a.both)}<td></td></tr>"
+            f"<tr><td colspan='3'>Coverage (nominal {confidence})</td></tr>"
+            + coverage_rows
             + "</table>"
         )
         self.status_message.emit("Simulation finished")

@@ -80,7 +80,24 @@ class PlotPanel(pg.PlotWidget):
         self._mouse_proxy = pg.SignalProxy(
             self.scene().sigMouseMoved, rateLimit=60, slot=self._on_mouse_moved
         )
-        self.setMinimumSize(280, 200)
+        # Small enough that every tab fits a 1280 x 800 laptop screen.
+        self.setMinimumSize(220, 150)
+
+    def legend_below(self, columns: int = 3) -> pg.LegendItem:
+        """Move the legend under the x axis, out of the data, in ``columns`` columns.
+
+        For plots whose data may be anywhere (a trend over time): a legend inside the view
+        would cover points whatever corner it takes. Curves added later still join it.
+        """
+        old = self.plotItem.legend
+        legend = pg.LegendItem(offset=None, colCount=columns, labelTextSize="8pt")
+        self.plotItem.layout.addItem(legend, 4, 1)
+        self.plotItem.legend = legend
+        self.legend = legend
+        if old is not None:
+            old.clear()
+            old.hide()
+        return legend
 
     def line(
         self,

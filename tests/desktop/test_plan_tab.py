@@ -189,7 +189,8 @@ def test_bursts_are_coalesced_into_one_refresh(qtbot, tab, session):
     assert tab.refresh_count == count  # nothing redrawn inside the burst
     wait_refresh(qtbot, tab)
     assert tab.refresh_count == count + 1
-    assert tab.readouts["design"].text() == "1.5, 2,000"
+    assert tab.readouts["design"].text() == "1.5"
+    assert tab.readouts["design_total"].text() == "<b>2,000</b>"
 
 
 def test_previous_round_grid_typed_and_pasted(qtbot, tab, session):
@@ -254,7 +255,7 @@ def test_bayesian_toggle_and_fpc_messages(qtbot, tab, session):
     tab.bayesian.box.click()
     wait_refresh(qtbot, tab)
     assert session.get("plan.bayesian") is True
-    assert "Bayesian" in tab.recommended_box.title()
+    assert "Bayesian" in tab.plan_box.title()
     # 1,000 labels of the previous round and a Jeffreys prior leave a predictive recall
     # margin above 5 %:
     # core refuses the target and the tab says why instead of showing a plan
