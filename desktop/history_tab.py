@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,58 @@ def timestamp(day: dt.date) -> float:
 
 def date_text(x: float) -> str:
     return dt.datetime.fromtimestamp(x, tz=dt.UTC).date().isoformat()
+
+
+class MonthAxis(pg.DateAxisItem):
+    """A date axis labelled by month (``Jan 2026``, ``Feb``) with unlabelled weekly ticks.
+
+    pyqtgraph's own date axis picks day ticks for a few months of rounds and crowds them
+    (``26 Mar03``); rounds are planned by the month, so months are what the axis names.
+    Spans shorter than two month starts or longer than a few years keep pyqtgraph's ticks.
+    """
+
+    #: Pixels a month label needs.
+    LABEL_WIDTH = 70
+
+    def _months(self, low: float, high: float) -> list[float]:
+        start = dt.datetime.fromtimestamp(low, tz=dt.UTC)
+        year, month = start.year, start.month
+        months = []
+        while True:
+            month += 1
+            if month > 12:
+                year, month = year + 1, 1
+            value = dt.datetime(year, month, 1, tzinfo=dt.UTC).timestamp()
+            if value > high:
+                return months
+            months.append(value)
+
+    def tickValues(self, minVal, maxVal, size):
+        if not (np.isfinite(minVal) and np.isfinite(maxVal)) or maxVal - minVal > 1200 * DAY:
+            return super().tickValues(minVal, maxVal, size)
+        months = self._months(minVal, maxVal)
+        if len(months) < 2:
+            return super().tickValues(minVal, maxVal, size)
+        step = max(1, math.ceil(len(months) * self.LABEL_WIDTH / max(size, 1)))
+        major = months[::step]
+        first_monday = (
+            minVal + ((7 - dt.datetime.fromtimestamp(minVal, tz=dt.UTC).weekday()) % 7) * DAY
+        )
+        first_monday -= first_monday % DAY
+        weeks = [w for w in np.arange(first_monday, maxVal, 7 * DAY) if w not in major]
+        return [(step * 30 * DAY, major), (7 * DAY, weeks)]
+
+    def tickStrings(self, values, scale, spacing):
+        if spacing <= 7 * DAY:
+            return ["" for _ in values]  # weekly ticks carry no text
+        if spacing < 28 * DAY:
+            return super().tickStrings(values, scale, spacing)
+        strings = []
+        for value in values:
+            when = dt.datetime.fromtimestamp(value, tz=dt.UTC)
+            first = value == values[0] or when.month == 1
+            strings.append(when.strftime("%b %Y" if first else "%b"))
+        return strings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,8 +251,7 @@ def change_text(change) -> str:
         return "…"
     sign = beyond_noise(change.interval)
     mark = {1: " ▲", -1: " ▼", 0: ""}[sign]
-    value = change.estimate * 100
-    return f"{value:+.1f} pp{mark}".replace("-", "−")
+    return formatting.points(change.estimate) + mark
 
 
 class HistoryTab(QWidget):
@@ -317,11 +369,12 @@ class HistoryTab(QWidget):
 
     def _trend_plot(self, title: str, metric_label: str) -> PlotPanel:
         plot = PlotPanel(title, "Date", metric_label, x_format=date_text)
-        axis = pg.DateAxisItem(orientation="bottom", utcOffset=0)
+        axis = MonthAxis(orientation="bottom", utcOffset=0)
         plot.plotItem.setAxisItems({"bottom": axis})
         plot.setLabel("bottom", "Date labeled")
         use_percent_axes(plot, left=metric_label)
-        plot.legend.setColumnCount(3)
+        # Rounds can be anywhere in the view: the legend goes under the axis, off the data.
+        plot.legend_below(columns=3)
         plot.setMouseEnabled(x=True, y=False)
         return plot
 
@@ -438,9 +491,8 @@ class HistoryTab(QWidget):
             plot.enableAutoRange(axis="x")
             if low[metric]:
                 bottom, top = min(low[metric]), max(high[metric])
-                # Headroom above the highest bar keeps the legend clear of the data.
-                # (never past 100 %: a rate cannot exceed it).
-                headroom = max(top + 0.4 * (top - bottom), top + 0.02)
+                # A little room around the bars (never past 100 %: a rate cannot exceed it).
+                headroom = max(top + 0.08 * (top - bottom), top + 0.01)
                 plot.setYRange(bottom - 0.05 * (top - bottom), min(headroom, 1.0))
 
     def _show_markers(self) -> None:

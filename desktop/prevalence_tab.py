@@ -309,14 +309,23 @@ class PrevalenceTab(QWidget):
         self.sample_marker = self.p3_plot.vertical_marker("sample", 1, dot)
         self.eta_star_marker = self.p3_plot.vertical_marker("η*", 3, dot)
         self.reference_marker = self.p3_plot.vertical_marker("reference", 2, dash)
-        # Staggered labels stay readable when two prevalences sit close together.
-        for marker, position in (
-            (self.population_marker, 0.94),
-            (self.sample_marker, 0.82),
-            (self.eta_star_marker, 0.70),
-            (self.reference_marker, 0.58),
+        # Four markers close together: their labels would cover the curve and each other,
+        # so they are keyed in the title (as on the Plan tab) instead.
+        for marker in (
+            self.population_marker,
+            self.sample_marker,
+            self.eta_star_marker,
+            self.reference_marker,
         ):
-            marker.label.setPosition(position)
+            marker.label.setVisible(False)
+        self.p3_plot.setTitle(
+            "Precision against prevalence (P3)<br><span style='font-size:8pt'>"
+            f"<span style='color:{PALETTE[6]}'>╎</span> population &nbsp; "
+            f"<span style='color:{PALETTE[1]}'>┆</span> sample &nbsp; "
+            f"<span style='color:{PALETTE[3]}'>┆</span> η* &nbsp; "
+            f"<span style='color:{PALETTE[2]}'>╎</span> reference</span>",
+            size="10pt",
+        )
         self.p3_plot.setYRange(0, 1, padding=0.02)
 
         self.f1_plot = PlotPanel(
@@ -344,6 +353,7 @@ class PrevalenceTab(QWidget):
         self.swap_points.setZValue(10)
         self.f1_plot.addItem(self.swap_points)
         self.f1_reference_marker = self.f1_plot.vertical_marker("reference", 2, dash)
+        self.f1_reference_marker.label.setPosition(0.06)
         self.f1_plot.setYRange(0, 1, padding=0.02)
 
         self.pr_plot = PlotPanel(
@@ -385,7 +395,8 @@ class PrevalenceTab(QWidget):
         self.area_line = self.area_plot.line("Average precision (AUC-PR)", 0)
         self.area_reference_marker = self.area_plot.vertical_marker("reference", 2, dash)
         self.area_sample_marker = self.area_plot.vertical_marker("sample", 1, dot)
-        self.area_sample_marker.label.setPosition(0.8)
+        self.area_reference_marker.label.setPosition(0.06)
+        self.area_sample_marker.label.setPosition(0.16)
         self.area_plot.setYRange(0, 1, padding=0.02)
 
     # --- past rounds to compare ----------------------------------------------------------

@@ -139,3 +139,23 @@ def test_no_rounds_says_what_to_do(qtbot):
     assert not widget.runner.is_running
     assert widget.grids() == []
     assert widget.confidence_box.toolTip() and widget.reference_spin.toolTip()
+
+
+def test_date_axis_names_months_not_crowded_days(tab):
+    """Rounds over about two months: ticks on the month starts, named "Jan 2026", "Feb"."""
+    axis = tab.precision_plot.plotItem.getAxis("bottom")
+    low, high = stamp(dt.date(2026, 1, 10)), stamp(dt.date(2026, 3, 25))
+    (major_spacing, major), (_, minor) = axis.tickValues(low, high, 600)
+    assert major == [stamp(dt.date(2026, 2, 1)), stamp(dt.date(2026, 3, 1))]
+    assert axis.tickStrings(major, 1.0, major_spacing) == ["Feb 2026", "Mar"]
+    assert all(text == "" for text in axis.tickStrings(minor, 1.0, 7 * 86_400.0))
+    # A narrow plot names every other month.
+    (_, major), _ = axis.tickValues(stamp(dt.date(2025, 1, 5)), stamp(dt.date(2026, 1, 5)), 300)
+    assert len(major) <= 300 // axis.LABEL_WIDTH + 1
+
+
+def test_legend_sits_under_the_plot_not_on_the_data(tab):
+    for plot in (tab.precision_plot, tab.recall_plot):
+        legend = plot.legend
+        assert legend.isVisible()
+        assert legend.sceneBoundingRect().top() >= plot.plotItem.vb.sceneBoundingRect().bottom()
