@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -112,8 +113,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INTERNAL
     if getattr(args, "json", False):
-        print(json.dumps(json_ready(result), indent=2, allow_nan=False))
+        text = json.dumps(json_ready(result), indent=2, allow_nan=False)
     else:
-        formatter = getattr(module, "format_text", render_text)
-        print(formatter(result))
+        text = getattr(module, "format_text", render_text)(result)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (``prplanner ... | head``): not an error of ours. Point
+        # stdout at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK

@@ -56,3 +56,29 @@ def test_a_subcommand_through_the_console_entry_point_never_imports_qt():
     assert result.returncode == 0, result.stderr
     assert '"s_star"' in result.stdout
     assert "QT-MODULES:0" in result.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    # `prplanner ... --json | head -1`: the pipe closes before all output is written.
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "desktop",
+            "coverage",
+            "--paper-grid",
+            "--reps",
+            "20",
+            "--replicates",
+            "20",
+            "--json",
+        ],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.read(10)
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0
+    assert "Traceback" not in stderr and stderr == ""
