@@ -520,10 +520,10 @@ class MainWindow(QMainWindow):
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addSeparator()
         self.save_action = self._action(
-            file_menu, "&Save", lambda: self.save_session(self._path), QKeySequence.StandardKey.Save
+            file_menu, "&Save", self.save, QKeySequence.StandardKey.Save
         )
         self.save_as_action = self._action(
-            file_menu, "Save &As…", lambda: self.save_session(None), QKeySequence.StandardKey.SaveAs
+            file_menu, "Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs
         )
         self.export_action = self._action(
             file_menu, "&Export report…", lambda: self.export_report(None)

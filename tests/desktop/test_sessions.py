@@ -1,0 +1,511 @@
+"""Sessions as workbooks from the window: Save, Save As, Open, Open Recent, Export report,
+Import scored sample, the example session at start, the close prompt (pytest-qt, acting
+through the menus with QFileDialog/QMessageBox answered by the test)."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import io
+import os
+import shutil
+import zipfile
+
+import openpyxl
+import pyqtgraph as pg
+import pytest
+from PIL import Image
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+import resources
+from core.bayes import Prior
+from core.confusion import ConfusionMatrix
+from core.session import EnsembleChild, SessionState
+from core.workbook import safe_io
+from core.workbook.rounds import read_rounds
+from core.workbook.session_io import read_session
+from desktop import main_window as main_window_module
+from desktop.main_window import EXAMPLE_TITLE, MainWindow, app_settings
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch):
+    folder = tmp_path / "settings"
+    folder.mkdir()
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(folder))
+    return app_settings()
+
+
+class Dialogs:
+    """Answers for the static QFileDialog / QMessageBox functions, and what was asked."""
+
+    def __init__(self, monkeypatch):
+        self.save_names: list = []  # answers for getSaveFileName, in order ("" = cancel)
+        self.open_names: list = []
+        self.asked_save: list[tuple[str, str]] = []  # (caption, suggested path)
+        self.asked_open: list[str] = []
+        self.warnings: list[tuple[str, str]] = []
+        self.questions: list[str] = []
+        self.answer = QMessageBox.StandardButton.Discard
+
+        def get_save(parent, caption, start="", filters="", *args, **kwargs):
+            self.asked_save.append((caption, start))
+            return (str(self.save_names.pop(0)) if self.save_names else "", filters)
+
+        def get_open(parent, caption, start="", filters="", *args, **kwargs):
+            self.asked_open.append(caption)
+            return (str(self.open_names.pop(0)) if self.open_names else "", filters)
+
+        def warning(parent, title, text, *args, **kwargs):
+            self.warnings.append((title, text))
+            return QMessageBox.StandardButton.Ok
+
+        def question(parent, title, text, *args, **kwargs):
+            self.questions.append(text)
+            return self.answer
+
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save)
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", get_open)
+        monkeypatch.setattr(QMessageBox, "warning", warning)
+        monkeypatch.setattr(QMessageBox, "question", question)
+
+
+@pytest.fixture
+def dialogs(monkeypatch):
+    return Dialogs(monkeypatch)
+
+
+@pytest.fixture
+def make_window(qtbot, settings, dialogs):
+    made = []
+
+    def make(example: bool = True) -> MainWindow:
+        window = MainWindow(settings=settings)
+        qtbot.addWidget(window)
+        if example:
+            window.load_example()
+        window.show()
+        qtbot.waitExposed(window)
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.session.undo_stack.setClean()  # teardown closes without asking
+        window.close()
+
+
+@pytest.fixture
+def window(make_window):
+    return make_window()
+
+
+def status(window: MainWindow) -> str:
+    return window.statusBar().currentMessage()
+
+
+def edit_many_inputs(qtbot, window: MainWindow) -> None:
+    """Change inputs of every tab: some through the widgets, the rest through the model."""
+    plan = window.tabs.widget(0)
+    for spin, text in ((plan.s_slider.spin, "3.7"), (plan.v_slider.spin, "2345")):
+        spin.setFocus()
+        spin.selectAll()
+        qtbot.keyClicks(spin, text)
+        qtbot.keyClick(spin, Qt.Key.Key_Return)
+    window.rounds_panel.table.selectRow(3)
+    qtbot.mouseClick(window.rounds_panel.use_button, Qt.MouseButton.LeftButton)
+    session = window.session
+    changes = [
+        ("confidence", 0.9),
+        ("plan.margin_precision", 0.0315),
+        ("plan.margin_recall", 0.0425),
+        ("plan.cost_pos", 2.5),
+        ("plan.cost_neg", 0.125),
+        ("plan.method", "optimal"),
+        ("plan.bayesian", True),
+        ("plan.fpc", True),
+        ("plan.expected_precision", 0.8765),
+        ("plan.expected_recall", 0.6543),
+        ("plan.prior_preset", "custom"),
+        ("plan.prior", Prior(a11=3.25, a01=0.5, a10=1.0 / 3.0, a00=7.0, name="mine")),
+        ("plan.population.mode", "k"),
+        ("plan.population.k", 0.0123456789),
+        ("evaluate.matrix", ConfusionMatrix(tp=123, fp=45, fn=67, tn=8901)),
+        ("evaluate.population.mode", "random"),
+        ("evaluate.replicates", 2500),
+        ("evaluate.seed", 99),
+        ("prevalence.reference_prevalence", 0.0375),
+        ("prevalence.eta_min", 1e-4),
+        ("prevalence.compared_rounds", ("TR-01", "FI-02")),
+        ("ensemble.parent_name", "=all models"),
+        ("ensemble.parent_size", 98_765),
+        (
+            "ensemble.children",
+            (EnsembleChild(name="ünïcode", size=5000, overlap=1200),),
+        ),
+        ("ensemble.margin", 0.025),
+        ("ensemble.mix", "sample"),
+    ]
+    for path, value in changes:
+        assert session.set_value(path, value) is None, path
+
+
+def test_save_as_then_open_in_a_fresh_window_restores_everything(
+    qtbot, make_window, dialogs, tmp_path
+):
+    first = make_window()
+    edit_many_inputs(qtbot, first)
+    state = first.session.state
+    assert state.plan.s == pytest.approx(3.7) and state.plan.v == 2345
+    assert state.previous_round == state.rounds[3].round
+    assert state != SessionState(rounds=state.rounds)
+    assert first.isWindowModified()
+
+    target = tmp_path / "my session.xlsx"
+    dialogs.save_names.append(target)
+    first.save_action.trigger()  # the example has no file: Save asks for a name
+    assert dialogs.asked_save[0][0] == "Save session"
+    assert target.is_file()
+    assert not first.isWindowModified()
+    assert first.windowTitle().startswith("my session.xlsx")
+    assert str(target) in status(first)
+    assert first.path == target
+
+    second = make_window()
+    dialogs.open_names.append(target)
+    second.open_action.trigger()
+    assert second.session.state == state  # every input, round, prior, s, v, margins
+    assert second.path == target and not second.isWindowModified()
+    assert second.windowTitle().startswith("my session.xlsx")
+    assert dialogs.warnings == [] and second._problems_box is None
+
+    # Save on a saved session overwrites it without asking.
+    second.session.set_value("plan.margin_recall", 0.061)
+    asked = len(dialogs.asked_save)
+    second.save_action.trigger()
+    assert len(dialogs.asked_save) == asked and not second.isWindowModified()
+    assert read_session(target).state.plan.margin_recall == 0.061
+
+
+def test_saved_session_has_plot_snapshots_on_its_plots_sheet(window, dialogs, tmp_path):
+    target = tmp_path / "with plots.xlsx"
+    dialogs.save_names.append(target)
+    window.save_as_action.trigger()
+    book = openpyxl.load_workbook(target)
+    assert "Plots" in book.sheetnames
+    sheet = book["Plots"]
+    titles = [row[0] for row in sheet.iter_rows(values_only=True) if row[0]]
+    images = sheet._images
+    assert len(images) == len(titles) >= 10
+    # Every tab's plots are there, named "Tab: plot title" (titles as the tabs set them).
+    for tab in ("Plan", "Evaluate", "Prevalence", "Ensemble", "History"):
+        assert any(title.startswith(f"{tab}: ") for title in titles), tab
+    assert "Plan: Precision: interval width vs s" in titles
+    assert "History: Precision over time" in titles
+    assert not any("PR curve of the scored sample" in title for title in titles)  # empty
+    for image in images:
+        with Image.open(io.BytesIO(image._data())) as picture:
+            assert picture.format == "PNG"
+            assert picture.width >= 280 and picture.height >= 100
+    with zipfile.ZipFile(target) as archive:
+        assert sum(name.startswith("xl/media/") for name in archive.namelist()) == len(images)
+
+
+def test_snapshots_are_quick_and_in_reading_order(window):
+    import time
+
+    started = time.perf_counter()
+    images = window.plot_snapshots()
+    elapsed = time.perf_counter() - started
+    names = list(images)
+    assert names.index("Plan: Precision: interval width vs s") < names.index(
+        "Plan: Interval width vs labels v (at the slider s)"
+    )
+    assert names.index("History: Precision over time") < names.index("History: Recall over time")
+    assert elapsed < 5.0, elapsed  # typically a few tenths of a second
+
+
+def test_save_on_a_rounds_workbook_asks_for_a_new_name(window, dialogs, tmp_path, shared_fixtures):
+    rounds_file = tmp_path / "rounds_simple.xlsx"
+    shutil.copy(shared_fixtures / "rounds_simple.xlsx", rounds_file)
+    original = rounds_file.read_bytes()
+    assert window.open_workbook(rounds_file)
+    assert window.session.state.plan == SessionState().plan  # default inputs, its rounds
+    assert len(window.session.state.rounds) == 10
+    window.session.set_value("plan.margin_recall", 0.03)
+
+    window.save_action.trigger()  # cancelled in the dialog: nothing written, still dirty
+    caption, suggested = dialogs.asked_save[0]
+    assert caption == "Save session"
+    assert suggested == str(tmp_path / "rounds_simple session.xlsx")
+    assert rounds_file.read_bytes() == original and window.isWindowModified()
+
+    dialogs.save_names.append(tmp_path / "planned")  # .xlsx is added
+    window.save_action.trigger()
+    assert rounds_file.read_bytes() == original
+    assert (tmp_path / "planned.xlsx").is_file() and window.path == tmp_path / "planned.xlsx"
+    assert not window.isWindowModified()
+
+
+def test_example_session_save_asks_for_a_name_and_cancel_keeps_it_dirty(window, dialogs):
+    window.session.set_value("plan.margin_recall", 0.03)
+    window.save_action.trigger()
+    assert dialogs.asked_save and dialogs.asked_save[0][1].endswith("PR Planner session.xlsx")
+    assert window.isWindowModified() and window.path is None
+    assert window.windowTitle().startswith(EXAMPLE_TITLE)
+
+
+@pytest.mark.parametrize("cause", ["disk full", "read-only folder"])
+def test_failed_save_keeps_the_old_file_and_the_changes(window, dialogs, tmp_path, cause):
+    target = tmp_path / "kept.xlsx"
+    assert window.save_to(target)
+    original = target.read_bytes()
+    window.session.set_value("plan.margin_recall", 0.0333)
+
+    def refuse(*_args, **_kwargs):
+        if cause == "disk full":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    with pytest.MonkeyPatch.context() as patch:
+        if cause == "disk full":
+            patch.setattr(safe_io, "_fsync_file", refuse)
+        else:
+            patch.setattr(safe_io.tempfile, "mkstemp", refuse)
+        window.save_action.trigger()
+    assert target.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+    assert len(dialogs.warnings) == 1
+    title, text = dialogs.warnings[0]
+    assert title == "Could not save the session"
+    expected = "the disk is full" if cause == "disk full" else "read-only"
+    assert expected in text and "unchanged" in text and "still open" in text
+    assert "Could not save" in status(window) and expected in status(window)
+    assert window.isWindowModified()
+    assert window.session.get("plan.margin_recall") == 0.0333
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can write a read-only folder"
+)
+def test_failed_save_into_a_really_read_only_folder(window, dialogs, tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    target = folder / "kept.xlsx"
+    assert window.save_to(target)
+    original = target.read_bytes()
+    window.session.set_value("plan.margin_recall", 0.0333)
+    folder.chmod(0o555)
+    try:
+        assert not window.save_to(target)
+    finally:
+        folder.chmod(0o755)
+    assert target.read_bytes() == original and window.isWindowModified()
+    assert dialogs.warnings
+
+
+@pytest.mark.parametrize("kind", ["text", "truncated", "not a zip of a workbook"])
+def test_unreadable_file_gives_one_message_and_changes_nothing(window, dialogs, tmp_path, kind):
+    bad = tmp_path / "bad.xlsx"
+    if kind == "text":
+        bad.write_text("name,tp\nx,1\n")
+    elif kind == "truncated":
+        data = resources.path("example_session.xlsx").read_bytes()
+        bad.write_bytes(data[: len(data) // 2])
+    else:
+        with zipfile.ZipFile(bad, "w") as archive:
+            archive.writestr("hello.txt", "not a workbook")
+    window.session.set_value("plan.margin_recall", 0.0444)
+    before, title = window.session.state, window.windowTitle()
+    dialogs.answer = QMessageBox.StandardButton.Discard  # the unsaved-changes question
+    dialogs.open_names.append(bad)
+    window.open_action.trigger()
+    assert len(dialogs.warnings) == 1 and "bad.xlsx" in dialogs.warnings[0][1]
+    assert window.session.state is before
+    assert window.windowTitle() == title and window.path is None
+    assert "Could not open bad.xlsx" in status(window)
+
+
+def test_open_lists_what_was_refused_and_loads_the_rest(window, dialogs, tmp_path):
+    target = tmp_path / "edited.xlsx"
+    window.session.set_value("plan.margin_precision", 0.0275)
+    window.session.set_value("plan.s", 4.5)
+    assert window.save_to(target)
+    book = openpyxl.load_workbook(target)
+    inputs = book["Inputs"]
+    for row in inputs.iter_rows(min_row=2):
+        if row[0].value == "plan.margin_recall":
+            row[1].value = "lots"  # an edit in Excel that cannot be used
+            row[2].value = None
+    book.save(target)
+
+    dialogs.open_names.append(target)
+    window.open_action.trigger()
+    box = window._problems_box
+    assert box is not None and box.isVisible()
+    assert "plan.margin_recall" in box.informativeText()
+    assert "plan.margin_recall" in box.detailedText()
+    state = window.session.state
+    assert state.plan.margin_precision == 0.0275 and state.plan.s == 4.5  # the rest loads
+    assert state.plan.margin_recall == SessionState().plan.margin_recall
+    assert "not loaded" in status(window)
+    assert window.rounds_panel.problems_button.isVisible()
+    box.close()
+
+
+def test_open_messy_rounds_workbook_lists_the_refused_rows(window, dialogs, shared_fixtures):
+    window.session.set_value("confidence", 0.9)
+    window.session.undo_stack.setClean()
+    assert window.open_workbook(shared_fixtures / "rounds_messy.xlsx")
+    box = window._problems_box
+    assert box is not None and box.isVisible()
+    text = box.detailedText()
+    assert text.count("not loaded") == 3 and "travel" in text
+    state = window.session.state
+    assert len(state.rounds) == 10
+    assert state == SessionState(confidence=0.9, rounds=state.rounds)  # current inputs kept
+    box.close()
+
+
+def test_open_recent_reopens_a_saved_session(window, dialogs, tmp_path):
+    target = tmp_path / "recent.xlsx"
+    window.session.set_value("plan.v", 4321)
+    assert window.save_to(target)
+    saved = window.session.state
+    window.new_session()
+    assert window.session.get("plan.v") == SessionState().plan.v
+    window._fill_recent_menu()
+    action = window.recent_menu.actions()[0]
+    assert action.text() == "recent.xlsx"
+    action.trigger()
+    assert window.session.state == saved and window.path == target
+
+
+def test_export_report_writes_where_it_says_and_keeps_the_document(window, dialogs, tmp_path):
+    window.session.set_value("plan.margin_recall", 0.03)
+    target = tmp_path / "report for the manager.xlsx"
+    dialogs.save_names.append(target)
+    window.export_action.trigger()
+    assert dialogs.asked_save[0][0] == "Export report"
+    assert dialogs.asked_save[0][1].endswith("PR Planner report.xlsx")
+    assert target.is_file() and str(target) in status(window)
+    book = openpyxl.load_workbook(target)
+    assert book.sheetnames[0] == "Summary" and "Plots" in book.sheetnames
+    assert book["Plots"]._images
+    assert window.isWindowModified() and window.path is None  # still the unsaved example
+    assert read_rounds(target).rounds == window.session.state.rounds
+
+    dialogs.save_names.append("")  # cancelled: nothing happens
+    assert not window.export_report()
+
+
+def test_export_report_failure_says_so(window, dialogs, tmp_path):
+    missing = tmp_path / "no such folder" / "report.xlsx"
+    assert not window.export_report(missing)
+    assert dialogs.warnings and dialogs.warnings[0][0] == "Could not write the report"
+    assert not missing.exists()
+
+
+def test_import_scored_sample_from_the_file_menu(qtbot, window, dialogs, tmp_path):
+    sample = tmp_path / "scores.csv"
+    lines = ["score,label"] + [f"{i / 40:.3f},{int(i % 3 == 0 or i > 30)}" for i in range(40)]
+    sample.write_text("\n".join(lines) + "\n")
+    dialogs.open_names.append(sample)
+    window.import_scored_action.trigger()
+    prevalence = window.tabs.widget(window.tab_keys.index("prevalence"))
+    assert window.tabs.currentWidget() is prevalence
+    assert window.session.get("prevalence.scored_sample_path") == str(sample)
+    qtbot.waitUntil(lambda: prevalence.scored is not None, timeout=10_000)
+    assert "scores.csv" in prevalence.scored_label.text() or prevalence.scored.path == str(sample)
+    names = list(window.plot_snapshots())
+    assert "Prevalence: PR curve of the scored sample" in names
+
+    dialogs.open_names.append("")  # cancelled
+    assert not window.import_scored_sample()
+
+
+def test_close_prompt_save_saves_then_closes(qtbot, make_window, dialogs, tmp_path):
+    window = make_window()
+    window.session.set_value("plan.margin_recall", 0.0321)
+    state = window.session.state
+    target = tmp_path / "on close.xlsx"
+    dialogs.answer = QMessageBox.StandardButton.Save
+    dialogs.save_names.append(target)
+    window.close()
+    assert not window.isVisible()
+    assert read_session(target).state == state
+
+    other = make_window()
+    other.session.set_value("plan.margin_recall", 0.0321)
+    dialogs.answer = QMessageBox.StandardButton.Save
+    other.close()  # Save As cancelled: nothing lost, the window stays
+    assert other.isVisible() and other.isWindowModified()
+    dialogs.answer = QMessageBox.StandardButton.Cancel
+    other.close()
+    assert other.isVisible()
+
+
+def test_start_opens_the_bundled_example_session(window):
+    opened = read_session(resources.path("example_session.xlsx"))
+    assert opened.is_session and not opened.problems
+    expected = dataclasses.replace(opened.state, confidence=window.session.get("confidence"))
+    assert window.session.state == expected
+    assert window.path is None and not window.isWindowModified()
+    assert window.windowTitle().startswith(EXAMPLE_TITLE)
+
+
+def test_example_falls_back_to_the_example_rounds(qtbot, make_window, monkeypatch):
+    real_path = resources.path
+
+    def path(name):
+        if name == "example_session.xlsx":
+            raise FileNotFoundError("bundled resource 'example_session.xlsx' is missing")
+        return real_path(name)
+
+    monkeypatch.setattr(resources, "path", path)
+    window = make_window()
+    expected = read_rounds(real_path(resources.EXAMPLE_ROUNDS)).rounds
+    assert window.session.state.rounds == expected
+    assert window.session.state.plan == SessionState().plan
+    assert any("example session" in line for line in window.rounds_panel.problems)
+
+
+def test_run_app_opens_the_given_file(qtbot, settings, dialogs, tmp_path, monkeypatch):
+    """``prplanner FILE.xlsx``: run_app opens FILE like File > Open (inside the loop)."""
+    from desktop import app as app_module
+
+    target = tmp_path / "given.xlsx"
+    source = MainWindow(settings=settings)
+    qtbot.addWidget(source)
+    source.load_example()
+    source.session.set_value("plan.s", 5.5)
+    assert source.save_to(target)
+    expected = source.session.state
+    source.close()
+
+    created = []
+
+    class Recording(MainWindow):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            created.append(self)
+
+        def close(self):  # keep what was open for the test to look at
+            self.opened_state = self.session.state
+            self.opened_path = self.path
+            return super().close()
+
+    monkeypatch.setattr(main_window_module, "MainWindow", Recording)
+    monkeypatch.setenv(main_window_module.RECOVERY_DIR_ENV, str(tmp_path / "recovery"))
+    monkeypatch.setenv(app_module.EXIT_AFTER_SHOW_ENV, "1")
+    options = {key: pg.getConfigOption(key) for key in ("antialias", "background", "foreground")}
+    try:
+        assert app_module.run_app(target) == 0
+    finally:
+        pg.setConfigOptions(**options)
+    window = created[0]
+    assert window.opened_path == target
+    assert window.opened_state == expected
+    assert window.recovery is not None
+    assert window.recovery.directory == tmp_path / "recovery"
