@@ -724,16 +724,22 @@ class MainWindow(QMainWindow):
             return False
         when = entry.saved_at.strftime("%Y-%m-%d %H:%M")
         source = f" ({Path(entry.document).name})" if entry.document else ""
-        answer = QMessageBox.question(
-            self,
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             "Recover unsaved session",
             f"PR Planner did not close normally. The session it had open{source} was kept "
             f"at {when} with changes that were not saved.\n\nRestore it?",
-            QMessageBox.StandardButton.Restore | QMessageBox.StandardButton.Discard,
-            QMessageBox.StandardButton.Restore,
+            parent=self,
         )
+        restore = box.addButton("&Restore", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Discard)
+        box.setDefaultButton(restore)
+        box.setObjectName("recovery_offer")
+        box.exec()
+        restored = box.clickedButton() is restore
+        box.deleteLater()
         self.recovery.clear()
-        if answer != QMessageBox.StandardButton.Restore:
+        if not restored:
             self.show_status("The unsaved session of the last run was discarded")
             return False
         document = Path(entry.document) if entry.document else None
