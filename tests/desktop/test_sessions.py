@@ -9,10 +9,12 @@ import errno
 import io
 import os
 import shutil
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import openpyxl
-import pyqtgraph as pg
 import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
@@ -25,6 +27,7 @@ from core.session import EnsembleChild, SessionState
 from core.workbook import safe_io
 from core.workbook.rounds import read_rounds
 from core.workbook.session_io import read_session
+from desktop import app as app_module
 from desktop import main_window as main_window_module
 from desktop.main_window import EXAMPLE_TITLE, MainWindow, app_settings
 
@@ -471,41 +474,60 @@ def test_example_falls_back_to_the_example_rounds(qtbot, make_window, monkeypatc
     assert any("example session" in line for line in window.rounds_panel.problems)
 
 
-def test_run_app_opens_the_given_file(qtbot, settings, dialogs, tmp_path, monkeypatch):
-    """``prplanner FILE.xlsx``: run_app opens FILE like File > Open (inside the loop)."""
-    from desktop import app as app_module
+RUN_APP_WITH_FILE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from core.workbook.session_io import read_session
+from desktop import main_window
+from desktop.app import run_app
 
+expected = read_session(sys.argv[2]).state
+close = main_window.MainWindow.close
+
+
+def report_then_close(self):
+    print("path", self.path, flush=True)
+    print("same", self.session.state == expected, flush=True)
+    print("recovery", self.recovery.directory, flush=True)
+    return close(self)
+
+
+main_window.MainWindow.close = report_then_close
+sys.exit(run_app(sys.argv[2]))
+"""
+
+
+def test_run_app_opens_the_given_file(qtbot, settings, tmp_path):
+    """``prplanner FILE.xlsx``: run_app opens FILE like File > Open (inside the loop).
+
+    In a subprocess: the app runs its own event loop and quits it.
+    """
     target = tmp_path / "given.xlsx"
     source = MainWindow(settings=settings)
     qtbot.addWidget(source)
     source.load_example()
     source.session.set_value("plan.s", 5.5)
     assert source.save_to(target)
-    expected = source.session.state
     source.close()
 
-    created = []
-
-    class Recording(MainWindow):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            created.append(self)
-
-        def close(self):  # keep what was open for the test to look at
-            self.opened_state = self.session.state
-            self.opened_path = self.path
-            return super().close()
-
-    monkeypatch.setattr(main_window_module, "MainWindow", Recording)
-    monkeypatch.setenv(main_window_module.RECOVERY_DIR_ENV, str(tmp_path / "recovery"))
-    monkeypatch.setenv(app_module.EXIT_AFTER_SHOW_ENV, "1")
-    options = {key: pg.getConfigOption(key) for key in ("antialias", "background", "foreground")}
-    try:
-        assert app_module.run_app(target) == 0
-    finally:
-        pg.setConfigOptions(**options)
-    window = created[0]
-    assert window.opened_path == target
-    assert window.opened_state == expected
-    assert window.recovery is not None
-    assert window.recovery.directory == tmp_path / "recovery"
+    root = Path(__file__).resolve().parents[2]
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        **{
+            main_window_module.RECOVERY_DIR_ENV: str(tmp_path / "recovery"),
+            app_module.EXIT_AFTER_SHOW_ENV: "1",
+        },
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", RUN_APP_WITH_FILE, str(root), str(target)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = dict(line.split(" ", 1) for line in run.stdout.splitlines() if " " in line)
+    assert lines["path"] == str(target)
+    assert lines["same"] == "True"
+    assert lines["recovery"] == str(tmp_path / "recovery")
