@@ -1777,19 +1777,50 @@ def readable_images(
     return readable
 
 
+#: Row height on the Plots sheet, fixed so Excel and LibreOffice place pictures alike.
+PLOT_ROW_POINTS = 15
+PLOT_ROW_PIXELS = 20
+#: Printable height / width of a portrait A4 page with the report's 0.5 inch margins.
+PORTRAIT_HEIGHT_PER_WIDTH = (29.7 - 2.54) / (21.0 - 2.54)
+
+
 def _write_plots(ws, images: Sequence[tuple[str, bytes, tuple[int, int]]]) -> None:
+    """Snapshots one under another, each with its title, never cut by a page break.
+
+    The sheet prints one page wide, so a page holds ``PORTRAIT_HEIGHT_PER_WIDTH`` times the
+    widest picture in height; a picture that would cross the page's end starts a new page.
+    """
     from openpyxl.drawing.image import Image as SheetImage
+    from openpyxl.worksheet.pagebreak import Break
 
     sheet = _Sheet(ws)
-    row = 1
-    for name, data, (width, height) in images:
+    sizes = []
+    for _name, _data, (width, height) in images:
+        scale = min(1.0, 900 / max(width, 1))
+        sizes.append((width * scale, height * scale))
+    widest = max((width for width, _ in sizes), default=900)
+    # 10 % kept free for the print scaling's rounding and the title rows of each page.
+    page_rows = int(widest * PORTRAIT_HEIGHT_PER_WIDTH * 0.9 / PLOT_ROW_PIXELS)
+    row, used = 1, 0
+    for (name, data, _), (width, height) in zip(images, sizes, strict=True):
+        picture_rows = math.ceil(height / PLOT_ROW_PIXELS)
+        if picture_rows + 1 > page_rows:  # taller than a page: shrink it to fit one
+            shrink = (page_rows - 1) / picture_rows
+            width, height = width * shrink, height * shrink
+            picture_rows = math.ceil(height / PLOT_ROW_PIXELS)
+        block = 1 + picture_rows + 2  # title, picture, spacing
+        if used and used + block - 2 > page_rows:
+            ws.row_breaks.append(Break(id=row - 1))
+            used = 0
         sheet.put(row, 1, name, fit=False).font = _font(bold=True, size=12)
         picture = SheetImage(io.BytesIO(data))
-        scale = min(1.0, 900 / max(width, 1))
-        picture.width, picture.height = width * scale, height * scale
+        picture.width, picture.height = width, height
         ws.add_image(picture, f"A{row + 1}")
-        row += 3 + math.ceil(picture.height / 20)  # default rows are 20 px high
-    sheet.page_setup(None)
+        for filled in range(row, row + block):
+            ws.row_dimensions[filled].height = PLOT_ROW_POINTS
+        row += block
+        used += block
+    sheet.page_setup(None, orientation="portrait")
 
 
 def render_workbook(content: ReportContent, images: Mapping[str, bytes] | None = None):

@@ -822,3 +822,43 @@ def test_cli_bad_options_exit_2(tmp_path, capsys, argv, message):
 def test_cli_report_needs_an_output(tmp_path, capsys):
     assert main(["report", str(tmp_path / "x.xlsx")]) == 2
     assert "-o" in capsys.readouterr().err
+
+
+def test_plot_snapshots_never_straddle_a_page_break(tmp_path):
+    import io
+    import math
+
+    from openpyxl import load_workbook
+    from PIL import Image
+
+    from core.session import SessionState
+    from core.workbook.report import (
+        PLOT_ROW_PIXELS,
+        PORTRAIT_HEIGHT_PER_WIDTH,
+        write_report,
+    )
+
+    def png(width, height):
+        buffer = io.BytesIO()
+        Image.new("RGB", (width, height), (200, 220, 255)).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    sizes = [(900, 600), (370, 300), (900, 700), (900, 2000), (600, 400), (900, 500)]
+    images = {f"Plot {i}": png(*size) for i, size in enumerate(sizes)}
+    path = tmp_path / "plots.xlsx"
+    write_report(path, SessionState(), images=images)
+    ws = load_workbook(path)["Plots"]
+    breaks = sorted(b.id for b in ws.row_breaks.brk)
+    assert breaks, "six large pictures need more than one page"
+    page_rows = 900 * PORTRAIT_HEIGHT_PER_WIDTH / PLOT_ROW_PIXELS
+    starts = [0, *breaks]
+    for picture in ws._images:
+        first = picture.anchor._from.row  # zero-based row of the picture's top
+        shown_height = picture.anchor.ext.height / 9525  # EMU per pixel
+        last = first + math.ceil(shown_height / PLOT_ROW_PIXELS)
+        page_start = max(b for b in starts if b <= first)
+        # No break inside the picture, and the page it starts on holds all of it.
+        assert not any(first < b < last for b in breaks), (first, last, breaks)
+        assert last - page_start <= page_rows
+    assert ws.page_setup.orientation == "portrait"
+    assert all(ws.row_dimensions[r].height == 15 for r in range(1, 10))
