@@ -1051,6 +1051,9 @@ class MainWindow(QMainWindow):
         show_about(self)
 
     def _on_tab_changed(self, index: int) -> None:
+        # A message belongs to the tab that raised it (each tab also shows its own warnings
+        # in place): an Ensemble refusal must not linger over History.
+        self.statusBar().clearMessage()
         if self._reference is not None and self._reference.isVisible():
             self._reference.show_topic(self.tab_keys[index])
 

@@ -235,3 +235,11 @@ def test_tabs_are_real_widgets_or_placeholders(window):
         widget = window.tabs.widget(index)
         if isinstance(widget, QLabel):
             assert "coming soon" in widget.text()
+
+
+def test_a_tabs_message_does_not_linger_on_another_tab(qtbot, window):
+    window.tabs.setCurrentIndex(window.tab_keys.index("ensemble"))
+    window.session.set_value("plan.margin_recall", 0.9)  # refused: shown in the status bar
+    assert "Refused" in window.statusBar().currentMessage()
+    window.tabs.setCurrentIndex(window.tab_keys.index("history"))
+    assert window.statusBar().currentMessage() == ""
