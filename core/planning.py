@@ -1281,3 +1281,125 @@ def best_split(
         if score[first] < best_score:
             best_score, best_n_pos = float(score[first]), int(n_pos[first])
     return best_n_pos, v - best_n_pos
+
+
+# --------------------------------------------------------------------------------------
+# From a session's Plan inputs to make_plan's arguments (one rule for the app and reports)
+# --------------------------------------------------------------------------------------
+
+#: Prior presets that know nothing: without data their predictive intervals are wider than
+#: the unit interval and their s* is just 1/k, so they give no Bayesian plan of their own.
+NON_INFORMATIVE_PRESETS = ("none", "jeffreys", "uniform")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanningInputs:
+    """What the next round is planned from.
+
+    Attributes
+    ----------
+    population : Population
+    precision, recall : float
+        Planning values (typed, or a past round's estimates; Eq 9 gives ``pi0``).
+    posterior : Posterior or None
+        Prior plus past round for Theorem 2 and the Bayesian margins; None when the prior
+        knows nothing and there are no data.
+    source : str
+        Where the planning values come from, in words.
+    notes : tuple of str
+        What the user should know (a substituted prior, a left-out posterior).
+    """
+
+    population: Population
+    precision: float
+    recall: float
+    posterior: Posterior | None
+    source: str
+    notes: tuple[str, ...] = ()
+
+
+def planning_inputs(state, past_round=None) -> PlanningInputs:
+    """Planning inputs of a :class:`core.session.SessionState`'s Plan tab.
+
+    ``past_round`` (a :class:`core.workbook.rounds.Round`) plans the round after it from its
+    own counts and population, with the session's prior. Raises :class:`InputError`.
+    """
+    plan = state.plan
+    if past_round is not None:
+        population = past_round.population
+        matrix, source = past_round.matrix, f"the estimates of round {past_round.round}"
+    else:
+        inputs = plan.population
+        if inputs.mode == "counts":
+            population = Population.from_counts(
+                inputs.predicted_positive, inputs.predicted_negative
+            )
+        else:
+            population = Population.from_k(inputs.k)
+        matrix = plan.previous if plan.belief == "previous" else None
+        source = (
+            "the previous round entered on the Plan tab"
+            if matrix is not None
+            else "the precision and recall expected on the Plan tab"
+        )
+    if matrix is not None:
+        precision, recall, rate_notes = rates_from_round(matrix, population.k, plan.prior)
+        posterior, notes = previous_round_posterior(matrix, plan.prior)
+        notes = tuple(dict.fromkeys((*notes, *rate_notes)))  # each note once
+    else:
+        precision, recall = plan.expected_precision, plan.expected_recall
+        if plan.prior_preset in NON_INFORMATIVE_PRESETS:
+            posterior = None
+            notes = (
+                "Bayesian curves: the prior strengths w only; for your own prior's curve "
+                "and s* Bayes choose the prior preset 'from expected P/R' or plan from a "
+                "previous round.",
+            )
+        else:
+            posterior, notes = plan.prior.posterior(), ()
+    return PlanningInputs(
+        population=population,
+        precision=precision,
+        recall=recall,
+        posterior=posterior,
+        source=source,
+        notes=notes,
+    )
+
+
+def plan_arguments(state, inputs: PlanningInputs) -> tuple[dict, tuple[str, ...]]:
+    """Keyword arguments of :func:`make_plan` for ``state``'s Plan tab, and notes.
+
+    A Bayesian plan without a posterior, or a finite population correction without
+    population counts, falls back (with a note) so a plan can still be shown.
+    """
+    plan = state.plan
+    notes = []
+    bayesian = plan.bayesian
+    if bayesian and inputs.posterior is None:
+        bayesian = False
+        notes.append(
+            "Bayesian margins need a prior with strength or a previous round; "
+            "the plan uses the frequentist margins"
+        )
+    fpc = plan.fpc
+    if fpc and not inputs.population.has_counts:
+        fpc = False
+        notes.append(
+            "the finite population correction needs both population counts; "
+            "the plan is made without it"
+        )
+    arguments = {
+        "population": inputs.population,
+        "precision": inputs.precision,
+        "recall": inputs.recall,
+        "margin_precision": plan.margin_precision,
+        "margin_recall": plan.margin_recall,
+        "confidence": state.confidence,
+        "posterior": inputs.posterior,
+        "bayesian": bayesian,
+        "fpc": fpc,
+    }
+    if not plan.cost_pos == plan.cost_neg == 1.0:
+        arguments.update(cost_pos=plan.cost_pos, cost_neg=plan.cost_neg)
+    return arguments, tuple(notes)

@@ -56,10 +56,11 @@ from core.errors import InputError
 from core.planning import (
     DEFAULT_PRIOR_STRENGTHS,
     Plan,
+    PlanningInputs,
     WidthCurveModel,
     make_plan,
-    previous_round_posterior,
-    rates_from_round,
+    plan_arguments,
+    planning_inputs,
 )
 from core.progress import TaskControl
 from core.session import SessionState
@@ -88,7 +89,6 @@ V_RANGE = (50, 200_000)
 #: does not jump while ``s`` is dragged.
 V_GRID = np.logspace(math.log10(V_RANGE[0]), math.log10(V_RANGE[1]), 240)
 #: Presets that carry no information: without a previous round they get no curve.
-NON_INFORMATIVE_PRESETS = ("none", "jeffreys", "uniform")
 #: Label of the width-curve row for the user's own prior (plus previous round).
 CURRENT_PRIOR = "current prior"
 #: Simulation sizes: assurance rounds, coverage rounds ``A`` and replicates ``Q``.
@@ -170,89 +170,48 @@ class PlanBasis:
     recommended: Plan | None = None
     notes: tuple[str, ...] = ()
     error: str = ""
+    inputs: PlanningInputs | None = None
 
 
 def plan_basis(state: SessionState) -> PlanBasis:
-    """Planning values, posterior, width-curve model and recommended plan of ``state``."""
-    plan = state.plan
-    inputs = plan.population
+    """Planning values, posterior, width-curve model and recommended plan of ``state``
+    (the same rule as the report: :func:`core.planning.planning_inputs`)."""
     try:
-        k = inputs.effective_k
-        if inputs.mode == "counts":
-            population = Population.from_counts(
-                inputs.predicted_positive, inputs.predicted_negative
-            )
-        else:
-            population = Population.from_k(k)
-        notes: tuple[str, ...] = ()
-        if plan.belief == "previous":
-            precision, recall, rate_notes = rates_from_round(plan.previous, k, plan.prior)
-            posterior, notes = previous_round_posterior(plan.previous, plan.prior)
-            notes = tuple(dict.fromkeys((*notes, *rate_notes)))  # each note once
-        else:
-            precision, recall = plan.expected_precision, plan.expected_recall
-            if plan.prior_preset in NON_INFORMATIVE_PRESETS:
-                # No data and a prior that knows nothing: its predictive intervals are
-                # wider than the unit interval and its s* is just 1/k. Leave it out.
-                posterior = None
-                notes = (
-                    "Bayesian curves: the prior strengths w below; for your own prior's "
-                    "curve and s* Bayes choose the prior preset 'from expected P/R' or "
-                    "plan from a previous round.",
-                )
-            else:
-                posterior = plan.prior.posterior()
-        posteriors = [(CURRENT_PRIOR, posterior)] if posterior is not None else []
+        inputs = planning_inputs(state)
+        posteriors = [(CURRENT_PRIOR, inputs.posterior)] if inputs.posterior is not None else []
         curves = WidthCurveModel.build(
-            k=k,
-            precision=precision,
-            recall=recall,
+            k=inputs.population.k,
+            precision=inputs.precision,
+            recall=inputs.recall,
             confidence=state.confidence,
             posteriors=posteriors,
         )
     except InputError as exc:
         return PlanBasis(error=formatting.app_words(str(exc)))
+    arguments, fallbacks = plan_arguments(state, inputs)
+    notes = (*inputs.notes, *fallbacks)
     recommended = None
     try:
-        recommended = make_plan(**_plan_arguments(state, population, precision, recall, posterior))
+        recommended = make_plan(method=state.plan.method, **arguments)
     except InputError as exc:
         notes = (*notes, f"No recommended plan: {formatting.app_words(str(exc))}")
     return PlanBasis(
-        population=population,
-        precision=precision,
-        recall=recall,
-        posterior=posterior,
+        population=inputs.population,
+        precision=inputs.precision,
+        recall=inputs.recall,
+        posterior=inputs.posterior,
         curves=curves,
         recommended=recommended,
         notes=notes,
+        inputs=inputs,
     )
-
-
-def _plan_arguments(state: SessionState, population, precision, recall, posterior) -> dict:
-    plan = state.plan
-    return {
-        "population": population,
-        "precision": precision,
-        "recall": recall,
-        "margin_precision": plan.margin_precision,
-        "margin_recall": plan.margin_recall,
-        "confidence": state.confidence,
-        "method": plan.method,
-        "posterior": posterior,
-        "bayesian": plan.bayesian,
-        "cost_pos": plan.cost_pos,
-        "cost_neg": plan.cost_neg,
-        "fpc": plan.fpc,
-    }
 
 
 def design_plan(state: SessionState, basis: PlanBasis) -> Plan:
     """The plan of the slider design ``(s, v)``: its sizes and the margins it buys."""
-    if basis.population is None:
+    if basis.inputs is None:
         raise InputError(basis.error or "the planning inputs are incomplete")
-    arguments = _plan_arguments(
-        state, basis.population, basis.precision, basis.recall, basis.posterior
-    )
+    arguments, _fallbacks = plan_arguments(state, basis.inputs)
     return make_plan(**arguments, s=state.plan.s, v=state.plan.v)
 
 

@@ -57,7 +57,7 @@ from core.workbook.safe_io import atomic_write
 
 if TYPE_CHECKING:
     from core.evaluation import Evaluation
-    from core.planning import Plan
+    from core.planning import Plan, PlanningInputs
 
 __all__ = [
     "INPUTS_HEADER",
@@ -496,104 +496,27 @@ def intervals_table(evaluation: Evaluation | None) -> Table:
     return Table(columns=columns, rows=rows)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _PlanningInputs:
-    population: Any
-    precision: float
-    recall: float
-    posterior: Any
-    source: str
-    notes: tuple[str, ...] = ()
-
-
 def _planning_inputs(state: SessionState, item: Round | None, warnings: list[str]):
-    """Population, planning precision/recall and posterior for the next round.
+    """Planning inputs for the next round (:func:`core.planning.planning_inputs`): a
+    reported past round plans from its own counts, otherwise the Plan tab's inputs."""
+    from core.planning import planning_inputs
 
-    A reported past round plans from its own counts (the prior of the Plan tab on top);
-    otherwise the Plan tab's inputs are used as they are.
-    """
-    from core.confusion import Population
-    from core.planning import previous_round_posterior
-
-    plan = state.plan
-    prior = None if plan.prior.is_zero else plan.prior
     try:
-        if item is not None:
-            population = item.population
-            precision, recall, rate_notes = _round_rates(item.matrix, population.k, prior)
-            posterior, notes = previous_round_posterior(item.matrix, prior)
-            notes = tuple(dict.fromkeys((*notes, *rate_notes)))
-            source = f"the estimates of {_round_label(item)}"
-            return _PlanningInputs(
-                population=population,
-                precision=precision,
-                recall=recall,
-                posterior=posterior,
-                source=source,
-                notes=notes,
-            )
-        inputs = plan.population
-        if inputs.mode == "counts":
-            population = Population.from_counts(
-                inputs.predicted_positive, inputs.predicted_negative
-            )
-        else:
-            population = Population.from_k(inputs.k)
-        if plan.belief == "previous":
-            precision, recall, rate_notes = _round_rates(plan.previous, population.k, prior)
-            posterior, notes = previous_round_posterior(plan.previous, prior)
-            notes = tuple(dict.fromkeys((*notes, *rate_notes)))
-            source = "the previous round entered on the Plan tab"
-        else:
-            precision, recall = plan.expected_precision, plan.expected_recall
-            posterior, notes = (prior.posterior(), ()) if prior is not None else (None, ())
-            source = "the precision and recall expected on the Plan tab"
+        return planning_inputs(state, item)
     except InputError as exc:
         warnings.append(f"no plan for the next round: {exc}")
         return None
-    return _PlanningInputs(
-        population=population,
-        precision=precision,
-        recall=recall,
-        posterior=posterior,
-        source=source,
-        notes=notes,
-    )
 
 
-def _round_rates(matrix, k: float, prior) -> tuple[float, float, tuple[str, ...]]:
-    """Planning ``(precision, recall, notes)`` from a past round's counts."""
-    from core.planning import rates_from_round
-
-    result = rates_from_round(matrix, k, prior)
-    return (result[0], result[1], tuple(result[2]) if len(result) > 2 else ())
-
-
-def plan_section(state: SessionState, inputs: _PlanningInputs | None, warnings: list[str]):
+def plan_section(state: SessionState, inputs: PlanningInputs | None, warnings: list[str]):
     """``(recommended plan, chosen design)`` for the next round (either may be ``None``)."""
-    from core.planning import make_plan
+    from core.planning import make_plan, plan_arguments
 
     if inputs is None:
         return None, None
     plan = state.plan
-    costs = (
-        {}
-        if plan.cost_pos == plan.cost_neg == 1.0
-        else {"cost_pos": plan.cost_pos, "cost_neg": plan.cost_neg}
-    )
-    common = dict(
-        population=inputs.population,
-        precision=inputs.precision,
-        recall=inputs.recall,
-        margin_precision=plan.margin_precision,
-        margin_recall=plan.margin_recall,
-        confidence=state.confidence,
-        posterior=inputs.posterior,
-        bayesian=plan.bayesian and inputs.posterior is not None,
-        fpc=plan.fpc and inputs.population.has_counts,
-        notes=inputs.notes,
-        **costs,
-    )
+    common, fallbacks = plan_arguments(state, inputs)
+    common["notes"] = (*inputs.notes, *fallbacks)
     recommended = chosen = None
     try:
         recommended = make_plan(method=plan.method, **common)
@@ -607,7 +530,7 @@ def plan_section(state: SessionState, inputs: _PlanningInputs | None, warnings: 
 
 
 def plan_curves_section(
-    state: SessionState, inputs: _PlanningInputs | None, warnings: list[str]
+    state: SessionState, inputs: PlanningInputs | None, warnings: list[str]
 ) -> PlanCurves | None:
     """Interval widths against ``s`` at the Plan tab's ``v`` (spec 1.5, Figure 1)."""
     import numpy as np
@@ -853,7 +776,7 @@ def summary_rows(
     subject: str,
     item: Round | None,
     evaluation: Evaluation | None,
-    inputs: _PlanningInputs | None,
+    inputs: PlanningInputs | None,
     plan: Plan | None,
     chosen: Plan | None,
     warnings: Sequence[str],

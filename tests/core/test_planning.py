@@ -732,3 +732,44 @@ def test_every_plan_meets_its_targets_and_the_optimum_is_never_dearer(
     if paper is not None:
         assert paper.margin_precision <= margin_p and paper.margin_recall <= margin_r
         assert optimal.cost <= paper.cost
+
+
+def test_session_planning_inputs_one_rule_for_app_and_report():
+    import dataclasses
+
+    from core.bayes import Prior
+    from core.confusion import ConfusionMatrix
+    from core.planning import plan_arguments, planning_inputs
+    from core.session import SessionState, replace_path
+
+    state = SessionState()  # expected P/R 0.9/0.8 with the Jeffreys preset, counts mode
+    inputs = planning_inputs(state)
+    assert (inputs.precision, inputs.recall) == (0.9, 0.8)
+    assert inputs.population.k == pytest.approx(41_200 / 1_251_000)
+    # A prior that knows nothing, and no data: no posterior of its own (its predictive
+    # intervals would exceed the unit interval), and the user is told why.
+    assert inputs.posterior is None and inputs.notes
+    strong = replace_path(state, "plan.prior_preset", "expected")
+    strong = replace_path(strong, "plan.prior", Prior.from_expected(0.9, 0.8, 0.05, 10))
+    assert planning_inputs(strong).posterior is not None
+    # Planning from the previous round: its plug-in estimates with the population's k.
+    previous = replace_path(state, "plan.belief", "previous")
+    matrix = ConfusionMatrix(tp=231, fp=29, fn=16, tn=724)
+    got = planning_inputs(previous)
+    k = 41_200 / 1_251_000
+    assert got.precision == pytest.approx(231 / 260)
+    assert got.recall == pytest.approx(1 / (1 + (16 / 740) / (k * 231 / 260)))
+    assert previous.plan.previous == matrix and got.posterior is not None
+    # FPC without counts and Bayesian margins without a posterior fall back with notes.
+    k_only = dataclasses.replace(
+        state,
+        plan=dataclasses.replace(
+            state.plan,
+            population=dataclasses.replace(state.plan.population, mode="k"),
+            fpc=True,
+            bayesian=True,
+        ),
+    )
+    arguments, notes = plan_arguments(k_only, planning_inputs(k_only))
+    assert arguments["fpc"] is False and arguments["bayesian"] is False
+    assert len(notes) == 2

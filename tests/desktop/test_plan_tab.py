@@ -267,12 +267,14 @@ def test_bayesian_toggle_and_fpc_messages(qtbot, tab, session):
     assert tab.readouts["plan_margin_recall"].text() == formatting.percent(
         tab.basis.recommended.margin_recall
     )
-    # FPC needs both counts: with k only, the tab says why instead of failing
+    # FPC needs both counts: with k only, the plan is made without it and the tab says so
     tab.population.mode.setCurrentIndex(tab.population.mode.findData("k"))
     tab.fpc.box.click()
     wait_refresh(qtbot, tab)
-    assert "population counts" in tab.notes.text()
-    assert tab.readouts["n_pos"].text() == "–"
+    assert session.get("plan.fpc") is True
+    assert "population counts" in tab.notes.text() and "without it" in tab.notes.text()
+    assert tab.basis.recommended.fpc_factors == (1.0, 1.0)
+    assert tab.readouts["n_pos"].text() == formatting.thousands(tab.basis.recommended.n_pos)
 
 
 def test_simulation_runs_in_background_and_can_be_cancelled(qtbot, tab, monkeypatch):
