@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
@@ -348,12 +348,3 @@ class ConfusionGrid(QWidget):
             f"{formatting.thousands(matrix.n_pos)} pred+, "
             f"{formatting.thousands(matrix.n_neg)} pred−</span>"
         )
-
-
-__all__ = [
-    "ConfusionGrid",
-    "ConfusionGridModel",
-    "ConfusionGridView",
-    "QPersistentModelIndex",
-    "parse_block",
-]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
-import importlib
 import math
 import os
 import re
@@ -76,9 +75,14 @@ from core.session import SessionState
 from core.workbook.recovery import RecoveryStore
 from core.workbook.safe_io import SaveError
 from desktop import formatting
+from desktop.ensemble_tab import EnsembleTab
+from desktop.evaluate_tab import EvaluateTab
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.help import FormulaReference, show_about
+from desktop.history_tab import HistoryTab
+from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
+from desktop.prevalence_tab import PrevalenceTab
 from desktop.session_model import SessionModel
 from desktop.widgets import affects
 
@@ -98,11 +102,11 @@ WORKBOOK_FILTER = "Excel workbooks (*.xlsx)"
 
 #: (tab key, title, module, class) in the order the tabs appear. The key names the help page.
 TABS = (
-    ("plan", "Plan", "desktop.plan_tab", "PlanTab"),
-    ("evaluate", "Evaluate", "desktop.evaluate_tab", "EvaluateTab"),
-    ("prevalence", "Prevalence", "desktop.prevalence_tab", "PrevalenceTab"),
-    ("ensemble", "Ensemble", "desktop.ensemble_tab", "EnsembleTab"),
-    ("history", "History", "desktop.history_tab", "HistoryTab"),
+    ("plan", "Plan", PlanTab),
+    ("evaluate", "Evaluate", EvaluateTab),
+    ("prevalence", "Prevalence", PrevalenceTab),
+    ("ensemble", "Ensemble", EnsembleTab),
+    ("history", "History", HistoryTab),
 )
 
 
@@ -155,21 +159,6 @@ def plot_has_data(plot: PlotPanel) -> bool:
 def round_label(item) -> str:
     """How a past round is named in the panel and in ``previous_round``."""
     return item.round or f"{item.sheet} row {item.row}"
-
-
-def load_tab_class(module_name: str, class_name: str):
-    """The tab class, or ``None`` while its module has not been written yet.
-
-    Only a missing module is tolerated; an error inside an existing tab module is raised,
-    never hidden behind a placeholder.
-    """
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return None
-        raise
-    return getattr(module, class_name)
 
 
 # --- Rounds panel -----------------------------------------------------------------------------
@@ -465,13 +454,8 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tab_keys: list[str] = []
-        for key, title, module_name, class_name in TABS:
-            tab_class = load_tab_class(module_name, class_name)
-            if tab_class is None:
-                widget = QLabel(f"{title}: coming soon", self.tabs)
-                widget.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            else:
-                widget = tab_class(self.session, self.tabs)
+        for key, title, tab_class in TABS:
+            widget = tab_class(self.session, self.tabs)
             widget.setObjectName(f"{key}_tab")
             self.tabs.addTab(widget, title)
             self.tab_keys.append(key)

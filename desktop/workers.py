@@ -22,7 +22,6 @@ class _Signals(QObject):
     progress = Signal(int, float)  # generation, fraction done
     finished = Signal(int, object)  # generation, result
     failed = Signal(int, str)  # generation, message
-    cancelled = Signal(int)
 
 
 class _Job(QRunnable):
@@ -44,7 +43,7 @@ class _Job(QRunnable):
         try:
             result = self._function(self._control)
         except Cancelled:
-            self._signals.cancelled.emit(self._generation)
+            pass  # TaskRunner.cancel() announced it when it asked; nothing comes back
         except InputError as exc:
             self._signals.failed.emit(self._generation, str(exc))
         except Exception as exc:  # shown in the status bar, never a traceback dialog
@@ -77,7 +76,6 @@ class TaskRunner(QObject):
         self._signals.progress.connect(self._on_progress)
         self._signals.finished.connect(self._on_finished)
         self._signals.failed.connect(self._on_failed)
-        self._signals.cancelled.connect(self._on_cancelled)
 
     @property
     def is_running(self) -> bool:
@@ -126,7 +124,3 @@ class TaskRunner(QObject):
             self._control = None
             self.busy.emit(False)
             self.failed.emit(message)
-
-    def _on_cancelled(self, generation: int) -> None:
-        # cancel() already announced it; nothing more to say for a superseded task.
-        pass

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import resources
 from core.workbook.rounds import read_rounds
 from desktop import main_window as main_window_module
-from desktop.main_window import MainWindow, app_settings, load_tab_class
+from desktop.main_window import TABS, MainWindow, app_settings
 
 
 @pytest.fixture
@@ -66,12 +66,6 @@ def test_tabs_menus_and_example_rounds(window):
     assert "%" in model.data(model.index(0, 8))
     assert window.windowTitle().startswith("Example session")
     assert not window.isWindowModified()
-
-
-def test_missing_tab_module_gets_a_placeholder():
-    assert load_tab_class("desktop.no_such_tab", "NoSuchTab") is None
-    with pytest.raises(ModuleNotFoundError):
-        load_tab_class("desktop.main_window_missing_dependency_probe.x", "X")
 
 
 def test_choose_previous_round_fills_the_plan(qtbot, window):
@@ -230,11 +224,11 @@ def test_about_box(window, monkeypatch):
     assert shown and "Shang" in shown[0]
 
 
-def test_tabs_are_real_widgets_or_placeholders(window):
-    for index in range(window.tabs.count()):
-        widget = window.tabs.widget(index)
-        if isinstance(widget, QLabel):
-            assert "coming soon" in widget.text()
+def test_every_tab_is_its_real_widget(window):
+    assert window.tab_keys == [key for key, _title, _cls in TABS]
+    for index, (_key, title, tab_class) in enumerate(TABS):
+        assert isinstance(window.tabs.widget(index), tab_class)
+        assert window.tabs.tabText(index) == title
 
 
 def test_a_tabs_message_does_not_linger_on_another_tab(qtbot, window):
