@@ -9,9 +9,8 @@ Contract (issue 3)::
 from __future__ import annotations
 
 import argparse
-import math
 
-from core.cli.output import add_json_flag, number
+from core.cli.output import add_json_flag, number, significant
 from core.curves import curves_of_sample, load_scored_sample
 
 HELP = "average precision, trapezoidal AUC-PR and AUC-ROC of a scored, labeled file"
@@ -24,15 +23,6 @@ _LABELS = {
     "auc_roc": "AUC-ROC",
     "calibrated_average_precision": "calibrated average precision",
 }
-
-
-def _number(value) -> str:
-    """Four significant digits: P3 values span several orders of magnitude."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.4g}"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,5 +43,5 @@ def run(args: argparse.Namespace) -> dict:
 
 def format_text(result: dict) -> str:
     width = max(len(_LABELS[key]) for key in result)
-    lines = [f"{_LABELS[key]:<{width}}  {_number(value)}" for key, value in result.items()]
+    lines = [f"{_LABELS[key]:<{width}}  {significant(value)}" for key, value in result.items()]
     return "\n".join(lines)

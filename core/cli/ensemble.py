@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 
 from core import validation
-from core.cli.output import add_json_flag, number, whole
-from core.cli.samplesize import confidence_flag
+from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.ensemble import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MARGIN,

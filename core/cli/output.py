@@ -9,6 +9,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from core.errors import InputError
+
 
 def json_ready(value):
     """Plain JSON types: numpy scalars to int/float, NaN/inf to ``None``, tuples to lists."""
@@ -43,6 +45,16 @@ def _format_scalar(value) -> str:
             return f"{value:.4g}"
         return f"{value:.4f}"
     return str(value)
+
+
+def significant(value, digits: int = 4) -> str:
+    """``digits`` significant digits (``"-"`` when undefined); whole numbers with
+    thousands separators. P3 and curve values span several orders of magnitude."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{int(value):,}"
+    return f"{value:.{digits}g}"
 
 
 def render_text(result, indent: int = 0) -> str:
@@ -119,6 +131,13 @@ def number_list(count: int):
         return tuple(number(part) for part in parts)
 
     return parse
+
+
+def confidence_flag(value: float) -> float:
+    """``--confidence`` checked with a message that names the flag."""
+    if 0.5 < value < 1:
+        return value
+    raise InputError(f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

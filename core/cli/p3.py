@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from core.cli.output import add_json_flag, number, whole
+from core.cli.output import add_json_flag, number, significant, whole
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
 from core.prevalence import (
@@ -31,15 +31,6 @@ HELP = "precision and F1 against prevalence (P3 curve), its band, Delta and eta*
 
 _RATE_FLAGS = ("tpr", "fpr", "sigma_tpr", "sigma_fpr")
 _ROUND_FLAGS = ("k", "tp", "fp", "fn", "tn")
-
-
-def _number(value) -> str:
-    """Four significant digits: P3 values span several orders of magnitude."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.4g}"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -206,7 +197,7 @@ def format_text(result: dict) -> str:
         lines.append(
             f"widest band Delta {'-' if delta is None else f'{100 * delta:.4g} pp'} of precision "
             f"at prevalence eta* {_percent(result['eta_star'])} (bound max CV "
-            f"{_number(result['delta_bound'])})"
+            f"{significant(result['delta_bound'])})"
         )
         lines.extend(f"note: {note}" for note in result.get("notes", []))
     else:
@@ -234,7 +225,7 @@ def format_text(result: dict) -> str:
         for key in ("precision", "f1"):
             lines.append(f"  {key:<15} {_percent(calibrated[key])}")
         for key in ("precision_gain", "recall_gain"):
-            lines.append(f"  {key:<15} {_number(calibrated[key])}")
+            lines.append(f"  {key:<15} {significant(calibrated[key])}")
     return "\n".join(lines)
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 
 from core import validation
-from core.cli.output import add_json_flag, number, whole
+from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.ensemble import DEFAULT_CONFIDENCE, precision_sample_size
-from core.errors import InputError
 
 HELP = "Labels needed to estimate one precision to a given margin (spec 3.1)."
 
@@ -47,13 +46,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="size of the predicted-positive set: apply the finite-population correction",
     )
     add_json_flag(parser)
-
-
-def confidence_flag(value: float) -> float:
-    """``--confidence`` checked with a message that names the flag."""
-    if 0.5 < value < 1:
-        return value
-    raise InputError(f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
