@@ -47,11 +47,10 @@ from core.session import EnsembleChild, EnsembleInputs
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
-from desktop.tab_support import RowsTableModel, TableRow
+from desktop.tab_support import CellRefusals, RowsTableModel, TableRow
 from desktop.widgets import ChoiceCombo, ConfidenceBox, CountSpin, PercentSpin, affects
 from desktop.workers import TaskRunner
 
-ERROR_BRUSH = QBrush(QColor(255, 205, 205))
 PARENT_BRUSH = QBrush(QColor(238, 244, 252))
 
 NAME, SIZE, OVERLAP = range(3)
@@ -67,7 +66,7 @@ SET_HEADER_TIPS = (
 # --- the editable parent/children table --------------------------------------------------
 
 
-class EnsembleSetsModel(QAbstractTableModel):
+class EnsembleSetsModel(CellRefusals, QAbstractTableModel):
     """Parent row plus one row per child, over ``session.ensemble`` (spec page 05, habit 4).
 
     Every accepted edit goes through :meth:`SessionModel.set_value` (one undo step); a
@@ -84,7 +83,6 @@ class EnsembleSetsModel(QAbstractTableModel):
     def __init__(self, session: SessionModel, parent=None):
         super().__init__(parent)
         self._session = session
-        self._errors: dict[tuple[int, int], str] = {}
         self._row_count = 1 + len(self._inputs.children)
         session.changed.connect(self._on_session_changed)
 
@@ -120,17 +118,16 @@ class EnsembleSetsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             align = Qt.AlignmentFlag.AlignLeft if column == NAME else Qt.AlignmentFlag.AlignRight
             return int(align | Qt.AlignmentFlag.AlignVCenter)
+        refusal = self.refusal_data(cell, role)
+        if refusal is not None:
+            return refusal
         if role == Qt.ItemDataRole.BackgroundRole:
-            if cell in self._errors:
-                return ERROR_BRUSH
             return PARENT_BRUSH if row == 0 else None
         if role == Qt.ItemDataRole.FontRole and row == 0:
             font = QFont()
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.ToolTipRole:
-            if cell in self._errors:
-                return f"Refused: {self._errors[cell]}. The previous value was kept."
             if row == 0 and column == OVERLAP:
                 return "The parent overlaps itself completely"
             return SET_HEADER_TIPS[column]
@@ -151,9 +148,6 @@ class EnsembleSetsModel(QAbstractTableModel):
         if index.row() == 0 and index.column() == OVERLAP:
             return base
         return base | Qt.ItemFlag.ItemIsEditable
-
-    def cell_error(self, row: int, column: int) -> str | None:
-        return self._errors.get((row, column))
 
     def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:
         if role != Qt.ItemDataRole.EditRole or not index.isValid():
@@ -222,17 +216,6 @@ class EnsembleSetsModel(QAbstractTableModel):
         if message:
             self.refused.emit(message)
 
-    def _refuse(self, cell: tuple[int, int], message: str) -> None:
-        self._errors[cell] = message
-        index = self.index(*cell)
-        self.dataChanged.emit(index, index)
-        self.refused.emit(message)
-
-    def _clear_error(self, cell: tuple[int, int]) -> None:
-        if self._errors.pop(cell, None) is not None:
-            index = self.index(*cell)
-            self.dataChanged.emit(index, index)
-
     def _on_session_changed(self, path: str) -> None:
         if not affects(path, "ensemble"):
             return
@@ -240,7 +223,7 @@ class EnsembleSetsModel(QAbstractTableModel):
         if rows != self._row_count:
             self.beginResetModel()
             self._row_count = rows
-            self._errors.clear()
+            self._errors.clear()  # the reset repaints every cell anyway
             self.endResetModel()
         else:
             self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, len(SET_HEADERS) - 1))

@@ -30,6 +30,7 @@ from core.confusion import ConfusionMatrix, point_estimates
 from core.errors import InputError
 from desktop import formatting
 from desktop.session_model import SessionModel
+from desktop.tab_support import CellRefusals
 
 #: (row, column) of each editable cell -> matrix field.
 CELL_FIELDS = {(0, 0): "tp", (0, 1): "fp", (1, 0): "fn", (1, 1): "tn"}
@@ -41,11 +42,10 @@ CELL_MEANING = {
 }
 ROW_HEADERS = ("Predicted +", "Predicted −", "Total")
 COLUMN_HEADERS = ("Actual +", "Actual −", "Total")
-ERROR_BRUSH = QBrush(QColor(255, 205, 205))
 TOTAL_BRUSH = QBrush(QColor(238, 238, 238))
 
 
-class ConfusionGridModel(QAbstractTableModel):
+class ConfusionGridModel(CellRefusals, QAbstractTableModel):
     """2x2 counts plus row and column totals, bound to ``session`` at ``path``.
 
     Signals
@@ -60,7 +60,6 @@ class ConfusionGridModel(QAbstractTableModel):
         super().__init__(parent)
         self._session = session
         self._path = path
-        self._errors: dict[tuple[int, int], str] = {}
         session.changed.connect(self._on_session_changed)
 
     # --- reading ---------------------------------------------------------------------
@@ -91,13 +90,12 @@ class ConfusionGridModel(QAbstractTableModel):
             return str(self._value(*cell))
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        refusal = self.refusal_data(cell, role)
+        if refusal is not None:
+            return refusal
         if role == Qt.ItemDataRole.BackgroundRole:
-            if cell in self._errors:
-                return ERROR_BRUSH
             return TOTAL_BRUSH if field is None else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            if cell in self._errors:
-                return f"Refused: {self._errors[cell]}. The previous value was kept."
             return CELL_MEANING.get(field, "Total (computed)")
         return None
 
@@ -112,9 +110,6 @@ class ConfusionGridModel(QAbstractTableModel):
         if (index.row(), index.column()) in CELL_FIELDS:
             return base | Qt.ItemFlag.ItemIsEditable
         return base
-
-    def cell_error(self, row: int, column: int) -> str | None:
-        return self._errors.get((row, column))
 
     # --- writing ---------------------------------------------------------------------
 
@@ -164,8 +159,7 @@ class ConfusionGridModel(QAbstractTableModel):
         if message:
             self._refuse((row, column), message)
             return False
-        for cell in list(self._errors):
-            self._clear_error(cell)
+        self._clear_errors()
         return True
 
     def copy_text(self, cells: list[tuple[int, int]] | None = None) -> str:
@@ -183,17 +177,6 @@ class ConfusionGridModel(QAbstractTableModel):
             "\t".join(str(self._value(r, c)) if (r, c) in cells else "" for c in columns)
             for r in rows
         )
-
-    def _refuse(self, cell: tuple[int, int], message: str) -> None:
-        self._errors[cell] = message
-        index = self.index(*cell)
-        self.dataChanged.emit(index, index)
-        self.refused.emit(message)
-
-    def _clear_error(self, cell: tuple[int, int]) -> None:
-        if self._errors.pop(cell, None) is not None:
-            index = self.index(*cell)
-            self.dataChanged.emit(index, index)
 
     def _on_session_changed(self, path: str) -> None:
         if path == "" or path.startswith(self._path) or self._path.startswith(path):

@@ -18,6 +18,47 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 WARNING_BRUSH = QBrush(QColor(255, 236, 179))
+ERROR_BRUSH = QBrush(QColor(255, 205, 205))
+
+
+class CellRefusals:
+    """Refused entries of an editable table model (spec 4.3): the reason stays at the cell,
+    as a tint and a tooltip, until a good entry there clears it; the old value is kept.
+
+    Mix in before ``QAbstractTableModel``; the model declares ``refused = Signal(str)``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._errors: dict[tuple[int, int], str] = {}
+
+    def cell_error(self, row: int, column: int) -> str | None:
+        return self._errors.get((row, column))
+
+    def refusal_data(self, cell: tuple[int, int], role):
+        """The tint or tooltip of a refused cell for ``role``; ``None`` otherwise."""
+        if cell not in self._errors:
+            return None
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return ERROR_BRUSH
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"Refused: {self._errors[cell]}. The previous value was kept."
+        return None
+
+    def _refuse(self, cell: tuple[int, int], message: str) -> None:
+        self._errors[cell] = message
+        index = self.index(*cell)
+        self.dataChanged.emit(index, index)
+        self.refused.emit(message)
+
+    def _clear_error(self, cell: tuple[int, int]) -> None:
+        if self._errors.pop(cell, None) is not None:
+            index = self.index(*cell)
+            self.dataChanged.emit(index, index)
+
+    def _clear_errors(self) -> None:
+        for cell in list(self._errors):
+            self._clear_error(cell)
 
 
 @dataclass(frozen=True, slots=True)
