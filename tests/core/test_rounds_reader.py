@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
-from core.workbook import Round, WorkbookError, read_rounds
+from core.workbook import Round, WorkbookError, read_rounds, xlsx_reader
 from core.workbook import rounds as rounds_module
 from core.workbook.rounds import normalise_header, parse_number_text
 
@@ -606,7 +606,7 @@ def test_unreadable_files_raise_one_clear_error(tmp_path, shared_fixtures, kind,
 
 
 def test_zip_bomb_is_refused_before_decompressing(tmp_path, monkeypatch):
-    monkeypatch.setattr(rounds_module, "LARGE_MEMBER_BYTES", 1 << 20)
+    monkeypatch.setattr(xlsx_reader, "LARGE_MEMBER_BYTES", 1 << 20)
     path = tmp_path / "bomb.xlsx"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("xl/worksheets/sheet1.xml", bytes(4 << 20))
@@ -615,6 +615,6 @@ def test_zip_bomb_is_refused_before_decompressing(tmp_path, monkeypatch):
 
 
 def test_total_decompressed_size_is_capped(tmp_path, shared_fixtures, monkeypatch):
-    monkeypatch.setattr(rounds_module, "MAX_UNCOMPRESSED_BYTES", 10_000)
+    monkeypatch.setattr(xlsx_reader, "MAX_UNCOMPRESSED_BYTES", 10_000)
     with pytest.raises(WorkbookError, match="once decompressed"):
         read_rounds(shared_fixtures / "rounds_simple.xlsx")
