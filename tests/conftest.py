@@ -13,16 +13,20 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-#: Workbooks written by LibreOffice (shared with the other teams; never copied in here).
-SHARED_FIXTURES = PROJECT_ROOT.parent / "shared" / "fixtures"
+#: Workbooks written by LibreOffice 7.4 (a real third-party writer, not openpyxl), kept as
+#: users keep them; see tests/data/fixtures/README.md for what each holds.
+SHARED_FIXTURES = Path(__file__).resolve().parent / "data" / "fixtures"
+FIXTURE_NAMES = ("rounds_simple.xlsx", "rounds_messy.xlsx")
 #: Reference values kept as data (computed independently; see each file's header).
 REFERENCE_DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_fixtures() -> Path:
-    if not SHARED_FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {SHARED_FIXTURES}")
+    # The fixtures are part of the repository: a missing one is a broken checkout, not a
+    # reason to skip.
+    missing = [name for name in FIXTURE_NAMES if not (SHARED_FIXTURES / name).is_file()]
+    assert not missing, f"test fixtures missing from {SHARED_FIXTURES}: {', '.join(missing)}"
     return SHARED_FIXTURES
 
 
