@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import resources
+from desktop import resources
 
 #: Tab key -> (tab title, help file).
 TOPICS = {

@@ -54,11 +54,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import resources
 from core.errors import InputError
 from core.session import SessionState
 from core.workbook.recovery import RecoveryStore
 from core.workbook.safe_io import SaveError
+from desktop import resources
 from desktop.ensemble_tab import EnsembleTab
 from desktop.evaluate_tab import EvaluateTab
 from desktop.grid import ConfusionGridModel, ConfusionGridView

@@ -1,7 +1,9 @@
-"""Files bundled with the app (example workbook, formula reference text).
+"""Files bundled with the app (example workbooks, help pages), as ``desktop.resources``.
 
-Read through :func:`path` so they are found in a source checkout and in an installed
-wheel alike (``importlib.resources``; the package data is listed in ``pyproject.toml``).
+The files live in the top-level ``resources/`` folder of a checkout and install as the
+package data of ``desktop.resources`` (``pyproject.toml`` maps the folder to that name), so
+no generic top-level ``resources`` package is installed. Read them through :func:`path`,
+which finds them in a checkout, an installed wheel and the PyInstaller app alike.
 """
 
 from __future__ import annotations

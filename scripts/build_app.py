@@ -13,7 +13,7 @@ The build imports nothing of the app itself; it only tells PyInstaller what to c
 * every module of ``core`` and ``desktop`` (the command line imports its subcommands by
   name, which PyInstaller's import scan cannot see);
 * the bundled files in ``resources/`` (example session, help pages), placed where
-  :mod:`resources` looks for them;
+  ``desktop.resources`` looks for them;
 * and leaves out the test-only and development packages that happen to be installed.
 """
 
@@ -73,11 +73,13 @@ def pyinstaller_arguments(dist: Path, work: Path, entry: Path) -> list[str]:
         "--paths",
         str(PROJECT_ROOT),
         "--add-data",
-        f"{PROJECT_ROOT / 'resources'}{separator}resources",
+        f"{PROJECT_ROOT / 'resources'}{separator}desktop/resources",
     ]
     # pyqtgraph's per-binding templates are handled by PyInstaller's own pyqtgraph hook.
-    for package in ("core", "desktop", "resources"):
+    for package in ("core", "desktop"):
         arguments += ["--collect-submodules", package]
+    # Mapped from the top-level resources/ folder, so the package scan above cannot see it.
+    arguments += ["--hidden-import", "desktop.resources"]
     for module in EXCLUDED:
         arguments += ["--exclude-module", module]
     if sys.platform in ("darwin", "win32"):

@@ -311,7 +311,7 @@ def test_awkward_text_survives_in_every_text_setting(tmp_path):
 
 
 def test_the_bundled_example_session_reopens_as_defaults_plus_the_example_rounds():
-    import resources
+    from desktop import resources
 
     state, problems = open_session(resources.path("example_session.xlsx"))
     assert problems == []

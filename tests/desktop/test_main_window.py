@@ -7,9 +7,9 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-import resources
 from core.workbook.rounds import read_rounds
 from desktop import main_window as main_window_module
+from desktop import resources
 from desktop.main_window import TABS, MainWindow, app_settings
 
 

@@ -20,7 +20,6 @@ from PIL import Image
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-import resources
 from core.bayes import Prior
 from core.confusion import ConfusionMatrix
 from core.session import EnsembleChild, SessionState
@@ -29,6 +28,7 @@ from core.workbook.rounds import read_rounds
 from core.workbook.session_io import read_session
 from desktop import app as app_module
 from desktop import main_window as main_window_module
+from desktop import resources
 from desktop.main_window import EXAMPLE_TITLE, MainWindow, app_settings
 
 
