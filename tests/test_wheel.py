@@ -67,8 +67,7 @@ def installed(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("wheel")
     wheels = folder / "wheels"
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w"]
-        + [str(wheels), str(PROJECT_ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(PROJECT_ROOT)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -79,8 +78,10 @@ def installed(tmp_path_factory) -> Path:
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(environment)
     python = environment / "bin" / "python"
     installed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
-        + ["--no-index", str(wheel)],
+        [
+            *(sys.executable, "-m", "pip", "--python", str(python), "install"),
+            *("--no-deps", "--no-index", str(wheel)),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
