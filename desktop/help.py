@@ -1,18 +1,33 @@
-"""Help menu: the formula reference of the current tab, and About.
+"""Help menu: the task guide, the formula reference of the current tab, and About.
 
-The reference text is restated from the specification into ``resources/help/*.md``
-(bundled with the app: the specification folder is not there at run time) and shown as
-rendered Markdown in a non-modal window that follows the tab the user is on.
+* The **guide** (``resources/help/guide/*.md``) is written for a lead, not a statistician:
+  one page per task (plan a round, evaluate it, compare, ...) with the clicks and what
+  each number on the screen means. :class:`GuideWindow` shows it.
+* The **formula reference** (``resources/help/*.md``) gives the formulas behind each tab
+  in the notation of the methods document (``docs/methods.md``). :class:`FormulaReference`
+  shows it; the guide opens it with one click.
+
+Both are non-modal windows that close with Escape. The texts are bundled with the app
+(package data, read through :mod:`desktop.resources`) and rendered as Markdown.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
     QMessageBox,
+    QPushButton,
+    QSplitter,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -20,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from desktop import resources
 
-#: Tab key -> (tab title, help file).
+#: Tab key -> (tab title, formula reference file).
 TOPICS = {
     "plan": ("Plan", "help/plan.md"),
     "evaluate": ("Evaluate", "help/evaluate.md"),
@@ -28,6 +43,23 @@ TOPICS = {
     "ensemble": ("Ensemble", "help/ensemble.md"),
     "history": ("History", "help/history.md"),
 }
+
+#: Guide page key -> title, in reading order. The file is ``help/guide/<key>.md``.
+GUIDE_PAGES = {
+    "start": "Start here",
+    "plan": "Plan a round",
+    "evaluate": "Evaluate a labeled round",
+    "compare": "Compare with last time",
+    "prevalence": "Precision at another prevalence",
+    "classifiers": "Several classifiers",
+    "report": "Report to a manager",
+    "item_loop": "Draw, label, read back, top up",
+    "words": "Words and numbers",
+}
+
+#: Link scheme inside guide pages that opens the formula reference of a tab
+#: (``[formulas](reference:evaluate)``).
+REFERENCE_SCHEME = "reference"
 
 
 def reference_text(topic: str) -> str:
@@ -37,11 +69,52 @@ def reference_text(topic: str) -> str:
     return resources.read_text(TOPICS[topic][1])
 
 
-class FormulaReference(QDialog):
+def guide_file(page: str) -> str:
+    """Bundled resource name of guide ``page`` (a key of :data:`GUIDE_PAGES`)."""
+    if page not in GUIDE_PAGES:
+        raise KeyError(f"no guide page {page!r}")
+    return f"help/guide/{page}.md"
+
+
+def guide_text(page: str) -> str:
+    """Markdown text of guide ``page`` (a key of :data:`GUIDE_PAGES`)."""
+    return resources.read_text(guide_file(page))
+
+
+class _HelpWindow(QDialog):
+    """A non-modal help window that takes the keyboard when shown and closes on Escape.
+
+    QDialog rejects on Escape only when the key reaches it: a window opened from a menu
+    without being activated leaves the keyboard with the main window, and a child that
+    accepts the key (an open combo box) keeps it. Activating on show and a shortcut on
+    the whole window make Escape work wherever the focus is inside it.
+    """
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(self.close)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if QGuiApplication.platformName() != "offscreen":  # offscreen warns on activation
+            self.activateWindow()
+
+    def bring_to_front(self) -> None:
+        """Show the window above the others with the keyboard focus."""
+        self.show()
+        if QGuiApplication.platformName() != "offscreen":  # offscreen warns on raise()
+            self.raise_()
+            self.activateWindow()
+
+
+class FormulaReference(_HelpWindow):
     """Non-modal window with the formulas behind one tab; a box switches to another."""
 
     def __init__(self, topic: str = "plan", parent: QWidget | None = None):
         super().__init__(parent)
+        self.setObjectName("formula_reference")
         self.setWindowTitle("Formula reference")
         self.resize(760, 720)
         self.topic_box = QComboBox(self)
@@ -78,6 +151,129 @@ class FormulaReference(QDialog):
 
     def _show(self, topic: str) -> None:
         self.browser.setMarkdown(reference_text(topic))
+
+
+class GuideWindow(_HelpWindow):
+    """Non-modal task guide: a list of pages on the left, the page on the right.
+
+    Parameters
+    ----------
+    open_reference : callable, optional
+        Opens (or brings to the front) the formula reference of the current tab and
+        returns it. The main window passes its own, so the reference follows the tab the
+        user is on; without one the guide opens a reference window of its own.
+    parent : QWidget, optional
+    """
+
+    def __init__(
+        self,
+        open_reference: Callable[[], FormulaReference] | None = None,
+        parent: QWidget | None = None,
+    ):
+        super().__init__(parent)
+        self.setObjectName("guide_window")
+        self.setWindowTitle("PR Planner guide")
+        self.resize(980, 760)
+        self._open_reference = open_reference
+        self._own_reference: FormulaReference | None = None
+
+        self.pages = QListWidget(self)
+        self.pages.setObjectName("guide_pages")
+        self.pages.setToolTip("Tasks: pick one to see the clicks and what the numbers mean.")
+        self.pages.setSpacing(3)
+        for key, title in GUIDE_PAGES.items():
+            item = QListWidgetItem(title, self.pages)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+        self.browser = QTextBrowser(self)
+        self.browser.setObjectName("guide_text")
+        # Links are handled here: another guide page, the formula reference, or the web.
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._follow_link)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(self.pages)
+        splitter.addWidget(self.browser)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([240, 740])
+
+        self.reference_button = QPushButton("Formula reference", self)
+        self.reference_button.setToolTip(
+            "The formulas behind the current tab, with the papers' equation numbers."
+        )
+        self.reference_button.clicked.connect(lambda: self.show_reference(None))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.close)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.reference_button)
+        bottom.addStretch(1)
+        bottom.addWidget(buttons)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(bottom)
+        self.pages.currentRowChanged.connect(self._show_row)
+        self.show_page("start")
+
+    @property
+    def page(self) -> str:
+        item = self.pages.currentItem()
+        return item.data(Qt.ItemDataRole.UserRole)
+
+    def show_page(self, page: str) -> None:
+        """Switch to guide ``page`` (a key of :data:`GUIDE_PAGES`)."""
+        if page not in GUIDE_PAGES:
+            raise KeyError(f"no guide page {page!r}")
+        row = list(GUIDE_PAGES).index(page)
+        if row == self.pages.currentRow():
+            self._show_row(row)
+        else:
+            self.pages.setCurrentRow(row)
+
+    def show_reference(self, topic: str | None = None) -> FormulaReference:
+        """Open the formula reference of ``topic``, or of the current tab when ``None``."""
+        if self._open_reference is not None:
+            reference = self._open_reference()
+        else:
+            if self._own_reference is None:
+                self._own_reference = FormulaReference(topic or "plan", self)
+            reference = self._own_reference
+            reference.bring_to_front()
+        if topic is not None:
+            reference.show_topic(topic)
+        return reference
+
+    def _show_row(self, row: int) -> None:
+        if row < 0:
+            return
+        key = self.pages.item(row).data(Qt.ItemDataRole.UserRole)
+        self.browser.setMarkdown(guide_text(key))
+
+    def _follow_link(self, url: QUrl) -> None:
+        if url.scheme() == REFERENCE_SCHEME:
+            topic = url.path() or None
+            self.show_reference(topic if topic in TOPICS else None)
+            return
+        if url.scheme() in ("http", "https", "mailto"):
+            QDesktopServices.openUrl(url)
+            return
+        name = url.path().rsplit("/", 1)[-1].removesuffix(".md")
+        if name in GUIDE_PAGES:
+            self.show_page(name)
+
+
+def show_guide(
+    parent: QWidget | None = None,
+    open_reference: Callable[[], FormulaReference] | None = None,
+) -> GuideWindow:
+    """Open the guide (one window per ``parent``: asked again, it comes to the front).
+
+    ``open_reference`` is passed to :class:`GuideWindow` the first time.
+    """
+    guide = parent.findChild(GuideWindow, "guide_window") if parent is not None else None
+    if guide is None:
+        guide = GuideWindow(open_reference, parent)
+    guide.bring_to_front()
+    return guide
 
 
 def about_text() -> str:

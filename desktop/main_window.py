@@ -62,7 +62,7 @@ from desktop import resources
 from desktop.ensemble_tab import EnsembleTab
 from desktop.evaluate_tab import EvaluateTab
 from desktop.grid import ConfusionGridModel, ConfusionGridView
-from desktop.help import FormulaReference, show_about
+from desktop.help import FormulaReference, show_about, show_guide
 from desktop.history_tab import HistoryTab
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
@@ -277,6 +277,9 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.rounds_dock.toggleViewAction())
 
         help_menu = self.menuBar().addMenu("&Help")
+        self.guide_action = self._action(
+            help_menu, "&Guide", lambda: show_guide(self, self.show_formula_reference)
+        )
         self.reference_action = self._action(
             help_menu,
             "&Formula reference",
