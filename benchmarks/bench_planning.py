@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.assurance import margin_assurance
+from core.assurance import simulate_assurance
 from core.confusion import Population
 from core.planning import WidthCurveModel, make_plan, width_curves
 
@@ -93,9 +93,10 @@ def test_plan_optimal_tight_margins_with_costs(benchmark):
     assert plan.margin_recall <= 0.005
 
 
-def test_assurance_10000_reps(benchmark):
+def test_simulated_assurance_10000_reps(benchmark):
+    # the simulation check (plan --assurance); the exact default is in bench_assurance.py
     result = benchmark(
-        margin_assurance,
+        simulate_assurance,
         n_pos=300,
         n_neg=5000,
         pi1=0.9,

@@ -427,15 +427,18 @@ def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
             "on a corrected estimate (a bound on 0 or 1 is moved to include the plain one); "
             "the bootstrap cannot resample what was "
             "never observed, so its intervals can have zero width; prefer Wilson or Jeffreys "
-            "for precision and a Bayesian interval for recall"
+            "for precision and the Bayesian posterior interval for the true recall (bayes "
+            "and bayes_mc are predictions for the next round's estimate, not intervals for "
+            "the true value)"
         )
     small = [f"{name} = {n}" for name, n in cells.items() if n < SMALL_CELL]
     if small:
         warnings.append(
             f"the normal approximation is weak because {', '.join(small)} "
             f"(below {SMALL_CELL}): treat the Wald, Katz, delta and analytic Bayes intervals "
-            "with care; prefer Wilson or Jeffreys for precision and the Bayesian "
-            "(bayes_mc, posterior) intervals for recall"
+            "with care; prefer Wilson or Jeffreys for precision and the Bayesian posterior "
+            "interval for the true recall (bayes_mc is a prediction for the next round's "
+            "estimate, not an interval for the true value)"
         )
 
 

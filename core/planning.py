@@ -33,6 +33,16 @@ Sizes, rounding and the ``s`` reported
 * In both, the reported ``s`` is the realized ratio ``n1/(k*n0)``. A fixed design
   (``s`` and ``v`` given) reports the ``s`` it was given and takes its integer sizes from
   Eq 1 (:func:`core.confusion.stratum_sizes`).
+
+Keeping the promise
+-------------------
+Both procedures plan on expected values: Eq 10 with the planning values plugged in. A
+labeled round's own margins scatter around those, so a margin planned just under its
+target is met only about half the time. Every :class:`Plan` therefore carries its exact
+assurance (:mod:`core.assurance`): the chance that the round meets each margin and both.
+Asked for a chance ``G`` (``assurance_target``), :func:`make_plan` also finds the cheapest
+design meeting both margins with probability at least ``G``
+(:func:`assured_sizes_at_ratio`, :func:`assured_sizes_optimal`).
 """
 
 from __future__ import annotations
@@ -40,11 +50,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core import validation
+from core.assurance import Assurance, AssuranceModel
 from core.bayes import Posterior, Prior
 from core.confusion import (
     ConfusionMatrix,
@@ -55,9 +65,6 @@ from core.confusion import (
     stratum_sizes,
 )
 from core.errors import InputError
-
-if TYPE_CHECKING:
-    from core.assurance import Assurance
 
 #: Prior strengths ``w`` drawn in the width-curve figure (spec 1.5, the paper's Figure 1).
 DEFAULT_PRIOR_STRENGTHS: tuple[float, ...] = (5.0, 10.0, 100.0)
@@ -750,7 +757,12 @@ class Plan:
     cost : float or None
         ``cost_pos*n_pos + cost_neg*n_neg`` when label costs were given.
     assurance : Assurance or None
-        Probability that the realized margins meet the targets (:mod:`core.assurance`).
+        Exact probability that the labeled round's realized margins meet the targets
+        (:mod:`core.assurance`); :func:`make_plan` always fills it.
+    simulated_assurance : Assurance or None
+        The same probability simulated (``prplanner plan --assurance``), a check.
+    assured : AssuredPlan or None
+        The cheapest design meeting both margins with a chosen probability, when asked.
     target_margin_precision, target_margin_recall : float
         The targets the plan was made for (used by the assurance simulation).
     confidence : float
@@ -761,6 +773,9 @@ class Plan:
         Label cost per item in each stratum.
     fpc_factors : tuple of float
         ``(N1 - n1)/(N1 - 1)`` and ``(N0 - n0)/(N0 - 1)``, or ``(1, 1)`` without FPC.
+    strata : tuple of int or None
+        ``(N1, N0)`` when the finite population correction is applied (the assurance then
+        samples without replacement), else None.
     notes : tuple of str
         Things the user should know (a substituted prior, ...).
     """
@@ -781,6 +796,8 @@ class Plan:
     margin_recall: float
     cost: float | None = None
     assurance: Assurance | None = None
+    simulated_assurance: Assurance | None = None
+    assured: AssuredPlan | None = None
     target_margin_precision: float
     target_margin_recall: float
     confidence: float
@@ -788,7 +805,16 @@ class Plan:
     cost_pos: float | None = None
     cost_neg: float | None = None
     fpc_factors: tuple[float, float] = (1.0, 1.0)
+    strata: tuple[int, int] | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def targets_met(self) -> dict[str, bool]:
+        """Whether the planned margins meet their targets (a fixed design may miss)."""
+        return {
+            "precision": self.margin_precision <= self.target_margin_precision,
+            "recall": self.margin_recall <= self.target_margin_recall,
+        }
 
     def to_dict(self) -> dict:
         """The ``prplanner plan --json`` keys, in contract order."""
@@ -811,14 +837,70 @@ class Plan:
                 "margin_recall",
             )
         }
+        result["targets_met"] = self.targets_met
         if self.cost is not None:
             result["cost"] = self.cost
         if self.assurance is not None:
             result["assurance"] = self.assurance.to_dict()
+        if self.assured is not None:
+            result["assured"] = self.assured.to_dict()
+        if self.simulated_assurance is not None:
+            simulated = self.simulated_assurance
+            result["assurance_simulated"] = simulated.to_dict() | {
+                "reps": simulated.reps,
+                "standard_error": simulated.standard_error,
+            }
         return result
 
-    def with_assurance(self, assurance: Assurance) -> Plan:
-        return replace(self, assurance=assurance)
+    def with_simulated_assurance(self, assurance: Assurance) -> Plan:
+        """This plan with a simulated assurance attached (the check of :attr:`assurance`)."""
+        return replace(self, simulated_assurance=assurance)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssuredPlan:
+    """The cheapest design whose chance of meeting both margins is at least ``target``.
+
+    Attributes
+    ----------
+    target : float
+        The chance asked for (0 < target < 1).
+    method : str
+        ``"paper"``: the smallest ``v`` at the plan's ratio ``s``; ``"optimal"``: the least
+        ``cost_pos*n1 + cost_neg*n0`` over all ``(n1, n0)``.
+    s : float
+        Realized ``n1/(k*n0)``.
+    n_pos, n_neg, total : int
+        The design.
+    cost : float
+        ``cost_pos*n1 + cost_neg*n0`` (the total when no label costs were given).
+    margin_precision, margin_recall : float
+        The planned (expected-value) margins at this design.
+    assurance : Assurance
+        Its exact assurance: ``both >= target``.
+    """
+
+    target: float
+    method: str
+    s: float
+    n_pos: int
+    n_neg: int
+    total: int
+    cost: float
+    margin_precision: float
+    margin_recall: float
+    assurance: Assurance
+
+    def to_dict(self) -> dict:
+        """The ``assured`` object of ``prplanner plan --json``."""
+        return {
+            "target": self.target,
+            "n_pos": self.n_pos,
+            "n_neg": self.n_neg,
+            "total": self.total,
+            "cost": self.cost,
+            "assurance": self.assurance.to_dict(),
+        }
 
 
 def previous_round_posterior(
@@ -892,9 +974,10 @@ def make_plan(
     s: float | None = None,
     v: int | None = None,
     fpc: bool = False,
+    assurance_target: float | None = None,
     notes: Sequence[str] = (),
 ) -> Plan:
-    """Plan a labeling round (spec 1.6).
+    """Plan a labeling round (Eq 10, Section 5) and the chance that it keeps its promise.
 
     Parameters
     ----------
@@ -925,8 +1008,16 @@ def make_plan(
         metrics. ``s`` alone: the paper's procedure at that ``s``.
     fpc : bool
         Multiply each stratum's sampling variance by ``(N - n)/(N - 1)`` (needs counts).
+    assurance_target : float, optional
+        ``0 < G < 1``: also find :attr:`Plan.assured`, the cheapest design whose chance of
+        meeting both margins is at least ``G`` (:func:`assured_sizes_at_ratio` at the
+        plan's ``s`` for ``paper`` and fixed designs, :func:`assured_sizes_optimal` for
+        ``optimal``). Off by default, so the paper's procedure is unchanged.
     notes : sequence of str
         Carried into :attr:`Plan.notes`.
+
+    The returned plan always carries :attr:`Plan.assurance`, the exact chance that the
+    labeled round's margins meet the targets (:mod:`core.assurance`).
 
     Raises
     ------
@@ -962,6 +1053,8 @@ def make_plan(
             "--bayesian needs a prior (--prior or --prior-strength) or a previous round "
             "(--tp --fp --fn --tn)"
         )
+    if assurance_target is not None:
+        assurance_target = validation.open_unit("assurance target", assurance_target)
 
     s_star = float(optimal_ratio_from_rates(pi1, pi0, k))
     s_star_bayes = optimal_ratio_bayes(posterior, k) if posterior is not None else None
@@ -1007,7 +1100,7 @@ def make_plan(
         if driver:
             notes = (*notes, driver)
     fpc_factors = population.fpc_factors(n_pos, n_neg) if fpc else (1.0, 1.0)
-    return Plan(
+    plan = Plan(
         k=k,
         precision=pi1,
         recall=recall,
@@ -1030,8 +1123,35 @@ def make_plan(
         cost_pos=cost_pos,
         cost_neg=cost_neg,
         fpc_factors=fpc_factors,
+        strata=(population.predicted_positive, population.predicted_negative) if fpc else None,
         notes=tuple(notes),
     )
+    chance = AssuranceModel.from_plan(plan)
+    plan = replace(plan, assurance=chance.at(n_pos, n_neg))
+    if assurance_target is None:
+        return plan
+    if chosen_method == "optimal":
+        assured_n_pos, assured_n_neg = assured_sizes_optimal(
+            chance, assurance_target, cost_pos or 1.0, cost_neg or 1.0, start=(n_pos, n_neg)
+        )
+    else:
+        ratio = s if s is not None else max(ratio_star, 1.0)
+        assured_n_pos, assured_n_neg = assured_sizes_at_ratio(
+            chance, assurance_target, ratio, start_total=n_pos + n_neg
+        )
+    assured = AssuredPlan(
+        target=assurance_target,
+        method="optimal" if chosen_method == "optimal" else "paper",
+        s=assured_n_pos / (k * assured_n_neg),
+        n_pos=assured_n_pos,
+        n_neg=assured_n_neg,
+        total=assured_n_pos + assured_n_neg,
+        cost=(cost_pos or 1.0) * assured_n_pos + (cost_neg or 1.0) * assured_n_neg,
+        margin_precision=float(model.precision(assured_n_pos)),
+        margin_recall=float(model.recall(assured_n_pos, assured_n_neg)),
+        assurance=chance.at(assured_n_pos, assured_n_neg),
+    )
+    return replace(plan, assured=assured)
 
 
 def _check_design(population: Population, n_pos: int, n_neg: int, fpc: bool) -> None:
@@ -1281,6 +1401,188 @@ def best_split(
         if score[first] < best_score:
             best_score, best_n_pos = float(score[first]), int(n_pos[first])
     return best_n_pos, v - best_n_pos
+
+
+# --- assured plans: the cheapest design meeting both margins with probability >= G ----------
+
+#: The assurance saw-tooths as ``n1`` grows: the integer thresholds of ``TP`` move (its
+#: amplitude, about one probability of a single count, shrinks as fast as the trend's slope,
+#: so the sizes it can mislead a bisection by stay a few dozen). Below a search's first hit
+#: every ``n1`` within this many is checked.
+_SAWTOOTH_WINDOW = 32
+#: Without finite strata a search stops at this multiple of the expected-value design.
+_SEARCH_SPAN = 64
+
+
+def _unassurable(target: float, where: str) -> InputError:
+    return InputError(
+        f"no design {where} has a {100 * target:g} % chance of meeting both margins; lower the "
+        "assurance target or widen the margins"
+    )
+
+
+def _totals_with_positives(n_pos: int, k: float, s: float) -> tuple[int, int]:
+    """The range of ``v`` whose Eq 1 design has exactly ``n_pos`` predicted positives."""
+    share = k * s / (k * s + 1.0)
+    low = max(2, math.ceil((n_pos - 0.5) / share) - 2)
+    while stratum_sizes(low, k, s)[0] < n_pos:
+        low += 1
+    high = max(low, math.floor((n_pos + 0.5) / share) + 2)
+    while high > low and stratum_sizes(high, k, s)[0] > n_pos:
+        high -= 1
+    return low, high
+
+
+def assured_sizes_at_ratio(
+    chance: AssuranceModel, target: float, s: float, *, start_total: int
+) -> tuple[int, int]:
+    """Smallest ``v`` whose Eq 1 design at ratio ``s`` meets both margins with probability
+    at least ``target`` (the assured version of the paper's procedure).
+
+    The assurance of both margins rises with ``v``: smoothly with ``n0``, with a small
+    saw-tooth in ``n1``. So: gallop and bisect from ``start_total`` (the expected-value
+    plan) to a ``v`` that meets the target while ``v - 1`` misses it; then, for each of the
+    :data:`_SAWTOOTH_WINDOW` values of ``n1`` below, test the largest smaller ``v`` giving
+    that ``n1`` and, where it meets the target, bisect down (rising in ``n0``) to the
+    smallest. About ``2*log2(v) + 32`` assurance evaluations.
+    """
+    k, strata = chance.k, chance.strata
+    s = validation.positive("s", s)
+    ks = k * s
+
+    def fits(n_pos: int, n_neg: int) -> bool:
+        return (
+            n_pos >= 1
+            and n_neg >= 1
+            and (strata is None or (n_pos <= strata[0] and n_neg <= strata[1]))
+        )
+
+    def meets(v: int) -> bool:
+        n_pos, n_neg = stratum_sizes(v, k, s)
+        return fits(n_pos, n_neg) and chance.at(n_pos, n_neg, at_least=target).both >= target
+
+    if strata is None:
+        cap = _SEARCH_SPAN * max(start_total, 100)
+    else:
+        cap = math.floor(min(strata[0] * (ks + 1.0) / ks, strata[1] * (ks + 1.0)))
+        while cap > 2 and not fits(*stratum_sizes(cap, k, s)):
+            cap -= 1
+    found = _smallest_integer(meets, start_total, cap)
+    if found is None:
+        where = "within the population" if strata is not None else "of a reasonable size"
+        raise _unassurable(target, f"at s = {s:.3g} {where}")
+    smallest = found
+    found_pos = stratum_sizes(found, k, s)[0]
+    for n_pos in range(found_pos - 1, max(found_pos - _SAWTOOTH_WINDOW, 0), -1):
+        low, high = _totals_with_positives(n_pos, k, s)
+        high = min(high, smallest - 1)
+        if high < low or not meets(high):
+            continue
+        while high - low > 1:  # meets(high); find the least v >= low that meets
+            middle = (low + high) // 2
+            if meets(middle):
+                high = middle
+            else:
+                low = middle
+        smallest = low if meets(low) else high
+    return stratum_sizes(smallest, k, s)
+
+
+def assured_sizes_optimal(
+    chance: AssuranceModel,
+    target: float,
+    cost_pos: float = 1.0,
+    cost_neg: float = 1.0,
+    *,
+    start: tuple[int, int],
+) -> tuple[int, int]:
+    """Integer ``(n1, n0)`` of least ``cost_pos*n1 + cost_neg*n0`` whose probability of
+    meeting both margins is at least ``target``. Ties go to the smaller ``n1 + n0``, then
+    the smaller ``n1``.
+
+    A frontier walk rather than a grid: for each ``n1`` the least ``n0`` meeting the
+    target (the assurance rises with ``n0``: gallop and bisect from a guess on the
+    frontier ``a/n1 + b/n0 = constant`` through the last point found, with the Eq 10
+    coefficients ``a``, ``b``) gives ``cost(n1)``. ``n1`` whose precision assurance alone
+    misses the target are skipped. A pattern search over ``n1`` (steps halving from
+    ``n1/8``) starting at the expected-value design ``start`` finds the bottom of
+    ``cost(n1)``; because the bottom is flat and saw-toothed, a walk each way from it then
+    checks every ``n1`` until :data:`_SAWTOOTH_WINDOW` in a row bring nothing cheaper.
+    """
+    strata = chance.strata
+    cap_pos = strata[0] if strata is not None else _SEARCH_SPAN * max(start[0], 100)
+    cap_neg = strata[1] if strata is not None else _SEARCH_SPAN * max(start[1], 100)
+    where = "within the population" if strata is not None else "of a reasonable size"
+    precision_memo: dict[int, bool] = {}
+
+    def precision_meets(n_pos: int) -> bool:
+        if n_pos not in precision_memo:
+            precision_memo[n_pos] = chance.precision_at(n_pos) >= target
+        return precision_memo[n_pos]
+
+    low = _smallest_integer(precision_meets, start[0], cap_pos)
+    if low is None:
+        raise _unassurable(target, where)
+    for n_pos in range(low - 1, max(low - _SAWTOOTH_WINDOW, 0), -1):
+        if precision_meets(n_pos):
+            low = n_pos
+
+    coefficient_pos = (1.0 - chance.pi1) / chance.pi1
+    coefficient_neg = (1.0 - chance.pi0) / chance.pi0
+    anchor = [start[0], max(start[1], 1)]  # the last frontier point found
+    partners: dict[int, int | None] = {}
+
+    def partner(n_pos: int) -> int | None:
+        if n_pos not in partners:
+            n_neg = None
+            if precision_meets(n_pos):
+                level = coefficient_pos / anchor[0] + coefficient_neg / anchor[1]
+                room = level - coefficient_pos / n_pos
+                guess = coefficient_neg / room if room > 0 else cap_neg
+                n_neg = _smallest_integer(
+                    lambda n: chance.at(n_pos, n, at_least=target).both >= target,
+                    min(max(guess, 1.0), cap_neg),
+                    cap_neg,
+                )
+            if n_neg is not None:
+                anchor[:] = [n_pos, n_neg]
+            partners[n_pos] = n_neg
+        return partners[n_pos]
+
+    def key(n_pos: int) -> tuple[float, float, float]:
+        n_neg = partner(n_pos)
+        if n_neg is None:
+            return (math.inf, math.inf, math.inf)
+        return (cost_pos * n_pos + cost_neg * n_neg, float(n_pos + n_neg), float(n_pos))
+
+    current = min(max(low, start[0]), cap_pos)
+    best = key(current)
+    while not math.isfinite(best[0]) and current < cap_pos:
+        current = min(cap_pos, 2 * current)
+        best = key(current)
+    if not math.isfinite(best[0]):
+        raise _unassurable(target, where)
+    step = max(1, current // 8)
+    while step >= 1:
+        for candidate in (current + step, current - step):
+            if low <= candidate <= cap_pos and key(candidate) < best:
+                current, best = candidate, key(candidate)
+                break
+        else:
+            step //= 2
+    # The bottom of cost(n1) is flat and saw-toothed: walk each way from the best design
+    # until _SAWTOOTH_WINDOW sizes in a row bring nothing cheaper.
+    for direction in (1, -1):
+        n_pos, misses = current, 0
+        while misses < _SAWTOOTH_WINDOW:
+            n_pos += direction
+            if not low <= n_pos <= cap_pos:
+                break
+            if key(n_pos) < best:
+                current, best, misses = n_pos, key(n_pos), 0
+            else:
+                misses += 1
+    return current, int(partner(current))
 
 
 # --------------------------------------------------------------------------------------

@@ -87,6 +87,8 @@ class PlanInputs:
     fpc: bool = False
     s: float = 2.0
     v: int = 1000
+    #: Chance of meeting both margins the assured plan must reach; 0 means off.
+    assurance_target: float = 0.0
 
     def __post_init__(self) -> None:
         if self.belief not in ("expected", "previous"):
@@ -104,6 +106,8 @@ class PlanInputs:
         validation.positive("cost per predicted-negative label", self.cost_neg)
         validation.positive("s", self.s)
         object.__setattr__(self, "v", validation.whole_at_least("v", self.v, 2))
+        if self.assurance_target != 0:
+            validation.open_unit("chance of meeting both margins", self.assurance_target)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,14 +14,23 @@ Live updates while a slider is dragged (spec page 05, habit 7):
   ``s`` the curves against ``v`` (``over_v``); markers move with ``setValue``;
 * every curve is a plot item created once and updated with ``setData``.
 
+Every plan shows, next to each margin, the exact chance that the labeled round meets it
+(:attr:`core.planning.Plan.assurance`, a few milliseconds): for the slider design it is
+recomputed on every slider move. With a "chance of meeting both margins" set, the assured
+plan (:attr:`core.planning.Plan.assured`) is searched on the thread pool and shown beside
+the recommended one; until it arrives its column is marked as being updated.
+
 The assurance and coverage simulation runs on the thread pool through a
 :class:`~desktop.workers.TaskRunner`; a new request cancels and supersedes the old one.
+A simulation result stays on screen after the inputs change, marked out of date until it
+is run again (or the inputs return to those it was run with).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
@@ -43,7 +52,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.assurance import Assurance, plan_assurance
+from core.assurance import Assurance, simulate_plan_assurance
 from core.confusion import Population
 from core.coverage import (
     PRECISION_KINDS,
@@ -55,6 +64,7 @@ from core.coverage import (
 from core.errors import InputError
 from core.planning import (
     DEFAULT_PRIOR_STRENGTHS,
+    AssuredPlan,
     Plan,
     PlanningInputs,
     WidthCurveModel,
@@ -96,6 +106,27 @@ ASSURANCE_REPS = 20_000
 COVERAGE_REPS = 2_000
 COVERAGE_REPLICATES = 1_000
 SIMULATION_SEED = 2023
+#: Tooltip of the chance readouts.
+CHANCE_TIP = (
+    "Chance that the labeled round's {what} (exact, with the planning values taken as the "
+    "truth). The margins above are met on average; a round's own margins scatter."
+)
+#: The recommended plan's readouts repeated for the assured plan, with their tooltips.
+ASSURED_ROWS = {
+    "plan_s": "The over-sampling ratio of the assured plan, n1/(k·n0).",
+    "n_pos": "Predicted positives to label for the assured plan.",
+    "n_neg": "Predicted negatives to label for the assured plan.",
+    "total": "Labels of the assured plan (and its cost when costs are not 1).",
+    "plan_margin_precision": "Precision margin of the assured plan (on average).",
+    "plan_chance_precision": CHANCE_TIP.format(what="precision margin meets its target"),
+    "plan_margin_recall": "Recall margin of the assured plan (on average).",
+    "plan_chance_recall": CHANCE_TIP.format(what="recall margin meets its target"),
+    "plan_chance_both": CHANCE_TIP.format(
+        what="precision and recall margins both meet their targets"
+    ),
+}
+#: Style of results that no longer match the inputs.
+STALE_STYLE = "color: #9a9a9a;"
 
 #: Curve rows as drawn: (row label, legend name, palette index, pen style, width).
 CURVE_ROWS = (
@@ -215,6 +246,27 @@ def design_plan(state: SessionState, basis: PlanBasis) -> Plan:
     return make_plan(**arguments, s=state.plan.s, v=state.plan.v)
 
 
+def assured_plan(state: SessionState, basis: PlanBasis) -> AssuredPlan:
+    """The cheapest design meeting both margins with the chance set on the tab (the
+    method's own search: smallest ``v`` at ``s = max(s*, 1)``, or least cost)."""
+    if basis.inputs is None:
+        raise InputError(basis.error or "the planning inputs are incomplete")
+    arguments, _fallbacks = plan_arguments(state, basis.inputs)
+    plan = make_plan(
+        method=state.plan.method, assurance_target=state.plan.assurance_target, **arguments
+    )
+    return plan.assured
+
+
+def chance(value: float) -> str:
+    """A probability for a readout: ``53.2 %`` (never a rounded 0 or 100 %)."""
+    if 0.0 < value < 0.0005:
+        return "< 0.1 %"
+    if 0.9995 <= value < 1.0:
+        return "> 99.9 %"
+    return formatting.percent(value, 1)
+
+
 @dataclass(frozen=True, slots=True)
 class SimulationResult:
     """Assurance and coverage of one design (for the readout beside the plan)."""
@@ -225,6 +277,8 @@ class SimulationResult:
     n_neg: int
     assurance: Assurance
     coverage: CoverageResult
+    #: The Plan inputs and confidence the simulation was started with (stale mark).
+    inputs: tuple = ()
 
 
 class _ScaledControl:
@@ -244,9 +298,12 @@ class _ScaledControl:
         self._parent.step(self._offset + self._share * fraction, 1.0)
 
 
-def simulate_design(design: Plan, setting: CoverageSetting, control: TaskControl):
-    """Assurance of ``design`` against its targets, then the coverage experiment (1.7)."""
-    assurance = plan_assurance(
+def simulate_design(
+    design: Plan, setting: CoverageSetting, control: TaskControl, inputs: tuple = ()
+):
+    """Simulated assurance of ``design`` (rounds drawn without replacement from finite
+    strata when the plan uses the FPC), then the coverage experiment (1.7)."""
+    assurance = simulate_plan_assurance(
         design, reps=ASSURANCE_REPS, control=_ScaledControl(control, 0.0, 0.1)
     )
     coverage = coverage_experiment(
@@ -264,6 +321,7 @@ def simulate_design(design: Plan, setting: CoverageSetting, control: TaskControl
         n_neg=design.n_neg,
         assurance=assurance,
         coverage=coverage,
+        inputs=inputs,
     )
 
 
@@ -303,10 +361,13 @@ class PlanTab(QWidget):
         A warning for the window's status bar.
     refreshed()
         After the readouts and curves caught up with the session (tests, benchmark).
+    assured_shown()
+        After the assured plan (or why there is none) was shown.
     """
 
     status_message = Signal(str)
     refreshed = Signal()
+    assured_shown = Signal()
 
     def __init__(self, session: SessionModel, parent: QWidget | None = None):
         super().__init__(parent)
@@ -314,6 +375,9 @@ class PlanTab(QWidget):
         self._stale: set[str] = {"basis"}
         self._basis = PlanBasis(error="not computed yet")
         self._design: Plan | None = None
+        self._assured: AssuredPlan | None = None
+        # the plan inputs and confidence a shown simulation was run with (stale mark)
+        self._simulated_inputs: tuple | None = None
         self.refresh_count = 0
 
         self._build_inputs()
@@ -335,6 +399,10 @@ class PlanTab(QWidget):
         self.runner.failed.connect(self._on_simulation_failed)
         self.runner.cancelled.connect(self._on_simulation_cancelled)
         self.runner.busy.connect(self._on_busy)
+
+        self.assured_runner = TaskRunner(self)
+        self.assured_runner.finished.connect(self._on_assured_finished)
+        self.assured_runner.failed.connect(self._on_assured_failed)
 
         session.changed.connect(self._on_session_changed)
         self.refresh()
@@ -451,7 +519,8 @@ class PlanTab(QWidget):
             "plan.bayesian",
             "Bayesian predictive margins",
             tooltip="Plan with the Bayesian predictive intervals (Eq 6-8) of the prior "
-            "(plus previous round) instead of the frequentist Eq 10 margins.",
+            "(plus previous round) instead of the frequentist Eq 10 margins. They are a "
+            "prediction for the next round's estimate, not an interval for the true value.",
         )
         self.fpc = BoundCheck(
             session,
@@ -460,6 +529,19 @@ class PlanTab(QWidget):
             tooltip="Account for sampling without replacement from finite strata: each "
             "variance is multiplied by (N − n)/(N − 1). Needs both population counts.",
         )
+        self.assurance_target = PercentSpin(
+            session,
+            "plan.assurance_target",
+            minimum=0.0,
+            maximum=99.9,
+            decimals=1,
+            step=5.0,
+            tooltip="Optional. A chance, such as 90 %, that the labeled round meets both "
+            "margins. The recommended plan meets them on average, which is often only about "
+            "half the time; with a chance set, the assured plan beside it is the cheapest "
+            "design that keeps the promise that often. 0 (shown as off) turns it off.",
+        )
+        self.assurance_target.setSpecialValueText("off")
         self.s_slider = LogSliderSpin(
             session,
             "plan.s",
@@ -482,6 +564,11 @@ class PlanTab(QWidget):
             "Use the recommended plan: move the s and v sliders to it (one undo step)."
         )
         self.use_recommended.clicked.connect(self.apply_recommended)
+        self.use_assured = QPushButton("Use it", self)
+        self.use_assured.setToolTip(
+            "Use the assured plan: move the s and v sliders to it (one undo step)."
+        )
+        self.use_assured.clicked.connect(self.apply_assured)
 
     def _build_readouts(self) -> None:
         self.readouts: dict[str, QLabel] = {}
@@ -509,8 +596,16 @@ class PlanTab(QWidget):
         design_header = QLabel("<b>Slider design</b>", self.plan_box)
         design_header.setToolTip("The design set with the s and v sliders (Eq 1).")
         design_header.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.assured_header = QLabel("<b>Assured</b>", self.plan_box)
+        self.assured_header.setObjectName("assured_header")
+        self.assured_header.setToolTip(
+            "The cheapest design whose chance of meeting both margins is at least the chance "
+            "set under Targets: the price of the promise, beside the recommended plan."
+        )
+        self.assured_header.setAlignment(Qt.AlignmentFlag.AlignRight)
         grid.addWidget(self.recommended_header, 0, 1)
-        grid.addWidget(design_header, 0, 2)
+        grid.addWidget(self.assured_header, 0, 2)
+        grid.addWidget(design_header, 0, 3)
         rows = (
             (
                 "s*",
@@ -559,32 +654,63 @@ class PlanTab(QWidget):
             (
                 "Precision ±",
                 "plan_margin_precision",
-                "Precision margin the plan achieves.",
+                "Precision margin the plan achieves (on average).",
                 "design_margin_precision",
-                "Precision margin at this design.",
+                "Precision margin at this design (on average).",
+            ),
+            (
+                "  chance met",
+                "plan_chance_precision",
+                CHANCE_TIP.format(what="precision margin meets its target"),
+                "design_chance_precision",
+                CHANCE_TIP.format(what="precision margin meets its target"),
             ),
             (
                 "Recall ±",
                 "plan_margin_recall",
-                "Recall margin the plan achieves.",
+                "Recall margin the plan achieves (on average).",
                 "design_margin_recall",
-                "Recall margin at this design.",
+                "Recall margin at this design (on average).",
+            ),
+            (
+                "  chance met",
+                "plan_chance_recall",
+                CHANCE_TIP.format(what="recall margin meets its target"),
+                "design_chance_recall",
+                CHANCE_TIP.format(what="recall margin meets its target"),
+            ),
+            (
+                "Both met, chance",
+                "plan_chance_both",
+                CHANCE_TIP.format(what="precision and recall margins both meet their targets"),
+                "design_chance_both",
+                CHANCE_TIP.format(what="precision and recall margins both meet their targets"),
             ),
         )
+        self.assured_readouts: list[QLabel] = []
         for row, (caption, name, tip, design_name, design_tip) in enumerate(rows, start=1):
             grid.addWidget(QLabel(caption, self.plan_box), row, 0)
             grid.addWidget(readout(name, tip), row, 1)
             if design_name is not None:
-                grid.addWidget(readout(design_name, design_tip), row, 2)
+                grid.addWidget(readout(design_name, design_tip), row, 3)
+                if name in ASSURED_ROWS:
+                    label = readout(f"assured_{name}", ASSURED_ROWS[name])
+                    self.assured_readouts.append(label)
+                    grid.addWidget(label, row, 2)
         row = len(rows) + 1
         grid.addWidget(QLabel("Targets", self.plan_box), row, 0)
         grid.addWidget(self.use_recommended, row, 1)
+        grid.addWidget(self.use_assured, row, 2)
         meets = readout("design_meets", "Whether this design meets both target margins.")
         meets.setWordWrap(True)
-        grid.addWidget(meets, row, 2)
+        grid.addWidget(meets, row, 3)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(2, 1)
+        grid.setColumnStretch(3, 1)
         grid.setRowStretch(row + 1, 1)
+        self._assured_column = (self.assured_header, *self.assured_readouts, self.use_assured)
+        for widget in self._assured_column:
+            widget.setVisible(False)
         self.notes = QLabel(self)
         self.notes.setWordWrap(True)
         self.notes.setObjectName("plan_notes")
@@ -661,7 +787,7 @@ class PlanTab(QWidget):
             "Interval width vs labels v (at the slider s)<br><span style='font-size:8pt'>"
             f"{key_sample(PALETTE[0])} precision &nbsp; {key_sample(PALETTE[1])} recall "
             f"&nbsp; — solid: frequentist, {key_sample('#555', dashed=True)} Bayes, current "
-            "prior</span>",
+            "prior: predicts the next round's estimate</span>",
             size="10pt",
         )
         self.s_key = QLabel(self)
@@ -682,7 +808,8 @@ class PlanTab(QWidget):
             f"<span style='color:{PALETTE[1]}'>┆</span> s* Bayes &nbsp; "
             f"<span style='color:{PALETTE[4]}'>│</span> slider s &nbsp; "
             "○ minimum of each curve &nbsp; "
-            "<span style='color:#777'>-·-</span> target width (2 × margin)</span>"
+            "<span style='color:#777'>-·-</span> target width (2 × margin) &nbsp; "
+            "Bayes curves: prediction for the next round's estimate</span>"
         )
         for plot in (self.precision_plot, self.recall_plot, self.v_plot):
             # Fixed axis widths: an axis that widens for a longer tick label re-lays out
@@ -723,6 +850,16 @@ class PlanTab(QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(False)
         self.progress.setToolTip("Progress of the simulation.")
+        self.simulation_stale = QLabel(
+            "Out of date: the inputs changed since this simulation. Simulate again.", self
+        )
+        self.simulation_stale.setObjectName("simulation_stale")
+        self.simulation_stale.setWordWrap(True)
+        self.simulation_stale.setStyleSheet("color: #a00; font-weight: bold;")
+        self.simulation_stale.setToolTip(
+            "The numbers below belong to the inputs the simulation was run with."
+        )
+        self.simulation_stale.setVisible(False)
         self.simulation_result = QLabel("Not run yet.", self)
         self.simulation_result.setObjectName("simulation_result")
         self.simulation_result.setWordWrap(True)
@@ -739,6 +876,7 @@ class PlanTab(QWidget):
         layout = QVBoxLayout(self.simulation_box)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
+        layout.addWidget(self.simulation_stale)
         layout.addWidget(self.simulation_result, 1)
         self.simulate_button.clicked.connect(self.start_simulation)
         self.cancel_button.clicked.connect(self.cancel_simulation)
@@ -772,6 +910,7 @@ class PlanTab(QWidget):
         targets.addRow("Label cost pred +", self.cost_pos)
         targets.addRow("Label cost pred −", self.cost_neg)
         targets.addRow("Method", self.method)
+        targets.addRow("Chance of meeting\nboth margins (optional)", self.assurance_target)
         targets.addRow(self.bayesian)
         targets.addRow(self.fpc)
 
@@ -845,6 +984,7 @@ class PlanTab(QWidget):
             self._basis = plan_basis(state)
             self.belief_pages.setCurrentIndex(0 if state.plan.belief == "expected" else 1)
             self._show_recommended()
+            self._request_assured(state)
         basis = self._basis
         if basis.curves is not None:
             if stale & {"basis", "v"}:
@@ -855,6 +995,7 @@ class PlanTab(QWidget):
             self._clear_curves()
         self._show_design(state)
         self._show_notes()
+        self._show_simulation_freshness()
         self.refresh_count += 1
         self.refreshed.emit()
 
@@ -920,7 +1061,11 @@ class PlanTab(QWidget):
         else:
             r["s_star_bayes"].setText("– (no prior)")
         bayesian = self._session.get("plan.bayesian")
-        kind = "Bayesian predictive margins" if bayesian else "Eq 10 margins"
+        kind = (
+            "Bayesian margins: prediction for the next round's estimate"
+            if bayesian
+            else "Eq 10 margins"
+        )
         set_title(self.plan_box, f"Plan ({kind})")
         if plan is None:
             for name in (
@@ -930,6 +1075,9 @@ class PlanTab(QWidget):
                 "total",
                 "plan_margin_precision",
                 "plan_margin_recall",
+                "plan_chance_precision",
+                "plan_chance_recall",
+                "plan_chance_both",
             ):
                 r[name].setText("–")
             self.use_recommended.setEnabled(False)
@@ -945,6 +1093,9 @@ class PlanTab(QWidget):
         r["total"].setText(f"<b>{total}</b>")
         r["plan_margin_precision"].setText(formatting.percent(plan.margin_precision))
         r["plan_margin_recall"].setText(formatting.percent(plan.margin_recall))
+        r["plan_chance_precision"].setText(chance(plan.assurance.precision))
+        r["plan_chance_recall"].setText(chance(plan.assurance.recall))
+        r["plan_chance_both"].setText(f"<b>{escape(chance(plan.assurance.both))}</b>")
 
     def _show_design(self, state: SessionState) -> None:
         r = self.readouts
@@ -961,10 +1112,16 @@ class PlanTab(QWidget):
             design = design_plan(state, self._basis)
         except InputError as exc:
             self._design = None
-            for name in ("design_n_pos", "design_n_neg"):
+            for name in (
+                "design_n_pos",
+                "design_n_neg",
+                "design_margin_precision",
+                "design_margin_recall",
+                "design_chance_precision",
+                "design_chance_recall",
+                "design_chance_both",
+            ):
                 r[name].setText("–")
-            r["design_margin_precision"].setText("–")
-            r["design_margin_recall"].setText("–")
             r["design_meets"].setText(
                 f"<span style='color:#a00'>{formatting.app_words(str(exc))}</span>"
             )
@@ -977,6 +1134,9 @@ class PlanTab(QWidget):
         r["design_n_neg"].setText(formatting.thousands(design.n_neg))
         r["design_margin_precision"].setText(formatting.percent(design.margin_precision))
         r["design_margin_recall"].setText(formatting.percent(design.margin_recall))
+        r["design_chance_precision"].setText(chance(design.assurance.precision))
+        r["design_chance_recall"].setText(chance(design.assurance.recall))
+        r["design_chance_both"].setText(f"<b>{escape(chance(design.assurance.both))}</b>")
         meets_p = design.margin_precision <= design.target_margin_precision
         meets_r = design.margin_recall <= design.target_margin_recall
         if meets_p and meets_r:
@@ -986,6 +1146,79 @@ class PlanTab(QWidget):
             what = "both" if len(missed) == 2 else missed[0]
             text = f"<span style='color:#a00'>✗ {what} missed</span>"
         r["design_meets"].setText(text)
+
+    # --- the assured plan (background) ----------------------------------------------------
+
+    def _request_assured(self, state: SessionState) -> None:
+        """Search the assured plan for the new inputs in the background; until it arrives
+        the column keeps its old numbers, greyed and marked as being updated."""
+        target = state.plan.assurance_target
+        basis = self._basis
+        if not target or basis.recommended is None:
+            self.assured_runner.cancel()
+            self._assured = None
+            for widget in self._assured_column:
+                widget.setVisible(False)
+            return
+        for widget in self._assured_column:
+            widget.setVisible(True)
+        self.assured_header.setText(f"<b>Assured ≥ {chance(target)}</b><br><i>updating…</i>")
+        for label in self.assured_readouts:
+            label.setStyleSheet(STALE_STYLE)
+        self.use_assured.setEnabled(False)
+        self.assured_runner.start(lambda control: assured_plan(state, basis))
+
+    def _on_assured_finished(self, assured: AssuredPlan) -> None:
+        self._assured = assured
+        r = self.readouts
+        total = formatting.thousands(assured.total)
+        state = self._session.state
+        if (state.plan.cost_pos, state.plan.cost_neg) != (1.0, 1.0):
+            total += f" (cost {formatting.thousands(round(assured.cost, 2))})"
+        values = {
+            "plan_s": formatting.ratio(assured.s),
+            "n_pos": formatting.thousands(assured.n_pos),
+            "n_neg": formatting.thousands(assured.n_neg),
+            "total": f"<b>{total}</b>",
+            "plan_margin_precision": formatting.percent(assured.margin_precision),
+            "plan_chance_precision": chance(assured.assurance.precision),
+            "plan_margin_recall": formatting.percent(assured.margin_recall),
+            "plan_chance_recall": chance(assured.assurance.recall),
+            "plan_chance_both": f"<b>{escape(chance(assured.assurance.both))}</b>",
+        }
+        for name, text in values.items():
+            r[f"assured_{name}"].setText(text)
+        for label in self.assured_readouts:
+            label.setStyleSheet("")
+        self.assured_header.setText(f"<b>Assured ≥ {chance(assured.target)}</b>")
+        self.use_assured.setEnabled(True)
+        self.assured_shown.emit()
+
+    def _on_assured_failed(self, message: str) -> None:
+        self._assured = None
+        for label in self.assured_readouts:
+            label.setText("–")
+            label.setStyleSheet("")
+        target = self._session.state.plan.assurance_target
+        self.assured_header.setText(f"<b>Assured ≥ {chance(target)}</b><br>none")
+        self.use_assured.setEnabled(False)
+        self.status_message.emit(f"No assured plan: {formatting.app_words(message)}")
+        self.assured_shown.emit()
+
+    # --- the simulation's stale mark -------------------------------------------------------
+
+    def _inputs_key(self) -> tuple:
+        state = self._session.state
+        return (state.plan, state.confidence)
+
+    def _show_simulation_freshness(self) -> None:
+        """Grey a shown simulation result and say so when the inputs moved away from those
+        it was run with; undo (inputs back) makes it current again."""
+        stale = self._simulated_inputs is not None and self._simulated_inputs != self._inputs_key()
+        if stale == self.simulation_stale.isVisible():
+            return
+        self.simulation_stale.setVisible(stale)
+        self.simulation_result.setStyleSheet(STALE_STYLE if stale else "")
 
     def _show_notes(self) -> None:
         notes = [formatting.app_words(note) for note in self._basis.notes]
@@ -1024,6 +1257,20 @@ class PlanTab(QWidget):
         v = min(max(plan.total, V_RANGE[0]), V_RANGE[1])
         self._session.set_values([("plan.s", s), ("plan.v", v)], text="Use the recommended design")
 
+    @property
+    def assured(self) -> AssuredPlan | None:
+        """The assured plan as last shown (None when off, not found or being updated)."""
+        return self._assured
+
+    def apply_assured(self) -> None:
+        """Move the sliders to the assured plan (``s`` rounded to the slider's 0.01)."""
+        assured = self._assured
+        if assured is None:
+            return
+        s = min(max(round(assured.s, 2), S_RANGE[0]), S_RANGE[1])
+        v = min(max(assured.total, V_RANGE[0]), V_RANGE[1])
+        self._session.set_values([("plan.s", s), ("plan.v", v)], text="Use the assured design")
+
     def start_simulation(self) -> bool:
         """Simulate assurance and coverage of the slider design in the background."""
         self.flush()
@@ -1044,7 +1291,8 @@ class PlanTab(QWidget):
             self.status_message.emit(f"Cannot simulate: {formatting.app_words(str(exc))}")
             return False
         # start() cancels a running simulation first (its result will be dropped).
-        self.runner.start(lambda control: simulate_design(design, setting, control))
+        inputs = self._inputs_key()
+        self.runner.start(lambda control: simulate_design(design, setting, control, inputs))
         self.progress.setValue(0)
         self.simulation_result.setText(
             f"Simulating s = {formatting.ratio(setting.s)}, v = {formatting.thousands(setting.v)}…"
@@ -1058,12 +1306,15 @@ class PlanTab(QWidget):
         """Stop the refresh timer and the simulation (window closing)."""
         self._timer.stop()
         self.runner.cancel()
+        self.assured_runner.cancel()
 
     def _on_busy(self, busy: bool) -> None:
         self.cancel_button.setEnabled(busy)
         self.simulate_button.setText("Restart" if busy else "Simulate")
 
     def _on_simulation_finished(self, result: SimulationResult) -> None:
+        self._simulated_inputs = result.inputs
+        self._show_simulation_freshness()
         self.progress.setValue(1000)
         a = result.assurance
         c = result.coverage
@@ -1077,7 +1328,13 @@ class PlanTab(QWidget):
         # precision's Wald and recall's Katz log share the first row.
         methods = ("Wald / Katz", "Bootstrap", "Bayes", "Bayes MC")
         coverage_rows = "".join(
-            f"<tr><td>&nbsp;&nbsp;{label}</td>"
+            (
+                "<tr><td colspan='3'>&nbsp;&nbsp;<i>Prediction for the next round's "
+                "estimate:</i></td></tr>"
+                if label == "Bayes"
+                else ""
+            )
+            + f"<tr><td>&nbsp;&nbsp;{label}</td>"
             + cell(c.precision[p_kind])
             + cell(c.recall[r_kind])
             + "</tr>"
@@ -1089,7 +1346,7 @@ class PlanTab(QWidget):
             "<table cellspacing='0' cellpadding='1'>"
             "<tr><td></td><td align='right'><i>precision</i></td>"
             "<td align='right'><i>&nbsp;recall</i></td></tr>"
-            f"<tr><td>Assurance</td>{cell(a.precision)}{cell(a.recall)}</tr>"
+            f"<tr><td>Chance met (simulated)</td>{cell(a.precision)}{cell(a.recall)}</tr>"
             f"<tr><td>&nbsp;&nbsp;both met</td>{cell(a.both)}<td></td></tr>"
             f"<tr><td colspan='3'>Coverage (nominal {confidence})</td></tr>"
             + coverage_rows
@@ -1098,6 +1355,8 @@ class PlanTab(QWidget):
         self.status_message.emit("Simulation finished")
 
     def _on_simulation_failed(self, message: str) -> None:
+        self._simulated_inputs = None
+        self._show_simulation_freshness()
         self.progress.setValue(0)
         self.simulation_result.setText(
             f"<span style='color:#a00'>Simulation failed: {message}</span>"
@@ -1105,5 +1364,7 @@ class PlanTab(QWidget):
         self.status_message.emit(f"Simulation failed: {message}")
 
     def _on_simulation_cancelled(self) -> None:
+        self._simulated_inputs = None
+        self._show_simulation_freshness()
         self.progress.setValue(0)
         self.simulation_result.setText("Cancelled.")

@@ -1,10 +1,13 @@
 """``prplanner plan``: how many items to label from each stratum (spec 1.5, 1.6; issue 2).
 
 JSON keys: ``k, precision, recall, pi1, pi0, s_star, s_star_bayes, method, s, n_pos,
-n_neg, total, margin_precision, margin_recall``, plus ``cost`` with label costs and
-``assurance: {precision, recall, both}`` with ``--assurance`` (see
-:meth:`core.planning.Plan.to_dict`). Notes (e.g. a substituted prior) go to stderr as
-``note: ...`` lines, so ``--json`` output stays clean.
+n_neg, total, margin_precision, margin_recall, targets_met: {precision, recall}``, then
+``cost`` with label costs, always ``assurance: {precision, recall, both}`` (the exact chance
+that the labeled round's margins meet the targets), with ``--assurance-target G``
+``assured: {target, n_pos, n_neg, total, cost, assurance: {precision, recall, both}}``, and
+with ``--assurance`` ``assurance_simulated: {precision, recall, both, reps,
+standard_error}`` (see :meth:`core.planning.Plan.to_dict`). Notes (e.g. a substituted
+prior) go to stderr as ``note: ...`` lines, so ``--json`` output stays clean.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import argparse
 import sys
 
 from core import validation
-from core.assurance import DEFAULT_REPS, plan_assurance
+from core.assurance import DEFAULT_REPS, simulate_plan_assurance
 from core.bayes import Prior
 from core.cli.output import add_json_flag, number, number_list, whole
 from core.confusion import ConfusionMatrix, Population
@@ -94,9 +97,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--s", type=number, metavar="S", help="over-sampling ratio")
     parser.add_argument("--v", type=whole, metavar="V", help="total labels (budget)")
     parser.add_argument(
+        "--assurance-target",
+        type=number,
+        metavar="G",
+        help="also find the cheapest design whose chance of meeting both margins is at "
+        "least G (0 < G < 1), shown beside the expected-value plan",
+    )
+    parser.add_argument(
         "--assurance",
         action="store_true",
-        help="simulate the chance that the realized margins meet the targets",
+        help="check the chance of meeting the margins (always computed exactly) by "
+        "simulating labeled rounds",
     )
     parser.add_argument(
         "--reps", type=whole, metavar="A", help=f"simulated rounds (default {DEFAULT_REPS:,})"
@@ -155,6 +166,8 @@ def _check_flag_combinations(args: argparse.Namespace) -> None:
     if args.cost_pos is not None:
         validation.positive("--cost-pos", args.cost_pos)
         validation.positive("--cost-neg", args.cost_neg)
+    if args.assurance_target is not None:
+        validation.open_unit("--assurance-target", args.assurance_target)
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
@@ -204,11 +217,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         s=args.s,
         v=args.v,
         fpc=args.fpc,
+        assurance_target=args.assurance_target,
         notes=notes,
     )
     if args.assurance:
         reps = DEFAULT_REPS if args.reps is None else args.reps
-        plan = plan.with_assurance(plan_assurance(plan, reps=reps))
+        plan = plan.with_simulated_assurance(simulate_plan_assurance(plan, reps=reps))
     for note in plan.notes:
         print(f"note: {note}", file=sys.stderr)
     result = _PlanResult(plan.to_dict())
@@ -216,42 +230,105 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
-def _number(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def _percent(value: float | None, sign: str = "") -> str:
     """A rate as ``evaluate`` shows it: ``90.00 %``, or ``± 3.79 %`` with ``sign="± "``."""
     return "-" if value is None else f"{sign}{100 * value:.2f} %"
 
 
-def format_text(result: dict[str, object]) -> str:
-    """A small table: planning values, targets, planned margins, assurance, the design."""
-    plan: Plan | None = getattr(result, "plan", None)
-    level = f"{plan.confidence:.0%}" if plan is not None else ""
-    kind = "Bayesian predictive" if plan is not None and plan.bayesian else "frequentist"
-    lines = [
-        f"Labeling plan (method {result['method']}, {level} {kind} margins)".replace("  ", " "),
-        "",
-        f"{'':22}{'precision':>11}{'recall':>11}",
-        f"{'planning value':22}{_percent(result['precision']):>11}{_percent(result['recall']):>11}",
-    ]
-    if plan is not None:
+def _chance(value: float) -> str:
+    """A probability as a person reads it: ``53.2 %`` (never a rounded 0 or 100 %)."""
+    if 0.0 < value < 0.0005:
+        return "< 0.1 %"
+    if 0.9995 <= value < 1.0:
+        return "> 99.9 %"
+    return f"{100 * value:.1f} %"
+
+
+def _margin_lines(plan: Plan) -> list[str]:
+    """Each margin with its target and the chance the labeled round meets it."""
+    lines = []
+    chances = plan.assurance
+    for name, planned, target, chance in (
+        ("precision", plan.margin_precision, plan.target_margin_precision, chances.precision),
+        ("recall", plan.margin_recall, plan.target_margin_recall, chances.recall),
+    ):
         lines.append(
-            f"{'target margin':22}{_percent(plan.target_margin_precision, '± '):>11}"
-            f"{_percent(plan.target_margin_recall, '± '):>11}"
+            f"{name + ' margin':18}{_percent(planned, '± ')} (target {_percent(target, '± ')}); "
+            f"chance the labeled round meets it: {_chance(chance)}"
         )
-    lines.append(
-        f"{'planned margin':22}{_percent(result['margin_precision'], '± '):>11}"
-        f"{_percent(result['margin_recall'], '± '):>11}"
+    lines.append(f"{'':18}both together: {_chance(plan.assurance.both)}")
+    for name, met in plan.targets_met.items():
+        if not met:
+            planned = plan.margin_precision if name == "precision" else plan.margin_recall
+            target = (
+                plan.target_margin_precision if name == "precision" else plan.target_margin_recall
+            )
+            lines.append(
+                f"MISSED: this design's {name} margin {_percent(planned, '± ')} is wider than "
+                f"its target {_percent(target, '± ')}"
+            )
+    return lines
+
+
+def _price_lines(plan: Plan) -> list[str]:
+    """The expected-value plan and the assured plan side by side."""
+    assured = plan.assured
+    costs = plan.cost_pos is not None
+    rows = [
+        ("predicted positives", f"{plan.n_pos:,}", f"{assured.n_pos:,}"),
+        ("predicted negatives", f"{plan.n_neg:,}", f"{assured.n_neg:,}"),
+        ("total labels", f"{plan.total:,}", f"{assured.total:,}"),
+    ]
+    if costs:
+        rows.append(("cost", f"{plan.cost:,.2f}", f"{assured.cost:,.2f}"))
+    rows += [
+        ("s", f"{plan.s:.4f}", f"{assured.s:.4f}"),
+        ("precision margin", _percent(plan.margin_precision, "± "),
+         _percent(assured.margin_precision, "± ")),
+        ("recall margin", _percent(plan.margin_recall, "± "),
+         _percent(assured.margin_recall, "± ")),
+        ("chance both met", _chance(plan.assurance.both), _chance(assured.assurance.both)),
+    ]  # fmt: skip
+    extra_labels = assured.total - plan.total
+    extra_cost = (assured.cost - plan.cost) if costs else extra_labels
+    base = plan.cost if costs else plan.total
+    what = "cost" if costs else "labels"
+    return [
+        "",
+        f"The price of the promise (at least {100 * assured.target:g} % chance of meeting both "
+        "margins):",
+        f"{'':22}{'expected-value plan':>20}{'assured plan':>15}",
+        *(f"{label:22}{left:>20}{right:>15}" for label, left, right in rows),
+        f"{'':22}{'extra' if extra_cost >= 0 else 'saved'} {what} for the promise: "
+        + (f"{extra_cost:+,.2f}" if costs else f"{extra_labels:+,}")
+        + f" ({100 * extra_cost / base:+.1f} %)",
+    ]
+
+
+def format_text(result: dict[str, object]) -> str:
+    """Planning values, margins with the chance of meeting them, the design, the price."""
+    plan: Plan = result.plan
+    level = f"{plan.confidence:.0%}"
+    kind = (
+        "Bayesian margins: prediction for the next round's estimate"
+        if plan.bayesian
+        else "frequentist margins"
     )
-    assurance = result.get("assurance")
-    if assurance is not None:
-        reps = f", {plan.assurance.reps:,} simulated rounds" if plan is not None else ""
+    lines = [
+        f"Labeling plan (method {result['method']}, {level} {kind})",
+        "",
+        f"planning values   precision {_percent(plan.precision)}, recall {_percent(plan.recall)}",
+        *_margin_lines(plan),
+    ]
+    simulated = plan.simulated_assurance
+    if simulated is not None:
         lines.append(
-            f"{'assurance':22}{_percent(assurance['precision']):>11}"
-            f"{_percent(assurance['recall']):>11}"
-            f"   (both {_percent(assurance['both'])}{reps})"
+            f"{'':18}simulated check ({simulated.reps:,} rounds, standard error "
+            f"{_chance(simulated.standard_error)}):"
+        )
+        lines.append(
+            f"{'':18}precision {_chance(simulated.precision)}, recall "
+            f"{_chance(simulated.recall)}, both {_chance(simulated.both)}"
         )
     s_star_bayes = result["s_star_bayes"]
     lines += [
@@ -268,9 +345,11 @@ def format_text(result: dict[str, object]) -> str:
     ]
     if "cost" in result:
         lines.append(f"cost: {result['cost']:,.2f}")
-    if plan is not None and plan.fpc_factors != (1.0, 1.0):
+    if plan.fpc_factors != (1.0, 1.0):
         lines.append(
             "finite population correction: "
             f"{plan.fpc_factors[0]:.4f} (positives), {plan.fpc_factors[1]:.4f} (negatives)"
         )
+    if plan.assured is not None:
+        lines += _price_lines(plan)
     return "\n".join(lines)

@@ -519,7 +519,9 @@ def plan_section(state: SessionState, inputs: PlanningInputs | None, warnings: l
     common["notes"] = (*inputs.notes, *fallbacks)
     recommended = chosen = None
     try:
-        recommended = make_plan(method=plan.method, **common)
+        recommended = make_plan(
+            method=plan.method, assurance_target=plan.assurance_target or None, **common
+        )
     except InputError as exc:
         warnings.append(f"no recommended plan for the next round: {exc}")
     try:
@@ -979,17 +981,40 @@ def summary_rows(
                     label="Expected precision margin",
                     value=plan.margin_precision,
                     kind="percent",
-                    note=f"Target ± {_pct(plan.target_margin_precision)}.",
+                    note=f"Target ± {_pct(plan.target_margin_precision)}; chance the labeled "
+                    f"round meets it: {_pct(plan.assurance.precision)}.",
                 ),
                 SummaryRow(
                     label="Expected recall margin",
                     value=plan.margin_recall,
                     kind="percent",
-                    note=f"Target ± {_pct(plan.target_margin_recall)}.",
+                    note=f"Target ± {_pct(plan.target_margin_recall)}; chance the labeled "
+                    f"round meets it: {_pct(plan.assurance.recall)}.",
+                ),
+                SummaryRow(
+                    label="Chance both margins are met",
+                    value=plan.assurance.both,
+                    kind="percent",
+                    note="The plan meets the targets on average; a labeled round's margins "
+                    "scatter around them.",
                 ),
             ]
             if plan.cost is not None:
                 rows.append(SummaryRow(label="Labeling cost", value=plan.cost, kind="number"))
+            if plan.assured is not None:
+                assured = plan.assured
+                rows.append(
+                    SummaryRow(
+                        label=f"Assured plan (at least {_pct(assured.target)} chance of "
+                        "meeting both margins)",
+                        value=assured.total,
+                        kind="count",
+                        note=f"{assured.n_pos:,} predicted positives and {assured.n_neg:,} "
+                        f"predicted negatives; {assured.total - plan.total:+,} labels beside "
+                        f"the plan above (the price of the promise); chance both met "
+                        f"{_pct(assured.assurance.both)}.",
+                    )
+                )
             for note in plan.notes:
                 rows.append(SummaryRow(style="text", label=note))
         if chosen is not None:
@@ -1003,7 +1028,8 @@ def summary_rows(
                     value=f"± {_pct(chosen.margin_precision)} precision, "
                     f"± {_pct(chosen.margin_recall)} recall",
                     note=f"{chosen.n_pos:,} predicted positives and {chosen.n_neg:,} predicted "
-                    "negatives; the margins it is expected to give.",
+                    "negatives; the margins it is expected to give (chance both are met: "
+                    f"{_pct(chosen.assurance.both)}).",
                 )
             )
 

@@ -14,7 +14,7 @@ from core.planning import optimal_ratio_bayes
 BASE = ["plan", "--k", "0.05", "--precision", "0.9", "--recall", "0.8"]
 KEYS = [
     "k", "precision", "recall", "pi1", "pi0", "s_star", "s_star_bayes", "method", "s",
-    "n_pos", "n_neg", "total", "margin_precision", "margin_recall",
+    "n_pos", "n_neg", "total", "margin_precision", "margin_recall", "targets_met",
 ]  # fmt: skip
 
 
@@ -27,7 +27,9 @@ def run_json(capsys, *arguments):
 
 def test_default_plan_json_has_exactly_the_contract_keys(capsys):
     result, err = run_json(capsys, *BASE)
-    assert list(result) == KEYS
+    assert list(result) == [*KEYS, "assurance"]  # the chance of meeting them: always
+    assert set(result["assurance"]) == {"precision", "recall", "both"}
+    assert result["targets_met"] == {"precision": True, "recall": True}
     assert err == ""
     assert result["method"] == "paper" and result["s_star_bayes"] is None
     assert result["s"] == pytest.approx(max(result["s_star"], 1.0), rel=1e-3)
@@ -54,10 +56,17 @@ def test_costs_and_assurance_add_their_keys(capsys):
         capsys, *BASE, "--method", "optimal", "--cost-pos", "3", "--cost-neg", "0.5",
         "--assurance", "--reps", "2000",
     )  # fmt: skip
-    assert list(result) == [*KEYS, "cost", "assurance"]
+    assert list(result) == [*KEYS, "cost", "assurance", "assurance_simulated"]
     assert result["cost"] == 3 * result["n_pos"] + 0.5 * result["n_neg"]
     assert set(result["assurance"]) == {"precision", "recall", "both"}
-    assert all(0 <= value <= 1 for value in result["assurance"].values())
+    simulated = result["assurance_simulated"]
+    assert set(simulated) == {"precision", "recall", "both", "reps", "standard_error"}
+    assert simulated["reps"] == 2000
+    # the simulation checks the exact default: within 4.5 standard errors (of 2000 rounds)
+    for name in ("precision", "recall", "both"):
+        exact = result["assurance"][name]
+        tolerance = 4.5 * math.sqrt(max(exact * (1 - exact), 0.01) / 2000)
+        assert abs(simulated[name] - exact) <= tolerance
     cheap_negatives, _ = run_json(capsys, *BASE, "--method", "optimal")
     assert result["n_pos"] <= cheap_negatives["n_pos"]  # dearer positives: fewer of them
 
@@ -114,10 +123,73 @@ def test_population_and_fpc(capsys):
 def test_text_output_is_a_readable_table(capsys):
     assert main([*BASE, "--assurance", "--reps", "500", "--cost-pos", "1", "--cost-neg", "1"]) == 0
     out = capsys.readouterr().out
-    for fragment in ("precision", "recall", "target margin", "planned margin", "assurance",
-                     "s* (Theorem 1)", "predicted positives", "cost"):  # fmt: skip
+    for fragment in ("precision margin", "recall margin", "(target ± 5.00 %)",
+                     "chance the labeled round meets it: ", "both together: ",
+                     "simulated check (500 rounds", "s* (Theorem 1)", "predicted positives",
+                     "cost"):  # fmt: skip
         assert fragment in out
-    assert "{" not in out
+    assert "{" not in out and "MISSED" not in out
+
+
+def chance_text(value):
+    return f"{100 * value:.1f} %"
+
+
+def test_every_margin_shows_its_chance_next_to_it(capsys):
+    result, _ = run_json(capsys, "plan", "--k", "0.046", "--precision", "0.79", "--recall",
+                         "0.67", "--margin", "0.05")  # fmt: skip
+    assert main(["plan", "--k", "0.046", "--precision", "0.79", "--recall", "0.67"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    chance = result["assurance"]
+    precision_line = next(line for line in lines if line.startswith("precision margin"))
+    recall_line = next(line for line in lines if line.startswith("recall margin"))
+    assert precision_line.endswith(
+        f"chance the labeled round meets it: {chance_text(chance['precision'])}"
+    )
+    assert recall_line.endswith(
+        f"chance the labeled round meets it: {chance_text(chance['recall'])}"
+    )
+    assert f"both together: {chance_text(chance['both'])}" in "\n".join(lines)
+    # an expected-value plan meets its recall margin about half the time
+    assert 0.45 < chance["recall"] < 0.6
+
+
+def test_assurance_target_adds_the_assured_plan_and_its_price(capsys):
+    arguments = ["plan", "--k", "0.046", "--precision", "0.79", "--recall", "0.67",
+                 "--method", "optimal", "--cost-pos", "3", "--cost-neg", "1"]  # fmt: skip
+    plain, _ = run_json(capsys, *arguments)
+    assert "assured" not in plain  # off by default: the plan is unchanged
+    result, _ = run_json(capsys, *arguments, "--assurance-target", "0.8")
+    assert list(result) == [*KEYS, "cost", "assurance", "assured"]
+    assert {key: result[key] for key in KEYS} == {key: plain[key] for key in KEYS}
+    assured = result["assured"]
+    assert list(assured) == ["target", "n_pos", "n_neg", "total", "cost", "assurance"]
+    assert assured["target"] == 0.8 and assured["assurance"]["both"] >= 0.8
+    assert assured["total"] == assured["n_pos"] + assured["n_neg"]
+    assert assured["cost"] == 3 * assured["n_pos"] + assured["n_neg"]
+    assert assured["cost"] > result["cost"]  # the promise costs labels
+    assert main([*arguments, "--assurance-target", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "The price of the promise (at least 80 % chance of meeting both margins):" in out
+    header = next(line for line in out.splitlines() if "expected-value plan" in line)
+    assert header.index("expected-value plan") < header.index("assured plan")
+    total_line = next(line for line in out.splitlines() if line.startswith("total labels"))
+    assert total_line.split()[-2:] == [f"{result['total']:,}", f"{assured['total']:,}"]
+    extra = assured["cost"] - result["cost"]
+    assert f"extra cost for the promise: {extra:+,.2f}" in out
+
+
+def test_a_fixed_design_that_misses_a_target_is_flagged(capsys):
+    result, _ = run_json(capsys, *BASE, "--s", "4", "--v", "1400")
+    assert result["targets_met"] == {"precision": True, "recall": False}
+    assert result["margin_recall"] > 0.05
+    assert main([*BASE, "--s", "4", "--v", "1400"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"MISSED: this design's recall margin ± {100 * result['margin_recall']:.2f} % is wider "
+        "than its target ± 5.00 %"
+    ) in out
+    assert "MISSED: this design's precision" not in out
 
 
 def test_separate_margins(capsys):
@@ -151,6 +223,8 @@ def test_separate_margins(capsys):
         ([*BASE, "--reps", "100"], "add --assurance or drop --reps"),
         ([*BASE, "--assurance", "--reps", "0"], "--reps must be a whole number >= 1, got 0"),
         ([*BASE, "--cost-pos", "2"], "--cost-neg"),
+        ([*BASE, "--assurance-target", "1"], "--assurance-target must be strictly between 0"),
+        ([*BASE, "--assurance-target", "0"], "--assurance-target must be strictly between 0"),
         ([*BASE, "--cost-pos", "0", "--cost-neg", "1"], "--cost-pos"),
         ([*BASE, "--bayesian"], "prior"),
         ([*BASE, "--method", "best"], "invalid choice"),
@@ -213,3 +287,11 @@ def test_a_note_says_when_costs_drive_s(capsys):
     assert "differs from max(s*, 1)" in err and "at the given label costs" in err
     _, err = run_json(capsys, *BASE, "--s", "3", "--v", "2000")  # the user's own s
     assert "differs" not in err
+
+
+def test_bayesian_margins_are_labeled_as_a_prediction_for_the_next_round(capsys):
+    assert main([*BASE, "--prior-strength", "5", "--bayesian"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("Bayesian margins: prediction for the next round's estimate)")
+    assert main([*BASE]) == 0
+    assert "frequentist margins)" in capsys.readouterr().out.splitlines()[0]

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 from scipy.special import ndtri
 
+from core.assurance import AssuranceModel
 from core.bayes import Posterior, Prior
-from core.confusion import Population
+from core.confusion import Population, stratum_sizes
 from core.errors import InputError
 from core.planning import (
     MarginModel,
@@ -640,11 +641,15 @@ def test_plan_to_dict_has_exactly_the_contract_keys():
         "total",
         "margin_precision",
         "margin_recall",
+        "targets_met",
+        "assurance",
     ]
+    assert plan.to_dict()["targets_met"] == {"precision": True, "recall": True}
     costed = make_plan(
         population=Population(k=0.05), precision=0.9, recall=0.8, cost_pos=2, cost_neg=0.5
     )
     assert costed.to_dict()["cost"] == 2 * costed.n_pos + 0.5 * costed.n_neg
+    assert list(costed.to_dict())[-2:] == ["cost", "assurance"]
 
 
 @pytest.mark.parametrize(
@@ -773,3 +778,175 @@ def test_session_planning_inputs_one_rule_for_app_and_report():
     arguments, notes = plan_arguments(k_only, planning_inputs(k_only))
     assert arguments["fpc"] is False and arguments["bayesian"] is False
     assert len(notes) == 2
+
+
+# --- assured plans: the cheapest design meeting both margins with probability >= G ----------
+
+
+def meets_both(model: AssuranceModel, n_pos: int, n_neg: int, target: float) -> bool:
+    if n_pos < 1 or n_neg < 1:
+        return False
+    if model.strata is not None and (n_pos > model.strata[0] or n_neg > model.strata[1]):
+        return False
+    return model.at(n_pos, n_neg).both >= target
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        dict(population=Population.from_k(0.046), precision=0.79, recall=0.67),
+        dict(population=Population.from_k(0.05), precision=0.9, recall=0.8, margin_precision=0.03),
+        dict(
+            population=Population.from_counts(2000, 40000),
+            precision=0.85,
+            recall=0.75,
+            fpc=True,
+            margin_recall=0.06,
+        ),
+        # precision near 1: the saw-tooth of the precision assurance has a long period
+        dict(
+            population=Population.from_k(0.02),
+            precision=0.97,
+            recall=0.6,
+            margin_precision=0.02,
+            margin_recall=0.05,
+        ),
+    ],
+)
+def test_assured_paper_plan_is_the_smallest_v_at_its_s_by_brute_force(arguments):
+    target = 0.8
+    plan = make_plan(**arguments, assurance_target=target)
+    assured = plan.assured
+    model = AssuranceModel.from_plan(plan)
+    s = max(plan.s_star, 1.0)
+    assert (assured.n_pos, assured.n_neg) == stratum_sizes(assured.total, plan.k, s)
+    assert assured.assurance == model.at(assured.n_pos, assured.n_neg)
+    assert assured.assurance.both >= target
+    for v in range(max(2, assured.total - 120), assured.total):
+        assert not meets_both(model, *stratum_sizes(v, plan.k, s), target), v
+    assert assured.method == "paper" and assured.cost == assured.total
+
+
+@pytest.mark.parametrize(
+    ("arguments", "costs"),
+    [
+        (dict(population=Population.from_k(0.046), precision=0.79, recall=0.67), (1.0, 1.0)),
+        (dict(population=Population.from_k(0.046), precision=0.79, recall=0.67), (3.0, 1.0)),
+        (
+            dict(
+                population=Population.from_counts(2000, 40000),
+                precision=0.85,
+                recall=0.75,
+                margin_precision=0.04,
+                margin_recall=0.06,
+                fpc=True,
+            ),
+            (1.0, 2.5),
+        ),
+        (
+            dict(
+                population=Population.from_k(0.02),
+                precision=0.97,
+                recall=0.6,
+                margin_precision=0.02,
+                margin_recall=0.05,
+            ),
+            (2.0, 1.0),
+        ),
+    ],
+)
+def test_assured_optimal_plan_is_the_cheapest_by_brute_force_over_neighbours(arguments, costs):
+    target = 0.9
+    cost_pos, cost_neg = costs
+    plan = make_plan(
+        **arguments,
+        method="optimal",
+        cost_pos=cost_pos,
+        cost_neg=cost_neg,
+        assurance_target=target,
+    )
+    assured = plan.assured
+    model = AssuranceModel.from_plan(plan)
+    assert assured.assurance.both >= target
+    assert assured.cost == cost_pos * assured.n_pos + cost_neg * assured.n_neg
+    checked = 0
+    for n_pos in range(assured.n_pos - 10, assured.n_pos + 11):
+        for n_neg in range(assured.n_neg - 150, assured.n_neg + 151):
+            if cost_pos * n_pos + cost_neg * n_neg < assured.cost:
+                checked += 1
+                assert not meets_both(model, n_pos, n_neg, target), (n_pos, n_neg)
+    assert checked > 1000
+    # the promise costs more than the expected-value plan, which meets it only ~half the time
+    assert assured.cost > plan.cost and plan.assurance.both < target
+
+
+def test_assurance_target_is_off_by_default_and_a_low_target_is_cheaper():
+    arguments = dict(population=Population.from_k(0.046), precision=0.79, recall=0.67)
+    plain = make_plan(**arguments)
+    assert plain.assured is None and "assured" not in plain.to_dict()
+    low = make_plan(**arguments, assurance_target=0.2)
+    assert dataclasses.replace(low, assured=None) == plain  # the plan itself is unchanged
+    assert low.assured.total < plain.total and low.assured.assurance.both >= 0.2
+    assert low.to_dict()["assured"]["assurance"] == low.assured.assurance.to_dict()
+
+
+def test_fixed_design_assured_plan_keeps_the_given_s():
+    plan = make_plan(
+        population=Population.from_k(0.05), precision=0.9, recall=0.8, s=3, v=800,
+        assurance_target=0.75,
+    )  # fmt: skip
+    assert plan.targets_met == {"precision": False, "recall": False}
+    assert (plan.assured.n_pos, plan.assured.n_neg) == stratum_sizes(plan.assured.total, 0.05, 3)
+    assert plan.assured.assurance.both >= 0.75
+
+
+@pytest.mark.parametrize("target", [0.0, 1.0, 1.5, -0.2])
+def test_assurance_target_outside_0_1_is_refused(target):
+    with pytest.raises(InputError, match="assurance target must be strictly between 0 and 1"):
+        make_plan(
+            population=Population.from_k(0.05),
+            precision=0.9,
+            recall=0.8,
+            assurance_target=target,
+        )
+
+
+def test_an_assurance_the_population_cannot_give_is_refused_in_words():
+    with pytest.raises(InputError, match=r"no design .* chance of meeting both margins"):
+        make_plan(
+            population=Population.from_counts(60, 900),
+            precision=0.9,
+            recall=0.8,
+            margin_precision=0.02,
+            margin_recall=0.3,
+            fpc=True,
+            method="paper",
+            s=0.5,
+            assurance_target=0.99,
+        )
+
+
+def test_the_report_shows_each_margins_chance_and_the_assured_plan():
+    from core.session import SessionState
+    from core.workbook.report import build_report
+
+    state = SessionState()
+    state = dataclasses.replace(state, plan=dataclasses.replace(state.plan, assurance_target=0.9))
+    content = build_report(state)
+    plan = content.plan
+    assert plan.assured is not None and plan.assured.target == 0.9
+    rows = {row.label: row for row in content.summary}
+    precision_note = rows["Expected precision margin"].note
+    assert precision_note.endswith(
+        f"chance the labeled round meets it: {plan.assurance.precision:.1%}."
+    )
+    assert rows["Expected recall margin"].note.endswith(
+        f"chance the labeled round meets it: {plan.assurance.recall:.1%}."
+    )
+    assert rows["Chance both margins are met"].value == plan.assurance.both
+    assured = rows["Assured plan (at least 90.0% chance of meeting both margins)"]
+    assert assured.value == plan.assured.total
+    assert f"{plan.assured.total - plan.total:+,} labels" in assured.note
+    off = build_report(SessionState())
+    assert off.plan.assured is None
+    assert not any(row.label.startswith("Assured plan") for row in off.summary)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from html import escape
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from core.confusion import ConfusionMatrix, Population
 from core.planning import WidthCurveModel, make_plan, rates_from_round
 from core.session import PlanInputs, SessionState
 from desktop import formatting, plan_tab
-from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab
+from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab, chance
 from desktop.session_model import SessionModel
 
 K = 41_200 / 1_251_000
@@ -285,7 +286,9 @@ def test_simulation_runs_in_background_and_can_be_cancelled(qtbot, tab, monkeypa
         assert tab.start_simulation()
         assert tab.cancel_button.isEnabled()
     text = tab.simulation_result.text()
-    assert "Assurance" in text and "Coverage" in text
+    assert "Chance met (simulated)" in text and "Coverage" in text
+    # the Bayesian rows predict the next round's estimate, and say so
+    assert text.index("Prediction for the next round's estimate") < text.index("Bayes MC")
     assert tab.progress.value() == 1000
     assert not tab.cancel_button.isEnabled()
 
@@ -371,3 +374,99 @@ def test_plan_messages_use_app_words_not_cli_flags(qtbot, tab, session):
     assert "population has only 30" in shown
     assert "tick Finite population correction" in shown
     assert "--" not in shown
+
+
+def test_chance_of_meeting_each_margin_is_shown_and_follows_the_sliders(qtbot, tab, session):
+    r = tab.readouts
+    recommended = tab.basis.recommended
+    assert r["plan_chance_precision"].text() == chance(recommended.assurance.precision)
+    assert r["plan_chance_recall"].text() == chance(recommended.assurance.recall)
+    assert r["plan_chance_both"].text() == f"<b>{escape(chance(recommended.assurance.both))}</b>"
+    slider = tab.s_slider.slider
+    slider.setSliderDown(True)
+    seen = set()
+    for position in (430, 560, 700):
+        slider.setValue(position)
+        wait_refresh(qtbot, tab)
+        design = core_fixed_plan(session.state)
+        assert r["design_chance_precision"].text() == chance(design.assurance.precision)
+        assert r["design_chance_recall"].text() == chance(design.assurance.recall)
+        assert r["design_chance_both"].text() == f"<b>{escape(chance(design.assurance.both))}</b>"
+        seen.add(r["design_chance_recall"].text())
+    slider.setSliderDown(False)
+    assert len(seen) == 3  # it moved with the design
+
+
+def test_chance_readouts_never_round_to_certainty():
+    assert chance(0.99996) == "> 99.9 %" and chance(0.00001) == "< 0.1 %"
+    assert chance(1.0) == formatting.percent(1.0, 1) and chance(0.532) == "53.2 %"
+
+
+def test_assured_plan_is_shown_beside_the_recommended_when_a_chance_is_set(qtbot, tab, session):
+    assert not tab.assured_header.isVisible()  # off by default
+    with qtbot.waitSignal(tab.assured_shown, timeout=20_000):
+        session.set_value("plan.assurance_target", 0.9)
+        tab.flush()  # the refresh, without running the event loop that delivers the result
+        assert tab.assured_header.isVisible() and "updating" in tab.assured_header.text()
+    state = session.state
+    expected = make_plan(
+        population=Population.from_counts(41_200, 1_251_000),
+        precision=0.9,
+        recall=0.8,
+        posterior=state.plan.prior.posterior(),
+        assurance_target=0.9,
+    ).assured
+    r = tab.readouts
+    assert tab.assured == expected
+    assert "updating" not in tab.assured_header.text() and "90.0 %" in tab.assured_header.text()
+    assert r["assured_n_pos"].text() == formatting.thousands(expected.n_pos)
+    assert r["assured_n_neg"].text() == formatting.thousands(expected.n_neg)
+    assert formatting.thousands(expected.total) in r["assured_total"].text()
+    assert (
+        r["assured_plan_chance_both"].text() == f"<b>{escape(chance(expected.assurance.both))}</b>"
+    )
+    assert expected.assurance.both >= 0.9 > tab.basis.recommended.assurance.both
+    # a new input greys the column until the new assured plan arrives
+    with qtbot.waitSignal(tab.assured_shown, timeout=20_000):
+        session.set_value("plan.margin_recall", 0.06)
+        tab.flush()
+        assert "updating" in tab.assured_header.text()
+        assert r["assured_n_pos"].styleSheet() == plan_tab.STALE_STYLE
+    assert r["assured_n_pos"].styleSheet() == ""
+    assert tab.assured.total < expected.total  # a wider margin is cheaper to promise
+    # "Use it" moves the sliders to the assured plan in one undo step
+    qtbot.mouseClick(tab.use_assured, Qt.MouseButton.LeftButton)
+    assert session.get("plan.v") == tab.assured.total
+    assert session.get("plan.s") == round(tab.assured.s, 2)
+    # off again: the column goes away
+    session.set_value("plan.assurance_target", 0.0)
+    wait_refresh(qtbot, tab)
+    assert not tab.assured_header.isVisible() and tab.assured is None
+    assert tab.assurance_target.text() == "off"
+
+
+def test_a_simulation_result_is_marked_out_of_date_when_the_inputs_change(
+    qtbot, tab, session, monkeypatch
+):
+    monkeypatch.setattr(plan_tab, "ASSURANCE_REPS", 500)
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPS", 30)
+    monkeypatch.setattr(plan_tab, "COVERAGE_REPLICATES", 30)
+    with qtbot.waitSignal(tab.runner.finished, timeout=20_000):
+        tab.start_simulation()
+    assert not tab.simulation_stale.isVisible() and tab.simulation_result.styleSheet() == ""
+    shown = tab.simulation_result.text()
+    session.set_value("plan.v", 2500)
+    wait_refresh(qtbot, tab)
+    assert tab.simulation_stale.isVisible()
+    assert "Out of date" in tab.simulation_stale.text()
+    assert tab.simulation_result.styleSheet() == plan_tab.STALE_STYLE
+    assert tab.simulation_result.text() == shown  # kept, but marked
+    session.undo_stack.undo()  # back to the simulated inputs: current again
+    wait_refresh(qtbot, tab)
+    assert not tab.simulation_stale.isVisible() and tab.simulation_result.styleSheet() == ""
+    session.set_value("plan.expected_recall", 0.7)  # any input, not only the sliders
+    wait_refresh(qtbot, tab)
+    assert tab.simulation_stale.isVisible()
+    with qtbot.waitSignal(tab.runner.finished, timeout=20_000):
+        tab.start_simulation()
+    assert not tab.simulation_stale.isVisible()
