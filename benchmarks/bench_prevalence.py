@@ -1,11 +1,16 @@
 """Benchmarks of the prevalence engine (issue 3, section 4: a 200-point P3 curve with its
-band in <= 1 ms; curves for 1,000,000 scored items in <= 1 s).
+band in <= 1 ms; curves for 1,000,000 scored items in <= 1 s), and weighted curves against
+scikit-learn's ``average_precision_score`` from 10^4 to 5x10^6 items, with BLAS limited to
+one thread and at its default, interleaved in the same run: ours must not be slower.
 
-Run with ``python -m pytest benchmarks/bench_prevalence.py --benchmark-enable -q``. With
+Run with ``python -m pytest benchmarks/bench_prevalence.py --benchmark-enable -q -s``. With
 benchmarks enabled each budgeted case also asserts its median against the budget.
 """
 
 from __future__ import annotations
+
+import statistics
+import time
 
 import numpy as np
 import pytest
@@ -82,3 +87,54 @@ def test_average_precision_against_prevalence_one_million_items(benchmark, milli
     curves = scored_curves(scores, labels)
     eta, area = benchmark(curves.area_under_pr_vs_prevalence)
     assert area.size == eta.size == 200
+
+
+# --- weighted curves against scikit-learn ------------------------------------------------
+
+PEER_SIZES = (10_000, 30_000, 100_000, 1_000_000, 5_000_000)
+
+
+def _weighted_sample(size: int):
+    rng = np.random.default_rng(size)
+    labels = rng.random(size) < 0.05
+    scores = rng.normal(size=size) + 1.5 * labels
+    return scores, labels, np.where(scores >= 1.0, 1.0, 10.0)
+
+
+def _peer_rounds(size: int) -> int:
+    return 31 if size <= 100_000 else 9 if size <= 1_000_000 else 5
+
+
+@pytest.mark.parametrize("blas_threads", [1, None], ids=["blas1", "blas_default"])
+@pytest.mark.parametrize("size", PEER_SIZES)
+def test_weighted_curves_at_least_as_fast_as_scikit_learn(benchmark, size, blas_threads):
+    from sklearn.metrics import average_precision_score
+    from threadpoolctl import threadpool_limits
+
+    scores, labels, weights = _weighted_sample(size)
+
+    def ours():
+        return scored_curves(scores, labels, weights).average_precision
+
+    def theirs():
+        return average_precision_score(labels, scores, sample_weight=weights)
+
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        assert ours() == pytest.approx(theirs(), rel=1e-10)
+        benchmark.pedantic(ours, rounds=3 if size > 1_000_000 else 10, iterations=1)
+        if benchmark.disabled:
+            return
+        times: tuple[list[float], list[float]] = ([], [])
+        for _ in range(_peer_rounds(size)):  # interleaved: load hits both alike
+            for function, sink in ((ours, times[0]), (theirs, times[1])):
+                started = time.perf_counter()
+                function()
+                sink.append(time.perf_counter() - started)
+    ours_s, theirs_s = statistics.median(times[0]), statistics.median(times[1])
+    benchmark.extra_info.update(ours_ms=ours_s * 1e3, sklearn_ms=theirs_s * 1e3)
+    print(
+        f"\n{size:>9,} items, BLAS threads {blas_threads or 'default'}: curves "
+        f"{ours_s * 1e3:.1f} ms, sklearn average_precision_score {theirs_s * 1e3:.1f} ms "
+        f"(ratio {ours_s / theirs_s:.2f})"
+    )
+    assert ours_s <= theirs_s, f"{ours_s * 1e3:.1f} ms vs scikit-learn {theirs_s * 1e3:.1f} ms"

@@ -39,9 +39,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 
 from core import progress, resampling, validation
+from core.batch_intervals import log_ratio_bounds
 from core.bayes import Posterior, Prior, predictive_precision_sd, predictive_recall_terms
 from core.confusion import pi0_from_precision_recall, recall_from_rates, stratum_sizes
 from core.errors import InputError
@@ -343,13 +343,6 @@ def katz_recall_bounds(tp, fp, fn, tn, k, z):
     lower, upper = log_ratio_bounds(x, z * se)
     # fmin/fmax ignore NaN, so an undefined plain recall (TP = FN = 0) leaves the bounds alone.
     return np.fmin(lower, plain), np.fmax(upper, plain)
-
-
-def log_ratio_bounds(x, spread):
-    """Vectorized ``1/(1 + x*exp(+-spread))`` as ``expit(-(log x +- spread))``: no overflow
-    (an extreme prior gives bounds 0 and 1), like :func:`core.intervals.log_ratio_bounds`."""
-    log_x = np.log(x)
-    return expit(-(log_x + spread)), expit(-(log_x - spread))
 
 
 def _posterior_parameters(prior: Prior, tp, fp, fn, tn):

@@ -366,14 +366,44 @@ def _precision_at_ratio(tpr, fpr, ratio):
     return numerator / (numerator + fpr)
 
 
+# The areas are sums of elementwise products taken with np.add.reduce (pairwise summation,
+# one thread), never np.dot: OpenBLAS threads a dot product above about 10,000 elements,
+# and waking its threads costs more than the whole sum on a busy two-core machine.
+
+
+def _steps(values: np.ndarray) -> np.ndarray:
+    """``values_n - values_{n-1}`` with ``values_0 = 0`` (``np.diff(prepend=0)``, one array)."""
+    steps = np.empty_like(values)
+    steps[:1] = values[:1]
+    np.subtract(values[1:], values[:-1], out=steps[1:])
+    return steps
+
+
+def _sum_of_products(a: np.ndarray, b: np.ndarray, scratch: np.ndarray | None = None) -> float:
+    """``sum a*b`` by pairwise summation; ``scratch`` (at least as long) holds the products."""
+    products = np.multiply(a, b, out=None if scratch is None else scratch[: a.size])
+    return float(np.add.reduce(products))
+
+
 def _step_area(recall: np.ndarray, precision: np.ndarray) -> float:
-    return float(np.dot(np.diff(recall, prepend=0.0), precision))
+    """``sum_n (R_n - R_{n-1}) P_n`` with ``R_0 = 0``."""
+    return _sum_of_products(_steps(recall), precision)
 
 
 def _trapezoid_pr_area(recall: np.ndarray, precision: np.ndarray) -> float:
-    recall = np.concatenate(([0.0], recall))
-    precision = np.concatenate(([1.0], precision))
-    return float(np.trapezoid(precision, recall))
+    """Trapezoids over the PR points with the anchor (recall 0, precision 1)."""
+    steps = _steps(recall)
+    return _trapezoid_from_steps(steps, precision, _sum_of_products(steps, precision), 1.0)
+
+
+def _trapezoid_from_steps(steps, heights, step_sum: float, anchor: float, scratch=None) -> float:
+    """``sum_j steps_j (h_j + h_{j-1})/2`` with ``h_0 = anchor``, given ``sum_j steps_j h_j``.
+
+    The trapezoids are the step-wise sum plus the same sum with every height moved one
+    step on; the first step reaches back to the anchor.
+    """
+    shifted = _sum_of_products(steps[1:], heights[:-1], scratch) + float(steps[0]) * anchor
+    return 0.5 * (step_sum + shifted)
 
 
 def _sklearn_pr_layout(precision, recall, thresholds):
@@ -410,24 +440,43 @@ def curves_of_sample(sample: ScoredSample) -> ScoredCurves:
         kept = weights != 0.0
         if not kept.all():
             scores, labels, weights = scores[kept], labels[kept], weights[kept]
-    # Stable, descending order; negating keeps the order of tied items (scikit-learn's).
-    order = np.argsort(-scores, kind="stable")
-    sorted_scores = scores[order]
-    sorted_labels = labels[order]
-    last_of_each_score = np.flatnonzero(np.diff(sorted_scores))
-    threshold_index = np.append(last_of_each_score, sorted_scores.size - 1)
+    # Decreasing scores, by sorting (score, signed weight) pairs as complex numbers: numpy
+    # sorts complex values by real part, then imaginary part, in place and without the
+    # cache misses of an index sort and its gathers (about 1.6x faster from a million items
+    # on). The sign of the weight carries the label (items of weight 0 were dropped above).
+    # The order inside a run of tied scores does not matter: only the cumulative sums at
+    # the last item of each run are kept, and sums of the same numbers in another order
+    # differ in rounding only.
+    pairs = np.empty(scores.size, dtype=np.complex128)
+    pairs.real = scores
+    magnitude = 1.0 if weights is None else weights
+    pairs.imag = np.where(labels, magnitude, -magnitude)
+    pairs.sort()
+    pairs = pairs[::-1]
+    sorted_scores, signed_weights = pairs.real, pairs.imag
+    last_of_run = sorted_scores[1:] != sorted_scores[:-1]
+    threshold_index = np.flatnonzero(np.append(last_of_run, True))
+    # Arrays of millions of items are worked on in place where that is as clear: each fresh
+    # one costs page faults comparable to the arithmetic.
     if weights is None:
-        true_positives = np.cumsum(sorted_labels, dtype=float)[threshold_index]
+        true_positives = np.cumsum(signed_weights > 0.0, dtype=float)[threshold_index]
         false_positives = (threshold_index + 1.0) - true_positives
     else:
-        sorted_weights = weights[order]
-        # Two cumulative sums (as scikit-learn) keep both counts monotone under rounding.
-        true_positives = np.cumsum(np.where(sorted_labels, sorted_weights, 0.0))[threshold_index]
-        false_positives = np.cumsum(np.where(sorted_labels, 0.0, sorted_weights))[threshold_index]
+        positive_weights = np.maximum(signed_weights, 0.0)
+        # Two cumulative sums (as scikit-learn) keep both counts monotone under rounding;
+        # w - w is exactly 0 and 0 - (-w) exactly w, so the second sums the negatives' weights.
+        negative_weights = positive_weights - signed_weights
+        true_positives = np.cumsum(positive_weights, out=positive_weights)[threshold_index]
+        false_positives = np.cumsum(negative_weights, out=negative_weights)[threshold_index]
     positives, negatives = float(true_positives[-1]), float(false_positives[-1])
-    precision = true_positives / (true_positives + false_positives)
+    predicted = true_positives + false_positives
+    precision = np.divide(true_positives, predicted, out=predicted)
     recall = true_positives / positives
     fpr = false_positives / negatives
+    scratch = np.empty_like(recall)
+    recall_steps = _steps(recall)
+    average_precision = _sum_of_products(recall_steps, precision, scratch)
+    fpr_steps = _steps(fpr)
     return ScoredCurves(
         thresholds=sorted_scores[threshold_index],
         true_positives=true_positives,
@@ -439,9 +488,14 @@ def curves_of_sample(sample: ScoredSample) -> ScoredCurves:
         precision=precision,
         recall=recall,
         fpr=fpr,
-        average_precision=_step_area(recall, precision),
-        auc_pr_trapezoid=_trapezoid_pr_area(recall, precision),
-        auc_roc=float(np.trapezoid(np.concatenate(([0.0], recall)), np.concatenate(([0.0], fpr)))),
+        average_precision=average_precision,
+        auc_pr_trapezoid=_trapezoid_from_steps(
+            recall_steps, precision, average_precision, 1.0, scratch
+        ),
+        # ROC trapezoids from (0, 0): the heights are the recall and the anchor is 0.
+        auc_roc=_trapezoid_from_steps(
+            fpr_steps, recall, _sum_of_products(fpr_steps, recall, scratch), 0.0, scratch
+        ),
     )
 
 

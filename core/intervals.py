@@ -44,8 +44,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.special import betaincinv
-
 from core import validation
 from core.confusion import ConfusionMatrix, fpr_from_rates, recall_from_rates
 from core.errors import InputError
@@ -204,6 +202,8 @@ def agresti_coull_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -
 
 def clopper_pearson_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
     """Clopper-Pearson exact interval from Beta quantiles (guaranteed coverage >= c)."""
+    from scipy.special import betaincinv  # deferred: ~0.25 s that planning never needs
+
     x, n = _successes_and_trials(matrix)
     alpha = 1.0 - validation.confidence(confidence)
     lower = 0.0 if x == 0 else float(betaincinv(x, n - x + 1, alpha / 2))
@@ -214,6 +214,8 @@ def clopper_pearson_precision(matrix: ConfusionMatrix, confidence: float = 0.95)
 def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
     """Jeffreys interval: equal-tailed Beta(x+1/2, n-x+1/2) quantiles, with the bound set to
     0 (1) when ``x = 0`` (``x = n``) as recommended by Brown, Cai and DasGupta (2001)."""
+    from scipy.special import betaincinv  # deferred: ~0.25 s that planning never needs
+
     x, n = _successes_and_trials(matrix)
     alpha = 1.0 - validation.confidence(confidence)
     lower = 0.0 if x == 0 else float(betaincinv(x + 0.5, n - x + 0.5, alpha / 2))

@@ -395,6 +395,9 @@ class EvaluateTab(QWidget):
         self.evaluation: Evaluation | None = None
         self.quick_evaluation: Evaluation | None = None
         self.comparison: Comparison | None = None
+        # Hidden behind another tab, the tab evaluates once it is shown, not on every edit
+        # (nor at the app's start, where it would pull in scipy and busy the thread pool).
+        self._refresh_when_shown = False
         self.runner = TaskRunner(self)
         self.compare_runner = TaskRunner(self)
         self._build()
@@ -559,6 +562,8 @@ class EvaluateTab(QWidget):
         super().showEvent(event)
         if not self._results_sized:
             self._fit_table_column()
+        if self._refresh_when_shown:
+            self.refresh()
 
     def _fit_table_column(self) -> None:
         """Give the table column the width of its columns (once: then the user's split)."""
@@ -602,12 +607,28 @@ class EvaluateTab(QWidget):
         if affects(path, "evaluate") or affects(path, "confidence"):
             self.refresh()
         elif affects(path, "previous_round") or affects(path, "rounds"):
-            self.start_comparison()
+            if self.isVisible():
+                self.start_comparison()
+            else:
+                self._refresh_when_shown = True
 
     # --- computing -----------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Closed forms now, the resampled intervals in the background, then the comparison."""
+        """Closed forms now, the resampled intervals in the background, then the comparison
+        (once the tab is shown, if it is hidden now)."""
+        if not self.isVisible():
+            self._refresh_when_shown = True
+            return
+        self._evaluate_now()
+
+    def refresh_if_deferred(self) -> None:
+        """Evaluate now what the hidden tab put off (e.g. before its plots are snapshot)."""
+        if self._refresh_when_shown:
+            self._evaluate_now()
+
+    def _evaluate_now(self) -> None:
+        self._refresh_when_shown = False
         self._sync_design()
         self.grid.refresh_readout()
         inputs: EvaluateInputs = self._session.get("evaluate")

@@ -34,10 +34,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import batch_intervals, validation
 from core.compare import Comparison, compare
 from core.confusion import point_estimates
 from core.errors import InputError
-from core.intervals import Interval, katz_log_recall, wilson_precision
+from core.intervals import Interval
 from core.prevalence import calibrated_metrics_from_round
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
@@ -147,29 +148,41 @@ class RoundFigures:
 
 
 def round_figures(rounds, confidence: float, reference: float) -> tuple[list, list[str]]:
-    """Estimates and intervals of every usable round, and why any other was left out."""
-    figures, problems = [], []
+    """Estimates and intervals of every usable round, and why any other was left out.
+
+    The intervals of all usable rounds come from one call of :mod:`core.batch_intervals`.
+    """
+    usable, problems = [], []
     for index, past in enumerate(rounds):
         name = past.round or f"{past.sheet} row {past.row}"
         try:
-            estimates = point_estimates(past.matrix, past.k)
-            figures.append(
-                RoundFigures(
-                    index=index,
-                    name=name,
-                    classifier=past.classifier or UNNAMED,
-                    date=past.date,
-                    precision=estimates.precision,
-                    recall=estimates.recall,
-                    precision_interval=wilson_precision(past.matrix, confidence),
-                    recall_interval=katz_log_recall(past.matrix, past.k, confidence),
-                    calibrated_precision=calibrated_metrics_from_round(
-                        past.matrix, past.k, reference
-                    ).precision,
-                )
-            )
+            estimates = point_estimates(past.matrix, past.k)  # checks both strata
+            validation.positive("k", past.k)  # the Katz interval needs the known k
+            calibrated = calibrated_metrics_from_round(past.matrix, past.k, reference)
         except InputError as exc:
             problems.append(f"{name}: {exc}")
+            continue
+        usable.append((index, name, past, estimates, calibrated.precision))
+    if not usable:
+        return [], problems
+    tp, fp, fn, tn = np.array([past.matrix.as_tuple() for _, _, past, _, _ in usable]).T
+    k = np.array([past.k for _, _, past, _, _ in usable], dtype=float)
+    precision_intervals = batch_intervals.wilson_precision(tp, fp, confidence)
+    recall_intervals = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence)
+    figures = [
+        RoundFigures(
+            index=index,
+            name=name,
+            classifier=past.classifier or UNNAMED,
+            date=past.date,
+            precision=estimates.precision,
+            recall=estimates.recall,
+            precision_interval=precision_intervals.interval(row),
+            recall_interval=recall_intervals.interval(row),
+            calibrated_precision=calibrated,
+        )
+        for row, (index, name, past, estimates, calibrated) in enumerate(usable)
+    ]
     return figures, problems
 
 

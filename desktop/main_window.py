@@ -633,6 +633,8 @@ class MainWindow(QMainWindow):
             if not plots:
                 continue
             if not tab.isVisible():
+                if hasattr(tab, "refresh_if_deferred"):
+                    tab.refresh_if_deferred()  # a hidden tab may have put its work off
                 tab.setGeometry(frame)
                 tab.grab()  # delivers the pending resize events: lays the tab out
             plots = [plot for plot in plots if plot.isVisibleTo(tab) and plot_has_data(plot)]

@@ -3,19 +3,30 @@
 Curves are created once with :meth:`PlotPanel.line` and updated with ``setData`` (spec
 page 05, habit 7). Hovering shows the nearest data point of any curve, in the units the
 axes use; right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV).
+
+Draft frames while the user drags. From the press on a slider's handle (or a left press on
+a plot) to its release, every plot draws in draft quality: no antialiasing, curves clipped
+to the view and down-sampled, and curves and axes kept as pixmaps
+(``DeviceCoordinateCache``), so that a plot whose curves did not move repaints by copying
+them. On release each plot goes back to full quality and repaints once: the last frame of
+a drag is always the full-quality one, and exports never see draft settings. While
+drafting, widgets' layout requests wait for the release too (:meth:`_DragWatcher.eventFilter`).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
+import shiboken6
 from pyqtgraph.parametertree import Parameter
-from PySide6.QtCore import QBuffer, QIODevice, QPointF, QRectF
+from PySide6.QtCore import QBuffer, QEvent, QIODevice, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QAbstractSlider, QApplication, QGraphicsItem, QWidget
 
 from desktop import formatting
 
@@ -106,6 +117,101 @@ def pen(index: int = 0, width: float = 2.0, style=None, color: str | None = None
     return pg.mkPen(**options)
 
 
+_LAYOUT_REQUEST = QEvent.Type.LayoutRequest
+
+
+class _DragWatcher(QObject):
+    """Switches every :class:`PlotPanel` to draft quality while a slider or a plot is
+    dragged (module docstring).
+
+    Sliders are found when a plot is shown (every slider of its window) and followed by
+    their ``sliderPressed`` and ``sliderReleased`` signals: no event filter taxes every
+    event of the application.
+    """
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.panels: weakref.WeakSet[PlotPanel] = weakref.WeakSet()
+        self._sliders: weakref.WeakSet[QAbstractSlider] = weakref.WeakSet()
+        self._held: set[int] = set()
+        self._deferred: dict[int, QObject] = {}
+        self.drafting = False
+
+    def watch_sliders_of(self, window: QWidget) -> None:
+        for slider in window.findChildren(QAbstractSlider):
+            if slider not in self._sliders:
+                self._sliders.add(slider)
+                key = id(slider)
+                slider.sliderPressed.connect(lambda key=key: self.press(key))
+                slider.sliderReleased.connect(lambda key=key: self.release(key))
+                slider.destroyed.connect(lambda _=None, key=key: self.release(key))
+
+    def press(self, key: int) -> None:
+        self._held.add(key)
+        self._set_drafting(True)
+
+    def release(self, key: int) -> None:
+        self._held.discard(key)
+        if not self._held:
+            self._set_drafting(False)
+
+    def _set_drafting(self, drafting: bool) -> None:
+        if drafting == self.drafting:
+            return
+        self.drafting = drafting
+        app = QApplication.instance()
+        if drafting:
+            app.installEventFilter(self)
+        else:
+            app.removeEventFilter(self)
+            self._relayout_deferred()
+        for panel in list(self.panels):
+            panel.set_draft(drafting)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """While drafting, hold back widgets' layout requests until the release.
+
+        A label whose text changes asks its parent layout for a new geometry, and Qt
+        passes that request up to the window (``QLayout::activate`` ends with the
+        parent's ``updateGeometry``): every slider step would re-lay out the window and
+        repaint the tab bar, the splitter handles and every word-wrapped label. A held
+        back request leaves its layout waiting (Qt asks again only once it has run), so
+        one request per widget is re-posted at the release.
+        """
+        if event.type() == _LAYOUT_REQUEST and watched.isWidgetType():
+            self._deferred[id(watched)] = watched
+            return True
+        return False
+
+    def _relayout_deferred(self) -> None:
+        deferred, self._deferred = self._deferred, {}
+        for widget in deferred.values():
+            if shiboken6.isValid(widget):  # not deleted during the drag
+                QApplication.postEvent(widget, QEvent(_LAYOUT_REQUEST))
+
+
+_watcher = _DragWatcher()
+
+
+def _cache_mode(draft: bool) -> QGraphicsItem.CacheMode:
+    return (
+        QGraphicsItem.CacheMode.DeviceCoordinateCache if draft else QGraphicsItem.CacheMode.NoCache
+    )
+
+
+def _draft_item(item, draft: bool) -> None:
+    """Draft (or full) quality for one plot item; other items are left as they are."""
+    if isinstance(item, pg.PlotDataItem):
+        item.opts["antialias"] = not draft
+        item.setClipToView(draft)
+        item.setDownsampling(auto=draft, method="peak")
+        for part in (item.curve, item.scatter):
+            part.opts["antialias"] = not draft
+        item.curve.setCacheMode(_cache_mode(draft))
+    elif isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem)):
+        item.opts["antialias"] = not draft
+
+
 class PlotPanel(pg.PlotWidget):
     """A ``PlotWidget`` with axis labels, a legend and a nearest-point read-out.
 
@@ -160,6 +266,41 @@ class PlotPanel(pg.PlotWidget):
         )
         # Small enough that every tab fits a 1280 x 800 laptop screen.
         self.setMinimumSize(220, 150)
+        # The view paints its whole area (white background): Qt need not repaint the
+        # widgets behind it when a curve moves.
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+        self.draft = False
+        _watcher.panels.add(self)
+        if _watcher.drafting:
+            self.set_draft(True)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        _watcher.watch_sliders_of(self.window())
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:  # a pan or zoom drag may start
+            _watcher.press(id(self))
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton:
+            _watcher.release(id(self))
+
+    # --- draft frames while dragging (module docstring) --------------------------------
+
+    def set_draft(self, draft: bool) -> None:
+        """Draw in draft quality (``True``) or at full quality (``False``, then repaint)."""
+        if draft == self.draft:
+            return
+        self.draft = draft
+        for item in self.plotItem.items:
+            _draft_item(item, draft)
+        for name in ("left", "bottom", "top", "right"):
+            self.plotItem.getAxis(name).setCacheMode(_cache_mode(draft))
+        self.setAntialiasing(not draft)
+        self.viewport().update()
 
     def legend_below(self, columns: int = 3) -> pg.LegendItem:
         """Move the legend under the x axis, out of the data, in ``columns`` columns.
@@ -189,6 +330,8 @@ class PlotPanel(pg.PlotWidget):
     ) -> pg.PlotDataItem:
         """A curve created once; callers update it with ``setData``."""
         item = pg.PlotDataItem(name=name, pen=pen(index, width, style, color))
+        if self.draft:  # created while a drag is drafting: join it
+            _draft_item(item, True)
         if symbol:
             item.setSymbol(symbol)
             item.setSymbolBrush(pg.mkBrush(color or PALETTE[index % len(PALETTE)]))
@@ -198,8 +341,6 @@ class PlotPanel(pg.PlotWidget):
 
     def vertical_marker(self, label: str, index: int = 6, style=None) -> pg.InfiniteLine:
         """A vertical line with a label (``s*``, current ``s``, a prevalence)."""
-        from PySide6.QtCore import Qt
-
         line = pg.InfiniteLine(
             angle=90,
             movable=False,

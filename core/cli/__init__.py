@@ -65,7 +65,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "Without a subcommand (or with an .xlsx file) the desktop app opens."
         ),
     )
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module_name, help_text) in COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
@@ -75,6 +75,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             module.configure(command_parser)
             command_parser.set_defaults(_module=module)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked: ``importlib.metadata`` costs every other
+    command about 20 ms."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
 
 
 def _version() -> str:

@@ -694,21 +694,60 @@ def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
     # Display-only figures: an extreme k (1e-300) must not stop the report, so numpy's
     # overflow warnings are silenced and math errors become the row's note.
     with np.errstate(all="ignore"):
-        rows = tuple(_round_row(item, confidence) for item in rounds if isinstance(item, Round))
+        items = [item for item in rounds if isinstance(item, Round)]
+        computed = _round_intervals(items, confidence)
+        rows = tuple(
+            _round_row(item, confidence, computed.get(position))
+            for position, item in enumerate(items)
+        )
     return Table(columns=columns, rows=rows)
 
 
-def _round_row(item: Round, confidence: float) -> tuple[Any, ...]:
+def _round_intervals(items: Sequence[Round], confidence: float) -> dict[int, tuple]:
+    """``{position: (Wilson, Katz, recall)}`` of every round with both strata and a usable
+    ``k``, from one vectorized call (:mod:`core.batch_intervals`); any other round keeps
+    the per-round path of :func:`_round_row`, which writes why into its note."""
+    import numpy as np
+
+    from core import batch_intervals
+
+    usable = []
+    for position, item in enumerate(items):
+        try:
+            cells = item.matrix.require_both_strata().as_tuple()
+            k = validation.positive("k", item.k)
+        except (InputError, ArithmeticError, ValueError):
+            continue
+        usable.append((position, cells, k))
+    if not usable:
+        return {}
+    tp, fp, fn, tn = np.array([cells for _, cells, _ in usable], dtype=float).T
+    k = np.array([k for _, _, k in usable])
+    wilson = batch_intervals.wilson_precision(tp, fp, confidence)
+    katz = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence)
+    recall = batch_intervals.recall_point(tp, fp, fn, tn, k)
+    return {
+        position: (wilson.interval(row), katz.interval(row), float(recall[row]))
+        for row, (position, _, _) in enumerate(usable)
+    }
+
+
+def _round_row(item: Round, confidence: float, computed: tuple | None = None) -> tuple[Any, ...]:
     from core.intervals import katz_log_recall, recall_point, wilson_precision
 
     precision = lower_p = upper_p = recall = lower_r = upper_r = f1 = None
     note = ""
     try:
         matrix = item.matrix
-        interval = wilson_precision(matrix, confidence)
+        if computed is None:  # a round the vectorized pass could not take: say why
+            computed = (
+                wilson_precision(matrix, confidence),
+                katz_log_recall(matrix, item.k, confidence),
+                recall_point(matrix, item.k),
+            )
+        interval, katz, recall_value = computed
         precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
-        recall = _finite(recall_point(matrix, item.k))
-        katz = katz_log_recall(matrix, item.k, confidence)
+        recall = _finite(recall_value)
         lower_r, upper_r, note = _finite(katz.lower), _finite(katz.upper), katz.note
         if recall is not None and precision + recall > 0:
             f1 = 2 * precision * recall / (precision + recall)

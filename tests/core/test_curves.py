@@ -87,6 +87,29 @@ def scored_samples(draw, weighted: bool):
     return scores, labels, weights
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_large_sample_with_long_runs_of_ties_matches_scikit_learn(weighted):
+    # 200,000 items on 401 distinct scores (runs of ~500 tied items, both labels in most),
+    # zero weights among them: the sort, the runs and the cumulative sums at scale.
+    rng = np.random.default_rng(31)
+    labels = rng.random(200_000) < 0.07
+    scores = np.round(rng.normal(size=labels.size) + labels, 1) / 2
+    weights = rng.choice([0.0, 0.3, 1.0, 7.5], size=labels.size) if weighted else None
+    curves = scored_curves(scores, labels, weights)
+    precision, recall, thresholds = precision_recall_curve(labels, scores, sample_weight=weights)
+    ours = curves.pr_curve()
+    np.testing.assert_allclose(ours[0], precision, rtol=1e-12)
+    np.testing.assert_allclose(ours[1], recall, rtol=1e-12)
+    np.testing.assert_array_equal(ours[2], thresholds)
+    assert curves.average_precision == pytest.approx(
+        average_precision_score(labels, scores, sample_weight=weights), rel=1e-12
+    )
+    assert curves.auc_pr_trapezoid == pytest.approx(auc(recall, precision), rel=1e-12)
+    assert curves.auc_roc == pytest.approx(
+        roc_auc_score(labels, scores, sample_weight=weights), rel=1e-12
+    )
+
+
 @FAST
 @given(st.booleans().flatmap(scored_samples))
 def test_curves_and_areas_match_scikit_learn(sample):

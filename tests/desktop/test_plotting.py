@@ -3,6 +3,7 @@
 import numpy as np
 import pyqtgraph.exporters
 from PySide6.QtCore import QPointF
+from PySide6.QtGui import QPainter
 
 from desktop.plotting import PlotPanel, QtSvgExporter
 
@@ -47,3 +48,58 @@ def test_plots_export_to_png_and_svg(qtbot, tmp_path):
     names = [exporter.Name for exporter in pyqtgraph.exporters.Exporter.Exporters]
     assert names.count("Scalable Vector Graphics (SVG)") == 1
     assert pyqtgraph.exporters.SVGExporter not in pyqtgraph.exporters.Exporter.Exporters
+
+
+def test_plots_draft_while_a_slider_is_dragged_and_end_at_full_quality(qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import (
+        QGraphicsItem,
+        QHBoxLayout,
+        QLabel,
+        QSlider,
+        QStyle,
+        QStyleOptionSlider,
+        QVBoxLayout,
+        QWidget,
+    )
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    layout = QVBoxLayout(window)
+    slider = QSlider(Qt.Orientation.Horizontal)
+    row = QHBoxLayout()
+    label = QLabel("0")
+    row.addWidget(label)
+    row.addStretch(1)
+    panel = PlotPanel("Width", "s", "width")
+    layout.addWidget(slider)
+    layout.addLayout(row)
+    layout.addWidget(panel)
+    curve = panel.line("precision")
+    curve.setData(np.linspace(0, 1, 500), np.linspace(0, 1, 500) ** 2)
+    window.resize(500, 400)
+    window.show()
+    qtbot.waitExposed(window)
+
+    option = QStyleOptionSlider()
+    slider.initStyleOption(option)
+    handle = slider.style().subControlRect(
+        QStyle.ComplexControl.CC_Slider, option, QStyle.SubControl.SC_SliderHandle, slider
+    )
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle.center())
+    assert slider.isSliderDown() and panel.draft
+    assert not curve.opts["antialias"] and not curve.curve.opts["antialias"]
+    assert curve.curve.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
+    assert not panel.renderHints() & QPainter.RenderHint.Antialiasing
+    # While dragging, a label's longer text does not re-lay out the window ...
+    narrow = label.width()
+    label.setText("a much longer text than before")
+    qtbot.wait(50)
+    assert label.width() == narrow
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle.center())
+    # ... the release does, and brings every plot back to full quality.
+    assert not panel.draft
+    assert curve.opts["antialias"] and curve.curve.opts["antialias"]
+    assert curve.curve.cacheMode() == QGraphicsItem.CacheMode.NoCache
+    assert panel.renderHints() & QPainter.RenderHint.Antialiasing
+    qtbot.waitUntil(lambda: label.width() > narrow)
