@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
+import logging
 import os
 import re
 from pathlib import Path
@@ -57,7 +58,7 @@ from PySide6.QtWidgets import (
 from core.errors import InputError
 from core.session import SessionState
 from core.workbook.recovery import RecoveryStore
-from core.workbook.safe_io import SaveError
+from core.workbook.safe_io import FileFingerprint, SaveError, fingerprint, is_ours
 from desktop import resources
 from desktop.ensemble_tab import EnsembleTab
 from desktop.evaluate_tab import EvaluateTab
@@ -84,6 +85,10 @@ EXAMPLE_TITLE = "Example session"
 #: The bundled session the app opens at start (written by scripts/make_example_session.py).
 EXAMPLE_SESSION = "example_session.xlsx"
 WORKBOOK_FILTER = "Excel workbooks (*.xlsx)"
+#: What a save can fail with: a refusal or I/O error (InputError), and values no file
+#: format can hold or a machine out of memory; none of them may close the window.
+SAVE_FAILURES = (InputError, OSError, OverflowError, ValueError, MemoryError)
+logger = logging.getLogger(__name__)
 
 #: (tab key, title, module, class) in the order the tabs appear. The key names the help page.
 TABS = (
@@ -173,6 +178,10 @@ class MainWindow(QMainWindow):
         #: True when ``_path`` holds a saved session (Save may overwrite it); False for a
         #: plain rounds workbook, which Save never replaces with a report.
         self._path_is_session = False
+        #: Workbooks the user brought (rounds workbooks opened this session): never written.
+        self._brought: list[Path] = []
+        #: The open session file as it was read or last saved (see save_to).
+        self._fingerprint: FileFingerprint | None = None
         self._document_title = "Untitled"
         self._problems_box: QMessageBox | None = None
         self.recovery: RecoveryStore | None = (
@@ -396,8 +405,13 @@ class MainWindow(QMainWindow):
         else:
             state = self._fresh_state(opened.state.rounds)
         problems = list(opened.problems)
+        # A session re-saved by Excel or LibreOffice may hold the user's own additions:
+        # it is opened like any workbook of theirs, and Save asks for a new name.
+        ours = opened.is_session and is_ours(path)
+        if not ours:
+            self._brought.append(path)
         self.session.replace_state(state)
-        self._set_document(path, path.name, is_session=opened.is_session)
+        self._set_document(path, path.name, is_session=ours)
         self.rounds_panel.set_source(path.name, problems)
         self._remember_recent(path)
         count = len(state.rounds)
@@ -543,10 +557,17 @@ class MainWindow(QMainWindow):
 
         path = Path(path)
         state = self.session.state
-        images = self.plot_snapshots()
+        same_document = self._path is not None and self._path_is_session and path == self._path
         try:
-            content = save_session(path, state, images=images)
-        except InputError as exc:  # SaveError: read-only folder, disk full, ...
+            images = self.plot_snapshots()
+            content = save_session(
+                path,
+                state,
+                images=images,
+                sources=self._brought,
+                expected=self._fingerprint if same_document else None,
+            )
+        except SAVE_FAILURES as exc:  # SaveError: read-only, disk full, not ours, ...
             self._say_save_failed("Could not save the session", path, exc)
             return False
         self._set_document(path, path.name, is_session=True)
@@ -568,10 +589,11 @@ class MainWindow(QMainWindow):
             if not path:
                 return False
         path = Path(path)
-        images = self.plot_snapshots()
+        sources = [*self._brought, *([self._path] if self._path is not None else [])]
         try:
-            content = write_report(path, self.session.state, images=images)
-        except InputError as exc:
+            images = self.plot_snapshots()
+            content = write_report(path, self.session.state, images=images, sources=sources)
+        except SAVE_FAILURES as exc:
             self._say_save_failed("Could not write the report", path, exc)
             return False
         message = f"Report written to {path}"
@@ -604,7 +626,11 @@ class MainWindow(QMainWindow):
         return self._start_folder() / f"{stem} report.xlsx"
 
     def _say_save_failed(self, title: str, path: Path, exc: Exception) -> None:
-        detail = str(exc)
+        if isinstance(exc, InputError):
+            detail = str(exc)
+        else:  # not a refusal we foresaw: say it plainly, keep the window and the data
+            logger.exception("saving %s failed", path, exc_info=exc)
+            detail = f"Saving {path.name} failed unexpectedly ({type(exc).__name__}: {exc})."
         if isinstance(exc, SaveError):
             detail += f"\n\nThe file that was there ({path.name}) is unchanged."
         if self.is_modified:
@@ -649,6 +675,7 @@ class MainWindow(QMainWindow):
     def _set_document(self, path: Path | None, title: str, *, is_session: bool = False) -> None:
         self._path = path
         self._path_is_session = is_session and path is not None
+        self._fingerprint = fingerprint(path) if self._path_is_session else None
         self._document_title = title
         self.session.undo_stack.setClean()
         self._update_title()
@@ -862,7 +889,13 @@ class MainWindow(QMainWindow):
                 stop()
 
     def closeEvent(self, event) -> None:
-        if not self.maybe_keep_changes():
+        # An exception escaping here would kill the app with the user's changes in it.
+        try:
+            keep_open = not self.maybe_keep_changes()
+        except Exception:
+            logger.exception("asking about unsaved changes failed")
+            keep_open = True
+        if keep_open:
             event.ignore()
             return
         self.save_window_settings()

@@ -37,7 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="REPORT.xlsx",
         type=Path,
         required=True,
-        help="where to write the report (replaced atomically if it exists)",
+        help="where to write the report: a new file, or a report PR Planner wrote before "
+        "(replaced atomically); never FILE itself or a workbook PR Planner did not write",
     )
     parser.add_argument(
         "--round",
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> dict:
     from core import validation
     from core.errors import InputError
     from core.workbook.report import find_round, most_recent_round, write_report
+    from core.workbook.safe_io import check_destination
     from core.workbook.session_io import read_session, session_for_round
 
     # Flags are checked before the file is read, so a typo costs nothing.
@@ -76,6 +78,8 @@ def run(args: argparse.Namespace) -> dict:
         raise InputError(
             f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {args.confidence!r}"
         )
+    # Refuse a destination that must not be written before the input is read.
+    check_destination(args.output, sources=(args.file,))
     opened = read_session(args.file)
     state = opened.state
     notes = list(opened.problems)
@@ -102,6 +106,7 @@ def run(args: argparse.Namespace) -> dict:
         round_name=subject,
         margin=margin,
         confidence=args.confidence,
+        sources=(args.file,),
     )
     result = {"output": str(args.output)}
     result.update(content.to_dict())

@@ -207,7 +207,9 @@ class RecoveryStore:
             "rounds": [round_to_json(item) for item in state.rounds if isinstance(item, Round)],
         }
         text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        with atomic_write_path(self.path) as temporary:
+        # The recovery folder is the app's own: its files are replaced without the checks
+        # that protect the user's files.
+        with atomic_write_path(self.path, replace_foreign=True) as temporary:
             temporary.write_text(text, encoding="utf-8")
         return self.path
 

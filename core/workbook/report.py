@@ -44,7 +44,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ from core import validation
 from core.errors import InputError
 from core.session import SCHEMA_VERSION, SessionState, flatten
 from core.workbook.rounds import Round
-from core.workbook.safe_io import atomic_write
+from core.workbook.safe_io import FileFingerprint, atomic_write, check_destination, mark_as_ours
 
 if TYPE_CHECKING:
     from core.evaluation import Evaluation
@@ -1863,6 +1863,8 @@ def write_report(
     margin: float | None = None,
     confidence: float | None = None,
     images: Mapping[str, bytes] | None = None,
+    sources: Iterable[str | os.PathLike[str]] = (),
+    expected: FileFingerprint | None = None,
 ) -> ReportContent:
     """Write the Excel report of ``state`` to ``path`` atomically.
 
@@ -1877,6 +1879,10 @@ def write_report(
         See :func:`build_report`.
     images : mapping of str to bytes, optional
         PNG snapshots of the app's plots, by title; they go on a ``Plots`` sheet.
+    sources : iterable of path-like
+        The files the session came from: the report never replaces one of them.
+    expected : FileFingerprint, optional
+        The destination as it was read or last saved; refused if it changed since.
 
     Returns
     -------
@@ -1888,12 +1894,15 @@ def write_report(
     InputError
         Bad arguments (see :func:`build_report`), or a destination that is not ``.xlsx``.
     core.workbook.safe_io.SaveError
-        The file could not be written; the old file is intact.
+        The file could not be written, or must not be (one of ``sources``, a file PR
+        Planner did not write, read-only, changed since read); the old file is intact.
     """
     destination = Path(path)
     if destination.suffix.lower() != ".xlsx":
         raise InputError(f"{destination}: the report must be an .xlsx file")
+    check_destination(destination, sources=sources, expected=expected)  # before any work
     content = build_report(state, round_name=round_name, margin=margin, confidence=confidence)
     workbook = render_workbook(content, images)
-    atomic_write(destination, workbook.save)
+    mark_as_ours(workbook)
+    atomic_write(destination, workbook.save, sources=sources, expected=expected)
     return content

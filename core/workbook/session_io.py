@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from core.workbook.report import (
     write_report,
 )
 from core.workbook.rounds import HEADER_SEARCH_ROWS, Round, WorkbookError, read_rounds
+from core.workbook.safe_io import FileFingerprint
 
 __all__ = [
     "OpenedSession",
@@ -86,6 +87,9 @@ def save_session(
     path: str | os.PathLike[str],
     state: SessionState,
     images: Mapping[str, bytes] | None = None,
+    *,
+    sources: Iterable[str | os.PathLike[str]] = (),
+    expected: FileFingerprint | None = None,
 ) -> ReportContent:
     """Save the session: the report (with its Inputs sheet), written atomically.
 
@@ -97,6 +101,12 @@ def save_session(
         The whole session.
     images : mapping of str to bytes, optional
         PNG snapshots of the app's plots.
+    sources : iterable of path-like
+        Files the session was read from that are not sessions (a rounds workbook): never
+        replaced.
+    expected : FileFingerprint, optional
+        The session file as it was opened or last saved; if it changed on disk since, the
+        save is refused rather than overwrite the other writer.
 
     Returns
     -------
@@ -111,7 +121,7 @@ def save_session(
     InputError
         A destination that is not ``.xlsx``.
     """
-    return write_report(path, state, images=images)
+    return write_report(path, state, images=images, sources=sources, expected=expected)
 
 
 def open_session(path: str | os.PathLike[str]) -> tuple[SessionState, list[str]]:

@@ -17,9 +17,12 @@ OLD = b"the old report"
 
 
 @pytest.fixture
-def existing(tmp_path) -> Path:
+def existing(tmp_path, monkeypatch) -> Path:
+    """A file PR Planner wrote before: these tests are about the mechanics of replacing
+    it (tests/core/test_no_overwrite.py covers which files may be replaced at all)."""
     path = tmp_path / "report.xlsx"
     path.write_bytes(OLD)
+    monkeypatch.setattr(safe_io, "is_ours", lambda candidate: Path(candidate) == path)
     return path
 
 

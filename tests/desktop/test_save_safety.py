@@ -1,0 +1,112 @@
+"""The window never writes over what the user brought, and a failing save never closes it
+or loses the session (pytest-qt; dialogs answered by the test)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from core.workbook.session_io import read_session, save_session
+from tests.desktop import test_sessions as sessions
+
+# The window and dialog fixtures of the session tests, shared by name.
+settings = sessions.settings
+dialogs = sessions.dialogs
+make_window = sessions.make_window
+window = sessions.window
+
+
+@pytest.fixture
+def rounds_file(tmp_path, shared_fixtures):
+    path = tmp_path / "my_rounds.xlsx"
+    shutil.copy(shared_fixtures / "rounds_simple.xlsx", path)
+    return path
+
+
+def test_save_as_onto_the_rounds_workbook_it_came_from_is_refused(window, dialogs, rounds_file):
+    original = rounds_file.read_bytes()
+    assert window.open_workbook(rounds_file)
+    window.session.set_value("plan.margin_recall", 0.03)
+    dialogs.save_names.append(rounds_file)  # the user picks the source in Save As
+    window.save_as_action.trigger()
+    assert rounds_file.read_bytes() == original
+    title, text = dialogs.warnings[-1]
+    assert title == "Could not save the session"
+    assert "it is the file this was read from" in text
+    assert window.isWindowModified() and window.isVisible()
+
+
+def test_export_report_onto_the_source_or_a_foreign_file_is_refused(
+    window, dialogs, rounds_file, tmp_path
+):
+    assert window.open_workbook(rounds_file)
+    theirs = tmp_path / "budget.xlsx"
+    shutil.copy(rounds_file, theirs)
+    for target in (rounds_file, theirs):
+        before = target.read_bytes()
+        assert not window.export_report(target)
+        assert target.read_bytes() == before
+    assert "it is the file this was read from" in dialogs.warnings[0][1]
+    assert "was not written by PR Planner" in dialogs.warnings[1][1]
+
+
+def test_save_refuses_a_session_another_window_changed_on_disk(window, dialogs, tmp_path):
+    target = tmp_path / "shared.xlsx"
+    assert window.save_to(target)
+    window.session.set_value("plan.margin_recall", 0.0311)
+    time.sleep(0.01)
+    save_session(target, read_session(target).state)  # another writer, in between
+    theirs = target.read_bytes()
+    window.save_action.trigger()
+    assert target.read_bytes() == theirs
+    assert "changed on disk since you opened it" in dialogs.warnings[-1][1]
+    assert window.isWindowModified()
+    assert window.session.get("plan.margin_recall") == 0.0311
+
+
+@pytest.mark.parametrize("error", [OverflowError("int too large"), MemoryError()])
+def test_an_unforeseen_save_failure_keeps_the_window_and_the_data(
+    window, dialogs, tmp_path, monkeypatch, error
+):
+    def fail(*_args, **_kwargs):
+        raise error
+
+    monkeypatch.setattr("core.workbook.session_io.write_report", fail)
+    window.session.set_value("plan.margin_recall", 0.0322)
+    assert not window.save_to(tmp_path / "x.xlsx")
+    assert dialogs.warnings and "failed unexpectedly" in dialogs.warnings[-1][1]
+    assert window.isWindowModified()
+    assert window.session.get("plan.margin_recall") == 0.0322
+
+
+def test_close_with_a_save_that_fails_keeps_the_window_open(window, dialogs, tmp_path, monkeypatch):
+    def fail(*_args, **_kwargs):
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setattr("core.workbook.session_io.write_report", fail)
+    window.session.set_value("plan.margin_recall", 0.0333)
+    dialogs.answer = QMessageBox.StandardButton.Save
+    dialogs.save_names.append(tmp_path / "on close.xlsx")
+    window.close()
+    assert window.isVisible() and window.isWindowModified()
+    assert window.session.get("plan.margin_recall") == 0.0333
+    assert not (tmp_path / "on close.xlsx").exists()
+
+
+def test_a_session_re_saved_by_another_program_is_saved_under_a_new_name(
+    window, dialogs, tmp_path, monkeypatch
+):
+    target = tmp_path / "edited elsewhere.xlsx"
+    assert window.save_to(target)
+    # As if Excel had re-saved it (its name in "last modified by"): no longer ours.
+    monkeypatch.setattr("desktop.main_window.is_ours", lambda path: False)
+    assert window.open_workbook(target, ask=False)
+    before = target.read_bytes()
+    window.session.set_value("plan.margin_recall", 0.0344)
+    window.save_action.trigger()  # Save becomes Save As; cancelled here
+    _caption, suggested = dialogs.asked_save[-1]
+    assert suggested.endswith("edited elsewhere session.xlsx")
+    assert target.read_bytes() == before
