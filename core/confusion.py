@@ -177,17 +177,30 @@ class Population:
                 "the finite population correction needs both population counts "
                 "(--population N_POS N_NEG), not only k"
             )
+        self.require_sample_fits(n_pos, n_neg)
         factors = []
+        for n, big_n in ((n_pos, self.predicted_positive), (n_neg, self.predicted_negative)):
+            factors.append((big_n - n) / (big_n - 1) if big_n > 1 else 0.0)
+        return factors[0], factors[1]
+
+    def require_sample_fits(self, n_pos: int, n_neg: int) -> None:
+        """Refuse a labeled sample larger than its stratum (when the counts are known).
+
+        Items are labeled without replacement, so a stratum of ``N`` items cannot give more
+        than ``N`` labels: more means the counts or the population were mistyped.
+        """
+        if not self.has_counts:
+            return
         for label, n, big_n in (
             ("predicted-positive", n_pos, self.predicted_positive),
             ("predicted-negative", n_neg, self.predicted_negative),
         ):
             if n > big_n:
                 raise InputError(
-                    f"the {label} sample ({n:,}) is larger than its population ({big_n:,})"
+                    f"the {label} sample ({n:,} labeled items) is larger than its population "
+                    f"({big_n:,} items); check the counts and the population, a stratum "
+                    "cannot give more labels than it has items"
                 )
-            factors.append((big_n - n) / (big_n - 1) if big_n > 1 else 0.0)
-        return factors[0], factors[1]
 
 
 # --- truth relations (vectorized) ----------------------------------------------------------

@@ -283,6 +283,8 @@ def evaluate(
         seed = validation.count("seed", seed)
     population = _as_population(population)
     design = "random" if population is None else "stratified"
+    if population is not None:
+        population.require_sample_fits(matrix.n_pos, matrix.n_neg)
     k = matrix.sample_k if population is None else population.k
     warnings: list[str] = []
 

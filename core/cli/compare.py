@@ -57,13 +57,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _k(args: argparse.Namespace, suffix: str) -> float:
+def _k(args: argparse.Namespace, suffix: str, matrix) -> float:
     counts = getattr(args, f"population{suffix}")
     if counts is not None:
         try:
-            return Population.from_counts(*counts).k
+            population = Population.from_counts(*counts)
+            population.require_sample_fits(matrix.n_pos, matrix.n_neg)
         except InputError as exc:
             raise InputError(f"--population{suffix}: {exc}") from None
+        return population.k
     return validation.positive(f"--k{suffix}", getattr(args, f"k{suffix}"))
 
 
@@ -73,8 +75,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     result = compare(
         previous,
         current,
-        k_previous=_k(args, ""),
-        k_current=_k(args, "2"),
+        k_previous=_k(args, "", previous),
+        k_current=_k(args, "2", current),
         confidence=validation.confidence(args.confidence),
         replicates=validation.whole_at_least("--replicates", args.replicates, 1000),
         seed=args.seed,
