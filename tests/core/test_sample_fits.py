@@ -41,9 +41,7 @@ def test_cli_evaluate_exits_2_with_one_line(capsys, extra):
 
 
 def test_cli_compare_checks_each_round(capsys):
-    status = main(
-        ["compare", "--population", "10", "100", *TOO_MANY, "--k2", "0.1"]
-        + ["--tp2", "5", "--fp2", "1", "--fn2", "2", "--tn2", "40"]
-    )
+    second = ["--k2", "0.1", "--tp2", "5", "--fp2", "1", "--fn2", "2", "--tn2", "40"]
+    status = main(["compare", "--population", "10", "100", *TOO_MANY, *second])
     assert status == 2
     assert "--population: the predicted-positive sample (13" in capsys.readouterr().err
