@@ -187,7 +187,7 @@ RECOMMENDED: dict[str, Recommendation] = {
             metric="precision",
             method="wilson",
             why="precision is a plain proportion of the predicted positives; Wilson keeps "
-            "95 % coverage down to small samples",
+            "its confidence level down to small samples",
         ),
         Recommendation(
             metric="recall",

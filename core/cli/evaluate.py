@@ -14,22 +14,12 @@ from core.bayes import Prior
 from core.cli.output import add_json_flag, number, number_list, whole
 from core.confusion import ConfusionMatrix, Population
 from core.evaluation import evaluate
+from core.methods import INTERVAL_METHODS, METRICS, RECOMMENDED
 
 HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labeled round."
 
-METHOD_LABELS = {
-    "wald": "Wald",
-    "wilson": "Wilson",
-    "agresti_coull": "Agresti-Coull",
-    "clopper_pearson": "Clopper-Pearson",
-    "jeffreys": "Jeffreys",
-    "katz_log": "Katz log",
-    "delta": "delta",
-    "bootstrap": "bootstrap",
-    "bayes": "Bayes (Eq 6-8)",
-    "bayes_mc": "Bayes MC",
-    "posterior": "posterior",
-}
+#: Method key -> words for the table (one source: core.methods).
+METHOD_LABELS = {key: method.short_label for key, method in INTERVAL_METHODS.items()}
 
 
 def add_count_flags(parser: argparse.ArgumentParser, suffix: str = "") -> None:
@@ -127,7 +117,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         prior=prior,
         fpc=args.fpc,
     )
-    return result.to_dict()
+    data = result.to_dict()
+    data["recommended"] = {
+        metric: RECOMMENDED[metric].method
+        for metric in METRICS
+        if RECOMMENDED[metric].method in data[metric]["intervals"]
+    }
+    return data
 
 
 def percent(value: float | None) -> str:
@@ -143,14 +139,21 @@ def percent(value: float | None) -> str:
 
 
 def interval_table(result: dict[str, object], metrics=("precision", "recall", "f1", "fpr")) -> str:
-    header = f"{'metric':<10} {'method':<16} {'estimate':>10} {'lower':>10} {'upper':>10}"
+    header = f"{'metric':<10} {'method':<22} {'estimate':>10} {'lower':>10} {'upper':>10}"
     lines = [header, "-" * len(header)]
     for metric in metrics:
         block = result[metric]
         first = True
-        for method, (lower, upper) in block["intervals"].items():
+        recommended = result.get("recommended", {}).get(metric)
+        ordered = sorted(block["intervals"].items(), key=lambda item: item[0] != recommended)
+        for method, (lower, upper) in ordered:
+            label = METHOD_LABELS.get(method, method)
+            if method == recommended:
+                label = f"* {label}"
+            elif INTERVAL_METHODS.get(method) and INTERVAL_METHODS[method].is_prediction:
+                label = f"{label} †"
             lines.append(
-                f"{metric if first else '':<10} {METHOD_LABELS.get(method, method):<16} "
+                f"{metric if first else '':<10} {label:<22} "
                 f"{percent(block['estimate']) if first else '':>10} "
                 f"{percent(lower):>10} {percent(upper):>10}"
             )
@@ -172,8 +175,16 @@ def format_text(result: dict[str, object]) -> str:
         lines.append("warnings:")
         lines.extend(f"  - {warning}" for warning in warnings)
     lines.append("")
+    lines.append("* the interval to quote:")
+    for metric in METRICS:
+        recommendation = RECOMMENDED[metric]
+        if recommendation.method in result.get("recommended", {}).values():
+            lines.append(
+                f"  {metric}: {INTERVAL_METHODS[recommendation.method].label}, because "
+                f"{recommendation.why}"
+            )
     lines.append(
-        "bayes, bayes_mc: where a future round of the same size will land; posterior: the "
-        "true value"
+        "† a prediction of the estimate the next round of the same size will show, not an "
+        "interval for the true value"
     )
     return "\n".join(lines)

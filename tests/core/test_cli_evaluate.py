@@ -35,6 +35,7 @@ def test_evaluate_json_keys_for_each_design(capsys):
         )
         assert list(document) == [
             "k", "design", "precision", "recall", "f1", "fpr", "prevalence", "warnings",
+            "recommended",
         ]  # fmt: skip
         assert document["design"] == design
         assert list(document["precision"]["intervals"]) == precision
@@ -271,3 +272,30 @@ def test_interval_notes_reach_the_json_warnings(capsys):
     assert sum("Haldane" in line for line in zero["warnings"]) == 1
     assert not any("bound moved" in line for line in zero["warnings"])
     assert "recall delta: clipped to [0, 1]" in zero["warnings"]
+
+
+def test_json_names_the_interval_to_quote_per_metric(capsys):
+    from core.methods import INTERVAL_METHODS
+
+    counts = ["--tp", "225", "--fp", "31", "--fn", "14", "--tn", "730"]
+    status = main(["evaluate", "--k", "0.0329", *counts, "--replicates", "1000", "--json"])
+    assert status == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["recommended"] == {
+        "precision": "wilson",
+        "recall": "katz_log",
+        "f1": "bootstrap",
+        "fpr": "katz_log",
+    }
+    for metric, method in data["recommended"].items():
+        assert method in data[metric]["intervals"]
+        assert not INTERVAL_METHODS[method].is_prediction
+
+
+def test_text_marks_the_interval_to_quote_and_the_predictions(capsys):
+    main(["evaluate", "--k", "0.0329", "--tp", "225", "--fp", "31", "--fn", "14", "--tn", "730"])
+    text = capsys.readouterr().out
+    assert "* Wilson" in text and "* Katz log" in text
+    assert "Bayes predictive †" in text
+    assert "not an interval for the true value" in text
+    assert "bayes_mc" not in text
