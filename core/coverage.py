@@ -62,8 +62,8 @@ _KIND_NAMES = {
     "wald": "Wald",
     "katz_log": "Katz log",
     "bootstrap": "bootstrap",
-    "bayes": "Bayesian (Eq 6-8)",
-    "bayes_mc": "Bayesian Monte Carlo",
+    "bayes": "Bayesian predictive (Eq 6-8; a prediction for the next round's estimate)",
+    "bayes_mc": "Bayesian predictive Monte Carlo (a prediction for the next round's estimate)",
 }
 
 
