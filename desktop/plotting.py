@@ -166,7 +166,9 @@ class _DragWatcher(QObject):
             app.removeEventFilter(self)
             self._relayout_deferred()
         for panel in list(self.panels):
-            panel.set_draft(drafting)
+            # A panel of a closed window may linger as a Python wrapper after Qt deleted it.
+            if shiboken6.isValid(panel):
+                panel.set_draft(drafting)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """While drafting, hold back widgets' layout requests until the release.
@@ -202,6 +204,8 @@ def _cache_mode(draft: bool) -> QGraphicsItem.CacheMode:
 def _draft_item(item, draft: bool) -> None:
     """Draft (or full) quality for one plot item; other items are left as they are."""
     if isinstance(item, pg.PlotDataItem):
+        if not all(shiboken6.isValid(part) for part in (item.curve, item.scatter)):
+            return
         item.opts["antialias"] = not draft
         item.setClipToView(draft)
         item.setDownsampling(auto=draft, method="peak")
@@ -296,7 +300,8 @@ class PlotPanel(pg.PlotWidget):
             return
         self.draft = draft
         for item in self.plotItem.items:
-            _draft_item(item, draft)
+            if shiboken6.isValid(item):  # removed from the plot and deleted by Qt
+                _draft_item(item, draft)
         for name in ("left", "bottom", "top", "right"):
             self.plotItem.getAxis(name).setCacheMode(_cache_mode(draft))
         self.setAntialiasing(not draft)
