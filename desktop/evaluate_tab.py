@@ -69,8 +69,8 @@ METHOD_NAMES = {
     "katz_log": "Katz log-ratio",
     "delta": "Delta method",
     "bootstrap": "Bootstrap",
-    "bayes": "Bayes predictive",
-    "bayes_mc": "Bayes predictive MC",
+    "bayes": "Bayes prediction, next round",
+    "bayes_mc": "Bayes prediction MC, next round",
     "posterior": "Posterior",
 }
 METHOD_TIPS = {
@@ -84,7 +84,8 @@ METHOD_TIPS = {
     "bootstrap": "Percentile bootstrap (Algorithm 1): strata resampled with replacement",
     "bayes": "Predicts the estimate a future round of the same size will show (Eq 6–8); "
     "wider than a confidence interval on purpose",
-    "bayes_mc": "Monte-Carlo version of the predictive interval (Algorithm 2)",
+    "bayes_mc": "Monte-Carlo version of the predictive interval (Algorithm 2): a prediction "
+    "of the next round's estimate, not an interval for the true value",
     "posterior": "Credible interval of the true value from the posterior Beta distributions",
 }
 #: Methods computed from random draws: blank until the background run delivers them.

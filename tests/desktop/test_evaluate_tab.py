@@ -223,3 +223,11 @@ def test_seed_is_an_identifier_and_table_sits_beside_the_forest(tab):
     assert tab.results_splitter.indexOf(tab.forest.parentWidget()) == 1
     header = tab.table_view.horizontalHeader()
     assert not header.stretchLastSection()  # the Note column is as wide as its notes
+
+
+def test_prediction_intervals_are_labelled_as_predictions_for_the_next_round():
+    from desktop.evaluate_tab import METHOD_NAMES, METHOD_TIPS
+
+    for key in ("bayes", "bayes_mc"):
+        assert "next round" in METHOD_NAMES[key]
+        assert "next round" in METHOD_TIPS[key] or "future round" in METHOD_TIPS[key]
