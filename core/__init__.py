@@ -3,8 +3,9 @@
 This package never imports Qt (``tests/core/test_headless.py`` enforces it), so it can
 run in scripts, on servers and under the ``prplanner`` command line.
 
-Spec references in docstrings (``spec 1.2``, ``Eq 4``) point to ``shared/spec`` and
-to the equation numbers of the source papers it restates.
+Equation numbers in docstrings (``Eq 4``, ``Theorem 1``) are headings of
+``docs/methods.md``, the project's methods document, which keeps the source papers'
+numbering. (Older docstrings still say ``spec 1.2``: the section of the same name there.)
 """
 
 from core.errors import InputError
