@@ -69,8 +69,8 @@ METHOD_NAMES = {
     "katz_log": "Katz log-ratio",
     "delta": "Delta method",
     "bootstrap": "Bootstrap",
-    "bayes": "Bayes prediction, next round",
-    "bayes_mc": "Bayes prediction MC, next round",
+    "bayes": "Bayes, next round",
+    "bayes_mc": "Bayes MC, next round",
     "posterior": "Posterior",
 }
 METHOD_TIPS = {
