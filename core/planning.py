@@ -1264,22 +1264,79 @@ def paper_sizes(
     return int(n_pos), int(n_neg)
 
 
+def _real_negatives(model: MarginModel, n_pos: np.ndarray, target: float) -> np.ndarray:
+    """Real-valued ``n0`` solving ``a*h1(n1) + b*h0(n0) = budget`` (inf where none does).
+
+    Convex and decreasing in ``n1``: ``h1`` is convex, so the remaining budget is concave,
+    and both ``b/r`` and ``N0/(1 + c*r)`` are convex decreasing in ``r``.
+    """
+    a, b = model.recall_coefficient_pos, model.recall_coefficient_neg
+    big_n0 = model.population_neg
+    remaining = model.recall_budget(target) - a * _h(n_pos, model.population_pos)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if big_n0 is None:
+            return np.where(remaining > 0, b / remaining, np.inf)
+        return np.where(remaining >= 0, big_n0 / (1.0 + remaining / b * max(big_n0 - 1, 1)), np.inf)
+
+
+def _improving_range(
+    model: MarginModel,
+    target: float,
+    low: int,
+    high: int,
+    best_cost: float,
+    cost_pos: float,
+    cost_neg: float,
+) -> tuple[int, int]:
+    """Narrow ``[low, high]`` to the ``n1`` whose cost could still be below ``best_cost``.
+
+    The integer cost is at least the convex real cost ``cost_pos*n1 + cost_neg*n0(n1)``
+    less two ``cost_neg`` (rounding and the correction steps), so the ``n1`` that can
+    improve form one interval around the real cost's minimum: found by ternary search and
+    two bisections in O(log range) instead of a scan of the whole range (which for tiny
+    margins runs to 10**12 and more).
+    """
+
+    def floor(n: int) -> float:
+        value = _real_negatives(model, np.array([float(n)]), target)[0]
+        return cost_pos * n + cost_neg * (float(value) - 2.0)
+
+    left, right = low, high
+    while right - left > 2:
+        third = (right - left) // 3
+        if floor(left + third) < floor(right - third):
+            right = right - third
+        else:
+            left = left + third
+    middle = min(range(left, right + 1), key=floor)
+    if not floor(middle) < best_cost:
+        return middle + 1, middle  # empty: nothing can improve
+    lo, hi = low, middle  # first n with floor < best_cost
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if floor(mid) < best_cost:
+            hi = mid
+        else:
+            lo = mid + 1
+    first = lo
+    lo, hi = middle, high  # last n with floor < best_cost
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if floor(mid) < best_cost:
+            lo = mid
+        else:
+            hi = mid - 1
+    return first, lo
+
+
 def _smallest_negatives(model: MarginModel, n_pos: np.ndarray, target: float) -> np.ndarray:
     """For each ``n1``, the least integer ``n0`` meeting the recall target (inf if none).
 
     Closed form from ``a*h1(n1) + b*h0(n0) <= budget``, then one correction step each way
     against the margin function itself so rounding never decides.
     """
-    a, b = model.recall_coefficient_pos, model.recall_coefficient_neg
     big_n0 = model.population_neg
-    remaining = model.recall_budget(target) - a * _h(n_pos, model.population_pos)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if big_n0 is None:
-            guess = np.where(remaining > 0, b / remaining, np.inf)
-        else:
-            guess = np.where(
-                remaining >= 0, big_n0 / (1.0 + remaining / b * max(big_n0 - 1, 1)), np.inf
-            )
+    guess = _real_negatives(model, n_pos, target)
     n_neg = np.maximum(np.ceil(guess - 1e-9), 1.0)
     upper = math.inf if big_n0 is None else float(big_n0)
     n_neg = np.where(n_neg > upper, np.inf, n_neg)
@@ -1362,6 +1419,12 @@ def optimal_sizes(
             high = min(high, big_n1)
         if low > high:
             break
+        if high - low > 4 * _SCAN_CHUNK:
+            low, high = _improving_range(
+                model, target_recall, low, high, best_key[0], cost_pos, cost_neg
+            )
+            if low > high:
+                break
         n_pos = np.arange(low, min(high, low + _SCAN_CHUNK - 1) + 1, dtype=float)
         n_neg = _smallest_negatives(model, n_pos, target_recall)
         cost = cost_pos * n_pos + cost_neg * n_neg
