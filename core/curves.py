@@ -23,8 +23,8 @@ another prevalence re-weight precision at every threshold with the closed form o
 from __future__ import annotations
 
 import csv
+import itertools
 import math
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -531,9 +531,9 @@ class _CellReader:
             number = (
                 float(value)
                 if isinstance(value, (int, float))
-                else _parse_number(str(value), self.decimal_comma)
+                else _parse_number(str(value)[:_MAX_CELL_TEXT], self.decimal_comma)
             )
-        except ValueError:
+        except (ValueError, OverflowError):  # a 400-digit number overflows a float
             raise self._fail(row, column, "a number", value) from None
         if not math.isfinite(number):
             raise self._fail(row, column, "a finite number", value)
@@ -578,21 +578,27 @@ def _column_positions(header, path: Path) -> dict[str, int]:
 
 
 def _sample_from_rows(rows, path: Path, reader: _CellReader) -> ScoredSample:
-    """Rows after the header; spreadsheet row numbers start at 2 (the header is row 1)."""
+    """``rows``: ``(row number, cells)`` in order, the header first as row 1; rows absent
+    from the file (a workbook stores no empty rows) are simply missing."""
     rows = iter(rows)
     try:
-        header = next(rows)
+        header_number, header = next(rows)
     except StopIteration:
         raise InputError(f"{path.name} is empty") from None
+    if header_number != 1:
+        # Row 1 is empty: put the first stored row back, it is data or junk, not a header.
+        rows = itertools.chain([(header_number, header)], rows)
+        header = ()
     positions = _column_positions(header, path)
     weight_at = positions.get("weight")
+    width = max(positions.values()) + 1
     scores: list[float] = []
     labels: list[bool] = []
     weights: list[float] = []
-    for row_number, row in enumerate(rows, start=2):
+    for row_number, row in rows:
         if row is None or all(cell is None or str(cell).strip() == "" for cell in row):
             continue  # blank lines and Excel's trailing empty rows
-        cells = list(row) + [None] * (max(positions.values()) + 1 - len(row))
+        cells = list(row) + [None] * (width - len(row))
         scores.append(reader.number(cells[positions["score"]], row_number, "score"))
         labels.append(reader.label(cells[positions["label"]], row_number, "label"))
         if weight_at is not None:
@@ -606,6 +612,10 @@ def _sample_from_rows(rows, path: Path, reader: _CellReader) -> ScoredSample:
     )
 
 
+#: Longer cell texts are cut before they are parsed as numbers (no number is that long).
+_MAX_CELL_TEXT = 1000
+
+
 def _load_csv(path: Path) -> ScoredSample:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
@@ -614,7 +624,8 @@ def _load_csv(path: Path) -> ScoredSample:
             # Spreadsheets set to a decimal-comma locale export ';'-separated files.
             delimiter = max(",;\t", key=first_line.count)
             reader = _CellReader(path, decimal_comma=delimiter != ",")
-            return _sample_from_rows(csv.reader(handle, delimiter=delimiter), path, reader)
+            rows = enumerate(csv.reader(handle, delimiter=delimiter), start=1)
+            return _sample_from_rows(rows, path, reader)
     except UnicodeDecodeError:
         raise InputError(f"{path.name} is not UTF-8 text (save it as CSV UTF-8)") from None
     except csv.Error as exc:
@@ -627,7 +638,7 @@ def load_scored_sample(path) -> ScoredSample:
     The first row names the columns (any case, any order; other columns are ignored).
     Labels are 0/1 (also ``true/false``, ``yes/no``); weights are numbers >= 0. A ``;`` or
     tab separated CSV may use decimal commas. Only the first worksheet of a workbook is
-    read, in openpyxl's read-only mode with cached formula values.
+    read (cached formula values), within the budgets every workbook read keeps to.
 
     Raises
     ------
@@ -647,17 +658,13 @@ def load_scored_sample(path) -> ScoredSample:
 
 def _load_workbook(path: Path) -> ScoredSample:
     # Deferred: only workbook users pay for the import.
-    from openpyxl import load_workbook
-    from openpyxl.utils.exceptions import InvalidFileException
+    from core.workbook.xlsx_reader import open_sheets
 
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", str(path))
-    try:
-        workbook = load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError) as exc:
-        raise InputError(f"{path.name} is not a readable .xlsx workbook ({exc})") from None
-    try:
-        sheet = workbook.worksheets[0]
-        return _sample_from_rows(sheet.iter_rows(values_only=True), path, _CellReader(path))
-    finally:
-        workbook.close()
+    # The reader every workbook goes through: the file checks, the zip-bomb, cell and time
+    # budgets, a hardened XML parser; rows stream, so a bad header stops it at row 1.
+    with open_sheets(path) as sheets:
+        first = next(sheets)  # open_sheets refuses a workbook without worksheets
+        rows = ((number, values) for number, values, _formulas in first.rows)
+        return _sample_from_rows(rows, path, _CellReader(path))

@@ -208,6 +208,10 @@ class SessionState:
 
     ``rounds`` are the past rounds shown in the Rounds panel (read from a workbook or kept
     from the last save); ``previous_round`` names the one chosen as the previous round.
+    ``current_round`` is the round the Evaluate tab was filled from, as ``SHEET!ROW``
+    (``""``: counts typed by hand); ``columns`` are the user's choices of what the
+    workbook's columns hold (``ROLE=HEADER`` texts of
+    :class:`core.workbook.rounds.ColumnChoice`), used whenever the workbook is read again.
     """
 
     confidence: float = 0.95
@@ -217,10 +221,13 @@ class SessionState:
     ensemble: EnsembleInputs = field(default_factory=EnsembleInputs)
     rounds: tuple[Any, ...] = ()
     previous_round: str = ""
+    current_round: str = ""
+    columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validation.confidence(self.confidence)
         object.__setattr__(self, "rounds", tuple(self.rounds))
+        object.__setattr__(self, "columns", tuple(str(text) for text in self.columns))
 
 
 # --- dotted-path access ---------------------------------------------------------------

@@ -3,7 +3,8 @@
 Writes the Excel report of issue 5 (the same workbook as File > Export report... in the
 app). ``FILE`` is a saved session (a report with its Inputs sheet) or a plain rounds
 workbook. The round evaluated is ``--round``; without it, a saved session reports what
-its Evaluate tab holds and a plain rounds workbook its most recent round by date (dated
+its Evaluate tab holds (named as its current round while the tab still shows that
+round's counts) and a plain rounds workbook its most recent round by date (dated
 rounds before undated ones, ties by sheet order; the note says which). For a plain
 rounds workbook the whole session is built from the reported round (its counts,
 population, ``s`` and total labels; see :func:`core.workbook.session_io.session_for_round`),
@@ -68,9 +69,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict:
     from core import validation
     from core.errors import InputError
-    from core.workbook.report import find_round, most_recent_round, write_report
+    from core.workbook.report import find_round, write_report
     from core.workbook.safe_io import check_destination
-    from core.workbook.session_io import read_session, session_for_round
+    from core.workbook.session_io import read_session, report_subject, workbook_session
 
     # Flags are checked before the file is read, so a typo costs nothing.
     margin = None if args.margin is None else validation.margin("--margin", args.margin)
@@ -79,27 +80,34 @@ def run(args: argparse.Namespace) -> dict:
             f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {args.confidence!r}"
         )
     # Refuse a destination that must not be written before the input is read.
-    check_destination(args.output, sources=(args.file,))
+    check_destination(args.output, sources=(args.file,), purpose="report")
     opened = read_session(args.file)
     state = opened.state
     notes = list(opened.problems)
     subject = args.round
     if not opened.is_session:
         # A plain rounds workbook: the report is about one of its rounds, and every input
-        # of the session comes from that round (never the defaults of an empty session).
+        # of the session comes from that round (never the defaults of an empty session);
+        # the app builds the same session when it opens the workbook (workbook_session).
         if not state.rounds:
             raise InputError(f"{args.file} has no usable rounds ({_why_no_rounds(notes)})")
         warnings: list[str] = []
         if args.round is not None:
             subject = find_round(state.rounds, args.round, warnings)
+            state, _item, round_notes = workbook_session(
+                state.rounds, item=subject, columns=state.columns
+            )
+            notes.extend(round_notes)
         else:
-            subject = most_recent_round(state.rounds)
+            subject = report_subject(state)
             notes.append(
                 f"no --round given: reporting the most recent round by date, {_describe(subject)}"
             )
         notes.extend(warnings)
-        state, round_notes = session_for_round(state, subject)
-        notes.extend(round_notes)
+    elif subject is None:
+        # A saved session: its current round while the Evaluate tab still shows it (what
+        # the app's Export report writes too), else the counts typed on the Evaluate tab.
+        subject = report_subject(state)
     content = write_report(
         args.output,
         state,

@@ -1,18 +1,24 @@
-"""``prplanner rounds FILE.xlsx [--json]``: the past rounds a workbook holds (issue 5).
+"""``prplanner rounds FILE.xlsx [--column ROLE=HEADER ...] [--json]``: the past rounds a
+workbook holds.
 
-JSON contract: ``{"rounds": [{sheet, row, round, date, classifier, k, population_pos,
-population_neg, s, tp, fp, fn, tn}, ...], "refused": [{sheet, row, reason}, ...]}``;
-absent values are ``null`` and dates ISO ``YYYY-MM-DD``. Sheets skipped for want of a
-header are not part of that contract; they are reported as ``note:`` lines on stderr.
+JSON contract: ``{"rounds": [{sheet, row, round, date, classifier, model_version, k,
+population_pos, population_neg, s, tp, fp, fn, tn}, ...], "refused": [{sheet, row,
+reason}, ...], "columns": [{sheet, header_row, roles: {role: header}, guessed: [role],
+notes: [text]}, ...]}``; absent values are ``null`` and dates ISO ``YYYY-MM-DD``; a
+classifier named after its sheet has the header ``""``. Sheets skipped for want of a
+header are not part of that contract; they are reported as ``note:`` lines on stderr, as
+are the columns the reader had to guess (a ``Model`` column: versions or names?).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from core.cli.output import add_json_flag
+from core.cli.output import add_json_flag, json_ready
 
 HELP = "list the labeled rounds in a workbook, and the rows that cannot be used"
 
@@ -23,6 +29,7 @@ _TABLE_COLUMNS = (
     ("round", "round"),
     ("date", "date"),
     ("classifier", "classifier"),
+    ("model_version", "version"),
     ("k", "k"),
     ("population_pos", "N pred+"),
     ("population_neg", "N pred-"),
@@ -32,7 +39,7 @@ _TABLE_COLUMNS = (
     ("fn", "FN"),
     ("tn", "TN"),
 )
-_TEXT_KEYS = {"sheet", "round", "date", "classifier"}
+_TEXT_KEYS = {"sheet", "round", "date", "classifier", "model_version"}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,19 +50,87 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="workbook with one round per row (a header row naming TP, FP, "
         "FN, TN and k or the two population counts)",
     )
+    parser.add_argument(
+        "--column",
+        metavar="ROLE=HEADER",
+        action="append",
+        default=[],
+        help="read the column headed HEADER as ROLE (repeatable), e.g. classifier=Model, "
+        "model_version=Model, tp='Correct flags', ignore=Model; classifier= (nothing after "
+        "'=') names the classifier after the sheet; SHEET!ROLE=HEADER for one sheet only. "
+        "Roles: round, date, classifier, model_version, population_pos, population_neg, k, "
+        "s, tp, fp, fn, tn, notes, ignore",
+    )
     add_json_flag(parser)
 
 
 def run(args: argparse.Namespace) -> dict:
-    from core.workbook.rounds import read_rounds  # openpyxl loads only when needed
+    from core.errors import InputError
+    from core.workbook.rounds import ColumnChoice, describe_role, read_rounds
 
-    book = read_rounds(args.file)
+    # The choices are checked before the file is read, so a typo costs nothing.
+    choices = [ColumnChoice.parse(text) for text in args.column]
+    book = read_rounds(args.file, columns=choices)
+    if book.unused_choices:
+        raise InputError(_unused_message(book))
     for skipped in book.skipped_sheets:
         print(f"note: sheet {skipped.sheet!r} skipped: {skipped.reason}", file=sys.stderr)
+    for reading in book.columns:
+        for item in reading.guessed:
+            print(f"note: {describe_role(reading.sheet, item)}", file=sys.stderr)
     return {
-        "rounds": [item.to_dict() for item in book.rounds],
-        "refused": [item.to_dict() for item in book.refused],
+        "rounds": _AsDicts(book.rounds),
+        "refused": _AsDicts(book.refused),
+        "columns": [item.to_dict() for item in book.columns],
     }
+
+
+class _AsDicts(Sequence):
+    """Items' ``to_dict()``, made one at a time when asked: a million rounds are never all
+    dicts at once (``--json`` streams them through :func:`json_lines`)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Sequence) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [item.to_dict() for item in self._items[index]]
+        return self._items[index].to_dict()
+
+    def __iter__(self) -> Iterator[dict]:
+        return (item.to_dict() for item in self._items)
+
+
+def json_lines(result: dict) -> Iterator[str]:
+    """The ``--json`` text of ``result`` piece by piece, one line per round or refusal, so
+    a million rows stream out instead of being held as one string."""
+    yield "{"
+    for position, (key, items) in enumerate(result.items()):
+        yield ("\n" if position == 0 else ",\n") + f"  {json.dumps(key)}: ["
+        separator = "\n    "
+        for item in items:
+            yield separator + json.dumps(json_ready(item), allow_nan=False)
+            separator = ",\n    "
+        yield "]" if separator == "\n    " else "\n  ]"
+    yield "\n}\n"
+
+
+def _unused_message(book) -> str:
+    """Which --column choices matched no header, and the headers there are."""
+    names = ", ".join(f"--column {choice.to_text()}" for choice in book.unused_choices)
+    if not book.columns:
+        return f"{names}: no sheet has a header row with TP, FP, FN and TN to choose from"
+    shown = "; ".join(
+        f"sheet {reading.sheet!r} row {reading.header_row}: "
+        + ", ".join(text for _, text in reading.headers)
+        for reading in book.columns[:3]
+    )
+    return f"{names}: no column has that header; the headers are {shown}"
 
 
 def _cell_text(key: str, value) -> str:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import validation
 from core.errors import InputError
-from core.session import SCHEMA_VERSION, SessionState, flatten
+from core.session import SCHEMA_VERSION, EnsembleInputs, SessionState, flatten
 from core.workbook.rounds import Round
 from core.workbook.safe_io import FileFingerprint, atomic_write, check_destination, mark_as_ours
 
@@ -147,13 +147,14 @@ HEADLINE_METHODS = {
     "fpr": "katz_log",
 }
 
-# Columns of the Rounds sheet. The first twelve use names core.workbook.rounds recognises;
+# Columns of the Rounds sheet. The first thirteen use names core.workbook.rounds recognises;
 # the rest must never match one of its aliases (a test checks), or the reader would see a
 # column twice and skip the sheet.
 ROUNDS_HEADER = (
     "Round",
     "Date",
     "Classifier",
+    "Model version",
     "Predicted positive (population)",
     "Predicted negative (population)",
     "k",
@@ -354,8 +355,12 @@ def _finite(value: Any) -> Any:
 
 
 def _round_label(item: Round) -> str:
+    """``TR-06 (Fraud, model v2.3)``: the round, its classifier and model version."""
     name = item.round or f"row {item.row} of sheet {item.sheet}"
-    return f"{name} ({item.classifier})" if item.classifier else name
+    about = [item.classifier] if item.classifier else []
+    if item.model_version:
+        about.append(f"model {item.model_version}")
+    return f"{name} ({', '.join(about)})" if about else name
 
 
 def find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
@@ -759,6 +764,7 @@ def _round_row(item: Round, confidence: float, computed: tuple | None = None) ->
         item.round,
         item.date,
         item.classifier,
+        item.model_version,
         item.population_pos,
         item.population_neg,
         item.k,
@@ -782,11 +788,24 @@ def _round_row(item: Round, confidence: float, computed: tuple | None = None) ->
 
 
 def inputs_rows(state: SessionState) -> tuple[tuple[str, Any], ...]:
-    """Schema version, writer, then :func:`core.session.flatten` of the state."""
+    """Schema version, writer, then :func:`core.session.flatten` of the state.
+
+    A session without ensemble children (one about the user's own rounds) leaves out the
+    ensemble settings that are at their defaults: they describe the bundled example, not
+    the user's data, and reading the file back restores the same defaults.
+    """
+    rows = flatten(state)
+    if not state.ensemble.children:
+        defaults = dict(flatten(EnsembleInputs(children=()), "ensemble."))
+        rows = [
+            (key, value)
+            for key, value in rows
+            if not (key in defaults and key != "ensemble.children.count" and defaults[key] == value)
+        ]
     return (
         (SCHEMA_KEY, SCHEMA_VERSION),
         (WRITER_KEY, f"PR Planner {_app_version()}"),
-        *flatten(state),
+        *rows,
     )
 
 
@@ -831,6 +850,10 @@ def summary_rows(
     rows: list[SummaryRow] = [SummaryRow(style="heading", label="What was evaluated")]
     rows.append(SummaryRow(label="Subject", value=subject))
     if item is not None:
+        if item.classifier:
+            rows.append(SummaryRow(label="Classifier", value=item.classifier))
+        if item.model_version:
+            rows.append(SummaryRow(label="Model version", value=item.model_version))
         if item.date is not None:
             rows.append(SummaryRow(label="Labeled on", value=item.date, kind="date"))
         if item.notes:
@@ -1656,10 +1679,20 @@ def _history_charts(ws, content: ReportContent) -> list:
         (headers.index("Recall upper (Katz log)") + 1, "F8CBAD", True),
     )
     charts = []
+    version_column = headers.index("Model version")
     for name, start, stop in blocks:
         first, last = start + 2, stop + 2
         chart = LineChart()
-        chart.title = clean_text(f"History of {name}" if name else "History of the rounds")
+        title = f"History of {name}" if name else "History of the rounds"
+        # One series per classifier whatever its model versions; the title names them.
+        versions = [
+            str(row[version_column])
+            for row in table.rows[start : stop + 1]
+            if row[version_column] is not None
+        ]
+        if versions:
+            title += f" (model {', '.join(dict.fromkeys(versions))})"
+        chart.title = clean_text(title)
         chart.style = 12
         chart.y_axis.title = "estimate and interval"
         chart.y_axis.number_format = "0%"
@@ -1865,6 +1898,7 @@ def write_report(
     images: Mapping[str, bytes] | None = None,
     sources: Iterable[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
+    purpose: str = "report",
 ) -> ReportContent:
     """Write the Excel report of ``state`` to ``path`` atomically.
 
@@ -1883,6 +1917,8 @@ def write_report(
         The files the session came from: the report never replaces one of them.
     expected : FileFingerprint, optional
         The destination as it was read or last saved; refused if it changed since.
+    purpose : str
+        "report" or "session": names the file a refusal suggests instead.
 
     Returns
     -------
@@ -1900,9 +1936,10 @@ def write_report(
     destination = Path(path)
     if destination.suffix.lower() != ".xlsx":
         raise InputError(f"{destination}: the report must be an .xlsx file")
-    check_destination(destination, sources=sources, expected=expected)  # before any work
+    sources = tuple(sources)
+    check_destination(destination, sources=sources, expected=expected, purpose=purpose)
     content = build_report(state, round_name=round_name, margin=margin, confidence=confidence)
     workbook = render_workbook(content, images)
-    mark_as_ours(workbook)
-    atomic_write(destination, workbook.save, sources=sources, expected=expected)
+    mark_as_ours(workbook)  # its save stamps the mark and closes the file even on failure
+    atomic_write(destination, workbook.save, sources=sources, expected=expected, purpose=purpose)
     return content

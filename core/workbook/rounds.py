@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.confusion import ConfusionMatrix, Population
+from core.errors import InputError
 from core.workbook.xlsx_reader import (
     RawRow,
     WorkbookError,
@@ -32,12 +33,18 @@ from core.workbook.xlsx_reader import (
 
 __all__ = [
     "COLUMN_ALIASES",
+    "COLUMN_ROLES",
     "HEADER_SEARCH_ROWS",
+    "ColumnChoice",
+    "ColumnRole",
     "Refusal",
     "Round",
     "RoundsBook",
+    "SheetColumns",
     "SkippedSheet",
     "WorkbookError",
+    "is_generic_sheet_name",
+    "looks_like_version",
     "normalise_header",
     "parse_number_text",
     "read_rounds",
@@ -45,6 +52,16 @@ __all__ = [
 
 #: The header row must sit within this many rows from the top of a sheet.
 HEADER_SEARCH_ROWS = 20
+#: Counts above this are refused: a round never labels more items, a population of items
+#: is far smaller, and every count up to it is exact as a float (2**53 is about 9e15).
+MAX_COUNT = 10**15
+#: ``k`` below this is refused: no real imbalance is that extreme, and smaller values
+#: lose precision (a denormal k would overflow 1/k).
+MIN_K = 1e-12
+#: A number text with more digits than this is too large to be a count.
+_MAX_NUMBER_TEXT = 40
+#: Texts longer than this are never read as numbers.
+_MAX_NUMBER_TEXT_LENGTH = 1000
 #: ``k`` typed next to both population counts may be rounded; beyond this relative
 #: difference the row contradicts itself and is refused.
 K_RELATIVE_TOLERANCE = 0.005
@@ -59,6 +76,7 @@ ROUND_KEYS = (
     "round",
     "date",
     "classifier",
+    "model_version",
     "k",
     "population_pos",
     "population_neg",
@@ -85,7 +103,11 @@ class Round:
     date : datetime.date or None
         When the round was labeled.
     classifier : str or None
-        Which classifier (model) the round evaluated.
+        Which classifier the round evaluated: from a classifier (category, model name)
+        column, else the sheet's name unless it is a generic one (``Sheet1``, ``Rounds``).
+    model_version : str or None
+        The version of that classifier's model (``v2.1``), from a version column; a new
+        version never makes a new classifier.
     k : float
         Imbalance ratio ``N1/N0``; computed from the two population counts when they are
         given (a typed ``k`` that agrees with them within 0.5 % is replaced by the exact
@@ -106,6 +128,7 @@ class Round:
     round: str | None = None
     date: dt.date | None = None
     classifier: str | None = None
+    model_version: str | None = None
     k: float
     population_pos: int | None = None
     population_neg: int | None = None
@@ -178,6 +201,194 @@ class SkippedSheet:
         return {"sheet": self.sheet, "reason": self.reason}
 
 
+#: The roles a column can be read as (``--column ROLE=HEADER``), in the order they are
+#: listed to the user; ``"ignore"`` reads a column as nothing.
+COLUMN_ROLES = (
+    "round",
+    "date",
+    "classifier",
+    "model_version",
+    "population_pos",
+    "population_neg",
+    "k",
+    "s",
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+    "notes",
+)
+#: Other words accepted for a role on the command line.
+_ROLE_SYNONYMS = {
+    "version": "model_version",
+    "model-version": "model_version",
+    "category": "classifier",
+    "name": "round",
+    "n1": "population_pos",
+    "n0": "population_neg",
+    "none": "ignore",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnChoice:
+    """The user's word on one column: read the column headed ``header`` as ``role``.
+
+    ``sheet`` limits the choice to one sheet (``None``: every sheet with such a column).
+    ``role == "ignore"`` reads the column as nothing; ``role == "classifier"`` with an
+    empty ``header`` names the classifier after the sheet (no classifier column).
+
+    The text form, used by ``prplanner rounds --column`` and kept in a saved session, is
+    ``ROLE=HEADER`` or ``SHEET!ROLE=HEADER`` (see :meth:`parse` and :meth:`to_text`).
+    """
+
+    role: str
+    header: str
+    sheet: str | None = None
+
+    def __post_init__(self) -> None:
+        role = _ROLE_SYNONYMS.get(self.role, self.role)
+        if role not in COLUMN_ROLES and role != "ignore":
+            raise InputError(
+                f"unknown column role {self.role!r}; use one of "
+                + ", ".join((*COLUMN_ROLES, "ignore"))
+            )
+        if not self.header.strip() and role != "classifier":
+            raise InputError(
+                f"--column {self.role}= needs the column's header after '=' (only "
+                "'classifier=' may be empty: it names the classifier after the sheet)"
+            )
+        object.__setattr__(self, "role", role)
+        object.__setattr__(self, "header", self.header.strip())
+
+    @classmethod
+    def parse(cls, text: str) -> ColumnChoice:
+        """``"classifier=Model"`` or ``"Fraud!model_version=Model"`` as a choice.
+
+        Raises
+        ------
+        InputError
+            No ``=``, or an unknown role (the message lists the roles).
+        """
+        sheet = None
+        left, equals, header = str(text).partition("=")
+        if not equals:
+            raise InputError(
+                f"--column {text!r} must read ROLE=HEADER, e.g. classifier=Model or "
+                "model_version=Model"
+            )
+        if "!" in left:
+            sheet, _, left = left.rpartition("!")
+            sheet = sheet.strip() or None
+        role = left.strip().casefold().replace(" ", "_")
+        return cls(role=role, header=header, sheet=sheet)
+
+    def to_text(self) -> str:
+        """The inverse of :meth:`parse`."""
+        prefix = f"{self.sheet}!" if self.sheet else ""
+        return f"{prefix}{self.role}={self.header}"
+
+    def applies_to(self, sheet: str) -> bool:
+        return self.sheet is None or self.sheet == sheet
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnRole:
+    """What one column of a sheet was read as.
+
+    Attributes
+    ----------
+    role : str
+        One of :data:`COLUMN_ROLES`.
+    header : str
+        The column's header as typed; ``""`` for a classifier taken from the sheet's name.
+    column : str
+        Its letter (``"C"``); ``""`` for the sheet's name.
+    guessed : bool
+        ``True`` when the header alone did not settle it (a ``Model`` column, the sheet's
+        name as the classifier): ``reason`` says how it was decided.
+    chosen : bool
+        ``True`` when the user chose it (a :class:`ColumnChoice`).
+    reason : str
+        Why, in words, for a guessed or chosen role.
+    """
+
+    role: str
+    header: str
+    column: str
+    guessed: bool = False
+    chosen: bool = False
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "role": self.role,
+            "header": self.header,
+            "column": self.column,
+            "guessed": self.guessed,
+            "chosen": self.chosen,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SheetColumns:
+    """How one sheet's header row was read.
+
+    Attributes
+    ----------
+    sheet : str
+        The sheet.
+    header_row : int
+        The header's row number (1-based).
+    headers : tuple of (str, str)
+        ``(column letter, header text)`` of every non-blank header cell, left to right:
+        what the user can choose from.
+    roles : tuple of ColumnRole
+        The columns read, in :data:`COLUMN_ROLES` order.
+    """
+
+    sheet: str
+    header_row: int
+    headers: tuple[tuple[str, str], ...]
+    roles: tuple[ColumnRole, ...]
+
+    @property
+    def guessed(self) -> tuple[ColumnRole, ...]:
+        return tuple(item for item in self.roles if item.guessed)
+
+    def header_of(self, role: str) -> str | None:
+        """The header read as ``role`` (``""``: the sheet name), or ``None``."""
+        for item in self.roles:
+            if item.role == role:
+                return item.header
+        return None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "sheet": self.sheet,
+            "header_row": self.header_row,
+            "roles": {item.role: item.header for item in self.roles},
+            "guessed": [item.role for item in self.roles if item.guessed],
+            "notes": [describe_role(self.sheet, item) for item in self.roles if item.guessed],
+        }
+
+
+def describe_role(sheet: str, item: ColumnRole) -> str:
+    """One line saying what a column was read as, and how to change it."""
+    what = ROLE_WORDS.get(item.role, item.role)
+    if item.role == "classifier" and not item.header:
+        text = f"sheet {sheet!r}: the classifier is the sheet's name ({item.reason})"
+        return text + "; name a classifier column with --column classifier=HEADER"
+    text = f"sheet {sheet!r}: column {item.column} {item.header!r} read as the {what}"
+    if item.reason:
+        text += f" ({item.reason})"
+    if item.guessed:
+        other = "classifier" if item.role == "model_version" else "model_version"
+        text += f"; if it is not, use --column {other}={item.header}"
+    return text
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundsBook:
     """Everything :func:`read_rounds` found in one workbook.
@@ -190,17 +401,24 @@ class RoundsBook:
         Rows that could not be used, in the same order.
     skipped_sheets : tuple of SkippedSheet
         Sheets with no usable header row (a notes sheet, a chart's data, ...).
+    columns : tuple of SheetColumns
+        What each read sheet's columns were read as (guessed roles are marked).
+    unused_choices : tuple of ColumnChoice
+        The user's column choices that matched no column of any read sheet.
     """
 
     rounds: tuple[Round, ...]
     refused: tuple[Refusal, ...]
     skipped_sheets: tuple[SkippedSheet, ...]
+    columns: tuple[SheetColumns, ...] = ()
+    unused_choices: tuple[ColumnChoice, ...] = ()
 
     def to_dict(self) -> dict[str, list[dict[str, object]]]:
         return {
             "rounds": [item.to_dict() for item in self.rounds],
             "refused": [item.to_dict() for item in self.refused],
             "skipped_sheets": [item.to_dict() for item in self.skipped_sheets],
+            "columns": [item.to_dict() for item in self.columns],
         }
 
 
@@ -255,9 +473,20 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     ),
     "round": ("round", "round name", "name", "id", "round id"),
     "date": ("date", "week of", "labeled on", "labelled on", "week"),
-    "classifier": ("classifier", "model", "classifier name", "model name"),
+    "classifier": (
+        "classifier",
+        "classifier name",
+        "model name",
+        "category",
+        "category name",
+        "mail category",
+    ),
+    "model_version": ("model version", "version", "classifier version", "model ver"),
     "notes": ("notes", "note", "comment", "comments", "remarks"),
 }
+#: Headers that name either the classifier or its version: the column's values decide
+#: (versions such as ``v2.1`` make it the model version, anything else the classifier).
+AMBIGUOUS_HEADERS = ("model", "models")
 
 #: How each field is named in refusal reasons.
 FIELD_LABELS = {
@@ -272,7 +501,18 @@ FIELD_LABELS = {
     "round": "round",
     "date": "date",
     "classifier": "classifier",
+    "model_version": "model version",
     "notes": "notes",
+}
+#: How each role is named when the reader says what a column was read as.
+ROLE_WORDS = {
+    **FIELD_LABELS,
+    "population_pos": "predicted-positive population N1",
+    "population_neg": "predicted-negative population N0",
+    "s": "over-sampling ratio s",
+    "k": "imbalance ratio k",
+    "round": "round name",
+    "ignore": "nothing (ignored)",
 }
 COUNT_FIELDS = ("tp", "fp", "fn", "tn")
 
@@ -324,6 +564,60 @@ def _field_of_header(value: object) -> str | None:
     return field
 
 
+_AMBIGUOUS_INDEX = frozenset(normalise_header(text) for text in AMBIGUOUS_HEADERS)
+
+
+def _is_ambiguous_header(value: object) -> bool:
+    """A header such as ``Model`` that may hold classifier names or model versions."""
+    if value is None or isinstance(value, bool):
+        return False
+    text = str(value)
+    return normalise_header(text) in _AMBIGUOUS_INDEX or (
+        ("(" in text or "[" in text)
+        and normalise_header(_PARENTHESISED.sub(" ", text)) in _AMBIGUOUS_INDEX
+    )
+
+
+# v2.1, 2.3.0, v3, V 4, version 2, 1.0-rc1, 2.1b: a number with an optional "v" in front.
+_VERSION = re.compile(r"(?:v|ver\.?|version)?\s*\d+(?:\.\d+)*(?:[-_+.]?[a-z]+\d*)?", re.IGNORECASE)
+
+
+def looks_like_version(value: object) -> bool:
+    """Whether a cell reads as a model version (``v2.1``, ``2.3.0``, ``v3``, ``2.1``)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return math.isfinite(value) and value >= 0
+    return _VERSION.fullmatch(str(value).strip()) is not None
+
+
+# Names a spreadsheet gives a sheet (in several languages), and words that say what the
+# sheet holds rather than which classifier: none of them names a classifier.
+_DEFAULT_SHEET_NAME = re.compile(
+    r"(?:sheet|feuil|feuille|tabelle|hoja|foglio|planilha|plan|blad|ark|arkusz|лист|"
+    r"munkalap|list|taulukko)\s*\d*",
+    re.IGNORECASE,
+)
+_GENERIC_SHEET_WORDS = frozenset(
+    {
+        "round", "rounds", "data", "history", "log", "logs", "results", "result",
+        "labels", "labeling", "labelling", "audit", "audits", "summary", "table",
+        "main", "all", "export", "evaluation", "evaluations", "metrics", "tracking",
+        "tracker", "overview", "input", "inputs", "raw", "rawdata", "records",
+        "roundslog", "labelingrounds", "labellingrounds", "auditrounds", "pastrounds",
+    }
+)  # fmt: skip
+
+
+def is_generic_sheet_name(name: str) -> bool:
+    """``Sheet1``, ``Rounds``, ``Data 2024``: a sheet name that is not a classifier's."""
+    text = unicodedata.normalize("NFKC", str(name)).strip()
+    if not text or _DEFAULT_SHEET_NAME.fullmatch(text):
+        return True
+    letters = re.sub(r"[\W\d_]+", "", text.casefold())
+    return not letters or letters in _GENERIC_SHEET_WORDS
+
+
 # --- cell values ---------------------------------------------------------------------------
 
 # Spaces people (and locales) put inside numbers: normal, no-break, thin, narrow no-break,
@@ -342,8 +636,11 @@ def parse_number_text(text: str) -> int | float | None:
     Accepts digit-group separators (``39,800``, ``1 251 000`` with normal, no-break or thin
     spaces, ``1.251.000``, ``1'251'000``), a decimal comma (``1,5``) and a leading ``+``.
     A comma followed by exactly three digits is a thousands separator (``1,500`` is 1500);
-    whole numbers stay exact Python ints however large.
+    whole numbers stay exact Python ints. A text of more than :data:`_MAX_NUMBER_TEXT_LENGTH`
+    characters is not a number (this bounds the work a pasted essay can cause).
     """
+    if len(text) > _MAX_NUMBER_TEXT_LENGTH:
+        return None
     cleaned = unicodedata.normalize("NFKC", text).strip().replace("−", "-")
     if not cleaned:
         return None
@@ -393,18 +690,46 @@ def _describe(value: object) -> str:
     return str(value)
 
 
+#: :data:`MAX_COUNT` as refusals name it.
+_MAX_COUNT_TEXT = "10^15"
+
+
+def _count_text(value: object) -> str:
+    """A too-large count as a refusal shows it: 400 nines become "a number of 400 digits"."""
+    text = value if isinstance(value, str) else str(value)
+    digits = sum(character.isdigit() for character in text)
+    if digits > 20 and not isinstance(value, float):
+        return f"a number of {digits:,} digits"
+    return _describe(value if len(text) <= 40 else text[:40] + "...")
+
+
+def _too_large(value: object) -> bool:
+    """True for a number (or number text) beyond :data:`MAX_COUNT`, or infinite."""
+    if isinstance(value, str):
+        digits = sum(character.isdigit() for character in value)
+        if digits > _MAX_NUMBER_TEXT:
+            return True
+    number = _as_number(value)
+    if number is None:
+        return isinstance(value, float) and math.isinf(value)
+    return abs(number) > MAX_COUNT
+
+
 def _as_count(value: object) -> int | None:
-    """A whole number >= 0, or ``None``. ``3.0`` and ``"3"`` pass; ``2.5``, ``-1`` do not."""
+    """A whole number in ``[0, MAX_COUNT]``, or ``None``. ``3.0`` and ``"3"`` pass;
+    ``2.5``, ``-1``, ``1e300`` do not."""
     if type(value) is int:
-        return value if value >= 0 else None
+        return value if 0 <= value <= MAX_COUNT else None
     number = _as_number(value)
     if number is None or isinstance(number, bool):
         return None
     if isinstance(number, float):
         if not (math.isfinite(number) and number.is_integer()):
             return None
+        if abs(number) > MAX_COUNT:
+            return None
         number = int(number)
-    return number if number >= 0 else None
+    return number if 0 <= number <= MAX_COUNT else None
 
 
 def _as_text(value: object) -> str | None:
@@ -478,30 +803,81 @@ def _column_letter(index: int) -> str:
 class _Header:
     row: int
     columns: dict[str, int]  # field -> 0-based column
+    headers: dict[int, str]  # every non-blank header cell: column -> text
+    ambiguous: list[int]  # "Model" columns the values must settle
+    chosen: set[str]  # roles the user's choices gave
+    sheet_classifier_chosen: bool  # "classifier=" chose the sheet's name
+    used_choices: list[ColumnChoice]
 
 
-def _find_header(rows: Sequence[RawRow]) -> _Header | str | None:
+def _column_of(choice: ColumnChoice, headers: dict[int, str]) -> int | None:
+    """The column ``choice.header`` names in a header row (by header, else by letter)."""
+    wanted = normalise_header(choice.header)
+    for index, text in headers.items():
+        if normalise_header(text) == wanted:
+            return index
+    for index in headers:
+        if _column_letter(index) == choice.header.upper():
+            return index
+    return None
+
+
+def _find_header(
+    rows: Sequence[RawRow], sheet: str = "", choices: Sequence[ColumnChoice] = ()
+) -> _Header | str | None:
     """The first row naming TP, FP, FN and TN (plus ``k`` or both populations).
 
-    Returns the header, a reason to skip the sheet (a column named twice, no ``k`` and no
-    population columns), or ``None`` when no row names the four counts.
+    The header names are matched against :data:`COLUMN_ALIASES`, then the user's
+    ``choices`` for this sheet override them. Returns the header, a reason to skip the
+    sheet (a column named twice, no ``k`` and no population columns), or ``None`` when
+    no row names the four counts.
     """
+    choices = [choice for choice in choices if choice.applies_to(sheet)]
     for row_number, values, _ in rows:
-        columns: dict[str, int] = {}
-        duplicates: list[str] = []
-        for index, value in enumerate(values):
-            field = _field_of_header(value)
-            if field is None:
+        headers = {
+            index: str(value).strip()
+            for index, value in enumerate(values)
+            if value is not None and not isinstance(value, bool) and str(value).strip()
+        }
+        candidates: dict[str, list[int]] = {}
+        ambiguous: list[int] = []
+        for index, text in headers.items():
+            field = _field_of_header(text)
+            if field is not None:
+                candidates.setdefault(field, []).append(index)
+            elif _is_ambiguous_header(text):
+                ambiguous.append(index)
+        chosen: set[str] = set()
+        used: list[ColumnChoice] = []
+        sheet_classifier = False
+        for choice in choices:
+            if choice.role == "classifier" and not choice.header:
+                sheet_classifier = True
+                candidates.pop("classifier", None)
+                used.append(choice)
                 continue
-            if field in columns:
-                duplicates.append(
-                    f"{FIELD_LABELS[field]} ({_column_letter(columns[field])} and "
-                    f"{_column_letter(index)})"
-                )
-            else:
-                columns[field] = index
+            index = _column_of(choice, headers)
+            if index is None:
+                continue
+            used.append(choice)
+            for columns in candidates.values():
+                if index in columns:
+                    columns.remove(index)
+            if index in ambiguous:
+                ambiguous.remove(index)
+            if choice.role != "ignore":
+                candidates[choice.role] = [index]
+                chosen.add(choice.role)
+                if choice.role == "classifier":
+                    sheet_classifier = False
+        columns = {field: found[0] for field, found in candidates.items() if found}
         if not all(field in columns for field in COUNT_FIELDS):
             continue
+        duplicates = [
+            f"{FIELD_LABELS[field]} ({' and '.join(_column_letter(i) for i in found)})"
+            for field, found in candidates.items()
+            if len(found) > 1
+        ]
         if duplicates:
             return f"row {row_number} names a column twice: " + ", ".join(duplicates)
         if "k" not in columns and not ("population_pos" in columns and "population_neg" in columns):
@@ -509,16 +885,112 @@ def _find_header(rows: Sequence[RawRow]) -> _Header | str | None:
                 f"row {row_number} has TP, FP, FN and TN but neither a k column nor both "
                 "population columns (predicted positive and predicted negative)"
             )
-        return _Header(row=row_number, columns=columns)
+        return _Header(
+            row=row_number,
+            columns=columns,
+            headers=headers,
+            ambiguous=ambiguous,
+            chosen=chosen,
+            sheet_classifier_chosen=sheet_classifier,
+            used_choices=used,
+        )
     return None
+
+
+def _settle_roles(
+    sheet: str, header: _Header, sample: Sequence[RawRow]
+) -> tuple[SheetColumns, str | None]:
+    """Decide the ``Model`` columns from their values and whether the sheet's name is
+    the classifier; returns what the sheet's columns were read as and that name."""
+    columns = header.columns
+    reasons: dict[str, str] = {}
+    guessed: set[str] = set()
+    for index in header.ambiguous:
+        found = [
+            values[index]
+            for _, values, _ in sample
+            if index < len(values) and not _is_blank(values[index])
+        ]
+        found = [value for value in found if not _TOTAL_LABEL.match(str(value).strip())]
+        examples = ", ".join(dict.fromkeys(_as_text(value) or "" for value in found[:40]))
+        examples = examples if len(examples) <= 40 else examples[:39] + "…"
+        names = {(_as_text(value) or "").casefold() for value in found}
+        is_guess = True
+        if found and all(looks_like_version(value) for value in found):
+            role, why = "model_version", f"its values look like versions: {examples}"
+        elif names == {str(sheet).strip().casefold()} and "classifier" not in columns:
+            role, why, is_guess = "classifier", "its values are the sheet's name", False
+        elif "classifier" not in columns and not header.sheet_classifier_chosen:
+            role = "classifier"
+            why = f"its values are names, not versions: {examples}" if found else "it is empty"
+        else:
+            role, why = "model_version", "the sheet has a classifier already"
+        if role in columns:
+            continue  # a column of that name exists; this one stays unread
+        columns[role] = index
+        reasons[role] = why
+        if is_guess:
+            guessed.add(role)
+    sheet_classifier = None
+    if "classifier" not in columns and (
+        header.sheet_classifier_chosen or not is_generic_sheet_name(sheet)
+    ):
+        sheet_classifier = str(sheet).strip()
+        if header.sheet_classifier_chosen:
+            reasons["classifier"] = "chosen"
+        else:
+            guessed.add("classifier")
+            reasons["classifier"] = "there is no classifier column"
+    roles = []
+    for role in COLUMN_ROLES:
+        if role == "classifier" and sheet_classifier is not None:
+            roles.append(
+                ColumnRole(
+                    role=role,
+                    header="",
+                    column="",
+                    guessed=role in guessed,
+                    chosen=header.sheet_classifier_chosen,
+                    reason=reasons[role],
+                )
+            )
+            continue
+        index = columns.get(role)
+        if index is None:
+            continue
+        chosen = role in header.chosen
+        roles.append(
+            ColumnRole(
+                role=role,
+                header=header.headers.get(index, ""),
+                column=_column_letter(index),
+                guessed=role in guessed,
+                chosen=chosen,
+                reason="chosen" if chosen else reasons.get(role, ""),
+            )
+        )
+    reading = SheetColumns(
+        sheet=sheet,
+        header_row=header.row,
+        headers=tuple((_column_letter(i), text) for i, text in sorted(header.headers.items())),
+        roles=tuple(roles),
+    )
+    return reading, sheet_classifier
 
 
 class _RowInterpreter:
     """Turns the data rows below one header into rounds and refusals."""
 
-    def __init__(self, sheet: str, header: _Header, epoch: dt.datetime):
+    def __init__(
+        self,
+        sheet: str,
+        header: _Header,
+        epoch: dt.datetime,
+        sheet_classifier: str | None = None,
+    ):
         self.sheet = sheet
         self.epoch = epoch
+        self.sheet_classifier = sheet_classifier
         self.columns = header.columns
         self.width = max(header.columns.values()) + 1
         self.count_columns = tuple(header.columns[field] for field in COUNT_FIELDS)
@@ -554,10 +1026,15 @@ class _RowInterpreter:
         missing: list[str] = []
         for field, column in zip(COUNT_FIELDS, self.count_columns, strict=True):
             value = values[column]
-            count = value if type(value) is int and value >= 0 else _as_count(value)
+            count = value if type(value) is int and 0 <= value <= MAX_COUNT else _as_count(value)
             if count is None:
                 if _is_blank(value):
                     missing.append(FIELD_LABELS[field])
+                elif _too_large(value):
+                    problems_found.append(
+                        f"{FIELD_LABELS[field]} in cell {self._cell(column, row_number)} is too "
+                        f"large to be a count (more than {_MAX_COUNT_TEXT}): {_count_text(value)}"
+                    )
                 else:
                     problems_found.append(
                         f"{FIELD_LABELS[field]} must be a whole number >= 0, got "
@@ -598,7 +1075,12 @@ class _RowInterpreter:
             round=_as_text(values[get["round"]]) if get["round"] is not None else None,
             date=date,
             classifier=(
-                _as_text(values[get["classifier"]]) if get["classifier"] is not None else None
+                _as_text(values[get["classifier"]])
+                if get["classifier"] is not None
+                else self.sheet_classifier
+            ),
+            model_version=(
+                _as_text(values[get["model_version"]]) if get["model_version"] is not None else None
             ),
             k=k,
             population_pos=population_pos,
@@ -641,6 +1123,13 @@ class _RowInterpreter:
             return None
         value = values[column]
         count = _as_count(value)
+        if count is None and _too_large(value):
+            problems.append(
+                f"the {FIELD_LABELS[field]} in cell {self._cell(column, row_number)} is too "
+                f"large to be a count (more than {_MAX_COUNT_TEXT}): {_count_text(value)}"
+            )
+            invalid.add(field)
+            return None
         if count is None or count == 0:
             problems.append(
                 f"the {FIELD_LABELS[field]} must be a whole number > 0, got "
@@ -656,6 +1145,13 @@ class _RowInterpreter:
             return None
         value = values[column]
         number = _as_number(value)
+        if field == "k" and number is not None and 0 < number < MIN_K:
+            problems.append(
+                f"k = {number:g} in cell {self._cell(column, row_number)} is too small to be "
+                f"an imbalance ratio (below {MIN_K:g}); give the population counts instead"
+            )
+            invalid.add(field)
+            return None
         if number is None or not math.isfinite(number) or number <= 0:
             problems.append(
                 f"{FIELD_LABELS[field]} must be a number > 0, got "
@@ -696,12 +1192,19 @@ def _missing_message(labels: list[str]) -> str:
     return f"{', '.join(labels[:-1])} and {labels[-1]} are missing"
 
 
+#: Data rows looked at to decide what a ``Model`` column holds (versions or names).
+ROLE_SAMPLE_ROWS = 200
+
+
 def _read_sheet(
     sheet: str,
     rows: Iterator[RawRow],
     epoch: dt.datetime,
     rounds: list[Round],
     refused: list[Refusal],
+    choices: Sequence[ColumnChoice] = (),
+    readings: list[SheetColumns] | None = None,
+    used_choices: list[ColumnChoice] | None = None,
 ) -> SkippedSheet | None:
     top: list[RawRow] = []
     header: _Header | str | None = None
@@ -711,7 +1214,7 @@ def _read_sheet(
             rows = _chain_one(raw, rows)
             break
         top.append(raw)
-    header = _find_header(top)
+    header = _find_header(top, sheet, choices)
     if header is None:
         return SkippedSheet(
             sheet=sheet,
@@ -721,11 +1224,22 @@ def _read_sheet(
         )
     if isinstance(header, str):
         return SkippedSheet(sheet=sheet, reason=header)
-    interpreter = _RowInterpreter(sheet, header, epoch)
+    first = [raw for raw in top if raw[0] > header.row]
+    if header.ambiguous:
+        # What a "Model" column holds is decided by its values: read ahead a little.
+        for raw in rows:
+            first.append(raw)
+            if len(first) >= ROLE_SAMPLE_ROWS:
+                break
+    reading, sheet_classifier = _settle_roles(sheet, header, first)
+    if readings is not None:
+        readings.append(reading)
+    if used_choices is not None:
+        used_choices.extend(header.used_choices)
+    interpreter = _RowInterpreter(sheet, header, epoch, sheet_classifier)
     interpret = interpreter.interpret
-    for raw in top:
-        if raw[0] > header.row:
-            _collect(interpret(raw), rounds, refused)
+    for raw in first:
+        _collect(interpret(raw), rounds, refused)
     append_round = rounds.append
     for raw in rows:
         result = interpret(raw)
@@ -749,7 +1263,10 @@ def _chain_one(first: RawRow, rest: Iterator[RawRow]) -> Iterator[RawRow]:
 
 
 def read_rounds(
-    path: str | os.PathLike[str], *, engine: Literal["fast", "openpyxl"] = "fast"
+    path: str | os.PathLike[str],
+    *,
+    engine: Literal["fast", "openpyxl"] = "fast",
+    columns: Sequence[ColumnChoice | str] = (),
 ) -> RoundsBook:
     """Read every labeled round from an ``.xlsx`` workbook.
 
@@ -763,25 +1280,44 @@ def read_rounds(
         ``"fast"`` scans the sheet XML directly (falling back to openpyxl, sheet by sheet,
         for XML it does not recognise); ``"openpyxl"`` uses openpyxl's reader throughout.
         Both give the same result; the second exists as the reference for tests.
+    columns : sequence of ColumnChoice or str
+        The user's word on what columns hold (``"classifier=Model"``, see
+        :class:`ColumnChoice`); it overrides the header names and the reader's guesses.
 
     Returns
     -------
     RoundsBook
-        The usable rounds, the refused rows (sheet, row, reason) and the sheets skipped for
-        want of a header.
+        The usable rounds, the refused rows (sheet, row, reason), the sheets skipped for
+        want of a header, and what every read sheet's columns were read as.
 
     Raises
     ------
     WorkbookError
         The file is missing, a folder, empty, not an ``.xlsx``, damaged, encrypted, or would
         decompress to far more than its rows justify.
+    InputError
+        A column choice that does not parse (an unknown role).
     """
+    choices = tuple(
+        choice if isinstance(choice, ColumnChoice) else ColumnChoice.parse(choice)
+        for choice in columns
+    )
     rounds: list[Round] = []
     refused: list[Refusal] = []
     skipped: list[SkippedSheet] = []
+    readings: list[SheetColumns] = []
+    used: list[ColumnChoice] = []
     with open_sheets(path, engine=engine) as sheets:
         for sheet in sheets:
-            outcome = _read_sheet(sheet.title, sheet.rows, sheet.epoch, rounds, refused)
+            outcome = _read_sheet(
+                sheet.title, sheet.rows, sheet.epoch, rounds, refused, choices, readings, used
+            )
             if outcome is not None:
                 skipped.append(outcome)
-    return RoundsBook(rounds=tuple(rounds), refused=tuple(refused), skipped_sheets=tuple(skipped))
+    return RoundsBook(
+        rounds=tuple(rounds),
+        refused=tuple(refused),
+        skipped_sheets=tuple(skipped),
+        columns=tuple(readings),
+        unused_choices=tuple(choice for choice in choices if choice not in used),
+    )

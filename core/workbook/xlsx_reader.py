@@ -1,18 +1,48 @@
-"""Rows of every worksheet in an ``.xlsx`` file, for the readers that interpret them.
+"""Rows of every worksheet in an ``.xlsx`` file, read safely and fast.
 
-:func:`open_sheets` checks the file (exists, is a zip, not encrypted, not a zip bomb),
-opens it read-only and yields one :class:`SheetRows` per worksheet: its title and an
-iterator of :data:`RawRow` tuples (row number, values by column, formulas by column).
+:func:`open_sheets` checks the file and yields one :class:`SheetRows` per worksheet: its
+title and an iterator of :data:`RawRow` tuples (row number, values by column, formulas by
+column), streamed from the zip while the caller consumes them.
 
-Two row sources give the same rows:
+Every XML part is read by expat, the XML parser of Python's standard library, streaming
+and hardened:
 
-* a fast reader that scans the sheet XML and sees each cell's formula and cached value in
-  one pass;
-* openpyxl's own read-only reader (two passes: cached values, then formulas), used for any
-  sheet whose XML the fast reader does not recognise and kept as the reference the tests
-  compare the fast reader against.
+* a document type declaration (DTD), the only place entities can be declared and so the
+  door to entity bombs such as "billion laughs", is refused wherever it appears; no entity
+  is ever expanded except the five XML predefines and character references, and an
+  undefined one makes the file damaged;
+* comments and processing instructions are skipped and a CDATA section is text, as in
+  Excel and openpyxl;
+* a malformed, unclosed or cut-short tag makes the file "damaged", found in one pass, so
+  the time is linear in the part.
 
-Every failure is a :class:`WorkbookError` naming the file; no openpyxl or zipfile
+A sheet's rows come from one of two sources that give the same rows:
+
+* the fast one (:class:`_ScannedSheetRows`): expat checks each chunk of the sheet without
+  running any Python per element, then patterns read the checked bytes. On XML expat has
+  accepted, with no comment, CDATA section, processing instruction, prefixed spreadsheet
+  element or encoding other than UTF-8, every ``<`` starts a tag and every tag is closed,
+  so the patterns read exactly what the parser read, in one linear pass;
+* the streaming one (:meth:`_SheetReader._rows`): expat's callbacks on every element,
+  about twice as slow; it takes over, from the row where the fast one stopped, as soon as
+  the fast one meets anything else.
+
+Each read also has a :class:`ReadBudget` derived from the file's size on disk and named in
+every refusal: the parts may expand to at most :data:`MAX_EXPANSION` times the file
+(at least :data:`MIN_EXPANSION_BUDGET`, never more than :data:`MAX_UNCOMPRESSED_BYTES`), a
+part larger than :data:`LARGE_MEMBER_BYTES` may not expand more than
+:data:`MAX_COMPRESSION_RATIO` times its compressed size, the sheets may hold at most
+:data:`CELLS_PER_FILE_BYTE` cells per byte of file (at least :data:`MIN_CELL_BUDGET`) and
+reading may take at most :data:`SECONDS_PER_MEGABYTE` seconds of processor time per MB
+(at least :data:`MIN_SECONDS`). Declared sizes are enforced, not trusted: ``zipfile`` never inflates
+a part beyond its declared size (the CRC check fails instead).
+
+openpyxl's own read-only reader stays available (``engine="openpyxl"``) as the reference
+the tests compare against; it runs after :func:`guard_workbook` has parsed every XML part
+with the hardened parser. Readers that use openpyxl directly (sessions, labeled sheets)
+call :func:`guard_workbook` first.
+
+Every failure is a :class:`WorkbookError` naming the file; no expat, openpyxl or zipfile
 exception leaks out.
 """
 
@@ -20,35 +50,97 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import html
+import math
+import posixpath
 import re
 import stat
+import time
 import zipfile
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from xml.parsers import expat
 
 from core.errors import InputError
 
-__all__ = ["RawRow", "SheetRows", "WorkbookError", "check_workbook_file", "open_sheets"]
+__all__ = [
+    "CELLS_PER_FILE_BYTE",
+    "LARGE_MEMBER_BYTES",
+    "MAX_COMPRESSION_RATIO",
+    "MAX_EXPANSION",
+    "MAX_UNCOMPRESSED_BYTES",
+    "MIN_CELL_BUDGET",
+    "MIN_EXPANSION_BUDGET",
+    "MIN_SECONDS",
+    "SECONDS_PER_MEGABYTE",
+    "RawRow",
+    "ReadBudget",
+    "SheetRows",
+    "WorkbookError",
+    "check_workbook_file",
+    "expansion_budget",
+    "guard_workbook",
+    "open_sheets",
+]
 
-#: Refuse files whose parts would decompress beyond this (zip-bomb guard).
+#: No workbook may decompress to more than this, whatever its size.
 MAX_UNCOMPRESSED_BYTES = 1 << 30
-#: A member larger than this that compresses better than :data:`MAX_COMPRESSION_RATIO`
-#: is refused: real sheet XML compresses 5-30 times, bombs thousands of times.
-LARGE_MEMBER_BYTES = 64 << 20
-MAX_COMPRESSION_RATIO = 100
+#: The parts together may expand to this many times the file's size: sheet XML compresses
+#: 5 to 30 times, a zip bomb hundreds or thousands of times ...
+MAX_EXPANSION = 200
+#: ... except that any file may expand to this much (tiny files of very regular rows).
+MIN_EXPANSION_BUDGET = 16 << 20
+#: A part larger than this may not expand more than MAX_COMPRESSION_RATIO times its
+#: compressed size, however small the total.
+LARGE_MEMBER_BYTES = 1 << 20
+MAX_COMPRESSION_RATIO = 200
+#: A workbook holds at most this many parts (a real one holds tens).
 MAX_ZIP_MEMBERS = 10_000
+#: Cells (and rows, shared strings, styles) a workbook may hold per byte of file: real
+#: workbooks hold 0.2 to 0.5 per byte, a sheet of empty formatted cells about 0.4 ...
+CELLS_PER_FILE_BYTE = 2
+#: ... and at least this many, whatever the file's size.
+MIN_CELL_BUDGET = 2_000_000
+#: Reading may take this many seconds per MB of file, and at least MIN_SECONDS.
+SECONDS_PER_MEGABYTE = 4.0
+MIN_SECONDS = 10.0
+#: The shared strings are held in memory; refuse a table estimated larger than this.
+MAX_STRING_TABLE_BYTES = 256 << 20
+#: Longest text one cell, formula or shared string may hold (Excel's own limit is 32,767).
+MAX_TEXT_CHARACTERS = 1_000_000
+#: Excel's last column is XFD (16,384); three letters reach ZZZ.
+_MAX_COLUMN_LETTERS = 3
+
+_CHUNK_BYTES = 1 << 16
+_NS = " "  # expat's separator between a namespace and a local name
+_MAIN_URI = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_MAIN = _MAIN_URI + _NS
+_OFFICE_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PACKAGE_RELATIONSHIPS = "http://schemas.openxmlformats.org/package/2006/relationships" + _NS
+_CONTENT_TYPES = "http://schemas.openxmlformats.org/package/2006/content-types" + _NS
+_WORKBOOK_TYPES = (
+    "application/vnd.ms-excel.template.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml",
+    "application/vnd.ms-excel.sheet.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+)
+_SHARED_STRINGS_TYPE = (
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
+)
+_STYLES_PART = "xl/styles.xml"
+_WINDOWS_EPOCH = dt.datetime(1899, 12, 30)
+_MAC_EPOCH = dt.datetime(1904, 1, 1)
 
 
 class WorkbookError(InputError):
     """A file that cannot be read as an Excel workbook at all.
 
     The message names the file and says what is wrong with it (missing, a folder, empty,
-    not an ``.xlsx``, damaged, encrypted, too large once decompressed), so the command line
-    and the desktop app can show it unchanged.
+    not an ``.xlsx``, damaged, encrypted, beyond its budget), so the command line and the
+    desktop app can show it unchanged.
     """
 
 
@@ -66,9 +158,796 @@ class SheetRows:
     epoch: dt.datetime
 
 
-# --- fast row source: the sheet XML scanned with regular expressions -----------------------
+# --- budgets -------------------------------------------------------------------------------
 
-_ROW = re.compile(rb"<row\b([^>]*?)(?:/>|>(.*?)</row>)", re.DOTALL)
+
+def _size_text(size: float) -> str:
+    """``2.9 MB``, ``870 MB``, ``5 KB``: sizes as people read them."""
+    if size < 1e6:
+        return f"{max(size / 1e3, 1):,.0f} KB"
+    if size < 1e7:
+        return f"{size / 1e6:.1f} MB"
+    return f"{size / 1e6:,.0f} MB"
+
+
+def expansion_budget(file_size: int) -> int:
+    """Bytes a workbook of ``file_size`` bytes may decompress to (see the module docstring)."""
+    return min(MAX_UNCOMPRESSED_BYTES, max(MIN_EXPANSION_BUDGET, MAX_EXPANSION * file_size))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadBudget:
+    """What reading one workbook may cost, derived from its size on disk.
+
+    Attributes
+    ----------
+    path : Path
+        The workbook.
+    file_bytes : int
+        Its size on disk.
+    uncompressed_bytes : int
+        What all its parts together may decompress to.
+    cells : int
+        Cells, rows, shared strings and styles the parts read may hold together.
+    seconds : float
+        Processor time the read may take.
+    """
+
+    path: Path
+    file_bytes: int
+    uncompressed_bytes: int
+    cells: int
+    seconds: float
+
+    @classmethod
+    def for_file(cls, path: Path, file_bytes: int) -> ReadBudget:
+        return cls(
+            path=path,
+            file_bytes=file_bytes,
+            uncompressed_bytes=expansion_budget(file_bytes),
+            cells=max(MIN_CELL_BUDGET, CELLS_PER_FILE_BYTE * file_bytes),
+            seconds=max(MIN_SECONDS, SECONDS_PER_MEGABYTE * file_bytes / 1e6),
+        )
+
+    def size_rule(self) -> str:
+        """Why the expansion budget is what it is, in words."""
+        if self.uncompressed_bytes == MAX_UNCOMPRESSED_BYTES:
+            return f"more than the {_size_text(MAX_UNCOMPRESSED_BYTES)} any workbook may take"
+        if self.uncompressed_bytes == MIN_EXPANSION_BUDGET:
+            return (
+                f"more than the {_size_text(MIN_EXPANSION_BUDGET)} a small workbook may "
+                f"expand to (its file is {_size_text(self.file_bytes)})"
+            )
+        return f"more than {MAX_EXPANSION} times its {_size_text(self.file_bytes)} file"
+
+
+class _Meter:
+    """Spends one :class:`ReadBudget`: the cells read so far and the deadline."""
+
+    __slots__ = ("budget", "cells", "deadline", "started")
+
+    def __init__(self, budget: ReadBudget):
+        self.budget = budget
+        self.cells = 0
+        # Processor time, not wall-clock time: the work is what is bounded, and a busy
+        # machine must not make a sound file look hostile.
+        self.started = time.process_time()
+        self.deadline = self.started + budget.seconds
+
+    def charge(self, cells: int, where: str) -> None:
+        """Count ``cells`` more and check both limits; ``where`` names the part or sheet."""
+        self.cells += cells
+        if self.cells > self.budget.cells:
+            raise WorkbookError(
+                f"{self.budget.path}: {where} holds more than {self.budget.cells:,} cells, "
+                f"more than a {_size_text(self.budget.file_bytes)} workbook may hold "
+                f"({CELLS_PER_FILE_BYTE} per byte of file, at least {MIN_CELL_BUDGET:,}); "
+                "refusing to read further"
+            )
+        if time.process_time() > self.deadline:
+            raise WorkbookError(
+                f"{self.budget.path}: reading stopped in {where} after "
+                f"{self.budget.seconds:,.0f} s of processor time, the most allowed for a "
+                f"{_size_text(self.budget.file_bytes)} file ({SECONDS_PER_MEGABYTE:g} s per "
+                f"MB, at least {MIN_SECONDS:g} s); it holds far more than its size suggests"
+            )
+
+
+# --- the hardened parser -------------------------------------------------------------------
+
+
+class _Refused(Exception):
+    """An XML part declares a DTD or entities."""
+
+
+class _Damaged(Exception):
+    """An XML part is well-formed but not what its place in a workbook requires."""
+
+
+def _refuse_declaration(*_args) -> None:
+    raise _Refused("it declares a document type (DTD) or entities, which workbooks never need")
+
+
+def _hardened_parser(*, namespaces: bool = True) -> expat.XMLParserType:
+    """An expat parser that refuses DTDs and entity declarations.
+
+    With ``namespaces``, element names come as ``namespace + " " + local name``. Comments
+    and processing instructions have no handler, so they are skipped; CDATA sections reach
+    the character data handler as text.
+    """
+    parser = expat.ParserCreate(namespace_separator=_NS) if namespaces else expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartDoctypeDeclHandler = _refuse_declaration
+    parser.EntityDeclHandler = _refuse_declaration
+    parser.buffer_text = True
+    parser.buffer_size = _CHUNK_BYTES
+    return parser
+
+
+def _text_collector(limit_message: Callable[[], str]):
+    """(data handler, take, start) for an element's character data, capped in length."""
+    pieces: list[str] = []
+    state = [False, 0]  # collecting, characters so far
+
+    def data(text: str) -> None:
+        if state[0]:
+            state[1] += len(text)
+            if state[1] > MAX_TEXT_CHARACTERS:
+                raise _Damaged(limit_message())
+            pieces.append(text)
+
+    def start() -> None:
+        pieces.clear()
+        state[0] = True
+        state[1] = 0
+
+    def take() -> str:
+        state[0] = False
+        text = "".join(pieces)
+        pieces.clear()
+        return text
+
+    return data, start, take
+
+
+@contextlib.contextmanager
+def _part_errors(path: Path, part: str):
+    """Turn whatever reading ``part`` raises into a :class:`WorkbookError`."""
+    try:
+        yield
+    except InputError:
+        raise
+    except _Refused as exc:
+        raise WorkbookError(f"{path} cannot be read safely: part {part} {exc}") from None
+    except _Damaged as exc:
+        raise WorkbookError(
+            f"{path} is damaged: {exc}; open it in Excel or LibreOffice to repair it"
+        ) from None
+    except expat.ExpatError as exc:
+        raise WorkbookError(
+            f"{path} is damaged: part {part} is not well-formed XML "
+            f"({expat.ErrorString(exc.code)} at line {exc.lineno}, column {exc.offset}); "
+            "open it in Excel or LibreOffice to repair it"
+        ) from None
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError, RuntimeError, zlib.error) as exc:
+        raise WorkbookError(
+            f"{path} is damaged and cannot be read (part {part}: {_plain(exc)})"
+        ) from None
+    except MemoryError:
+        raise WorkbookError(
+            f"{path}: part {part} needs more memory than this computer has; refusing to read it"
+        ) from None
+
+
+def _plain(exc: BaseException) -> str:
+    text = str(exc).strip().strip("'\"")
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _parse_part(archive: zipfile.ZipFile, part: str, parser, meter: _Meter) -> None:
+    """Feed ``part`` to ``parser`` in chunks, checking the time between chunks."""
+    with archive.open(part) as stream:
+        while chunk := stream.read(_CHUNK_BYTES):
+            parser.Parse(chunk, False)
+            meter.charge(0, f"part {part}")
+        parser.Parse(b"", True)
+
+
+# --- the package: content types, workbook, relationships, styles, shared strings -----------
+
+
+@dataclass(frozen=True, slots=True)
+class _SheetEntry:
+    title: str
+    part: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Book:
+    sheets: tuple[_SheetEntry, ...]
+    epoch: dt.datetime
+    shared_strings: Sequence[str]
+    date_styles: frozenset[str]
+    timedelta_styles: frozenset[str]
+
+
+def _counting_handler(meter: _Meter, part: str, handler=None):
+    """A start-element handler that charges one cell per element, then calls ``handler``."""
+    counted = [0]
+
+    def start(name, attributes):
+        counted[0] += 1
+        if counted[0] >= 4096:
+            meter.charge(counted[0], f"part {part}")
+            counted[0] = 0
+        if handler is not None:
+            handler(name, attributes)
+
+    return start
+
+
+def _content_types(archive: zipfile.ZipFile, meter: _Meter) -> tuple[str | None, str | None]:
+    """(workbook part, shared strings part) named by ``[Content_Types].xml``."""
+    overrides: list[tuple[str, str]] = []
+    defaults: set[str] = set()
+
+    def start(name, attributes):
+        if name == _CONTENT_TYPES + "Override":
+            overrides.append((attributes.get("PartName", ""), attributes.get("ContentType", "")))
+        elif name == _CONTENT_TYPES + "Default":
+            defaults.add(attributes.get("ContentType", ""))
+
+    parser = _hardened_parser()
+    parser.StartElementHandler = _counting_handler(meter, "[Content_Types].xml", start)
+    _parse_part(archive, "[Content_Types].xml", parser, meter)
+    workbook = next(
+        (name for kind in _WORKBOOK_TYPES for name, found in overrides if found == kind), None
+    )
+    if workbook is None and defaults & set(_WORKBOOK_TYPES):
+        workbook = "/xl/workbook.xml"  # some writers reassign the default for XML parts
+    strings = next((name for name, found in overrides if found == _SHARED_STRINGS_TYPE), None)
+    return (workbook.lstrip("/") if workbook else None, strings.lstrip("/") if strings else None)
+
+
+def _relationships(archive: zipfile.ZipFile, part: str, meter: _Meter) -> dict[str, tuple]:
+    """Id -> (type, target part) of ``part``'s relationships (targets made absolute)."""
+    folder, name = posixpath.split(part)
+    rels_part = posixpath.join(folder, "_rels", name + ".rels")
+    found: dict[str, tuple[str, str]] = {}
+    if rels_part not in archive.NameToInfo:
+        return found
+
+    def start(tag, attributes):
+        if tag == _PACKAGE_RELATIONSHIPS + "Relationship":
+            if attributes.get("TargetMode") == "External":
+                return
+            target = attributes.get("Target", "")
+            if target.startswith("/"):
+                target = target[1:]
+            else:
+                target = posixpath.normpath(posixpath.join(folder, target))
+            found[attributes.get("Id", "")] = (attributes.get("Type", ""), target)
+
+    parser = _hardened_parser()
+    parser.StartElementHandler = _counting_handler(meter, rels_part, start)
+    _parse_part(archive, rels_part, parser, meter)
+    return found
+
+
+def _workbook_sheets(
+    archive: zipfile.ZipFile, part: str, meter: _Meter
+) -> tuple[list[tuple[str, str]], bool]:
+    """([(sheet title, relationship id)], uses the 1904 date system) from workbook.xml."""
+    sheets: list[tuple[str, str]] = []
+    date1904 = [False]
+    relationship_id = _OFFICE_RELATIONSHIPS + _NS + "id"
+
+    def start(name, attributes):
+        if name == _MAIN + "sheet":
+            identifier = attributes.get(relationship_id)
+            if identifier:  # openpyxl drops sheets without one, with a warning
+                sheets.append((attributes.get("name", ""), identifier))
+        elif name == _MAIN + "workbookPr":
+            date1904[0] = attributes.get("date1904", "").strip().lower() in ("1", "true")
+
+    parser = _hardened_parser()
+    parser.StartElementHandler = _counting_handler(meter, part, start)
+    _parse_part(archive, part, parser, meter)
+    return sheets, date1904[0]
+
+
+def _date_styles(archive: zipfile.ZipFile, meter: _Meter) -> tuple[frozenset[str], frozenset[str]]:
+    """Cell style indices (as the ``s`` attribute spells them) showing dates, and durations."""
+    if _STYLES_PART not in archive.NameToInfo:
+        return frozenset(), frozenset()
+    from openpyxl.styles.numbers import builtin_format_code, is_date_format, is_timedelta_format
+
+    custom: dict[int, str] = {}
+    cell_formats: list[int] = []
+    depth = [0]  # > 0 inside <cellXfs>
+
+    def number(text: str | None) -> int:
+        try:
+            return int(text) if text else 0
+        except ValueError:
+            return 0
+
+    def start(name, attributes):
+        if name == _MAIN + "numFmt":
+            custom[number(attributes.get("numFmtId"))] = attributes.get("formatCode", "")
+        elif name == _MAIN + "cellXfs":
+            depth[0] += 1
+        elif name == _MAIN + "xf" and depth[0]:
+            cell_formats.append(number(attributes.get("numFmtId")))
+
+    def end(name):
+        if name == _MAIN + "cellXfs":
+            depth[0] -= 1
+
+    parser = _hardened_parser()
+    parser.StartElementHandler = _counting_handler(meter, _STYLES_PART, start)
+    parser.EndElementHandler = end
+    _parse_part(archive, _STYLES_PART, parser, meter)
+    dates: set[str] = set()
+    durations: set[str] = set()
+    for index, format_id in enumerate(cell_formats):
+        code = custom[format_id] if format_id in custom else builtin_format_code(format_id)
+        if is_date_format(code):
+            dates.add(str(index))
+        if is_timedelta_format(code):
+            durations.add(str(index))
+    return frozenset(dates), frozenset(durations)
+
+
+def _shared_strings(archive: zipfile.ZipFile, part: str | None, meter: _Meter) -> list[str]:
+    """The shared string table, as openpyxl reads it (runs joined, phonetic text left out)."""
+    strings: list[str] = []
+    if part is None or part not in archive.NameToInfo:
+        return strings
+    data, start_text, take_text = _text_collector(
+        lambda: (
+            f"shared string {len(strings) + 1:,} is longer than {MAX_TEXT_CHARACTERS:,} characters"
+        )
+    )
+    # [plain text or None, run texts, inside a run, inside phonetic text, memory estimate]
+    item: list = [None, [], False, False, 0]
+    si, t, r, phonetic = _MAIN + "si", _MAIN + "t", _MAIN + "r", _MAIN + "rPh"
+    per_string = 56  # bytes a short str and its list slot take
+
+    def start(name, attributes):
+        if name == t:
+            start_text()
+        elif name == si:
+            item[0] = None
+            item[1] = []
+        elif name == r:
+            item[2] = True
+        elif name == phonetic:
+            item[3] = True
+
+    def end(name):
+        if name == t:
+            text = take_text()
+            if not item[3]:
+                if item[2]:
+                    item[1].append(text)
+                else:
+                    item[0] = text
+        elif name == si:
+            text = (item[0] or "") + "".join(item[1])
+            text = text.replace("x005F_", "")  # what openpyxl does with Excel's escapes
+            item[4] += len(text) + per_string
+            if item[4] > MAX_STRING_TABLE_BYTES:
+                raise WorkbookError(
+                    f"{meter.budget.path}: its shared strings would take more than "
+                    f"{_size_text(MAX_STRING_TABLE_BYTES)} of memory; refusing to read it"
+                )
+            strings.append(text)
+        elif name == r:
+            item[2] = False
+        elif name == phonetic:
+            item[3] = False
+
+    parser = _hardened_parser()
+    parser.StartElementHandler = _counting_handler(meter, part, start)
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = data
+    _parse_part(archive, part, parser, meter)
+    return strings
+
+
+def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
+    """Everything but the sheets' rows: which sheets, their parts, strings, date styles."""
+    with _part_errors(path, "[Content_Types].xml"):
+        if "[Content_Types].xml" not in archive.NameToInfo:
+            raise WorkbookError(
+                f"{path} is not a readable Excel workbook (.xlsx): it is a zip file without "
+                "the parts of a workbook"
+            )
+        workbook_part, strings_part = _content_types(archive, meter)
+    if workbook_part is None or workbook_part not in archive.NameToInfo:
+        raise WorkbookError(
+            f"{path} is not a readable Excel workbook (.xlsx): it holds no workbook part"
+        )
+    with _part_errors(path, workbook_part):
+        entries, date1904 = _workbook_sheets(archive, workbook_part, meter)
+        relationships = _relationships(archive, workbook_part, meter)
+    sheets: list[_SheetEntry] = []
+    for title, identifier in entries:
+        if identifier not in relationships:
+            raise WorkbookError(
+                f"{path} is damaged: sheet {title!r} points to a part that is not in the "
+                "file; open it in Excel or LibreOffice to repair it"
+            )
+        kind, target = relationships[identifier]
+        if target in archive.NameToInfo and "chartsheet" not in kind:
+            sheets.append(_SheetEntry(title=title, part=target))
+    if not sheets:
+        raise WorkbookError(
+            f"{path} has no worksheet (only chart sheets, or none); there are no rows to read"
+        )
+    with _part_errors(path, _STYLES_PART):
+        date_styles, timedelta_styles = _date_styles(archive, meter)
+    with _part_errors(path, strings_part or "sharedStrings"):
+        strings = _shared_strings(archive, strings_part, meter)
+    return _Book(
+        sheets=tuple(sheets),
+        epoch=_MAC_EPOCH if date1904 else _WINDOWS_EPOCH,
+        shared_strings=strings,
+        date_styles=date_styles,
+        timedelta_styles=timedelta_styles,
+    )
+
+
+# --- cell values ---------------------------------------------------------------------------
+
+#: Python refuses to turn longer digit strings into ints (``sys.get_int_max_str_digits``).
+_MAX_INT_DIGITS = 4000
+
+
+def _number(raw: str) -> int | float | str:
+    """A numeric cell's value, as openpyxl casts it; text that is no number (``abc``,
+    5,000 digits) stays text, so one odd cell refuses its row, not the whole workbook."""
+    try:
+        if "." in raw or "E" in raw or "e" in raw:
+            return float(raw)
+        if len(raw) > _MAX_INT_DIGITS:
+            return raw
+        return int(raw)
+    except ValueError:
+        try:
+            return float(raw)  # "inf", "nan": refused later as counts
+        except ValueError:
+            return raw
+
+
+def _column_index(letters: str) -> int:
+    """0-based column of ``"A"``, ``"AB"``, ... (any case)."""
+    index = 0
+    for letter in letters.upper():
+        index = index * 26 + (ord(letter) - 64)
+    return index - 1
+
+
+_CELL_REFERENCE = re.compile(rf"\$?([A-Za-z]{{1,{_MAX_COLUMN_LETTERS}}})\$?\d+")
+
+
+def _row_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        number = float(text)  # ValueError: the sheet is damaged
+        if not number.is_integer():
+            raise ValueError(f"{text!r} is not a row number") from None
+        return int(number)
+
+
+class _SheetReader:
+    """Streams the rows of one worksheet part through the hardened parser."""
+
+    def __init__(self, path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Meter):
+        self.path = path
+        self.archive = archive
+        self.entry = entry
+        self.book = book
+        self.meter = meter
+        self._date_cache: dict[tuple[str, str], object] = {}
+        self._shared_formulas: dict[str, tuple[str | None, str]] = {}
+
+    def rows(self) -> Iterator[RawRow]:
+        """The rows, from :class:`_ScannedSheetRows` while its patterns read the XML
+        exactly, else (from where they stopped) from the callback reader."""
+        where = f"sheet {self.entry.title!r}"
+        with _part_errors(self.path, f"{self.entry.part} ({where})"):
+            emitted = 0
+            try:
+                for row in _ScannedSheetRows(self, where):
+                    yield row
+                    emitted += 1
+                return
+            except _UseStreamingReader:
+                pass
+            self._shared_formulas.clear()
+            rows = self._rows(where)
+            for _ in zip(range(emitted), rows, strict=False):
+                pass  # already given
+            yield from rows
+
+    def _rows(self, where: str) -> Iterator[RawRow]:
+        # One tight state machine over expat's callbacks: a million cells pass through
+        # ``start`` and ``end``, so the state lives in closure variables and the common
+        # shapes (a number in <v>, an inline string) come first.
+        shared_strings = self.book.shared_strings
+        date_styles = self.book.date_styles
+        number = _number
+        date_value = self._date_value
+        typed_value = self._typed_value
+        column_cache: dict[str, int] = {}
+        digits = "0123456789"
+        # Element names as this part spells them (with the prefix its root binds to the
+        # spreadsheet namespace); set on the root element. Namespace processing in expat
+        # would cost a fifth of the read.
+        c_tag = v_tag = row_tag = f_tag = is_tag = t_tag = r_tag = phonetic_tag = "\0"
+        sheet_data_tag = "\0"
+
+        out: list[RawRow] = []
+        row_number = 0
+        values: list[object] = []
+        formulas: dict[int, tuple[str, bool]] | None = None
+        column = -1
+        cell_reference: str | None = None
+        cell_type: str | None = None
+        cell_style: str | None = None
+        value_text: str | None = None
+        formula_attributes: dict[str, str] | None = None
+        formula_text: str | None = None
+        inline: list | None = None  # [plain text, run texts] of an inline string
+        in_run = in_phonetic = in_cell = False
+        text = ""
+        elements = 0
+        finished = False
+
+        def column_of(reference: str) -> int:
+            match = _CELL_REFERENCE.fullmatch(reference)
+            if match is None:
+                raise _Damaged(
+                    f"{where}, row {row_number}: {reference[:20]!r} is not a cell reference"
+                )
+            found = column_cache[reference.rstrip(digits)] = _column_index(match.group(1))
+            return found
+
+        def start(name, attributes):
+            nonlocal elements, column, cell_reference, cell_type, cell_style, value_text
+            nonlocal formula_attributes, inline, in_cell, text
+            nonlocal row_number, values, formulas, in_run, in_phonetic
+            if name == c_tag:
+                elements += 1
+                cell_reference = attributes.get("r")
+                if cell_reference is None:
+                    column += 1
+                else:
+                    column = column_cache.get(cell_reference.rstrip(digits))
+                    if column is None:
+                        column = column_of(cell_reference)
+                cell_type = attributes.get("t")
+                cell_style = attributes.get("s")
+                value_text = formula_attributes = inline = None
+                in_cell = True
+                text = ""
+            elif name == v_tag:
+                text = ""
+            elif name == row_tag:
+                elements += 1
+                number_text = attributes.get("r")
+                row_number = row_number + 1 if number_text is None else _row_number(number_text)
+                values = []
+                formulas = None
+                column = -1
+                text = ""
+            elif name == is_tag:
+                if in_cell:
+                    inline = [None, []]
+            elif name == t_tag:
+                text = ""
+            elif name == f_tag:
+                if in_cell:
+                    formula_attributes = attributes
+                text = ""
+            elif name == r_tag:
+                in_run = True
+            elif name == phonetic_tag:
+                in_phonetic = True
+
+        def end(name):
+            nonlocal value_text, formula_text, in_cell, formulas, in_run
+            nonlocal in_phonetic, finished
+            if name == c_tag:
+                in_cell = False
+                if cell_type is None or cell_type == "n":
+                    if not value_text:
+                        value = None
+                    elif cell_style is not None and cell_style in date_styles:
+                        value = date_value(value_text, cell_style)
+                    else:
+                        # _number, inlined: this line runs for most of a million cells.
+                        try:
+                            if "." in value_text or "E" in value_text or "e" in value_text:
+                                value = float(value_text)
+                            elif len(value_text) > _MAX_INT_DIGITS:
+                                value = value_text
+                            else:
+                                value = int(value_text)
+                        except ValueError:
+                            value = number(value_text)
+                elif cell_type == "inlineStr":
+                    value = None if inline is None else (inline[0] or "") + "".join(inline[1])
+                else:
+                    value = typed_value(value_text, cell_type, shared_strings, where)
+                if formula_attributes is not None:
+                    if formulas is None:
+                        formulas = {}
+                    formulas[column] = (
+                        self._formula(formula_attributes, formula_text, cell_reference),
+                        value is not None,
+                    )
+                if value is not None:
+                    size = len(values)
+                    if column == size:
+                        values.append(value)
+                    elif column > size:
+                        values.extend([None] * (column - size))
+                        values.append(value)
+                    else:
+                        values[column] = value
+            elif name == v_tag:
+                if value_text is None and in_cell:  # openpyxl reads the first <v>
+                    value_text = text
+            elif name == row_tag:
+                out.append((row_number, values, formulas))
+            elif name == t_tag:
+                if inline is not None and not in_phonetic:
+                    if in_run:
+                        inline[1].append(text)
+                    else:
+                        inline[0] = text
+            elif name == f_tag:
+                formula_text = text
+            elif name == r_tag:
+                in_run = False
+            elif name == phonetic_tag:
+                in_phonetic = False
+            elif name == sheet_data_tag:
+                finished = True
+
+        def data(piece: str) -> None:
+            # Text since the last start of a cell, row, value, formula or text element;
+            # the end of <v>, <f> or <t> takes it.
+            nonlocal text
+            text = text + piece if text else piece
+            if len(text) > MAX_TEXT_CHARACTERS:
+                raise _Damaged(
+                    f"{where}, row {row_number}: a cell holds more than "
+                    f"{MAX_TEXT_CHARACTERS:,} characters"
+                )
+
+        def root(name, attributes):
+            nonlocal c_tag, v_tag, row_tag, f_tag, is_tag, t_tag, r_tag, phonetic_tag
+            nonlocal sheet_data_tag
+            prefix = next(
+                (
+                    key[6:] + ":" if key.startswith("xmlns:") else ""
+                    for key, value in attributes.items()
+                    if value == _MAIN_URI and (key == "xmlns" or key.startswith("xmlns:"))
+                ),
+                None,
+            )
+            if prefix is not None:
+                c_tag, v_tag, row_tag, f_tag = (
+                    prefix + "c",
+                    prefix + "v",
+                    prefix + "row",
+                    prefix + "f",
+                )
+                is_tag, t_tag, r_tag = prefix + "is", prefix + "t", prefix + "r"
+                phonetic_tag, sheet_data_tag = prefix + "rPh", prefix + "sheetData"
+            parser.StartElementHandler = start
+
+        parser = _hardened_parser(namespaces=False)
+        parser.StartElementHandler = root
+        parser.EndElementHandler = end
+        parser.CharacterDataHandler = data
+        charge = self.meter.charge
+        charged = 0
+        with self.archive.open(self.entry.part) as stream:
+            while chunk := stream.read(_CHUNK_BYTES):
+                parser.Parse(chunk, False)
+                charge(elements - charged, where)
+                charged = elements
+                if out:
+                    yield from out
+                    out.clear()
+                if finished:
+                    # Nothing after </sheetData> holds cells: stop reading.
+                    return
+            parser.Parse(b"", True)
+        yield from out
+
+    def _date_value(self, raw: str, style: str):
+        key = (raw, style)
+        converted = self._date_cache.get(key)
+        if converted is None:
+            number = _number(raw)
+            if isinstance(number, str):
+                return number
+            converted = self._date_cache[key] = self._excel_date(number, style)
+        return converted
+
+    def _excel_date(self, number: float, style: str):
+        from openpyxl.utils.datetime import from_excel
+
+        if not math.isfinite(number):
+            return "#VALUE!"
+        try:
+            return from_excel(
+                number, self.book.epoch, timedelta=style in self.book.timedelta_styles
+            )
+        except (OverflowError, ValueError):
+            return "#VALUE!"  # what openpyxl shows for a date serial out of range
+
+    def _typed_value(self, raw, data_type, shared_strings, where):
+        if not raw:
+            return None
+        if data_type == "s":
+            try:
+                return shared_strings[int(raw)]
+            except (ValueError, IndexError):
+                raise _Damaged(
+                    f"{where}, a cell refers to shared string {raw[:20]!r}, but the workbook "
+                    f"holds {len(shared_strings):,}"
+                ) from None
+        if data_type == "b":
+            try:
+                return bool(int(raw))
+            except ValueError:
+                return raw
+        if data_type == "d":
+            from openpyxl.utils.datetime import from_ISO8601
+
+            try:
+                return from_ISO8601(raw)
+            except (ValueError, TypeError, OverflowError):
+                return raw
+        return raw  # "str" (a formula's text), "e" (#N/A...), unknown types
+
+    def _formula(self, attributes: dict[str, str], text: str | None, reference: str | None):
+        """A formula's text; a shared formula's followers get the master's, translated."""
+        if attributes.get("t") != "shared":
+            return text or ""
+        index = attributes.get("si", "")
+        master = self._shared_formulas.get(index)
+        if master is None:
+            if text:
+                self._shared_formulas[index] = (reference, text)
+            return text or ""
+        origin, master_text = master
+        if origin is None or reference is None:
+            return master_text
+        from openpyxl.formula.translate import Translator, TranslatorError
+
+        try:
+            return Translator("=" + master_text, origin).translate_formula(reference)[1:]
+        except (TranslatorError, ValueError, KeyError, IndexError):
+            return master_text
+
+
+# --- the fast row source: expat checks each chunk, patterns read the checked bytes ---------
+
+# Once expat has accepted a chunk and seen no comment, CDATA section, processing
+# instruction, prefixed spreadsheet element or other encoding, every "<" in it starts a tag
+# and every tag is closed: the patterns below then read exactly what an XML parser would,
+# in one linear pass, several times faster than a Python callback per element.
+_ROW_START = re.compile(rb"""<row\b((?:[^>"']|"[^"]*"|'[^']*')*?)(/?)>""")
+_ROW_NUMBER = re.compile(rb"""\sr\s*=\s*["']([^"']*)["']""")
 # The cell shapes Excel, LibreOffice and openpyxl write for plain values (attributes in the
 # order r, s, t; a <v> or a one-run inline string), else any other <c> element whole.
 _CELL_FAST = re.compile(
@@ -77,224 +956,261 @@ _CELL_FAST = re.compile(
     rb"|(<c\b[^>]*?(?:/>|>.*?</c>))",
     re.DOTALL,
 )
-_ROW_NUMBER = re.compile(rb'\br="(\d+)"')
-_CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
-# The attribute order every writer we know uses; anything else goes through _ATTRIBUTE.
-_ATTRIBUTE = re.compile(rb'([\w:]+)\s*=\s*"([^"]*)"')
-_VALUE = re.compile(rb"<v>(.*?)</v>", re.DOTALL)
-_FORMULA = re.compile(rb"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.DOTALL)
-_SHARED_INDEX = re.compile(rb'\bsi="(\d+)"')
-_INLINE_TEXT = re.compile(rb"<t\b[^>]*?(?:/>|>(.*?)</t>)", re.DOTALL)
-_PHONETIC = re.compile(rb"<rPh\b.*?</rPh>", re.DOTALL)
-_SHEET_DATA = re.compile(rb"<sheetData\b")
-_XML_ENCODING = re.compile(rb'<\?xml[^>]*encoding="([^"]+)"')
-_WORKSHEET_END = re.compile(rb"</(?:\w+:)?worksheet>\s*$")
-_CHUNK_BYTES = 1 << 22
+_CELL = re.compile(rb"""<c\b((?:[^>"']|"[^"]*"|'[^']*')*?)(?:/>|>(.*?)</c>)""", re.DOTALL)
+_ATTRIBUTE = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_VALUE = re.compile(rb"<v\b[^>]*?(?:/>|>(.*?)</v>)", re.DOTALL)
+_FORMULA = re.compile(rb"""<f\b((?:[^>"']|"[^"]*"|'[^']*')*?)(?:/>|>(.*?)</f>)""", re.DOTALL)
+_INLINE = re.compile(rb"<is\b[^>]*?(?:/>|>(.*?)</is>)", re.DOTALL)
+_TEXT = re.compile(rb"<t\b[^>]*?(?:/>|>(.*?)</t>)", re.DOTALL)
+_RUN = re.compile(rb"<r\b[^>]*?(?:/>|>(.*?)</r>)", re.DOTALL)
+_PHONETIC = re.compile(rb"<rPh\b.*?</rPh>|<rPh\b[^>]*/>", re.DOTALL)
+#: A row longer than this (without its end tag) goes to the streaming reader.
+_MAX_SCANNED_ROW_BYTES = 8 << 20
 
 
-class _SheetCutShort(ValueError):
-    """The worksheet XML stops before its closing tag."""
+class _UseStreamingReader(Exception):
+    """The sheet holds XML the patterns do not read exactly; use the callback reader."""
 
 
-class _UseOpenpyxl(Exception):
-    """The fast reader met XML it does not handle; read this sheet with openpyxl."""
+def _use_streaming_reader(*_args) -> None:
+    raise _UseStreamingReader
 
 
-def _column_index(letters: bytes) -> int:
-    """0-based column of ``b"A"``, ``b"AB"``, ..."""
-    index = 0
-    for letter in letters:
-        index = index * 26 + (letter - 64)
-    return index - 1
+def _checking_parser() -> expat.XMLParserType:
+    """A hardened parser that only checks: no Python runs per element.
+
+    It raises :class:`_UseStreamingReader` at anything the patterns cannot read exactly.
+    """
+    parser = _hardened_parser()
+    parser.CommentHandler = _use_streaming_reader
+    parser.StartCdataSectionHandler = _use_streaming_reader
+    parser.ProcessingInstructionHandler = _use_streaming_reader
+
+    def declaration(_version, encoding, _standalone) -> None:
+        if encoding is not None and encoding.lower() not in ("utf-8", "utf8"):
+            raise _UseStreamingReader
+
+    def namespace(prefix, uri) -> None:
+        # Unprefixed names must be spreadsheet elements, and no prefix may name them.
+        if (prefix is None) != (uri == _MAIN_URI):
+            raise _UseStreamingReader
+
+    parser.XmlDeclHandler = declaration
+    parser.StartNamespaceDeclHandler = namespace
+    return parser
 
 
 def _unescape(raw: bytes) -> str:
+    """Text as an XML parser reports it: line ends normalised, references replaced."""
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     text = raw.decode("utf-8")
     return html.unescape(text) if "&" in text else text
 
 
-class _FastSheetRows:
-    """Rows of one worksheet part, streamed from the zip and scanned with regexes."""
+def _number_bytes(raw: bytes) -> int | float | str:
+    return _number(raw.decode("utf-8", "replace"))
 
-    def __init__(
-        self,
-        archive: zipfile.ZipFile,
-        part: str,
-        shared_strings: Sequence[str],
-        date_styles: set[int],
-        timedelta_styles: set[int],
-        epoch: dt.datetime,
-    ):
+
+class _ScannedSheetRows:
+    """Rows of one worksheet part, checked by expat and read with patterns."""
+
+    def __init__(self, reader: _SheetReader, where: str):
+        self.reader = reader
+        self.where = where
         self._last_row = 0
-        self._shared_formulas: dict[bytes, str] = {}
         self._column_cache: dict[bytes, int] = {}
-        self._date_cache: dict[tuple[object, bytes], object] = {}
-        self._date_style_bytes = {str(style).encode() for style in date_styles}
-        self.archive = archive
-        self.part = part
-        self.shared_strings = shared_strings
-        self.date_styles = date_styles
-        self.timedelta_styles = timedelta_styles
-        self.epoch = epoch
-
-    def check_supported(self) -> None:
-        """Raise :class:`_UseOpenpyxl` unless the part is plain UTF-8 SpreadsheetML."""
-        with self.archive.open(self.part) as stream:
-            head = stream.read(1 << 16)
-        encoding = _XML_ENCODING.match(head)
-        if encoding and encoding.group(1).lower() not in (b"utf-8", b"utf8"):
-            raise _UseOpenpyxl
-        if not _SHEET_DATA.search(head):
-            # Prefixed elements (<x:sheetData>) or a very long preamble.
-            raise _UseOpenpyxl
+        self._date_cache: dict[tuple[bytes, bytes], object] = {}
+        self._shared_formulas: dict[bytes, tuple[str | None, str]] = {}
+        book = reader.book
+        self._date_styles = {style.encode() for style in book.date_styles}
+        self._shared_strings = book.shared_strings
 
     def __iter__(self) -> Iterator[RawRow]:
-        with self.archive.open(self.part) as stream:
-            pending = b""
-            while True:
-                chunk = stream.read(_CHUNK_BYTES)
-                if not chunk:
-                    break
-                pending += chunk
-                end = pending.rfind(b"</row>")
+        reader = self.reader
+        parser = _checking_parser()
+        charge = reader.meter.charge
+        pending: list[bytes] = []
+        pending_bytes = 0
+        with reader.archive.open(reader.entry.part) as stream:
+            chunk = stream.read(_CHUNK_BYTES)
+            if chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
+                raise _UseStreamingReader  # UTF-16
+            while chunk:
+                parser.Parse(chunk, False)
+                charge(0, self.where)
+                end = chunk.rfind(b"</row>")
                 if end < 0:
-                    continue
-                end += len(b"</row>")
-                yield from self._rows(pending[:end])
-                pending = pending[end:]
-            yield from self._rows(pending)
-        # Regexes skip what they cannot match, so a sheet cut short would just look shorter:
-        # insist on the closing tag a complete part ends with.
-        if not _WORKSHEET_END.search(pending[-4096:]):
-            raise _SheetCutShort(f"sheet part {self.part} ends early (its XML is cut short)")
+                    pending.append(chunk)
+                    pending_bytes += len(chunk)
+                    if pending_bytes > _MAX_SCANNED_ROW_BYTES:
+                        raise _UseStreamingReader
+                else:
+                    end += len(b"</row>")
+                    pending.append(chunk[:end])
+                    yield from self._rows(b"".join(pending))
+                    pending = [chunk[end:]]
+                    pending_bytes = len(pending[0])
+                if b"</sheetData>" in chunk:
+                    # Nothing after it holds cells: stop reading.
+                    yield from self._rows(b"".join(pending))
+                    return
+                chunk = stream.read(_CHUNK_BYTES)
+            parser.Parse(b"", True)
+        yield from self._rows(b"".join(pending))
 
     def _rows(self, block: bytes) -> Iterator[RawRow]:
-        row_number = self._last_row
-        column_of = self._column_cache
-        number_value = self._number_value
-        shared_strings = self.shared_strings
-        date_styles = self._date_style_bytes
-        for row_attributes, body in _ROW.findall(block):
-            number = _ROW_NUMBER.search(row_attributes)
-            row_number = int(number.group(1)) if number else row_number + 1
-            if not body:
-                continue
-            values: list[object] = []
-            formulas: dict[int, tuple[str, bool]] | None = None
-            column = -1
-            # One findall per row: the common cell shapes come back as plain tuples with no
-            # per-cell match objects; anything else lands in ``other`` and is parsed fully.
-            for letters, style, data_type, raw, inline, other in _CELL_FAST.findall(body):
-                if other:
-                    column, value, formula = self._general_cell(other, column)
-                    if formula is not None:
-                        if formulas is None:
-                            formulas = {}
-                        formulas[column] = formula
+        if b"<row" not in block:
+            return
+        cells = 0
+        rows: list[RawRow] = []
+        for piece in block.split(b"</row>"):
+            start = piece.find(b"<row")
+            while start >= 0:
+                match = _ROW_START.match(piece, start)
+                if match is None:  # <rowBreaks> and the like
+                    start = piece.find(b"<row", start + 4)
+                    continue
+                attributes, empty = match.groups()
+                number = _ROW_NUMBER.search(attributes)
+                if number is None:
+                    row_number = self._last_row + 1
                 else:
-                    column = column_of.get(letters)
-                    if column is None:
-                        column = column_of[letters] = _column_index(letters)
-                    if not data_type or data_type == b"n":
-                        # Inlined: this branch runs for most of a million cells.
-                        if not raw:
-                            value = None
-                        elif style and style in date_styles:
-                            value = number_value(raw, style)
-                        elif b"." in raw or b"E" in raw or b"e" in raw:
-                            value = float(raw)
-                        else:
-                            value = int(raw)
-                    elif data_type == b"s":
-                        value = shared_strings[int(raw)] if raw else None
-                    elif data_type == b"inlineStr":
+                    try:
+                        row_number = int(number.group(1))
+                    except ValueError:
+                        raise _UseStreamingReader from None  # it reads "5.0" or says why not
+                self._last_row = row_number
+                if empty:
+                    rows.append((row_number, [], None))
+                    start = piece.find(b"<row", match.end())
+                    continue
+                row, count = self._cells(piece, match.end(), row_number)
+                rows.append(row)
+                cells += count + 1
+                break
+        self.reader.meter.charge(cells, self.where)
+        yield from rows
+
+    def _cells(self, piece: bytes, start: int, row_number: int):
+        column_of = self._column_cache
+        date_styles = self._date_styles
+        date_cache = self._date_cache
+        values: list[object] = []
+        formulas: dict[int, tuple[str, bool]] | None = None
+        column = -1
+        found = _CELL_FAST.findall(piece, start)
+        for letters, style, data_type, raw, inline, other in found:
+            if other:
+                column, value, formula = self._general_cell(other, column, row_number)
+                if formula is not None:
+                    if formulas is None:
+                        formulas = {}
+                    formulas[column] = formula
+            else:
+                column = column_of.get(letters)
+                if column is None:
+                    column = column_of[letters] = _column_index(letters.decode("ascii"))
+                if not data_type or data_type == b"n":
+                    # Inlined: this branch runs for most of a million cells.
+                    if not raw:
+                        continue
+                    if style and style in date_styles:
+                        value = date_cache.get((raw, style))
+                        if value is None:
+                            value = date_cache[raw, style] = self._date(raw, style)
+                    elif raw.isdigit() and len(raw) < 19:  # a count: most cells
+                        value = int(raw)
+                    else:
+                        value = _number_bytes(raw)
+                elif data_type == b"inlineStr":
+                    if len(inline) > MAX_TEXT_CHARACTERS:
+                        raise _UseStreamingReader  # it says where
+                    if b"&" in inline or b"\r" in inline:
                         value = _unescape(inline)
                     else:
-                        value = self._typed_value(raw, style, data_type)
-                if value is None:
-                    continue
-                size = len(values)
-                if column == size:
-                    values.append(value)
-                elif column > size:
-                    values.extend([None] * (column - size))
-                    values.append(value)
+                        value = inline.decode("utf-8")
                 else:
-                    values[column] = value
-            yield row_number, values, formulas
-        self._last_row = row_number
+                    value = self._typed(raw, data_type)
+            if value is None:
+                continue
+            size = len(values)
+            if column == size:
+                values.append(value)
+            elif column > size:
+                values.extend([None] * (column - size))
+                values.append(value)
+            else:
+                values[column] = value
+        return (row_number, values, formulas), len(found)
 
-    def _general_cell(self, element: bytes, previous_column: int):
-        """(column, value, formula) of a cell in any shape the fast pattern does not cover."""
-        match = _CELL.match(element)
-        attributes, content = match.group(1, 2)
-        found = dict(_ATTRIBUTE.findall(attributes))
-        letters = found.get(b"r", b"").rstrip(b"0123456789").upper()
-        if letters.isalpha() and len(letters) <= 3:
-            column = _column_index(letters)
-        else:
-            column = previous_column + 1  # no reference: cells follow each other
-        if not content:
-            return column, None, None
-        style, data_type = found.get(b"s"), found.get(b"t")
-        value = self._content_value(content, style, data_type)
-        formula = None
-        if b"<f" in content:
-            found_formula = _FORMULA.search(content)
-            if found_formula is not None:
-                formula = (self._formula_text(*found_formula.group(1, 2)), value is not None)
-        return column, value, formula
+    def _date(self, raw: bytes, style: bytes):
+        return self.reader._date_value(raw.decode("ascii", "replace"), style.decode("ascii"))
 
-    def _number_value(self, raw: bytes, style: bytes):
-        number = float(raw) if (b"." in raw or b"E" in raw or b"e" in raw) else int(raw)
-        if style and int(style) in self.date_styles:
-            key = (number, style)
-            converted = self._date_cache.get(key)
-            if converted is None:
-                converted = self._date_cache[key] = self._excel_date(number, int(style))
-            return converted
-        return number
-
-    def _excel_date(self, number, style: int):
-        from openpyxl.utils.datetime import from_excel
-
-        try:
-            return from_excel(number, self.epoch, timedelta=style in self.timedelta_styles)
-        except (OverflowError, ValueError):
-            return "#VALUE!"  # what openpyxl shows for a date serial out of range
-
-    def _typed_value(self, raw: bytes, style: bytes | None, data_type: bytes):
+    def _typed(self, raw: bytes, data_type: bytes):
         if not raw:
             return None
-        if data_type == b"n":
-            return self._number_value(raw, style)
-        if data_type == b"s":
-            return self.shared_strings[int(raw)]
-        if data_type == b"b":
-            return bool(int(raw))
-        if data_type == b"d":
-            from openpyxl.utils.datetime import from_ISO8601
+        text = _unescape(raw)
+        return self.reader._typed_value(
+            text, data_type.decode("ascii"), self._shared_strings, self.where
+        )
 
-            return from_ISO8601(raw.decode("ascii"))
-        return _unescape(raw)  # "str" (a formula's text), "e" (#N/A...), unknown types
-
-    def _formula_text(self, attributes: bytes, text: bytes | None) -> str:
-        # A shared formula is written once (with its text) and referenced by index after;
-        # the followers get the master's text, enough to tell a column total.
-        shared = _SHARED_INDEX.search(attributes) if b"si=" in attributes else None
-        if shared is None:
-            return _unescape(text or b"")
-        if text:
-            self._shared_formulas[shared.group(1)] = _unescape(text)
-        return self._shared_formulas.get(shared.group(1), "")
-
-    def _content_value(self, content: bytes, style: bytes | None, data_type: bytes | None):
-        if data_type == b"inlineStr":
-            if b"<rPh" in content:
-                content = _PHONETIC.sub(b"", content)
-            return "".join(_unescape(part or b"") for part in _INLINE_TEXT.findall(content))
-        found = _VALUE.search(content)
-        return self._typed_value(found.group(1) if found else b"", style, data_type or b"n")
+    def _general_cell(self, element: bytes, previous_column: int, row_number: int):
+        """(column, value, formula) of a cell in any shape the fast pattern does not cover."""
+        attributes_text, content = _CELL.match(element).groups()
+        attributes = {
+            name: double or single for name, double, single in _ATTRIBUTE.findall(attributes_text)
+        }
+        # Attribute values are checked XML: undo references as a parser would.
+        attributes = {name: _unescape(value) for name, value in attributes.items()}
+        reference = attributes.get(b"r")
+        if reference is None:
+            column = previous_column + 1
+        else:
+            match = _CELL_REFERENCE.fullmatch(reference)
+            if match is None:
+                raise _UseStreamingReader  # it names the bad reference
+            column = _column_index(match.group(1))
+        data_type = attributes.get(b"t") or "n"
+        style = attributes.get(b"s")
+        value = None
+        if data_type == "inlineStr":
+            inline = _INLINE.search(content) if content else None
+            if inline is not None:
+                body = _PHONETIC.sub(b"", inline.group(1) or b"")
+                runs = _RUN.findall(body)
+                plain_body = _RUN.sub(b"", body) if runs else body
+                plain = _TEXT.findall(plain_body)
+                texts = [_unescape(text or b"") for text in plain[-1:]]
+                texts += [_unescape(text or b"") for run in runs for text in _TEXT.findall(run)]
+                value = "".join(texts)
+        elif content:
+            found = _VALUE.search(content)
+            raw = _unescape(found.group(1) or b"") if found else ""
+            if raw:
+                if data_type == "n":
+                    if style is not None and style in self.reader.book.date_styles:
+                        value = self.reader._date_value(raw, style)
+                    else:
+                        value = _number(raw)
+                else:
+                    value = self.reader._typed_value(
+                        raw, data_type, self._shared_strings, self.where
+                    )
+        formula = None
+        if content and b"<f" in content:
+            found_formula = _FORMULA.search(content)
+            if found_formula is not None:
+                formula_attributes = {
+                    name.decode("ascii", "replace"): _unescape(double or single)
+                    for name, double, single in _ATTRIBUTE.findall(found_formula.group(1))
+                }
+                text = _unescape(found_formula.group(2) or b"")
+                formula = (
+                    self.reader._formula(formula_attributes, text, reference),
+                    value is not None,
+                )
+        return column, value, formula
 
 
 # --- reference row source: openpyxl's own reader -------------------------------------------
@@ -325,10 +1241,45 @@ def _openpyxl_rows(values_sheet, formulas_sheet) -> Iterator[RawRow]:
 # --- the file ------------------------------------------------------------------------------
 
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: How much of a file is looked at to tell what it is.
+_SNIFF_BYTES = 1 << 16
+#: An encrypted .xlsx is an OLE container with a stream of this name (UTF-16 in the
+#: container's directory); an old .xls has a "Workbook" stream instead.
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 
 
-def check_workbook_file(path: Path) -> None:
-    """Refuse what is not a readable, plausibly sized ``.xlsx`` before openpyxl sees it."""
+def _looks_like_text(head: bytes) -> bool:
+    """True for what a CSV or text export starts with: decodable, printable text."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = head[: len(head) - 3].decode("utf-8")  # a character cut at the end
+        except UnicodeDecodeError:
+            return False
+    return bool(text) and all(ch.isprintable() or ch in "\r\n\t" for ch in text)
+
+
+def check_workbook_file(path: str | Path) -> ReadBudget:
+    """Refuse what is not a plausible ``.xlsx`` within its budget, before any part is read.
+
+    Checks, without decompressing anything: the path is a regular file (a folder, a pipe or
+    a device is refused, never opened), not empty, a zip container (an old ``.xls``, a
+    password-protected workbook or a CSV with an Excel name is named as such), not
+    encrypted, with at most :data:`MAX_ZIP_MEMBERS` parts whose declared sizes fit the
+    file's :class:`ReadBudget`.
+
+    Returns
+    -------
+    ReadBudget
+        The budget the rest of the read must keep to.
+
+    Raises
+    ------
+    WorkbookError
+        Naming the file and the problem.
+    """
+    path = Path(path)
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -337,127 +1288,105 @@ def check_workbook_file(path: Path) -> None:
         raise WorkbookError(f"{path}: cannot be opened ({exc.strerror or exc})") from None
     if stat.S_ISDIR(info.st_mode):
         raise WorkbookError(f"{path} is a folder, not an Excel workbook")
+    if not stat.S_ISREG(info.st_mode):
+        # A pipe or a device would block the read or never end.
+        raise WorkbookError(f"{path} is not a regular file (a pipe or a device), not a workbook")
     if info.st_size == 0:
         raise WorkbookError(f"{path} is empty (0 bytes), not an Excel workbook")
     try:
         with path.open("rb") as stream:
-            signature = stream.read(8)
+            head = stream.read(_SNIFF_BYTES)
     except OSError as exc:
         raise WorkbookError(f"{path}: cannot be opened ({exc.strerror or exc})") from None
-    if signature == _OLE_SIGNATURE:
+    if head.startswith(_OLE_SIGNATURE):
+        if _ENCRYPTED_PACKAGE in head:
+            raise WorkbookError(
+                f"{path} is protected with a password (encrypted); save a copy without the "
+                "password in Excel or LibreOffice and open that"
+            )
         raise WorkbookError(
-            f"{path} is password-protected (encrypted) or an old .xls workbook; save it "
-            "from Excel or LibreOffice as an unprotected .xlsx and try again"
+            f"{path} is an old Excel 97-2003 workbook (.xls); open it in Excel or LibreOffice "
+            "and save it as an Excel workbook (.xlsx)"
         )
-    if not signature.startswith(b"PK"):
+    if not head.startswith(b"PK"):
+        if _looks_like_text(head):
+            raise WorkbookError(
+                f"{path} is a text file (CSV or similar) with an Excel name, not an Excel "
+                "workbook; rename it to .csv where a CSV is accepted, or open it in Excel or "
+                "LibreOffice and save it as .xlsx"
+            )
         raise WorkbookError(f"{path} is not an Excel workbook (.xlsx): it is not a zip container")
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError) as exc:
         raise WorkbookError(
             f"{path} is damaged (truncated or corrupt zip: {exc}); "
             "open it in Excel or LibreOffice to repair it"
         ) from None
-    _check_sizes(path, members)
+    budget = ReadBudget.for_file(path, info.st_size)
+    _check_sizes(budget, members)
+    return budget
 
 
-def _check_sizes(path: Path, members: Sequence[zipfile.ZipInfo]) -> None:
-    """Zip-bomb guard on the sizes the archive declares.
-
-    ``zipfile`` never inflates a member beyond its declared size (it stops there and the
-    CRC check fails), so the declared sizes bound the memory the read can take.
-    """
+def _check_sizes(budget: ReadBudget, members: Sequence[zipfile.ZipInfo]) -> None:
+    """Zip-bomb guard on the sizes the archive declares (``zipfile`` enforces them)."""
+    path = budget.path
     if len(members) > MAX_ZIP_MEMBERS:
         raise WorkbookError(
-            f"{path} holds {len(members):,} parts; that is not a workbook this app can read"
+            f"{path} holds {len(members):,} parts, more than the {MAX_ZIP_MEMBERS:,} a "
+            "workbook may hold; refusing to read it"
         )
     if any(member.flag_bits & 0x1 for member in members):
-        raise WorkbookError(f"{path} is encrypted; save it without a password and try again")
-    total = sum(member.file_size for member in members)
-    if total > MAX_UNCOMPRESSED_BYTES:
         raise WorkbookError(
-            f"{path} would take {total / (1 << 20):,.0f} MiB once decompressed (limit "
-            f"{MAX_UNCOMPRESSED_BYTES >> 20:,} MiB); refusing to open it"
+            f"{path} is encrypted; save a copy without the password in Excel or LibreOffice "
+            "and open that"
+        )
+    total = sum(member.file_size for member in members)
+    if total > budget.uncompressed_bytes:
+        raise WorkbookError(
+            f"{path}: this workbook would expand to {_size_text(total)} once decompressed, "
+            f"{budget.size_rule()}; refusing to read it (possible zip bomb)"
         )
     for member in members:
         ratio = member.file_size / max(member.compress_size, 1)
         if member.file_size > LARGE_MEMBER_BYTES and ratio > MAX_COMPRESSION_RATIO:
             raise WorkbookError(
-                f"{path}: part {member.filename} would expand {ratio:,.0f} times to "
-                f"{member.file_size / (1 << 20):,.0f} MiB, far beyond what rows of data "
-                "take; refusing to open it (possible zip bomb)"
+                f"{path}: its part {member.filename} would expand {ratio:,.0f} times, to "
+                f"{_size_text(member.file_size)} from {_size_text(member.compress_size)}, "
+                f"more than the {MAX_COMPRESSION_RATIO} times rows of data ever take; "
+                "refusing to read it (possible zip bomb)"
             )
 
 
-@functools.cache
-def _sizeless_reader_class():
-    """openpyxl's ``ExcelReader`` (what ``load_workbook`` uses), minus one costly step.
+def guard_workbook(path: str | Path) -> ReadBudget:
+    """Every check a read needs, for readers that hand the file to openpyxl afterwards.
 
-    A read-only worksheet normally learns its size on construction by looking for the
-    ``<dimension>`` element; a sheet without one (openpyxl's write-only mode omits it) is
-    then parsed in full just for that, which doubles the time to read 100,000 rows. Rows
-    are read to their end anyway, so the size is never needed here.
+    :func:`check_workbook_file`, then every XML part parsed once by the hardened parser
+    within the file's time budget: no DTD or entity declaration, well-formed throughout.
+    openpyxl then only meets parts that are safe and bounded.
+
+    Returns
+    -------
+    ReadBudget
+        The file's budget.
+
+    Raises
+    ------
+    WorkbookError
+        Naming the file, the part and the problem.
     """
-    from openpyxl.reader.excel import ExcelReader
-    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
-
-    class SizelessReadOnlyWorksheet(ReadOnlyWorksheet):
-        def _get_size(self) -> None:
-            return None
-
-    class SizelessExcelReader(ExcelReader):
-        def read_worksheets(self) -> None:
-            for sheet, relation in self.parser.find_sheets():
-                if relation.target not in self.valid_files or "chartsheet" in relation.Type:
-                    continue
-                worksheet = SizelessReadOnlyWorksheet(
-                    self.wb, sheet.name, relation.target, self.shared_strings
-                )
-                worksheet.sheet_state = sheet.state
-                self.wb._sheets.append(worksheet)
-
-    return SizelessExcelReader
-
-
-def _open_workbook(path: Path, stream, data_only: bool):
-    try:
-        # A file object, not the name: openpyxl refuses names without an .xlsx suffix.
-        reader = _sizeless_reader_class()(stream, read_only=True, data_only=data_only)
-        reader.read()
-        return reader.wb
-    except InputError:
-        raise
-    except Exception as exc:  # openpyxl raises KeyError, zipfile, XML and value errors
-        raise WorkbookError(
-            f"{path} is not a readable Excel workbook (.xlsx): {_plain(exc)}"
-        ) from None
-
-
-def _plain(exc: BaseException) -> str:
-    text = str(exc).strip().strip("'\"")
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _fast_rows(workbook, sheet) -> Iterator[RawRow] | None:
-    """The fast row source for ``sheet``, or ``None`` when openpyxl must read it.
-
-    Relies on openpyxl's read-only internals (archive, part name, shared strings, date
-    styles); a future openpyxl without them just means the slower reference reader.
-    """
-    try:
-        source = _FastSheetRows(
-            archive=workbook._archive,
-            part=sheet._worksheet_path,
-            shared_strings=sheet._shared_strings,
-            date_styles=set(workbook._date_formats),
-            timedelta_styles=set(workbook._timedelta_formats),
-            epoch=workbook.epoch,
-        )
-        source.check_supported()
-    except (AttributeError, KeyError, _UseOpenpyxl):
-        return None
-    return iter(source)
+    path = Path(path)
+    budget = check_workbook_file(path)
+    meter = _Meter(budget)
+    with _part_errors(path, path.name), zipfile.ZipFile(path) as archive:
+        for member in archive.infolist():
+            name = member.filename
+            if member.is_dir() or not name.endswith((".xml", ".rels", ".vml")):
+                continue
+            with _part_errors(path, name):
+                _parse_part(archive, name, _hardened_parser(), meter)
+    return budget
 
 
 @contextlib.contextmanager
@@ -466,39 +1395,79 @@ def open_sheets(
 ) -> Iterator[Iterator[SheetRows]]:
     """Check ``path`` and yield an iterator over its worksheets' rows.
 
-    Errors raised while the caller consumes the rows (damaged XML, a CRC error, a sheet cut
-    short) come out as :class:`WorkbookError` naming the file.
+    Parameters
+    ----------
+    path : str or Path
+        The workbook.
+    engine : {"fast", "openpyxl"}
+        ``"fast"`` streams each sheet through the hardened parser; ``"openpyxl"`` reads it
+        with openpyxl's read-only reader after :func:`guard_workbook` (the reference).
+
+    Raises
+    ------
+    WorkbookError
+        Before the first row or while the caller consumes the rows (damaged XML, a CRC
+        error, a sheet cut short, a budget spent), always naming the file.
     """
     path = Path(path)
-    check_workbook_file(path)
+    if engine == "openpyxl":
+        guard_workbook(path)
+        with _openpyxl_sheets(path) as sheets:
+            yield sheets
+        return
+    meter = _Meter(check_workbook_file(path))
     try:
-        with path.open("rb") as values_stream:
-            workbook = _open_workbook(path, values_stream, data_only=True)
-            formulas: list = []  # [workbook, stream] once openpyxl must read formulas
+        with zipfile.ZipFile(path) as archive:
+            book = _read_book(path, archive, meter)
+            yield (
+                SheetRows(
+                    entry.title,
+                    _SheetReader(path, archive, entry, book, meter).rows(),
+                    book.epoch,
+                )
+                for entry in book.sheets
+            )
+    except (zipfile.BadZipFile, EOFError) as exc:  # the file changed since it was checked
+        raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None
+
+
+@contextlib.contextmanager
+def _openpyxl_sheets(path: Path) -> Iterator[Iterator[SheetRows]]:
+    """The reference: openpyxl's read-only reader, cached values and formulas."""
+    from openpyxl import load_workbook
+
+    def load(stream, data_only: bool):
+        try:
+            # A file object, not the name: openpyxl refuses names without an .xlsx suffix.
+            return load_workbook(stream, read_only=True, data_only=data_only)
+        except Exception as exc:  # openpyxl raises KeyError, zipfile, XML and value errors
+            raise WorkbookError(
+                f"{path} is not a readable Excel workbook (.xlsx): {_plain(exc)}"
+            ) from None
+
+    try:
+        with path.open("rb") as values_stream, path.open("rb") as formulas_stream:
+            values_book = load(values_stream, data_only=True)
+            formulas_book = load(formulas_stream, data_only=False)
             try:
-                yield _sheets(path, workbook, engine, formulas)
+                if not values_book.worksheets:
+                    raise WorkbookError(
+                        f"{path} has no worksheet (only chart sheets, or none); there are no "
+                        "rows to read"
+                    )
+                epoch = getattr(values_book, "epoch", None) or _WINDOWS_EPOCH
+                yield (
+                    SheetRows(sheet.title, _openpyxl_rows(sheet, formulas), epoch)
+                    for sheet, formulas in zip(
+                        values_book.worksheets, formulas_book.worksheets, strict=True
+                    )
+                )
             finally:
-                workbook.close()
-                if formulas:
-                    formulas[0].close()
-                    formulas[1].close()
+                values_book.close()
+                formulas_book.close()
     except InputError:
         raise
     except OSError as exc:
         raise WorkbookError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except _SheetCutShort as exc:
-        raise WorkbookError(f"{path} is damaged and cannot be read: {exc}") from None
     except Exception as exc:  # damaged XML inside a valid zip, a CRC error, ...
         raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None
-
-
-def _sheets(path: Path, workbook, engine: str, formulas: list) -> Iterator[SheetRows]:
-    epoch = getattr(workbook, "epoch", None) or dt.datetime(1899, 12, 30)
-    for index, sheet in enumerate(workbook.worksheets):
-        rows = _fast_rows(workbook, sheet) if engine == "fast" else None
-        if rows is None:
-            if not formulas:
-                stream = path.open("rb")
-                formulas.extend([_open_workbook(path, stream, data_only=False), stream])
-            rows = _openpyxl_rows(sheet, formulas[0].worksheets[index])
-        yield SheetRows(sheet.title, rows, epoch)

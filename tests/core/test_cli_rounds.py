@@ -9,7 +9,8 @@ import openpyxl
 from core.cli import main
 
 ROUND_KEYS = [
-    "sheet", "row", "round", "date", "classifier", "k", "population_pos", "population_neg",
+    "sheet", "row", "round", "date", "classifier", "model_version", "k", "population_pos",
+    "population_neg",
     "s", "tp", "fp", "fn", "tn",
 ]  # fmt: skip
 
@@ -23,15 +24,16 @@ def run_json(capsys, *argv):
 def test_json_keys_exactly(capsys, shared_fixtures):
     status, data, err = run_json(capsys, str(shared_fixtures / "rounds_messy.xlsx"))
     assert status == 0 and err == ""
-    assert list(data) == ["rounds", "refused"]
+    assert list(data) == ["rounds", "refused", "columns"]
     assert all(list(item) == ROUND_KEYS for item in data["rounds"])
     assert all(list(item) == ["sheet", "row", "reason"] for item in data["refused"])
     assert [item["row"] for item in data["refused"]] == [12, 13, 14]
     first = data["rounds"][0]
     assert first == {
         "sheet": "travel", "row": 5, "round": "TR-01", "date": "2026-01-12",
-        "classifier": "travel", "k": 41200 / 1251000, "population_pos": 41200,
-        "population_neg": 1251000, "s": 1.0, "tp": 135, "fp": 24, "fn": 127, "tn": 4714,
+        "classifier": "travel", "model_version": None, "k": 41200 / 1251000,
+        "population_pos": 41200, "population_neg": 1251000, "s": 1.0,
+        "tp": 135, "fp": 24, "fn": 127, "tn": 4714,
     }  # fmt: skip
     finance = [item for item in data["rounds"] if item["sheet"] == "finance"]
     assert finance[0]["population_pos"] is None and finance[0]["population_neg"] is None
@@ -47,7 +49,8 @@ def test_absent_values_are_null(capsys, tmp_path):
     assert status == 0
     (item,) = data["rounds"]
     assert [key for key, value in item.items() if value is None] == [
-        "round", "date", "classifier", "population_pos", "population_neg", "s",
+        "round", "date", "classifier", "model_version", "population_pos", "population_neg",
+        "s",
     ]  # fmt: skip
     assert data["refused"] == []
 
@@ -73,7 +76,8 @@ def test_text_output_is_a_table_then_the_refusals(capsys, shared_fixtures):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].split() == [
-        "sheet", "row", "round", "date", "classifier", "k", "N", "pred+", "N", "pred-", "s",
+        "sheet", "row", "round", "date", "classifier", "version", "k", "N", "pred+", "N",
+        "pred-", "s",
         "TP", "FP", "FN", "TN",
     ]  # fmt: skip
     assert "TR-01" in lines[1] and "1,251,000" in lines[1] and "0.03293" in lines[1]
@@ -89,5 +93,5 @@ def test_skipped_sheets_are_noted_on_stderr(capsys, tmp_path):
     path = tmp_path / "notes.xlsx"
     workbook.save(path)
     status, data, err = run_json(capsys, str(path))
-    assert status == 0 and data == {"rounds": [], "refused": []}
+    assert status == 0 and data == {"rounds": [], "refused": [], "columns": []}
     assert err.startswith("note: sheet 'About' skipped: no header row")

@@ -347,8 +347,12 @@ def test_unsupported_and_unreadable_files(tmp_path):
         load_scored_sample(tmp_path / "scores.txt")
     fake = tmp_path / "fake.xlsx"
     fake.write_text("not a zip")
-    with pytest.raises(InputError, match=r"not a readable \.xlsx"):
+    with pytest.raises(InputError, match=r"is a text file \(CSV or similar\) with an Excel name"):
         load_scored_sample(fake)
+    binary = tmp_path / "binary.xlsx"
+    binary.write_bytes(b"\x00\x01\x02 not a zip")
+    with pytest.raises(InputError, match=r"not an Excel workbook \(\.xlsx\): it is not a zip"):
+        load_scored_sample(binary)
     with pytest.raises(OSError):
         load_scored_sample(tmp_path / "missing.csv")
     latin = tmp_path / "latin.csv"

@@ -259,6 +259,7 @@ def test_rounds_columns_are_the_readers_and_no_extra_column_matches_an_alias():
         "Round": "round",
         "Date": "date",
         "Classifier": "classifier",
+        "Model version": "model_version",
         "Predicted positive (population)": "population_pos",
         "Predicted negative (population)": "population_neg",
         "k": "k",
@@ -440,8 +441,8 @@ def test_formula_like_text_is_written_as_text(tmp_path, data_only):
     workbook = openpyxl.load_workbook(path, data_only=data_only)
     sheet = workbook[SHEET_ROUNDS]
     for index, name in enumerate(FORMULA_NAMES, start=2):
-        for column in (1, 3, 12):  # round, classifier, notes
-            cell = sheet.cell(row=index, column=column)
+        for header in ("Round", "Classifier", "Notes"):
+            cell = sheet.cell(row=index, column=ROUNDS_HEADER.index(header) + 1)
             assert cell.value == name
             assert cell.data_type == "s"
             assert cell.quotePrefix
@@ -477,11 +478,9 @@ def test_fixture_rounds_are_read_back_unchanged(tmp_path, fixture):
 def test_numbers_keep_every_digit(tmp_path):
     awkward = (
         make_round("A", k=0.1 + 0.2, population_pos=None, population_neg=None, s=1 / 3),
-        make_round("B", tp=2**62 + 1, fp=10**17 + 3, fn=0, tn=12345678901234567),
-        make_round(
-            "C", k=5e-324, population_pos=None, population_neg=None, s=1.7976931348623157e308
-        ),
-        make_round("D", population_pos=10**20 + 7, population_neg=3, k=(10**20 + 7) / 3),
+        make_round("B", tp=2**49 + 1, fp=10**15, fn=0, tn=123456789012345),
+        make_round("C", k=1e-12, population_pos=None, population_neg=None, s=1e300),
+        make_round("D", population_pos=10**15, population_neg=3, k=10**15 / 3),
         make_round("E", date=dt.date(1, 1, 1)),
         make_round("F", date=dt.date(1900, 1, 1)),
         make_round("G", date=dt.date(9999, 12, 31), notes="line one\nline two\tend"),
@@ -492,6 +491,28 @@ def test_numbers_keep_every_digit(tmp_path):
         again = read_rounds(path, engine=engine)
         assert again.refused == ()
         assert [without_location(r) for r in again.rounds] == [without_location(r) for r in awkward]
+
+
+def test_numbers_beyond_exact_counts_refuse_their_row_and_name_the_cell(tmp_path):
+    """Counts above 10**15 (no longer exact as floats) and a denormal k cannot be a round;
+    the row is refused with the cell named, the other rows load."""
+    rounds = (
+        make_round("ok"),
+        make_round("huge", tp=2**62 + 1, fp=10**17 + 3, tn=12345678901234567),
+        make_round("tiny k", k=5e-324, population_pos=None, population_neg=None),
+        make_round("huge population", population_pos=10**20 + 7, population_neg=3, k=1e20 / 3),
+    )
+    path = tmp_path / "extreme.xlsx"
+    write_report(path, SessionState(rounds=rounds))
+    for engine in ("fast", "openpyxl"):
+        again = read_rounds(path, engine=engine)
+        assert [r.round for r in again.rounds] == ["ok"]
+        reasons = [item.reason for item in again.refused]
+        assert len(reasons) == 3
+        assert "TP in cell" in reasons[0] and "too large to be a count" in reasons[0]
+        assert "FP in cell" in reasons[0] and "TN in cell" in reasons[0]
+        assert "too small to be an imbalance ratio" in reasons[1]
+        assert "too large to be a count" in reasons[2]
 
 
 _TEXT = st.text(
@@ -508,18 +529,18 @@ def _usable(text: str) -> bool:
 
 names = _PREFIXED.filter(_usable)
 round_names = names.filter(lambda text: not _TOTAL_LABEL.match(text))
-counts = st.one_of(st.integers(0, 1_000), st.integers(0, 10**18))
-positive_floats = st.floats(
-    min_value=5e-324, max_value=1e300, allow_nan=False, allow_infinity=False
-)
+# Everything a round may hold: counts up to 10**15 (exact as floats), k from 1e-12.
+counts = st.one_of(st.integers(0, 1_000), st.integers(0, 10**15))
+positive_floats = st.floats(min_value=1e-12, max_value=1e300, allow_nan=False, allow_infinity=False)
 
 
 @st.composite
 def rounds_strategy(draw, sheet="Rounds", row=None):
     with_counts = draw(st.booleans())
     if with_counts:
-        population_pos = draw(st.integers(1, 10**18))
-        population_neg = draw(st.integers(1, 10**18))
+        population_pos = draw(st.integers(1, 10**15))
+        # k = N1/N0 stays at or above the reader's 1e-12 floor
+        population_neg = draw(st.integers(1, min(10**15, population_pos * 10**12)))
         k = population_pos / population_neg
     else:
         population_pos = population_neg = None
@@ -565,7 +586,7 @@ def test_a_full_disk_leaves_the_old_report_intact(tmp_path, monkeypatch):
             stream.write(b"PK\x03\x04 half a workbook")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(openpyxl.Workbook, "save", full_disk)
+    monkeypatch.setattr(safe_io, "save_workbook", full_disk)  # what a marked workbook's save calls
     with pytest.raises(SaveError, match=r"disk is full.*unchanged") as caught:
         write_report(path, SessionState(rounds=(make_round(),)))
     assert isinstance(caught.value, InputError)

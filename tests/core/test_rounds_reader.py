@@ -60,7 +60,9 @@ def add_cached_values(path: Path, cached: dict[str, str], part="xl/worksheets/sh
     xml = parts[part].decode()
     for reference, value in cached.items():
         xml, replaced = re.subn(
-            rf'(<c r="{reference}"[^>]*>)<f>(.*?)</f><v ?/>', rf"\1<f>\2</f><v>{value}</v>", xml
+            rf'(<c r="{reference}"[^>]*>)<f>(.*?)</f>(?:<v ?/>|<v></v>)',
+            rf"\1<f>\2</f><v>{value}</v>",
+            xml,
         )
         assert replaced == 1, reference
     parts[part] = xml.encode()
@@ -184,6 +186,7 @@ def test_round_properties_and_dict(simple_book):
         "round": "TR-01",
         "date": "2026-01-12",
         "classifier": "travel",
+        "model_version": None,
         "k": 41200 / 1251000,
         "population_pos": 41200,
         "population_neg": 1251000,
@@ -199,7 +202,7 @@ def test_round_properties_and_dict(simple_book):
 
 def test_book_to_dict_lists_everything(messy_book):
     data = messy_book.to_dict()
-    assert set(data) == {"rounds", "refused", "skipped_sheets"}
+    assert set(data) == {"rounds", "refused", "skipped_sheets", "columns"}
     assert data["refused"][0] == {
         "sheet": "travel",
         "row": 12,
@@ -226,7 +229,8 @@ def test_book_to_dict_lists_everything(messy_book):
         ("s", "s"), ("Over-sampling ratio", "s"), ("Oversampling", "s"),
         ("Round", "round"), ("Round name", "round"), ("Name", "round"), ("ID", "round"),
         ("Date", "date"), ("Week of", "date"), ("Labeled on", "date"),
-        ("Classifier", "classifier"), ("Model", "classifier"),
+        ("Classifier", "classifier"), ("Model name", "classifier"), ("Category", "classifier"),
+        ("Model", None), ("Model version", "model_version"), ("Version", "model_version"),
         ("Notes", "notes"), ("Comment", "notes"),
         ("Totals", None), ("precision", None), (None, None), (2026, None),
     ],
@@ -561,8 +565,20 @@ def bad_file(kind: str, tmp_path: Path, fixtures: Path) -> Path:
         path.write_bytes(simple.read_bytes()[:1500])
     elif kind == "corrupt":
         corrupt_copy(simple, path)
-    elif kind == "ole":  # what Excel writes for a password-protected workbook (and .xls)
-        path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(1024))
+    elif kind == "ole":  # an old .xls: an OLE container with a "Workbook" stream
+        path.write_bytes(
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(1024) + "Workbook".encode("utf-16-le")
+        )
+    elif kind == "ole-encrypted":  # Excel's password-protected .xlsx: the same container
+        path.write_bytes(
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+            + bytes(1024)
+            + "EncryptionInfo".encode("utf-16-le")
+            + bytes(64)
+            + "EncryptedPackage".encode("utf-16-le")
+        )
+    elif kind == "binary":
+        path.write_bytes(bytes(range(256)) * 4)
     elif kind == "encrypted-zip":
         with zipfile.ZipFile(path, "w") as archive:
             archive.writestr("xl/workbook.xml", "<workbook/>")
@@ -584,10 +600,12 @@ BAD_KINDS = [
     ("missing", "no such file"),
     ("folder", "is a folder"),
     ("empty", "is empty"),
-    ("text", "not a zip container"),
+    ("text", "is a text file (CSV or similar) with an Excel name"),
+    ("binary", "not a zip container"),
     ("truncated", "damaged"),
     ("corrupt", "damaged"),
-    ("ole", "password-protected"),
+    ("ole", "old Excel 97-2003 workbook (.xls)"),
+    ("ole-encrypted", "protected with a password (encrypted)"),
     ("encrypted-zip", "encrypted"),
     ("other-zip", "not a readable Excel workbook"),
     ("broken-xml", "damaged"),

@@ -1,0 +1,249 @@
+"""The workbook reader: its two row sources against openpyxl's, and its budgets.
+
+The fast source reads sheets expat has checked with patterns; the streaming source runs
+expat's callbacks on every element and takes over for comments, CDATA, prefixes and other
+encodings. Both must give exactly the rows openpyxl's read-only reader gives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.workbook import xlsx_reader
+from core.workbook.xlsx_reader import (
+    ReadBudget,
+    WorkbookError,
+    check_workbook_file,
+    guard_workbook,
+    open_sheets,
+)
+
+
+def rows_of(path: Path, engine: str = "fast") -> list[tuple[str, list]]:
+    """Every sheet's title and its non-empty rows as (number, values, formulas)."""
+    with open_sheets(path, engine=engine) as sheets:
+        return [(sheet.title, [row for row in sheet.rows if row[1] or row[2]]) for sheet in sheets]
+
+
+def streaming_only(monkeypatch) -> None:
+    """Make the fast source give up at once, so the streaming source reads everything."""
+
+    def give_up(self, *_args):
+        raise xlsx_reader._UseStreamingReader
+
+    monkeypatch.setattr(xlsx_reader._ScannedSheetRows, "__iter__", give_up)
+
+
+def rewrite_sheet(path: Path, change, part: str = "xl/worksheets/sheet1.xml") -> Path:
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    parts[part] = change(parts[part])
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
+# --- the three sources agree ---------------------------------------------------------------
+
+
+def test_fixtures_read_alike_by_all_three_sources(shared_fixtures, monkeypatch):
+    for name in ("rounds_simple.xlsx", "rounds_messy.xlsx"):
+        path = shared_fixtures / name
+        fast = rows_of(path)
+        reference = rows_of(path, engine="openpyxl")
+        with monkeypatch.context() as patched:
+            streaming_only(patched)
+            streaming = rows_of(path)
+        assert fast == reference == streaming
+        assert sum(len(rows) for _, rows in fast) > 10
+
+
+cell_values = st.one_of(
+    st.none(),
+    st.integers(-(10**15), 10**15),
+    st.floats(allow_nan=False, allow_infinity=False, width=64).map(lambda x: float(f"{x:.15g}")),
+    st.booleans(),
+    st.dates(dt.date(1900, 3, 1), dt.date(9999, 12, 31)),
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Cn", "Co"))
+        | st.sampled_from("<>&\"'\n\t "),
+        max_size=20,
+    ),
+)
+#: How the sheet XML is disguised: each must read the same (the last three force the
+#: streaming source).
+DISGUISES = {
+    "as written": lambda xml: xml,
+    "whitespace between cells": lambda xml: xml.replace(b"<c ", b"\n  <c ").replace(
+        b"<row", b"\n<row"
+    ),
+    "comments everywhere": lambda xml: xml.replace(b"<c ", b"<!-- <c r='A1'><v>9</v></c> --><c "),
+    "CDATA values": lambda xml: re.sub(rb"<v>([^<]*)</v>", rb"<v><![CDATA[\1]]></v>", xml),
+    "prefixed namespace": lambda xml: re.sub(rb"<(/?)(?!\?)", rb"<\1x:", xml).replace(
+        b"xmlns=", b"xmlns:x="
+    ),
+}
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(st.lists(cell_values, max_size=8), min_size=1, max_size=12),
+    disguise=st.sampled_from(sorted(DISGUISES)),
+    shared=st.booleans(),
+)
+def test_generated_sheets_read_as_openpyxl_reads_them(tmp_path_factory, rows, disguise, shared):
+    path = tmp_path_factory.mktemp("generated") / "sheet.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    for row_index, row in enumerate(rows, start=1):
+        for column_index, value in enumerate(row, start=1):
+            if value is None:
+                continue
+            cell = sheet.cell(row_index, column_index, value)
+            if isinstance(value, str):
+                cell.data_type = "s"  # text stays text, even "=1+1"
+    sheet.cell(len(rows) + 1, 3, "=SUM(C1:C2)")
+    workbook.save(path)
+    if not shared:  # openpyxl writes shared strings; inline them as write-only mode does
+        strings = _shared_strings(path)
+        rewrite_sheet(path, lambda xml: _inline(xml, strings))
+    rewrite_sheet(path, DISGUISES[disguise])
+    assert rows_of(path) == rows_of(path, engine="openpyxl")
+
+
+def _shared_strings(path: Path) -> list[bytes]:
+    with zipfile.ZipFile(path) as archive:
+        if "xl/sharedStrings.xml" not in archive.namelist():
+            return []
+        xml = archive.read("xl/sharedStrings.xml")
+    return re.findall(rb"<si>(.*?)</si>", xml, re.DOTALL)
+
+
+def _inline(xml: bytes, strings: list[bytes]) -> bytes:
+    def replace(match):
+        return match.group(1) + b' t="inlineStr"><is>' + strings[int(match.group(2))] + b"</is></c>"
+
+    return re.sub(rb'(<c r="[A-Z]+\d+"(?: s="\d+")?) t="s"><v>(\d+)</v></c>', replace, xml)
+
+
+def test_streaming_source_takes_over_where_the_fast_one_stops(tmp_path):
+    """A comment far into a sheet: rows before it come from the fast source, the rest from
+    the streaming one, none twice, none lost."""
+    workbook = openpyxl.Workbook(write_only=True)
+    sheet = workbook.create_sheet("Long")
+    for index in range(6000):
+        sheet.append([index, f"name {index}", index / 7])
+    path = tmp_path / "long.xlsx"
+    workbook.save(path)
+    rewrite_sheet(path, lambda xml: xml.replace(b'<row r="5000">', b'<!-- x --><row r="5000">'))
+    ((_, rows),) = rows_of(path)
+    assert [row[0] for row in rows] == list(range(1, 6001))
+    assert rows == rows_of(path, engine="openpyxl")[0][1]
+
+
+def test_rows_after_the_sheet_data_are_not_read(tmp_path, monkeypatch):
+    """A sheet damaged far after its rows still reads: nothing there holds cells, and
+    stopping early keeps a huge tail from costing time (the bytes read with the end of the
+    rows are still checked)."""
+    workbook = openpyxl.Workbook()
+    workbook.active.append([1, 2, 3])
+    path = tmp_path / "tail.xlsx"
+    workbook.save(path)
+    tail = b"</sheetData>" + b" " * 300_000 + b"<broken"
+    rewrite_sheet(path, lambda xml: xml.replace(b"</sheetData>", tail))
+    assert rows_of(path) == [("Sheet", [(1, [1, 2, 3], None)])]
+    streaming_only(monkeypatch)
+    assert rows_of(path) == [("Sheet", [(1, [1, 2, 3], None)])]
+
+
+# --- budgets -------------------------------------------------------------------------------
+
+
+def test_budget_grows_with_the_file_between_its_floor_and_ceiling(tmp_path):
+    small = ReadBudget.for_file(tmp_path, 5_000)
+    assert small.uncompressed_bytes == xlsx_reader.MIN_EXPANSION_BUDGET
+    assert small.cells == xlsx_reader.MIN_CELL_BUDGET
+    assert small.seconds == xlsx_reader.MIN_SECONDS
+    middle = ReadBudget.for_file(tmp_path, 2_900_000)
+    assert middle.uncompressed_bytes == 200 * 2_900_000
+    assert middle.size_rule() == "more than 200 times its 2.9 MB file"
+    assert middle.cells == max(xlsx_reader.MIN_CELL_BUDGET, 2 * 2_900_000)
+    huge = ReadBudget.for_file(tmp_path, 50_000_000)
+    assert huge.uncompressed_bytes == xlsx_reader.MAX_UNCOMPRESSED_BYTES
+    assert huge.seconds == 4.0 * 50
+
+
+def test_highly_compressed_members_are_refused_whatever_their_size(tmp_path):
+    """15 sheets of 8 MB in a file of a few hundred KB: the total and each member's ratio
+    are both beyond the budget, and the message gives the numbers in plain words."""
+    path = tmp_path / "bomb.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for index in range(15):
+            archive.writestr(f"xl/worksheets/sheet{index}.xml", b" " * (8 << 20))
+    with pytest.raises(WorkbookError) as caught:
+        check_workbook_file(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: this workbook would expand to 126 MB once decompressed")
+    assert "refusing to read it (possible zip bomb)" in message
+
+
+def test_cell_budget_is_named_in_the_refusal(tmp_path, monkeypatch):
+    workbook = openpyxl.Workbook()
+    for index in range(300):
+        workbook.active.append([index] * 10)
+    path = tmp_path / "cells.xlsx"
+    workbook.save(path)
+    monkeypatch.setattr(xlsx_reader, "MIN_CELL_BUDGET", 1000)
+    monkeypatch.setattr(xlsx_reader, "CELLS_PER_FILE_BYTE", 0)
+    with pytest.raises(WorkbookError, match=r"holds more than [\d,]+ cells, more than a"):
+        rows_of(path)
+
+
+def test_time_budget_is_named_in_the_refusal(tmp_path, monkeypatch):
+    workbook = openpyxl.Workbook()
+    workbook.active.append([1])
+    path = tmp_path / "slow.xlsx"
+    workbook.save(path)
+    monkeypatch.setattr(xlsx_reader, "MIN_SECONDS", -1.0)
+    monkeypatch.setattr(xlsx_reader, "SECONDS_PER_MEGABYTE", 0.0)
+    with pytest.raises(
+        WorkbookError, match=r"reading stopped in .* of processor time, the most allowed for a"
+    ):
+        rows_of(path)
+
+
+def test_guard_parses_every_part_before_openpyxl(tmp_path):
+    workbook = openpyxl.Workbook()
+    workbook.active.append([1])
+    path = tmp_path / "styles.xlsx"
+    workbook.save(path)
+    assert guard_workbook(path).file_bytes == path.stat().st_size
+    rewrite_sheet(path, lambda xml: b'<!DOCTYPE x [<!ENTITY a "b">]>' + xml, "xl/styles.xml")
+    with pytest.raises(WorkbookError, match=r"cannot be read safely: part xl/styles.xml"):
+        guard_workbook(path)
+
+
+def test_a_cell_beyond_the_text_limit_is_damage_not_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(xlsx_reader, "MAX_TEXT_CHARACTERS", 10_000)
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["x" * 30_000])
+    path = tmp_path / "long.xlsx"
+    workbook.save(path)
+    strings = _shared_strings(path)
+    rewrite_sheet(path, lambda xml: _inline(xml, strings))
+    with pytest.raises(WorkbookError, match="row 1: a cell holds more than 10,000 characters"):
+        rows_of(path)
+    streaming_only(monkeypatch)
+    with pytest.raises(WorkbookError, match="row 1: a cell holds more than 10,000 characters"):
+        rows_of(path)
