@@ -1,5 +1,8 @@
 """Long work off the GUI thread (spec page 05, habit 8).
 
+:func:`run_with_progress` reads or writes a workbook on the thread pool while the window
+keeps repainting, with a progress window (and Cancel for reads) when it takes a while.
+
 A core function that accepts a :class:`core.progress.TaskControl` runs in a
 :class:`QRunnable` on the global :class:`QThreadPool`. :class:`TaskRunner` keeps one task
 per purpose: starting a new one cancels the old one, and a generation counter drops any
@@ -9,10 +12,21 @@ newer answer.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEventLoop,
+    QObject,
+    QRunnable,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+)
+from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from core.errors import InputError
 from core.progress import Cancelled, TaskControl
@@ -124,3 +138,121 @@ class TaskRunner(QObject):
             self._control = None
             self.busy.emit(False)
             self.failed.emit(message)
+
+
+class _CallSignals(QObject):
+    done = Signal()
+
+    def __init__(self):
+        super().__init__()
+        # A queued call back to the GUI thread: it wakes a wait for more events there.
+        self.done.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
+
+    def _arrived(self) -> None:
+        """Nothing to do: the event that brought the call here ended the wait."""
+
+
+class _Call(QRunnable):
+    """Runs ``function()`` once and keeps its result or exception for the GUI thread."""
+
+    def __init__(self, function: Callable[[], Any]):
+        super().__init__()
+        self.setAutoDelete(False)  # the caller reads the result after run() returns
+        self.function = function
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.finished = False
+        self.signals = _CallSignals()
+
+    def run(self) -> None:
+        try:
+            self.result = self.function()
+        except BaseException as exc:  # handed to the GUI thread, raised there
+            self.error = exc
+        self.finished = True
+        self.signals.done.emit()
+
+
+#: Cancelled calls still running on the pool (their objects must outlive the thread).
+_ABANDONED: set[_Call] = set()
+#: A read or save shorter than this shows no progress window at all.
+PROGRESS_DELAY_MS = 400
+
+
+def run_with_progress(
+    parent: QWidget,
+    label: str,
+    function: Callable[[], Any],
+    *,
+    cancellable: bool = False,
+    delay_ms: int = PROGRESS_DELAY_MS,
+) -> Any:
+    """Run ``function()`` on the thread pool and wait for it with the window responsive.
+
+    The GUI thread keeps running its event loop (plots repaint, timers fire) while a
+    workbook is read or written. For the first ``delay_ms`` the user's clicks and keys wait
+    (a short read looks instantaneous); after that a window-modal progress window says what
+    is happening and, when ``cancellable``, offers Cancel.
+
+    Returns
+    -------
+    object
+        What ``function`` returned; an exception it raised is raised here, on the GUI
+        thread, unchanged.
+
+    Raises
+    ------
+    core.progress.Cancelled
+        The user pressed Cancel. The work itself runs to its end in the background and its
+        result is dropped (use this only for work without lasting effects, such as reads).
+    """
+    call = _Call(function)
+    # On a thread of its own even when simulations fill the pool (2 threads on 2 cores).
+    pool = QThreadPool.globalInstance()
+    pool.reserveThread()
+    pool.startOnReservedThread(call)
+    # processEvents, not a nested QEventLoop: once the application is quitting, every new
+    # QEventLoop.exec returns at once and a wait built on one would spin.
+    wait = QEventLoop.ProcessEventsFlag.WaitForMoreEvents
+    # First a short wait in which input is held back (it is delivered afterwards); the
+    # timer only wakes the wait when it is over.
+    wake = QTimer()
+    wake.setSingleShot(True)
+    wake.start(delay_ms)
+    deadline = time.monotonic() + delay_ms / 1000
+    while not call.finished and time.monotonic() < deadline:
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents | wait)
+    wake.stop()
+    cancelled = False
+    if not call.finished:
+        dialog = QProgressDialog(label, "Cancel" if cancellable else "", 0, 0, parent)
+        dialog.setObjectName("progress_dialog")
+        dialog.setWindowTitle("PR Planner")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        if not cancellable:
+            dialog.setCancelButton(None)
+
+        def on_cancel() -> None:
+            nonlocal cancelled
+            cancelled = True
+
+        dialog.canceled.connect(on_cancel)
+        dialog.show()
+        while not call.finished and not cancelled:
+            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents | wait)
+            cancelled = cancelled or dialog.wasCanceled()
+        dialog.canceled.disconnect(on_cancel)
+        dialog.close()
+        dialog.deleteLater()
+    if cancelled and not call.finished:
+        # Kept alive until it ends: the pool thread is still running it.
+        _ABANDONED.add(call)
+        call.signals.done.connect(lambda: _ABANDONED.discard(call))
+        raise Cancelled()
+    if call.error is not None:
+        error, call.error = call.error, None
+        raise error
+    return call.result

@@ -18,14 +18,24 @@ Before anything is written, :func:`check_destination` refuses a destination that
   is reported instead of silently overwritten.
 
 Every workbook PR Planner writes carries a mark (:func:`mark_as_ours`): its document
-properties name PR Planner as author and last editor. Excel and LibreOffice put the
-person's name (or nothing) in "last modified by" when they re-save a file, so a report the
-lead has edited and saved is no longer ours and is not replaced either.
+properties name PR Planner as author and last editor, and its identifier holds a digest of
+every other part of the file as written (names, CRC-32s and sizes, read from the zip
+directory without unpacking anything). Excel and LibreOffice rewrite every part when they
+save (LibreOffice keeps the author, last editor and identifier as they were), and any edit
+made by any program changes a part, so the digest no longer matches and the file is no
+longer ours: a report the lead has edited and saved is not replaced either. Other files
+(an item list in ``.csv``) carry no mark; they are ours only while they are exactly what this
+process wrote.
+
+The temporary files are named ``.<destination>.prplanner-<random>.tmp``, next to the
+destination. A failed save removes its own; one left by a killed save is removed by the
+next save to the same destination once it is a few minutes old.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import errno
 import gc
 import hashlib
@@ -46,25 +56,34 @@ from core.errors import InputError
 
 __all__ = [
     "APPLICATION_MARK",
+    "ChangedOnDiskError",
     "FileFingerprint",
     "SaveError",
     "atomic_write",
     "atomic_write_path",
     "check_destination",
     "fingerprint",
+    "free_name",
     "is_ours",
     "mark_as_ours",
+    "save_workbook",
 ]
 
 #: The author and last editor PR Planner writes into every workbook it saves.
 APPLICATION_MARK = "PR Planner"
 #: Temporary files are named ``.<destination>.prplanner-<random>.tmp``; one older than this
 #: is left over from a killed save and is removed by the next save to the same destination.
-STALE_TEMPORARY_SECONDS = 600
+STALE_TEMPORARY_SECONDS = 300
+#: The identifier of a marked workbook: this prefix, then the digest of its other parts.
+_DIGEST_PREFIX = "prplanner-content-sha256:"
+#: Stands in for the digest until every other part of the workbook is written.
+_PENDING_DIGEST = _DIGEST_PREFIX + "pending"
+_CORE_PART = "docProps/core.xml"
+#: A workbook with more parts than this is not one PR Planner wrote (a report has ~30).
+_MAX_MARKED_PARTS = 10_000
 _TEMPORARY_INFIX = ".prplanner-"
 #: docProps/core.xml of a real workbook is a few hundred bytes; read no more than this.
 _MAX_CORE_PROPERTIES_BYTES = 1 << 16
-_EXTENDED_NAMESPACE = "http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"
 _CORE_NAMESPACES = {
     "cp": "http://schemas.openxmlformats.org/package/2006/metadata/core-properties",
     "dc": "http://purl.org/dc/elements/1.1/",
@@ -79,6 +98,11 @@ class SaveError(InputError):
     The message names the file and the cause in plain words (folder is read-only, disk is
     full, ...), ready to show to the user unchanged.
     """
+
+
+class ChangedOnDiskError(SaveError):
+    """The destination changed on disk since it was read or last saved (another program or
+    window wrote it); it was not overwritten."""
 
 
 _CAUSES = {
@@ -121,30 +145,118 @@ def fingerprint(path: str | os.PathLike[str]) -> FileFingerprint | None:
 
 
 def mark_as_ours(workbook: Any) -> None:
-    """Mark an openpyxl ``Workbook`` as written by PR Planner (see :func:`is_ours`)."""
+    """Mark an openpyxl ``Workbook`` as written by PR Planner (see :func:`is_ours`).
+
+    Sets author and last editor to :data:`APPLICATION_MARK` and makes ``workbook.save``
+    write through :func:`save_workbook`, which stamps the content digest.
+    """
     workbook.properties.creator = APPLICATION_MARK
     workbook.properties.lastModifiedBy = APPLICATION_MARK
+    workbook.properties.identifier = _PENDING_DIGEST
+    workbook.save = lambda filename: save_workbook(workbook, filename)
+
+
+def save_workbook(workbook: Any, path: str | os.PathLike[str]) -> None:
+    """Save an openpyxl ``Workbook`` like ``Workbook.save``, marked as PR Planner's, and
+    close the archive even when writing fails (a full disk), so nothing is left open to be
+    finished, with a traceback, when it is garbage-collected.
+
+    Write to a temporary path of :func:`atomic_write_path`, never to the destination itself.
+    """
+    from openpyxl.writer.excel import ExcelWriter
+
+    if workbook.properties.identifier != _PENDING_DIGEST:
+        workbook.properties.creator = APPLICATION_MARK
+        workbook.properties.lastModifiedBy = APPLICATION_MARK
+        workbook.properties.identifier = _PENDING_DIGEST
+    workbook.properties.modified = dt.datetime.now(tz=dt.UTC).replace(tzinfo=None)
+    archive = _MarkedArchive(path, "w", zipfile.ZIP_DEFLATED, allowZip64=True)
+    try:
+        ExcelWriter(workbook, archive).write_data()
+        archive.write_mark()
+        archive.close()
+    except BaseException:
+        # Closing may fail again (the disk is still full); it releases the file either way.
+        with contextlib.suppress(Exception):
+            archive.close()
+        raise
+
+
+class _MarkedArchive(zipfile.ZipFile):
+    """A zip being written whose ``docProps/core.xml`` is held back until every other part
+    is in, then written with their digest in place of :data:`_PENDING_DIGEST`."""
+
+    _held_core: bytes | None = None
+
+    def writestr(self, zinfo_or_arcname, data, *args, **kwargs):
+        name = getattr(zinfo_or_arcname, "filename", zinfo_or_arcname)
+        if name == _CORE_PART and self._held_core is None:
+            self._held_core = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+            return
+        super().writestr(zinfo_or_arcname, data, *args, **kwargs)
+
+    def write_mark(self) -> None:
+        core = self._held_core
+        if core is None:
+            raise ValueError("the workbook has no document properties to mark")
+        digest = _content_digest(self.infolist())
+        stamped = core.replace(_PENDING_DIGEST.encode(), (_DIGEST_PREFIX + digest).encode())
+        super().writestr(_CORE_PART, stamped)
+
+
+def _content_digest(members: Iterable[zipfile.ZipInfo]) -> str:
+    """SHA-256 of the names, CRC-32s and sizes of every part but the core properties."""
+    digest = hashlib.sha256()
+    for member in sorted(members, key=lambda item: item.filename):
+        if member.filename != _CORE_PART:
+            digest.update(f"{member.filename}\0{member.CRC}\0{member.file_size}\n".encode())
+    return digest.hexdigest()
+
+
+#: Files this process wrote that carry no mark (``.csv``): (device, inode) -> (size, mtime).
+_WRITTEN_HERE: dict[tuple[int, int], tuple[int, int]] = {}
+
+
+def _remember_written(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        info = path.stat()
+        _WRITTEN_HERE[(info.st_dev, info.st_ino)] = (info.st_size, info.st_mtime_ns)
+
+
+def _written_here(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return _WRITTEN_HERE.get((info.st_dev, info.st_ino)) == (info.st_size, info.st_mtime_ns)
 
 
 def is_ours(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a workbook PR Planner wrote and nobody has re-saved since.
+    """True when ``path`` is a file PR Planner wrote and nobody has re-saved since.
 
-    PR Planner's workbooks name it as author and last editor (:func:`mark_as_ours`) and
-    were written by openpyxl. Excel puts the person's name in "last modified by" when it
-    saves, LibreOffice its own name in the application field, so a workbook edited and
-    saved by either is not ours. Reads only the two small property parts (bounded in size);
-    anything that is not such a workbook, or cannot be read, is not ours.
+    A workbook is ours when its author and last editor are PR Planner and its identifier
+    holds the digest of its other parts as written (:func:`mark_as_ours`): a re-save by
+    Excel or LibreOffice, or an edit by any program, changes those parts. Only the zip directory and
+    the small core-properties part are read (bounded in size). Any other file is ours only
+    while it is exactly what this process wrote. Anything that cannot be read is not ours.
     """
+    path = Path(path)
+    if _written_here(path):
+        return True
     try:
         with zipfile.ZipFile(path) as archive:
-            core = _small_part(archive, "docProps/core.xml")
-            application = _small_part(archive, "docProps/app.xml")
+            members = archive.infolist()
+            if len(members) > _MAX_MARKED_PARTS:
+                return False
+            core = _small_part(archive, _CORE_PART)
     except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
         return False
     creator = core.findtext("dc:creator", default="", namespaces=_CORE_NAMESPACES)
     editor = core.findtext("cp:lastModifiedBy", default="", namespaces=_CORE_NAMESPACES)
-    writer = application.findtext(f"{{{_EXTENDED_NAMESPACE}}}Application", default="")
-    return creator == editor == APPLICATION_MARK and "openpyxl" in writer.lower()
+    identifier = core.findtext("dc:identifier", default="", namespaces=_CORE_NAMESPACES)
+    return creator == editor == APPLICATION_MARK and identifier == _DIGEST_PREFIX + _content_digest(
+        members
+    )
 
 
 def _small_part(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
@@ -167,12 +279,24 @@ def _same_file(first: Path, second: Path) -> bool:
     return first_name.casefold() == second_name.casefold()
 
 
+def free_name(folder: str | os.PathLike[str], stem: str, suffix: str) -> Path:
+    """``folder/stem suffix``, or ``stem 2``, ``stem 3``, ... : the first name not taken."""
+    folder = Path(folder)
+    candidate = folder / f"{stem}{suffix}"
+    number = 2
+    while candidate.exists() or candidate.is_symlink():
+        candidate = folder / f"{stem} {number}{suffix}"
+        number += 1
+    return candidate
+
+
 def check_destination(
     path: str | os.PathLike[str],
     *,
     sources: Iterable[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
     replace_foreign: bool = False,
+    purpose: str = "output",
 ) -> None:
     """Refuse, with a :class:`SaveError` saying what to do, a destination that must not
     be written (see the module docstring).
@@ -190,14 +314,19 @@ def check_destination(
         Allow replacing an existing file PR Planner did not write. Only the writer that
         adds a round to the lead's own rounds workbook (and keeps everything else in it)
         sets this.
+    purpose : str
+        What is being written ("report", "session", "output"), for the name a refusal
+        suggests instead: ``my_rounds report.xlsx``.
     """
     destination = Path(path)
     for source in sources:
-        if _same_file(destination, Path(source)):
+        source = Path(source)
+        if _same_file(destination, source):
+            instead = free_name(destination.parent, f"{source.stem} {purpose}", destination.suffix)
             raise SaveError(
                 f"will not write to {destination.name}: it is the file this was read from "
-                f"({Path(source).name}), and writing there would replace it; choose another "
-                f"name, for example {destination.stem} report{destination.suffix}"
+                f"({source.name}), and writing there would replace it; choose another "
+                f"name, for example {instead.name}"
             )
     if destination.is_dir():
         raise SaveError(f"could not save {destination}: the destination is a folder")
@@ -205,21 +334,22 @@ def check_destination(
         info = destination.stat()
     except FileNotFoundError:
         if expected is not None:
-            raise SaveError(
+            raise ChangedOnDiskError(
                 f"{destination.name} was moved or deleted since it was opened; nothing was "
                 "written (use Save As to write it again)"
             ) from None
         return
     except OSError as exc:
         raise SaveError(f"could not save {destination}: {_cause(exc)}") from exc
+    instead = free_name(destination.parent, f"{destination.stem} {purpose}", destination.suffix)
     if not info.st_mode & stat.S_IWUSR:
         raise SaveError(
-            f"{destination.name} is read-only; it was not replaced. Choose another name, or "
-            "make the file writable first"
+            f"{destination.name} is read-only; it was not replaced. Choose another name "
+            f"(for example {instead.name}), or make the file writable first"
         )
     if expected is not None:
         if fingerprint(destination) != expected:
-            raise SaveError(
+            raise ChangedOnDiskError(
                 f"{destination.name} changed on disk since you opened it (another program or "
                 "window wrote it); it was not overwritten. Use Save As to keep both"
             )
@@ -227,7 +357,8 @@ def check_destination(
     if not replace_foreign and not is_ours(destination):
         raise SaveError(
             f"{destination.name} already exists and was not written by PR Planner (it may "
-            "be your own workbook); it was not replaced. Choose a new name"
+            f"be your own workbook); it was not replaced. Choose a new name, for example "
+            f"{instead.name}"
         )
 
 
@@ -280,10 +411,11 @@ def _remove_stale_temporaries(destination: Path) -> None:
 
 
 def _release(exc: BaseException) -> None:
-    """Drop what the failed writer left open, quietly.
+    """Drop what a failed writer left open, quietly.
 
-    openpyxl leaves its ``ZipFile`` open when a write fails (a full disk); the object then
-    tries to finish the archive when it is garbage-collected and prints a traceback long
+    :func:`save_workbook` closes its archive itself; a writer that called plain openpyxl
+    ``Workbook.save`` leaves its ``ZipFile`` open when the disk fills, and the object then
+    tries to finish the archive when it is garbage-collected, printing a traceback long
     after the one-line error. Clearing the failed frames collects it here, with that noise
     suppressed.
     """
@@ -303,6 +435,7 @@ def atomic_write_path(
     sources: Iterable[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
     replace_foreign: bool = False,
+    purpose: str = "output",
 ) -> Iterator[Path]:
     """Context manager yielding a temporary path; on success it replaces ``path``.
 
@@ -313,8 +446,9 @@ def atomic_write_path(
     ----------
     path : str or path-like
         The destination file. Its folder must exist.
-    sources, expected, replace_foreign
-        See :func:`check_destination`, which runs first.
+    sources, expected, replace_foreign, purpose
+        See :func:`check_destination`, which runs first and again just before the old
+        file is replaced (another program may have written it in between).
 
     Yields
     ------
@@ -340,9 +474,19 @@ def atomic_write_path(
     """
     destination = Path(path)
     folder = destination.parent
-    check_destination(
-        destination, sources=sources, expected=expected, replace_foreign=replace_foreign
-    )
+    sources = tuple(sources)
+
+    def check() -> None:
+        check_destination(
+            destination,
+            sources=sources,
+            expected=expected,
+            replace_foreign=replace_foreign,
+            purpose=purpose,
+        )
+
+    check()
+    kept = "the old file is unchanged" if destination.exists() else "nothing was written"
     _remove_stale_temporaries(destination)
     try:
         descriptor, name = tempfile.mkstemp(
@@ -351,7 +495,7 @@ def atomic_write_path(
     except OSError as exc:
         raise SaveError(
             f"could not save {destination}: cannot create a file in {folder} "
-            f"({_cause(exc)}); the old file is unchanged"
+            f"({_cause(exc)}); {kept}"
         ) from exc
     os.close(descriptor)
     temporary = Path(name)
@@ -359,18 +503,18 @@ def atomic_write_path(
         yield temporary
         _fsync_file(temporary)
         os.chmod(temporary, _new_file_mode(destination))
+        check()  # again: another program may have written it meanwhile
         os.replace(temporary, destination)
     except OSError as exc:
         _release(exc)
         _remove_quietly(temporary)
-        raise SaveError(
-            f"could not save {destination}: {_cause(exc)}; the old file is unchanged"
-        ) from None
+        raise SaveError(f"could not save {destination}: {_cause(exc)}; {kept}") from None
     except BaseException as exc:
         _release(exc)
         _remove_quietly(temporary)
         raise
     _fsync_folder(folder)
+    _remember_written(destination)
 
 
 def atomic_write(
@@ -380,6 +524,7 @@ def atomic_write(
     sources: Iterable[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
     replace_foreign: bool = False,
+    purpose: str = "output",
 ) -> T:
     """Write a file atomically: ``write(temporary_path)`` then replace ``path``.
 
@@ -390,7 +535,7 @@ def atomic_write(
     write : callable
         Called once with the temporary :class:`~pathlib.Path` (in the destination's folder);
         it must write the whole new content there, e.g. ``workbook.save``.
-    sources, expected, replace_foreign
+    sources, expected, replace_foreign, purpose
         See :func:`check_destination`.
 
     Returns
@@ -404,7 +549,7 @@ def atomic_write(
         See :func:`atomic_write_path`; the old file is left intact.
     """
     with atomic_write_path(
-        path, sources=sources, expected=expected, replace_foreign=replace_foreign
+        path, sources=sources, expected=expected, replace_foreign=replace_foreign, purpose=purpose
     ) as temporary:
         return write(temporary)
 

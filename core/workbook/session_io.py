@@ -12,9 +12,12 @@ any other rounds workbook. Opening therefore restores the session exactly:
 * the Rounds sheet's ``Source sheet`` and ``Source row`` columns give every round back the
   sheet and row it was first read from.
 
-A workbook without an ``Inputs`` sheet (a plain rounds workbook such as the shared
-fixtures) opens as the default session plus its rounds; :func:`session_for_round` then
-makes one of those rounds the subject of the session (what ``prplanner report`` does).
+A workbook without an ``Inputs`` sheet (a plain rounds workbook) opens as a session about
+its rounds (:func:`workbook_session`): the most recent round becomes the current one, its
+counts and population fill the Evaluate tab and it is the Plan tab's previous round
+(:func:`session_for_round`); nothing of the bundled example is kept. :func:`report_subject`
+names the round a report is about, so the app's Export report and ``prplanner report``
+describe the same round the same way.
 """
 
 from __future__ import annotations
@@ -24,12 +27,20 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
-from core.session import SCHEMA_VERSION, PopulationInputs, SessionState, unflatten
+from core.session import (
+    SCHEMA_VERSION,
+    EnsembleInputs,
+    PlanInputs,
+    PopulationInputs,
+    SessionState,
+    unflatten,
+)
 from core.workbook.report import (
     INPUTS_HEADER,
     ROUNDS_SOURCE_ROW,
@@ -45,17 +56,31 @@ from core.workbook.report import (
     WRITER_KEY,
     ReportContent,
     clean_text,
+    most_recent_round,
     write_report,
 )
-from core.workbook.rounds import HEADER_SEARCH_ROWS, Round, WorkbookError, read_rounds
+from core.workbook.rounds import (
+    HEADER_SEARCH_ROWS,
+    ColumnChoice,
+    Round,
+    RoundsBook,
+    WorkbookError,
+    read_rounds,
+)
 from core.workbook.safe_io import FileFingerprint
 
 __all__ = [
     "OpenedSession",
+    "find_round_key",
     "open_session",
+    "plan_from_round",
+    "population_of_round",
     "read_session",
+    "report_subject",
+    "round_key",
     "save_session",
     "session_for_round",
+    "workbook_session",
 ]
 
 #: Sheets of a report that hold no rounds (not worth a "skipped" note when opening).
@@ -76,11 +101,14 @@ class OpenedSession:
     is_session : bool
         ``True`` when the workbook has an Inputs sheet (a saved session or report);
         ``False`` for a plain rounds workbook.
+    book : RoundsBook or None
+        What the rounds reader found (what each sheet's columns were read as).
     """
 
     state: SessionState
     problems: tuple[str, ...]
     is_session: bool
+    book: RoundsBook | None = None
 
 
 def save_session(
@@ -121,7 +149,9 @@ def save_session(
     InputError
         A destination that is not ``.xlsx``.
     """
-    return write_report(path, state, images=images, sources=sources, expected=expected)
+    return write_report(
+        path, state, images=images, sources=sources, expected=expected, purpose="session"
+    )
 
 
 def open_session(path: str | os.PathLike[str]) -> tuple[SessionState, list[str]]:
@@ -141,11 +171,22 @@ def open_session(path: str | os.PathLike[str]) -> tuple[SessionState, list[str]]
     return opened.state, list(opened.problems)
 
 
-def read_session(path: str | os.PathLike[str]) -> OpenedSession:
-    """Like :func:`open_session`, and says whether the file was a saved session."""
+def read_session(
+    path: str | os.PathLike[str], *, columns: tuple[str, ...] | list[str] = ()
+) -> OpenedSession:
+    """Like :func:`open_session`, and says whether the file was a saved session.
+
+    A plain rounds workbook becomes :func:`workbook_session` of its rounds: the most
+    recent round is the current one. ``columns`` are the user's choices of what its
+    columns hold (:class:`~core.workbook.rounds.ColumnChoice` texts); they are kept in
+    the state. A saved session's Rounds sheet is read as PR Planner wrote it.
+    """
     path = Path(path)
+    choices = tuple(ColumnChoice.parse(text).to_text() for text in columns)
     book = read_rounds(path)  # checks the file and raises WorkbookError for a bad one
     inputs_rows, sources = _read_inputs_and_sources(path)
+    if inputs_rows is None and choices:
+        book = read_rounds(path, columns=choices)
     problems: list[str] = []
     is_session = inputs_rows is not None
     if is_session:
@@ -168,39 +209,141 @@ def read_session(path: str | os.PathLike[str]) -> OpenedSession:
     )
     if not is_session and not book.rounds:
         problems.append(f"{path.name}: no rounds found")
-    state = replace(state, rounds=tuple(rounds))
-    return OpenedSession(state=state, problems=tuple(problems), is_session=is_session)
+    if is_session:
+        state = replace(state, rounds=tuple(rounds))
+    else:
+        problems.extend(
+            f"--column {choice.to_text()}: no column of {path.name} has that header; ignored"
+            for choice in book.unused_choices
+        )
+        state, _item, notes = workbook_session(rounds, columns=choices)
+        problems.extend(notes)
+    return OpenedSession(state=state, problems=tuple(problems), is_session=is_session, book=book)
+
+
+def round_key(item: Round) -> str:
+    """``"Fraud!7"``: the sheet and row a round was read from (what ``current_round``
+    holds; unique where round names are not)."""
+    return f"{item.sheet}!{item.row}"
+
+
+def find_round_key(rounds, key: str) -> Round | None:
+    """The round of ``rounds`` whose :func:`round_key` is ``key``, or ``None``."""
+    if not key:
+        return None
+    for item in rounds:
+        if isinstance(item, Round) and round_key(item) == key:
+            return item
+    return None
+
+
+def workbook_session(
+    rounds,
+    *,
+    item: Round | None = None,
+    base: SessionState | None = None,
+    columns: tuple[str, ...] | list[str] = (),
+) -> tuple[SessionState, Round | None, list[str]]:
+    """A session about the user's rounds, never the bundled example.
+
+    Starts from ``base`` (default inputs) with ``rounds``, the column choices and no
+    ensemble (the example's classifiers are not the user's), then makes ``item`` (default:
+    the most recent round by date, else the last in row order, see
+    :func:`~core.workbook.report.most_recent_round`) the current round with
+    :func:`session_for_round`. Returns ``(state, current round or None, notes)``.
+    """
+    base = base or SessionState()
+    state = replace(
+        base,
+        rounds=tuple(rounds),
+        columns=tuple(columns),
+        ensemble=EnsembleInputs(children=()),
+        previous_round="",
+        current_round="",
+        prevalence=replace(base.prevalence, compared_rounds=()),
+    )
+    chosen = item if item is not None else most_recent_round(state.rounds)
+    if chosen is None:
+        return state, None, []
+    state, notes = session_for_round(state, chosen)
+    return state, chosen, notes
+
+
+def report_subject(state: SessionState) -> Round | None:
+    """The past round a report of ``state`` is about: the current round while the Evaluate
+    tab still holds its counts and population, else ``None`` (the counts typed there)."""
+    item = find_round_key(state.rounds, state.current_round)
+    if item is None:
+        return None
+    evaluate = state.evaluate
+    if evaluate.matrix != item.matrix or evaluate.population.mode == "random":
+        return None
+    k = evaluate.population.effective_k
+    if k is None or not math.isclose(k, item.k, rel_tol=1e-12):
+        return None
+    return item
+
+
+def population_of_round(item: Round) -> PopulationInputs:
+    """The round's population as the tabs hold it.
+
+    With both counts it is given as counts. With ``k`` alone it is given as ``k``, and the
+    two (unused) counts are the smallest whole numbers whose ratio is ``k`` (within one
+    part in a million), so that nothing shown or saved contradicts the round's ``k``.
+    """
+    if item.population_pos and item.population_neg:
+        return PopulationInputs(
+            mode="counts",
+            predicted_positive=item.population_pos,
+            predicted_negative=item.population_neg,
+            k=item.k,
+        )
+    ratio = Fraction(item.k).limit_denominator(1_000_000)
+    if ratio.numerator <= 0:  # a k below one in a million: keep it as a tiny ratio
+        ratio = Fraction(1, 1_000_000_000)
+    return PopulationInputs(
+        mode="k",
+        k=item.k,
+        predicted_positive=ratio.numerator,
+        predicted_negative=ratio.denominator,
+    )
 
 
 def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, list[str]]:
     """``state`` with every input taken from the past round ``item``.
 
     For a plain rounds workbook the session holds only defaults; a report about one of
-    its rounds must not mix them in. The round becomes the Evaluate tab's counts and
-    population, and the previous round of the Plan tab: ``plan.belief = "previous"``,
-    ``plan.previous`` = its counts, ``plan.s`` = its ``s`` (or the ``s`` its counts imply,
-    ``n1/(k n0)``), ``plan.v`` = its total labels. Returns ``(state, notes)``; a note says
-    which input kept its default because the round could not give it.
+    its rounds must not mix them in. The round becomes the current round
+    (``current_round``), the Evaluate tab's counts and population, and the previous round
+    the Plan tab plans from (:func:`plan_from_round`). Returns ``(state, notes)``; a note
+    says which input kept its value because the round could not give it.
+    """
+    plan, notes = plan_from_round(state.plan, item)
+    population = population_of_round(item)
+    evaluate = replace(state.evaluate, population=population, matrix=item.matrix)
+    if evaluate.fpc and population.mode != "counts":
+        evaluate = replace(evaluate, fpc=False)  # the correction needs both counts
+    state = replace(
+        state,
+        plan=plan,
+        evaluate=evaluate,
+        previous_round=previous_round_label(item),
+        current_round=round_key(item),
+    )
+    return state, notes
+
+
+def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str]]:
+    """The Plan tab's inputs for the round after ``item``.
+
+    ``belief = "previous"``, ``previous`` = its counts, ``population`` = its population,
+    ``s`` = its ``s`` (or the ``s`` its counts imply, ``n1/(k n0)``), ``v`` = its total
+    labels; the margins, costs, method and prior settings stay. Returns ``(plan, notes)``.
     """
     notes: list[str] = []
-    label = item.round or f"row {item.row} of sheet {item.sheet}"
+    label = previous_round_label(item)
     matrix = ConfusionMatrix(tp=item.tp, fp=item.fp, fn=item.fn, tn=item.tn)
-    if item.population_pos and item.population_neg:
-        population = PopulationInputs(
-            mode="counts",
-            predicted_positive=item.population_pos,
-            predicted_negative=item.population_neg,
-            k=item.k,
-        )
-    else:
-        # Only k is known; the population counts stay at their (unused) defaults.
-        population = PopulationInputs(mode="k", k=item.k)
-    plan = replace(
-        state.plan,
-        population=population,
-        belief="previous",
-        previous=matrix,
-    )
+    plan = replace(plan, population=population_of_round(item), belief="previous", previous=matrix)
     s = item.s
     if s is None and matrix.n_pos > 0 and matrix.n_neg > 0:
         s = matrix.n_pos / (item.k * matrix.n_neg)
@@ -215,15 +358,22 @@ def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, l
         plan = replace(plan, v=matrix.total)
     except InputError as exc:
         notes.append(f"{label}: v kept at {plan.v:,} ({exc})")
-    evaluate = replace(state.evaluate, population=population, matrix=matrix)
-    state = replace(state, plan=plan, evaluate=evaluate, previous_round=label)
-    return state, notes
+    return plan, notes
+
+
+def previous_round_label(item: Round) -> str:
+    """How ``previous_round`` names a round (the Rounds panel's label)."""
+    return item.round or f"{item.sheet} row {item.row}"
 
 
 def _read_inputs_and_sources(path: Path):
     """``(Inputs rows or None, {Rounds row: (source sheet, source row)})``."""
     import openpyxl
 
+    from core.workbook.xlsx_reader import guard_workbook
+
+    # openpyxl meets only parts the hardened parser accepted, within the file's budget.
+    guard_workbook(path)
     try:
         with path.open("rb") as stream:
             workbook = openpyxl.load_workbook(stream, read_only=True, data_only=True)

@@ -192,3 +192,44 @@ def test_a_full_disk_prints_one_line_and_no_traceback(rounds, tmp_path):
     assert "the disk is full" in result.stderr
     assert not (tmp_path / "r.xlsx").exists()
     assert [item.name for item in tmp_path.iterdir()] == [rounds.name]
+
+
+def test_replace_foreign_lets_only_the_append_writer_modify_a_users_workbook(rounds, tmp_path):
+    """``labels --append-to`` adds a round to the lead's own workbook: it may replace a file
+    PR Planner did not write, but still never a read-only one or one changed meanwhile."""
+    seen = fingerprint(rounds)
+    atomic_write(rounds, lambda temporary: temporary.write_bytes(b"appended"), replace_foreign=True)
+    assert rounds.read_bytes() == b"appended"
+    rounds.chmod(0o444)
+    with pytest.raises(SaveError, match="is read-only"):
+        atomic_write(rounds, lambda temporary: temporary.write_bytes(b"x"), replace_foreign=True)
+    rounds.chmod(0o644)
+    with pytest.raises(SaveError, match="changed on disk since you opened it"):
+        atomic_write(
+            rounds,
+            lambda temporary: temporary.write_bytes(b"x"),
+            replace_foreign=True,
+            expected=seen,  # taken before the append above
+        )
+    assert rounds.read_bytes() == b"appended"
+    assert sorted(item.name for item in tmp_path.iterdir()) == ["my_rounds.xlsx"]
+
+
+def test_a_hard_link_to_a_report_of_ours_is_still_refused_as_the_input(rounds, tmp_path, capsys):
+    report = tmp_path / "report.xlsx"
+    assert report_of(rounds, report, capsys)[0] == 0
+    alias = tmp_path / "alias.xlsx"
+    os.link(report, alias)
+    before = report.read_bytes()
+    status, err = report_of(report, alias, capsys)  # ours, but it is the input
+    assert status == 2 and "it is the file this was read from" in err
+    assert report.read_bytes() == before
+
+
+def test_the_cli_refusal_names_a_free_file_to_use_instead(rounds, capsys):
+    (rounds.parent / "my_rounds report.xlsx").write_bytes(b"someone's")
+    status, err = report_of(rounds, rounds, capsys)
+    assert status == 2
+    assert err.rstrip().endswith("for example my_rounds report 2.xlsx")
+    status, _err = report_of(rounds, rounds.parent / "my_rounds report 2.xlsx", capsys)
+    assert status == 0

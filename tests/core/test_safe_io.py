@@ -1,10 +1,15 @@
-"""Atomic saves (spec 4.4): a failed save leaves the old file intact and says why."""
+"""Atomic saves: a failed save leaves the old file intact, says why in one line and leaves
+no temporary file; the mark that makes a file PR Planner's survives only in what it wrote."""
 
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import stat
+import sys
+import time
+import zipfile
 from pathlib import Path
 
 import openpyxl
@@ -154,3 +159,121 @@ def test_other_failures_propagate_unchanged_and_clean_up(existing, error):
         atomic_write(existing, write)
     assert existing.read_bytes() == OLD
     assert leftovers(existing.parent, existing) == []
+
+
+# --- the mark: what makes a file "ours" ----------------------------------------------------
+
+
+def marked_workbook() -> openpyxl.Workbook:
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["round", "k", "TP", "FP", "FN", "TN"])
+    workbook.active.append(["A", 0.05, 1, 2, 3, 4])
+    safe_io.mark_as_ours(workbook)
+    return workbook
+
+
+def test_a_marked_workbook_is_ours_until_someone_saves_a_change(tmp_path):
+    ours = tmp_path / "ours.xlsx"
+    atomic_write(ours, marked_workbook().save)
+    assert safe_io.is_ours(ours)
+    # A script that opens it, adds a note and saves it keeps author and last editor, but
+    # the sheet changed: not ours.
+    resaved = tmp_path / "resaved.xlsx"
+    edited = openpyxl.load_workbook(ours)
+    edited.active["H1"] = "my note"
+    edited.save(resaved)
+    with zipfile.ZipFile(resaved) as archive:
+        assert b"<dc:creator>PR Planner</dc:creator>" in archive.read("docProps/core.xml")
+    assert not safe_io.is_ours(resaved)
+    # The mark alone (properties copied into another workbook) is not enough either.
+    other = openpyxl.Workbook()
+    other.properties = openpyxl.load_workbook(ours).properties
+    other.save(tmp_path / "copied mark.xlsx")
+    assert not safe_io.is_ours(tmp_path / "copied mark.xlsx")
+
+
+def test_one_changed_part_is_enough_to_lose_the_mark(tmp_path):
+    ours = tmp_path / "ours.xlsx"
+    atomic_write(ours, marked_workbook().save)
+    edited = tmp_path / "edited.xlsx"
+    with zipfile.ZipFile(ours) as source, zipfile.ZipFile(edited, "w") as target:
+        for member in source.infolist():
+            data = source.read(member)
+            if member.filename == "xl/worksheets/sheet1.xml":
+                data = data.replace(b"<v>1</v>", b"<v>9</v>")
+            target.writestr(member, data)
+    assert not safe_io.is_ours(edited)
+
+
+def test_a_full_disk_inside_openpyxl_closes_the_zip_and_prints_nothing(tmp_path, monkeypatch):
+    """The archive is closed in the failing save itself: nothing is left for the garbage
+    collector to finish (with a ``ZipFile.__del__`` traceback) after the one-line error."""
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    real = zipfile.ZipFile.writestr
+    calls = []
+
+    def fill_up(self, *args, **kwargs):
+        calls.append(args[0])
+        if len(calls) > 3:  # the disk fills in the middle of the workbook
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", fill_up)
+    target = tmp_path / "full.xlsx"
+    with pytest.raises(OSError, match="No space"):
+        safe_io.save_workbook(marked_workbook(), target)
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", real)
+    gc.collect()
+    assert unraisable == []
+    target.unlink()  # closed: removable at once, also on Windows
+
+
+def test_a_csv_is_ours_only_while_it_is_what_this_process_wrote(tmp_path):
+    items = tmp_path / "selected.csv"
+    items.write_text("id\n1\n")
+    assert not safe_io.is_ours(items)  # the user's: refused
+    with pytest.raises(SaveError, match="was not written by PR Planner"):
+        atomic_write(items, lambda temporary: temporary.write_text("id\n2\n"))
+    assert items.read_text() == "id\n1\n"
+    fresh = tmp_path / "fresh.csv"
+    atomic_write(fresh, lambda temporary: temporary.write_text("id\n3\n"))
+    assert safe_io.is_ours(fresh)
+    atomic_write(fresh, lambda temporary: temporary.write_text("id\n4\n"))  # again: fine
+    time.sleep(0.01)
+    fresh.write_text("id\n4\nmine\n")  # the user edits it
+    assert not safe_io.is_ours(fresh)
+
+
+def test_a_destination_written_by_someone_else_during_the_save_is_not_replaced(tmp_path):
+    target = tmp_path / "session.xlsx"
+    atomic_write(target, marked_workbook().save)
+    seen = safe_io.fingerprint(target)
+
+    def write(temporary: Path) -> None:
+        temporary.write_bytes(b"ours, new")
+        target.write_bytes(b"another window saved here meanwhile")
+
+    with pytest.raises(SaveError, match="changed on disk since you opened it"):
+        atomic_write(target, write, expected=seen)
+    assert target.read_bytes() == b"another window saved here meanwhile"
+    assert leftovers(tmp_path, target) == []
+
+
+def test_a_refusal_suggests_a_free_name(tmp_path):
+    source = tmp_path / "my_rounds.xlsx"
+    source.write_bytes(b"theirs")
+    (tmp_path / "my_rounds report.xlsx").write_bytes(b"taken")
+    with pytest.raises(SaveError) as caught:
+        safe_io.check_destination(source, sources=[source], purpose="report")
+    assert str(caught.value).endswith("for example my_rounds report 2.xlsx")
+    assert safe_io.free_name(tmp_path, "new", ".csv") == tmp_path / "new.csv"
+
+
+def test_a_failure_before_anything_existed_says_nothing_was_written(tmp_path):
+    def write(temporary: Path) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(SaveError, match="disk is full; nothing was written"):
+        atomic_write(tmp_path / "new.xlsx", write)
+    assert list(tmp_path.iterdir()) == []

@@ -68,14 +68,30 @@ def test_saving_twice_changes_nothing(tmp_path):
     assert open_session(second)[0] == state
 
 
-def test_a_plain_rounds_workbook_opens_as_defaults_plus_its_rounds(tmp_path):
+def test_a_plain_rounds_workbook_opens_about_its_most_recent_round(tmp_path):
     source = SHARED_FIXTURES / "rounds_messy.xlsx"
     if not source.is_file():
         pytest.skip(f"shared fixture {source} not found")
     opened = read_session(source)
     assert not opened.is_session
     book = read_rounds(source)
-    assert opened.state == SessionState(rounds=book.rounds)
+    state = opened.state
+    assert state.rounds == book.rounds
+    # the latest dated round (the last of them in sheet order on a tie) is the subject
+    latest = max(enumerate(book.rounds), key=lambda pair: (pair[1].date, pair[0]))[1]
+    assert state.current_round == f"{latest.sheet}!{latest.row}"
+    assert state.evaluate.matrix == latest.matrix == state.plan.previous
+    assert state.plan.belief == "previous" and state.previous_round == latest.round
+    assert state.evaluate.population.effective_k == pytest.approx(latest.k, rel=1e-12)
+    assert state.plan.population == state.evaluate.population
+    # nothing of the bundled example: no ensemble of its classifiers
+    assert state.ensemble.children == ()
+    defaults = SessionState()
+    assert (state.confidence, state.prevalence, state.plan.margin_precision) == (
+        defaults.confidence,
+        defaults.prevalence,
+        defaults.plan.margin_precision,
+    )
     # the refused rows are reported with sheet and row, the rest still loads
     assert len(opened.problems) == len(book.refused) == 3
     assert all("sheet 'travel', row" in text for text in opened.problems)
@@ -87,7 +103,8 @@ def test_a_workbook_with_no_rounds_and_no_inputs_says_so(tmp_path):
     workbook.active["A1"] = "nothing here"
     workbook.save(path)
     state, problems = open_session(path)
-    assert state == SessionState()
+    assert state.rounds == () and state.current_round == "" and state.ensemble.children == ()
+    assert (state.plan, state.evaluate) == (SessionState().plan, SessionState().evaluate)
     assert any("no rounds found" in text for text in problems)
 
 
@@ -164,7 +181,7 @@ def test_a_failed_save_keeps_the_old_session(tmp_path, monkeypatch):
     def full_disk(self, filename):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(openpyxl.Workbook, "save", full_disk)
+    monkeypatch.setattr("core.workbook.safe_io.save_workbook", full_disk)  # a marked save
     with pytest.raises(SaveError, match="the old file is unchanged") as caught:
         save_session(path, SessionState())
     assert isinstance(caught.value, InputError)
