@@ -60,7 +60,14 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
         else:
             window.open_workbook(path, ask=False)
 
-    QTimer.singleShot(0, start)
+    def start_then_report() -> None:
+        # The file is read off the GUI thread with the event loop running: the start-up
+        # report waits until it is open.
+        start()
+        if os.environ.get(EXIT_AFTER_SHOW_ENV):
+            QTimer.singleShot(0, report_and_quit)
+
+    QTimer.singleShot(0, start_then_report)
 
     if os.environ.get(EXIT_AFTER_SHOW_ENV):
 
@@ -73,5 +80,4 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
             window.close()
             app.quit()
 
-        QTimer.singleShot(0, report_and_quit)
     return app.exec()

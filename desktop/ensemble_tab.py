@@ -48,7 +48,14 @@ from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
 from desktop.tab_support import CellRefusals, RowsTableModel, TableRow
-from desktop.widgets import ChoiceCombo, ConfidenceBox, CountSpin, PercentSpin, affects
+from desktop.widgets import (
+    ChoiceCombo,
+    ConfidenceBox,
+    CountSpin,
+    PercentSpin,
+    affects,
+    keep_wrapped_height,
+)
 from desktop.workers import TaskRunner
 
 PARENT_BRUSH = QBrush(QColor(238, 244, 252))
@@ -503,8 +510,7 @@ class EnsembleTab(QWidget):
         form.addRow("Mix", self.mix_combo)
         form.addRow("Trials", self.trials_spin)
         form.addRow("Seed", self.seed_spin)
-        self.sample_size_label = QLabel()
-        self.sample_size_label.setWordWrap(True)
+        self.sample_size_label = keep_wrapped_height(QLabel())
         self.sample_size_label.setTextFormat(Qt.TextFormat.RichText)
         form.addRow(self.sample_size_label)
 
@@ -594,6 +600,8 @@ class EnsembleTab(QWidget):
         )
         for item in (self.bars_alone, self.bars_recycled, self.spread_bars):
             self.plot.addItem(item)
+        # Under the axis: bars fill the view, and a legend inside it covers the tallest.
+        self.plot.legend_below(columns=2)
         self.plot.legend.addItem(self.bars_alone, "Without recycling")
         self.plot.legend.addItem(self.bars_recycled, "With recycling (expected; 95 % range)")
         # Points on the bar tops carry the hover read-out (it reads PlotDataItems only).
@@ -651,6 +659,23 @@ class EnsembleTab(QWidget):
         inputs: EnsembleInputs = self._session.get("ensemble")
         confidence = self._session.get("confidence")
         self.message_label.clear()
+        if not inputs.children:
+            # A session about the user's own rounds has no ensemble: show nothing stale.
+            self.runner.cancel()
+            self.run = None
+            self.results_model.set_rows([])
+            for bars in (self.bars_alone, self.bars_recycled):
+                bars.setOpts(x=[], height=[])
+            empty = np.array([])
+            self.spread_bars.setData(x=empty, y=empty, top=empty, bottom=empty)
+            self.tops_alone.setData([], [])
+            self.tops_recycled.setData([], [])
+            self.status_label.setText("")
+            self.sample_size_label.setText(
+                "No child classifiers: add the classifiers that reuse the parent's labels "
+                "(Add child) to see the labels each one still needs."
+            )
+            return
         try:
             size = sample_size_for(inputs, confidence)
         except InputError as exc:

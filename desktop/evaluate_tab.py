@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -30,7 +30,9 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QSplitter,
+    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -41,9 +43,11 @@ from core.confusion import Population
 from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
 from core.session import EvaluateInputs
+from core.workbook.session_io import find_round_key
 from desktop import formatting
 from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
+from desktop.rounds_panel import find_by_label, round_before, round_label
 from desktop.session_model import SessionModel
 from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
 from desktop.widgets import BoundCheck, ConfidenceBox, CountSpin, PopulationInput, affects
@@ -473,11 +477,18 @@ class EvaluateTab(QWidget):
         self.compare_view.verticalHeader().hide()
         self.compare_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         compare_header = self.compare_view.horizontalHeader()
-        compare_header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        compare_header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         compare_header.setStretchLastSection(True)
-        # The header and two rows, no empty band under them.
+        # Two rows never need scroll bars: the view takes the size of its contents
+        # (_fit_compare_view), so no value is cut ("65.8" for "65.8 %").
         self.compare_view.verticalHeader().setDefaultSectionSize(24)
-        self.compare_view.setFixedHeight(3 * 24 + 2 * self.compare_view.frameWidth() + 4)
+        for policy in (
+            self.compare_view.setHorizontalScrollBarPolicy,
+            self.compare_view.setVerticalScrollBarPolicy,
+        ):
+            policy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.compare_view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._fit_compare_view()
         self.compare_view.setToolTip("Change against the previous round chosen in Rounds")
         compare_box = QGroupBox("Compared with the previous round")
         compare_layout = QVBoxLayout(compare_box)
@@ -568,12 +579,11 @@ class EvaluateTab(QWidget):
 
     def _fit_table_column(self) -> None:
         """Give the table column the width of its columns (once: then the user's split)."""
-        needed = 0
-        for view in (self.table_view, self.compare_view):
-            header = view.horizontalHeader()
-            header.resizeSections(QHeaderView.ResizeMode.ResizeToContents)
-            width = sum(header.sectionSize(i) for i in range(header.count()))
-            needed = max(needed, width + 2 * view.frameWidth())
+        header = self.table_view.horizontalHeader()
+        header.resizeSections(QHeaderView.ResizeMode.ResizeToContents)
+        width = sum(header.sectionSize(i) for i in range(header.count()))
+        self._fit_compare_view()
+        needed = max(width + 2 * self.table_view.frameWidth(), self.compare_view.minimumWidth())
         total = sum(self.results_splitter.sizes())
         if needed <= 0 or total <= 0:
             return
@@ -607,7 +617,7 @@ class EvaluateTab(QWidget):
     def _on_session_changed(self, path: str) -> None:
         if affects(path, "evaluate") or affects(path, "confidence"):
             self.refresh()
-        elif affects(path, "previous_round") or affects(path, "rounds"):
+        elif any(affects(path, key) for key in ("previous_round", "current_round", "rounds")):
             if self.isVisible():
                 self.start_comparison()
             else:
@@ -713,15 +723,57 @@ class EvaluateTab(QWidget):
 
     # --- comparison with the previous round ----------------------------------------------
 
+    def _fit_compare_view(self) -> None:
+        """Size the comparison table to its header, its rows and its widest texts.
+
+        The widths come from the texts themselves (a hidden view measures only the rows
+        its viewport shows), each column fixed at what it needs: nothing is cut.
+        """
+        view = self.compare_view
+        header = view.horizontalHeader()
+        metrics = view.fontMetrics()
+        bold = QFont(view.font())
+        bold.setBold(True)  # a row flagged as a decline is drawn bold
+        bold_metrics = QFontMetrics(bold)
+        padding = 2 * view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 12
+        model = self.compare_model
+        total = 0
+        for column in range(header.count()):
+            texts = [str(model.index(row, column).data() or "") for row in range(model.rowCount())]
+            widest = max(
+                [metrics.horizontalAdvance(text) for text in texts]
+                + [bold_metrics.horizontalAdvance(text) for text in texts]
+                + [0]
+            )
+            width = max(widest + padding, header.sectionSizeHint(column))
+            header.resizeSection(column, width)
+            total += width
+        frame = 2 * view.frameWidth()
+        rows = max(model.rowCount(), 2)
+        height = header.sizeHint().height() + rows * view.verticalHeader().defaultSectionSize()
+        view.setMinimumWidth(total + frame + 2)
+        view.setFixedHeight(height + frame + 2)
+
+    def current_round(self):
+        """The past round the Evaluate tab was filled from (``current_round``), or ``None``."""
+        return find_round_key(self._session.get("rounds"), self._session.get("current_round"))
+
     def previous_round(self):
-        """The Round chosen as previous in the Rounds panel, or ``None``."""
+        """The round this one is compared with, or ``None``: the previous round chosen in
+        the Rounds panel, except when that is the round shown here (right after a workbook
+        opens, its latest round is both) or another classifier's: then the same
+        classifier's round before the one shown."""
+        rounds = self._session.get("rounds")
+        current = self.current_round()
+        if current is not None and self._session.get("evaluate.matrix") != current.matrix:
+            current = None  # the counts were edited: they are no longer that round
         name = self._session.get("previous_round")
-        if not name:
-            return None
-        for past in self._session.get("rounds"):
-            if getattr(past, "round", None) == name:
-                return past
-        return None
+        past = find_by_label(rounds, name, like=current) if name else None
+        if current is not None and (
+            past is None or past is current or past.classifier != current.classifier
+        ):
+            return round_before(rounds, current)
+        return past
 
     def start_comparison(self) -> None:
         past = self.previous_round()
@@ -734,7 +786,7 @@ class EvaluateTab(QWidget):
                 "Choose a previous round in the Rounds panel to see the change against it."
             )
             return
-        self.compare_label.setText(f"Against <b>{past.round}</b>: computing…")
+        self.compare_label.setText(f"Against <b>{round_label(past)}</b>: computing…")
         matrix, k_current = current.matrix, current.k
         confidence, seed = current.confidence, self._session.get("evaluate.seed")
 
@@ -754,7 +806,7 @@ class EvaluateTab(QWidget):
     def _on_compared(self, result) -> None:
         past, comparison = result
         self.comparison = comparison
-        label = f"Against <b>{past.round}</b>"
+        label = f"Against <b>{round_label(past)}</b>"
         if past.date is not None:
             label += f" ({past.date.isoformat()})"
         if past.classifier:
@@ -788,6 +840,7 @@ class EvaluateTab(QWidget):
                 )
             )
         self.compare_model.set_rows(rows)
+        self._fit_compare_view()
 
     def _on_compare_failed(self, message: str) -> None:
         self.compare_model.set_rows([])

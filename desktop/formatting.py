@@ -142,3 +142,23 @@ def app_words(message: str) -> str:
     for cli, app in _APP_WORDS:
         message = message.replace(cli, app)
     return re.sub(r"(?<![\w-])--(?=[a-z])", "", message)
+
+
+#: Longest name (round, classifier, note) shown in full in a label or table cell.
+SHORT_TEXT_LIMIT = 60
+#: Longest name in a plot legend (legends sit in columns under or inside small plots).
+LEGEND_TEXT_LIMIT = 32
+
+
+def short_text(text: object, limit: int = SHORT_TEXT_LIMIT) -> str:
+    """``text`` on one line, cut to ``limit`` characters with "…" when longer.
+
+    A cell of a workbook may hold 32,000 characters; shown in full it would stretch a
+    label, a legend or a plot title (and the window with it) to hundreds of thousands of
+    pixels. The full text stays available in tooltips and the data.
+    """
+    text = str(text)
+    if len(text) <= limit and "\n" not in text and "\r" not in text:
+        return text  # short names are shown exactly as typed
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: max(limit - 1, 1)].rstrip() + "…"

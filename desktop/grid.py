@@ -123,9 +123,7 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
         except ValueError as exc:
             self._refuse(cell, f"{field.upper()}: {exc}")
             return False
-        message = self._session.set_value(
-            f"{self._path}.{field}", number, text=f"Edit {field.upper()}"
-        )
+        message = self._session.set_value(f"{self._path}.{field}", number)
         if message:
             self._refuse(cell, message)
             return False
@@ -179,6 +177,9 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
         )
 
     def _on_session_changed(self, path: str) -> None:
+        if path == "" or self._path.startswith(path):
+            # Another workbook or round replaced the counts: old refusals no longer apply.
+            self._clear_errors()
         if path == "" or path.startswith(self._path) or self._path.startswith(path):
             self.dataChanged.emit(self.index(0, 0), self.index(2, 2))
 

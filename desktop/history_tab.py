@@ -7,7 +7,8 @@ error bar: Wilson for precision, Katz log-ratio for recall (spec 1.2,
 Prevalence tab runs alongside (:func:`core.prevalence.calibrated_metrics_from_round`).
 Consecutive rounds of one classifier are compared with :func:`core.compare.compare` in the
 background; where the interval of a change excludes 0, the later round gets a marker
-("more than noise").
+("more than noise"). A classifier is one line whatever its model versions: where the
+version changes, the round is labelled with the new version (``v2.2``) on both plots.
 """
 
 from __future__ import annotations
@@ -126,6 +127,9 @@ class RoundFigures:
         Position in ``session.rounds``.
     name, classifier : str
     date : datetime.date or None
+    model_version : str or None
+        The classifier's model version in that round (a label on its line, never a line
+        of its own).
     precision, recall : float
         Point estimates (spec 1.1).
     precision_interval : Interval
@@ -140,6 +144,7 @@ class RoundFigures:
     name: str
     classifier: str
     date: dt.date | None
+    model_version: str | None
     precision: float
     recall: float
     precision_interval: Interval
@@ -175,6 +180,7 @@ def round_figures(rounds, confidence: float, reference: float) -> tuple[list, li
             name=name,
             classifier=past.classifier or UNNAMED,
             date=past.date,
+            model_version=getattr(past, "model_version", None),
             precision=estimates.precision,
             recall=estimates.recall,
             precision_interval=precision_intervals.interval(row),
@@ -235,6 +241,7 @@ TABLE_HEADERS = (
     "Round",
     "Date",
     "Classifier",
+    "Model",
     "Precision",
     "Interval",
     "Recall",
@@ -246,7 +253,8 @@ TABLE_HEADERS = (
 TABLE_TIPS = (
     "Round name from the workbook",
     "When the round was labeled",
-    "The classifier (model) the round evaluated",
+    "The classifier the round evaluated",
+    "The classifier's model version in that round",
     "Precision estimate TP/(TP+FP)",
     "Wilson interval of precision at the chosen confidence",
     "Recall estimate with the round's k (Eq 2)",
@@ -328,6 +336,8 @@ class HistoryTab(QWidget):
         self.recall_plot = self._trend_plot("Recall over time", "Recall")
         self.recall_plot.setXLink(self.precision_plot)
         self._series: dict[str, dict[str, pg.GraphicsObject]] = {}
+        #: Text labels where a classifier's model version changes (rebuilt on refresh).
+        self.version_labels: list[tuple[PlotPanel, pg.TextItem]] = []
         self._markers = {}
         for plot, metric in ((self.precision_plot, "precision"), (self.recall_plot, "recall")):
             improved = pg.PlotDataItem(
@@ -500,6 +510,7 @@ class HistoryTab(QWidget):
             if classifier not in classifiers:
                 for item in items.values():
                     item.setVisible(False)
+        self._show_versions(classifiers)
         for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
             plot.enableAutoRange(axis="x")
             if low[metric]:
@@ -507,6 +518,44 @@ class HistoryTab(QWidget):
                 # A little room around the bars (never past 100 %: a rate cannot exceed it).
                 headroom = max(top + 0.08 * (top - bottom), top + 0.01)
                 plot.setYRange(bottom - 0.05 * (top - bottom), min(headroom, 1.0))
+
+    def _show_versions(self, classifiers: list[str]) -> None:
+        """Label each classifier's line where its model version changes (and at its first
+        versioned round), in the line's colour, on both plots."""
+        for plot, label in self.version_labels:
+            plot.removeItem(label)
+        self.version_labels = []
+        for number, classifier in enumerate(classifiers):
+            color = PALETTE[number % len(PALETTE)]
+            dated = sorted(
+                (f for f in self.figures if f.classifier == classifier and f.date is not None),
+                key=lambda f: (f.date, f.index),
+            )
+            shown = None
+            for figure in dated:
+                if not figure.model_version or figure.model_version == shown:
+                    continue
+                shown = figure.model_version
+                for metric, plot in (
+                    ("precision", self.precision_plot),
+                    ("recall", self.recall_plot),
+                ):
+                    label = pg.TextItem(figure.model_version, color=color, anchor=(0.5, 1.6))
+                    label.setToolTip(
+                        f"{classifier}: model {figure.model_version} from {figure.name}"
+                    )
+                    label.setPos(timestamp(figure.date), getattr(figure, metric))
+                    label.setZValue(25)
+                    plot.addItem(label)
+                    self.version_labels.append((plot, label))
+
+    def version_marks(self) -> list[tuple[str, str]]:
+        """``(classifier, version)`` of every version label on the precision plot."""
+        return [
+            (label.toolTip().split(":")[0], label.toPlainText())
+            for plot, label in self.version_labels
+            if plot is self.precision_plot
+        ]
 
     def _show_markers(self) -> None:
         by_index = {f.index: f for f in self.figures}
@@ -548,6 +597,7 @@ class HistoryTab(QWidget):
                         figure.name,
                         figure.date.isoformat() if figure.date else "–",
                         figure.classifier,
+                        figure.model_version or "–",
                         formatting.percent(figure.precision),
                         formatting.interval(
                             figure.precision_interval.lower, figure.precision_interval.upper

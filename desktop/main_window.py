@@ -4,7 +4,7 @@ One :class:`~desktop.session_model.SessionModel` is the document, kept as an ``.
 workbook (spec 4.4): File > Save writes the report with its machine-readable Inputs sheet
 and PNG snapshots of the plots (:func:`core.workbook.session_io.save_session`, atomic), and
 File > Open restores every input from it (:func:`~core.workbook.session_io.read_session`).
-A plain rounds workbook opens as the current inputs plus its rounds and is never
+A plain rounds workbook opens as a session about its latest round and is never
 overwritten by Save, which asks for a new name instead.
 
 The window tracks whether it has unsaved changes from the undo stack's clean state, shows
@@ -37,12 +37,13 @@ from PySide6.QtCore import (
     QPoint,
     QRect,
     QSettings,
+    QSize,
     QStandardPaths,
     Qt,
     QThreadPool,
     QTimer,
 )
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -56,10 +57,19 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import InputError
+from core.progress import Cancelled
 from core.session import SessionState
 from core.workbook.recovery import RecoveryStore
-from core.workbook.safe_io import FileFingerprint, SaveError, fingerprint, is_ours
-from desktop import resources
+from core.workbook.safe_io import (
+    ChangedOnDiskError,
+    FileFingerprint,
+    SaveError,
+    check_destination,
+    fingerprint,
+    free_name,
+    is_ours,
+)
+from desktop import formatting, resources
 from desktop.ensemble_tab import EnsembleTab
 from desktop.evaluate_tab import EvaluateTab
 from desktop.grid import ConfusionGridModel, ConfusionGridView
@@ -68,9 +78,10 @@ from desktop.history_tab import HistoryTab
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
 from desktop.prevalence_tab import PrevalenceTab
-from desktop.rounds_panel import RoundsPanel, round_label
+from desktop.rounds_panel import RoundsPanel, previous_round_changes, round_label
 from desktop.session_model import SessionModel
-from desktop.widgets import affects
+from desktop.widgets import affects, guard_wheel
+from desktop.workers import run_with_progress
 
 ORGANIZATION = "PR Planner"
 APPLICATION = "prplanner"
@@ -88,6 +99,11 @@ WORKBOOK_FILTER = "Excel workbooks (*.xlsx)"
 #: What a save can fail with: a refusal or I/O error (InputError), and values no file
 #: format can hold or a machine out of memory; none of them may close the window.
 SAVE_FAILURES = (InputError, OSError, OverflowError, ValueError, MemoryError)
+#: The same for reading a workbook (a reader's refusal is a WorkbookError, an InputError).
+READ_FAILURES = (InputError, OSError, OverflowError, ValueError, MemoryError, RecursionError)
+#: Plot snapshots for a save or export are at most this large (scaled down to fit): a
+#: plot stretched by some long text must not turn into a 100-megapixel picture.
+MAX_SNAPSHOT_SIZE = QSize(2400, 1600)
 logger = logging.getLogger(__name__)
 
 #: (tab key, title, module, class) in the order the tabs appear. The key names the help page.
@@ -119,12 +135,26 @@ def recovery_directory() -> Path:
     return Path(base or Path.home() / ".prplanner") / "recovery"
 
 
-def png_bytes(widget: QWidget) -> bytes:
-    """The widget as it is drawn now, as PNG bytes."""
+def png_bytes(widget: QWidget, max_size: QSize = MAX_SNAPSHOT_SIZE) -> bytes:
+    """The widget as it is drawn now, as PNG bytes, scaled down to fit ``max_size``."""
+    size = widget.size()
+    if size.width() <= max_size.width() and size.height() <= max_size.height():
+        image = widget.grab()
+    else:  # drawn straight at the reduced size: never a full-size picture in memory
+        scaled = size.scaled(max_size, Qt.AspectRatioMode.KeepAspectRatio)
+        image = QPixmap(scaled.expandedTo(QSize(1, 1)))
+        image.fill(Qt.GlobalColor.white)
+        painter = QPainter(image)
+        try:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.scale(scaled.width() / size.width(), scaled.height() / size.height())
+            widget.render(painter, QPoint(0, 0))
+        finally:
+            painter.end()
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    widget.grab().save(buffer, "PNG")
+    image.save(buffer, "PNG")
     buffer.close()
     return bytes(data.data())
 
@@ -144,6 +174,29 @@ def plot_has_data(plot: PlotPanel) -> bool:
         if x is not None and len(x):
             return True
     return False
+
+
+#: The window's first size where the screen has room for it.
+PREFERRED_WINDOW_SIZE = QSize(1500, 950)
+#: Room for the title bar and frame, which ``resize`` does not count.
+WINDOW_FRAME_ALLOWANCE = QSize(16, 40)
+
+
+def fitted_window_size(
+    available: QSize, preferred: QSize = PREFERRED_WINDOW_SIZE
+) -> tuple[QSize, int]:
+    """The window size (without title bar) and Rounds panel height for a screen whose free
+    area (``availableGeometry``: without the taskbar) is ``available``.
+
+    ``preferred`` shrinks to what the screen leaves after the frame; the Rounds panel
+    keeps 190 px on a tall screen and 120 px on a laptop so the tabs keep their room.
+    An empty ``available`` (no screen known) keeps ``preferred``.
+    """
+    if available.isEmpty():
+        return QSize(preferred), 190
+    width = min(preferred.width(), available.width() - WINDOW_FRAME_ALLOWANCE.width())
+    height = min(preferred.height(), available.height() - WINDOW_FRAME_ALLOWANCE.height())
+    return QSize(max(width, 1), max(height, 1)), 190 if height >= 900 else 120
 
 
 class MainWindow(QMainWindow):
@@ -182,6 +235,8 @@ class MainWindow(QMainWindow):
         self._brought: list[Path] = []
         #: The open session file as it was read or last saved (see save_to).
         self._fingerprint: FileFingerprint | None = None
+        #: A workbook is being read or written in the background (see _in_background).
+        self._busy = False
         self._document_title = "Untitled"
         self._problems_box: QMessageBox | None = None
         self.recovery: RecoveryStore | None = (
@@ -210,6 +265,7 @@ class MainWindow(QMainWindow):
             if message_signal is not None:
                 message_signal.connect(self.show_status)
         self.setCentralWidget(self.tabs)
+        guard_wheel(self.tabs)  # the wheel scrolls panels, not unfocused fields
 
         self.rounds_panel = RoundsPanel(self.session, self)
         self.rounds_dock = QDockWidget("Rounds", self)
@@ -222,6 +278,8 @@ class MainWindow(QMainWindow):
         )
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.rounds_dock)
         self.rounds_panel.chosen.connect(self.choose_previous_round)
+        self.rounds_panel.show_tab.connect(self.show_tab)
+        self.rounds_panel.status_message.connect(self.show_status)
 
         self._build_menus()
         self.statusBar().setSizeGripEnabled(True)
@@ -232,8 +290,7 @@ class MainWindow(QMainWindow):
         self.session.changed.connect(self._on_session_changed)
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
-        self.resize(1500, 950)
-        self.resizeDocks([self.rounds_dock], [190], Qt.Orientation.Vertical)
+        self._fit_to_screen()
         self._restore_window()
         self._update_title()
 
@@ -268,9 +325,9 @@ class MainWindow(QMainWindow):
         )
 
         edit_menu = self.menuBar().addMenu("&Edit")
-        self.undo_action = self.session.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action = self.session.undo_action(self)  # "Undo: label cost, ..."
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action = self.session.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action = self.session.redo_action(self)
         self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
@@ -383,40 +440,61 @@ class MainWindow(QMainWindow):
     def open_workbook(self, path, *, ask: bool = True) -> bool:
         """Open a saved session, or the past rounds of a plain ``.xlsx`` rounds workbook.
 
-        A saved session restores every input exactly; a rounds workbook keeps the
-        current confidence level with default inputs and brings its rounds. Settings and
+        A saved session restores every input exactly; a rounds workbook becomes a
+        session about its latest round (``workbook_session``: Evaluate shows it, Plan
+        plans from it), keeping the current confidence level. Settings and
         rows that could not be used are listed in a dialog (and behind the Rounds panel's
         "not loaded" button); the rest loads. A file that cannot be read at all leaves
         the session as it was and says why.
         """
+        if self._busy:
+            self.show_status("Wait until the workbook being read or saved is done")
+            return False
         if ask and not self.maybe_keep_changes():
             return False
-        from core.workbook.session_io import read_session
-
         path = Path(path)
         try:
-            opened = read_session(path)
-        except InputError as exc:  # WorkbookError: not an xlsx, damaged, encrypted, ...
-            self.show_status(f"Could not open {path.name}: {exc}")
-            QMessageBox.warning(self, "Could not open the workbook", str(exc))
+            opened, seen, ours = self._in_background(
+                f"Reading {path.name}…", lambda: _read_workbook(path), cancellable=True
+            )
+        except Cancelled:
+            self.show_status(f"Opening {path.name} was cancelled; nothing changed")
+            return False
+        except READ_FAILURES as exc:  # WorkbookError: not an xlsx, damaged, encrypted, ...
+            text = str(exc) if isinstance(exc, InputError) else _unreadable(path, exc)
+            self.show_status(f"Could not open {path.name}: {text}")
+            QMessageBox.warning(self, "Could not open the workbook", text)
+            return False
+        except Exception as exc:  # a bug: say so briefly, keep the session as it was
+            logger.exception("reading %s failed", path)
+            text = _unreadable(path, exc)
+            self.show_status(f"Could not open {path.name}: {text}")
+            QMessageBox.warning(self, "Could not open the workbook", text)
             return False
         if opened.is_session:
             state = opened.state
-        else:
-            state = self._fresh_state(opened.state.rounds)
+        else:  # about the workbook's most recent round (workbook_session), nothing else
+            state = dataclasses.replace(opened.state, confidence=self.session.get("confidence"))
         problems = list(opened.problems)
         # A session re-saved by Excel or LibreOffice may hold the user's own additions:
         # it is opened like any workbook of theirs, and Save asks for a new name.
-        ours = opened.is_session and is_ours(path)
+        ours = opened.is_session and ours
         if not ours:
             self._brought.append(path)
         self.session.replace_state(state)
-        self._set_document(path, path.name, is_session=ours)
-        self.rounds_panel.set_source(path.name, problems)
+        self._set_document(path, path.name, is_session=ours, seen=seen)
+        self.rounds_panel.set_source(
+            path.name,
+            problems,
+            workbook=None if opened.is_session else path,
+            columns=opened.book.columns if opened.book is not None else (),
+        )
         self._remember_recent(path)
         count = len(state.rounds)
         what = "session" if opened.is_session else "workbook"
         message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
+        if not opened.is_session and state.current_round:
+            message += f"; Evaluate and Plan show its latest round, {state.previous_round}"
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"
             self.show_problems(path.name, problems)
@@ -442,6 +520,9 @@ class MainWindow(QMainWindow):
         )
         box.setDetailedText("\n".join(problems))
         box.setObjectName("problems_box")
+        # Enter closes the box; "Show Details..." must not become the default button.
+        box.setDefaultButton(QMessageBox.StandardButton.Close)
+        box.setEscapeButton(QMessageBox.StandardButton.Close)
         self._problems_box = box
         box.open()
         return box
@@ -507,9 +588,13 @@ class MainWindow(QMainWindow):
             self.recovery.write(
                 self.session.state, document=str(self._path) if self._path else None
             )
-        except InputError as exc:  # SaveError: recovery folder read-only or full
+        except Exception as exc:  # SaveError: recovery folder read-only or full; or a bug
+            if not isinstance(exc, SAVE_FAILURES):
+                logger.error("writing the recovery file failed", exc_info=exc)
             if not self._recovery_failed:
-                self.show_status(f"Crash recovery is not available: {exc}")
+                self.show_status(
+                    f"Crash recovery is not available: {formatting.short_text(exc, 300)}"
+                )
             self._recovery_failed = True
 
     def _remove_own_recovery_file(self) -> None:
@@ -532,14 +617,21 @@ class MainWindow(QMainWindow):
 
     def save(self) -> bool:
         """File > Save: overwrite the open session, or ask for a name (Save As) when there
-        is none yet or the open file is a plain rounds workbook."""
+        is none yet or the open file is not a session PR Planner wrote (a rounds workbook,
+        a session re-saved by another program): that file is never replaced."""
         if self._path is not None and self._path_is_session:
             return self.save_to(self._path)
         return self.save_as()
 
-    def save_as(self) -> bool:
-        """File > Save As…: ask for a file name, then save there."""
-        name = self._ask_save_name("Save session", self._suggested_session_path())
+    def save_as(self, suggested: Path | None = None) -> bool:
+        """File > Save As…: ask for a file name (starting at ``suggested``), then save."""
+        name = self._ask_save_name(
+            "Save session",
+            suggested or self._suggested_session_path(),
+            failure_title="Could not save the session",
+            sources=self._brought,
+            purpose="session",
+        )
         return self.save_to(name) if name else False
 
     def save_session(self, path=None) -> bool:
@@ -549,28 +641,46 @@ class MainWindow(QMainWindow):
     def save_to(self, path) -> bool:
         """Write the session workbook to ``path`` (atomic; the plots go in as PNGs).
 
-        On success the document is clean and named after the file; a failed save leaves
-        the old file intact, says why (message box and status bar) and keeps the changes
-        unsaved.
+        The workbook is written on the thread pool while the window stays responsive. On
+        success the document is clean and named after the file; a failed save, whatever
+        the cause, leaves the old file intact, says why (message box and status bar) and
+        keeps the window, its data and its unsaved mark.
         """
         from core.workbook.session_io import save_session
 
         path = Path(path)
+        if self._busy:
+            self.show_status("Wait until the workbook being read or saved is done")
+            return False
         state = self.session.state
         same_document = self._path is not None and self._path_is_session and path == self._path
+        expected = self._fingerprint if same_document else None
+        sources = tuple(self._brought)
+
+        def write(images: dict[str, bytes]):
+            content = save_session(path, state, images=images, sources=sources, expected=expected)
+            return content, fingerprint(path)
+
         try:
+            check_destination(path, sources=sources, expected=expected, purpose="session")
             images = self.plot_snapshots()
-            content = save_session(
-                path,
-                state,
-                images=images,
-                sources=self._brought,
-                expected=self._fingerprint if same_document else None,
+            content, seen = self._in_background(f"Saving {path.name}…", lambda: write(images))
+        except ChangedOnDiskError as exc:  # another window or program wrote it meanwhile
+            answer = QMessageBox.warning(
+                self,
+                "Could not save the session",
+                f"{exc}.\n\nPress Save to save your version under another name.",
+                QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Save,
             )
-        except SAVE_FAILURES as exc:  # SaveError: read-only, disk full, not ours, ...
+            self.show_status(f"Not saved: {path.name} changed on disk since you opened it")
+            if answer != QMessageBox.StandardButton.Save:
+                return False
+            return self.save_as(free_name(path.parent, path.stem, path.suffix))
+        except Exception as exc:  # SaveError: read-only, disk full, not ours, ...; or a bug
             self._say_save_failed("Could not save the session", path, exc)
             return False
-        self._set_document(path, path.name, is_session=True)
+        self._set_document(path, path.name, is_session=True, seen=seen)
         self._remember_recent(path)
         self._remove_own_recovery_file()
         message = f"Saved to {path}"
@@ -583,17 +693,37 @@ class MainWindow(QMainWindow):
         """File > Export report…: write the Excel report (with plot snapshots) to ``path``,
         asked for with a file dialog when ``None``. The document stays as it is."""
         from core.workbook.report import write_report
+        from core.workbook.session_io import report_subject
 
+        if self._busy:
+            self.show_status("Wait until the workbook being read or saved is done")
+            return False
+        sources = (*self._brought, *([self._path] if self._path is not None else []))
         if path is None:
-            path = self._ask_save_name("Export report", self._suggested_report_path())
+            path = self._ask_save_name(
+                "Export report",
+                self._suggested_report_path(),
+                failure_title="Could not write the report",
+                sources=sources,
+                purpose="report",
+            )
             if not path:
                 return False
         path = Path(path)
-        sources = [*self._brought, *([self._path] if self._path is not None else [])]
+        state = self.session.state
+        # The same subject as `prplanner report` of this session: the current round while
+        # the Evaluate tab shows it, else the counts typed there.
+        subject = report_subject(state)
         try:
+            check_destination(path, sources=sources, purpose="report")
             images = self.plot_snapshots()
-            content = write_report(path, self.session.state, images=images, sources=sources)
-        except SAVE_FAILURES as exc:
+            content = self._in_background(
+                f"Writing the report {path.name}…",
+                lambda: write_report(
+                    path, state, round_name=subject, images=images, sources=sources
+                ),
+            )
+        except Exception as exc:  # as in save_to: never escapes, never closes the window
             self._say_save_failed("Could not write the report", path, exc)
             return False
         message = f"Report written to {path}"
@@ -602,40 +732,97 @@ class MainWindow(QMainWindow):
         self.show_status(message)
         return True
 
-    def _ask_save_name(self, caption: str, suggested: Path) -> Path | None:
-        name, _filter = QFileDialog.getSaveFileName(self, caption, str(suggested), WORKBOOK_FILTER)
-        if not name:
-            return None
-        path = Path(name)
-        return path if path.suffix.lower() == ".xlsx" else path.with_name(path.name + ".xlsx")
+    def _in_background(self, label: str, function, *, cancellable: bool = False):
+        """``function()`` on the thread pool, the window responsive (see
+        :func:`desktop.workers.run_with_progress`); one read or save at a time."""
+        self._busy = True
+        try:
+            return run_with_progress(self, label, function, cancellable=cancellable)
+        finally:
+            self._busy = False
+
+    def _ask_save_name(
+        self,
+        caption: str,
+        suggested: Path,
+        *,
+        failure_title: str,
+        sources=(),
+        purpose: str = "output",
+    ) -> Path | None:
+        """Ask for a file to write, until the answer is one that may be written.
+
+        The dialog itself never offers to replace a file (Qt's "replace?" prompt is off):
+        a file PR Planner did not write, a file the session was read from, or a read-only
+        file is refused here with the reason, and the dialog opens again; replacing a file
+        PR Planner wrote (other than the open session) is confirmed. ``None``: cancelled.
+        """
+        while True:
+            name, _filter = QFileDialog.getSaveFileName(
+                self,
+                caption,
+                str(suggested),
+                WORKBOOK_FILTER,
+                "",
+                QFileDialog.Option.DontConfirmOverwrite,  # replacing is decided below
+            )
+            if not name:
+                return None
+            path = Path(name)
+            if path.suffix.lower() != ".xlsx":
+                path = path.with_name(path.name + ".xlsx")
+            is_open_session = self._path_is_session and path == self._path
+            try:
+                check_destination(
+                    path,
+                    sources=sources,
+                    expected=self._fingerprint if is_open_session else None,
+                    purpose=purpose,
+                )
+            except SaveError as exc:
+                QMessageBox.warning(self, failure_title, f"{exc}\n\nChoose another name.")
+                suggested = free_name(path.parent, f"{path.stem} {purpose}", ".xlsx")
+                continue
+            if path.exists() and not is_open_session:
+                answer = QMessageBox.question(
+                    self,
+                    caption,
+                    f"{path.name} already exists (PR Planner wrote it). Replace it?",
+                    QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                    QMessageBox.StandardButton.No,
+                )
+                if answer != QMessageBox.StandardButton.Yes:
+                    suggested = path
+                    continue
+            return path
 
     def _start_folder(self) -> Path:
         return self._path.parent if self._path is not None else Path.home()
 
     def _suggested_session_path(self) -> Path:
-        if self._path is None:
-            stem = "PR Planner session"
-        elif self._path_is_session:
+        if self._path is not None and self._path_is_session:
             return self._path
-        else:  # a rounds workbook: never suggest overwriting it with a report
-            stem = f"{self._path.stem} session"
-        return self._start_folder() / f"{stem}.xlsx"
+        # A rounds workbook or someone else's session: a new name, never the file itself.
+        stem = "PR Planner session" if self._path is None else f"{self._path.stem} session"
+        return _unused_or_ours(self._start_folder(), stem)
 
     def _suggested_report_path(self) -> Path:
         stem = self._path.stem if self._path is not None else "PR Planner"
-        return self._start_folder() / f"{stem} report.xlsx"
+        return _unused_or_ours(self._start_folder(), f"{stem} report")
 
     def _say_save_failed(self, title: str, path: Path, exc: Exception) -> None:
         if isinstance(exc, InputError):
             detail = str(exc)
         else:  # not a refusal we foresaw: say it plainly, keep the window and the data
-            logger.exception("saving %s failed", path, exc_info=exc)
-            detail = f"Saving {path.name} failed unexpectedly ({type(exc).__name__}: {exc})."
+            if not isinstance(exc, SAVE_FAILURES):
+                logger.error("saving %s failed", path, exc_info=exc)
+            cause = formatting.short_text(f"{type(exc).__name__}: {exc}", 300)
+            detail = f"Saving {path.name} failed unexpectedly ({cause})."
         if isinstance(exc, SaveError):
             detail += f"\n\nThe file that was there ({path.name}) is unchanged."
         if self.is_modified:
             detail += "\nYour changes are still open in the window: try another folder."
-        self.show_status(f"{title}: {exc}")
+        self.show_status(f"{title}: {formatting.short_text(detail, 300)}")
         QMessageBox.warning(self, title, detail)
 
     # --- plot snapshots ----------------------------------------------------------------
@@ -672,10 +859,22 @@ class MainWindow(QMainWindow):
                 images[name] = png_bytes(plot)
         return images
 
-    def _set_document(self, path: Path | None, title: str, *, is_session: bool = False) -> None:
+    def _set_document(
+        self,
+        path: Path | None,
+        title: str,
+        *,
+        is_session: bool = False,
+        seen: FileFingerprint | None = None,
+    ) -> None:
+        """Name the document; ``seen`` is the session file as it was read or written (the
+        next Save refuses if it changed on disk since)."""
         self._path = path
         self._path_is_session = is_session and path is not None
-        self._fingerprint = fingerprint(path) if self._path_is_session else None
+        if not self._path_is_session:
+            self._fingerprint = None
+        else:
+            self._fingerprint = seen if seen is not None else fingerprint(path)
         self._document_title = title
         self.session.undo_stack.setClean()
         self._update_title()
@@ -738,17 +937,20 @@ class MainWindow(QMainWindow):
         item = rounds[row]
         label = round_label(item)
         message = self.session.set_values(
-            [
-                ("previous_round", label),
-                ("plan.previous", item.matrix),
-                ("plan.belief", "previous"),
-            ],
-            text=f"Use {label} as previous round",
+            previous_round_changes(item), text=f"Use {label} as previous round"
         )
         if message:
             return False
-        self.show_status(f"{label} is the previous round: the plan now starts from its counts")
+        self.show_status(
+            f"{label} is the previous round: the plan now starts from its counts and its "
+            "population (so its recall reads as in the Rounds panel)"
+        )
         return True
+
+    def show_tab(self, key: str) -> None:
+        """Bring the tab ``key`` (``"evaluate"``, ``"plan"``, ...) to the front."""
+        if key in self.tab_keys:
+            self.tabs.setCurrentIndex(self.tab_keys.index(key))
 
     # --- edit ---------------------------------------------------------------------------
 
@@ -866,13 +1068,41 @@ class MainWindow(QMainWindow):
                 lambda: self.settings.setValue("recent_files", [])
             )
 
+    def _fit_to_screen(self) -> None:
+        """First size: 1500 x 950, or the screen's free area (a 1366 x 768 laptop)."""
+        screen = self.screen()
+        available = screen.availableGeometry() if screen is not None else QRect()
+        if QGuiApplication.platformName() == "offscreen":
+            available = QRect()  # no real screen (tests, scripts): the preferred size
+        size, dock_height = fitted_window_size(available.size())
+        self.resize(size)
+        self.resizeDocks([self.rounds_dock], [dock_height], Qt.Orientation.Vertical)
+
     def _restore_window(self) -> None:
         geometry = self.settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
+            self._keep_inside_screen()  # remembered on a bigger screen, perhaps
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+
+    def _keep_inside_screen(self) -> None:
+        """Shrink and move a window remembered from a larger screen into this one."""
+        screen = self.screen()
+        if screen is None or self.isMaximized() or self.isFullScreen():
+            return
+        available = screen.availableGeometry()
+        if available.isEmpty():
+            return
+        size, _dock = fitted_window_size(available.size(), preferred=self.size())
+        if size != self.size():
+            self.resize(size)
+        frame = self.frameGeometry()
+        if not available.contains(frame):
+            x = min(max(frame.x(), available.x()), available.right() + 1 - frame.width())
+            y = min(max(frame.y(), available.y()), available.bottom() + 1 - frame.height())
+            self.move(max(x, available.x()), max(y, available.y()))
 
     def save_window_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -889,6 +1119,10 @@ class MainWindow(QMainWindow):
                 stop()
 
     def closeEvent(self, event) -> None:
+        if self._busy:  # a workbook is being read or written: close once it is done
+            self.show_status("Wait until the workbook being read or saved is done")
+            event.ignore()
+            return
         # An exception escaping here would kill the app with the user's changes in it.
         try:
             keep_open = not self.maybe_keep_changes()
@@ -909,6 +1143,32 @@ class MainWindow(QMainWindow):
         if self._reference is not None:
             self._reference.close()
         event.accept()
+
+
+def _read_workbook(path: Path):
+    """``(OpenedSession, fingerprint before reading, is ours)`` (runs on the thread pool).
+
+    The fingerprint is taken first, so a file changed while it was read is seen as
+    changed when the session is saved.
+    """
+    from core.workbook.session_io import read_session
+
+    seen = fingerprint(path)
+    opened = read_session(path)
+    return opened, seen, is_ours(path)
+
+
+def _unreadable(path: Path, exc: BaseException) -> str:
+    cause = formatting.short_text(str(exc) or type(exc).__name__, 300)
+    return f"{path.name} could not be read ({type(exc).__name__}: {cause}); nothing was changed"
+
+
+def _unused_or_ours(folder: Path, stem: str) -> Path:
+    """``folder/stem.xlsx`` when it is free or a file PR Planner wrote, else a free name."""
+    candidate = folder / f"{stem}.xlsx"
+    if not candidate.exists() or is_ours(candidate):
+        return candidate
+    return free_name(folder, stem, ".xlsx")
 
 
 def _reading_order(point: QPoint) -> tuple[int, int]:

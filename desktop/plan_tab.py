@@ -28,16 +28,18 @@ is run again (or the inputs return to those it was run with).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
+    QFrame,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -79,7 +81,7 @@ from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.prior_editor import PriorEditor
 from desktop.session_model import SessionModel
-from desktop.tab_support import use_percent_axes
+from desktop.tab_support import use_decade_axis, use_percent_axes
 from desktop.widgets import (
     BoundCheck,
     ChoiceCombo,
@@ -89,6 +91,8 @@ from desktop.widgets import (
     PercentSpin,
     PopulationInput,
     affects,
+    guard_wheel,
+    keep_wrapped_height,
 )
 from desktop.workers import TaskRunner
 
@@ -127,6 +131,13 @@ ASSURED_ROWS = {
 }
 #: Style of results that no longer match the inputs.
 STALE_STYLE = "color: #9a9a9a;"
+#: Widths are proportions: no curve and no axis of a width plot goes past 100 %.
+WIDTH_CEILING = 1.0
+#: Smallest heights of the width-vs-s plots and the width-vs-v plot: the right column
+#: scrolls rather than squeeze them (on a laptop the s plots stay in view, the v plot is
+#: a short scroll below).
+S_PLOT_MIN_HEIGHT = 180
+V_PLOT_MIN_HEIGHT = 150
 
 #: Curve rows as drawn: (row label, legend name, palette index, pen style, width).
 CURVE_ROWS = (
@@ -153,7 +164,7 @@ def key_sample(color: str, *, dashed: bool = False) -> str:
 
 def keep_y_range(plot: PlotPanel, top: float) -> None:
     """Show ``0 .. top`` but move the y range only when the curves outgrow it or shrink
-    to below 60 % of it.
+    to below 60 % of it; never past 100 % (:data:`WIDTH_CEILING`).
 
     A y range that follows every slider step changes the tick labels on each step, and
     pyqtgraph then re-lays out the plot, which repaints the whole window; with this
@@ -161,11 +172,21 @@ def keep_y_range(plot: PlotPanel, top: float) -> None:
     """
     if not np.isfinite(top) or top <= 0:
         return
+    top = min(top, WIDTH_CEILING)
     view = plot.plotItem.vb
     view.disableAutoRange(axis=pg.ViewBox.YAxis)
     shown = view.viewRange()[1][1]
     if top > shown or top < 0.6 * shown:
-        view.setYRange(0.0, top * 1.08, padding=0)
+        view.setYRange(0.0, min(top * 1.08, WIDTH_CEILING), padding=0)
+
+
+def plotted_widths(widths: np.ndarray) -> np.ndarray:
+    """Interval widths as drawn: clamped to ``[0, 100 %]``.
+
+    An interval of a proportion never reaches outside ``[0, 1]``; the normal
+    approximation's width can (a tiny stratum sample), and that excess says nothing.
+    """
+    return np.clip(np.asarray(widths, dtype=float), 0.0, WIDTH_CEILING)
 
 
 # --- what the tab computes (all numbers from core) -------------------------------------------
@@ -328,6 +349,30 @@ def simulate_design(
 # --- the tab ----------------------------------------------------------------------------------
 
 
+class WidthPlot(PlotPanel):
+    """A width plot that asks for no more than its minimum height.
+
+    A plot's usual wish (480 px) would make its scrolling column taller than the screen
+    even where everything fits; asking for little, the plots share whatever height is
+    left and the column scrolls only when they would fall below their minimum.
+    """
+
+    def sizeHint(self) -> QSize:
+        return QSize(300, self.minimumHeight())
+
+
+class _NoHeightForWidthLayout(QVBoxLayout):
+    """A column layout that tells its scroll area to size it by minimum sizes only.
+
+    A scroll area sizes a content whose layout has a height-for-width (a word-wrapped
+    label inside) by the *preferred* heights: the prior's two plots (480 px each) would
+    always need scrolling.
+    """
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+
 class Readout(QLabel):
     """A value label that never makes the window re-lay itself out while a slider moves.
 
@@ -350,6 +395,24 @@ def set_title(box: QGroupBox, title: str) -> None:
     """Retitle a group box only when the title changes (a retitle re-lays it out)."""
     if box.title() != title:
         box.setTitle(title)
+
+
+def scrolling(content: QWidget, parent: QWidget, *, name: str) -> QScrollArea:
+    """``content`` in a frameless scroll area that scrolls up and down only.
+
+    The area is never narrower than the content wants (plus the scroll bar): a column
+    squeezed sideways would clip its fields, as no horizontal scroll bar is offered.
+    """
+    area = QScrollArea(parent)
+    area.setObjectName(name)
+    area.setWidget(content)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setMinimumWidth(
+        content.minimumSizeHint().width() + area.verticalScrollBar().sizeHint().width()
+    )
+    return area
 
 
 class PlanTab(QWidget):
@@ -382,6 +445,8 @@ class PlanTab(QWidget):
 
         self._build_inputs()
         self.prior_editor = PriorEditor(session, self)
+        # Its two-line summary must keep both lines when the column is short.
+        keep_wrapped_height(self.prior_editor.summary)
         self._build_readouts()
         self._build_plots()
         self._build_simulation()
@@ -711,28 +776,27 @@ class PlanTab(QWidget):
         self._assured_column = (self.assured_header, *self.assured_readouts, self.use_assured)
         for widget in self._assured_column:
             widget.setVisible(False)
-        self.notes = QLabel(self)
-        self.notes.setWordWrap(True)
+        self.notes = keep_wrapped_height(QLabel(self))
         self.notes.setObjectName("plan_notes")
         self.notes.setToolTip("Warnings about the planning inputs.")
         self.notes.setStyleSheet("color: #8a4b00;")
 
     def _build_plots(self) -> None:
-        self.precision_plot = PlotPanel(
+        self.precision_plot = WidthPlot(
             "Precision: interval width vs s",
             "over-sampling ratio s (log scale)",
             "full interval width",
             log_x=True,
             x_format=lambda x: f"s = {x:.3g}",
         )
-        self.recall_plot = PlotPanel(
+        self.recall_plot = WidthPlot(
             "Recall: interval width vs s",
             "over-sampling ratio s (log scale)",
             "full interval width",
             log_x=True,
             x_format=lambda x: f"s = {x:.3g}",
         )
-        self.v_plot = PlotPanel(
+        self.v_plot = WidthPlot(
             "Interval width vs labels v (at the slider s)",
             "items labeled v (log scale)",
             "full interval width",
@@ -783,17 +847,22 @@ class PlanTab(QWidget):
         }
         self.v_marker = self.v_plot.vertical_marker("v", 4, Qt.PenStyle.SolidLine)
         self.v_plot.legend.hide()
-        self.v_plot.setTitle(
-            "Interval width vs labels v (at the slider s)<br><span style='font-size:8pt'>"
-            f"{key_sample(PALETTE[0])} precision &nbsp; {key_sample(PALETTE[1])} recall "
-            f"&nbsp; — solid: frequentist, {key_sample('#555', dashed=True)} Bayes, current "
-            "prior: predicts the next round's estimate</span>",
-            size="10pt",
+        # The key goes in a label below the plot: a key in the title is cut on a laptop.
+        self.v_key = keep_wrapped_height(QLabel(self))
+        self.v_key.setObjectName("v_plot_key")
+        self.v_key.setTextFormat(Qt.TextFormat.RichText)
+        self.v_key.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.v_key.setToolTip("Key of the plot above.")
+        self.v_key.setText(
+            f"<span style='font-size:8pt'>{key_sample(PALETTE[0])} precision &nbsp; "
+            f"{key_sample(PALETTE[1])} recall &nbsp; solid: frequentist &nbsp; "
+            f"{key_sample('#555', dashed=True)} Bayes, current prior (prediction for the "
+            f"next round's estimate) &nbsp; <span style='color:{PALETTE[4]}'>│</span> "
+            "slider v</span>"
         )
-        self.s_key = QLabel(self)
+        self.s_key = keep_wrapped_height(QLabel(self))
         self.s_key.setObjectName("s_plots_key")
         self.s_key.setTextFormat(Qt.TextFormat.RichText)
-        self.s_key.setWordWrap(True)
         self.s_key.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.s_key.setToolTip("Key of the two plots above: curves and vertical markers.")
         # "Bayes, prior w = 5 / 10 / 100" once, not three times: the key stays two lines.
@@ -812,11 +881,16 @@ class PlanTab(QWidget):
             "Bayes curves: prediction for the next round's estimate</span>"
         )
         for plot in (self.precision_plot, self.recall_plot, self.v_plot):
+            # Widths are proportions: zooming out stops at 0 .. 100 %.
+            plot.plotItem.vb.setLimits(yMin=0.0, yMax=WIDTH_CEILING)
+            plot.setMinimumHeight(V_PLOT_MIN_HEIGHT if plot is self.v_plot else S_PLOT_MIN_HEIGHT)
             # Fixed axis widths: an axis that widens for a longer tick label re-lays out
             # the whole window, which would repaint every widget on each slider step.
             left = plot.plotItem.getAxis("left")
             left.setStyle(autoExpandTextSpace=False)
             left.setWidth(58)
+            # Decades only: on a wide screen the 2..9 labels of a log axis run together.
+            use_decade_axis(plot, plot.plotItem.getAxis("bottom").labelText)
             plot.plotItem.getAxis("bottom").setStyle(autoExpandTextSpace=False)
             plot.setToolTip(
                 "Full interval width (2 × margin). Hover for values; right-click > Export "
@@ -854,7 +928,7 @@ class PlanTab(QWidget):
             "Out of date: the inputs changed since this simulation. Simulate again.", self
         )
         self.simulation_stale.setObjectName("simulation_stale")
-        self.simulation_stale.setWordWrap(True)
+        keep_wrapped_height(self.simulation_stale)
         self.simulation_stale.setStyleSheet("color: #a00; font-weight: bold;")
         self.simulation_stale.setToolTip(
             "The numbers below belong to the inputs the simulation was run with."
@@ -862,7 +936,7 @@ class PlanTab(QWidget):
         self.simulation_stale.setVisible(False)
         self.simulation_result = QLabel("Not run yet.", self)
         self.simulation_result.setObjectName("simulation_result")
-        self.simulation_result.setWordWrap(True)
+        keep_wrapped_height(self.simulation_result)
         self.simulation_result.setTextFormat(Qt.TextFormat.RichText)
         self.simulation_result.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.simulation_result.setToolTip(
@@ -914,22 +988,29 @@ class PlanTab(QWidget):
         targets.addRow(self.bayesian)
         targets.addRow(self.fpc)
 
-        design_box = QGroupBox("Design", inputs)
+        design_box = QGroupBox("Design", self)
         design = QFormLayout(design_box)
         design.addRow("s", self.s_slider)
         design.addRow("v", self.v_slider)
 
-        for box in (population_box, belief_box, targets_box, design_box):
+        for box in (population_box, belief_box, targets_box):
             column.addWidget(box)
         column.addStretch(1)
-        scroll = QScrollArea(self)
-        scroll.setWidget(inputs)
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(385)
+        self.inputs_scroll = scrolling(inputs, self, name="plan_inputs_scroll")
+        # The design sliders stay in view below the scrolling inputs: they are what the
+        # user moves most, and a taller previous-round grid must not push them away.
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setSpacing(2)
+        left_layout.addWidget(self.inputs_scroll, 1)
+        left_layout.addWidget(design_box)
+        left.setMinimumWidth(385)
+        self.design_box = design_box
 
         prior_box = QGroupBox("Prior (Bayesian curves, s* Bayes)", self)
-        QVBoxLayout(prior_box).addWidget(self.prior_editor)
+        _NoHeightForWidthLayout(prior_box).addWidget(self.prior_editor)
+        self.prior_scroll = scrolling(prior_box, self, name="plan_prior_scroll")
 
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
@@ -944,14 +1025,19 @@ class PlanTab(QWidget):
         plots.addWidget(self.recall_plot, 0, 1)
         plots.addWidget(self.s_key, 1, 0, 1, 2)
         plots.addWidget(self.v_plot, 2, 0, 1, 2)
+        plots.addWidget(self.v_key, 3, 0, 1, 2)
         plots.setRowStretch(0, 3)
         plots.setRowStretch(2, 2)
         right_layout.addLayout(plots, 1)
+        # On a laptop screen the readouts and the three plots do not all fit: the column
+        # scrolls (a little) instead of squeezing the plots into their keys.
+        self.results_scroll = scrolling(right, self, name="plan_results_scroll")
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(scroll)
-        splitter.addWidget(prior_box)
-        splitter.addWidget(right)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(left)
+        splitter.addWidget(self.prior_scroll)
+        splitter.addWidget(self.results_scroll)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 0)
         splitter.setStretchFactor(2, 1)
@@ -959,6 +1045,44 @@ class PlanTab(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
+        self._set_tab_order()
+        guard_wheel(self)
+
+    def _set_tab_order(self) -> None:
+        """Tab walks the inputs top to bottom as they are drawn, then the prior."""
+        population = self.population
+        chain = [
+            population.mode,
+            population.positives,
+            population.negatives,
+            population.k_edit,
+            self.belief,
+            self.expected_precision,
+            self.expected_recall,
+            self.grid.view,
+            self.margin_precision,
+            self.margin_recall,
+            self.confidence,
+            self.cost_pos,
+            self.cost_neg,
+            self.method,
+            self.assurance_target,
+            self.bayesian.box,
+            self.fpc.box,
+            self.s_slider.slider,
+            self.s_slider.spin,
+            self.v_slider.slider,
+            self.v_slider.spin,
+            self.prior_editor.preset,
+            self.prior_editor.strength,
+            *self.prior_editor.alphas.values(),
+            self.use_recommended,
+            self.use_assured,
+            self.simulate_button,
+            self.cancel_button,
+        ]
+        for before, after in itertools.pairwise(chain):
+            QWidget.setTabOrder(before, after)
 
     # --- refreshing -----------------------------------------------------------------------
 
@@ -1010,8 +1134,8 @@ class PlanTab(QWidget):
                 if row is None:
                     item.setData([], [])
                 else:
-                    item.setData(curves.s, widths[row])
-            self.star_points[metric].setData(np.log10(curves.s_star), at_star)
+                    item.setData(curves.s, plotted_widths(widths[row]))
+            self.star_points[metric].setData(np.log10(curves.s_star), plotted_widths(at_star))
             shown = [widths[rows[label]] for label in self.s_curves[metric] if label in rows]
             keep_y_range(
                 self.precision_plot if metric == "precision" else self.recall_plot,
@@ -1033,7 +1157,7 @@ class PlanTab(QWidget):
             if row is None:
                 item.setData([], [])
             else:
-                item.setData(curves.v, widths[row])
+                item.setData(curves.v, plotted_widths(widths[row]))
         keep_y_range(
             self.v_plot,
             float(max(np.nanmax(curves.precision_width), np.nanmax(curves.recall_width))),

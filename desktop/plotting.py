@@ -15,6 +15,7 @@ drafting, widgets' layout requests wait for the release too (:meth:`_DragWatcher
 
 from __future__ import annotations
 
+import html
 import weakref
 from collections.abc import Callable
 
@@ -216,6 +217,15 @@ def _draft_item(item, draft: bool) -> None:
         item.opts["antialias"] = not draft
 
 
+class ShortLegend(pg.LegendItem):
+    """A legend that shows names on one line, escaped and cut to a readable length (a
+    classifier named by a 32,000-character cell must not push the plot off the screen)."""
+
+    def addItem(self, item, name):
+        shown = formatting.short_text(name, formatting.LEGEND_TEXT_LIMIT)
+        super().addItem(item, html.escape(shown, quote=False))
+
+
 class PlotPanel(pg.PlotWidget):
     """A ``PlotWidget`` with axis labels, a legend and a nearest-point read-out.
 
@@ -247,7 +257,9 @@ class PlotPanel(pg.PlotWidget):
         self.plotItem.getAxis("left").enableAutoSIPrefix(False)
         self.showGrid(x=True, y=True, alpha=0.25)
         self.setLogMode(x=log_x, y=False)
-        self.legend = self.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend = ShortLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend.setParentItem(self.plotItem.vb)
+        self.plotItem.legend = self.legend
         self._log_x = log_x
         self._x_format = x_format
         self._y_format = y_format
@@ -314,7 +326,7 @@ class PlotPanel(pg.PlotWidget):
         would cover points whatever corner it takes. Curves added later still join it.
         """
         old = self.plotItem.legend
-        legend = pg.LegendItem(offset=None, colCount=columns, labelTextSize="8pt")
+        legend = ShortLegend(offset=None, colCount=columns, labelTextSize="8pt")
         self.plotItem.layout.addItem(legend, 4, 1)
         self.plotItem.legend = legend
         self.legend = legend

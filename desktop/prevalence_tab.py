@@ -405,7 +405,7 @@ class PrevalenceTab(QWidget):
         ticked = set(self._session.get("prevalence.compared_rounds"))
         with QSignalBlocker(self.round_list):
             self.round_list.clear()
-            current = QListWidgetItem(f"{CURRENT_NAME} (Evaluate tab)")
+            current = QListWidgetItem(f"{CURRENT_NAME} ({self.current_round_words()})")
             current.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
             current.setCheckState(Qt.CheckState.Checked)
             current.setToolTip("The round on the Evaluate tab is always drawn")
@@ -428,6 +428,14 @@ class PrevalenceTab(QWidget):
                     f"FN {past.fn:,}, TN {past.tn:,}"
                 )
                 self.round_list.addItem(item)
+
+    def current_round_words(self) -> str:
+        """``"PR-05 (Promotions), Evaluate tab"`` while the Evaluate tab shows a past
+        round (the current round), else ``"Evaluate tab"``."""
+        from core.workbook.session_io import report_subject
+
+        item = report_subject(self._session.state)
+        return "Evaluate tab" if item is None else f"{round_label(item)}, Evaluate tab"
 
     def _on_round_ticked(self, item: QListWidgetItem) -> None:
         names = []
@@ -452,7 +460,10 @@ class PrevalenceTab(QWidget):
     # --- reacting to the session ---------------------------------------------------------
 
     def _on_session_changed(self, path: str) -> None:
-        if affects(path, "rounds") or affects(path, "prevalence.compared_rounds"):
+        if any(
+            affects(path, key)
+            for key in ("rounds", "prevalence.compared_rounds", "current_round", "evaluate")
+        ):
             self._fill_round_list()
         if affects(path, "prevalence.scored_sample_path"):
             self._load_scored_sample()
@@ -707,6 +718,7 @@ class PrevalenceTab(QWidget):
             item.setData([], [])
         self.area_plot.set_marker_x(self.area_sample_marker, None)
         self.pr_placeholder.show()
+        self.pr_plot.legend.hide()  # keys no curve, and would cover the placeholder
 
     def _show_range(self) -> None:
         """Keep the prevalence axes on the chosen range even before any data arrive."""
@@ -723,6 +735,7 @@ class PrevalenceTab(QWidget):
         calibrated, recall_c, _ = curves.calibrated_pr_curve(reference)
         self.pr_calibrated_line.setData(recall_c, calibrated)
         self.pr_placeholder.hide()
+        self.pr_plot.legend.show()
         self.area_line.setData(result.prevalence, result.average_precision)
         self.area_plot.set_marker_x(self.area_sample_marker, curves.sample_prevalence)
         self.area_plot.setXRange(

@@ -118,7 +118,7 @@ class AlphaSpin(NumberSpin):
                 ("plan.prior.name", "custom"),
                 ("plan.prior_preset", "custom"),
             ],
-            text=f"Edit prior {self._path.rsplit('.', 1)[-1]}",
+            burst=merge_key is None,  # a wheel burst is one step; named "prior α11 (TP)"
         )
         if message:
             self._show(self._session.get(self._path))

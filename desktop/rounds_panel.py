@@ -1,26 +1,43 @@
-"""The Rounds panel: the past rounds of the open workbook or session, one of them the
-previous round the Plan tab builds on (spec 4.3)."""
+"""The Rounds panel: the past rounds of the open workbook or session (spec 4.3).
+
+A round drives the tabs from here: double-click or Enter evaluates it (its counts and
+design fill the Evaluate tab, which compares it with the classifier's round before), and
+the context menu also plans the next round from it or compares it with the round before.
+"Columns…" shows what each sheet's columns were read as and lets the user change it; the
+choice is kept in the session (``columns``) and the workbook is read again with it.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import html
 import math
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -28,9 +45,13 @@ from PySide6.QtWidgets import (
 
 from core.confusion import point_estimates
 from core.errors import InputError
+from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
+from core.workbook.session_io import plan_from_round, population_of_round, round_key
 from desktop import formatting
 from desktop.session_model import SessionModel
 from desktop.widgets import affects
+
+CURRENT_BRUSH = QBrush(QColor(214, 234, 255))
 
 
 def round_label(item) -> str:
@@ -38,16 +59,56 @@ def round_label(item) -> str:
     return item.round or f"{item.sheet} row {item.row}"
 
 
+def round_before(rounds: Sequence, item):
+    """The same classifier's round before ``item``, or ``None``.
+
+    Rounds are ordered as "most recent" is decided elsewhere: dated rounds by date after
+    the undated ones, and row order among equals.
+    """
+    same = [
+        (past.date is not None, past.date or dt.date.min, position, past)
+        for position, past in enumerate(rounds)
+        if (past.classifier or "") == (item.classifier or "")
+    ]
+    ordered = [entry[3] for entry in sorted(same, key=lambda entry: entry[:3])]
+    for index, past in enumerate(ordered):
+        if past is item:
+            return ordered[index - 1] if index > 0 else None
+    return None
+
+
+def find_by_label(rounds: Sequence, label: str, like=None):
+    """The round named ``label`` (of ``like``'s classifier when several share it)."""
+    found = [past for past in rounds if round_label(past) == label]
+    if len(found) > 1 and like is not None:
+        same = [past for past in found if past.classifier == like.classifier]
+        found = same or found
+    return found[-1] if found else None
+
+
+def previous_round_changes(item) -> list[tuple[str, object]]:
+    """The edits that make ``item`` the previous round the Plan tab builds on: its counts
+    and its population (so the recall the Plan tab shows for it uses the round's own k)."""
+    return [
+        ("previous_round", round_label(item)),
+        ("plan.previous", item.matrix),
+        ("plan.belief", "previous"),
+        ("plan.population", population_of_round(item)),
+    ]
+
+
 # --- Rounds panel -----------------------------------------------------------------------------
 
 
 class RoundsTableModel(QAbstractTableModel):
-    """Read-only table of the session's past rounds; the previous round is shown in bold."""
+    """Read-only table of the session's past rounds; the previous round is shown in bold
+    and the current round (the one the Evaluate tab shows) tinted."""
 
     COLUMNS = (
         "Round",
         "Date",
         "Classifier",
+        "Model",
         "k",
         "TP",
         "FP",
@@ -60,21 +121,25 @@ class RoundsTableModel(QAbstractTableModel):
     TOOLTIPS = (
         "Name of the round in the workbook",
         "When the round was labeled",
-        "Which classifier the round evaluated",
+        "Which classifier the round evaluated (a classifier column, else the sheet's name)",
+        "The classifier's model version in that round",
         "Imbalance ratio k = N1/N0 of the population at the time",
         "True positives (n11): predicted +, labeled +",
         "False positives (n01): predicted +, labeled −",
         "False negatives (n10): predicted −, labeled +",
         "True negatives (n00): predicted −, labeled −",
         "Precision estimate TP/(TP + FP)",
-        "Recall estimate 1/(1 + π0/(k·π1)) (stratified form, spec 1.1)",
+        "Recall estimate 1/(1 + π0/(k·π1)) with the round's own k",
         "Notes kept with the round in the workbook",
     )
+    #: Columns holding numbers (right-aligned).
+    NUMERIC = range(4, 11)
 
     def __init__(self, session: SessionModel, parent=None):
         super().__init__(parent)
         self._session = session
         self._estimates: list = []
+        self._shown: tuple = ()
         self._recompute()
         session.changed.connect(self._on_session_changed)
 
@@ -101,9 +166,9 @@ class RoundsTableModel(QAbstractTableModel):
             return None
         item = self.rounds()[index.row()]
         column = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(item, index.row(), column)
-        if role == Qt.ItemDataRole.TextAlignmentRole and 3 <= column <= 9:
+        if role == Qt.ItemDataRole.DisplayRole:  # a long name is cut; Copy gives it whole
+            return formatting.short_text(self._text(item, index.row(), column))
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in self.NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and round_label(item) == self._session.get(
             "previous_round"
@@ -111,12 +176,19 @@ class RoundsTableModel(QAbstractTableModel):
             font = QFont()
             font.setBold(True)
             return font
+        if role == Qt.ItemDataRole.BackgroundRole and self.is_current(item):
+            return CURRENT_BRUSH
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = self.TOOLTIPS[column]
             if item.notes:
-                tip += f"\nNotes: {item.notes}"
+                tip += f"\nNotes: {formatting.short_text(item.notes, 500)}"
+            if self.is_current(item):
+                tip += "\nThe current round: the Evaluate tab shows it"
             return tip + f"\n{item.sheet}, row {item.row}"
         return None
+
+    def is_current(self, item) -> bool:
+        return round_key(item) == self._session.get("current_round")
 
     def _text(self, item, row: int, column: int) -> str:
         if column == 0:
@@ -126,15 +198,17 @@ class RoundsTableModel(QAbstractTableModel):
         if column == 2:
             return item.classifier or ""
         if column == 3:
+            return getattr(item, "model_version", None) or ""
+        if column == 4:
             return formatting.ratio(item.k)
-        if column == 10:
+        if column == 11:
             return item.notes or ""
-        if 4 <= column <= 7:
-            return formatting.thousands(getattr(item, ("tp", "fp", "fn", "tn")[column - 4]))
+        if 5 <= column <= 8:
+            return formatting.thousands(getattr(item, ("tp", "fp", "fn", "tn")[column - 5]))
         estimate = self._estimates[row]
         if estimate is None:
             return "–"
-        value = estimate.precision if column == 8 else estimate.recall
+        value = estimate.precision if column == 9 else estimate.recall
         return formatting.percent(None if math.isnan(value) else value)
 
     def _recompute(self) -> None:
@@ -145,36 +219,62 @@ class RoundsTableModel(QAbstractTableModel):
             except InputError:
                 estimates.append(None)
         self._estimates = estimates
+        self._shown = self.rounds()
 
     def _on_session_changed(self, changed: str) -> None:
-        if affects(changed, "rounds"):
+        # A whole-state change ("") that keeps the rounds (an action on a round) must
+        # not reset the table: the selection would go.
+        if affects(changed, "rounds") and self.rounds() != self._shown:
             self.beginResetModel()
             self._recompute()
             self.endResetModel()
-        elif affects(changed, "previous_round") and self.rowCount():
-            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
+        elif (
+            affects(changed, "previous_round")
+            or affects(changed, "current_round")
+            or affects(changed, "rounds")
+        ) and self.rowCount():
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
+            )
 
 
 class RoundsPanel(QWidget):
-    """Table of the workbook's past rounds and the button that makes one the previous round.
+    """The workbook's past rounds, and what a round can do for the tabs.
+
+    Double-click or Enter on a round evaluates it; the context menu evaluates it, plans the
+    next round from it, or compares it with the round before (same classifier). Each action
+    is one undoable step and asks the window to show the tab it filled (``show_tab``).
 
     Signals
     -------
     chosen(int)
-        Row of the round the user chose as the previous round.
+        Row of the round the user chose as the previous round ("Use as previous round").
+    show_tab(str)
+        Key of the tab an action filled (``"evaluate"``, ``"plan"``).
+    status_message(str)
+        What an action did, for the status bar.
     """
 
     chosen = Signal(int)
+    show_tab = Signal(str)
+    status_message = Signal(str)
 
     def __init__(self, session: SessionModel, parent=None):
         super().__init__(parent)
         self._session = session
         self._problems: list[str] = []
+        self._source_text = ""
+        #: The plain rounds workbook the rounds were read from (None for a session).
+        self.workbook: Path | None = None
+        #: What each sheet's columns were read as (from the last read of the workbook).
+        self.sheet_columns: tuple[SheetColumns, ...] = ()
+        self.columns_dialog: ColumnsDialog | None = None
         self.model = RoundsTableModel(session, self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(22)
@@ -182,27 +282,47 @@ class RoundsPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.table.setToolTip(
-            "Past rounds of the open workbook. Double-click a round (or select it and press "
-            "'Use as previous round') to plan the next round from it."
+            "Past rounds of the open workbook. Double-click a round (or press Enter) to "
+            "evaluate it; right-click to plan the next round from it or compare it with the "
+            "round before. The tinted row is the round the Evaluate tab shows."
         )
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._show_menu)
+        self.table.installEventFilter(self)
         self.source = QLabel(self)
         self.source.setToolTip("The workbook these rounds were read from.")
         self.previous = QLabel(self)
-        self.previous.setToolTip("The round the Plan and Evaluate tabs compare against.")
+        self.previous.setToolTip("The round the Plan tab builds on.")
         self.use_button = QPushButton("Use as previous round", self)
         self.use_button.setToolTip(
-            "Make the selected round the previous round: its counts fill the Plan tab's "
-            "grid and the plan is based on them."
+            "Make the selected round the previous round: its counts and population fill the "
+            "Plan tab and the plan is based on them."
         )
+        self.columns_button = QPushButton("Columns…", self)
+        self.columns_button.setToolTip(
+            "What each column of the workbook was read as (classifier, model version, "
+            "counts, ...), and change it."
+        )
+        self.columns_button.hide()
         self.problems_button = QPushButton("Rows not loaded…", self)
         self.problems_button.setToolTip("Rows and sheets of the workbook that were not used.")
         self.problems_button.hide()
+
+        self.evaluate_action = QAction("Evaluate this round", self)
+        self.plan_action = QAction("Plan the next round from it", self)
+        self.compare_action = QAction("Compare with the round before", self)
+        #: The row the context menu was opened on (its actions act on it).
+        self._menu_row: int | None = None
+        self.evaluate_action.triggered.connect(lambda: self._on_menu(self.evaluate_round))
+        self.plan_action.triggered.connect(lambda: self._on_menu(self.plan_from_round))
+        self.compare_action.triggered.connect(lambda: self._on_menu(self.compare_with_round_before))
 
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.source, 1)
         bar.addWidget(self.previous)
         bar.addWidget(self.problems_button)
+        bar.addWidget(self.columns_button)
         bar.addWidget(self.use_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 4)
@@ -210,20 +330,41 @@ class RoundsPanel(QWidget):
         layout.addWidget(self.table, 1)
 
         self.use_button.clicked.connect(self._use_selected)
-        self.table.doubleClicked.connect(lambda index: self.chosen.emit(index.row()))
+        self.table.doubleClicked.connect(lambda index: self.evaluate_round(index.row()))
         self.problems_button.clicked.connect(self.show_problems)
+        self.columns_button.clicked.connect(self.show_columns)
         self.table.selectionModel().selectionChanged.connect(self._update_button)
+        self.model.modelReset.connect(self._update_button)
         session.changed.connect(self._on_session_changed)
         self._update_button()
         self._refresh_previous()
 
-    def set_source(self, text: str, problems: list[str]) -> None:
-        """Say where the rounds came from and keep the rows that could not be used."""
+    def set_source(
+        self,
+        text: str,
+        problems: list[str],
+        *,
+        workbook: str | Path | None = None,
+        columns: Sequence[SheetColumns] = (),
+    ) -> None:
+        """Say where the rounds came from and keep the rows that could not be used.
+
+        ``workbook`` is the plain rounds workbook they were read from (``None`` for a
+        session, the example or nothing) and ``columns`` what its sheets' columns were read
+        as: with them "Columns…" can read it again as the user chooses.
+        """
         self._problems = list(problems)
+        self._source_text = text
+        self.workbook = Path(workbook) if workbook is not None else None
+        self.sheet_columns = tuple(columns)
         count = len(self._session.state.rounds)
         self.source.setText(f"{text}: {count} round{'s' if count != 1 else ''}")
         self.problems_button.setVisible(bool(problems))
         self.problems_button.setText(f"{len(problems)} not loaded…")
+        self.columns_button.setVisible(self.workbook is not None and bool(self.sheet_columns))
+        guessed = sum(len(reading.guessed) for reading in self.sheet_columns)
+        self.columns_button.setText(f"Columns ({guessed} guessed)…" if guessed else "Columns…")
+        self._select_current()
 
     @property
     def problems(self) -> list[str]:
@@ -260,21 +401,316 @@ class RoundsPanel(QWidget):
             )
         return "\n".join(lines)
 
+    # --- what a round can do -----------------------------------------------------------
+
+    def _round(self, row: int):
+        rounds = self._session.state.rounds
+        return rounds[row] if 0 <= row < len(rounds) else None
+
+    def evaluate_round(self, row: int, *, show: bool = True) -> bool:
+        """Make round ``row`` the current round: its counts and design fill the Evaluate
+        tab (one undoable step). The tab compares it with the previous round, or with the
+        classifier's round before when the previous round is this one."""
+        item = self._round(row)
+        if item is None:
+            return False
+        label = round_label(item)
+        evaluate = self._session.get("evaluate")
+        population = population_of_round(item)
+        changes = [
+            ("current_round", round_key(item)),
+            ("evaluate.matrix", item.matrix),
+            ("evaluate.population", population),
+        ]
+        if evaluate.fpc and population.mode != "counts":
+            changes.append(("evaluate.fpc", False))  # the correction needs both counts
+        if self._session.set_values(changes, text=f"Evaluate {label}"):
+            return False
+        self.status_message.emit(f"Evaluate shows {label}: its counts and population")
+        if show:
+            self.show_tab.emit("evaluate")
+        return True
+
+    def plan_from_round(self, row: int) -> bool:
+        """Plan the next round from round ``row``: it becomes the previous round (its counts
+        and population fill the Plan tab)."""
+        item = self._round(row)
+        if item is None:
+            return False
+        label = round_label(item)
+        plan, notes = plan_from_round(self._session.get("plan"), item)
+        if self._session.set_values(
+            [("previous_round", label), ("plan", plan)], text=f"Plan the next round from {label}"
+        ):
+            return False
+        self.status_message.emit(
+            f"The plan starts from {label}: its counts, population (k = "
+            f"{formatting.ratio(item.k)}), s and number of labels; change the population on "
+            "the Plan tab if the next round's differs" + "".join(f"; {note}" for note in notes)
+        )
+        self.show_tab.emit("plan")
+        return True
+
+    def compare_with_round_before(self, row: int) -> bool:
+        """Evaluate round ``row`` against the same classifier's round before it."""
+        item = self._round(row)
+        if item is None:
+            return False
+        before = round_before(self._session.state.rounds, item)
+        if before is None:
+            self.status_message.emit(
+                f"{round_label(item)} is the first round of "
+                f"{item.classifier or 'its classifier'}: there is no round before to compare"
+            )
+            return False
+        label, before_label = round_label(item), round_label(before)
+        evaluate = self._session.get("evaluate")
+        population = population_of_round(item)
+        changes = [
+            ("current_round", round_key(item)),
+            ("evaluate.matrix", item.matrix),
+            ("evaluate.population", population),
+            ("previous_round", before_label),
+        ]
+        if evaluate.fpc and population.mode != "counts":
+            changes.append(("evaluate.fpc", False))
+        if self._session.set_values(changes, text=f"Compare {label} with {before_label}"):
+            return False
+        self.status_message.emit(f"Evaluate compares {label} with {before_label}")
+        self.show_tab.emit("evaluate")
+        return True
+
+    def _on_menu(self, action) -> None:
+        row = self._menu_row if self._menu_row is not None else self.selected_row()
+        if row is not None:
+            action(row)
+
+    def _show_menu(self, position) -> None:
+        index = self.table.indexAt(position)
+        if not index.isValid():
+            return
+        self.table.selectRow(index.row())
+        menu = self.context_menu(index.row())
+        menu.popup(self.table.viewport().mapToGlobal(position))
+
+    def context_menu(self, row: int) -> QMenu:
+        """The menu of round ``row`` (built on demand; "compare" needs a round before)."""
+        item = self._round(row)
+        self._menu_row = row
+        menu = QMenu(self)
+        menu.setObjectName("rounds_menu")
+        for action in (self.evaluate_action, self.plan_action, self.compare_action):
+            menu.addAction(action)
+        before = round_before(self._session.state.rounds, item) if item is not None else None
+        self.compare_action.setEnabled(before is not None)
+        self.compare_action.setText(
+            f"Compare with the round before ({round_label(before)})"
+            if before is not None
+            else "Compare with the round before (none)"
+        )
+        return menu
+
+    def eventFilter(self, watched, event) -> bool:
+        if (
+            watched is self.table
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            row = self.selected_row()
+            if row is None and self.table.currentIndex().isValid():
+                row = self.table.currentIndex().row()
+            if row is not None:
+                self.evaluate_round(row)
+                return True
+        return super().eventFilter(watched, event)
+
     def _use_selected(self) -> None:
         row = self.selected_row()
         if row is not None:
             self.chosen.emit(row)
 
     def _update_button(self, *_args) -> None:
-        self.use_button.setEnabled(self.selected_row() is not None)
+        has_rounds = self.model.rowCount() > 0
+        self.use_button.setEnabled(has_rounds and self.selected_row() is not None)
+        self.use_button.setToolTip(
+            "Make the selected round the previous round: its counts and population fill the "
+            "Plan tab and the plan is based on them."
+            if has_rounds
+            else "No past rounds: open a workbook of rounds (File > Open…) first."
+        )
+
+    def _select_current(self) -> None:
+        """Select the current round's row (so its actions are one click away)."""
+        current = self._session.get("current_round")
+        for row, item in enumerate(self._session.state.rounds):
+            if round_key(item) == current:
+                self.table.selectRow(row)
+                self.table.scrollTo(self.model.index(row, 0))
+                return
 
     def _on_session_changed(self, changed: str) -> None:
         if affects(changed, "previous_round") or affects(changed, "rounds"):
             self._refresh_previous()
+        if changed == "" or affects(changed, "rounds"):
+            self._update_button()
 
     def _refresh_previous(self) -> None:
         name = self._session.get("previous_round")
-        self.previous.setText(f"Previous round: <b>{name}</b>" if name else "No previous round")
+        # A name may be a 32,000-character cell: shown cut (and escaped), whole in the tooltip.
+        shown = html.escape(formatting.short_text(name), quote=False) if name else ""
+        self.previous.setText(f"Previous round: <b>{shown}</b>" if name else "No previous round")
+        self.previous.setToolTip(
+            f"The round the Plan tab builds on: {formatting.short_text(name, 500)}"
+            if name
+            else "The round the Plan tab builds on."
+        )
+
+    # --- columns ------------------------------------------------------------------------
+
+    def show_columns(self) -> ColumnsDialog:
+        """The "Columns…" dialog; OK reads the workbook again with the choices."""
+        dialog = ColumnsDialog(self.sheet_columns, self._session.get("columns"), self)
+        dialog.accepted.connect(lambda: self.apply_columns(dialog.choices()))
+        self.columns_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def apply_columns(self, choices: Sequence[str]) -> bool:
+        """Read the workbook again with the column choices ``choices`` (``ROLE=HEADER``
+        texts): one undoable step; the most recent round is the current one again."""
+        from core.workbook.session_io import read_session
+
+        if self.workbook is None:
+            return False
+        try:
+            opened = read_session(self.workbook, columns=tuple(choices))
+        except InputError as exc:
+            self.status_message.emit(f"Could not read {self.workbook.name} again: {exc}")
+            return False
+        state = replace(opened.state, confidence=self._session.get("confidence"))
+        self._session.replace_state(state, text="Read the columns as chosen", undoable=True)
+        book = opened.book
+        self.set_source(
+            self._source_text,
+            list(opened.problems),
+            workbook=self.workbook,
+            columns=book.columns if book is not None else (),
+        )
+        self.status_message.emit(
+            f"Read {self.workbook.name} again with your column choices: {len(state.rounds)} rounds"
+        )
+        return True
 
 
-# --- the window -------------------------------------------------------------------------------
+#: Words for the roles in the "Columns…" dialog's combo boxes.
+def _role_choices() -> list[tuple[str, str]]:
+    return [("ignore", "nothing"), *((role, ROLE_WORDS.get(role, role)) for role in COLUMN_ROLES)]
+
+
+class ColumnsDialog(QDialog):
+    """Every sheet's header cells, each with a combo box of what it is read as.
+
+    The combo boxes start at what the reader decided (guesses marked "guessed"); a sheet
+    without a classifier column can name its classifier after the sheet. :meth:`choices`
+    returns the user's changes as ``SHEET!ROLE=HEADER`` texts (with the earlier choices).
+    """
+
+    def __init__(self, sheets: Sequence[SheetColumns], earlier: Sequence[str] = (), parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("What the columns hold")
+        self.setObjectName("columns_dialog")
+        self._sheets = tuple(sheets)
+        self._earlier = tuple(earlier)
+        #: (sheet, header, combo, role it started at)
+        self.combos: list[tuple[str, str, QComboBox, str]] = []
+        #: sheet -> (combo, started with the sheet name as classifier)
+        self.sheet_name_checks: dict[str, tuple[QComboBox, bool]] = {}
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        intro = QLabel(
+            "Each column of the header row and what PR Planner reads it as. Change a "
+            "column's role and press OK to read the workbook again; the choice is saved "
+            "with the session."
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        for reading in self._sheets:
+            box = QGroupBox(f"Sheet {reading.sheet} (header in row {reading.header_row})")
+            form = QFormLayout(box)
+            by_header = {item.header: item for item in reading.roles if item.header}
+            for letter, header in reading.headers:
+                combo = QComboBox()
+                for role, words in _role_choices():
+                    combo.addItem(words, role)
+                item = by_header.get(header)
+                role = item.role if item is not None else "ignore"
+                combo.setCurrentIndex(max(combo.findData(role), 0))
+                label = f"{letter}: {header}"
+                if item is not None and item.guessed:
+                    label += " (guessed)"
+                    combo.setToolTip(item.reason)
+                form.addRow(label, combo)
+                self.combos.append((reading.sheet, header, combo, role))
+            sheet_item = next(
+                (item for item in reading.roles if item.role == "classifier" and not item.header),
+                None,
+            )
+            name_combo = QComboBox()
+            name_combo.addItem("not the classifier", False)
+            name_combo.addItem("the classifier's name", True)
+            name_combo.setCurrentIndex(1 if sheet_item is not None else 0)
+            name_combo.setToolTip(
+                "Without a classifier column, the sheet's name can name the classifier "
+                "(a sheet 'Fraud' holds the rounds of the fraud classifier). Choose a "
+                "classifier column above to name it otherwise."
+            )
+            form.addRow(f"The sheet's name '{reading.sheet}'", name_combo)
+            self.sheet_name_checks[reading.sheet] = (name_combo, sheet_item is not None)
+            layout.addWidget(box)
+        layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(content)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        outer = QVBoxLayout(self)
+        outer.addWidget(scroll, 1)
+        outer.addWidget(buttons)
+        self.resize(520, 560)
+
+    def set_role(self, sheet: str, header: str, role: str) -> None:
+        """Choose ``role`` for the column ``header`` of ``sheet`` (as a user would)."""
+        for name, text, combo, _ in self.combos:
+            if name == sheet and text == header:
+                combo.setCurrentIndex(combo.findData(role))
+                return
+        raise KeyError((sheet, header))
+
+    def choices(self) -> list[str]:
+        """The earlier choices plus every change made here, as ``SHEET!ROLE=HEADER``."""
+        changed: dict[tuple[str, str], str] = {}
+        for sheet, header, combo, started in self.combos:
+            role = combo.currentData()
+            if role != started:
+                changed[(sheet, header)] = ColumnChoice(
+                    role=role, header=header, sheet=sheet
+                ).to_text()
+        for sheet, (combo, started) in self.sheet_name_checks.items():
+            wanted = combo.currentData()
+            has_column = any(
+                name == sheet and c.currentData() == "classifier" for name, _, c, _ in self.combos
+            )
+            if wanted and not started and not has_column:
+                changed[(sheet, "")] = ColumnChoice(
+                    role="classifier", header="", sheet=sheet
+                ).to_text()
+        kept = []
+        for text in self._earlier:
+            choice = ColumnChoice.parse(text)
+            if (choice.sheet or "", choice.header) not in {(s, h) for s, h in changed}:
+                kept.append(text)
+        return kept + list(changed.values())

@@ -9,16 +9,115 @@ step while a slider is dragged) and refresh from :attr:`SessionModel.state` when
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QUndoCommand, QUndoStack
+from PySide6.QtGui import QAction, QUndoCommand, QUndoStack
 
 from core.errors import InputError
 from core.session import SessionState, get_path, replace_path
 
 _MERGE_IDS: dict[str, int] = {}
+
+#: Seconds between two edits of one field that still count as one burst (one undo step):
+#: the clicks of a mouse wheel, a held arrow key, a second typo fixed right away.
+BURST_SECONDS = 1.0
+#: The clock bursts are timed with (tests replace it).
+burst_clock = time.monotonic
+
+#: What an edit of each input is called in Edit > Undo/Redo, in the words the tabs show.
+#: Counts of a confusion matrix (``.tp``...) and prior parameters are added below.
+FIELD_LABELS: dict[str, str] = {
+    "confidence": "confidence level",
+    "previous_round": "previous round",
+    "current_round": "round being evaluated",
+    "columns": "what the workbook's columns hold",
+    "rounds": "past rounds",
+    "plan": "plan inputs",
+    "plan.population": "population",
+    "plan.population.mode": "population given as",
+    "plan.population.predicted_positive": "predicted positive N1",
+    "plan.population.predicted_negative": "predicted negative N0",
+    "plan.population.k": "imbalance k",
+    "plan.belief": "what you believe",
+    "plan.expected_precision": "expected precision",
+    "plan.expected_recall": "expected recall",
+    "plan.previous": "previous round's counts",
+    "plan.prior": "prior",
+    "plan.prior_preset": "prior preset",
+    "plan.prior_strength": "prior strength w",
+    "plan.margin_precision": "precision margin",
+    "plan.margin_recall": "recall margin",
+    "plan.cost_pos": "label cost, predicted positive",
+    "plan.cost_neg": "label cost, predicted negative",
+    "plan.method": "plan method",
+    "plan.bayesian": "Bayesian predictive margins",
+    "plan.fpc": "finite population correction (Plan)",
+    "plan.s": "over-sampling ratio s",
+    "plan.v": "labels v",
+    "plan.assurance_target": "chance of meeting both margins",
+    "evaluate": "evaluation inputs",
+    "evaluate.population": "population (Evaluate)",
+    "evaluate.population.mode": "population given as (Evaluate)",
+    "evaluate.population.predicted_positive": "predicted positive N1 (Evaluate)",
+    "evaluate.population.predicted_negative": "predicted negative N0 (Evaluate)",
+    "evaluate.population.k": "imbalance k (Evaluate)",
+    "evaluate.matrix": "labeled counts",
+    "evaluate.replicates": "bootstrap replicates",
+    "evaluate.seed": "random seed (Evaluate)",
+    "evaluate.fpc": "finite population correction (Evaluate)",
+    "prevalence": "prevalence inputs",
+    "prevalence.reference_prevalence": "reference prevalence",
+    "prevalence.eta_min": "lowest prevalence",
+    "prevalence.eta_max": "highest prevalence",
+    "prevalence.compared_rounds": "past rounds compared",
+    "prevalence.scored_sample_path": "scored sample",
+    "ensemble": "ensemble inputs",
+    "ensemble.parent_name": "parent classifier's name",
+    "ensemble.parent_size": "parent's predicted positives",
+    "ensemble.children": "child classifiers",
+    "ensemble.margin": "precision margin (Ensemble)",
+    "ensemble.precision_floor": "precision floor",
+    "ensemble.mix": "mix",
+    "ensemble.trials": "trials",
+    "ensemble.seed": "random seed (Ensemble)",
+}
+_COUNT_WORDS = {
+    "tp": "TP (predicted +, actual +)",
+    "fp": "FP (predicted +, actual −)",
+    "fn": "FN (predicted −, actual +)",
+    "tn": "TN (predicted −, actual −)",
+}
+_PRIOR_WORDS = {
+    "a11": "prior α11 (TP)",
+    "a01": "prior α01 (FP)",
+    "a10": "prior α10 (FN)",
+    "a00": "prior α00 (TN)",
+    "name": "prior name",
+}
+for _matrix in ("plan.previous", "evaluate.matrix"):
+    for _cell, _words in _COUNT_WORDS.items():
+        FIELD_LABELS[f"{_matrix}.{_cell}"] = f"{FIELD_LABELS[_matrix]}, {_words}"
+for _parameter, _words in _PRIOR_WORDS.items():
+    FIELD_LABELS[f"plan.prior.{_parameter}"] = _words
+
+
+def field_label(path: str) -> str:
+    """The words Edit > Undo uses for an edit of ``path`` (``"plan.cost_pos"`` ->
+    ``"label cost, predicted positive"``).
+
+    A path without its own entry borrows the nearest parent's words, so no dotted path
+    ever reaches the menu (``""`` is the whole session).
+    """
+    parts = path.split(".") if path else []
+    while parts:
+        words = FIELD_LABELS.get(".".join(parts))
+        if words is not None:
+            return words
+        parts.pop()
+    return "session"
 
 
 def _merge_id(key: str) -> int:
@@ -69,14 +168,22 @@ class SessionModel(QObject):
         self.changed.emit(path)
 
     def set_value(
-        self, path: str, value: Any, *, merge_key: str | None = None, text: str | None = None
+        self,
+        path: str,
+        value: Any,
+        *,
+        merge_key: str | None = None,
+        text: str | None = None,
+        burst: bool = False,
     ) -> str | None:
         """Set one input as an undoable step; return the refusal message or ``None``.
 
         ``merge_key`` merges consecutive edits with the same key into one undo step (a
-        slider drag is one step, spec page 05 habit 5).
+        slider drag is one step, spec page 05 habit 5). ``burst=True`` (the input widgets)
+        merges edits of the same field that follow each other within
+        :data:`BURST_SECONDS`: ten wheel clicks are one step.
         """
-        return self.set_values([(path, value)], merge_key=merge_key, text=text)
+        return self.set_values([(path, value)], merge_key=merge_key, text=text, burst=burst)
 
     def set_values(
         self,
@@ -84,8 +191,12 @@ class SessionModel(QObject):
         *,
         merge_key: str | None = None,
         text: str | None = None,
+        burst: bool = False,
     ) -> str | None:
-        """Apply several edits as one undo step (a paste, a preset); all or nothing."""
+        """Apply several edits as one undo step (a paste, a preset); all or nothing.
+
+        The step is named ``text``, or after the first field edited (:func:`field_label`).
+        """
         changes = list(changes)
         new_state = self._state
         try:
@@ -103,9 +214,44 @@ class SessionModel(QObject):
         if new_state is not edited_state:
             paths.extend(_changed_paths(edited_state, new_state))
         common = _common_prefix(paths)
-        label = text or f"Edit {common or 'session'}"
-        self.undo_stack.push(_StateCommand(self, self._state, new_state, common, label, merge_key))
+        label = text or field_label(changes[0][0] if changes else "")
+        window = None
+        if merge_key is None and burst:
+            merge_key, window = f"burst:{'+'.join(path for path, _ in changes)}", BURST_SECONDS
+        self.undo_stack.push(
+            _StateCommand(self, self._state, new_state, common, label, merge_key, window)
+        )
         return None
+
+    def undo_action(self, parent: QObject) -> QAction:
+        """Edit > Undo reading ``Undo: label cost, predicted positive`` (``Undo`` alone
+        when there is nothing to undo)."""
+        return self._stack_action(parent, "&Undo", self.undo_stack.undoText, redo=False)
+
+    def redo_action(self, parent: QObject) -> QAction:
+        """Edit > Redo, worded like :meth:`undo_action`."""
+        return self._stack_action(parent, "&Redo", self.undo_stack.redoText, redo=True)
+
+    def _stack_action(
+        self, parent: QObject, verb: str, current_text: Callable[[], str], *, redo: bool
+    ) -> QAction:
+        stack = self.undo_stack
+        action = QAction(verb, parent)
+
+        def retitle(text: str) -> None:
+            action.setText(f"{verb}: {text}" if text else verb)
+
+        retitle(current_text())
+        action.setEnabled(stack.canRedo() if redo else stack.canUndo())
+        if redo:
+            stack.canRedoChanged.connect(action.setEnabled)
+            stack.redoTextChanged.connect(retitle)
+            action.triggered.connect(stack.redo)
+        else:
+            stack.canUndoChanged.connect(action.setEnabled)
+            stack.undoTextChanged.connect(retitle)
+            action.triggered.connect(stack.undo)
+        return action
 
     def replace_state(
         self, state: SessionState, text: str = "Replace session", undoable: bool = False
@@ -155,6 +301,7 @@ class _StateCommand(QUndoCommand):
         path: str,
         text: str,
         merge_key: str | None,
+        window: float | None = None,
     ):
         super().__init__(text)
         self._model = model
@@ -162,6 +309,9 @@ class _StateCommand(QUndoCommand):
         self._after = after
         self._path = path
         self._merge_key = merge_key
+        #: Longest pause (seconds) between two merged edits; None: no limit (a drag).
+        self._window = window
+        self._last_edit = burst_clock()
 
     def id(self) -> int:
         return _merge_id(self._merge_key) if self._merge_key else -1
@@ -169,7 +319,12 @@ class _StateCommand(QUndoCommand):
     def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, _StateCommand) or other._merge_key != self._merge_key:
             return False
+        if self._window is not None and other._last_edit - self._last_edit > self._window:
+            return False
         self._after = other._after
+        self._last_edit = other._last_edit
+        # Up and back down again is no edit at all: the stack drops the step.
+        self.setObsolete(self._after == self._before)
         return True
 
     def redo(self) -> None:

@@ -5,6 +5,7 @@
   bound widgets of :mod:`desktop.widgets`.)
 * :class:`PercentAxis` and :func:`use_percent_axes` label a plot's axes in percent while the
   plotted data stay the fractions core returns (so ``getData()`` equals core's numbers).
+* :class:`DecadeAxis` and :func:`use_decade_axis` label a log axis at whole decades only.
 """
 
 from __future__ import annotations
@@ -171,6 +172,36 @@ class PercentAxis(pg.AxisItem):
             else:
                 strings.append(f"{10.0 ** round(value) * 100:g} %")
         return strings
+
+
+class DecadeAxis(pg.AxisItem):
+    """A log axis labelled at whole decades only, as plain numbers (``0.1``, ``1``,
+    ``100``, ``10,000``): on a wide plot the 2..9 labels of every decade run together."""
+
+    def __init__(self, orientation: str, **options):
+        super().__init__(orientation, **options)
+        self.enableAutoSIPrefix(False)
+
+    def logTickStrings(self, values, scale, spacing):
+        strings = []
+        for value in values:
+            if abs(value - round(value)) > 1e-9:
+                strings.append("")
+                continue
+            number = 10.0 ** round(value) * scale
+            strings.append(f"{number:,.0f}" if number >= 1 else f"{number:g}")
+        return strings
+
+
+def use_decade_axis(plot: pg.PlotWidget, label: str) -> None:
+    """Give ``plot`` (log x) a :class:`DecadeAxis` at the bottom, titled ``label``."""
+    axis = DecadeAxis("bottom")
+    grid = plot.plotItem.getAxis("bottom").grid  # keep the grid lines the old axis drew
+    plot.plotItem.setAxisItems({"bottom": axis})
+    axis.setGrid(grid)
+    plot.setLabel("bottom", label)
+    # PlotItem.setLogMode skips axes when its own mode is unchanged: tell the new one.
+    axis.setLogMode(True)
 
 
 def use_percent_axes(

@@ -14,6 +14,10 @@ page 05, habit 6).
 * :class:`ChoiceCombo`, :class:`BoundCheck` - a choice or a switch.
 * :class:`PopulationInput` - the population as counts ``N1``/``N0`` or as ``k``.
 * :class:`ConfidenceBox` - the session-wide confidence level.
+
+:func:`guard_wheel` makes the mouse wheel scroll a panel rather than change the field
+that happens to be under the pointer; a field the user clicked into (it has the focus)
+still takes the wheel, and a burst of wheel clicks is one undo step.
 """
 
 from __future__ import annotations
@@ -23,15 +27,20 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QValidator
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QValidator, QWheelEvent
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QScrollBar,
     QSlider,
     QSpinBox,
     QStackedWidget,
@@ -61,6 +70,111 @@ def affects(changed: str, path: str) -> bool:
     )
 
 
+#: Fields that the wheel changes: guarded by :func:`guard_wheel` (scroll bars excepted).
+WHEEL_FIELDS = (QAbstractSpinBox, QComboBox, QAbstractSlider)
+
+
+def enclosing_scroll_area(widget: QWidget) -> QAbstractScrollArea | None:
+    """The nearest scroll area ``widget`` sits in, or None."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractScrollArea):
+            return parent
+        parent = parent.parentWidget()
+    return None
+
+
+class WheelGuard(QObject):
+    """Event filter: the wheel over a field without focus scrolls its panel instead.
+
+    A field without focus hands the wheel event to the scroll area it sits in (the
+    panel scrolls, the value stays); outside a scroll area the event goes to the parent
+    as if the field were not there. A field with focus (clicked or tabbed into) takes
+    the wheel as usual.
+    """
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.Wheel or not isinstance(watched, QWidget):
+            return False
+        if watched.hasFocus():
+            return False
+        area = enclosing_scroll_area(watched)
+        if area is None:
+            event.ignore()  # travels on to the parent, which scrolls if it can
+            return True
+        viewport = area.viewport()
+        forwarded = QWheelEvent(
+            viewport.mapFromGlobal(event.globalPosition()),
+            event.globalPosition(),
+            event.pixelDelta(),
+            event.angleDelta(),
+            event.buttons(),
+            event.modifiers(),
+            event.phase(),
+            event.inverted(),
+        )
+        QApplication.sendEvent(viewport, forwarded)
+        event.accept()
+        return True
+
+
+def guard_wheel(root: QWidget) -> int:
+    """Let the wheel scroll ``root``'s panels: guard every spin box, combo box and slider
+    in it with a :class:`WheelGuard` (call again after adding fields; it is idempotent).
+
+    The fields take focus by click or Tab only (``StrongFocus``), never by the wheel, so
+    scrolling past a field does not arm it. Returns how many fields are guarded.
+    """
+    guard = root.findChild(WheelGuard, "wheel_guard")
+    if guard is None:
+        guard = WheelGuard(root)
+        guard.setObjectName("wheel_guard")
+    fields = [
+        widget
+        for widget in root.findChildren(QWidget)
+        if isinstance(widget, WHEEL_FIELDS) and not isinstance(widget, QScrollBar)
+    ]
+    for widget in fields:
+        widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        widget.installEventFilter(guard)
+    return len(fields)
+
+
+class _WrappedHeightKeeper(QObject):
+    """Event filter: a word-wrapped label keeps the height its text needs at its width."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # Paint comes after a new text too (setText sends the label no other event).
+        if event.type() in self._EVENTS and isinstance(watched, QLabel):
+            fit_wrapped_height(watched)
+        return False
+
+    _EVENTS = (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Paint)
+
+
+def fit_wrapped_height(label: QLabel) -> None:
+    """Make ``label``'s minimum height what its wrapped text needs at its present width."""
+    if label.width() <= 0:
+        return
+    needed = label.heightForWidth(label.width())
+    if needed > 0 and needed != label.minimumHeight():
+        label.setMinimumHeight(needed)
+
+
+def keep_wrapped_height(label: QLabel) -> QLabel:
+    """Let a word-wrapped ``label`` claim the lines it needs as its width changes.
+
+    A layout short of height squeezes a wrapping label down to one line (its minimum),
+    cutting the rest; with this, the layout keeps room for every line and the scroll area
+    or window around it grows instead (a new text is fitted when it is painted).
+    """
+    label.setWordWrap(True)
+    keeper = label.findChild(_WrappedHeightKeeper)
+    if keeper is None:
+        label.installEventFilter(_WrappedHeightKeeper(label))
+    return label
+
+
 class _Bound:
     """Mixin: keeps one widget in step with ``session`` at ``path``.
 
@@ -86,7 +200,10 @@ class _Bound:
             self._show(self._session.get(self._path))
 
     def _commit(self, value: Any, *, merge_key: str | None = None) -> str | None:
-        message = self._session.set_value(self._path, value, merge_key=merge_key)
+        # Edits of one field in quick succession (wheel clicks, arrow keys) are one step.
+        message = self._session.set_value(
+            self._path, value, merge_key=merge_key, burst=merge_key is None
+        )
         if message:
             # Refused: the session kept its value; show it again in place of the typo.
             self._show(self._session.get(self._path))
@@ -363,7 +480,8 @@ class LogSliderSpin(_Bound, QWidget):
     Dragging the slider writes every position to the session (so plots follow live) under
     one merge key per press: the whole drag is one undo step, two drags are two steps.
     Keyboard and wheel moves on the slider, and edits in the spin box, are steps of their
-    own. ``integer=True`` uses a :class:`CountSpin` (``v``); otherwise a
+    own unless they follow each other within a second (a wheel burst is one step).
+    ``integer=True`` uses a :class:`CountSpin` (``v``); otherwise a
     :class:`QDoubleSpinBox` with ``decimals``.
 
     Signals

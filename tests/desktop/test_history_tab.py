@@ -109,7 +109,7 @@ def test_change_beyond_noise_is_marked(tab, rounds):
         point_estimates(tr02.matrix, tr02.k).recall
     )
     row = tab.table_model.rows()[rounds.index(tr02)]
-    assert row.warning and row.cells[9].endswith("▲")
+    assert row.warning and row.cells[10].endswith("▲")
     precision_x = [x for item in tab._markers["precision"] for x in points(item)[0]]
     assert {r.round for r in rounds if stamp(r.date) in set(precision_x)} == marked_precision
 

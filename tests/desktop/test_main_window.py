@@ -62,8 +62,8 @@ def test_tabs_menus_and_example_rounds(window):
     model = window.rounds_panel.model
     assert model.rowCount() == len(expected) == 10
     assert model.data(model.index(0, 0)) == expected[0].round
-    assert model.data(model.index(0, 4)) == f"{expected[0].tp:,}"
-    assert "%" in model.data(model.index(0, 8))
+    assert model.data(model.index(0, 5)) == f"{expected[0].tp:,}"
+    assert "%" in model.data(model.index(0, 9))
     assert window.windowTitle().startswith("Example session")
     assert not window.isWindowModified()
 

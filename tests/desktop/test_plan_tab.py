@@ -7,10 +7,11 @@ from html import escape
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QGuiApplication, QKeySequence, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QLineEdit,
     QSlider,
@@ -470,3 +471,103 @@ def test_a_simulation_result_is_marked_out_of_date_when_the_inputs_change(
     with qtbot.waitSignal(tab.runner.finished, timeout=20_000):
         tab.start_simulation()
     assert not tab.simulation_stale.isVisible()
+
+
+# --- the wheel, undo bursts and Tab order -----------------------------------------------------
+
+
+def wheel(widget: QWidget, clicks: int) -> None:
+    """``clicks`` notches of a mouse wheel over ``widget`` (positive: away from the user)."""
+    inside = QPointF(widget.rect().center())
+    for _ in range(abs(clicks)):
+        event = QWheelEvent(
+            inside,
+            QPointF(widget.mapToGlobal(widget.rect().center())),
+            QPoint(),
+            QPoint(0, 120 if clicks > 0 else -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+
+
+@pytest.fixture
+def short_tab(qtbot, tab):
+    """The tab on a low screen: the inputs column must scroll."""
+    tab.resize(1500, 480)
+    qtbot.waitUntil(lambda: tab.inputs_scroll.verticalScrollBar().maximum() > 0, timeout=2000)
+    return tab
+
+
+def test_wheel_over_an_unfocused_field_scrolls_the_panel(qtbot, short_tab, session):
+    spin = short_tab.cost_pos
+    bar = short_tab.inputs_scroll.verticalScrollBar()
+    assert not spin.hasFocus()
+    assert spin.focusPolicy() == Qt.FocusPolicy.StrongFocus  # the wheel never focuses it
+    start = bar.value()
+    wheel(spin, -3)  # towards the user: scroll down
+    assert bar.value() > start
+    assert spin.value() == 1.0
+    assert session.get("plan.cost_pos") == 1.0
+    assert session.undo_stack.count() == 0
+    for field in (short_tab.method, short_tab.confidence, short_tab.s_slider.slider):
+        before = session.state
+        wheel(field, 2)
+        assert session.state == before
+
+
+def test_wheel_over_the_focused_field_changes_it_in_one_undo_step(qtbot, short_tab, session):
+    spin = short_tab.cost_pos
+    bar = short_tab.inputs_scroll.verticalScrollBar()
+    short_tab.inputs_scroll.ensureWidgetVisible(spin)
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=2000)
+    start = bar.value()
+    wheel(spin, 10)
+    assert spin.value() == pytest.approx(2.0)  # ten steps of 0.1
+    assert session.get("plan.cost_pos") == pytest.approx(2.0)
+    assert bar.value() == start  # the panel stayed put
+    assert session.undo_stack.count() == 1
+    assert session.undo_stack.undoText() == "label cost, predicted positive"
+    session.undo_stack.undo()
+    assert session.get("plan.cost_pos") == 1.0
+    assert spin.value() == 1.0
+
+
+def test_edits_of_one_field_a_while_apart_are_separate_steps(qtbot, tab, session, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("desktop.session_model.burst_clock", lambda: clock[0])
+    tab.cost_pos.stepBy(1)
+    clock[0] += 0.4
+    tab.cost_pos.stepBy(1)  # within the burst
+    assert session.undo_stack.count() == 1
+    clock[0] += 5.0
+    tab.cost_pos.stepBy(1)  # later: a step of its own
+    assert session.undo_stack.count() == 2
+    tab.cost_neg.stepBy(1)  # another field: another step
+    assert session.undo_stack.count() == 3
+    tab.cost_neg.stepBy(-1)  # up and back down within the burst: no step at all
+    assert session.undo_stack.count() == 2
+    session.undo_stack.undo()
+    assert session.get("plan.cost_pos") == pytest.approx(1.2)
+
+
+def test_tab_walks_the_inputs_in_the_order_they_are_drawn(qtbot, tab):
+    population = tab.population
+    population.negatives.setFocus()
+    qtbot.waitUntil(population.negatives.hasFocus, timeout=2000)
+    seen = []
+    for _ in range(4):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        seen.append(QApplication.focusWidget())
+    # N0, then (k is hidden in counts mode) what you believe, then its fields, then targets
+    assert seen[0] is tab.belief
+    assert tab.expected_precision.isAncestorOf(seen[1]) or seen[1] is tab.expected_precision
+    assert tab.expected_recall.isAncestorOf(seen[2]) or seen[2] is tab.expected_recall
+    assert tab.margin_precision.isAncestorOf(seen[3]) or seen[3] is tab.margin_precision
+    tab.s_slider.spin.setFocus()
+    qtbot.waitUntil(tab.s_slider.spin.hasFocus, timeout=2000)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is tab.v_slider.slider

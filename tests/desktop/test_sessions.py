@@ -234,8 +234,12 @@ def test_save_on_a_rounds_workbook_asks_for_a_new_name(window, dialogs, tmp_path
     shutil.copy(shared_fixtures / "rounds_simple.xlsx", rounds_file)
     original = rounds_file.read_bytes()
     assert window.open_workbook(rounds_file)
-    assert window.session.state.plan == SessionState().plan  # default inputs, its rounds
-    assert len(window.session.state.rounds) == 10
+    rounds = window.session.state.rounds
+    assert len(rounds) == 10
+    # about the workbook's latest round (the last of the latest date), not the example
+    latest = max(enumerate(rounds), key=lambda pair: (pair[1].date, pair[0]))[1]
+    assert window.session.state.plan.previous == latest.matrix
+    assert window.session.state.evaluate.matrix == latest.matrix
     window.session.set_value("plan.margin_recall", 0.03)
 
     window.save_action.trigger()  # cancelled in the dialog: nothing written, still dirty
@@ -367,7 +371,14 @@ def test_open_messy_rounds_workbook_lists_the_refused_rows(window, dialogs, shar
     assert text.count("not loaded") == 3 and "travel" in text
     state = window.session.state
     assert len(state.rounds) == 10
-    assert state == SessionState(confidence=0.9, rounds=state.rounds)  # current inputs kept
+    assert state.confidence == 0.9  # the confidence level is kept
+    latest = max(enumerate(state.rounds), key=lambda pair: (pair[1].date, pair[0]))[1]
+    assert state.evaluate.matrix == latest.matrix  # the workbook's round, not the example
+    assert state.ensemble.children == ()
+    assert (state.prevalence, state.plan.margin_recall) == (
+        SessionState().prevalence,
+        SessionState().plan.margin_recall,
+    )
     box.close()
 
 

@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QScrollArea, QVBoxLayout, QWidget
 
 from core.bayes import Prior, beta_density
 from core.session import SessionState
@@ -19,6 +21,7 @@ from desktop.widgets import (
     LogSliderSpin,
     PercentSpin,
     PopulationInput,
+    guard_wheel,
     parse_ratio,
     ratio_text,
 )
@@ -372,3 +375,89 @@ def test_every_input_has_a_tooltip(qtbot, session):
                 continue  # the editor inside a spin box or combo box: its parent says it
             if isinstance(item, (QAbstractSpinBox, QComboBox, QLineEdit, QSlider)):
                 assert item.toolTip(), f"{type(item).__name__} in {type(widget).__name__}"
+
+
+def send_wheel(widget, notches: int) -> None:
+    for _ in range(abs(notches)):
+        QApplication.sendEvent(
+            widget,
+            QWheelEvent(
+                QPointF(5, 5),
+                QPointF(widget.mapToGlobal(QPoint(5, 5))),
+                QPoint(),
+                QPoint(0, 120 if notches > 0 else -120),
+                Qt.MouseButton.NoButton,
+                Qt.KeyboardModifier.NoModifier,
+                Qt.ScrollPhase.NoScrollPhase,
+                False,
+            ),
+        )
+
+
+@pytest.fixture
+def scrolling_fields(qtbot, session):
+    """Twenty count fields in a scroll area too short for them, wheel-guarded."""
+    area = QScrollArea()
+    content = QWidget()
+    column = QVBoxLayout(content)
+    fields = [CountSpin(session, "evaluate.replicates", minimum=1) for _ in range(20)]
+    for field in fields:
+        column.addWidget(field)
+    area.setWidget(content)
+    area.setWidgetResizable(True)
+    area.resize(300, 200)
+    assert guard_wheel(area) == 20
+    qtbot.addWidget(area)
+    area.show()
+    qtbot.waitExposed(area)
+    area.activateWindow()
+    return area, fields
+
+
+def test_guarded_field_without_focus_passes_the_wheel_to_its_scroll_area(
+    qtbot, session, scrolling_fields
+):
+    area, fields = scrolling_fields
+    bar = area.verticalScrollBar()
+    assert bar.maximum() > 0
+    field = fields[3]  # (the window gave the first field the focus)
+    assert not field.hasFocus()
+    send_wheel(field, -2)
+    assert bar.value() > 0
+    assert session.get("evaluate.replicates") == 10_000
+    assert session.undo_stack.count() == 0
+    two_notches = bar.value()
+    assert guard_wheel(area) == 20  # guarding again does not forward each notch twice
+    send_wheel(field, 1)
+    assert bar.value() == two_notches // 2
+
+
+def test_a_wheel_burst_on_the_focused_field_is_one_undo_step(qtbot, session, scrolling_fields):
+    area, fields = scrolling_fields
+    fields[0].setFocus()
+    qtbot.waitUntil(fields[0].hasFocus, timeout=2000)
+    send_wheel(fields[0], 10)
+    assert session.get("evaluate.replicates") == 10_010
+    assert area.verticalScrollBar().value() == 0
+    assert session.undo_stack.count() == 1
+    assert session.undo_stack.undoText() == "bootstrap replicates"
+    session.undo_stack.undo()
+    assert session.get("evaluate.replicates") == 10_000
+
+
+def test_a_wheel_burst_on_the_focused_log_slider_is_one_undo_step(qtbot, session):
+    widget = LogSliderSpin(session, "plan.v", minimum=50, maximum=200_000, integer=True)
+    guard_wheel(widget)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.activateWindow()
+    send_wheel(widget.slider, 3)  # no focus: nothing moves
+    assert session.get("plan.v") == 1000
+    widget.slider.setFocus()
+    qtbot.waitUntil(widget.slider.hasFocus, timeout=2000)
+    send_wheel(widget.slider, 10)
+    assert session.get("plan.v") > 1000
+    assert session.undo_stack.count() == 1
+    session.undo_stack.undo()
+    assert session.get("plan.v") == 1000
