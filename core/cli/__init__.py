@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ensemble": ("core.cli.ensemble", "Labels a child classifier needs when reusing a parent's"),
     "rounds": ("core.cli.rounds", "List the past rounds in a workbook and the refused rows"),
     "report": ("core.cli.report", "Write an Excel report of a rounds workbook or session"),
+    "select": ("core.cli.select", "Draw a labeling round's sample from an item list"),
+    "labels": ("core.cli.labels", "Count and evaluate a labeled labeling workbook"),
 }
 
 EXIT_OK = 0
@@ -126,11 +128,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INTERNAL
     if getattr(args, "json", False):
-        text = json.dumps(json_ready(result), indent=2, allow_nan=False)
+        # A module with ``json_lines`` streams its JSON (a million rounds would otherwise be
+        # held as dicts and as one string at the same time).
+        json_lines = getattr(module, "json_lines", None)
+        if json_lines is not None:
+            text = json_lines(result)
+        else:
+            text = json.dumps(json_ready(result), indent=2, allow_nan=False)
     else:
         text = getattr(module, "format_text", render_text)(result)
     try:
-        print(text)
+        if isinstance(text, str):
+            print(text)
+        else:
+            sys.stdout.writelines(text)
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader stopped early (``prplanner ... | head``): not an error of ours. Point

@@ -1,0 +1,252 @@
+"""``prplanner select``: draw a labeling round's sample from an item list.
+
+::
+
+    prplanner select ITEMS --n-pos N1 --n-neg N0 [--seed S] [--id COL]
+                     [--predicted COL | --score COL --threshold T] [--classifiers C1,C2]
+                     [--keep COLS] [--extend SHEET.xlsx] [--show-strata] -o SHEET.xlsx [--json]
+    prplanner select ITEMS --sql duckdb|bigquery|spark|postgres --n-pos N1 --n-neg N0 --seed S
+                     [--table NAME] [...]
+
+JSON keys (the contract): ``seed, population_pos, population_neg, n_pos, n_neg,
+file_sha256, sample: [{id, stratum, rank}]`` (stratum ``"pos"``/``"neg"``, rank from 1 in
+key order), then ``output`` (the workbook written) and ``seed_drawn``. With
+``--classifiers`` every sample entry also has ``classifiers: {name: {stratum, rank}}`` and
+the document a ``classifiers`` list of designs. With ``--extend`` the sizes are the new
+totals and ``sample`` lists only the items added. With ``--sql`` the document is ``dialect,
+table, seed, n_pos, n_neg, sql``; the text output is the query alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.cli.output import add_json_flag, number, whole
+from core.errors import InputError
+
+HELP = "Draw a labeling round's sample from an item list and write the labeling workbook."
+
+
+class _SelectResult(dict):
+    """The JSON dict, carrying how many items were drawn before (text output only)."""
+
+    earlier: int = 0
+
+
+def _column_list(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
+    return names
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "items",
+        metavar="ITEMS",
+        type=Path,
+        help="item list: .csv, .tsv, .parquet or .xlsx with one row per item",
+    )
+    parser.add_argument(
+        "--n-pos", type=whole, required=True, metavar="N1", help="predicted positives to label"
+    )
+    parser.add_argument(
+        "--n-neg", type=whole, required=True, metavar="N0", help="predicted negatives to label"
+    )
+    parser.add_argument(
+        "--seed",
+        type=whole,
+        default=None,
+        metavar="S",
+        help="seed of the selection rule (default: a random one, reported)",
+    )
+    parser.add_argument("--id", metavar="COL", default=None, help="item id column")
+    parser.add_argument(
+        "--predicted", metavar="COL", default=None, help="predicted label column (1/0, yes/no, ...)"
+    )
+    parser.add_argument(
+        "--score", metavar="COL", default=None, help="score column, cut at --threshold"
+    )
+    parser.add_argument(
+        "--threshold",
+        type=number,
+        default=None,
+        metavar="T",
+        help="items with score >= T are predicted positive",
+    )
+    parser.add_argument(
+        "--classifiers",
+        type=_column_list,
+        default=(),
+        metavar="C1,C2",
+        help="flag columns of further classifiers: each gets a coordinated sample",
+    )
+    parser.add_argument(
+        "--keep",
+        type=_column_list,
+        default=(),
+        metavar="COLS",
+        help="columns copied to the labeling sheet (e.g. subject,link)",
+    )
+    parser.add_argument(
+        "--extend",
+        type=Path,
+        default=None,
+        metavar="SHEET.xlsx",
+        help="top up this labeling workbook: --n-pos/--n-neg are the new totals; only new "
+        "items are written",
+    )
+    parser.add_argument(
+        "--show-strata",
+        action="store_true",
+        help="show each item's stratum to the labelers (default: blind labeling)",
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, default=None, metavar="SHEET.xlsx", help="workbook to write"
+    )
+    parser.add_argument(
+        "--sql",
+        choices=("duckdb", "bigquery", "spark", "postgres"),
+        default=None,
+        help="print the query that draws the same sample in this engine instead",
+    )
+    parser.add_argument(
+        "--table",
+        default="items",
+        metavar="NAME",
+        help="table the --sql query reads (default: items)",
+    )
+    add_json_flag(parser)
+
+
+def _columns(args: argparse.Namespace, design=None):
+    from core.items import ItemColumns
+
+    predicted, score, threshold = args.predicted, args.score, args.threshold
+    classifiers = tuple(args.classifiers)
+    identifier = args.id
+    if design is not None:
+        primary = design.primary
+        identifier = identifier or design.id_column
+        if predicted is None and score is None:
+            if primary.name != primary.column and " >= " in primary.name:
+                score = primary.column
+                threshold = float(primary.name.rpartition(" >= ")[2])
+            else:
+                predicted = primary.column
+        classifiers = classifiers or tuple(item.column for item in design.designs[1:])
+    return ItemColumns(
+        id=identifier,
+        predicted=predicted,
+        score=score,
+        threshold=threshold,
+        classifiers=classifiers,
+        keep=tuple(args.keep),
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, object]:
+    from core.items import open_items
+    from core.selection import extend_sample, sample_sql, select_sample
+
+    if args.sql is not None:
+        if args.seed is None:
+            raise InputError("--sql needs --seed S: the query must draw a known sample")
+        if args.output is not None or args.extend is not None:
+            raise InputError("--sql prints a query; it writes no workbook (drop -o/--extend)")
+        with open_items(args.items, _columns(args)) as table:
+            text = sample_sql(
+                args.sql,
+                table.columns,
+                seed=args.seed,
+                n_pos=args.n_pos,
+                n_neg=args.n_neg,
+                table=args.table,
+                primary_name=table.primary_name,
+            )
+        return {
+            "dialect": args.sql,
+            "table": args.table,
+            "seed": args.seed,
+            "n_pos": args.n_pos,
+            "n_neg": args.n_neg,
+            "sql": text,
+        }
+    if args.output is None:
+        raise InputError("-o SHEET.xlsx is required: the labeling workbook to write")
+    if args.output.suffix.casefold() != ".xlsx":
+        raise InputError(f"-o must name an .xlsx workbook, got {args.output.name}")
+    from core.workbook.labeling import read_labeling_workbook, write_labeling_workbook
+
+    sources = [args.items] + ([args.extend] if args.extend is not None else [])
+    from core.workbook.safe_io import check_destination
+
+    # Refuse a destination that may not be written before the (long) draw, not after.
+    check_destination(args.output, sources=sources, purpose="labels")
+    if args.extend is not None:
+        earlier = read_labeling_workbook(args.extend)
+        design = earlier.design
+        if args.seed is not None and args.seed != design.seed:
+            raise InputError(
+                f"--seed {args.seed} differs from the seed of {args.extend.name} "
+                f"({design.seed}); a top-up uses the earlier seed (leave --seed out)"
+            )
+        selection = extend_sample(
+            args.items,
+            _columns(args, design),
+            seed=design.seed,
+            previous_ids=[place.id for place in earlier.sample],
+            previous_sizes={item.name: (item.n_pos, item.n_neg) for item in design.designs},
+            n_pos=args.n_pos,
+            n_neg=args.n_neg,
+        )
+    else:
+        selection = select_sample(
+            args.items, _columns(args), n_pos=args.n_pos, n_neg=args.n_neg, seed=args.seed
+        )
+    if selection.seed_drawn and not args.json:
+        print(f"note: no --seed given; drew seed {selection.seed}", file=sys.stderr)
+    written = write_labeling_workbook(
+        args.output, selection, sources=sources, blind=not args.show_strata
+    )
+    result = _SelectResult(selection.to_dict())
+    result["output"] = str(written)
+    result["seed_drawn"] = selection.seed_drawn
+    result.earlier = len(selection.previous_ids)
+    return result
+
+
+def format_text(result: dict[str, object]) -> str:
+    if "sql" in result:
+        return str(result["sql"]).rstrip("\n")
+    sample = result["sample"]
+    assert isinstance(sample, list)
+    counts = {"pos": 0, "neg": 0, None: 0}
+    for item in sample:
+        counts[item["stratum"]] += 1
+    lines = [
+        f"seed              {result['seed']}" + ("  (drawn)" if result["seed_drawn"] else ""),
+        f"population        {result['population_pos']:,} predicted positive, "
+        f"{result['population_neg']:,} predicted negative",
+        f"sample            {result['n_pos']:,} predicted positive + {result['n_neg']:,} "
+        "predicted negative",
+    ]
+    earlier = getattr(result, "earlier", 0)
+    if earlier:
+        lines.append(f"top-up            {len(sample):,} new items ({earlier:,} drawn before)")
+    designs: Any = result.get("classifiers", [])
+    for design in designs:
+        lines.append(
+            f"classifier        {design['name']}: {design['population_pos']:,} / "
+            f"{design['population_neg']:,} items, sample {design['n_pos']:,} + {design['n_neg']:,}"
+        )
+    lines.append(f"items to label    {len(sample):,}")
+    lines.append(f"item file SHA-256 {result['file_sha256']}")
+    lines.append(f"written           {result['output']}")
+    lines.append(
+        f"reproduce with    --seed {result['seed']} (same file, same sizes: the same items)"
+    )
+    return "\n".join(lines)

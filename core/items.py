@@ -1,0 +1,974 @@
+"""Item lists: the lead's own items, read out of core with DuckDB.
+
+An item list is a table with one row per item: an id, the classifier's prediction (a
+label, or a score cut at a threshold), optionally one flag column per further classifier
+and any columns the labelers need (subject, link). CSV/TSV and Parquet files are read by
+DuckDB straight from disk, so a list of ten million rows never becomes Python objects;
+an ``.xlsx`` list is streamed through the project's hardened reader
+(:func:`core.workbook.xlsx_reader.open_sheets`) into a temporary CSV that DuckDB then reads
+the same way.
+
+:func:`open_items` finds the columns (by the names in :data:`ID_ALIASES`,
+:data:`PREDICTED_ALIASES` or as the caller names them) and returns an :class:`ItemTable`,
+a context manager that owns the DuckDB connection. Every check of the rows (missing or
+duplicate ids, predicted values that are not labels, an empty stratum) is an SQL
+aggregate; only when one fails are the first few offenders fetched, with their row
+numbers, to name them. :func:`count_items` gives the population counts per stratum.
+
+Bad input raises :class:`ItemListError` (an :class:`~core.errors.InputError`) whose message
+names the file, the row and the column.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime as dt
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core import progress
+from core.errors import InputError
+
+__all__ = [
+    "ID_ALIASES",
+    "NEGATIVE_WORDS",
+    "POSITIVE_WORDS",
+    "PREDICTED_ALIASES",
+    "ClassifierCount",
+    "ItemColumns",
+    "ItemListError",
+    "ItemSummary",
+    "ItemTable",
+    "count_items",
+    "open_items",
+    "quote_identifier",
+    "text_of_cell",
+]
+
+#: Header spellings read as the item id, compared after :func:`_normalise`.
+ID_ALIASES = ("item_id", "id", "item id", "itemid", "item", "item-id", "item number")
+#: Header spellings read as the classifier's predicted label.
+PREDICTED_ALIASES = (
+    "predicted",
+    "prediction",
+    "pred",
+    "predicted label",
+    "predicted_label",
+    "predicted class",
+    "flagged",
+)
+#: Values read as a predicted positive / negative (case and surrounding spaces ignored).
+POSITIVE_WORDS = ("1", "1.0", "yes", "y", "true", "t", "+", "pos", "positive")
+NEGATIVE_WORDS = ("0", "0.0", "no", "n", "false", "f", "-", "neg", "negative")
+#: How many offenders a refusal names.
+OFFENDERS_SHOWN = 5
+#: File name endings read as each kind of table.
+_CSV_SUFFIXES = (".csv", ".txt", ".csv.gz", ".tsv", ".tab", ".tsv.gz")
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+_XLSX_SUFFIXES = (".xlsx", ".xlsm")
+#: The header of an .xlsx item list must sit within this many rows from the top.
+_XLSX_HEADER_ROWS = 20
+_SNIFF_BYTES = 4096
+#: Internal column names of the temporary CSV made from an .xlsx list.
+_ROW_COLUMN = "__prplanner_row"
+
+
+class ItemListError(InputError):
+    """An item list that cannot be used, with a message naming file, row and column."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemColumns:
+    """Which columns of an item list hold what (the caller's words, or found by name).
+
+    Attributes
+    ----------
+    id : str or None
+        The item id column; ``None``: found by :data:`ID_ALIASES`.
+    predicted : str or None
+        The predicted-label column; ``None``: found by :data:`PREDICTED_ALIASES` unless
+        ``score`` is given.
+    score : str or None
+        A score column; an item is a predicted positive when ``score >= threshold``.
+    threshold : float or None
+        Needed with ``score``.
+    classifiers : tuple of str
+        One flag column per further classifier (values as for ``predicted``).
+    keep : tuple of str
+        Columns copied to the labeling sheet for the labelers (subject, link, ...).
+    """
+
+    id: str | None = None
+    predicted: str | None = None
+    score: str | None = None
+    threshold: float | None = None
+    classifiers: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.score is not None and self.threshold is None:
+            raise InputError("--score needs --threshold T (items with score >= T are positive)")
+        if self.threshold is not None and self.score is None:
+            raise InputError("--threshold needs --score COL (the column the threshold cuts)")
+        if self.score is not None and self.predicted is not None:
+            raise InputError("give either --predicted or --score with --threshold, not both")
+        object.__setattr__(self, "classifiers", tuple(self.classifiers))
+        object.__setattr__(self, "keep", tuple(self.keep))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassifierCount:
+    """Population counts of one classifier's strata.
+
+    Attributes
+    ----------
+    name : str
+        The classifier: the predicted column's header (or ``score >= T``), or a flag
+        column's header.
+    column : str
+        The column its prediction comes from.
+    population_pos, population_neg : int
+        Items it predicts positive / negative (``N1``, ``N0``).
+    """
+
+    name: str
+    column: str
+    population_pos: int
+    population_neg: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemSummary:
+    """What :func:`count_items` found: the population per stratum, per classifier.
+
+    Attributes
+    ----------
+    file_name : str
+        The item list's file name.
+    rows : int
+        Items (data rows).
+    primary : ClassifierCount
+        The classifier of the predicted (or score) column.
+    classifiers : tuple of ClassifierCount
+        The flag columns' classifiers, in the order given.
+    """
+
+    file_name: str
+    rows: int
+    primary: ClassifierCount
+    classifiers: tuple[ClassifierCount, ...] = ()
+
+    @property
+    def population_pos(self) -> int:
+        return self.primary.population_pos
+
+    @property
+    def population_neg(self) -> int:
+        return self.primary.population_neg
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a double-quoted SQL identifier (DuckDB, PostgreSQL, standard SQL)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _normalise(text: object) -> str:
+    """Lower-case letters and digits only: ``"Item id"``, ``"item_id"`` -> ``"itemid"``."""
+    folded = unicodedata.normalize("NFKC", str(text)).casefold()
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+def text_of_cell(value: object) -> str | None:
+    """A spreadsheet cell as the text it shows: ``123`` (not ``123.0``), dates in ISO.
+
+    Returns ``None`` for an empty cell.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def _sql_words(words: Sequence[str]) -> str:
+    return ", ".join("'" + word.replace("'", "''") + "'" for word in words)
+
+
+def label_expression(column_sql: str) -> str:
+    """SQL (DuckDB) giving ``TRUE``/``FALSE`` for a label column, ``NULL`` for anything else."""
+    text = f"lower(trim(CAST({column_sql} AS VARCHAR)))"
+    return (
+        f"CASE WHEN {text} IN ({_sql_words(POSITIVE_WORDS)}) THEN TRUE "
+        f"WHEN {text} IN ({_sql_words(NEGATIVE_WORDS)}) THEN FALSE END"
+    )
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _Digest:
+    """The file's SHA-256, computed in a thread while DuckDB reads the same file."""
+
+    def __init__(self, path: Path) -> None:
+        self._result: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(path,), daemon=True)
+        self._thread.start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            self._result = _file_digest(path)
+        except BaseException as exc:  # reported to the caller by value()
+            self._error = exc
+
+    def value(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise ItemListError(f"could not read the item list to fingerprint it: {self._error}")
+        assert self._result is not None
+        return self._result
+
+
+def _kind_of(path: Path) -> str:
+    """``"csv"``, ``"tsv"``, ``"parquet"`` or ``"xlsx"``, from the name, else the content."""
+    name = path.name.casefold()
+    if name.endswith(_XLSX_SUFFIXES):
+        return "xlsx"
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith((".tsv", ".tab", ".tsv.gz")):
+        return "tsv"
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    with path.open("rb") as stream:
+        head = stream.read(_SNIFF_BYTES)
+    if head.startswith(b"PK"):
+        return "xlsx"
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    return "csv"
+
+
+def _check_file(path: Path) -> None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ItemListError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ItemListError(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ItemListError(f"{path} is a folder, not an item list")
+    if not stat.S_ISREG(info.st_mode):
+        raise ItemListError(f"{path} is not a regular file (a pipe or a device)")
+    if info.st_size == 0:
+        raise ItemListError(f"{path} is empty (0 bytes): there is no table in it")
+
+
+def _check_text_table(path: Path) -> None:
+    """Refuse a binary file given as CSV before DuckDB's sniffer produces nonsense."""
+    with path.open("rb") as stream:
+        head = stream.read(_SNIFF_BYTES)
+    if path.name.casefold().endswith(".gz"):
+        return
+    if head.startswith((b"PK", b"PAR1", b"\xd0\xcf\x11\xe0")) or b"\x00" in head:
+        raise ItemListError(
+            f"{path} is not a table: it is a binary file, not text (CSV/TSV); give a .csv, "
+            ".tsv, .parquet or .xlsx item list"
+        )
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # a character cut by the sniff length is fine
+            raise ItemListError(
+                f"{path} is not UTF-8 text (byte {exc.start + 1}); save it as CSV UTF-8"
+            ) from None
+
+
+class ScaledControl(progress.TaskControl):
+    """Reports ``start + share * fraction`` to ``parent``: one step of a longer task (the
+    draw scans the file twice; the progress bar should not start over)."""
+
+    def __init__(self, parent: progress.TaskControl, start: float, share: float) -> None:
+        super().__init__()
+        self._parent = parent
+        self._start = start
+        self._share = share
+
+    def cancel(self) -> None:
+        self._parent.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._parent.cancelled
+
+    def step(self, done: float, total: float) -> None:
+        fraction = min(1.0, done / total) if total > 0 else 0.0
+        self._parent.step(self._start + self._share * fraction, 1.0)
+
+
+def scaled(
+    control: progress.TaskControl | None, start: float, share: float
+) -> progress.TaskControl | None:
+    """``control`` seen as the part ``[start, start + share]`` of a task (``None`` stays)."""
+    return None if control is None else ScaledControl(control, start, share)
+
+
+def _duckdb():
+    try:
+        import duckdb
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise ItemListError(
+            "reading item lists needs the duckdb package (pip install duckdb)"
+        ) from exc
+    return duckdb
+
+
+def _plain_duckdb_message(exc: BaseException) -> str:
+    """The first line of a DuckDB error, without its class prefix."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    for prefix in ("Invalid Input Error: ", "IO Error: ", "Conversion Error: ", "Binder Error: "):
+        text = text.removeprefix(prefix)
+    return text
+
+
+class ItemTable:
+    """An open item list: a DuckDB connection and the SQL that reads the file's rows.
+
+    Use it as a context manager (``with open_items(...) as items:``); closing it closes
+    the connection and removes any temporary file. Not thread-safe: one query at a time.
+
+    Attributes
+    ----------
+    path : Path
+        The item list.
+    kind : str
+        ``"csv"``, ``"tsv"``, ``"parquet"`` or ``"xlsx"``.
+    headers : tuple of str
+        Every column's header, in file order.
+    columns : ItemColumns
+        The columns actually used (every name resolved to a header).
+    primary_name : str
+        Name of the classifier of the predicted (or score) column.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        kind: str,
+        connection: Any,
+        source_sql: str,
+        headers: tuple[str, ...],
+        columns: ItemColumns,
+        row_sql: str | None,
+        first_row: int,
+        digest: _Digest,
+        temporary: Path | None = None,
+    ) -> None:
+        self.path = path
+        self.kind = kind
+        self.connection = connection
+        self.source_sql = source_sql
+        self.headers = headers
+        self.columns = columns
+        self._row_sql = row_sql
+        self._first_row = first_row
+        self._digest = digest
+        self._temporary = temporary
+        if columns.score is not None:
+            self.primary_name = f"{columns.score} >= {columns.threshold:g}"
+        else:
+            assert columns.predicted is not None
+            self.primary_name = columns.predicted
+
+    # --- life cycle ------------------------------------------------------------------------
+
+    def __enter__(self) -> ItemTable:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.connection.close()
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
+
+    # --- SQL pieces ------------------------------------------------------------------------
+
+    @property
+    def file_sha256(self) -> str:
+        """SHA-256 of the item list's bytes (computed while the rows are read)."""
+        return self._digest.value()
+
+    def id_sql(self) -> str:
+        """The item id as text with surrounding spaces removed (the rule's ``item_id``)."""
+        # DuckDB's one-argument trim removes spaces only, like the rule, and is several
+        # times faster than trim(x, ' ') on millions of ids.
+        return f"trim(CAST({quote_identifier(self.columns.id or '')} AS VARCHAR))"
+
+    def primary_sql(self) -> str:
+        """``TRUE`` (predicted positive), ``FALSE`` or ``NULL`` (not a label)."""
+        columns = self.columns
+        if columns.score is not None:
+            return (
+                f"(TRY_CAST(trim(CAST({quote_identifier(columns.score)} AS VARCHAR)) AS DOUBLE)"
+                f" >= {float(columns.threshold or 0.0)!r})"
+            )
+        return label_expression(quote_identifier(columns.predicted or ""))
+
+    def classifier_sql(self, column: str) -> str:
+        return label_expression(quote_identifier(column))
+
+    def keyed_rows_sql(self, extra: Sequence[str] = ()) -> str:
+        """Rows as ``item_id, primary_flag, c0, c1, ..., k0, k1, ..., extra``."""
+        parts = [f"{self.id_sql()} AS item_id", f"{self.primary_sql()} AS primary_flag"]
+        parts += [
+            f"{self.classifier_sql(name)} AS c{index}"
+            for index, name in enumerate(self.columns.classifiers)
+        ]
+        parts += [
+            f"CAST({quote_identifier(name)} AS VARCHAR) AS k{index}"
+            for index, name in enumerate(self.columns.keep)
+        ]
+        parts += list(extra)
+        return f"SELECT {', '.join(parts)} FROM {self.source_sql}"
+
+    def _numbered_sql(self) -> str:
+        """The rows with their row numbers as a spreadsheet shows them (offender search)."""
+        if self._row_sql is not None:
+            return self.keyed_rows_sql([f"CAST({self._row_sql} AS BIGINT) AS row_number"])
+        return (
+            f"SELECT *, row_number() OVER () + {self._first_row - 1} AS row_number "
+            f"FROM ({self.keyed_rows_sql()})"
+        )
+
+    def where(self, row: int) -> str:
+        """``row 12`` (spreadsheet rows, header = row 1) or ``record 12`` for Parquet."""
+        return f"record {row}" if self.kind == "parquet" else f"row {row}"
+
+    # --- running queries -------------------------------------------------------------------
+
+    def query(
+        self, sql: str, control: progress.TaskControl | None = None, *, numpy: bool = False
+    ) -> Any:
+        """Run ``sql``; with ``control``, report DuckDB's progress and honour cancel.
+
+        Returns the rows as tuples, or with ``numpy`` a dict of column name -> array.
+
+        Raises
+        ------
+        ItemListError
+            DuckDB could not read the file (the message names it).
+        core.progress.Cancelled
+            ``control`` was cancelled; the query is interrupted.
+        """
+        duckdb = _duckdb()
+
+        def fetch() -> Any:
+            result = self.connection.execute(sql)
+            return result.fetchnumpy() if numpy else result.fetchall()
+
+        if control is None:
+            try:
+                return fetch()
+            except duckdb.Error as exc:
+                raise self._read_error(exc) from None
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["rows"] = fetch()
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+                with contextlib.suppress(Exception):
+                    done = self.connection.query_progress()
+                    if done >= 0:
+                        control.step(done, 100.0)
+                        continue
+                control.step(0.0, 100.0)
+        except progress.Cancelled:
+            self.connection.interrupt()
+            worker.join()
+            raise
+        error = outcome.get("error")
+        if error is not None:
+            if isinstance(error, duckdb.Error):
+                raise self._read_error(error) from None
+            raise error
+        return outcome["rows"]
+
+    def _read_error(self, exc: BaseException) -> ItemListError:
+        return ItemListError(
+            f"{self.path} could not be read as a table: {_plain_duckdb_message(exc)}"
+        )
+
+    # --- validation ------------------------------------------------------------------------
+
+    def check_rows(
+        self, counts: dict[str, int], control: progress.TaskControl | None = None
+    ) -> None:
+        """Refuse, naming the first offenders, when the aggregate ``counts`` show a problem.
+
+        ``counts`` holds ``missing``, ``bad_primary`` and ``bad_c{i}`` from the same scan
+        as the population counts; duplicates are checked here with one more aggregate.
+        """
+        if counts["missing"]:
+            self._refuse_missing(counts["missing"])
+        if counts["bad_primary"]:
+            column = self.columns.score or self.columns.predicted or ""
+            self._refuse_bad_label(counts["bad_primary"], column, "primary_flag")
+        for index, name in enumerate(self.columns.classifiers):
+            if counts[f"bad_c{index}"]:
+                self._refuse_bad_label(counts[f"bad_c{index}"], name, f"c{index}")
+        self._refuse_duplicates(control)
+
+    def _in_file_order(self) -> None:
+        """Offender searches number rows with ``row_number() OVER ()``: keep file order."""
+        self.connection.execute("SET preserve_insertion_order = true")
+
+    def _refuse_missing(self, how_many: int) -> None:
+        self._in_file_order()
+        rows = self.query(
+            f"SELECT row_number FROM ({self._numbered_sql()}) "
+            "WHERE item_id IS NULL OR item_id = '' ORDER BY row_number "
+            f"LIMIT {OFFENDERS_SHOWN}"
+        )
+        where = ", ".join(self.where(row) for (row,) in rows)
+        raise ItemListError(
+            f"{self.path.name}: {how_many:,} item(s) have no id in column "
+            f"{self.columns.id!r} ({where}{', ...' if how_many > len(rows) else ''}); every "
+            "item needs an id"
+        )
+
+    def _refuse_bad_label(self, how_many: int, column: str, flag: str) -> None:
+        shown = quote_identifier(column)
+        self._in_file_order()
+        rows = self.query(
+            f"SELECT row_number, CAST({shown} AS VARCHAR) FROM (SELECT *, "
+            f"{flag} AS flag FROM ({self._numbered_with_raw(column)})) WHERE flag IS NULL "
+            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
+        )
+        examples = "; ".join(
+            f"{self.where(row)}: {'(empty)' if value is None else repr(value)}"
+            for row, value in rows
+        )
+        if self.columns.score is not None and column == self.columns.score:
+            what = "a number"
+        else:
+            what = "a label (1/0, yes/no, true/false, +/-, positive/negative)"
+        raise ItemListError(
+            f"{self.path.name}: {how_many:,} value(s) in column {column!r} are not {what}: "
+            f"{examples}{'; ...' if how_many > len(rows) else ''}"
+        )
+
+    def _numbered_with_raw(self, column: str) -> str:
+        raw = f"{quote_identifier(column)} AS {quote_identifier(column)}"
+        if self._row_sql is not None:
+            return self.keyed_rows_sql([f"CAST({self._row_sql} AS BIGINT) AS row_number", raw])
+        return (
+            f"SELECT *, row_number() OVER () + {self._first_row - 1} AS row_number "
+            f"FROM ({self.keyed_rows_sql([raw])})"
+        )
+
+    def _refuse_duplicates(self, control: progress.TaskControl | None = None) -> None:
+        # The 64-bit hashes of all ids, sorted by numpy: a third of the time (and memory) of
+        # DuckDB grouping ten million ids. Equal neighbours are duplicates or, rarely, a
+        # hash collision, which the exact search below tells apart.
+        hashes = self.query(
+            f"SELECT hash(item_id) AS h FROM ({self.keyed_rows_sql()})", control, numpy=True
+        )["h"]
+        hashes = np.asarray(hashes)
+        hashes.sort()
+        duplicated = int(np.count_nonzero(hashes[1:] == hashes[:-1]))
+        del hashes
+        if not duplicated:
+            return
+        self._in_file_order()
+        rows = self.query(
+            f"SELECT item_id, count(*), list(row_number ORDER BY row_number)[1:3] FROM "
+            f"({self._numbered_sql()}) GROUP BY item_id HAVING count(*) > 1 "
+            f"ORDER BY min(row_number) LIMIT {OFFENDERS_SHOWN}"
+        )
+        if not rows:  # two ids with one 64-bit hash: not a duplicate after all
+            return
+        shown = "; ".join(
+            f"{item_id!r} {count} times ({', '.join(self.where(row) for row in where)}"
+            f"{', ...' if count > len(where) else ''})"
+            for item_id, count, where in rows
+        )
+        more = " and more" if len(rows) < duplicated else ""
+        raise ItemListError(
+            f"{self.path.name}: duplicate item ids in column {self.columns.id!r}: "
+            f"{shown}{more}; every item must appear once"
+        )
+
+    def refuse_empty(self, name: str, column: str, population_pos: int, population_neg: int):
+        """Refuse a classifier whose predicted-positive or -negative stratum is empty."""
+        for count, label in ((population_pos, "positive"), (population_neg, "negative")):
+            if count == 0:
+                raise ItemListError(
+                    f"{self.path.name}: no item is predicted {label} in column {column!r} "
+                    f"(classifier {name!r}); a stratum with no items cannot be sampled. "
+                    "Check the column and its values"
+                )
+
+
+def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemColumns:
+    """Every column name resolved to a header of the file (by name, ignoring case and
+    punctuation; the id and predicted columns also by alias)."""
+    by_name: dict[str, str] = {}
+    for header in headers:
+        by_name.setdefault(_normalise(header), header)
+    listed = ", ".join(repr(header) for header in headers) or "none"
+
+    def find(name: str, flag: str) -> str:
+        if name in headers:
+            return name
+        found = by_name.get(_normalise(name))
+        if found is None:
+            raise ItemListError(
+                f"{path.name} has no column {name!r} (given by {flag}); its columns are: {listed}"
+            )
+        return found
+
+    def alias(aliases: Sequence[str], what: str, flag: str) -> str:
+        for name in aliases:
+            found = by_name.get(_normalise(name))
+            if found is not None:
+                return found
+        raise ItemListError(
+            f"{path.name} has no {what} column (looked for {', '.join(aliases[:4])}); its "
+            f"columns are: {listed}. Name it with {flag} COLUMN"
+        )
+
+    id_column = find(wanted.id, "--id") if wanted.id else alias(ID_ALIASES, "item id", "--id")
+    predicted = score = None
+    if wanted.score is not None:
+        score = find(wanted.score, "--score")
+    elif wanted.predicted is not None:
+        predicted = find(wanted.predicted, "--predicted")
+    else:
+        try:
+            predicted = alias(PREDICTED_ALIASES, "predicted label", "--predicted")
+        except ItemListError as exc:
+            raise ItemListError(f"{exc}, or use --score COL --threshold T") from None
+    classifiers = tuple(find(name, "--classifiers") for name in wanted.classifiers)
+    keep = tuple(find(name, "--keep") for name in wanted.keep)
+    used = [id_column, predicted or score, *classifiers]
+    for name in classifiers:
+        if used.count(name) > 1:
+            raise ItemListError(
+                f"column {name!r} is named twice (as the id, the prediction or a classifier)"
+            )
+    if id_column == (predicted or score):
+        raise ItemListError(f"column {id_column!r} cannot be both the item id and the prediction")
+    return ItemColumns(
+        id=id_column,
+        predicted=predicted,
+        score=score,
+        threshold=wanted.threshold,
+        classifiers=classifiers,
+        keep=tuple(dict.fromkeys(name for name in keep if name != id_column)),
+    )
+
+
+def _new_connection():
+    duckdb = _duckdb()
+    connection = duckdb.connect(":memory:")
+    # Progress is read by ItemTable.query, never printed; insertion order is not needed by
+    # any query here, and dropping it lets DuckDB aggregate with less memory.
+    connection.execute("SET enable_progress_bar = true")
+    connection.execute("SET enable_progress_bar_print = false")
+    connection.execute("SET preserve_insertion_order = false")
+    return connection
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _xlsx_header(
+    top: Sequence[tuple[int, list[str | None]]], id_name: str | None
+) -> tuple[int, tuple[str, ...]] | None:
+    """The header among the top rows: the first naming the id column (by ``id_name`` or an
+    alias), else the first with two or more filled cells (a title line has one)."""
+    wanted = {_normalise(id_name)} if id_name else {_normalise(name) for name in ID_ALIASES}
+    fallback = None
+    for row_number, texts in top:
+        cells = tuple((text or "").strip() for text in texts)
+        if any(_normalise(cell) in wanted for cell in cells if cell):
+            return row_number, cells
+        if fallback is None and sum(bool(cell) for cell in cells) >= 2:
+            fallback = (row_number, cells)
+    return fallback
+
+
+def _xlsx_to_csv(
+    path: Path, folder: Path, id_name: str | None, control: progress.TaskControl | None
+) -> Path:
+    """Stream the first sheet with a header row into ``folder/items.csv`` (all text),
+    with each row's spreadsheet row number in an extra column."""
+    from core.workbook.xlsx_reader import open_sheets
+
+    target = folder / "items.csv"
+    size = max(path.stat().st_size, 1)
+    with open_sheets(path) as sheets:
+        for sheet in sheets:
+            top: list[tuple[int, list[str | None]]] = []
+            rows = sheet.rows
+            pending = None
+            for row_number, values, formulas in rows:
+                if row_number > _XLSX_HEADER_ROWS:
+                    pending = (row_number, values, formulas)
+                    break
+                top.append((row_number, [text_of_cell(value) for value in values]))
+            found = _xlsx_header(top, id_name)
+            if found is None:
+                continue
+            header_row, headers = found
+            width = len(headers)
+            named = [header or f"column {index + 1}" for index, header in enumerate(headers)]
+            body = [(row_number, texts) for row_number, texts in top if row_number > header_row]
+
+            def remaining(body=body, pending=pending, rows=rows, width=width):
+                yield from body
+                if pending is not None:
+                    yield pending[0], [text_of_cell(value) for value in pending[1]]
+                for row_number, values, _ in rows:
+                    yield row_number, [text_of_cell(value) for value in values[:width]]
+
+            with target.open("w", encoding="utf-8", newline="") as stream:
+                writer = csv.writer(stream, quoting=csv.QUOTE_ALL)
+                writer.writerow([*named, _ROW_COLUMN])
+                written = 0
+                for row_number, texts in remaining():
+                    texts = texts[:width]
+                    if not any(text is not None and text.strip() for text in texts):
+                        continue
+                    texts += [None] * (width - len(texts))
+                    writer.writerow([*("" if text is None else text for text in texts), row_number])
+                    written += 1
+                    if written % 50_000 == 0:
+                        progress.step(control, min(stream.tell(), size), size * 4)
+            return target
+    raise ItemListError(
+        f"{path} has no sheet with a header row (the item id and prediction columns) in its "
+        f"first {_XLSX_HEADER_ROWS} rows"
+    )
+
+
+@contextlib.contextmanager
+def _closing_on_error(table: ItemTable) -> Iterator[ItemTable]:
+    try:
+        yield table
+    except BaseException:
+        table.close()
+        raise
+
+
+def open_items(
+    path: str | os.PathLike[str],
+    columns: ItemColumns | None = None,
+    *,
+    control: progress.TaskControl | None = None,
+) -> ItemTable:
+    """Open an item list and find its columns; nothing is read beyond the header yet
+    (an ``.xlsx`` list is converted to a temporary CSV first, with progress).
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.csv``, ``.tsv``, ``.parquet`` or ``.xlsx`` (other names: by content).
+    columns : ItemColumns, optional
+        The caller's column names; unnamed ones are found by alias.
+    control : TaskControl, optional
+        Progress and cancel for the ``.xlsx`` conversion.
+
+    Returns
+    -------
+    ItemTable
+        Close it (or use ``with``) when done.
+
+    Raises
+    ------
+    ItemListError
+        The file is missing, empty, not a table, or lacks a needed column.
+    """
+    path = Path(path)
+    columns = columns or ItemColumns()
+    _check_file(path)
+    kind = _kind_of(path)
+    temporary: Path | None = None
+    row_sql: str | None = None
+    first_row = 2
+    if kind == "xlsx":
+        temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
+        try:
+            csv_path = _xlsx_to_csv(path, temporary, columns.id, control)
+        except BaseException:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise
+        source_sql = (
+            f"read_csv({_sql_text(str(csv_path))}, all_varchar = true, header = true, "
+            "delim = ',', quote = '\"', escape = '\"')"
+        )
+        row_sql = quote_identifier(_ROW_COLUMN)
+    elif kind == "parquet":
+        source_sql = f"read_parquet({_sql_text(str(path))}, file_row_number = true)"
+        row_sql = "file_row_number + 1"
+        first_row = 1
+    else:
+        _check_text_table(path)
+        delimiter = ", delim = '\\t'" if kind == "tsv" else ""
+        source_sql = (
+            f"read_csv({_sql_text(str(path))}, all_varchar = true, header = true{delimiter})"
+        )
+    connection = _new_connection()
+    table_headers: tuple[str, ...]
+    digest = _Digest(path)
+    try:
+        described = connection.execute(f"DESCRIBE SELECT * FROM {source_sql}").fetchall()
+    except _duckdb().Error as exc:
+        connection.close()
+        digest.value()
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
+        what = "Parquet" if kind == "parquet" else "CSV/TSV"
+        raise ItemListError(
+            f"{path} is not a table DuckDB can read as {what}: {_plain_duckdb_message(exc)}"
+        ) from None
+    hidden = {_ROW_COLUMN, "file_row_number"} if row_sql else set()
+    table_headers = tuple(str(row[0]) for row in described if row[0] not in hidden)
+    table = ItemTable(
+        path,
+        kind,
+        connection,
+        source_sql,
+        table_headers,
+        ItemColumns(id=columns.id, predicted="", classifiers=(), keep=()),
+        row_sql,
+        first_row,
+        digest,
+        temporary,
+    )
+    with _closing_on_error(table):
+        if len(table_headers) < 2:
+            raise ItemListError(
+                f"{path} is not a table of items: it has {len(table_headers)} column "
+                f"({', '.join(map(repr, table_headers))}); it needs at least an id and a "
+                "predicted label"
+            )
+        table.columns = _resolve(path, table_headers, columns)
+        table.primary_name = (
+            f"{table.columns.score} >= {table.columns.threshold:g}"
+            if table.columns.score is not None
+            else table.columns.predicted or ""
+        )
+    return table
+
+
+def population_aggregates(table: ItemTable) -> list[str]:
+    """SQL aggregates over ``keyed_rows_sql`` giving the checks and population counts,
+    in the order :func:`read_population` expects."""
+    parts = [
+        "count(*)",
+        "count(*) FILTER (WHERE item_id IS NULL OR item_id = '')",
+        "count(*) FILTER (WHERE primary_flag IS NULL)",
+        "count(*) FILTER (WHERE primary_flag)",
+    ]
+    for index in range(len(table.columns.classifiers)):
+        parts += [
+            f"count(*) FILTER (WHERE c{index} IS NULL)",
+            f"count(*) FILTER (WHERE c{index})",
+        ]
+    return parts
+
+
+def read_population(
+    table: ItemTable, values: Sequence[int], control: progress.TaskControl | None = None
+) -> ItemSummary:
+    """Check the aggregates of :func:`population_aggregates` (refusing bad rows, naming
+    them) and return the population counts."""
+    rows, missing, bad_primary, positives = (int(value) for value in values[:4])
+    counts = {"missing": missing, "bad_primary": bad_primary}
+    classifier_positives = []
+    for index in range(len(table.columns.classifiers)):
+        counts[f"bad_c{index}"] = int(values[4 + 2 * index])
+        classifier_positives.append(int(values[5 + 2 * index]))
+    if rows == 0:
+        raise ItemListError(f"{table.path.name} has a header but no items")
+    table.check_rows(counts, control)
+    column = table.columns.score or table.columns.predicted or ""
+    primary = ClassifierCount(
+        name=table.primary_name,
+        column=column,
+        population_pos=positives,
+        population_neg=rows - positives,
+    )
+    table.refuse_empty(primary.name, column, primary.population_pos, primary.population_neg)
+    classifiers = []
+    for name, positives_here in zip(table.columns.classifiers, classifier_positives, strict=True):
+        count = ClassifierCount(
+            name=name,
+            column=name,
+            population_pos=positives_here,
+            population_neg=rows - positives_here,
+        )
+        table.refuse_empty(name, name, count.population_pos, count.population_neg)
+        classifiers.append(count)
+    return ItemSummary(
+        file_name=table.path.name, rows=rows, primary=primary, classifiers=tuple(classifiers)
+    )
+
+
+def count_items(
+    path: str | os.PathLike[str],
+    columns: ItemColumns | None = None,
+    *,
+    control: progress.TaskControl | None = None,
+) -> ItemSummary:
+    """Population counts per stratum (and per classifier) of an item list, every row checked.
+
+    One scan of the file; the Plan's population can be taken from the result.
+
+    Raises
+    ------
+    ItemListError
+        Missing or duplicate ids, a prediction that is not a label, an empty stratum, or a
+        file that is not a table (each named with its rows).
+    core.progress.Cancelled
+        ``control`` was cancelled.
+    """
+    with open_items(path, columns, control=control) as table:
+        sql = f"SELECT {', '.join(population_aggregates(table))} FROM ({table.keyed_rows_sql()})"
+        (values,) = table.query(sql, scaled(control, 0.0, 0.5))
+        return read_population(table, values, scaled(control, 0.5, 0.5))

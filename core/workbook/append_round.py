@@ -1,0 +1,392 @@
+"""Add one labeled round to the lead's own rounds workbook, touching nothing else.
+
+The workbook is the lead's: its formatting, formulas, charts, other sheets and even the
+way its zip is laid out must survive. So the round is not written through openpyxl (which
+would rewrite every part it understands and drop the rest); instead:
+
+1. the workbook is refused while another program has it open (Excel's owner file
+   ``~$NAME.xlsx``, LibreOffice's ``.~lock.NAME.xlsx#``), and fingerprinted;
+2. :func:`core.workbook.rounds.read_rounds` finds the sheet that holds the rounds and
+   which column holds what (its header logic, aliases included);
+3. the new workbook is the old one member by member, in the same order with the same
+   names, dates and compression, each member's content byte for byte, except that one
+   sheet part gets one more ``<row>`` (inline strings and numbers, each cell styled like
+   the cell above it) just before ``</sheetData>`` and a ``<dimension>`` that covers it;
+4. the result is read back with :func:`read_rounds` and must show the new round, then it
+   replaces the old file atomically, and only if the file on disk is still the one that
+   was read (:func:`core.workbook.safe_io.atomic_write` with the fingerprint).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import os
+import posixpath
+import re
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree
+from xml.sax.saxutils import escape
+
+from core.errors import InputError
+from core.workbook.rounds import SheetColumns, read_rounds
+from core.workbook.safe_io import FileFingerprint, SaveError, atomic_write, fingerprint
+from core.workbook.xlsx_reader import WorkbookError, guard_workbook
+
+__all__ = ["AppendedRound", "NewRound", "append_round", "lock_file_of"]
+
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+_WORKBOOK_PART = "xl/workbook.xml"
+_WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
+_EXCEL_EPOCH = dt.date(1899, 12, 30)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewRound:
+    """The values of the round to add (``None``: leave that cell empty).
+
+    Attributes
+    ----------
+    round : str or None
+        Its name.
+    date : datetime.date or None
+    classifier : str or None
+        Written only where the sheet has a classifier column.
+    population_pos, population_neg : int
+        ``N1``, ``N0``; ``k`` and ``s`` are derived for sheets with those columns.
+    tp, fp, fn, tn : int
+    notes : str or None
+    """
+
+    round: str | None = None
+    date: dt.date | None = None
+    classifier: str | None = None
+    population_pos: int
+    population_neg: int
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    notes: str | None = None
+
+    @property
+    def k(self) -> float:
+        return self.population_pos / self.population_neg
+
+    @property
+    def s(self) -> float | None:
+        """Over-sampling ratio ``(n1/n0)/k`` of the labeled counts (Eq 1)."""
+        n_pos, n_neg = self.tp + self.fp, self.fn + self.tn
+        if n_pos == 0 or n_neg == 0:
+            return None
+        return (n_pos / n_neg) / self.k
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppendedRound:
+    """Where the round went: the workbook, its sheet and the new row's number."""
+
+    path: Path
+    sheet: str
+    row: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": str(self.path), "sheet": self.sheet, "row": self.row}
+
+
+def lock_file_of(path: Path) -> Path | None:
+    """The lock file of a program that has ``path`` open, if there is one.
+
+    Excel writes ``~$`` + the name (for longer names, ``~$`` replaces its first two
+    characters); LibreOffice writes ``.~lock.`` + the name + ``#``.
+    """
+    name = path.name
+    candidates = [f"~${name}", f"~${name[2:]}", f".~lock.{name}#"]
+    for candidate in candidates:
+        lock = path.with_name(candidate)
+        if lock.exists():
+            return lock
+    return None
+
+
+def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, classifier):
+    names = [reading.sheet for reading in readings]
+    if sheet is not None:
+        for reading in readings:
+            if reading.sheet == sheet:
+                return reading
+        raise InputError(
+            f"{path.name} has no sheet {sheet!r} with rounds (sheets with rounds: "
+            f"{', '.join(map(repr, names)) or 'none'})"
+        )
+    if not readings:
+        raise InputError(
+            f"{path.name} has no sheet with a header row naming TP, FP, FN and TN (and k or "
+            "both populations); add such a header, then append"
+        )
+    if len(readings) == 1:
+        return readings[0]
+    if classifier is not None:
+        matching = {item.sheet for item in rounds if item.classifier == classifier}
+        if len(matching) == 1:
+            (wanted,) = matching
+            return next(reading for reading in readings if reading.sheet == wanted)
+    raise InputError(
+        f"{path.name} has rounds on several sheets ({', '.join(map(repr, names))}); choose "
+        "one with --sheet NAME"
+    )
+
+
+def _sheet_part(archive: zipfile.ZipFile, title: str) -> str:
+    """The zip member of the worksheet titled ``title``."""
+    workbook = ElementTree.fromstring(archive.read(_WORKBOOK_PART))
+    relation = None
+    for element in workbook.iter(f"{_MAIN}sheet"):
+        if element.get("name") == title:
+            relation = element.get(f"{_REL}id")
+    relations = ElementTree.fromstring(archive.read(_WORKBOOK_RELS))
+    for element in relations.iter(f"{_PACKAGE_REL}Relationship"):
+        if element.get("Id") == relation:
+            target = element.get("Target") or ""
+            if target.startswith("/"):
+                return target.lstrip("/")
+            return posixpath.normpath(posixpath.join("xl", target))
+    raise WorkbookError(f"the sheet {title!r} has no part in the workbook (damaged file)")
+
+
+def _letters_to_index(letters: str) -> int:
+    index = 0
+    for letter in letters:
+        index = index * 26 + ord(letter) - 64
+    return index
+
+
+_ROW = re.compile(rb"<(?P<prefix>[A-Za-z_][\w.-]*:)?row\b(?P<attributes>[^>]*?)(?P<empty>/?)>")
+_ROW_NUMBER = re.compile(rb'\br="(\d+)"')
+_SHEET_DATA_END = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?sheetData>")
+_SHEET_DATA_EMPTY = re.compile(rb"<((?:[A-Za-z_][\w.-]*:)?sheetData)\s*/>")
+_DIMENSION = re.compile(rb'(<(?:[A-Za-z_][\w.-]*:)?dimension\b[^>]*\bref=")([^"]*)(")')
+_CELL = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c\b([^>]*?)/?>")
+_ATTRIBUTE = re.compile(rb'\b(r|s|t)="([^"]*)"')
+
+
+def _row_bounds(xml: bytes) -> tuple[int, bytes]:
+    """The last row's number and the prefix of the row elements (``b"x:"`` or ``b""``)."""
+    last = 0
+    prefix = b""
+    for match in _ROW.finditer(xml):
+        number = _ROW_NUMBER.search(match.group("attributes"))
+        if number is None:
+            raise WorkbookError(
+                "a row of the rounds sheet has no row number; open the workbook in Excel or "
+                "LibreOffice, save it, and append again"
+            )
+        last = max(last, int(number.group(1)))
+        prefix = match.group("prefix") or b""
+    return last, prefix
+
+
+def _styles_of_row(xml: bytes, row_number: int) -> dict[int, tuple[bytes, bytes]]:
+    """``column index -> (s, t)`` of the cells of row ``row_number``."""
+    found: dict[int, tuple[bytes, bytes]] = {}
+    for match in _ROW.finditer(xml):
+        number = _ROW_NUMBER.search(match.group("attributes"))
+        if number is None or int(number.group(1)) != row_number or match.group("empty"):
+            continue
+        end = xml.find(b"row>", match.end())
+        for cell in _CELL.finditer(xml, match.end(), end if end >= 0 else len(xml)):
+            attributes = dict(_ATTRIBUTE.findall(cell.group(1)))
+            reference = attributes.get(b"r", b"")
+            letters = re.match(rb"[A-Z]+", reference)
+            if letters:
+                found[_letters_to_index(letters.group(0).decode())] = (
+                    attributes.get(b"s", b""),
+                    attributes.get(b"t", b""),
+                )
+        break
+    return found
+
+
+def _cell_xml(prefix: bytes, reference: str, value: object, style: bytes) -> bytes:
+    styled = b' s="' + style + b'"' if style else b""
+    name = prefix + b"c"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = repr(float(value)) if isinstance(value, float) else str(value)
+        return b"<%s r=\"%s\"%s><%sv>%s</%sv></%s>" % (
+            name, reference.encode(), styled, prefix, text.encode(), prefix, name,
+        )  # fmt: skip
+    text = str(value)
+    space = b' xml:space="preserve"' if text != text.strip() else b""
+    return b'<%s r="%s"%s t="inlineStr"><%sis><%st%s>%s</%st></%sis></%s>' % (
+        name, reference.encode(), styled, prefix, prefix, space,
+        escape(text).encode("utf-8"), prefix, prefix, name,
+    )  # fmt: skip
+
+
+def _values_by_column(reading: SheetColumns, new_round: NewRound, date_as_serial: bool):
+    letters = {item.role: item.column for item in reading.roles if item.column}
+    values: dict[str, object] = {
+        "round": new_round.round,
+        "date": None,
+        "classifier": new_round.classifier,
+        "population_pos": new_round.population_pos,
+        "population_neg": new_round.population_neg,
+        "k": new_round.k,
+        "s": new_round.s,
+        "tp": new_round.tp,
+        "fp": new_round.fp,
+        "fn": new_round.fn,
+        "tn": new_round.tn,
+        "notes": new_round.notes,
+    }
+    if new_round.date is not None:
+        values["date"] = (
+            (new_round.date - _EXCEL_EPOCH).days if date_as_serial else new_round.date.isoformat()
+        )
+    cells = {}
+    for role, letter in letters.items():
+        value = values.get(role)
+        if value is not None:
+            cells[_letters_to_index(letter)] = (letter, value)
+    return dict(sorted(cells.items()))
+
+
+def _new_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, last_round_row: int):
+    last, prefix = _row_bounds(xml)
+    row_number = last + 1
+    styles = _styles_of_row(xml, last_round_row) if last_round_row else {}
+    date_letter = next((item.column for item in reading.roles if item.role == "date"), "")
+    date_style = styles.get(_letters_to_index(date_letter)) if date_letter else None
+    # A styled numeric cell above is a date serial with a date format: write one too.
+    date_as_serial = bool(date_style and date_style[0] and date_style[1] in (b"", b"n"))
+    cells = _values_by_column(reading, new_round, date_as_serial)
+    body = b"".join(
+        _cell_xml(prefix, f"{letter}{row_number}", value, styles.get(index, (b"", b""))[0])
+        for index, (letter, value) in cells.items()
+    )
+    row = b'<%srow r="%d">%s</%srow>' % (prefix, row_number, body, prefix)
+    end = _SHEET_DATA_END.search(xml)
+    if end is not None:
+        xml = xml[: end.start()] + row + xml[end.start() :]
+    else:
+        empty = _SHEET_DATA_EMPTY.search(xml)
+        if empty is None:
+            raise WorkbookError("the rounds sheet has no sheetData element (damaged file)")
+        tag = empty.group(1)
+        xml = xml[: empty.start()] + b"<%s>%s</%s>" % (tag, row, tag) + xml[empty.end() :]
+    last_column = max(cells) if cells else 1
+    xml = _DIMENSION.sub(
+        lambda match: (
+            match.group(1) + _widened(match.group(2), row_number, last_column) + match.group(3)
+        ),
+        xml,
+        count=1,
+    )
+    return xml, row_number
+
+
+def _widened(reference: bytes, row_number: int, last_column: int) -> bytes:
+    """A ``<dimension ref>`` that also covers row ``row_number`` up to ``last_column``."""
+    parts = reference.decode().split(":")
+    match_first = re.fullmatch(r"([A-Z]+)(\d+)", parts[0])
+    match_last = re.fullmatch(r"([A-Z]+)(\d+)", parts[-1])
+    if not match_first or not match_last:
+        return reference
+    end_column = max(_letters_to_index(match_last.group(1)), last_column)
+    end_row = max(int(match_last.group(2)), row_number)
+    from openpyxl.utils import get_column_letter
+
+    return f"{parts[0]}:{get_column_letter(end_column)}{end_row}".encode()
+
+
+def append_round(
+    path: str | os.PathLike[str],
+    new_round: NewRound,
+    *,
+    sheet: str | None = None,
+    sources: Sequence[str | os.PathLike[str]] = (),
+    expected: FileFingerprint | None = None,
+) -> AppendedRound:
+    """Add ``new_round`` as one new row at the end of the rounds sheet of ``path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The lead's rounds workbook (``.xlsx``), read by :func:`read_rounds`.
+    new_round : NewRound
+    sheet : str, optional
+        The sheet to add to; needed when several sheets hold rounds and the classifier
+        does not pick one.
+    sources : sequence of path-like
+        The files the round was read from (labeling workbooks); ``path`` may be none.
+    expected : FileFingerprint, optional
+        What ``path`` looked like when the caller read it; default: now.
+
+    Returns
+    -------
+    AppendedRound
+
+    Raises
+    ------
+    SaveError
+        The workbook is open in Excel or LibreOffice, changed since it was read, is an
+        input, is read-only, or the save failed; the file is unchanged.
+    InputError
+        No sheet with rounds, or several and none chosen.
+    WorkbookError
+        The file cannot be read as a workbook.
+    """
+    path = Path(path)
+    lock = lock_file_of(path)
+    if lock is not None:
+        raise SaveError(
+            f"{path.name} is open in another program (lock file {lock.name}); close it there "
+            "and run again. Nothing was written"
+        )
+    before = expected or fingerprint(path)
+    if before is None:
+        raise WorkbookError(f"{path}: no such file")
+    guard_workbook(path)
+    book = read_rounds(path)
+    reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
+    last_round_row = max(
+        (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
+    )
+    # Everything is read before the file is replaced: a rounds workbook is small, and an
+    # open archive would block the replace on Windows.
+    with zipfile.ZipFile(path) as archive:
+        part = _sheet_part(archive, reading.sheet)
+        contents = [(member, archive.read(member)) for member in archive.infolist()]
+    old_xml = next(data for member, data in contents if member.filename == part)
+    new_xml, row_number = _new_sheet_xml(old_xml, reading, new_round, last_round_row)
+
+    def write(temporary: Path) -> None:
+        with zipfile.ZipFile(temporary, "w", allowZip64=True) as target:
+            for member, data in contents:
+                content = new_xml if member.filename == part else data
+                target.writestr(copy.copy(member), content, compress_type=member.compress_type)
+                # Recent Pythons fill in Unix permissions when writing; keep the original's.
+                written = target.filelist[-1]
+                written.external_attr = member.external_attr
+                written.create_system = member.create_system
+        check = read_rounds(temporary)
+        added = [
+            item for item in check.rounds if item.sheet == reading.sheet and item.row == row_number
+        ]
+        if not added or added[0].matrix.as_tuple() != (
+            new_round.tp, new_round.fp, new_round.fn, new_round.tn,
+        ):  # fmt: skip
+            raise SaveError(
+                f"the round could not be added to {path.name} safely (the new row did not "
+                "read back as a round); nothing was written"
+            )
+
+    atomic_write(
+        path, write, sources=sources, expected=before, replace_foreign=True, purpose="rounds"
+    )
+    return AppendedRound(path=path, sheet=reading.sheet, row=row_number)

@@ -1,0 +1,988 @@
+"""The labeling workbook: the sheet labelers fill in, and reading it back.
+
+:func:`write_labeling_workbook` writes three sheets:
+
+``Labels`` (first, for the labelers)
+    Header row 1: ``Rank``, ``Item id``, the kept columns, ``Label`` (an Excel drop-down:
+    positive / negative / skip), ``Labeler`` and ``Comment``. By default the labelers do
+    not see which stratum an item came from (blind labeling): the items of both strata are
+    interleaved in key order and ``Rank`` is the position in that order. Other tools find
+    the ids and labels by the header cells ``Item id`` and ``Label``.
+``Design`` (protected)
+    Seed, the rule, the item file's name and SHA-256, the columns used, population and
+    sample sizes per stratum and per classifier, and the app's version.
+``Sample`` (protected and hidden, so labelers stay blind)
+    Every item's key, stratum and rank in each classifier's sample.
+
+:func:`read_labeling_workbook` reads it back, with the project's hardened reader, and
+refuses (naming sheet, row and id) an id that was added, removed, edited or repeated, a
+label that is not one of the three, or a Design/Sample sheet that no longer matches the
+rule. :func:`count_labels` turns one workbook, or a first round plus its top-ups, into
+TP/FP/FN/TN per classifier, with the skipped and unlabeled items counted apart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core import progress
+from core.confusion import ConfusionMatrix, Population
+from core.errors import InputError
+from core.items import text_of_cell
+from core.selection import RULE, ClassifierDesign, Membership, Selection, item_key, validate_seed
+from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
+
+__all__ = [
+    "DESIGN_SHEET",
+    "LABELS_SHEET",
+    "LABEL_CHOICES",
+    "SAMPLE_SHEET",
+    "ClassifierLabels",
+    "LabeledItem",
+    "LabelingDesign",
+    "LabelingError",
+    "LabelingWorkbook",
+    "SamplePlace",
+    "build_labeling_workbook",
+    "count_labels",
+    "read_labeling_workbook",
+    "write_labeling_workbook",
+]
+
+LABELS_SHEET = "Labels"
+DESIGN_SHEET = "Design"
+SAMPLE_SHEET = "Sample"
+#: The drop-down's values, in order.
+LABEL_CHOICES = ("positive", "negative", "skip")
+#: Spellings read as each label (after trimming and ignoring case).
+_LABEL_WORDS = {
+    "positive": "positive",
+    "pos": "positive",
+    "negative": "negative",
+    "neg": "negative",
+    "skip": "skip",
+    "skipped": "skip",
+}
+ID_HEADER = "Item id"
+LABEL_HEADER = "Label"
+#: How many offending ids a refusal names.
+_SHOWN = 5
+#: Characters per line of the Design sheet's wrapped value column (width 70).
+_DESIGN_LINE_CHARACTERS = 75
+#: The header of the Labels sheet must sit within this many rows from the top.
+_HEADER_ROWS = 20
+
+# Design sheet fields (column A), in order.
+_F_ABOUT = "What this is"
+_F_RULE = "Rule"
+_F_SEED = "Seed"
+_F_FILE = "Item file"
+_F_SHA = "Item file SHA-256"
+_F_ID = "Id column"
+_F_PRIMARY = "Prediction"
+_F_BLIND = "Blind labeling"
+_F_ITEMS = "Items in this workbook"
+_F_EARLIER = "Items drawn before (top-up)"
+_F_VERSION = "App version"
+_F_CREATED = "Created"
+_TABLE_HEADER = (
+    "Classifier",
+    "Column",
+    "Population predicted positive",
+    "Population predicted negative",
+    "Sample predicted positive",
+    "Sample predicted negative",
+)
+
+
+class LabelingError(InputError):
+    """A labeling workbook that cannot be counted, with sheet, row and id named."""
+
+
+# --- results -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelingDesign:
+    """What the Design sheet records.
+
+    Attributes
+    ----------
+    seed : int
+    rule : str
+    file_name, file_sha256 : str
+        The item list the sample was drawn from.
+    id_column : str
+    designs : tuple of ClassifierDesign
+        The main classifier first, then the further ones; ``n_pos``/``n_neg`` are the
+        totals drawn so far (an earlier draw plus this top-up).
+    blind : bool
+    items : int
+        Items in this workbook.
+    earlier_items : int
+        Items drawn before this workbook (0 unless it is a top-up).
+    app_version : str
+    """
+
+    seed: int
+    rule: str
+    file_name: str
+    file_sha256: str
+    id_column: str
+    designs: tuple[ClassifierDesign, ...]
+    blind: bool
+    items: int
+    earlier_items: int
+    app_version: str
+
+    @property
+    def primary(self) -> ClassifierDesign:
+        return self.designs[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabeledItem:
+    """One row of the Labels sheet with its place in the design.
+
+    Attributes
+    ----------
+    id : str
+    row : int
+        Its row on the Labels sheet.
+    label : {"positive", "negative", "skip"} or None
+        ``None``: not labeled yet.
+    stratum : {"pos", "neg"} or None
+        Its stratum for the main classifier (``None``: only a further classifier's).
+    rank : int or None
+    memberships : tuple of Membership
+        Its strata and ranks for the further classifiers.
+    labeler, comment : str or None
+    """
+
+    id: str
+    row: int
+    label: str | None
+    stratum: str | None
+    rank: int | None
+    memberships: tuple[Membership, ...] = ()
+    labeler: str | None = None
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SamplePlace:
+    """One item of the round's whole sample as the Sample sheet records it.
+
+    Attributes
+    ----------
+    id, key : str
+    in_workbook : bool
+        ``False`` for an item drawn before this top-up (labeled in an earlier workbook).
+    stratum, rank, memberships
+        As on :class:`LabeledItem`.
+    row : int
+        Its row on the Sample sheet.
+    """
+
+    id: str
+    key: str
+    in_workbook: bool
+    stratum: str | None
+    rank: int | None
+    memberships: tuple[Membership, ...]
+    row: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelingWorkbook:
+    """A labeling workbook read back and checked.
+
+    Attributes
+    ----------
+    path : Path
+    design : LabelingDesign
+    items : tuple of LabeledItem
+        The rows of its Labels sheet.
+    sample : tuple of SamplePlace
+        The round's whole sample so far (earlier draws included), in key order.
+    """
+
+    path: Path
+    design: LabelingDesign
+    items: tuple[LabeledItem, ...]
+    sample: tuple[SamplePlace, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassifierLabels:
+    """Labeled counts of one classifier's sample.
+
+    Attributes
+    ----------
+    design : ClassifierDesign
+        Population and sample sizes (the totals of every workbook counted).
+    tp, fp : int
+        Labeled positive / negative among its sampled predicted positives.
+    fn, tn : int
+        Labeled positive / negative among its sampled predicted negatives.
+    skipped_pos, skipped_neg : int
+        Items marked ``skip`` in each stratum.
+    unlabeled_pos, unlabeled_neg : int
+        Items with no label yet in each stratum.
+    """
+
+    design: ClassifierDesign
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    skipped_pos: int
+    skipped_neg: int
+    unlabeled_pos: int
+    unlabeled_neg: int
+
+    @property
+    def labeled_pos(self) -> int:
+        return self.tp + self.fp
+
+    @property
+    def labeled_neg(self) -> int:
+        return self.fn + self.tn
+
+    @property
+    def skipped(self) -> int:
+        return self.skipped_pos + self.skipped_neg
+
+    @property
+    def unlabeled(self) -> int:
+        return self.unlabeled_pos + self.unlabeled_neg
+
+    @property
+    def matrix(self) -> ConfusionMatrix:
+        """The labeled counts, ready for :func:`core.evaluation.evaluate`."""
+        return ConfusionMatrix(tp=self.tp, fp=self.fp, fn=self.fn, tn=self.tn)
+
+    @property
+    def population(self) -> Population:
+        """``N1``, ``N0`` of the design, for the stratified evaluation."""
+        return Population.from_counts(self.design.population_pos, self.design.population_neg)
+
+    def counts(self, skipped_as: str | None = None) -> tuple[int, int, int, int]:
+        """``(tp, fp, fn, tn)``; with ``skipped_as`` ``"positive"``/``"negative"``, the
+        counts if every skipped item had that label."""
+        tp, fp, fn, tn = self.tp, self.fp, self.fn, self.tn
+        if skipped_as == "positive":
+            return tp + self.skipped_pos, fp, fn + self.skipped_neg, tn
+        if skipped_as == "negative":
+            return tp, fp + self.skipped_pos, fn, tn + self.skipped_neg
+        return tp, fp, fn, tn
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def app_version() -> str:
+    """This program's version as installed (``development checkout`` when not installed)."""
+    try:
+        from importlib.metadata import version
+
+        return f"prplanner {version('prplanner')}"
+    except Exception:  # running from a checkout that was never installed
+        return "prplanner (development checkout)"
+
+
+def _column_letter(index: int) -> str:
+    from openpyxl.utils import get_column_letter
+
+    return get_column_letter(index + 1)
+
+
+def build_labeling_workbook(selection: Selection, *, blind: bool = True):
+    """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
+
+    Parameters
+    ----------
+    selection : Selection
+        From :func:`core.selection.select_sample` or :func:`core.selection.extend_sample`.
+    blind : bool
+        ``False`` adds a ``Stratum`` column (``predicted positive``/``negative``) for the
+        labelers; the default hides it.
+    """
+    from openpyxl import Workbook
+    from openpyxl.styles import Alignment, Font, PatternFill
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    if not selection.items:
+        raise InputError(
+            "the sample has no new item to label (the new totals equal the earlier draw)"
+        )
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.title = LABELS_SHEET
+    bold = Font(bold=True)
+    header_fill = PatternFill("solid", fgColor="DDEBF7")
+    label_fill = PatternFill("solid", fgColor="FFF2CC")
+    headers = ["Rank", ID_HEADER, *selection.kept_columns]
+    if not blind:
+        headers.append("Stratum")
+    headers += [LABEL_HEADER, "Labeler", "Comment"]
+    sheet.append(headers)
+    for cell in sheet[1]:
+        cell.font = bold
+        cell.fill = header_fill
+    label_column = headers.index(LABEL_HEADER)
+    strata_words = {"pos": "predicted positive", "neg": "predicted negative", None: ""}
+    for position, item in enumerate(selection.items, start=1):
+        row: list[object] = [position, item.id, *item.kept]
+        if not blind:
+            row.append(strata_words[item.stratum])
+        row += [None, None, None]
+        sheet.append(row)
+    last_row = len(selection.items) + 1
+    id_letter = _column_letter(1)
+    label_letter = _column_letter(label_column)
+    for (cell,) in sheet.iter_rows(min_row=2, max_row=last_row, min_col=2, max_col=2):
+        cell.number_format = "@"  # an id such as 00123 stays text when a labeler edits it
+    for (cell,) in sheet.iter_rows(
+        min_row=2, max_row=last_row, min_col=label_column + 1, max_col=label_column + 1
+    ):
+        cell.fill = label_fill
+    validation = DataValidation(
+        type="list",
+        formula1='"' + ",".join(LABEL_CHOICES) + '"',
+        allow_blank=True,
+        showDropDown=False,  # openpyxl's name is inverted: False shows the arrow
+        showErrorMessage=True,
+        errorTitle="Label",
+        error="Choose positive, negative or skip from the list.",
+        showInputMessage=True,
+        promptTitle="Label",
+        prompt="positive, negative or skip",
+    )
+    validation.add(f"{label_letter}2:{label_letter}{last_row}")
+    sheet.add_data_validation(validation)
+    sheet.freeze_panes = "C2"
+    sheet.auto_filter.ref = f"A1:{_column_letter(len(headers) - 1)}{last_row}"
+    widths = {0: 7, 1: 24, label_column: 12, label_column + 1: 14, label_column + 2: 40}
+    for index in range(len(headers)):
+        sheet.column_dimensions[_column_letter(index)].width = widths.get(index, 28)
+    del id_letter
+    # Printed for labelers on paper: landscape, every column on one page width, the header
+    # repeated on each page.
+    sheet.page_setup.orientation = "landscape"
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
+    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToHeight = 0
+    sheet.print_title_rows = "1:1"
+
+    design = workbook.create_sheet(DESIGN_SHEET)
+    columns = selection.columns
+    prediction = (
+        f"{columns.score} >= {columns.threshold:g}"
+        if columns.score is not None
+        else str(columns.predicted)
+    )
+    fields: list[tuple[str, object]] = [
+        (
+            _F_ABOUT,
+            "The design of a PR Planner labeling round; PR Planner checks the labels "
+            "against it, so leave this sheet and the hidden Sample sheet as they are.",
+        ),
+        (_F_RULE, RULE),
+        (_F_SEED, str(selection.seed)),
+        (_F_FILE, selection.file_name),
+        (_F_SHA, selection.file_sha256),
+        (_F_ID, str(columns.id)),
+        (_F_PRIMARY, prediction),
+        (_F_BLIND, "yes" if blind else "no"),
+        (_F_ITEMS, len(selection.items)),
+        (_F_EARLIER, len(selection.previous_ids)),
+        (_F_VERSION, app_version()),
+        (_F_CREATED, dt.datetime.now().replace(microsecond=0).isoformat(sep=" ")),
+    ]
+    for name, value in fields:
+        design.append([name, value])
+        design.cell(design.max_row, 1).font = bold
+    design.append([])
+    design.append(list(_TABLE_HEADER))
+    for cell in design[design.max_row]:
+        cell.font = bold
+        cell.fill = header_fill
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+    design.row_dimensions[design.max_row].height = 45
+    for classifier in selection.designs():
+        design.append(
+            [
+                classifier.name,
+                classifier.column,
+                classifier.population_pos,
+                classifier.population_neg,
+                classifier.n_pos,
+                classifier.n_neg,
+            ]
+        )
+    number_cells: Any = design.iter_rows(min_row=len(fields) + 3, min_col=3, max_col=6)
+    for cells in number_cells:
+        for cell in cells:
+            cell.number_format = "#,##0"
+    design.column_dimensions["A"].width = 30
+    design.column_dimensions["B"].width = 70
+    for letter in "CDEF":
+        design.column_dimensions[letter].width = 16
+    field_rows: Any = design.iter_rows(min_row=1, max_row=len(fields), max_col=2)
+    for name_cell, value_cell in field_rows:
+        value_cell.alignment = Alignment(wrap_text=True, vertical="top")
+        name_cell.alignment = Alignment(vertical="top")
+        lines = -(-len(str(value_cell.value or "")) // _DESIGN_LINE_CHARACTERS)
+        if lines > 1:
+            # Not every program fits a wrapped row's height on opening: set it.
+            design.row_dimensions[value_cell.row].height = 15 * lines
+    design.page_setup.orientation = "landscape"
+    design.sheet_properties.pageSetUpPr.fitToPage = True
+    design.page_setup.fitToWidth = 1
+    design.page_setup.fitToHeight = 0
+    design.protection.sheet = True
+
+    sample = workbook.create_sheet(SAMPLE_SHEET)
+    further = selection.classifiers
+    sample_headers = ["Item id", "Key (SHA-256)", "In this workbook", "Stratum", "Rank"]
+    for classifier in further:
+        sample_headers += [f"{classifier.name}: stratum", f"{classifier.name}: rank"]
+    sample.append(sample_headers)
+    here = {item.id for item in selection.items}
+    everything = sorted((*selection.earlier, *selection.items), key=lambda item: item.key)
+    for item in everything:
+        places = {membership.classifier: membership for membership in item.memberships}
+        row = [item.id, item.key, "yes" if item.id in here else "no", item.stratum, item.rank]
+        for classifier in further:
+            membership = places.get(classifier.name)
+            row += [None, None] if membership is None else [membership.stratum, membership.rank]
+        sample.append(row)
+    sample.column_dimensions["A"].width = 24
+    sample.column_dimensions["B"].width = 68
+    sample.protection.sheet = True
+    sample.sheet_state = "hidden"
+    workbook.active = 0
+    return workbook
+
+
+def write_labeling_workbook(
+    path: str | os.PathLike[str],
+    selection: Selection,
+    *,
+    sources: Sequence[str | os.PathLike[str]] = (),
+    blind: bool = True,
+) -> Path:
+    """Write the labeling workbook of ``selection`` to ``path``, atomically.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The new workbook. An existing file is replaced only if PR Planner wrote it.
+    sources : sequence of path-like
+        The inputs (item list, an earlier labeling workbook); ``path`` may be none of
+        them.
+    blind : bool
+        See :func:`build_labeling_workbook`.
+
+    Raises
+    ------
+    SaveError
+        The destination is an input, someone else's file, read-only, or the save failed.
+    """
+    from core.workbook.safe_io import atomic_write, mark_as_ours
+
+    workbook = build_labeling_workbook(selection, blind=blind)
+    mark_as_ours(workbook)
+    destination = Path(path)
+    atomic_write(destination, workbook.save, sources=tuple(sources), purpose="labels")
+    return destination
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def _text(value: object) -> str | None:
+    """A cell as stripped text, ``None`` when empty (text cells take the fast path: a
+    labeled workbook has tens of thousands of them)."""
+    if type(value) is str:
+        return value.strip() or None
+    text = text_of_cell(value)
+    if text is None:
+        return None
+    return text.strip() or None
+
+
+def _rank(value: object, where: str) -> int:
+    if type(value) is int and value > 0:
+        return value
+    return _whole(value, "rank", where)
+
+
+def _cell(column: int, row: int) -> str:
+    return f"{_column_letter(column)}{row}"
+
+
+def _value(values: Sequence[object], index: int | None) -> object:
+    if index is None or index >= len(values):
+        return None
+    return values[index]
+
+
+def _whole(value: object, what: str, where: str) -> int:
+    text = _text(value)
+    try:
+        number = float(text) if text is not None else float("nan")
+    except ValueError:
+        number = float("nan")
+    if not number.is_integer() or number < 0:
+        raise LabelingError(f"{where}: {what} must be a whole number >= 0, got {text!r}")
+    return int(number)
+
+
+def _read_design(path: Path, rows: Iterator[RawRow]) -> tuple[dict[str, object], list[list]]:
+    fields: dict[str, object] = {}
+    table: list[list] = []
+    in_table = False
+    for _, values, _ in rows:
+        name = _text(_value(values, 0))
+        if name is None:
+            continue
+        if in_table:
+            table.append(list(values))
+        elif name == _TABLE_HEADER[0] and _text(_value(values, 2)) == _TABLE_HEADER[2]:
+            in_table = True
+        else:
+            fields[name] = _value(values, 1)
+    return fields, table
+
+
+def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> LabelingDesign:
+    where = f"{path.name}, sheet {DESIGN_SHEET!r}"
+    for field in (_F_RULE, _F_SEED, _F_FILE, _F_SHA, _F_ID, _F_ITEMS):
+        if _text(fields.get(field)) is None:
+            raise LabelingError(
+                f"{where} has no {field!r} line: it is not a PR Planner labeling workbook, or "
+                "its Design sheet was edited"
+            )
+    if _text(fields[_F_RULE]) != RULE:
+        raise LabelingError(
+            f"{where}: the rule is not PR Planner's selection rule (the Design sheet was "
+            "edited, or the workbook comes from another program)"
+        )
+    try:
+        seed = validate_seed(_text(fields[_F_SEED]) or "", name="the seed")
+    except InputError as exc:
+        raise LabelingError(f"{where}: {exc}") from None
+    designs = []
+    for offset, values in enumerate(table):
+        row_where = f"{where}, row {len(fields) + 3 + offset}"
+        name = _text(_value(values, 0))
+        if name is None:
+            continue
+        numbers = [
+            _whole(_value(values, index), _TABLE_HEADER[index].lower(), row_where)
+            for index in range(2, 6)
+        ]
+        designs.append(
+            ClassifierDesign(
+                name=name,
+                column=_text(_value(values, 1)) or name,
+                population_pos=numbers[0],
+                population_neg=numbers[1],
+                n_pos=numbers[2],
+                n_neg=numbers[3],
+            )
+        )
+    if not designs:
+        raise LabelingError(f"{where} has no classifier table (population and sample sizes)")
+    return LabelingDesign(
+        seed=seed,
+        rule=RULE,
+        file_name=_text(fields[_F_FILE]) or "",
+        file_sha256=_text(fields[_F_SHA]) or "",
+        id_column=_text(fields[_F_ID]) or "",
+        designs=tuple(designs),
+        blind=(_text(fields.get(_F_BLIND)) or "yes").casefold() != "no",
+        items=_whole(fields[_F_ITEMS], _F_ITEMS.lower(), where),
+        earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
+        app_version=_text(fields.get(_F_VERSION)) or "",
+    )
+
+
+def _read_sample(
+    path: Path, rows: Iterator[RawRow], design: LabelingDesign
+) -> dict[str, SamplePlace]:
+    where = f"{path.name}, sheet {SAMPLE_SHEET!r}"
+    places: dict[str, SamplePlace] = {}
+    further = design.designs[1:]
+    width = 5 + 2 * len(further)
+    for row_number, values, _ in rows:
+        if row_number == 1:
+            continue
+        if len(values) < width:
+            values = [*values, *([None] * (width - len(values)))]
+        item_id = _text(values[0])
+        if item_id is None:
+            continue
+        key = _text(values[1]) or ""
+        if key != item_key(design.seed, item_id):
+            raise LabelingError(
+                f"{where}, row {row_number}: the key of item {item_id!r} is not the rule's "
+                f"key for seed {design.seed}; the Sample sheet was edited. Use the workbook "
+                "as PR Planner wrote it"
+            )
+        in_workbook = (_text(values[2]) or "").casefold()
+        if in_workbook not in ("yes", "no"):
+            raise LabelingError(
+                f"{where}, row {row_number}: 'In this workbook' must be yes or no, got "
+                f"{in_workbook!r}; the Sample sheet was edited"
+            )
+        stratum = _text(values[3])
+        rank = values[4]
+        if stratum not in (None, "pos", "neg"):
+            raise LabelingError(f"{where}, row {row_number}: stratum {stratum!r} is not pos/neg")
+        memberships = []
+        for index, classifier in enumerate(further):
+            member_stratum = _text(values[5 + 2 * index])
+            if member_stratum is None:
+                continue
+            if member_stratum not in ("pos", "neg"):
+                raise LabelingError(
+                    f"{where}, row {row_number}: stratum {member_stratum!r} is not pos/neg"
+                )
+            member_rank = _rank(values[6 + 2 * index], f"{where}, row {row_number}")
+            memberships.append(
+                Membership(classifier=classifier.name, stratum=member_stratum, rank=member_rank)  # type: ignore[arg-type]
+            )
+        if item_id in places:
+            raise LabelingError(f"{where}, row {row_number}: item {item_id!r} appears twice")
+        places[item_id] = SamplePlace(
+            id=item_id,
+            in_workbook=in_workbook == "yes",
+            key=key,
+            stratum=stratum,
+            rank=None if rank is None else _rank(rank, f"{where}, row {row_number}"),
+            memberships=tuple(memberships),
+            row=row_number,
+        )
+    here = sum(place.in_workbook for place in places.values())
+    if here != design.items or len(places) != design.items + design.earlier_items:
+        raise LabelingError(
+            f"{where} holds {here:,} items of this workbook and {len(places) - here:,} drawn "
+            f"before, but the Design sheet says {design.items:,} and "
+            f"{design.earlier_items:,}; the workbook was edited"
+        )
+    _check_ranks(where, places, design)
+    return places
+
+
+def _check_ranks(where: str, places: dict[str, SamplePlace], design: LabelingDesign) -> None:
+    """Within each classifier's stratum the ranks must be 1..n in key order."""
+    for index, classifier in enumerate(design.designs):
+        for stratum, total in (("pos", classifier.n_pos), ("neg", classifier.n_neg)):
+            ranked = []
+            for item_id, place in places.items():
+                if index == 0:
+                    if place.stratum == stratum and place.rank is not None:
+                        ranked.append((place.key, place.rank, item_id))
+                else:
+                    for membership in place.memberships:
+                        if (
+                            membership.classifier == classifier.name
+                            and membership.stratum == stratum
+                        ):
+                            ranked.append((place.key, membership.rank, item_id))
+            ranked.sort()
+            ranks = [rank for _, rank, _ in ranked]
+            if ranks != list(range(1, total + 1)):
+                raise LabelingError(
+                    f"{where}: the ranks of classifier {classifier.name!r} in the predicted-"
+                    f"{'positive' if stratum == 'pos' else 'negative'} stratum do not follow "
+                    "the rule's key order; the workbook was edited"
+                )
+
+
+def _find_labels_header(path: Path, title: str, rows: Iterator[RawRow]):
+    for row_number, values, _ in rows:
+        if row_number > _HEADER_ROWS:
+            break
+        texts = [(_text(value) or "").casefold() for value in values]
+        if ID_HEADER.casefold() in texts and LABEL_HEADER.casefold() in texts:
+            columns = {text: index for index, text in reversed(list(enumerate(texts)))}
+            return row_number, columns
+    raise LabelingError(
+        f"{path.name}, sheet {title!r}: no header row with the cells {ID_HEADER!r} and "
+        f"{LABEL_HEADER!r} in the first {_HEADER_ROWS} rows; is this a labeling workbook?"
+    )
+
+
+def read_labeling_workbook(
+    path: str | os.PathLike[str], *, control: progress.TaskControl | None = None
+) -> LabelingWorkbook:
+    """Read a labeling workbook back and check it against its design.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A workbook written by :func:`write_labeling_workbook` (re-saved by Excel or
+        LibreOffice is fine).
+    control : TaskControl, optional
+        Progress and cancel (the sheet is read row by row).
+
+    Returns
+    -------
+    LabelingWorkbook
+
+    Raises
+    ------
+    LabelingError
+        An id added, removed, edited or repeated on the Labels sheet (the first few named
+        with their rows), a label that is not positive / negative / skip (cell named), or a
+        Design or Sample sheet that no longer matches the rule.
+    WorkbookError
+        The file cannot be read as a workbook at all.
+    """
+    path = Path(path)
+    labels_rows: list[tuple[int, str | None, object, object, object]] = []
+    fields: dict[str, object] | None = None
+    table: list[list] = []
+    sample_rows: list[RawRow] = []
+    labels_title = ""
+    id_index = label_index = 0
+    labeler_index = comment_index = None
+    with open_sheets(path) as sheets:
+        for position, sheet in enumerate(sheets):
+            if position == 0:
+                labels_title = sheet.title
+                header_row, columns = _find_labels_header(path, sheet.title, sheet.rows)
+                id_index = columns[ID_HEADER.casefold()]
+                label_index = columns[LABEL_HEADER.casefold()]
+                labeler_index = columns.get("labeler")
+                comment_index = columns.get("comment")
+                for row_number, values, _ in sheet.rows:
+                    if row_number <= header_row:
+                        continue
+                    item_id = _text(_value(values, id_index))
+                    label = _value(values, label_index)
+                    labeler = _value(values, labeler_index)
+                    comment = _value(values, comment_index)
+                    if item_id is None and all(
+                        _text(value) is None for value in (label, labeler, comment)
+                    ):
+                        continue
+                    labels_rows.append((row_number, item_id, label, labeler, comment))
+                    if len(labels_rows) % 5000 == 0:
+                        progress.step(control, len(labels_rows), 2 * len(labels_rows) + 1)
+            elif sheet.title == DESIGN_SHEET:
+                fields, table = _read_design(path, sheet.rows)
+            elif sheet.title == SAMPLE_SHEET:
+                sample_rows = list(sheet.rows)
+    if fields is None or not sample_rows:
+        missing = DESIGN_SHEET if fields is None else SAMPLE_SHEET
+        raise LabelingError(
+            f"{path.name} has no {missing!r} sheet: it is not a labeling workbook written by "
+            "PR Planner (prplanner select writes one), or the sheet was deleted"
+        )
+    design = _design_from(path, fields, table)
+    places = _read_sample(path, iter(sample_rows), design)
+    items = _match(path, labels_title, labels_rows, places, label_index)
+    progress.step(control, 1, 1)
+    sample = tuple(sorted(places.values(), key=lambda place: place.key))
+    return LabelingWorkbook(path=path, design=design, items=items, sample=sample)
+
+
+def _listing(pairs: Sequence[tuple[str, int]]) -> str:
+    shown = ", ".join(f"{item_id!r} (row {row})" for item_id, row in pairs[:_SHOWN])
+    return shown + (", ..." if len(pairs) > _SHOWN else "")
+
+
+def _match(
+    path: Path,
+    title: str,
+    rows: list[tuple[int, str | None, object, object, object]],
+    places: dict[str, SamplePlace],
+    label_index: int,
+) -> tuple[LabeledItem, ...]:
+    where = f"{path.name}, sheet {title!r}"
+    blank = [row for row, item_id, *_ in rows if item_id is None]
+    if blank:
+        raise LabelingError(
+            f"{where}: row(s) {', '.join(map(str, blank[:_SHOWN]))} have a label or comment "
+            "but no item id; put the id back (ids must stay as PR Planner wrote them)"
+        )
+    seen: dict[str, int] = {}
+    repeated = []
+    for row, item_id, *_ in rows:
+        assert item_id is not None
+        if item_id in seen:
+            repeated.append((item_id, row))
+        seen.setdefault(item_id, row)
+    if repeated:
+        raise LabelingError(
+            f"{where}: item id(s) appear twice: {_listing(repeated)}; each item must be on one row"
+        )
+    added = [
+        (item_id, row)
+        for item_id, row in seen.items()
+        if item_id not in places or not places[item_id].in_workbook
+    ]
+    removed = sorted(
+        (
+            (item_id, place.row)
+            for item_id, place in places.items()
+            if place.in_workbook and item_id not in seen
+        ),
+        key=lambda pair: pair[1],
+    )
+    problems = []
+    if added:
+        problems.append(
+            f"{len(added):,} id(s) are not in the sample (added or edited): {_listing(added)}"
+        )
+    if removed:
+        shown = ", ".join(repr(item_id) for item_id, _ in removed[:_SHOWN])
+        problems.append(
+            f"{len(removed):,} id(s) of the sample are missing (removed or edited): {shown}"
+            + (", ..." if len(removed) > _SHOWN else "")
+        )
+    if problems:
+        raise LabelingError(
+            f"{where}: " + "; ".join(problems) + ". Every id must stay exactly as PR Planner "
+            "wrote it; put the rows back (or copy the labels into a fresh copy of the sheet)"
+        )
+    items = []
+    for row, item_id, raw_label, labeler, comment in rows:
+        assert item_id is not None
+        text = _text(raw_label)
+        label = None
+        if text is not None:
+            label = _LABEL_WORDS.get(text.casefold())
+            if label is None:
+                raise LabelingError(
+                    f"{where}, cell {_cell(label_index, row)} (item {item_id!r}): {text!r} is "
+                    f"not a label; use {', '.join(LABEL_CHOICES)} (or leave it empty)"
+                )
+        place = places[item_id]
+        items.append(
+            LabeledItem(
+                id=item_id,
+                row=row,
+                label=label,
+                stratum=place.stratum,
+                rank=place.rank,
+                memberships=place.memberships,
+                labeler=_text(labeler),
+                comment=_text(comment),
+            )
+        )
+    return tuple(items)
+
+
+# --- counting ------------------------------------------------------------------------------
+
+
+def _same_design(first: LabelingWorkbook, other: LabelingWorkbook) -> None:
+    a, b = first.design, other.design
+    names_a = [design.name for design in a.designs]
+    names_b = [design.name for design in b.designs]
+    if a.seed != b.seed or a.id_column != b.id_column or names_a != names_b:
+        raise LabelingError(
+            f"{other.path.name} is not a top-up of {first.path.name}: the seed, id column or "
+            "classifiers differ; count workbooks of one round together only"
+        )
+
+
+def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabels, ...]:
+    """TP/FP/FN/TN per classifier (the main one first) of one round's workbooks.
+
+    Parameters
+    ----------
+    workbooks : sequence of LabelingWorkbook
+        The first draw and any top-ups of one round (same seed and classifiers), in any
+        order; each item is labeled in exactly one of them.
+
+    Returns
+    -------
+    tuple of ClassifierLabels
+        Populations, sample sizes and each item's strata come from the workbook of the
+        largest (latest) draw, whose Sample sheet lists the whole sample.
+
+    Raises
+    ------
+    LabelingError
+        Workbooks of different rounds, an item in two workbooks, or an item of the sample
+        in none of them (a top-up given without the first workbook).
+    """
+    if not workbooks:
+        raise InputError("give at least one labeling workbook")
+    first = workbooks[0]
+    for other in workbooks[1:]:
+        _same_design(first, other)
+    labels: dict[str, LabeledItem] = {}
+    source: dict[str, Path] = {}
+    for workbook in workbooks:
+        for item in workbook.items:
+            if item.id in labels:
+                raise LabelingError(
+                    f"item {item.id!r} is in both {source[item.id].name} and "
+                    f"{workbook.path.name}; give each workbook of the round once"
+                )
+            labels[item.id] = item
+            source[item.id] = workbook.path
+    latest = max(workbooks, key=lambda book: len(book.sample))
+    absent = [place.id for place in latest.sample if place.id not in labels]
+    if absent:
+        shown = ", ".join(repr(item_id) for item_id in absent[:_SHOWN])
+        raise LabelingError(
+            f"{len(absent):,} item(s) of the round's sample are in none of the workbooks "
+            f"given ({shown}{', ...' if len(absent) > _SHOWN else ''}): give the first "
+            f"workbook of the round together with {latest.path.name}"
+        )
+    results = []
+    for index, design in enumerate(latest.design.designs):
+        tally = dict.fromkeys(
+            (
+                "tp",
+                "fp",
+                "fn",
+                "tn",
+                "skipped_pos",
+                "skipped_neg",
+                "unlabeled_pos",
+                "unlabeled_neg",
+            ),
+            0,
+        )
+        for place in latest.sample:
+            stratum = _stratum_for(place, index, design.name)
+            if stratum is None:
+                continue
+            label = labels[place.id].label
+            if label is None:
+                tally[f"unlabeled_{stratum}"] += 1
+            elif label == "skip":
+                tally[f"skipped_{stratum}"] += 1
+            elif stratum == "pos":
+                tally["tp" if label == "positive" else "fp"] += 1
+            else:
+                tally["fn" if label == "positive" else "tn"] += 1
+        results.append(ClassifierLabels(design=design, **tally))
+    return tuple(results)
+
+
+def _stratum_for(item: SamplePlace, index: int, name: str) -> str | None:
+    if index == 0:
+        return item.stratum
+    for membership in item.memberships:
+        if membership.classifier == name:
+            return membership.stratum
+    return None
+
+
+__all__ += ["WorkbookError", "app_version"]

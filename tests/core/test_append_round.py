@@ -1,0 +1,167 @@
+"""Adding a round to the lead's rounds workbook: one new row, every other part untouched."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zipfile
+
+import openpyxl
+import pytest
+
+from core.workbook.append_round import NewRound, append_round, lock_file_of
+from core.workbook.rounds import read_rounds
+from core.workbook.safe_io import SaveError, fingerprint
+
+ROUND = NewRound(
+    round="TR-07",
+    date=dt.date(2026, 4, 6),
+    classifier="travel",
+    population_pos=45_000,
+    population_neg=1_250_000,
+    tp=140,
+    fp=30,
+    fn=95,
+    tn=4_600,
+    notes="drawn with seed 7",
+)
+
+
+@pytest.fixture
+def simple(tmp_path, shared_fixtures):
+    path = tmp_path / "rounds.xlsx"
+    path.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    return path
+
+
+@pytest.fixture
+def messy(tmp_path, shared_fixtures):
+    path = tmp_path / "messy.xlsx"
+    path.write_bytes((shared_fixtures / "rounds_messy.xlsx").read_bytes())
+    return path
+
+
+def members(path):
+    with zipfile.ZipFile(path) as archive:
+        return [
+            (info.filename, info.date_time, info.compress_type, info.external_attr,
+             archive.read(info))
+            for info in archive.infolist()
+        ]  # fmt: skip
+
+
+def test_every_other_part_is_byte_identical(simple):
+    before = members(simple)
+    appended = append_round(simple, ROUND)
+    after = members(simple)
+    assert [item[0] for item in after] == [item[0] for item in before]  # same parts, same order
+    changed = [old[0] for old, new in zip(before, after, strict=True) if old != new]
+    assert changed == ["xl/worksheets/sheet1.xml"]
+    assert (appended.sheet, appended.row) == ("Rounds", 12)
+    old_xml = dict((item[0], item[4]) for item in before)[changed[0]]
+    new_xml = dict((item[0], item[4]) for item in after)[changed[0]]
+    # the sheet part only gained the row (and a wider dimension)
+    start = new_xml.index(b'<row r="12"')
+    end = new_xml.index(b"</row>", start) + len(b"</row>")
+    assert new_xml[:start] + new_xml[end:] == old_xml.replace(
+        b'<dimension ref="A1:K11"/>', b'<dimension ref="A1:K12"/>'
+    )
+
+
+def test_the_new_round_reads_back_with_its_values(simple):
+    append_round(simple, ROUND)
+    book = read_rounds(simple)
+    assert not book.refused
+    last = book.rounds[-1]
+    assert (last.row, last.round, last.classifier, last.date) == (
+        12, "TR-07", "travel", dt.date(2026, 4, 6),
+    )  # fmt: skip
+    assert (last.tp, last.fp, last.fn, last.tn) == (140, 30, 95, 4600)
+    assert (last.population_pos, last.population_neg) == (45_000, 1_250_000)
+    assert last.s == pytest.approx((170 / 4695) / (45_000 / 1_250_000))
+    assert last.notes == "drawn with seed 7"
+    # the date is a real date cell styled like the dates above it
+    sheet = openpyxl.load_workbook(simple)["Rounds"]
+    assert sheet["B12"].value == dt.datetime(2026, 4, 6)
+    assert sheet["B12"].number_format == sheet["B11"].number_format
+    assert [sheet.cell(row, 1).value for row in range(2, 12)] == [
+        round_.round for round_ in book.rounds[:-1]
+    ]
+
+
+def test_a_sheet_of_k_gets_k(messy):
+    finance = NewRound(
+        round="FI-05", population_pos=60_000, population_neg=1_250_000, tp=250, fp=60, fn=80,
+        tn=4300, classifier="finance",
+    )  # fmt: skip
+    appended = append_round(messy, finance)
+    assert appended.sheet == "finance"
+    book = read_rounds(messy)
+    last = [item for item in book.rounds if item.sheet == "finance"][-1]
+    assert last.round == "FI-05" and last.k == pytest.approx(60_000 / 1_250_000)
+    assert last.population_pos is None  # that sheet has no population columns
+    assert len(book.refused) == 3  # the messy sheet's own refusals, unchanged
+
+
+def test_several_sheets_need_a_choice(messy):
+    before = messy.read_bytes()
+    anonymous = NewRound(population_pos=10, population_neg=100, tp=1, fp=1, fn=1, tn=1)
+    with pytest.raises(Exception, match="several sheets") as caught:
+        append_round(messy, anonymous)
+    assert "'travel'" in str(caught.value) and "--sheet" in str(caught.value)
+    with pytest.raises(Exception, match="no sheet 'nope'"):
+        append_round(messy, anonymous, sheet="nope")
+    assert messy.read_bytes() == before
+    last_row = openpyxl.load_workbook(messy)["travel"].max_row  # the Total row
+    appended = append_round(messy, anonymous, sheet="travel")
+    assert appended.row == last_row + 1
+
+
+@pytest.mark.parametrize("lock_name", ["~$rounds.xlsx", "~$unds.xlsx", ".~lock.rounds.xlsx#"])
+def test_an_open_workbook_is_refused(simple, lock_name):
+    (simple.parent / lock_name).write_text("owner")
+    assert lock_file_of(simple) == simple.parent / lock_name
+    before = simple.read_bytes()
+    with pytest.raises(SaveError, match="open in another program"):
+        append_round(simple, ROUND)
+    assert simple.read_bytes() == before
+
+
+def test_a_workbook_changed_since_it_was_read_is_refused(simple):
+    seen = fingerprint(simple)
+    workbook = openpyxl.load_workbook(simple)
+    workbook["Rounds"]["L1"] = "edited elsewhere"
+    workbook.save(simple)
+    changed = simple.read_bytes()
+    with pytest.raises(SaveError, match="changed on disk"):
+        append_round(simple, ROUND, expected=seen)
+    assert simple.read_bytes() == changed
+
+
+def test_the_labeling_workbook_itself_is_not_a_target(simple):
+    with pytest.raises(SaveError, match="it is the file this was read from"):
+        append_round(simple, ROUND, sources=[simple])
+
+
+def test_a_workbook_without_rounds_is_refused(tmp_path):
+    path = tmp_path / "notes.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["just", "notes"])
+    workbook.save(path)
+    with pytest.raises(Exception, match="no sheet with a header row"):
+        append_round(path, ROUND)
+
+
+def test_an_openpyxl_workbook_with_a_sum_row(tmp_path):
+    path = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Travel"
+    sheet.append(["Round", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", 0.05, 10, 2, 3, 40])
+    sheet.append(["R2", 0.05, 11, 1, 2, 41])
+    workbook.save(path)
+    appended = append_round(path, ROUND)
+    assert appended.row == 4
+    book = read_rounds(path)
+    assert [item.round for item in book.rounds] == ["R1", "R2", "TR-07"]
+    assert book.rounds[-1].k == pytest.approx(45_000 / 1_250_000)

@@ -1,0 +1,295 @@
+"""``prplanner select`` and ``prplanner labels``: JSON contracts, exit status 2 with nothing
+written on every refusal, top-ups, and the evaluation being ``evaluate``'s own."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+
+import duckdb
+import openpyxl
+import pytest
+
+from core.cli import main
+
+SELECT_KEYS = [
+    "seed", "population_pos", "population_neg", "n_pos", "n_neg", "file_sha256", "sample",
+    "output", "seed_drawn",
+]  # fmt: skip
+LABELS_KEYS = [
+    "tp", "fp", "fn", "tn", "labeled_pos", "labeled_neg", "skipped", "unlabeled",
+    "population_pos", "population_neg", "seed", "evaluation", "if_skipped_positive",
+    "if_skipped_negative",
+]  # fmt: skip
+
+
+def make_items(path, count=300, seed=2, extra_rows=()):
+    rng = random.Random(seed)
+    rows = [[f"it-{index}", int(rng.random() < 0.2), f"subject {index}"] for index in range(count)]
+    rows += list(extra_rows)
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "subject"])
+        writer.writerows(rows)
+    return path, rows
+
+
+def run(capsys, *argv):
+    status = main(list(map(str, argv)))
+    captured = capsys.readouterr()
+    data = json.loads(captured.out) if status == 0 and "--json" in argv else None
+    return status, data, captured
+
+
+def key(seed, item_id):
+    return hashlib.sha256(f"{seed}:{item_id}".encode()).hexdigest()
+
+
+def test_select_json_contract(capsys, tmp_path):
+    items, rows = make_items(tmp_path / "items.csv")
+    out = tmp_path / "round.xlsx"
+    status, data, captured = run(
+        capsys, "select", items, "--n-pos", 8, "--n-neg", 12, "--seed", 31, "-o", out, "--json"
+    )
+    assert status == 0, captured.err
+    assert list(data) == SELECT_KEYS
+    assert all(list(item) == ["id", "stratum", "rank"] for item in data["sample"])
+    positives = sorted(
+        (row[0] for row in rows if row[1] == 1), key=lambda item_id: key(31, item_id)
+    )
+    got = sorted((item["rank"], item["id"]) for item in data["sample"] if item["stratum"] == "pos")
+    assert [item_id for _, item_id in got] == positives[:8]
+    assert data["population_pos"] == len(positives)
+    assert data["file_sha256"] == hashlib.sha256(items.read_bytes()).hexdigest()
+    assert out.is_file() and data["output"] == str(out)
+
+
+def test_select_without_seed_draws_and_reports_one(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    status, data, _ = run(
+        capsys, "select", items, "--n-pos", 2, "--n-neg", 2, "-o", tmp_path / "r.xlsx", "--json"
+    )
+    assert status == 0 and data["seed_drawn"] is True and isinstance(data["seed"], int)
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 2, "--n-neg", 2, "-o", tmp_path / "s.xlsx"
+    )
+    assert status == 0 and "drew seed" in captured.err and "seed" in captured.out
+
+
+def test_extend_writes_only_the_new_items(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    first = tmp_path / "r1.xlsx"
+    _, small, _ = run(
+        capsys, "select", items, "--n-pos", 5, "--n-neg", 6, "--seed", 4, "-o", first, "--json"
+    )
+    top = tmp_path / "r1_top.xlsx"
+    status, data, captured = run(
+        capsys, "select", items, "--n-pos", 9, "--n-neg", 10, "--extend", first, "-o", top,
+        "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert data["seed"] == 4 and (data["n_pos"], data["n_neg"]) == (9, 10)
+    old = {item["id"] for item in small["sample"]}
+    new = {item["id"] for item in data["sample"]}
+    assert not old & new and len(new) == 4 + 4
+    _, full, _ = run(
+        capsys, "select", items, "--n-pos", 9, "--n-neg", 10, "--seed", 4, "-o",
+        tmp_path / "full.xlsx", "--json",
+    )  # fmt: skip
+    assert old | new == {item["id"] for item in full["sample"]}
+    sheet = openpyxl.load_workbook(top)["Labels"]
+    assert {row[1] for row in sheet.iter_rows(min_row=2, values_only=True)} == new
+
+
+def test_sql_duckdb_runs_and_returns_the_apps_ids(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    _, drawn, _ = run(
+        capsys, "select", items, "--n-pos", 7, "--n-neg", 9, "--seed", 55, "-o",
+        tmp_path / "r.xlsx", "--json",
+    )  # fmt: skip
+    status, _, captured = run(
+        capsys, "select", items, "--sql", "duckdb", "--n-pos", 7, "--n-neg", 9, "--seed", 55,
+        "--table", "audit_items",
+    )  # fmt: skip
+    assert status == 0
+    connection = duckdb.connect()
+    connection.execute(f"CREATE TABLE audit_items AS SELECT * FROM read_csv('{items}')")
+    got = connection.execute(captured.out).fetchall()
+    assert [row[0] for row in got] == [item["id"] for item in drawn["sample"]]
+
+
+def test_sql_needs_a_seed_and_writes_nothing(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    status, _, captured = run(capsys, "select", items, "--sql", "spark", "--n-pos", 1, "--n-neg", 1)
+    assert status == 2 and captured.err.startswith("error: --sql needs --seed")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["items.csv"]
+
+
+def refused(capsys, tmp_path, items, *flags):
+    out = tmp_path / "out.xlsx"
+    status, _, captured = run(capsys, "select", items, "-o", out, *flags)
+    assert status == 2, captured
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert not out.exists(), "nothing is written when the input is refused"
+    return lines[0]
+
+
+SIZES = ("--n-pos", 3, "--n-neg", 3, "--seed", 1)
+
+
+def test_every_refusal_exits_2_and_writes_nothing(capsys, tmp_path):
+    duplicates, _ = make_items(
+        tmp_path / "dup.csv", extra_rows=[["it-4", 0, "again"], ["it-9", 1, "again"]]
+    )
+    message = refused(capsys, tmp_path, duplicates, *SIZES)
+    assert "duplicate" in message and "'it-4'" in message and "'it-9'" in message
+    missing, _ = make_items(tmp_path / "missing.csv", extra_rows=[["", 1, "no id"]])
+    assert "no id" in refused(capsys, tmp_path, missing, *SIZES)
+    bad, _ = make_items(tmp_path / "bad.csv", extra_rows=[["it-x", "unsure", "?"]])
+    message = refused(capsys, tmp_path, bad, *SIZES)
+    assert "column 'predicted'" in message and "row 302: 'unsure'" in message
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(bytes(range(256)) * 4)
+    assert "not a table" in refused(capsys, tmp_path, binary, *SIZES)
+    empty, _ = make_items(tmp_path / "empty.csv", count=0, extra_rows=[["a", 0, ""], ["b", 0, ""]])
+    assert "no item is predicted positive" in refused(capsys, tmp_path, empty, *SIZES)
+    items, rows = make_items(tmp_path / "items.csv")
+    positives = sum(row[1] for row in rows)
+    message = refused(capsys, tmp_path, items, "--n-pos", positives + 1, "--n-neg", 3)
+    assert "--n-pos" in message and f"({positives:,} items)" in message
+    message = refused(capsys, tmp_path, items, "--n-pos", 1, "--n-neg", 1, "--score", "x")
+    assert "--score needs --threshold" in message
+
+
+def test_output_may_not_be_the_item_list(capsys, tmp_path):
+    items = tmp_path / "items.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["id", "predicted"])
+    for index in range(10):
+        workbook.active.append([f"x{index}", index % 2])
+    workbook.save(items)
+    before = items.read_bytes()
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 1, "--n-neg", 1, "--seed", 1, "-o", items
+    )
+    assert status == 2 and "it is the file this was read from" in captured.err
+    assert items.read_bytes() == before
+
+
+def fill_labels(path, target, labels):
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook["Labels"]
+    for row in range(2, sheet.max_row + 1):
+        sheet.cell(row, 3).value = labels[(row - 2) % len(labels)]
+    workbook.save(target)
+
+
+@pytest.fixture
+def labeled(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet = tmp_path / "round.xlsx"
+    _, drawn, _ = run(
+        capsys, "select", items, "--n-pos", 20, "--n-neg", 25, "--seed", 9, "-o", sheet, "--json"
+    )
+    done = tmp_path / "round_done.xlsx"
+    fill_labels(sheet, done, ["positive", "negative", "negative", "skip", None])
+    return done, drawn
+
+
+def test_labels_json_contract_and_evaluation_is_evaluates_own(capsys, labeled):
+    done, drawn = labeled
+    status, data, captured = run(capsys, "labels", done, "--json")
+    assert status == 0, captured.err
+    assert list(data) == LABELS_KEYS
+    labels = ["positive", "negative", "negative", "skip", None]
+    by_stratum = {"pos": [], "neg": []}
+    for position, item in enumerate(drawn["sample"]):
+        by_stratum[item["stratum"]].append(labels[position % 5])
+    assert data["tp"] == by_stratum["pos"].count("positive")
+    assert data["fp"] == by_stratum["pos"].count("negative")
+    assert data["fn"] == by_stratum["neg"].count("positive")
+    assert data["tn"] == by_stratum["neg"].count("negative")
+    assert data["skipped"] == 9 and data["unlabeled"] == 9
+    assert data["seed"] == 9
+    status, evaluated, _ = run(
+        capsys, "evaluate", "--population", data["population_pos"], data["population_neg"],
+        "--tp", data["tp"], "--fp", data["fp"], "--fn", data["fn"], "--tn", data["tn"],
+        "--seed", 9, "--json",
+    )  # fmt: skip
+    assert status == 0 and data["evaluation"] == evaluated
+    k = data["population_pos"] / data["population_neg"]
+    skipped_pos = by_stratum["pos"].count("skip")
+    skipped_neg = by_stratum["neg"].count("skip")
+    positive = data["if_skipped_positive"]
+    assert positive["tp"] == data["tp"] + skipped_pos
+    assert positive["fn"] == data["fn"] + skipped_neg
+    precision = positive["tp"] / (positive["tp"] + positive["fp"])
+    rate_neg = positive["fn"] / (positive["fn"] + positive["tn"])
+    assert positive["precision"] == pytest.approx(precision)
+    assert positive["recall"] == pytest.approx(1 / (1 + rate_neg / (k * precision)))
+    negative = data["if_skipped_negative"]
+    assert (negative["fp"], negative["tn"]) == (
+        data["fp"] + skipped_pos,
+        data["tn"] + skipped_neg,
+    )
+    assert "have no label yet" in captured.err
+
+
+def test_labels_text_output(capsys, labeled):
+    status, _, captured = run(capsys, "labels", labeled[0])
+    assert status == 0
+    assert "TP " in captured.out and "if every skipped item were positive" in captured.out
+
+
+def test_labels_refuses_an_edited_workbook_and_an_unknown_label(capsys, labeled, tmp_path):
+    done, _ = labeled
+    workbook = openpyxl.load_workbook(done)
+    workbook["Labels"].cell(4, 2).value = "it-99999"
+    workbook.save(tmp_path / "edited.xlsx")
+    status, _, captured = run(capsys, "labels", tmp_path / "edited.xlsx", "--json")
+    assert status == 2 and "'it-99999' (row 4)" in captured.err and captured.out == ""
+    workbook = openpyxl.load_workbook(done)
+    workbook["Labels"].cell(6, 3).value = "spam"
+    workbook.save(tmp_path / "unknown.xlsx")
+    status, _, captured = run(capsys, "labels", tmp_path / "unknown.xlsx")
+    assert status == 2 and "cell C6" in captured.err and "'spam'" in captured.err
+
+
+def test_labels_append_to_a_rounds_workbook(capsys, labeled, tmp_path, shared_fixtures):
+    done, _ = labeled
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    status, data, captured = run(
+        capsys, "labels", done, "--append-to", rounds, "--round", "TR-07", "--classifier",
+        "travel", "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert data["appended"] == {"file": str(rounds), "sheet": "Rounds", "row": 12}
+    status, listed, _ = run(capsys, "rounds", rounds, "--json")
+    last = listed["rounds"][-1]
+    assert (last["round"], last["classifier"], last["row"]) == ("TR-07", "travel", 12)
+    assert (last["tp"], last["fp"], last["fn"], last["tn"]) == (
+        data["tp"], data["fp"], data["fn"], data["tn"],
+    )  # fmt: skip
+    assert (last["population_pos"], last["population_neg"]) == (
+        data["population_pos"],
+        data["population_neg"],
+    )
+
+
+def test_append_to_refuses_an_open_workbook_and_writes_nothing(
+    capsys, labeled, tmp_path, shared_fixtures
+):
+    done, _ = labeled
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    before = rounds.read_bytes()
+    lock = tmp_path / ".~lock.rounds.xlsx#"
+    lock.write_text("someone,host,2026")
+    status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
+    assert status == 2 and "open in another program" in captured.err
+    assert rounds.read_bytes() == before

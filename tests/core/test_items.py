@@ -1,0 +1,215 @@
+"""Reading item lists: CSV, TSV, Parquet and .xlsx, columns by alias, and every refusal."""
+
+from __future__ import annotations
+
+import csv
+import threading
+
+import duckdb
+import openpyxl
+import pytest
+
+from core.items import ItemColumns, ItemListError, count_items, open_items
+from core.progress import Cancelled, TaskControl
+from core.selection import select_sample
+
+ROWS = [
+    ["a1", "1", "0.91", "hello", "yes"],
+    ["a2", "0", "0.12", "world", "no"],
+    [" a3 ", "yes", "0.75", "third", "no"],
+    ["a4", "no", "0.40", "fourth", "yes"],
+    ["a5", "TRUE", "0.66", "fifth", "yes"],
+    ["a6", "-", "0.05", "sixth", "no"],
+    ["a7", "+", "0.99", "seventh", "no"],
+]
+HEADER = ["Item ID", "Prediction", "score", "subject", "other"]
+
+
+def write_csv(path, rows=ROWS, header=HEADER, delimiter=","):
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def write_xlsx(path, rows=ROWS, header=HEADER, title_rows=0):
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    for _ in range(title_rows):
+        sheet.append(["Items exported for the audit"])
+    sheet.append(header)
+    for row in rows:
+        sheet.append(row)
+    workbook.save(path)
+    return path
+
+
+def test_csv_columns_by_alias_and_counts(tmp_path):
+    summary = count_items(write_csv(tmp_path / "items.csv"))
+    assert (summary.rows, summary.population_pos, summary.population_neg) == (7, 4, 3)
+    assert summary.primary.column == "Prediction"
+
+
+def test_tsv_parquet_and_xlsx_give_the_same_sample(tmp_path):
+    csv_path = write_csv(tmp_path / "items.csv")
+    tsv_path = write_csv(tmp_path / "items.tsv", delimiter="\t")
+    parquet_path = tmp_path / "items.parquet"
+    duckdb.execute(
+        f"COPY (SELECT * FROM read_csv('{csv_path}', all_varchar=true)) TO '{parquet_path}'"
+    )
+    xlsx_path = write_xlsx(tmp_path / "items.xlsx", title_rows=2)
+    samples = [
+        [(item.id, item.stratum, item.rank) for item in select_sample(
+            path, n_pos=2, n_neg=2, seed=3).items]
+        for path in (csv_path, tsv_path, parquet_path, xlsx_path)
+    ]  # fmt: skip
+    assert samples[0] == samples[1] == samples[2] == samples[3]
+    assert {item_id for item_id, _, _ in samples[0]} <= {row[0].strip() for row in ROWS}
+
+
+def test_score_with_threshold_and_classifier_flags(tmp_path):
+    path = write_csv(tmp_path / "items.csv")
+    columns = ItemColumns(score="score", threshold=0.66, classifiers=("other",))
+    summary = count_items(path, columns)
+    assert (summary.population_pos, summary.population_neg) == (4, 3)  # .91 .75 .66 .99
+    assert summary.primary.name == "score >= 0.66"
+    assert [(item.name, item.population_pos) for item in summary.classifiers] == [("other", 3)]
+
+
+def test_kept_columns_travel_with_the_sample(tmp_path):
+    path = write_csv(tmp_path / "items.csv")
+    selection = select_sample(path, ItemColumns(keep=("subject",)), n_pos=4, n_neg=3, seed=1)
+    subjects = {row[0].strip(): row[3] for row in ROWS}
+    assert all(item.kept == (subjects[item.id],) for item in selection.items)
+
+
+def test_numeric_ids_from_xlsx_read_as_shown(tmp_path):
+    rows = [[1001, 1], [1002.0, 0], ["00123", 1], [1004, 0]]
+    path = write_xlsx(tmp_path / "n.xlsx", rows=rows, header=["id", "predicted"])
+    selection = select_sample(path, n_pos=2, n_neg=2, seed=0)
+    assert sorted(item.id for item in selection.items) == ["00123", "1001", "1002", "1004"]
+
+
+def refusal(path, columns=None):
+    with pytest.raises(ItemListError) as caught:
+        count_items(path, columns)
+    return str(caught.value)
+
+
+def test_duplicate_ids_are_named_with_their_rows(tmp_path):
+    rows = [*ROWS, ["a2", "1", "0.5", "dup", "no"], ["a3", "0", "0.5", "dup", "no"]]
+    message = refusal(write_csv(tmp_path / "dup.csv", rows=rows))
+    assert "duplicate item ids" in message and "'Item ID'" in message
+    assert "'a2' 2 times (row 3, row 9)" in message
+    assert "'a3' 2 times (row 4, row 10)" in message
+
+
+def test_duplicates_in_xlsx_name_the_sheet_rows(tmp_path):
+    rows = [*ROWS, ["a1", "1", "0.5", "dup", "no"]]
+    message = refusal(write_xlsx(tmp_path / "dup.xlsx", rows=rows, title_rows=1))
+    assert "'a1' 2 times (row 3, row 10)" in message
+
+
+def test_missing_ids_are_named_with_their_rows(tmp_path):
+    rows = [*ROWS[:2], ["", "1", "0.5", "x", "no"], ["  ", "0", "0.5", "y", "no"]]
+    message = refusal(write_csv(tmp_path / "missing.csv", rows=rows))
+    assert "2 item(s) have no id" in message and "row 4, row 5" in message
+
+
+def test_a_predicted_value_that_is_not_a_label_names_row_and_column(tmp_path):
+    rows = [*ROWS, ["a8", "maybe", "0.5", "x", "no"]]
+    message = refusal(write_csv(tmp_path / "bad.csv", rows=rows))
+    assert "column 'Prediction'" in message and "row 9: 'maybe'" in message
+    assert "not a label" in message
+
+
+def test_a_score_that_is_not_a_number_names_row_and_column(tmp_path):
+    rows = [*ROWS, ["a8", "1", "high", "x", "no"]]
+    message = refusal(
+        write_csv(tmp_path / "bad.csv", rows=rows), ItemColumns(score="score", threshold=0.5)
+    )
+    assert "column 'score'" in message and "row 9: 'high'" in message and "a number" in message
+
+
+def test_a_bad_classifier_flag_names_its_column(tmp_path):
+    rows = [*ROWS, ["a8", "1", "0.5", "x", "perhaps"]]
+    message = refusal(
+        write_csv(tmp_path / "bad.csv", rows=rows), ItemColumns(classifiers=("other",))
+    )
+    assert "column 'other'" in message and "row 9: 'perhaps'" in message
+
+
+def test_parquet_offenders_are_numbered_as_records(tmp_path):
+    path = tmp_path / "bad.parquet"
+    duckdb.execute(
+        "COPY (SELECT * FROM (VALUES ('x1', 1), ('x2', 0), ('x1', 0)) t(id, predicted)) "
+        f"TO '{path}'"
+    )
+    assert "'x1' 2 times (record 1, record 3)" in refusal(path)
+
+
+def test_an_empty_stratum_is_refused(tmp_path):
+    rows = [row for row in ROWS if row[1] in ("0", "no", "-")]
+    message = refusal(write_csv(tmp_path / "empty.csv", rows=rows))
+    assert "no item is predicted positive" in message and "'Prediction'" in message
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00binary", "not a table"),
+        (b"", "empty"),
+        (b"just one column\nvalue\n", "not a table of items"),
+        (b"\xff\xfe\xfa\xfb not utf8 at all, not at all, not at all, not at all", "not UTF-8"),
+    ],
+)
+def test_a_file_that_is_not_a_table(tmp_path, content, expected):
+    path = tmp_path / "items.csv"
+    path.write_bytes(content)
+    assert expected in refusal(path)
+
+
+def test_a_folder_and_a_missing_file_are_refused(tmp_path):
+    assert "is a folder" in refusal(tmp_path)
+    assert "no such file" in refusal(tmp_path / "nope.csv")
+
+
+def test_missing_columns_list_what_the_file_has(tmp_path):
+    path = write_csv(tmp_path / "items.csv", header=["code", "flag", "s", "t", "u"])
+    message = refusal(path)
+    assert "no item id column" in message and "'code'" in message and "--id" in message
+    message = refusal(path, ItemColumns(id="code", predicted="nope"))
+    assert "no column 'nope' (given by --predicted)" in message
+
+
+def test_an_xlsx_that_is_not_a_workbook(tmp_path):
+    path = tmp_path / "items.xlsx"
+    path.write_text("id,predicted\n1,1\n")
+    with pytest.raises(Exception, match="text file"):
+        count_items(path)
+
+
+def test_progress_is_reported_and_cancel_interrupts(tmp_path):
+    path = tmp_path / "big.csv"
+    duckdb.execute(
+        "COPY (SELECT 'i' || i AS id, (i % 13 = 0)::INT AS predicted FROM range(300000) t(i)) "
+        f"TO '{path}' (HEADER)"
+    )
+    seen = []
+    summary = count_items(path, control=TaskControl(seen.append))
+    assert summary.population_pos == len(range(0, 300000, 13))
+    assert all(0 <= value <= 1 for value in seen)
+    control = TaskControl()
+    control.cancel()
+    with pytest.raises(Cancelled):
+        select_sample(path, n_pos=3, n_neg=3, seed=1, control=control)
+
+
+def test_the_table_closes_its_connection(tmp_path):
+    table = open_items(write_csv(tmp_path / "items.csv"))
+    with table:
+        assert table.columns.id == "Item ID"
+    with pytest.raises(duckdb.Error):
+        table.connection.execute("SELECT 1")
+    assert threading.active_count() >= 1

@@ -1,0 +1,317 @@
+"""The labeling workbook: what labelers see, the Design sheet, reading it back, and every
+check on the way back (edited ids, unknown labels, a LibreOffice re-save)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import random
+import shutil
+import subprocess
+import zipfile
+
+import openpyxl
+import pytest
+
+from core.items import ItemColumns
+from core.selection import RULE, extend_sample, select_sample
+from core.workbook.labeling import (
+    LabelingError,
+    count_labels,
+    read_labeling_workbook,
+    write_labeling_workbook,
+)
+from core.workbook.safe_io import SaveError, is_ours
+
+LABELS = ("positive", "negative", "skip", None)
+
+
+def make_items(path, count=200, seed=0, classifiers=0):
+    rng = random.Random(seed)
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", *[f"c{i}" for i in range(classifiers)], "subject"])
+        for index in range(count):
+            flags = [int(rng.random() < 0.25) for _ in range(1 + classifiers)]
+            writer.writerow([f"{index:06d}", *flags, f"subject, line {index}"])
+    return path
+
+
+@pytest.fixture
+def drawn(tmp_path):
+    items = make_items(tmp_path / "items.csv")
+    selection = select_sample(items, ItemColumns(keep=("subject",)), n_pos=12, n_neg=18, seed=77)
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    return items, selection, sheet
+
+
+def fill(path, target, labels):
+    """Type labels as a labeler would (openpyxl), return {id: label}."""
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook["Labels"]
+    header = [cell.value for cell in sheet[1]]
+    id_column, label_column = header.index("Item id") + 1, header.index("Label") + 1
+    given = {}
+    for row in range(2, sheet.max_row + 1):
+        label = labels[(row - 2) % len(labels)]
+        sheet.cell(row, label_column).value = label
+        given[sheet.cell(row, id_column).value] = label
+    workbook.save(target)
+    return given
+
+
+def expected_counts(items, given):
+    """The counts written out by hand from the drawn strata and the labels typed."""
+    counts = dict.fromkeys(("tp", "fp", "fn", "tn", "skipped", "unlabeled"), 0)
+    for item in items:
+        if item.stratum is None:
+            continue
+        label = given[item.id]
+        if label is None:
+            counts["unlabeled"] += 1
+        elif label == "skip":
+            counts["skipped"] += 1
+        else:
+            cell = {
+                ("pos", "positive"): "tp", ("pos", "negative"): "fp",
+                ("neg", "positive"): "fn", ("neg", "negative"): "tn",
+            }[(item.stratum, label)]  # fmt: skip
+            counts[cell] += 1
+    return counts
+
+
+def as_counts(labels):
+    return {
+        "tp": labels.tp, "fp": labels.fp, "fn": labels.fn, "tn": labels.tn,
+        "skipped": labels.skipped, "unlabeled": labels.unlabeled,
+    }  # fmt: skip
+
+
+def test_the_labelers_sheet(drawn):
+    _, selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    assert workbook.sheetnames[0] == "Labels"
+    labels = workbook["Labels"]
+    header = [cell.value for cell in labels[1]]
+    assert header == ["Rank", "Item id", "subject", "Label", "Labeler", "Comment"]
+    rows = list(labels.iter_rows(min_row=2, values_only=True))
+    assert [row[1] for row in rows] == [item.id for item in selection.items]  # key order
+    assert [row[0] for row in rows] == list(range(1, len(selection.items) + 1))
+    assert all(isinstance(row[1], str) for row in rows)  # ids stay text ("000123")
+    # blind: nothing on the labelers' sheet says which stratum an item came from
+    assert not any("pos" in str(value) for row in rows for value in row if value)
+    strata = [item.stratum for item in selection.items]
+    assert "pos" in strata[: len(strata) // 2 + 6] and "neg" in strata[: len(strata) // 2 + 6]
+    (validation,) = labels.data_validations.dataValidation
+    assert validation.type == "list"
+    assert validation.formula1 == '"positive,negative,skip"'
+    assert str(validation.sqref) == f"D2:D{len(rows) + 1}"
+    assert validation.showErrorMessage
+    assert is_ours(sheet)
+
+
+def test_the_design_sheet_records_the_round(drawn):
+    items, selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    design = workbook["Design"]
+    fields = {row[0]: row[1] for row in design.iter_rows(values_only=True) if row[0]}
+    assert fields["Seed"] == "77"
+    assert fields["Rule"] == RULE
+    assert fields["Item file"] == "items.csv"
+    assert fields["Item file SHA-256"] == hashlib.sha256(items.read_bytes()).hexdigest()
+    assert fields["App version"].startswith("prplanner")
+    table = [row for row in design.iter_rows(values_only=True) if row[0] == "predicted"]
+    assert table == [
+        ("predicted", "predicted", selection.population_pos, selection.population_neg, 12, 18)
+    ]
+    assert design.protection.sheet
+    assert workbook["Sample"].protection.sheet
+    assert workbook["Sample"].sheet_state == "hidden"
+
+
+def test_round_trip_counts(drawn, tmp_path):
+    _, selection, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    given = fill(sheet, labeled, LABELS)
+    (labels,) = count_labels([read_labeling_workbook(labeled)])
+    assert as_counts(labels) == expected_counts(selection.items, given)
+    assert labels.design.population_pos == selection.population_pos
+    assert labels.matrix.as_tuple() == (labels.tp, labels.fp, labels.fn, labels.tn)
+    assert (labels.population.predicted_positive, labels.population.predicted_negative) == (
+        selection.population_pos,
+        selection.population_neg,
+    )
+    assert labels.skipped_pos + labels.skipped_neg == labels.skipped
+    tp, fp, fn, tn = labels.counts("positive")
+    assert (tp - labels.tp, fn - labels.fn) == (labels.skipped_pos, labels.skipped_neg)
+    tp, fp, fn, tn = labels.counts("negative")
+    assert (fp - labels.fp, tn - labels.tn) == (labels.skipped_pos, labels.skipped_neg)
+
+
+def test_labels_in_any_case_with_spaces(drawn, tmp_path):
+    sheet = drawn[2]
+    labeled = tmp_path / "labeled.xlsx"
+    fill(sheet, labeled, [" Positive ", "NEGATIVE", "Skip"])
+    workbook = read_labeling_workbook(labeled)
+    assert {item.label for item in workbook.items} == {"positive", "negative", "skip"}
+
+
+def edit(path, target, change):
+    workbook = openpyxl.load_workbook(path)
+    change(workbook["Labels"])
+    workbook.save(target)
+    return target
+
+
+def test_an_edited_id_is_named_and_refused(drawn, tmp_path):
+    _, selection, sheet = drawn
+    original = selection.items[3].id
+
+    def change(labels):
+        labels.cell(5, 2).value = "999999"
+
+    broken = edit(sheet, tmp_path / "edited.xlsx", change)
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(broken)
+    message = str(caught.value)
+    assert "'999999' (row 5)" in message and "added or edited" in message
+    assert repr(original) in message and "missing" in message
+
+
+def test_an_added_row_is_refused(drawn, tmp_path):
+    def change(labels):
+        labels.append([99, "123456", "extra", "positive"])
+
+    with pytest.raises(LabelingError, match=r"'123456' \(row 32\)"):
+        read_labeling_workbook(edit(drawn[2], tmp_path / "added.xlsx", change))
+
+
+def test_a_removed_row_is_refused(drawn, tmp_path):
+    _, selection, sheet = drawn
+
+    def change(labels):
+        labels.delete_rows(2)
+
+    with pytest.raises(LabelingError, match=repr(selection.items[0].id)):
+        read_labeling_workbook(edit(sheet, tmp_path / "removed.xlsx", change))
+
+
+def test_a_repeated_id_is_refused(drawn, tmp_path):
+    sheet = drawn[2]
+
+    def change(labels):
+        labels.cell(3, 2).value = labels.cell(2, 2).value
+
+    with pytest.raises(LabelingError, match="appear twice"):
+        read_labeling_workbook(edit(sheet, tmp_path / "twice.xlsx", change))
+
+
+def test_an_unknown_label_names_its_cell(drawn, tmp_path):
+    _, selection, sheet = drawn
+
+    def change(labels):
+        labels.cell(7, 4).value = "maybe"
+
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(edit(sheet, tmp_path / "maybe.xlsx", change))
+    assert "cell D7" in str(caught.value) and "'maybe'" in str(caught.value)
+    assert selection.items[5].id in str(caught.value)
+
+
+def test_an_edited_sample_sheet_is_refused(drawn, tmp_path):
+    workbook = openpyxl.load_workbook(drawn[2])
+    workbook["Sample"].cell(2, 4).value = (
+        "neg" if workbook["Sample"].cell(2, 4).value == "pos" else "pos"
+    )
+    workbook.save(tmp_path / "sample.xlsx")
+    with pytest.raises(LabelingError, match=r"key order|edited"):
+        read_labeling_workbook(tmp_path / "sample.xlsx")
+    workbook = openpyxl.load_workbook(drawn[2])
+    workbook["Sample"].cell(2, 1).value = "000000x"
+    workbook.save(tmp_path / "key.xlsx")
+    with pytest.raises(LabelingError, match="not the rule's key"):
+        read_labeling_workbook(tmp_path / "key.xlsx")
+
+
+def test_a_workbook_that_is_not_a_labeling_workbook(tmp_path, shared_fixtures):
+    with pytest.raises(LabelingError, match="'Item id' and 'Label'"):
+        read_labeling_workbook(shared_fixtures / "rounds_simple.xlsx")
+
+
+def test_the_item_list_is_never_overwritten(tmp_path):
+    items = make_items(tmp_path / "items.xlsx.csv")
+    selection = select_sample(items, n_pos=3, n_neg=3, seed=1)
+    before = items.read_bytes()
+    with pytest.raises(SaveError):
+        write_labeling_workbook(items, selection, sources=[items])
+    assert items.read_bytes() == before
+    foreign = tmp_path / "mine.xlsx"
+    openpyxl.Workbook().save(foreign)
+    with pytest.raises(SaveError, match="not written by PR Planner"):
+        write_labeling_workbook(foreign, selection, sources=[items])
+
+
+def test_a_first_round_and_its_top_up_count_together(tmp_path):
+    items = make_items(tmp_path / "items.csv", classifiers=1)
+    columns = ItemColumns(classifiers=("c0",))
+    first = select_sample(items, columns, n_pos=6, n_neg=8, seed=5)
+    first_sheet = write_labeling_workbook(tmp_path / "r1.xlsx", first, sources=[items])
+    top = extend_sample(
+        items, columns, seed=5, previous_ids=[item.id for item in first.items],
+        previous_sizes={design.name: (6, 8) for design in first.designs()}, n_pos=10, n_neg=12,
+    )  # fmt: skip
+    top_sheet = write_labeling_workbook(tmp_path / "r1b.xlsx", top, sources=[items])
+    given = fill(first_sheet, tmp_path / "r1_done.xlsx", ["positive", "negative"])
+    given |= fill(top_sheet, tmp_path / "r1b_done.xlsx", ["negative", "skip", "positive"])
+    books = [read_labeling_workbook(tmp_path / name) for name in ("r1b_done.xlsx", "r1_done.xlsx")]
+    primary, further = count_labels(books)
+    full = select_sample(items, columns, n_pos=10, n_neg=12, seed=5)
+    assert as_counts(primary) == expected_counts(full.items, given)
+    # the further classifier's counts follow its own coordinated sample
+    expected = dict.fromkeys(("tp", "fp", "fn", "tn", "skipped", "unlabeled"), 0)
+    for item in full.items:
+        for membership in item.memberships:
+            label = given[item.id]
+            if label == "skip":
+                expected["skipped"] += 1
+            else:
+                cell = {("pos", "positive"): "tp", ("pos", "negative"): "fp",
+                        ("neg", "positive"): "fn", ("neg", "negative"): "tn"}  # fmt: skip
+                expected[cell[(membership.stratum, label)]] += 1
+    assert as_counts(further) == expected
+    assert (further.design.n_pos, further.design.n_neg) == (10, 12)
+    with pytest.raises(LabelingError, match="in none of the workbooks"):
+        count_labels([read_labeling_workbook(tmp_path / "r1b_done.xlsx")])
+
+
+SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+
+
+def libreoffice(source, outdir, fmt="xlsx"):
+    subprocess.run(
+        [SOFFICE, "--headless", f"-env:UserInstallation=file://{outdir}/profile",
+         "--convert-to", fmt, "--outdir", str(outdir), str(source)],
+        check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    produced = outdir / f"{source.stem}.{fmt}"
+    assert produced.is_file(), f"LibreOffice wrote no {produced.name}"
+    return produced
+
+
+@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
+def test_a_workbook_re_saved_by_libreoffice_reads_back(drawn, tmp_path):
+    _, selection, sheet = drawn
+    labeled = tmp_path / "labeled" / "round.xlsx"
+    labeled.parent.mkdir()
+    given = fill(sheet, labeled, LABELS)
+    out = tmp_path / "lo"
+    out.mkdir()
+    resaved = libreoffice(labeled, out)
+    with zipfile.ZipFile(resaved) as archive:
+        assert "LibreOffice" in archive.read("docProps/app.xml").decode()
+        sheet_xml = archive.read("xl/worksheets/sheet1.xml").decode()
+    assert "dataValidation" in sheet_xml and "positive,negative,skip" in sheet_xml
+    workbook = read_labeling_workbook(resaved)
+    (labels,) = count_labels([workbook])
+    assert as_counts(labels) == expected_counts(selection.items, given)
+    assert [item.id for item in workbook.items] == [item.id for item in selection.items]
