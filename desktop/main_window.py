@@ -75,6 +75,13 @@ from desktop.evaluate_tab import EvaluateTab
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.help import FormulaReference, show_about, show_guide
 from desktop.history_tab import HistoryTab
+from desktop.labeling_round import (
+    ItemSampleDialog,
+    LabeledRound,
+    ask_labeled_workbooks,
+    read_labeled_round,
+    summary_text,
+)
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
 from desktop.prevalence_tab import PrevalenceTab
@@ -252,6 +259,10 @@ class MainWindow(QMainWindow):
         self.recovery_timer.timeout.connect(self.write_recovery)
         self._reference: FormulaReference | None = None
         self._connected_grids: set[int] = set()
+        #: The item list last used for a labeling sample (its folder is where dialogs start).
+        self._item_list: Path | None = None
+        self.item_sample_dialog: ItemSampleDialog | None = None
+        self.labeled_summary_box: QMessageBox | None = None
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -280,6 +291,7 @@ class MainWindow(QMainWindow):
         self.rounds_panel.chosen.connect(self.choose_previous_round)
         self.rounds_panel.show_tab.connect(self.show_tab)
         self.rounds_panel.status_message.connect(self.show_status)
+        self.plan_tab.draw_sample_requested.connect(lambda: self.open_item_sample())
 
         self._build_menus()
         self.statusBar().setSizeGripEnabled(True)
@@ -318,6 +330,13 @@ class MainWindow(QMainWindow):
         )
         self.import_scored_action = self._action(
             file_menu, "&Import scored sample…", lambda: self.import_scored_sample(None)
+        )
+        file_menu.addSeparator()
+        self.draw_sample_action = self._action(
+            file_menu, "&Draw a sample from an item list…", lambda: self.open_item_sample()
+        )
+        self.read_labels_action = self._action(
+            file_menu, "Read &labeled workbook…", lambda: self.read_labeled_workbook(None)
         )
         file_menu.addSeparator()
         self.quit_action = self._action(
@@ -363,6 +382,14 @@ class MainWindow(QMainWindow):
         )
         self.save_as_action.setStatusTip("Save the session as a workbook under a new name")
         self.export_action.setStatusTip("Write an Excel report of the session")
+        self.draw_sample_action.setStatusTip(
+            "Pick the items to label from your item list (the Plan's recommended sizes) and "
+            "write a labeling workbook for the editors"
+        )
+        self.read_labels_action.setStatusTip(
+            "Count the labels of a returned labeling workbook: the round joins the Rounds "
+            "panel and the Evaluate tab"
+        )
         self.import_scored_action.setStatusTip(
             "Read a scored sample (score, label columns) for the Prevalence tab's PR curves"
         )
@@ -946,6 +973,103 @@ class MainWindow(QMainWindow):
             "population (so its recall reads as in the Rounds panel)"
         )
         return True
+
+    # --- the round loop on the lead's items ------------------------------------------
+
+    def item_folder(self) -> Path:
+        """Where item-list and labeling dialogs start: the last item list's folder."""
+        if self._item_list is not None:
+            return self._item_list.parent
+        return self._start_folder()
+
+    def remember_item_list(self, path: Path) -> None:
+        self._item_list = Path(path)
+
+    def open_item_sample(
+        self,
+        n_pos: int | None = None,
+        n_neg: int | None = None,
+        *,
+        earlier=None,
+        item_list: Path | None = None,
+    ) -> ItemSampleDialog:
+        """Open the dialog that draws a sample from an item list (or tops a round up).
+
+        The sizes default to the Plan tab's recommended design (its slider design when
+        there is no recommendation).
+        """
+        if n_pos is None or n_neg is None:
+            n_pos, n_neg = self.plan_tab.sample_sizes()
+        if self.item_sample_dialog is not None:
+            self.item_sample_dialog.close()
+            self.item_sample_dialog.deleteLater()
+        dialog = ItemSampleDialog(self, n_pos=n_pos, n_neg=n_neg, earlier=earlier)
+        self.item_sample_dialog = dialog
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.show()
+        if item_list is not None:
+            dialog.set_item_list(item_list)
+        return dialog
+
+    @property
+    def plan_tab(self) -> PlanTab:
+        return self.tabs.widget(self.tab_keys.index("plan"))
+
+    def read_labeled_workbook(self, paths=None) -> LabeledRound | None:
+        """Read a returned labeling workbook (and its top-ups) into the Rounds panel and
+        the Evaluate tab; ``paths`` None asks for them."""
+        if self._busy:
+            self.show_status("Wait until the workbook being read or saved is done")
+            return None
+        if paths is None:
+            paths = ask_labeled_workbooks(self, self.item_folder())
+            if not paths:
+                return None
+        return read_labeled_round(self, paths)
+
+    def show_labeled_summary(self, result: LabeledRound) -> QMessageBox:
+        """What the labels gave, with a Top up button when a target margin is missed
+        (window-modal, not blocking)."""
+        if self.labeled_summary_box is not None:
+            self.labeled_summary_box.close()
+        box = QMessageBox(self)
+        box.setObjectName("labeled_summary")
+        box.setWindowTitle("Labels read")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setText(summary_text(result))
+        box.setIcon(QMessageBox.Icon.Warning if result.missed else QMessageBox.Icon.Information)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.addButton(QMessageBox.StandardButton.Close)
+        if result.top_up is not None:
+            button = box.addButton("Top up…", QMessageBox.ButtonRole.ActionRole)
+            button.setObjectName("top_up_button")
+            button.clicked.connect(lambda: self.top_up(result))
+        box.setDefaultButton(QMessageBox.StandardButton.Close)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.destroyed.connect(lambda: setattr(self, "labeled_summary_box", None))
+        self.labeled_summary_box = box
+        box.show()
+        self.show_status(
+            f"Read the labels of {result.round.round}: TP {result.labels.tp:,}, FP "
+            f"{result.labels.fp:,}, FN {result.labels.fn:,}, TN {result.labels.tn:,}"
+            + ("; a target margin is missed" if result.missed else "")
+        )
+        return box
+
+    def top_up(self, result: LabeledRound) -> ItemSampleDialog | None:
+        """Open the top-up dialog for a read round, with the totals its plan asks for."""
+        if result.top_up is None:
+            return None
+        # The workbook of the largest draw lists the whole sample so far.
+        latest = max(result.workbooks, key=lambda book: len(book.sample))
+        name = latest.design.file_name
+        item_list = None
+        for candidate in (self._item_list, latest.path.parent / name):
+            if candidate is not None and candidate.name == name and candidate.is_file():
+                item_list = candidate
+                break
+        n_pos, n_neg = result.top_up
+        return self.open_item_sample(n_pos, n_neg, earlier=latest, item_list=item_list)
 
     def show_tab(self, key: str) -> None:
         """Bring the tab ``key`` (``"evaluate"``, ``"plan"``, ...) to the front."""

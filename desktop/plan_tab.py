@@ -431,6 +431,8 @@ class PlanTab(QWidget):
     status_message = Signal(str)
     refreshed = Signal()
     assured_shown = Signal()
+    #: "Draw this sample from your items…" was pressed (the window opens the dialog).
+    draw_sample_requested = Signal()
 
     def __init__(self, session: SessionModel, parent: QWidget | None = None):
         super().__init__(parent)
@@ -629,6 +631,13 @@ class PlanTab(QWidget):
             "Use the recommended plan: move the s and v sliders to it (one undo step)."
         )
         self.use_recommended.clicked.connect(self.apply_recommended)
+        self.draw_sample = QPushButton("Draw this sample from your items…", self)
+        self.draw_sample.setObjectName("draw_sample_button")
+        self.draw_sample.setToolTip(
+            "Pick the recommended numbers of items from your item list (.csv, .parquet, "
+            ".xlsx) and write a labeling workbook for the editors."
+        )
+        self.draw_sample.clicked.connect(self.draw_sample_requested)
         self.use_assured = QPushButton("Use it", self)
         self.use_assured.setToolTip(
             "Use the assured plan: move the s and v sliders to it (one undo step)."
@@ -769,10 +778,11 @@ class PlanTab(QWidget):
         meets = readout("design_meets", "Whether this design meets both target margins.")
         meets.setWordWrap(True)
         grid.addWidget(meets, row, 3)
+        grid.addWidget(self.draw_sample, row + 1, 1, 1, 3)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(2, 1)
         grid.setColumnStretch(3, 1)
-        grid.setRowStretch(row + 1, 1)
+        grid.setRowStretch(row + 2, 1)
         self._assured_column = (self.assured_header, *self.assured_readouts, self.use_assured)
         for widget in self._assured_column:
             widget.setVisible(False)
@@ -1371,6 +1381,18 @@ class PlanTab(QWidget):
         """Run a pending refresh now (tests and the benchmark; the timer does it otherwise)."""
         if self._timer.isActive() or self._stale:
             self.refresh()
+
+    def sample_sizes(self) -> tuple[int, int]:
+        """``(n1, n0)`` to draw: the recommended plan's, else the slider design's."""
+        plan = self._basis.recommended
+        if plan is not None:
+            return plan.n_pos, plan.n_neg
+        try:
+            design = design_plan(self._session.state, self._basis)
+        except InputError:  # incomplete inputs: half of v each way, for the user to edit
+            v = self._session.get("plan.v")
+            return max(1, v // 2), max(1, v - v // 2)
+        return design.n_pos, design.n_neg
 
     def apply_recommended(self) -> None:
         """Move the sliders to the recommended plan: ``s`` rounded to the slider's 0.01."""

@@ -1,0 +1,690 @@
+"""The round loop on the lead's own items, in the app: draw, label, read back, top up.
+
+* :class:`ItemSampleDialog` opens an item list (counts per stratum, offered as the Plan's
+  population), draws the selection rule's sample of the Plan's recommended sizes and saves
+  the labeling workbook; in top-up mode it draws only the next items of an earlier round.
+* :func:`read_labeled_round` reads labeled workbooks back: the round joins the Rounds
+  panel, the Evaluate tab shows it, and when a target margin is missed the summary offers
+  a top-up of the sizes a plan from this round asks for.
+
+Everything slow (counting a 10-million-row list, drawing, reading) runs off the GUI thread
+with progress and Cancel (:func:`desktop.workers.run_with_progress`); the work itself is
+``core.items``, ``core.selection`` and ``core.workbook.labeling``, the same code as
+``prplanner select`` and ``prplanner labels``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import InputError
+from core.progress import Cancelled
+from core.session import PopulationInputs
+from desktop import formatting
+
+if TYPE_CHECKING:
+    from core.items import ItemColumns, ItemSummary
+    from core.selection import Selection
+    from core.workbook.labeling import ClassifierLabels, LabelingWorkbook
+    from core.workbook.rounds import Round
+
+logger = logging.getLogger(__name__)
+
+ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.parquet *.xlsx);;All files (*)"
+LABELED_FILTER = "Labeling workbooks (*.xlsx);;All files (*)"
+#: Sheet name of rounds read from labeling workbooks (they have no rounds sheet of their own).
+LABELED_SHEET = "Labeled"
+#: Spin boxes hold an int; no stratum of a real list is larger.
+MAX_SIZE = 2**31 - 1
+#: Replicates for the margin check after reading labels (the intervals used are closed form).
+CHECK_REPLICATES = 1_000
+#: Failures of reading an item list or a workbook that are the input's, not ours.
+INPUT_FAILURES = (InputError, OSError, ValueError, OverflowError, MemoryError)
+
+
+def _columns_text(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+class ItemSampleDialog(QDialog):
+    """Draw a labeling round's sample from an item list and save the labeling workbook.
+
+    Parameters
+    ----------
+    window : MainWindow
+        Runs the slow work (``_in_background``), owns the session and the status bar.
+    n_pos, n_neg : int
+        The sizes offered (the Plan tab's recommended design, or a top-up's new totals).
+    earlier : LabelingWorkbook, optional
+        Top-up mode: the round's latest labeling workbook. Its seed and columns are kept;
+        only items not drawn before are written.
+    item_list : Path, optional
+        The item list to open at once.
+    """
+
+    def __init__(
+        self,
+        window,
+        *,
+        n_pos: int,
+        n_neg: int,
+        earlier: LabelingWorkbook | None = None,
+        item_list: Path | None = None,
+    ):
+        super().__init__(window)
+        self.setObjectName("item_sample_dialog")
+        self._window = window
+        self._earlier = earlier
+        self._path: Path | None = None
+        self.summary: ItemSummary | None = None
+        self.written: Path | None = None
+        self.selection: Selection | None = None
+        top_up = earlier is not None
+        self.setWindowTitle("Top up the round" if top_up else "Draw a sample from an item list")
+        self.setMinimumWidth(560)
+
+        intro = QLabel(self)
+        intro.setWordWrap(True)
+        if top_up:
+            design = earlier.design
+            intro.setText(
+                f"Top up the round of <b>{formatting.short_text(earlier.path.name, 80)}</b>: "
+                f"{design.primary.n_pos:,} + {design.primary.n_neg:,} items were drawn with "
+                f"seed {design.seed} from {formatting.short_text(design.file_name, 80)}. Give "
+                "the new totals; only the additional items (the next ones in the same random "
+                "order) go into the new workbook."
+            )
+        else:
+            intro.setText(
+                "Pick your item list. PR Planner counts the flagged (predicted positive) and "
+                "unflagged items, draws the sample by a rule anyone can repeat from the "
+                "seed, and writes a workbook for the editors to label."
+            )
+
+        file_row = QHBoxLayout()
+        self.file_edit = QLineEdit(self)
+        self.file_edit.setReadOnly(True)
+        self.file_edit.setPlaceholderText("no item list chosen")
+        self.choose_button = QPushButton("Choose item list…", self)
+        self.choose_button.clicked.connect(self.choose_item_list)
+        file_row.addWidget(self.file_edit, 1)
+        file_row.addWidget(self.choose_button)
+
+        columns_box = QGroupBox("Columns (leave empty to find them by name)", self)
+        columns = QFormLayout(columns_box)
+        self.id_edit = QLineEdit(self)
+        self.id_edit.setPlaceholderText("item_id, id or item id")
+        self.predicted_edit = QLineEdit(self)
+        self.predicted_edit.setPlaceholderText("predicted, prediction or pred (0/1, yes/no)")
+        self.score_edit = QLineEdit(self)
+        self.score_edit.setPlaceholderText("or a score column …")
+        self.threshold_edit = QLineEdit(self)
+        self.threshold_edit.setPlaceholderText("… and its threshold (score ≥ threshold is +)")
+        self.keep_edit = QLineEdit(self)
+        self.keep_edit.setPlaceholderText("columns the editors need, e.g. subject, link")
+        self.classifiers_edit = QLineEdit(self)
+        self.classifiers_edit.setPlaceholderText("flag columns of further classifiers")
+        columns.addRow("Item id", self.id_edit)
+        columns.addRow("Predicted", self.predicted_edit)
+        columns.addRow("Score", self.score_edit)
+        columns.addRow("Threshold", self.threshold_edit)
+        columns.addRow("Keep for labelers", self.keep_edit)
+        columns.addRow("Other classifiers", self.classifiers_edit)
+        self.count_button = QPushButton("Count the items again", self)
+        self.count_button.setToolTip("Read the list again with the columns above")
+        self.count_button.clicked.connect(self.count_items)
+        columns.addRow(self.count_button)
+        if top_up:  # the earlier draw fixed the columns
+            design = earlier.design
+            self.id_edit.setText(design.id_column)
+            primary = design.primary
+            if primary.name != primary.column and " >= " in primary.name:
+                self.score_edit.setText(primary.column)
+                self.threshold_edit.setText(primary.name.rpartition(" >= ")[2])
+            else:
+                self.predicted_edit.setText(primary.column)
+            self.classifiers_edit.setText(", ".join(d.column for d in design.designs[1:]))
+            for edit in (self.id_edit, self.predicted_edit, self.score_edit):
+                edit.setReadOnly(True)
+            for edit in (self.threshold_edit, self.classifiers_edit):
+                edit.setReadOnly(True)
+
+        self.counts_label = QLabel(self)
+        self.counts_label.setObjectName("item_counts")
+        self.counts_label.setWordWrap(True)
+        self.counts_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.use_population_button = QPushButton("Use as the Plan's population", self)
+        self.use_population_button.setToolTip(
+            "Put these counts into the Plan tab's population (one undo step)"
+        )
+        self.use_population_button.setEnabled(False)
+        self.use_population_button.clicked.connect(self.use_as_population)
+
+        sample_box = QGroupBox("Sample", self)
+        sample = QFormLayout(sample_box)
+        self.n_pos_spin = QSpinBox(self)
+        self.n_neg_spin = QSpinBox(self)
+        for spin, value in ((self.n_pos_spin, n_pos), (self.n_neg_spin, n_neg)):
+            spin.setRange(1, MAX_SIZE)
+            spin.setGroupSeparatorShown(True)
+            spin.setValue(max(1, min(int(value), MAX_SIZE)))
+        self.seed_edit = QLineEdit(self)
+        self.seed_edit.setPlaceholderText("empty: a random seed, recorded in the workbook")
+        if top_up:
+            self.seed_edit.setText(str(earlier.design.seed))
+            self.seed_edit.setReadOnly(True)
+        self.blind_check = QCheckBox("Hide from the editors which items were flagged", self)
+        self.blind_check.setChecked(True)
+        self.blind_check.setToolTip(
+            "Blind labeling: flagged and unflagged items are mixed in one random order"
+        )
+        total = "New total, flagged" if top_up else "Flagged items (pred +)"
+        sample.addRow(total, self.n_pos_spin)
+        sample.addRow(
+            total.replace("flagged", "unflagged")
+            .replace("Flagged", "Unflagged")
+            .replace("pred +", "pred −"),
+            self.n_neg_spin,
+        )
+        sample.addRow("Seed", self.seed_edit)
+        sample.addRow(self.blind_check)
+
+        self.message = QLabel(self)
+        self.message.setObjectName("item_message")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        buttons = QDialogButtonBox(self)
+        self.draw_button = buttons.addButton(
+            "Draw and save labeling workbook…", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.draw_button.setEnabled(False)
+        self.draw_button.clicked.connect(lambda: self.draw_and_save())
+        close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        close.clicked.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(file_row)
+        layout.addWidget(columns_box)
+        layout.addWidget(self.counts_label)
+        layout.addWidget(self.use_population_button, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(sample_box)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        if item_list is not None:
+            self.set_item_list(item_list)
+
+    # --- the item list ---------------------------------------------------------------
+
+    def choose_item_list(self) -> bool:
+        name, _filter = QFileDialog.getOpenFileName(
+            self, "Choose the item list", str(self._window.item_folder()), ITEM_LIST_FILTER
+        )
+        return bool(name) and self.set_item_list(Path(name))
+
+    def set_item_list(self, path: Path) -> bool:
+        """Use ``path`` as the item list and count it (False: refused, reason shown)."""
+        self._path = Path(path)
+        self.file_edit.setText(str(self._path))
+        self._window.remember_item_list(self._path)
+        return self.count_items()
+
+    def columns(self) -> ItemColumns:
+        """The columns as typed (refused with an InputError when they contradict)."""
+        from core.items import ItemColumns
+
+        threshold_text = self.threshold_edit.text().strip()
+        threshold = None
+        if threshold_text:
+            try:
+                threshold = float(threshold_text.replace(",", "."))
+            except ValueError:
+                raise InputError(
+                    f"the threshold must be a number, got {threshold_text!r}"
+                ) from None
+        return ItemColumns(
+            id=self.id_edit.text().strip() or None,
+            predicted=self.predicted_edit.text().strip() or None,
+            score=self.score_edit.text().strip() or None,
+            threshold=threshold,
+            classifiers=_columns_text(self.classifiers_edit.text()),
+            keep=_columns_text(self.keep_edit.text()),
+        )
+
+    def count_items(self) -> bool:
+        """Count the list's items per stratum (every row checked), off the GUI thread."""
+        from core.items import count_items
+
+        self.summary = None
+        self.draw_button.setEnabled(False)
+        self.use_population_button.setEnabled(False)
+        if self._path is None:
+            return False
+        path = self._path
+        try:
+            columns = self.columns()
+            summary = self._window._in_background(
+                f"Counting the items of {path.name}…",
+                lambda: count_items(path, columns),
+                cancellable=True,
+            )
+        except Cancelled:
+            self._say(f"Counting {path.name} was cancelled.", error=True)
+            self.counts_label.clear()
+            return False
+        except INPUT_FAILURES as exc:
+            self.counts_label.clear()
+            self._say(f"{path.name} cannot be used: {_plain(exc)}", error=True)
+            return False
+        self.summary = summary
+        lines = [
+            f"<b>{formatting.short_text(summary.file_name, 80)}</b>: {summary.rows:,} items; "
+            f"<b>{summary.population_pos:,}</b> flagged (predicted positive, N1) and "
+            f"<b>{summary.population_neg:,}</b> unflagged (predicted negative, N0)."
+        ]
+        for count in summary.classifiers:
+            lines.append(
+                f"{formatting.short_text(count.name, 60)}: {count.population_pos:,} flagged, "
+                f"{count.population_neg:,} unflagged."
+            )
+        self.counts_label.setText("<br>".join(lines))
+        self.use_population_button.setEnabled(self._earlier is None)
+        self.draw_button.setEnabled(True)
+        self._say("")
+        return True
+
+    def use_as_population(self) -> bool:
+        """Make the counted strata the Plan tab's population (one undoable step)."""
+        summary = self.summary
+        if summary is None:
+            return False
+        population = PopulationInputs(
+            mode="counts",
+            predicted_positive=summary.population_pos,
+            predicted_negative=summary.population_neg,
+            k=summary.population_pos / summary.population_neg,
+        )
+        refused = self._window.session.set_values(
+            [("plan.population", population)], text=f"Population from {summary.file_name}"
+        )
+        if refused:
+            self._say(refused, error=True)
+            return False
+        self._say(
+            "The Plan tab now plans for this population; its recommended sizes may change. "
+            "Adjust the sizes below if they did."
+        )
+        return True
+
+    # --- drawing ---------------------------------------------------------------------
+
+    def _seed(self) -> int | None:
+        from core.selection import validate_seed
+
+        text = self.seed_edit.text().strip()
+        return None if not text else validate_seed(text, "the seed")
+
+    def draw_and_save(self, destination: Path | None = None) -> Path | None:
+        """Draw the sample and write the labeling workbook (asking where when
+        ``destination`` is None). Returns the workbook written, or None (reason shown)."""
+        from core.selection import extend_sample, select_sample
+        from core.workbook.labeling import write_labeling_workbook
+        from core.workbook.safe_io import SaveError, check_destination, free_name
+
+        path = self._path
+        if path is None or self.summary is None:
+            self._say("Choose an item list first.", error=True)
+            return None
+        earlier = self._earlier
+        sources = [path] + ([earlier.path] if earlier is not None else [])
+        try:
+            seed = self._seed()
+            columns = self.columns()
+        except InputError as exc:
+            self._say(str(exc), error=True)
+            return None
+        n_pos, n_neg = self.n_pos_spin.value(), self.n_neg_spin.value()
+        if destination is None:
+            stem = f"{earlier.path.stem} top-up" if earlier is not None else f"{path.stem} labels"
+            destination = self._window._ask_save_name(
+                "Save the labeling workbook",
+                free_name(self._window.item_folder(), stem, ".xlsx"),
+                failure_title="Cannot save the labeling workbook there",
+                sources=sources,
+                purpose="labels",
+            )
+            if destination is None:
+                return None
+        else:
+            try:
+                check_destination(destination, sources=sources, purpose="labels")
+            except SaveError as exc:
+                self._say(str(exc), error=True)
+                return None
+        if earlier is not None:
+            design = earlier.design
+
+            def draw() -> Selection:
+                return extend_sample(
+                    path,
+                    columns,
+                    seed=design.seed,
+                    previous_ids=[place.id for place in earlier.sample],
+                    previous_sizes={item.name: (item.n_pos, item.n_neg) for item in design.designs},
+                    n_pos=n_pos,
+                    n_neg=n_neg,
+                )
+        else:
+
+            def draw() -> Selection:
+                return select_sample(path, columns, n_pos=n_pos, n_neg=n_neg, seed=seed)
+
+        try:
+            selection = self._window._in_background(
+                f"Drawing the sample from {path.name}…", draw, cancellable=True
+            )
+        except Cancelled:
+            self._say("Drawing was cancelled; nothing was written.", error=True)
+            return None
+        except INPUT_FAILURES as exc:
+            self._say(f"Nothing was written: {_plain(exc)}", error=True)
+            return None
+        blind = self.blind_check.isChecked()
+        try:
+            written = self._window._in_background(
+                f"Writing {destination.name}…",
+                lambda: write_labeling_workbook(
+                    destination, selection, sources=sources, blind=blind
+                ),
+            )
+        except INPUT_FAILURES as exc:
+            self._say(f"{destination.name} was not written: {_plain(exc)}", error=True)
+            return None
+        self.selection, self.written = selection, written
+        self.seed_edit.setText(str(selection.seed))
+        what = "additional items" if earlier is not None else "items"
+        self._say(
+            f"Wrote <b>{formatting.short_text(written.name, 80)}</b>: "
+            f"{len(selection.items):,} {what} to label (seed {selection.seed}"
+            + (", drawn at random and recorded" if selection.seed_drawn else "")
+            + "). Send it to the editors; when it comes back, use "
+            "<b>File › Read labeled workbook…</b>."
+        )
+        self._window.show_status(
+            f"Wrote {written.name}: {len(selection.items):,} {what} to label, seed {selection.seed}"
+        )
+        return written
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.message.setStyleSheet("color: #b00020;" if error else "")
+        self.message.setText(text)
+
+
+# --- reading labels back -----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LabeledRound:
+    """What reading labeled workbooks gave: the round added and how it measures up.
+
+    Attributes
+    ----------
+    workbooks : tuple of LabelingWorkbook
+    labels : ClassifierLabels
+        The main classifier's counts.
+    round : Round
+        The round added to the session.
+    missed : tuple of str
+        Target margins the round misses, in words (empty: both met).
+    top_up : tuple of int or None
+        New totals ``(n_pos, n_neg)`` a plan from this round asks for, when a margin is
+        missed.
+    """
+
+    workbooks: tuple
+    labels: ClassifierLabels
+    round: Round
+    missed: tuple[str, ...]
+    top_up: tuple[int, int] | None
+
+
+def new_round(
+    labels: ClassifierLabels,
+    workbooks: Sequence[LabelingWorkbook],
+    existing: Sequence[Round],
+    classifier: str | None,
+) -> Round:
+    """The Rounds panel's row for ``labels`` (sheet :data:`LABELED_SHEET`, next free row)."""
+    from core.workbook.rounds import Round
+
+    design = labels.design
+    first = workbooks[0]
+    rows = [item.row for item in existing if item.sheet == LABELED_SHEET]
+    k = design.population_pos / design.population_neg
+    s = (labels.labeled_pos / labels.labeled_neg) / k if labels.labeled_neg else None
+    return Round(
+        sheet=LABELED_SHEET,
+        row=max(rows, default=1) + 1,
+        round=first.path.stem,
+        date=dt.date.today(),
+        classifier=classifier,
+        k=k,
+        population_pos=design.population_pos,
+        population_neg=design.population_neg,
+        s=s,
+        tp=labels.tp,
+        fp=labels.fp,
+        fn=labels.fn,
+        tn=labels.tn,
+        notes=(
+            f"labeling workbook{'s' if len(workbooks) > 1 else ''} "
+            + ", ".join(book.path.name for book in workbooks)
+            + f"; seed {first.design.seed}; items from {first.design.file_name}; "
+            f"{labels.skipped} skipped, {labels.unlabeled} unlabeled"
+        ),
+    )
+
+
+def margin_check(state, item: Round) -> tuple[tuple[str, ...], tuple[int, int] | None]:
+    """Which target margins ``item`` misses, and the totals a plan from it asks for.
+
+    The round's quoted intervals (Wilson for precision, Katz log for recall, as on the
+    Evaluate tab) are compared with the Plan tab's margins; the top-up totals are the
+    recommended plan with this round as the previous round, never below what was drawn.
+    """
+    from core.confusion import Population
+    from core.evaluation import evaluate
+    from core.methods import RECOMMENDED
+    from core.workbook.session_io import plan_from_round
+    from desktop.plan_tab import plan_basis
+
+    evaluation = evaluate(
+        item.matrix,
+        population=Population.from_counts(item.population_pos, item.population_neg),
+        confidence=state.confidence,
+        replicates=CHECK_REPLICATES,
+        seed=0,
+    )
+    missed = []
+    for metric, target in (
+        ("precision", state.plan.margin_precision),
+        ("recall", state.plan.margin_recall),
+    ):
+        interval = getattr(evaluation, metric).intervals.get(RECOMMENDED[metric].method)
+        if interval is None:
+            continue
+        half = interval.half_width
+        if not half <= target:  # NaN (undefined) counts as missed
+            missed.append(
+                f"{metric} is known to ±{formatting.percent(half)}, the target is "
+                f"±{formatting.percent(target)}"
+            )
+    if not missed:
+        return (), None
+    plan, _notes = plan_from_round(state.plan, item)
+    recommended = plan_basis(dataclasses.replace(state, plan=plan)).recommended
+    if recommended is None and not plan.fpc:
+        # A small stratum may need most of itself: plan for the finite population.
+        plan = dataclasses.replace(plan, fpc=True)
+        recommended = plan_basis(dataclasses.replace(state, plan=plan)).recommended
+    drawn_pos, drawn_neg = item.tp + item.fp, item.fn + item.tn
+    if recommended is None:
+        return tuple(missed), None
+    totals = (max(recommended.n_pos, drawn_pos), max(recommended.n_neg, drawn_neg))
+    return tuple(missed), (totals if totals != (drawn_pos, drawn_neg) else None)
+
+
+def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
+    """Read labeled workbooks (a round and its top-ups), add the round to the session and
+    show it on the Evaluate tab. Returns what was read, or None (the reason shown)."""
+    from core.workbook.labeling import count_labels, read_labeling_workbook
+
+    paths = [Path(path) for path in paths]
+    if not paths:
+        return None
+    state = window.session.state
+    current = next((item for item in state.rounds if _key(item) == state.current_round), None)
+
+    def read():
+        workbooks = tuple(read_labeling_workbook(path) for path in paths)
+        return workbooks, count_labels(workbooks)
+
+    names = ", ".join(path.name for path in paths)
+    try:
+        workbooks, results = window._in_background(
+            f"Reading the labels of {formatting.short_text(names, 80)}…", read, cancellable=True
+        )
+    except Cancelled:
+        window.show_status("Reading the labels was cancelled; nothing changed")
+        return None
+    except INPUT_FAILURES as exc:
+        text = f"{formatting.short_text(names, 200)} cannot be used: {_plain(exc)}"
+        window.show_status(formatting.short_text(text, 300))
+        QMessageBox.warning(window, "Could not read the labels", text)
+        return None
+    labels = results[0]
+    if labels.labeled_pos == 0 or labels.labeled_neg == 0:
+        text = (
+            f"{names}: {labels.labeled_pos + labels.labeled_neg:,} items are labeled so far "
+            f"({labels.unlabeled:,} without a label, {labels.skipped:,} skipped). Each side "
+            "(flagged and unflagged) needs at least one item labeled positive or negative "
+            "before the round can be evaluated; nothing was added."
+        )
+        window.show_status(formatting.short_text(text, 300))
+        QMessageBox.information(window, "Not enough labels yet", text)
+        return None
+    classifier = current.classifier if current is not None else None
+    rounds = list(state.rounds)
+    added = [new_round(labels, workbooks, rounds, classifier)]
+    for further in results[1:]:
+        added.append(new_round(further, workbooks, rounds + added, further.design.name))
+    refused = window.session.set_values(
+        [("rounds", tuple(rounds + added))], text=f"Read the labels of {paths[0].name}"
+    )
+    if refused:
+        QMessageBox.warning(window, "Could not add the round", refused)
+        return None
+    window.rounds_panel.evaluate_round(len(rounds))
+    item = added[0]
+    try:
+        missed, top_up = window._in_background(
+            "Checking the round against the targets…",
+            lambda: margin_check(window.session.state, item),
+        )
+    except INPUT_FAILURES as exc:  # the round is in; only the check could not be made
+        logger.info("margin check failed: %s", exc)
+        missed, top_up = (), None
+    result = LabeledRound(
+        workbooks=workbooks, labels=labels, round=item, missed=missed, top_up=top_up
+    )
+    window.show_labeled_summary(result)
+    return result
+
+
+def summary_text(result: LabeledRound) -> str:
+    """The words shown after labels were read (what a lead needs, no formulas)."""
+    labels = result.labels
+    k = labels.design.population_pos / labels.design.population_neg
+    lines = [
+        f"<b>{formatting.short_text(result.round.round or '', 80)}</b> is in the Rounds "
+        "panel and the Evaluate tab shows it.",
+        f"TP {labels.tp:,} · FP {labels.fp:,} · FN {labels.fn:,} · TN {labels.tn:,} "
+        f"(labeled {labels.labeled_pos + labels.labeled_neg:,}; skipped {labels.skipped:,}; "
+        f"without a label {labels.unlabeled:,}).",
+    ]
+    if labels.skipped:
+        from core.confusion import ConfusionMatrix, point_estimates
+
+        for words, how in (("positive", "positive"), ("negative", "negative")):
+            tp, fp, fn, tn = labels.counts(how)
+            if tp + fp and fn + tn:
+                est = point_estimates(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), k)
+                lines.append(
+                    f"If every skipped item were {words}: precision "
+                    f"{formatting.percent(est.precision)}, recall {formatting.percent(est.recall)}."
+                )
+    if result.missed:
+        lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")
+        if result.top_up is not None:
+            n_pos, n_neg = result.top_up
+            lines.append(
+                f"A plan from this round asks for {n_pos:,} flagged and {n_neg:,} unflagged "
+                "items in all. <b>Top up…</b> draws only the additional ones."
+            )
+        else:
+            lines.append(
+                "No larger sample of this population meets the targets; consider wider "
+                "margins on the Plan tab."
+            )
+    else:
+        lines.append("Both target margins are met.")
+    return "<br>".join(lines)
+
+
+def _key(item) -> str:
+    from core.workbook.session_io import round_key
+
+    return round_key(item)
+
+
+def _plain(exc: BaseException) -> str:
+    if isinstance(exc, InputError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return formatting.short_text(f"{type(exc).__name__}: {exc}", 300)
+
+
+def ask_labeled_workbooks(parent: QWidget, folder: Path) -> list[Path]:
+    """The labeled workbooks the user picks (a round and its top-ups)."""
+    names, _filter = QFileDialog.getOpenFileNames(
+        parent,
+        "Read labeled workbook (pick its top-ups too)",
+        str(folder),
+        LABELED_FILTER,
+    )
+    return [Path(name) for name in names]

@@ -1,0 +1,251 @@
+"""The round loop in the app, as a lead walks it: open an item list from the Plan tab, use
+its counts as the population, draw and save the labeling workbook, read the labeled
+workbook back (the round joins the Rounds panel and Evaluate shows it), top up when a
+margin is missed, and read both workbooks as one round.
+
+Expected samples and counts are computed here independently of the app: the rule by
+hashlib (SHA-256 of ``"seed:id"``, first n per stratum) and the counts from the truth
+column of the generated item list.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import random
+from pathlib import Path
+
+import openpyxl
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from core.confusion import ConfusionMatrix
+from desktop import main_window as main_window_module
+from desktop.labeling_round import LABELED_SHEET
+from desktop.main_window import MainWindow, app_settings
+
+ITEMS = 3_000
+SEED = 41
+
+
+def make_items(path: Path) -> dict[str, tuple[int, int]]:
+    """An item list with a predicted column (10 % flagged) and, for the test only, the
+    truth; returns {id: (predicted, truth)}."""
+    rng = random.Random(5)
+    truth_of = {}
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["item_id", "predicted", "subject"])
+        for number in range(ITEMS):
+            item_id = f"m{number:05d}"
+            predicted = int(rng.random() < 0.10)
+            truth = int(rng.random() < (0.85 if predicted else 0.02))
+            truth_of[item_id] = (predicted, truth)
+            writer.writerow([item_id, "yes" if predicted else "no", f"subject {number}"])
+    return truth_of
+
+
+def rule_sample(truth_of, seed: int, n_pos: int, n_neg: int) -> set[str]:
+    """The selection rule, from its definition."""
+
+    def first(stratum: int, n: int) -> list[str]:
+        ids = [item for item, (predicted, _) in truth_of.items() if predicted == stratum]
+        ids.sort(key=lambda item: hashlib.sha256(f"{seed}:{item}".encode()).hexdigest())
+        return ids[:n]
+
+    return set(first(1, n_pos)) | set(first(0, n_neg))
+
+
+def label_like_an_editor(path: Path, target: Path, truth_of) -> set[str]:
+    """Fill the Label column from the truth (as an editor would), return the ids."""
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook.worksheets[0]
+    header = [cell.value for cell in sheet[1]]
+    id_column, label_column = header.index("Item id") + 1, header.index("Label") + 1
+    ids = set()
+    for row in range(2, sheet.max_row + 1):
+        item_id = sheet.cell(row, id_column).value
+        if item_id is None:
+            continue
+        ids.add(item_id)
+        truth = truth_of[item_id][1]
+        sheet.cell(row, label_column).value = "positive" if truth else "negative"
+    workbook.save(target)
+    return ids
+
+
+def counts_of(truth_of, ids) -> ConfusionMatrix:
+    cells = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    for item_id in ids:
+        predicted, truth = truth_of[item_id]
+        key = ("tp" if truth else "fp") if predicted else ("fn" if truth else "tn")
+        cells[key] += 1
+    return ConfusionMatrix(**cells)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path / "settings"))
+    widget = MainWindow(settings=app_settings())
+    qtbot.addWidget(widget)
+    widget.load_example()
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.session.undo_stack.setClean()
+    widget.close()
+
+
+@pytest.fixture
+def items(tmp_path):
+    path = tmp_path / "items.csv"
+    return path, make_items(path)
+
+
+def test_the_plan_tab_opens_the_dialog_with_the_recommended_sizes(qtbot, window):
+    plan_tab = window.plan_tab
+    window.show_tab("plan")
+    qtbot.mouseClick(plan_tab.draw_sample, main_window_module.Qt.MouseButton.LeftButton)
+    dialog = window.item_sample_dialog
+    assert dialog is not None and dialog.isVisible()
+    recommended = plan_tab._basis.recommended
+    assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (
+        recommended.n_pos,
+        recommended.n_neg,
+    )
+    assert not dialog.draw_button.isEnabled()  # no item list yet
+    dialog.close()
+
+
+def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
+    path, truth_of = items
+    positives = sum(predicted for predicted, _ in truth_of.values())
+    dialog = window.open_item_sample(60, 140, item_list=path)
+    # The counts are the list's, and become the Plan's population on request.
+    assert f"{positives:,}" in dialog.counts_label.text()
+    assert f"{ITEMS - positives:,}" in dialog.counts_label.text()
+    assert dialog.use_as_population()
+    population = window.session.get("plan.population")
+    assert (population.predicted_positive, population.predicted_negative) == (
+        positives,
+        ITEMS - positives,
+    )
+    assert population.mode == "counts"
+
+    # Draw with a given seed: exactly the rule's sample.
+    dialog.seed_edit.setText(str(SEED))
+    first = tmp_path / "round 1.xlsx"
+    assert dialog.draw_and_save(first) == first
+    assert "round 1.xlsx" in dialog.message.text()
+    labeled = tmp_path / "round 1 labeled.xlsx"
+    ids = label_like_an_editor(first, labeled, truth_of)
+    assert ids == rule_sample(truth_of, SEED, 60, 140)
+
+    # Read back with margins the round cannot meet: the summary offers a top-up.
+    window.session.set_values([("plan.margin_precision", 0.03), ("plan.margin_recall", 0.03)])
+    result = window.read_labeled_workbook([labeled])
+    assert result is not None
+    expected = counts_of(truth_of, ids)
+    added = window.session.state.rounds[-1]
+    assert added.sheet == LABELED_SHEET
+    assert added.matrix == expected
+    assert (added.population_pos, added.population_neg) == (positives, ITEMS - positives)
+    assert window.session.get("evaluate.matrix") == expected
+    assert window.current_tab_key() == "evaluate"
+    box = window.labeled_summary_box
+    assert box is not None and box.isVisible()
+    assert f"TP {expected.tp:,}" in box.text()
+    assert result.missed and result.top_up is not None
+    new_pos, new_neg = result.top_up
+    assert new_pos >= 60 and new_neg >= 140 and (new_pos, new_neg) != (60, 140)
+
+    # Top up: the dialog keeps the seed and columns, offers the new totals and writes only
+    # the additional items; both workbooks together are the rule's bigger sample.
+    top_up = window.top_up(result)
+    assert top_up is not None and top_up.summary is not None  # the list was found again
+    assert top_up.seed_edit.text() == str(SEED) and top_up.seed_edit.isReadOnly()
+    assert (top_up.n_pos_spin.value(), top_up.n_neg_spin.value()) == (new_pos, new_neg)
+    second = tmp_path / "round 1 top-up.xlsx"
+    assert top_up.draw_and_save(second) == second
+    second_labeled = tmp_path / "round 1 top-up labeled.xlsx"
+    more = label_like_an_editor(second, second_labeled, truth_of)
+    assert not more & ids
+    assert more | ids == rule_sample(truth_of, SEED, new_pos, new_neg)
+    rounds_before = len(window.session.state.rounds)
+    both = window.read_labeled_workbook([labeled, second_labeled])
+    assert both is not None
+    assert len(window.session.state.rounds) == rounds_before + 1
+    assert window.session.get("evaluate.matrix") == counts_of(truth_of, more | ids)
+
+    # One undo step per read: undoing removes the round again.
+    window.session.undo_stack.undo()
+    window.session.undo_stack.undo()
+    assert len(window.session.state.rounds) == rounds_before
+
+
+def test_a_bad_item_list_is_named_and_nothing_is_drawn(qtbot, window, tmp_path):
+    path = tmp_path / "dupes.csv"
+    path.write_text("item_id,predicted\na,1\nb,0\na,0\nc,1\n", encoding="utf-8")
+    dialog = window.open_item_sample(1, 1, item_list=path)
+    text = dialog.message.text()
+    assert "dupes.csv" in text and "a" in text and "duplicate" in text.lower()
+    assert dialog.summary is None
+    assert not dialog.draw_button.isEnabled()
+    assert dialog.draw_and_save(tmp_path / "out.xlsx") is None
+    assert not (tmp_path / "out.xlsx").exists()
+
+
+def test_the_item_list_is_never_the_destination(qtbot, window, items, tmp_path):
+    path, _truth = items
+    dialog = window.open_item_sample(5, 5, item_list=path)
+    before = path.read_bytes()
+    target = tmp_path / "items.xlsx"
+    target.write_bytes(b"someone else's workbook")
+    assert dialog.draw_and_save(target) is None
+    assert "items.xlsx" in dialog.message.text()
+    assert target.read_bytes() == b"someone else's workbook"
+    assert path.read_bytes() == before
+
+
+def test_a_sample_larger_than_its_stratum_is_refused(qtbot, window, items, tmp_path):
+    path, truth_of = items
+    positives = sum(predicted for predicted, _ in truth_of.values())
+    dialog = window.open_item_sample(positives + 1, 10, item_list=path)
+    assert dialog.draw_and_save(tmp_path / "too many.xlsx") is None
+    assert f"{positives:,}" in dialog.message.text()
+    assert not (tmp_path / "too many.xlsx").exists()
+
+
+def test_a_workbook_with_an_edited_id_is_refused_and_nothing_changes(
+    qtbot, window, items, tmp_path, monkeypatch
+):
+    path, _truth = items
+    dialog = window.open_item_sample(10, 20, item_list=path)
+    written = dialog.draw_and_save(tmp_path / "sample.xlsx")
+    workbook = openpyxl.load_workbook(written)
+    sheet = workbook.worksheets[0]
+    header = [cell.value for cell in sheet[1]]
+    sheet.cell(2, header.index("Item id") + 1).value = "not-an-item"
+    workbook.save(tmp_path / "edited.xlsx")
+    warnings = []
+    monkeypatch.setattr(
+        QMessageBox, "warning", lambda _parent, title, text: warnings.append((title, text))
+    )
+    rounds = window.session.state.rounds
+    assert window.read_labeled_workbook([tmp_path / "edited.xlsx"]) is None
+    assert window.session.state.rounds == rounds
+    assert warnings and "not-an-item" in warnings[0][1]
+
+
+def test_an_unlabeled_workbook_adds_nothing_and_says_why(
+    qtbot, window, items, tmp_path, monkeypatch
+):
+    path, _truth = items
+    dialog = window.open_item_sample(10, 20, item_list=path)
+    written = dialog.draw_and_save(tmp_path / "sample.xlsx")
+    said = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _parent, title, text: said.append(text))
+    rounds = window.session.state.rounds
+    assert window.read_labeled_workbook([written]) is None
+    assert window.session.state.rounds == rounds
+    assert said and "30 without a label" in said[0]
