@@ -515,6 +515,10 @@ class EnsembleTab(QWidget):
         form.addRow(self.sample_size_label)
 
         left = QWidget()
+        # Wide enough that the wrapped sample-size sentence stays two or three lines: laid
+        # out narrower (a tab first shown after a resize), it claimed a height that pushed
+        # the window past a laptop screen.
+        left.setMinimumWidth(400)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(sets_box, 1)

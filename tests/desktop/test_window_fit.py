@@ -109,6 +109,17 @@ def test_the_window_fits_a_laptop_screen(window):
     assert window.size() == LAPTOP  # not forced taller by a minimum
 
 
+def test_showing_every_tab_never_makes_the_window_taller_than_the_screen(qtbot, window):
+    # A tab first laid out narrow once wrapped a sentence into a dozen lines and pushed
+    # the window to 939 px, past a 768 px screen.
+    qtbot.wait(1500)  # the Ensemble simulation ends while its tab is hidden
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        window.grab()  # lays the tab out, as a screenshot or a first paint does
+        assert window.minimumSizeHint().height() <= LAPTOP.height(), window.tab_keys[index]
+        assert window.size() == LAPTOP, window.tab_keys[index]
+
+
 @pytest.mark.parametrize("index", range(5))
 def test_no_widget_is_clipped_at_1366_by_768(qtbot, window, index):
     tab = show_tab(qtbot, window, index)
