@@ -55,15 +55,21 @@ class _Job(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self._function(self._control)
-        except Cancelled:
-            pass  # TaskRunner.cancel() announced it when it asked; nothing comes back
-        except InputError as exc:
-            self._signals.failed.emit(self._generation, str(exc))
-        except Exception as exc:  # shown in the status bar, never a traceback dialog
-            self._signals.failed.emit(self._generation, f"{type(exc).__name__}: {exc}")
-        else:
-            self._signals.finished.emit(self._generation, result)
+            try:
+                result = self._function(self._control)
+            except Cancelled:
+                return  # TaskRunner.cancel() announced it when it asked; nothing comes back
+            except InputError as exc:
+                self._signals.failed.emit(self._generation, str(exc))
+            except Exception as exc:  # shown in the status bar, never a traceback dialog
+                self._signals.failed.emit(self._generation, f"{type(exc).__name__}: {exc}")
+            else:
+                self._signals.finished.emit(self._generation, result)
+        except RuntimeError as exc:
+            # The window closed while the task ran: its signals' C++ object is gone and
+            # nobody waits for the result (no traceback on the user's terminal).
+            if "deleted" not in str(exc):
+                raise
 
 
 class TaskRunner(QObject):

@@ -64,7 +64,6 @@ from core.workbook.rounds import (
     ColumnChoice,
     Round,
     RoundsBook,
-    WorkbookError,
     read_rounds,
 )
 from core.workbook.safe_io import FileFingerprint
@@ -367,37 +366,31 @@ def previous_round_label(item: Round) -> str:
 
 
 def _read_inputs_and_sources(path: Path):
-    """``(Inputs rows or None, {Rounds row: (source sheet, source row)})``."""
-    import openpyxl
+    """``(Inputs rows or None, {Rounds row: (source sheet, source row)})``.
 
-    from core.workbook.xlsx_reader import guard_workbook
+    Read with the project's hardened streaming reader (the same budgets and refusals as
+    :func:`~core.workbook.rounds.read_rounds`, and no openpyxl import at start-up).
+    """
+    from core.workbook.xlsx_reader import open_sheets
 
-    # openpyxl meets only parts the hardened parser accepted, within the file's budget.
-    guard_workbook(path)
-    try:
-        with path.open("rb") as stream:
-            workbook = openpyxl.load_workbook(stream, read_only=True, data_only=True)
-            try:
-                inputs = None
-                if SHEET_INPUTS in workbook.sheetnames:
-                    inputs = _inputs_rows(workbook[SHEET_INPUTS])
-                sources = {}
-                if inputs is not None and SHEET_ROUNDS in workbook.sheetnames:
-                    sources = _round_sources(workbook[SHEET_ROUNDS])
-            finally:
-                workbook.close()
-    except OSError as exc:
-        raise WorkbookError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except Exception as exc:  # read_rounds opened it already; a late failure is damage
-        raise WorkbookError(
-            f"{path} is damaged and cannot be read: {type(exc).__name__}: {exc}"
-        ) from None
+    inputs = None
+    sources: dict[int, tuple[str, int]] = {}
+    rounds_rows: list = []
+    with open_sheets(path) as sheets:
+        for sheet in sheets:
+            if sheet.title == SHEET_INPUTS and inputs is None:
+                inputs = _inputs_rows(values for _number, values, _formulas in sheet.rows)
+            elif sheet.title == SHEET_ROUNDS:
+                rounds_rows = [(number, values) for number, values, _formulas in sheet.rows]
+    if inputs is not None:
+        sources = _round_sources(rounds_rows)
     return inputs, sources
 
 
-def _inputs_rows(sheet) -> list[tuple[Any, Any, Any]] | None:
-    """The Inputs sheet's rows, or ``None`` when its header is not ours."""
-    rows = sheet.iter_rows(values_only=True)
+def _inputs_rows(rows) -> list[tuple[Any, Any, Any]] | None:
+    """The Inputs sheet's rows (an iterator of cell values), or ``None`` when its header
+    is not ours."""
+    rows = iter(rows)
     header = next(rows, None)
     if header is None or len(header) < 2:
         return None
@@ -458,11 +451,12 @@ def _agrees(decoded: Any, value: Any) -> bool:
     return decoded is None and value is None
 
 
-def _round_sources(sheet) -> dict[int, tuple[str, int]]:
-    """Rounds sheet row -> (sheet, row) the round was first read from."""
+def _round_sources(rows) -> dict[int, tuple[str, int]]:
+    """Rounds sheet row -> (sheet, row) the round was first read from, from the sheet's
+    ``(row number, values)`` pairs."""
     columns = None
     sources: dict[int, tuple[str, int]] = {}
-    for number, row in enumerate(sheet.iter_rows(values_only=True), start=1):
+    for number, row in rows:
         if columns is None:
             if number > HEADER_SEARCH_ROWS:
                 return {}

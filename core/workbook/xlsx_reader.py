@@ -456,11 +456,81 @@ def _workbook_sheets(
     return sheets, date1904[0]
 
 
+# openpyxl's number-format rules (openpyxl.styles.numbers), restated so that reading a
+# workbook does not import openpyxl (a sixth of the app's start-up); the test
+# tests/core/test_xlsx_reader.py checks them against openpyxl's own functions.
+#: Built-in format ids that show a date, a time or a duration (Excel's fixed table).
+_BUILTIN_DATE_FORMATS = {
+    14: "mm-dd-yy",
+    15: "d-mmm-yy",
+    16: "d-mmm",
+    17: "mmm-yy",
+    18: "h:mm AM/PM",
+    19: "h:mm:ss AM/PM",
+    20: "h:mm",
+    21: "h:mm:ss",
+    22: "m/d/yy h:mm",
+    45: "mm:ss",
+    46: "[h]:mm:ss",
+    47: "mmss.0",
+}
+#: Quoted literals and bracketed locale/colour codes, which never make a format a date.
+_FORMAT_LITERALS = re.compile(r'".*?"|\[(?!hh?\]|mm?\]|ss?\])[^\]]*\]')
+_DATE_LETTER = re.compile(r"(?<![_\\])[dmhysDMHYS]")
+_DURATION = re.compile(
+    r"\[hh?\](:mm(:ss(\.0*)?)?)?|\[mm?\](:ss(\.0*)?)?|\[ss?\](\.0*)?", re.IGNORECASE
+)
+
+
+def from_excel(
+    serial: float, epoch: dt.datetime = _WINDOWS_EPOCH, *, duration: bool = False
+) -> dt.datetime | dt.time | dt.timedelta:
+    """The date, time of day or duration an Excel serial number stands for.
+
+    openpyxl's ``openpyxl.utils.datetime.from_excel``, restated (see above): serials below
+    1 are times of day, and in the 1900 date system serials below 60 are moved by one day
+    for Excel's phantom 29 February 1900. Durations are rounded to milliseconds.
+
+    Raises
+    ------
+    OverflowError, ValueError
+        The serial is outside the dates Python can hold.
+    """
+    if duration:
+        span = dt.timedelta(days=serial)
+        if span.microseconds:
+            span = dt.timedelta(
+                seconds=span.total_seconds() // 1, microseconds=round(span.microseconds, -3)
+            )
+        return span
+    day, fraction = divmod(serial, 1)
+    offset = dt.timedelta(milliseconds=round(fraction * 86_400 * 1000))
+    if 0 <= serial < 1 and offset.days == 0:
+        minutes, seconds = divmod(offset.seconds, 60)
+        hours, minutes = divmod(minutes, 60)
+        return dt.time(hours, minutes, seconds, offset.microseconds)
+    if 0 < serial < 60 and epoch == _WINDOWS_EPOCH:
+        day += 1
+    return epoch + dt.timedelta(days=day) + offset
+
+
+def is_date_format(code: str | None) -> bool:
+    """True when number format ``code`` shows a date or time (openpyxl's rule)."""
+    if code is None:
+        return False
+    first = _FORMAT_LITERALS.sub("", code.split(";")[0])
+    return _DATE_LETTER.search(first) is not None
+
+
+def is_duration_format(code: str | None) -> bool:
+    """True when number format ``code`` shows a duration such as ``[h]:mm`` (openpyxl's rule)."""
+    return code is not None and _DURATION.search(code.split(";")[0]) is not None
+
+
 def _date_styles(archive: zipfile.ZipFile, meter: _Meter) -> tuple[frozenset[str], frozenset[str]]:
     """Cell style indices (as the ``s`` attribute spells them) showing dates, and durations."""
     if _STYLES_PART not in archive.NameToInfo:
         return frozenset(), frozenset()
-    from openpyxl.styles.numbers import builtin_format_code, is_date_format, is_timedelta_format
 
     custom: dict[int, str] = {}
     cell_formats: list[int] = []
@@ -491,10 +561,10 @@ def _date_styles(archive: zipfile.ZipFile, meter: _Meter) -> tuple[frozenset[str
     dates: set[str] = set()
     durations: set[str] = set()
     for index, format_id in enumerate(cell_formats):
-        code = custom[format_id] if format_id in custom else builtin_format_code(format_id)
+        code = custom[format_id] if format_id in custom else _BUILTIN_DATE_FORMATS.get(format_id)
         if is_date_format(code):
             dates.add(str(index))
-        if is_timedelta_format(code):
+        if is_duration_format(code):
             durations.add(str(index))
     return frozenset(dates), frozenset(durations)
 
@@ -883,14 +953,10 @@ class _SheetReader:
         return converted
 
     def _excel_date(self, number: float, style: str):
-        from openpyxl.utils.datetime import from_excel
-
         if not math.isfinite(number):
             return "#VALUE!"
         try:
-            return from_excel(
-                number, self.book.epoch, timedelta=style in self.book.timedelta_styles
-            )
+            return from_excel(number, self.book.epoch, duration=style in self.book.timedelta_styles)
         except (OverflowError, ValueError):
             return "#VALUE!"  # what openpyxl shows for a date serial out of range
 

@@ -247,3 +247,103 @@ def test_a_cell_beyond_the_text_limit_is_damage_not_memory(tmp_path, monkeypatch
     streaming_only(monkeypatch)
     with pytest.raises(WorkbookError, match="row 1: a cell holds more than 10,000 characters"):
         rows_of(path)
+
+
+# --- number formats: openpyxl's rules without importing openpyxl --------------------------
+
+FORMAT_CODES = [
+    None,
+    "General",
+    "0",
+    "0.00",
+    "0%",
+    "0.00%",
+    "#,##0",
+    '"Day "0',
+    '0" days"',
+    "[Red]0.0",
+    "[$-409]d-mmm-yy",
+    "yyyy-mm-dd",
+    "dd/mm/yyyy hh:mm",
+    "mm:ss",
+    "[h]:mm:ss",
+    "[mm]:ss",
+    "[ss].00",
+    "h:mm AM/PM",
+    "0.0E+00",
+    "@",
+    "_(* #,##0_)",
+    "\\d0",
+    "_d0",
+    "d;0",
+    "0;d",
+    "[>100]0;[Red]0",
+    "[hh]:mm",
+    "[H]",
+    "ss.0",
+    'm"x"',
+    "#,##0.00 [$€-407]",
+    "[DBNum1]0",
+]
+
+
+@pytest.mark.parametrize("code", FORMAT_CODES)
+def test_number_format_rules_agree_with_openpyxl(code):
+    from openpyxl.styles.numbers import is_date_format, is_timedelta_format
+
+    from core.workbook import xlsx_reader
+
+    assert xlsx_reader.is_date_format(code) == is_date_format(code)
+    assert xlsx_reader.is_duration_format(code) == is_timedelta_format(code)
+
+
+def test_builtin_date_formats_are_openpyxls():
+    from openpyxl.styles.numbers import BUILTIN_FORMATS, is_date_format, is_timedelta_format
+
+    from core.workbook import xlsx_reader
+
+    expected = {
+        index: code
+        for index, code in BUILTIN_FORMATS.items()
+        if is_date_format(code) or is_timedelta_format(code)
+    }
+    assert xlsx_reader._BUILTIN_DATE_FORMATS == expected
+
+
+def test_reading_a_workbook_does_not_import_openpyxl(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import SHARED_FIXTURES
+
+    code = (
+        "import sys; from core.workbook.rounds import read_rounds; "
+        f"read_rounds({str(SHARED_FIXTURES / 'rounds_messy.xlsx')!r}); "
+        "print('openpyxl' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    serial=st.one_of(
+        st.floats(min_value=-1, max_value=3_000_000, allow_nan=False),
+        st.integers(-10, 2_958_465).map(float),
+        st.sampled_from([0.0, 0.5, 0.99999999, 1.0, 59.0, 59.5, 60.0, 61.0, 2_958_465.99]),
+    ),
+    mac=st.booleans(),
+    duration=st.booleans(),
+)
+def test_excel_serials_convert_as_openpyxl_converts_them(serial, mac, duration):
+    from openpyxl.utils.datetime import MAC_EPOCH, WINDOWS_EPOCH
+    from openpyxl.utils.datetime import from_excel as openpyxl_from_excel
+
+    epoch = MAC_EPOCH if mac else WINDOWS_EPOCH
+    try:
+        expected = openpyxl_from_excel(serial, epoch, timedelta=duration)
+    except (OverflowError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            xlsx_reader.from_excel(serial, epoch, duration=duration)
+        return
+    assert xlsx_reader.from_excel(serial, epoch, duration=duration) == expected
