@@ -40,7 +40,8 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
     app.setApplicationDisplayName("PR Planner")
     pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 
-    window = MainWindow(recovery_dir=recovery_directory())
+    # The Plan tab is painted first; the other tabs are built right after (see below).
+    window = MainWindow(recovery_dir=recovery_directory(), defer_tabs=True)
     window.load_example()
     window.show()
 
@@ -66,6 +67,8 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
         start()
         if os.environ.get(EXIT_AFTER_SHOW_ENV):
             QTimer.singleShot(0, report_and_quit)
+        else:
+            QTimer.singleShot(0, window.build_deferred_tabs)
 
     QTimer.singleShot(0, start_then_report)
 
@@ -76,6 +79,12 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
             window.repaint()  # and make sure it did (a synchronous paint of the whole window)
             plots = len(window.findChildren(pg.PlotWidget))
             print(f"shown {time.time():.6f} plots {plots}", flush=True)
+            # And when every tab is built and laid out (the window fully usable).
+            window.build_deferred_tabs()
+            for index in range(window.tabs.count()):
+                window.tabs.widget(index).grab()
+            plots = len(window.findChildren(pg.PlotWidget))
+            print(f"ready {time.time():.6f} plots {plots}", flush=True)
             window.session.undo_stack.setClean()
             window.close()
             app.quit()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
+import importlib
 import logging
 import os
 import re
@@ -70,11 +71,8 @@ from core.workbook.safe_io import (
     is_ours,
 )
 from desktop import formatting, resources
-from desktop.ensemble_tab import EnsembleTab
-from desktop.evaluate_tab import EvaluateTab
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.help import FormulaReference, show_about, show_guide
-from desktop.history_tab import HistoryTab
 from desktop.labeling_round import (
     ItemSampleDialog,
     LabeledRound,
@@ -84,7 +82,6 @@ from desktop.labeling_round import (
 )
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
-from desktop.prevalence_tab import PrevalenceTab
 from desktop.rounds_panel import RoundsPanel, previous_round_changes, round_label
 from desktop.session_model import SessionModel
 from desktop.widgets import affects, guard_wheel
@@ -113,14 +110,22 @@ READ_FAILURES = (InputError, OSError, OverflowError, ValueError, MemoryError, Re
 MAX_SNAPSHOT_SIZE = QSize(2400, 1600)
 logger = logging.getLogger(__name__)
 
-#: (tab key, title, module, class) in the order the tabs appear. The key names the help page.
+#: (tab key, title, "module:class") in the order the tabs appear. The key names the help
+#: page. Named, not imported: a tab's module is imported when the tab is built, so the
+#: window can paint the Plan tab before the others' modules are loaded.
 TABS = (
-    ("plan", "Plan", PlanTab),
-    ("evaluate", "Evaluate", EvaluateTab),
-    ("prevalence", "Prevalence", PrevalenceTab),
-    ("ensemble", "Ensemble", EnsembleTab),
-    ("history", "History", HistoryTab),
+    ("plan", "Plan", "desktop.plan_tab:PlanTab"),
+    ("evaluate", "Evaluate", "desktop.evaluate_tab:EvaluateTab"),
+    ("prevalence", "Prevalence", "desktop.prevalence_tab:PrevalenceTab"),
+    ("ensemble", "Ensemble", "desktop.ensemble_tab:EnsembleTab"),
+    ("history", "History", "desktop.history_tab:HistoryTab"),
 )
+
+
+def tab_class(spec: str) -> type:
+    """The tab class a :data:`TABS` entry names (``"desktop.plan_tab:PlanTab"``)."""
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def app_settings() -> QSettings:
@@ -229,6 +234,7 @@ class MainWindow(QMainWindow):
         parent: QWidget | None = None,
         *,
         recovery_dir: str | os.PathLike[str] | None = None,
+        defer_tabs: bool = False,
     ):
         super().__init__(parent)
         self.settings = settings if settings is not None else app_settings()
@@ -267,14 +273,16 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tab_keys: list[str] = []
-        for key, title, tab_class in TABS:
-            widget = tab_class(self.session, self.tabs)
-            widget.setObjectName(f"{key}_tab")
+        #: Tabs not built yet (``defer_tabs``): key -> class; see build_deferred_tabs.
+        self._deferred_tabs: dict[str, str] = {}
+        for index, (key, title, spec) in enumerate(TABS):
+            if defer_tabs and index > 0:
+                widget = QWidget(self.tabs)  # stands in until build_deferred_tabs
+                self._deferred_tabs[key] = spec
+            else:
+                widget = self._make_tab(key, spec)
             self.tabs.addTab(widget, title)
             self.tab_keys.append(key)
-            message_signal = getattr(widget, "status_message", None)
-            if message_signal is not None:
-                message_signal.connect(self.show_status)
         self.setCentralWidget(self.tabs)
         guard_wheel(self.tabs)  # the wheel scrolls panels, not unfocused fields
 
@@ -305,6 +313,42 @@ class MainWindow(QMainWindow):
         self._fit_to_screen()
         self._restore_window()
         self._update_title()
+
+    # --- tabs ---------------------------------------------------------------------------
+
+    def _make_tab(self, key: str, spec: str) -> QWidget:
+        widget = tab_class(spec)(self.session, self.tabs)
+        widget.setObjectName(f"{key}_tab")
+        message_signal = getattr(widget, "status_message", None)
+        if message_signal is not None:
+            message_signal.connect(self.show_status)
+        return widget
+
+    def build_deferred_tabs(self) -> None:
+        """Build the tabs a ``defer_tabs`` window left for after its first paint.
+
+        The app paints the Plan tab first and builds the other four right after (about a
+        third of a second), so the window appears sooner; anything that needs a tab
+        (showing it, snapshots, import) calls this first. Idempotent.
+        """
+        if not self._deferred_tabs:
+            return
+        current = self.tabs.currentIndex()
+        self.tabs.blockSignals(True)
+        try:
+            for key, spec in list(self._deferred_tabs.items()):
+                index = self.tab_keys.index(key)
+                title = self.tabs.tabText(index)
+                stand_in = self.tabs.widget(index)
+                self.tabs.removeTab(index)
+                self.tabs.insertTab(index, self._make_tab(key, spec), title)
+                stand_in.deleteLater()
+                del self._deferred_tabs[key]
+            self.tabs.setCurrentIndex(current)
+        finally:
+            self.tabs.blockSignals(False)
+        self.connect_grids()
+        guard_wheel(self.tabs)
 
     # --- menus --------------------------------------------------------------------------
 
@@ -862,6 +906,7 @@ class MainWindow(QMainWindow):
         widget in a :class:`QStackedWidget` keeps its 100x30 birth size until shown).
         Rendering happens on the GUI thread and takes a few tens of milliseconds per plot.
         """
+        self.build_deferred_tabs()
         images: dict[str, bytes] = {}
         current = self.tabs.currentWidget()
         frame = current.geometry() if current is not None else QRect()
@@ -934,6 +979,7 @@ class MainWindow(QMainWindow):
     def import_scored_sample(self, path=None) -> bool:
         """File > Import scored sample…: hand a CSV/XLSX of scores and labels to the
         Prevalence tab (read in the background there) and show that tab."""
+        self.build_deferred_tabs()
         index = self.tab_keys.index("prevalence")
         tab = self.tabs.widget(index)
         if not hasattr(tab, "import_scored_sample"):
@@ -1074,6 +1120,7 @@ class MainWindow(QMainWindow):
     def show_tab(self, key: str) -> None:
         """Bring the tab ``key`` (``"evaluate"``, ``"plan"``, ...) to the front."""
         if key in self.tab_keys:
+            self.build_deferred_tabs()
             self.tabs.setCurrentIndex(self.tab_keys.index(key))
 
     # --- edit ---------------------------------------------------------------------------
@@ -1131,6 +1178,7 @@ class MainWindow(QMainWindow):
         show_about(self)
 
     def _on_tab_changed(self, index: int) -> None:
+        self.build_deferred_tabs()  # a click on a tab before they were built
         # A message belongs to the tab that raised it (each tab also shows its own warnings
         # in place): an Ensemble refusal must not linger over History.
         self.statusBar().clearMessage()

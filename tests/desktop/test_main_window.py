@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from core.workbook.rounds import read_rounds
 from desktop import main_window as main_window_module
 from desktop import resources
-from desktop.main_window import TABS, MainWindow, app_settings
+from desktop.main_window import TABS, MainWindow, app_settings, tab_class
 
 
 @pytest.fixture
@@ -226,9 +226,30 @@ def test_about_box(window, monkeypatch):
 
 def test_every_tab_is_its_real_widget(window):
     assert window.tab_keys == [key for key, _title, _cls in TABS]
-    for index, (_key, title, tab_class) in enumerate(TABS):
-        assert isinstance(window.tabs.widget(index), tab_class)
+    for index, (_key, title, spec) in enumerate(TABS):
+        assert isinstance(window.tabs.widget(index), tab_class(spec))
         assert window.tabs.tabText(index) == title
+
+
+def test_a_window_with_deferred_tabs_builds_them_when_needed(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path))
+    widget = MainWindow(settings=app_settings(), defer_tabs=True)
+    qtbot.addWidget(widget)
+    widget.load_example()
+    widget.show()
+    assert isinstance(widget.tabs.widget(0), tab_class(TABS[0][2]))
+    assert not isinstance(widget.tabs.widget(1), tab_class(TABS[1][2]))  # a stand-in
+    widget.tabs.setCurrentIndex(widget.tab_keys.index("history"))  # a click on a tab
+    for index, (key, title, spec) in enumerate(TABS):
+        assert isinstance(widget.tabs.widget(index), tab_class(spec)), key
+        assert widget.tabs.tabText(index) == title
+    assert widget.current_tab_key() == "history"
+    # Built from the session as it is now: Evaluate shows the example's current round.
+    evaluate = widget.tabs.widget(widget.tab_keys.index("evaluate"))
+    assert evaluate.findChildren(main_window_module.ConfusionGridView)
+    widget.build_deferred_tabs()  # idempotent
+    assert widget.tabs.count() == len(TABS)
+    widget.session.undo_stack.setClean()
 
 
 def test_a_tabs_message_does_not_linger_on_another_tab(qtbot, window):
