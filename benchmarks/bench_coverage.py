@@ -1,4 +1,4 @@
-"""Benchmarks of the coverage experiment (issue 2, section 4).
+"""Benchmarks of the coverage experiment.
 
 Run: ``python -m pytest benchmarks/bench_coverage.py --benchmark-enable -q``.
 Targets: the paper grid with A = Q = 1000 <= 10 s; the vectorized Algorithm 1 at least 50x

@@ -1,4 +1,4 @@
-"""Benchmark of the several-classifiers planner (issue 3, section 2: 200 trials for three
+"""Benchmark of the several-classifiers planner (target: 200 trials for three
 children in < 1 s).
 
 Run with ``python -m pytest benchmarks/bench_ensemble.py --benchmark-enable -q``.

@@ -1,4 +1,4 @@
-"""Benchmarks of planning (issue 2, section 4: width curves for 400 values of ``s``,
+"""Benchmarks of planning (targets: width curves for 400 values of ``s``,
 frequentist plus three Bayesian, <= 1 ms; ``prplanner plan ... --json`` as a whole process
 <= 0.5 s).
 

@@ -1,4 +1,4 @@
-"""Benchmarks of the prevalence engine (issue 3, section 4: a 200-point P3 curve with its
+"""Benchmarks of the prevalence engine (targets: a 200-point P3 curve with its
 band in <= 1 ms; curves for 1,000,000 scored items in <= 1 s), and weighted curves against
 scikit-learn's ``average_precision_score`` from 10^4 to 5x10^6 items, with BLAS limited to
 one thread and at its default, interleaved in the same run: ours must not be slower.

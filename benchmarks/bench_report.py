@@ -1,4 +1,4 @@
-"""Benchmark: write the Excel report of a session with 1,000 past rounds (issue 5).
+"""Benchmark: write the Excel report of a session with 1,000 past rounds.
 
 Run with ``python -m pytest benchmarks/bench_report.py --benchmark-enable -q``. The report
 includes everything a save writes: the evaluation of the Evaluate tab (10,000 replicates),

@@ -5,7 +5,7 @@ run in scripts, on servers and under the ``prplanner`` command line.
 
 Equation numbers in docstrings (``Eq 4``, ``Theorem 1``) are headings of
 ``docs/methods.md``, the project's methods document, which keeps the source papers'
-numbering. (Older docstrings still say ``spec 1.2``: the section of the same name there.)
+numbering; ``methods §11`` means its section 11.
 """
 
 from core.errors import InputError

@@ -1,4 +1,4 @@
-"""Priors, posteriors and the Bayesian predictive intervals of spec 1.4 (Eq 6-8).
+"""Priors, posteriors and the Bayesian predictive intervals of methods §5 (Eq 6-8).
 
 The model: ``pi1 ~ Beta(a11, a01)`` and ``pi0 ~ Beta(a10, a00)`` a priori; after a round with
 counts ``(n11, n01, n10, n00)`` the posterior is ``Beta(z11, z01)`` and ``Beta(z10, z00)``
@@ -28,7 +28,7 @@ from core.confusion import ConfusionMatrix, pi0_from_precision_recall
 from core.errors import InputError
 from core.intervals import Interval, log_ratio_bounds
 
-#: Pseudo-sample of predicted positives per unit of prior strength (spec 1.4, Figure 1).
+#: Pseudo-sample of predicted positives per unit of prior strength (methods §5, Figure 1).
 PSEUDO_POSITIVES_PER_STRENGTH = 100.0
 
 
@@ -57,7 +57,7 @@ class Prior:
         for field in ("a11", "a01", "a10", "a00"):
             object.__setattr__(self, field, validation.non_negative(field, getattr(self, field)))
 
-    # presets (spec 1.4 and 4.3) ---------------------------------------------------------
+    # presets (methods §5) --------------------------------------------------------------------
 
     @classmethod
     def none(cls) -> Prior:
@@ -82,7 +82,7 @@ class Prior:
 
     @classmethod
     def from_expected(cls, precision: float, recall: float, k: float, strength: float) -> Prior:
-        """Preset from expected precision/recall with strength ``w`` (spec 1.4).
+        """Preset from expected precision/recall with strength ``w`` (methods §5).
 
         ``Beta(pi1*100w, (1-pi1)*100w)`` and ``Beta(pi0*100w/k, (1-pi0)*100w/k)``: a
         pseudo-sample of ``100w`` predicted positives and proportionally many negatives,
@@ -128,7 +128,7 @@ class Prior:
         return not any(self.as_tuple())
 
     def posterior(self, matrix: ConfusionMatrix | None = None) -> Posterior:
-        """``zij = aij + nij``; refuses an improper result with a message (spec 1.4)."""
+        """``zij = aij + nij``; refuses an improper result with a message (methods §5)."""
         counts = matrix.as_tuple() if matrix is not None else (0, 0, 0, 0)
         z = tuple(a + n for a, n in zip(self.as_tuple(), counts, strict=True))
         if min(z) <= 0:
@@ -164,7 +164,7 @@ class Posterior:
         return self.z10 / (self.z10 + self.z00)
 
     def theta(self) -> tuple[float, float]:
-        """``(Theta1, Theta0)`` of Theorem 2 (spec 1.5)."""
+        """``(Theta1, Theta0)`` of Theorem 2 (methods §7)."""
         theta1 = self.z11 * (self.z11 + self.z01 + 1) / (self.z01 * (self.z11 + self.z01))
         theta0 = self.z10 * (self.z10 + self.z00 + 1) / (self.z00 * (self.z10 + self.z00))
         return theta1, theta0

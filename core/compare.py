@@ -1,4 +1,4 @@
-"""Two labeled rounds compared: did precision or recall change? (issue 2, section 2)
+"""Two labeled rounds compared: did precision or recall change? (methods §9)
 
 * Precision is a binomial proportion in each (independent) round, so its change gets
   Newcombe's hybrid score interval (Newcombe 1998, method 10), built from the two Wilson
@@ -8,7 +8,7 @@
       upper = d + sqrt((u2 - p2)^2 + (p1 - l1)^2)
 
 * Recall has no such closed form, so its change is a Monte-Carlo interval from the two
-  posteriors (spec 1.4): draw ``pi1, pi0`` of each round from ``Beta(z11, z01)`` and
+  posteriors (methods §5): draw ``pi1, pi0`` of each round from ``Beta(z11, z01)`` and
   ``Beta(z10, z00)``, map them to recall with each round's ``k`` (Eq 2) and take the
   percentiles of the difference. The default prior is Jeffreys (0.5 per cell), proper even
   when a count is 0.
@@ -93,7 +93,7 @@ class Comparison:
     warnings: tuple[str, ...]
 
     def to_dict(self) -> dict:
-        """The ``prplanner compare --json`` document (issue 2, section 3) plus ``warnings``."""
+        """The ``prplanner compare --json`` document (its JSON contract) plus ``warnings``."""
         return {
             "precision_change": self.precision_change.to_dict(),
             "recall_change": self.recall_change.to_dict(),

@@ -1,6 +1,6 @@
-"""Confusion matrices, populations and the truth relations of spec 1.1 (Eq 1, 2, 9).
+"""Confusion matrices, populations and the truth relations of methods §2 (Eq 1, 2, 9).
 
-Notation (spec 1.1): ``tp = n11``, ``fp = n01`` (the predicted-positive sample, ``n1``),
+Notation (methods §2): ``tp = n11``, ``fp = n01`` (the predicted-positive sample, ``n1``),
 ``fn = n10``, ``tn = n00`` (the predicted-negative sample, ``n0``); ``pi1`` = precision,
 ``pi0`` = false omission rate, ``k = N1/N0``.
 
@@ -93,19 +93,19 @@ class ConfusionMatrix:
 
     @property
     def pi1_hat(self) -> float:
-        """``TP/n1``, the precision estimate (spec 1.1)."""
+        """``TP/n1``, the precision estimate (methods §2)."""
         self.require_both_strata()
         return self.tp / self.n_pos
 
     @property
     def pi0_hat(self) -> float:
-        """``FN/n0``, the false-omission-rate estimate (spec 1.1)."""
+        """``FN/n0``, the false-omission-rate estimate (methods §2)."""
         self.require_both_strata()
         return self.fn / self.n_neg
 
     @property
     def sample_k(self) -> float:
-        """``n1/n0``: the imbalance ratio a plain random sample estimates (spec 1.1)."""
+        """``n1/n0``: the imbalance ratio a plain random sample estimates (methods §2)."""
         self.require_both_strata()
         return self.n_pos / self.n_neg
 
@@ -213,13 +213,13 @@ def recall_from_rates(pi1, pi0, k):
 
 
 def fpr_from_rates(pi1, pi0, k):
-    """False positive rate ``1/(1 + (1-pi0)/(k*(1-pi1)))`` (spec 1.1)."""
+    """False positive rate ``1/(1 + (1-pi0)/(k*(1-pi1)))`` (methods §2)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return 1.0 / (1.0 + np.divide(np.subtract(1.0, pi0), np.multiply(k, np.subtract(1.0, pi1))))
 
 
 def prevalence_from_rates(pi1, pi0, k):
-    """Share of actual positives in the population, ``(k*pi1 + pi0)/(k + 1)`` (spec 1.1)."""
+    """Share of actual positives in the population, ``(k*pi1 + pi0)/(k + 1)`` (methods §2)."""
     return (np.multiply(k, pi1) + pi0) / (np.add(k, 1.0))
 
 
@@ -239,7 +239,7 @@ def f_beta(precision, recall, beta: float = 1.0):
 
 
 def stratum_sizes(v, k: float, s: float) -> tuple[int, int]:
-    """Integer sizes ``n1 = round(v*k*s/(k*s+1))``, ``n0 = v - n1`` (Eq 1, spec 1.1).
+    """Integer sizes ``n1 = round(v*k*s/(k*s+1))``, ``n0 = v - n1`` (Eq 1, methods §2).
 
     Rounding is half up (``floor(x + 1/2)``), as in :mod:`core.ensemble`, not Python's
     half-to-even: ``v = 50, k = 1/19, s = 1`` gives ``x = 2.5`` and ``n1 = 3``. ``x`` is first
@@ -261,7 +261,7 @@ def stratum_sizes_continuous(v, k, s):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PointEstimates:
-    """Plug-in estimates of one labeled round (spec 1.1).
+    """Plug-in estimates of one labeled round (methods §2).
 
     Attributes
     ----------
@@ -291,7 +291,7 @@ class PointEstimates:
 def point_estimates(matrix: ConfusionMatrix, k: float | None = None) -> PointEstimates:
     """Estimates of a stratified round with ratio ``k``, or of a random sample (``k=None``).
 
-    Recall uses the general form ``1/(1 + pi0^/(k*pi1^))`` (spec 1.1), never
+    Recall uses the general form ``1/(1 + pi0^/(k*pi1^))`` (methods §2), never
     ``TP/(TP + s*FN)``, which holds only when ``n1/n0 = k*s`` exactly.
     """
     matrix.require_both_strata()

@@ -1,4 +1,4 @@
-"""The coverage experiment of spec 1.7 (the paper's Section 4, Table 3).
+"""The coverage experiment of methods §10 (the paper's Section 4, Table 3).
 
 For one setting ``(k, precision, recall, v, s)`` the design fixes ``n1, n0`` (Eq 1, integer
 sizes) and the truth fixes ``pi1 = precision`` and ``pi0`` (Eq 9). Then ``A`` times:
@@ -19,7 +19,7 @@ the second round's estimates. Coverage is the share of the ``A`` rounds whose in
 contains its target. A row whose interval or target is undefined (e.g. a second round with
 ``TP = FN = 0``) counts as not covered; :attr:`CoverageResult.undefined` says how many.
 
-Prior: the Bayesian intervals use the paper's non-informative ``alpha = 0`` (spec 1.7), as
+Prior: the Bayesian intervals use the paper's non-informative ``alpha = 0`` (methods §10), as
 ``evaluate`` does. It is improper whenever a drawn count is 0, which does happen in the
 paper's grid (e.g. ``FP`` when ``n1 = 99`` and ``pi1 = 0.9``); only those rows use Jeffreys
 (0.5 per cell) instead, and :attr:`CoverageResult.jeffreys_rows` counts them. Any other
@@ -118,7 +118,7 @@ class CoverageSetting:
 
     @property
     def sizes(self) -> tuple[int, int]:
-        """``(n1, n0)`` by Eq 1 with integer rounding (spec 1.1)."""
+        """``(n1, n0)`` by Eq 1 with integer rounding (methods §2)."""
         return stratum_sizes(self.v, self.k, self.s)
 
     def to_dict(self) -> dict:
@@ -219,7 +219,7 @@ class CoverageResult:
         return found
 
     def to_dict(self) -> dict:
-        """The ``prplanner coverage --json`` document (issue 2, section 3).
+        """The ``prplanner coverage --json`` document (its JSON contract).
 
         Beyond the contract: ``design: {n_pos, n_neg}``, ``warnings`` (see
         :attr:`warnings`), ``prior`` and ``jeffreys_rows``.
@@ -267,7 +267,7 @@ class GridResult:
     seconds: float
 
     def to_dict(self) -> dict:
-        """The ``prplanner coverage --paper-grid --json`` document (issue 2, section 3)."""
+        """The ``prplanner coverage --paper-grid --json`` document (its JSON contract)."""
         return {
             "rows": [
                 {
@@ -284,7 +284,7 @@ class GridResult:
 
 
 def paper_grid() -> tuple[CoverageSetting, ...]:
-    """The twelve settings of the paper's Table 3 (spec 1.7).
+    """The twelve settings of the paper's Table 3 (methods §10).
 
     ``k in {1/20, 1/100}``, precision 0.9, recall in {0.7, 0.9}, ``s in {1, 2, 5}``,
     ``v = 5000`` for ``k = 1/20`` and ``10000`` for ``k = 1/100``.
@@ -372,7 +372,7 @@ def coverage_experiment(
     control: progress.TaskControl | None = None,
     _progress_offset: tuple[int, int] | None = None,
 ) -> CoverageResult:
-    """Coverage of the four interval kinds for one setting (spec 1.7).
+    """Coverage of the four interval kinds for one setting (methods §10).
 
     Parameters
     ----------

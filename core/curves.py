@@ -1,4 +1,4 @@
-"""PR and ROC curves from scored, labeled items (spec 2.4).
+"""PR and ROC curves from scored, labeled items (methods §12).
 
 Given the classifier's score, the editors' label and an optional weight per item, the
 curves are built once per *distinct* score, exactly as scikit-learn's
@@ -16,8 +16,8 @@ Two areas under the PR curve are reported and named apart, because they differ:
 
 Items from a stratified (over-sampled) round must carry the stratum weights ``N1/n1`` and
 ``N0/n0`` (:func:`stratum_weights`) so that the curves describe the population. Curves at
-another prevalence re-weight precision at every threshold with the closed form of spec
-2.1 (Williams 2021), never by sub-sampling.
+another prevalence re-weight precision at every threshold with the closed form of methods
+§11 (Williams 2021), never by sub-sampling.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class ScoredSample:
 
 
 def stratum_weights(predicted_positive, population: Population) -> np.ndarray:
-    """Inverse inclusion probabilities of a stratified round's items (spec 2.4).
+    """Inverse inclusion probabilities of a stratified round's items (methods §12).
 
     Parameters
     ----------
@@ -176,7 +176,7 @@ def stratum_weights(predicted_positive, population: Population) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ScoredCurves:
-    """PR and ROC curves of a scored sample, one point per distinct score (spec 2.4).
+    """PR and ROC curves of a scored sample, one point per distinct score (methods §12).
 
     Arrays are in decreasing-threshold order (``thresholds[0]`` is the highest score); the
     ``*_curve`` methods return scikit-learn's layouts.
@@ -236,7 +236,7 @@ class ScoredCurves:
         )
 
     def calibrated_precision(self, reference_prevalence: float) -> np.ndarray:
-        """``Prec_c`` at every threshold (Siblini et al., Eq 6; spec 2.4)."""
+        """``Prec_c`` at every threshold (Siblini et al., Eq 6; methods §12)."""
         ratio = _reference_ratio(reference_prevalence)
         return _precision_at_ratio(self.recall, self.fpr, ratio)
 
@@ -342,7 +342,7 @@ class CurveSummary:
     calibrated_average_precision: float | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner curves --json`` object (issue 3 contract)."""
+        """The ``prplanner curves --json`` object (its JSON contract)."""
         result: dict[str, object] = {
             "n": self.n,
             "positives": self.positives,
@@ -415,7 +415,7 @@ def _sklearn_pr_layout(precision, recall, thresholds):
 
 
 def scored_curves(scores, labels, weights=None) -> ScoredCurves:
-    """PR and ROC curves, average precision and AUCs of scored items (spec 2.4).
+    """PR and ROC curves, average precision and AUCs of scored items (methods §12).
 
     Parameters
     ----------
@@ -633,7 +633,7 @@ def _load_csv(path: Path) -> ScoredSample:
 
 
 def load_scored_sample(path) -> ScoredSample:
-    """Read ``score, label[, weight]`` columns from a CSV or XLSX file (spec 2.4).
+    """Read ``score, label[, weight]`` columns from a CSV or XLSX file (methods §12).
 
     The first row names the columns (any case, any order; other columns are ignored).
     Labels are 0/1 (also ``true/false``, ``yes/no``); weights are numbers >= 0. A ``;`` or

@@ -1,21 +1,21 @@
-"""Precision and recall of several classifiers from one labeling budget (spec page 03).
+"""Precision and recall of several classifiers from one labeling budget (methods §13).
 
 Source: Tripathi, Jagannathan, Dhamodharaswamy, "Estimating Precisions for Multiple Binary
-Classifiers Under Limited Samples", ECML-PKDD 2020, restated (typos fixed) in spec page 03.
+Classifiers Under Limited Samples", ECML-PKDD 2020, restated (typos fixed) in methods §13.
 
 Four pieces:
 
-* :func:`precision_sample_size` -- labels needed for one precision (spec 3.1), optionally
+* :func:`precision_sample_size` -- labels needed for one precision (methods §13), optionally
   with the finite-population correction.
 * :func:`recycle_samples_for_precision` -- Algorithm 1 ("RecycleSamplesForPrecision",
-  spec 3.2) on real item IDs: the child's sample, which of its items the parent's editors
+  methods §13) on real item IDs: the child's sample, which of its items the parent's editors
   already labeled, and the IDs still to send out; :func:`recycled_precision` turns labels
   into the child's precision estimate (Lemmas 1, 2: unbiased).
 * :func:`plan_recycled_labels` -- the same without IDs, from set sizes and overlaps only:
   labels each child still needs and the saving with its spread, simulated from Lemma 3 and
   vectorized over trials and children.
 * :func:`recalls_from_precisions` -- recall of every classifier from the precisions and
-  one false-omission estimate (spec 3.3, the paper's Section 6).
+  one false-omission estimate (methods §13, the paper's Section 6).
 
 Notation: ``A_P``/``A_C`` are the predicted-positive sets of parent and child, ``S_P`` the
 parent's labeled sample (uniform, with replacement, from ``A_P``), ``n_P = |S_P|`` and
@@ -53,7 +53,7 @@ __all__ = [
     "recycled_precision",
 ]
 
-#: Half-width used when the user gives no sample size (issue 3: 0.03 at 95 % -> 1068).
+#: Half-width used when the user gives no sample size (0.03 at 95 % -> 1068 labels).
 DEFAULT_MARGIN = 0.03
 DEFAULT_CONFIDENCE = 0.95
 #: ``Mix`` of Algorithm 1 step 4: ``"shuffle"`` = UniformShuffle (a permutation),
@@ -109,7 +109,7 @@ def _ceil(value: float) -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PrecisionSampleSize:
-    """Labels needed to estimate one precision to a given margin (spec 3.1).
+    """Labels needed to estimate one precision to a given margin (methods §13).
 
     Attributes
     ----------
@@ -140,7 +140,7 @@ class PrecisionSampleSize:
     population: int | None
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner samplesize`` JSON contract (issue 2, section 3)."""
+        """The ``prplanner samplesize`` JSON contract (its JSON contract)."""
         return {"n": self.n, "p_used": self.p_used, "z": self.z}
 
 
@@ -151,7 +151,7 @@ def precision_sample_size(
     precision_floor: float | None = None,
     population: int | None = None,
 ) -> PrecisionSampleSize:
-    """Sample size for a ``(1 - delta)`` two-sided interval of half-width ``eps`` (spec 3.1).
+    """Sample size for a ``(1 - delta)`` two-sided interval of half-width ``eps`` (methods §13).
 
     ``n = ceil(z^2 p (1 - p) / eps^2)`` with ``z = Phi^-1(1 - delta/2)``. Without knowledge
     ``p = 0.5``; with a guaranteed floor ``p0 >= 0.5``, ``p = p0``. The public example
@@ -313,7 +313,7 @@ def recycled_precision(sample_ids, labels) -> float:
     """Precision estimate of a child from its (recycled) sample (Algorithm 1, step 5).
 
     The share of actual positives over the positions of ``S_C``; an item drawn twice counts
-    twice, which is what keeps the estimate unbiased (spec 3.2, Lemmas 1 and 2).
+    twice, which is what keeps the estimate unbiased (methods §13, Lemmas 1 and 2).
 
     Parameters
     ----------
@@ -341,7 +341,7 @@ def recycled_precision(sample_ids, labels) -> float:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecycledSample:
-    """The child's sample built by Algorithm 1 (spec 3.2) and what it costs in labels.
+    """The child's sample built by Algorithm 1 (methods §13) and what it costs in labels.
 
     Arrays are read-only and aligned by position with :attr:`sample_ids`.
 
@@ -422,7 +422,7 @@ def recycle_samples_for_precision(
     mix: str = "shuffle",
     rng: int | np.random.Generator | None = None,
 ) -> RecycledSample:
-    """Build a child's precision sample reusing the parent's labels (spec 3.2, Algorithm 1).
+    """Build a child's precision sample reusing the parent's labels (methods §13, Algorithm 1).
 
     1. ``S+ = S_P ∩ A_C``, repeats and order kept.
     2. ``S-``: ``round(|A_C - A_P| |S+| / |A_P ∩ A_C|)`` uniform draws with replacement
@@ -551,7 +551,7 @@ def recycle_samples_for_precision(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildSet:
-    """One child classifier as the planner sees it: sizes only (spec 3.2).
+    """One child classifier as the planner sees it: sizes only (methods §13).
 
     Attributes
     ----------
@@ -576,7 +576,7 @@ class ChildSet:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildSavings:
-    """Expected labels and saving for one child (spec 3.2, Lemma 3), by simulation.
+    """Expected labels and saving for one child (methods §13, Lemma 3), by simulation.
 
     Attributes
     ----------
@@ -611,7 +611,7 @@ class ChildSavings:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner ensemble`` JSON contract (issue 3, section 3), plus ``notes``."""
+        """The ``prplanner ensemble`` JSON contract (its JSON contract), plus ``notes``."""
         return {
             "n_parent": self.n_parent,
             "n_child": self.n_child,
@@ -642,7 +642,7 @@ def sample_size_notes(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnsemblePlan:
-    """Labels each child needs when it recycles one parent's sample (spec 3.2).
+    """Labels each child needs when it recycles one parent's sample (methods §13).
 
     Attributes
     ----------
@@ -730,7 +730,7 @@ def plan_recycled_labels(
     rng: int | np.random.Generator | None = None,
     control: TaskControl | None = None,
 ) -> EnsemblePlan:
-    """Labels each child still needs, and the saving's spread, from sizes alone (spec 3.2).
+    """Labels each child still needs, and the saving's spread, from sizes alone (methods §13).
 
     Simulates Algorithm 1 through its counts (Lemma 3), all children and trials at once:
     ``|S+| ~ Bin(n_P, PIR)``; ``|S-| = round(|A_C - A_P| |S+| / |A_P ∩ A_C|)`` (population
@@ -754,7 +754,7 @@ def plan_recycled_labels(
         ``name``.
     n_parent, n_child : int, optional
         Defaults for children that give none: the sample size for margin 0.03 at 95 %
-        (1068, spec 3.1).
+        (1068, methods §13).
     mix : {"shuffle", "sample"}
         Algorithm 1's ``Mix``.
     trials : int
@@ -889,7 +889,7 @@ def _count_array(name: str, values: object) -> np.ndarray:
 def recall_from_precision_and_false_omission(
     precision, positive_set_size, false_omission_rate, negative_set_size
 ):
-    """``recall = p |A| / (p |A| + f |B|)`` for one or many classifiers (spec 3.3).
+    """``recall = p |A| / (p |A| + f |B|)`` for one or many classifiers (methods §13).
 
     Parameters
     ----------
@@ -935,7 +935,7 @@ def recall_from_precision_and_false_omission(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeveralRecalls:
-    """Recall of several classifiers on one population (spec 3.3, the paper's Section 6).
+    """Recall of several classifiers on one population (methods §13, the paper's Section 6).
 
     Attributes
     ----------

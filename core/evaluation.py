@@ -1,8 +1,8 @@
-"""Evaluate one labeled round: point estimates and every interval of spec page 01.
+"""Evaluate one labeled round: point estimates and every interval of docs/methods.md.
 
-:func:`evaluate` gathers, for one confusion matrix, the closed-form intervals (spec 1.2),
-the bootstrap (Algorithm 1, spec 1.3), the Bayesian predictive intervals for a future
-round of the same size (Eq 6-8 and Algorithm 2, spec 1.4) and the posterior intervals of
+:func:`evaluate` gathers, for one confusion matrix, the closed-form intervals (methods §3-4),
+the bootstrap (Algorithm 1, methods §5), the Bayesian predictive intervals for a future
+round of the same size (Eq 6-8 and Algorithm 2, methods §5) and the posterior intervals of
 the true values, plus plain-language warnings. Its :class:`Evaluation` is the one source
 of names for the ``prplanner evaluate --json`` output (:meth:`Evaluation.to_dict`), the
 Excel report and the desktop table (:meth:`Evaluation.to_rows`).
@@ -11,7 +11,7 @@ Designs
 -------
 * ``stratified``: the strata were sampled separately; ``k = N1/N0`` comes from the user
   (directly or from the population counts).
-* ``random``: one simple random sample; ``k`` is estimated by ``n1/n0`` (spec 1.1), and
+* ``random``: one simple random sample; ``k`` is estimated by ``n1/n0`` (methods §2), and
   every interval carries the uncertainty of that estimate (treating it as known, as the
   paper's formulas do, under-covers: about 88 % instead of 95 % at the paper's Table 1
   truth). Katz and delta use the multinomial standard errors ``se^2 = 1/TP + 1/FN`` for
@@ -52,7 +52,7 @@ from core.intervals import Interval
 #: (the paper: "at least 5 or 10"; we warn below 10).
 SMALL_CELL = 10
 
-#: Methods reported per metric, in JSON order (issue 2, section 3).
+#: Methods reported per metric, in the order of the JSON contract.
 PRECISION_METHODS = (
     "wald",
     "wilson",
@@ -84,7 +84,7 @@ class MetricResult:
     Attributes
     ----------
     estimate : float
-        Plug-in estimate (spec 1.1); NaN when undefined (shown as ``None``/"-").
+        Plug-in estimate (methods §2); NaN when undefined (shown as ``None``/"-").
     intervals : dict of str to Interval
         Keyed by method name, in the order of the JSON contract.
     """
@@ -121,7 +121,7 @@ class Evaluation:
     seed : int or None
         Seed of the random draws (``None``: fresh entropy, not reproducible).
     estimates : PointEstimates
-        Plug-in estimates (spec 1.1).
+        Plug-in estimates (methods §2).
     precision, recall, f1, fpr : MetricResult
         Estimate and intervals per method.
     prior : Prior
@@ -162,7 +162,7 @@ class Evaluation:
         }
 
     def to_dict(self) -> dict:
-        """The ``prplanner evaluate --json`` document (issue 2, section 3)."""
+        """The ``prplanner evaluate --json`` document (its JSON contract)."""
         result: dict = {"k": self.k, "design": self.design}
         for name, metric in self.metrics().items():
             result[name] = metric.to_dict()
@@ -205,7 +205,7 @@ def _resolve_prior(prior: Prior | None, matrix: ConfusionMatrix, warnings: list[
     """The paper's default ``alpha = 0``, or Jeffreys when a zero count makes it improper.
 
     An explicitly given prior that is improper is refused by :meth:`Prior.posterior` with a
-    message naming the zero cells (spec 1.4).
+    message naming the zero cells (methods §5).
     """
     if prior is not None:
         prior.posterior(matrix)
@@ -240,7 +240,7 @@ def evaluate(
     fpc: bool = False,
     control: progress.TaskControl | None = None,
 ) -> Evaluation:
-    """Estimates and all intervals of one labeled round (spec 1.1-1.4).
+    """Estimates and all intervals of one labeled round (methods §2-5).
 
     Parameters
     ----------

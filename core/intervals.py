@@ -1,11 +1,11 @@
-"""Closed-form frequentist intervals of one labeled round (spec 1.2).
+"""Closed-form frequentist intervals of one labeled round (methods §3-4).
 
 Precision is a binomial proportion inside the predicted-positive stratum, so every
 standard proportion interval applies (Wald Eq 3, Wilson, Agresti-Coull, Clopper-Pearson,
 Jeffreys). Recall and FPR are ratios of the two strata's rates: Katz log-ratio (Eq 4) and
 the delta method (Eq 5).
 
-Zero cells (spec 1.2): when any of TP, FP, FN, TN is 0 the log-ratio is undefined and
+Zero cells (methods §3-4): when any of TP, FP, FN, TN is 0 the log-ratio is undefined and
 Wald collapses to zero width, so the ratio intervals use the Haldane-Anscombe correction
 (0.5 added to every cell) and say so in :attr:`Interval.note`. The corrected interval is
 centred on the corrected estimate, so when the plain estimate sits on the boundary (FN = 0
@@ -16,7 +16,7 @@ moved to the estimate, as Clopper-Pearson and Jeffreys do for a proportion at 0 
 Designs (keyword ``design`` of the ratio intervals). ``"stratified"`` (the default): the
 strata were sampled separately and ``k = N1/N0`` is known; recall is ``1/(1 + x)`` with
 ``x = pi0^/(k*pi1^)`` and ``se^2 = 1/TP - 1/n1 + 1/FN - 1/n0`` (Eq 4). ``"random"``: one
-simple random sample of ``v`` items with ``k`` *estimated* by ``n1/n0`` (spec 1.1, the
+simple random sample of ``v`` items with ``k`` *estimated* by ``n1/n0`` (methods §2, the
 paper's Section 2.1). Then ``x = FN/TP`` and, the four counts being multinomial, the delta
 method gives ``var(log(FN/TP)) = 1/TP + 1/FN``: the uncertainty of ``k`` adds ``1/n1 + 1/n0``
 to the stratified ``se^2``. Treating the estimated ``k`` as known under-covers (about 88 %
@@ -240,7 +240,7 @@ def precision_intervals(
 
 
 def _rates_for_log_ratio(matrix: ConfusionMatrix) -> tuple[float, float, float, float, str]:
-    """``(pi1, pi0, n1, n0, note)``, Haldane-Anscombe corrected when a cell is 0 (spec 1.2)."""
+    """``(pi1, pi0, n1, n0, note)``, Haldane-Anscombe corrected when a cell is 0 (methods §3-4)."""
     matrix.require_both_strata()
     if matrix.has_zero_cell:
         n1, n0 = matrix.n_pos + 1.0, matrix.n_neg + 1.0
@@ -306,7 +306,7 @@ def delta_recall(
 
 def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
     """Textbook recall interval of a plain random sample, ``R +- z*sqrt(R(1-R)/(TP+FN))``
-    (spec 1.1, Section 2.1 of the paper)."""
+    (methods §2, Section 2.1 of the paper)."""
     matrix.require_both_strata()
     positives = matrix.tp + matrix.fn
     if positives == 0:
@@ -330,7 +330,7 @@ def katz_log_fpr(
     *,
     design: str = "stratified",
 ) -> Interval:
-    """Katz log-ratio interval for the false positive rate (spec 1.2, roles swapped).
+    """Katz log-ratio interval for the false positive rate (methods §3-4, roles swapped).
 
     Stratified: ``x' = (1-pi0^)/(k*(1-pi1^))``,
     ``se' = sqrt(pi1^/(n1*(1-pi1^)) + pi0^/(n0*(1-pi0^)))``. Random (``k = n1/n0``):
@@ -357,7 +357,7 @@ def katz_log_fpr(
 
 
 def recall_point(matrix: ConfusionMatrix, k: float) -> float:
-    """``1/(1 + pi0^/(k*pi1^))`` (spec 1.1), NaN when no actual positive was labeled."""
+    """``1/(1 + pi0^/(k*pi1^))`` (methods §2), NaN when no actual positive was labeled."""
     matrix.require_both_strata()
     if matrix.tp == 0 and matrix.fn == 0:
         return float("nan")

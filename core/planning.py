@@ -1,6 +1,6 @@
-"""Optimal over-sampling ratio, width curves and sample-size planning (spec 1.5, 1.6).
+"""Optimal over-sampling ratio, width curves and sample-size planning (methods §7, 1.6).
 
-Everything here rests on one observation: every margin of error in spec page 01 is a
+Everything here rests on one observation: every margin of error in docs/methods.md is a
 monotone function of a variance with the shape ::
 
     constant + coefficient_pos * h1(n1) + coefficient_neg * h0(n0)
@@ -66,7 +66,7 @@ from core.confusion import (
 )
 from core.errors import InputError
 
-#: Prior strengths ``w`` drawn in the width-curve figure (spec 1.5, the paper's Figure 1).
+#: Prior strengths ``w`` drawn in the width-curve figure (methods §7, the paper's Figure 1).
 DEFAULT_PRIOR_STRENGTHS: tuple[float, ...] = (5.0, 10.0, 100.0)
 #: Points on the log grid of ``s`` for the width curves.
 DEFAULT_GRID_POINTS = 400
@@ -79,7 +79,7 @@ _SCAN_CHUNK = 1 << 18
 
 
 def odds(probability):
-    """``Omega = pi/(1 - pi)`` (spec 1.5), vectorized."""
+    """``Omega = pi/(1 - pi)`` (methods §7), vectorized."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.divide(probability, np.subtract(1.0, probability))
 
@@ -132,7 +132,7 @@ def optimal_ratio(*, k: float, precision: float, recall: float) -> float:
 
 
 def optimal_ratio_bayes(posterior: Posterior, k: float) -> float:
-    """Theorem 2: ``s* = (1/k)*sqrt(Theta0/Theta1)`` from a posterior (spec 1.5).
+    """Theorem 2: ``s* = (1/k)*sqrt(Theta0/Theta1)`` from a posterior (methods §7).
 
     It minimizes ``Vu`` of Eq 8 over ``s`` for a fixed future round size ``v``.
     """
@@ -518,7 +518,7 @@ class WidthCurvesOverV:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WidthCurveModel:
-    """Per-prior constants for the width curves, precomputed once (spec 1.5, Figure 1).
+    """Per-prior constants for the width curves, precomputed once (methods §7, Figure 1).
 
     The desktop rebuilds this when precision, recall, ``k``, the priors or the confidence
     change, and calls :meth:`over_s` / :meth:`over_v` on every slider move: those do a
@@ -719,12 +719,12 @@ def width_curves(
     return model.over_s(v, s)
 
 
-# --- sample-size planning (spec 1.6) ----------------------------------------------------------
+# --- sample-size planning (methods §8) ----------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
-    """A planned labeling round and the margins of error it buys (spec 1.6).
+    """A planned labeling round and the margins of error it buys (methods §8).
 
     :meth:`to_dict` gives exactly the keys of ``prplanner plan --json``; the remaining
     fields keep what the text output, Excel and the assurance simulation need.
@@ -910,7 +910,7 @@ def previous_round_posterior(
 
     The default prior is the paper's ``alpha = 0``; when a count of ``matrix`` is 0 that
     posterior is improper, so the Jeffreys prior (0.5) is used instead and a note says so
-    (spec 1.4). A user-given prior that leaves a zero parameter is refused by
+    (methods §5). A user-given prior that leaves a zero parameter is refused by
     :meth:`core.bayes.Prior.posterior`.
     """
     notes: tuple[str, ...] = ()
@@ -935,7 +935,7 @@ def rates_from_round(
 ) -> tuple[float, float, tuple[str, ...]]:
     """Planning ``(precision, recall, notes)`` from a previous round.
 
-    The plug-in estimates (spec 1.1) when both lie strictly inside (0, 1). A zero count
+    The plug-in estimates (methods §2) when both lie strictly inside (0, 1). A zero count
     makes one of them 0 or 1, where Theorem 1 and Eq 10 degenerate; then the posterior
     means (``prior``, or Jeffreys as in :func:`previous_round_posterior`) are used and a
     note says so.
@@ -1222,7 +1222,7 @@ def _ratio_driver(
 def paper_sizes(
     model: MarginModel, s: float, target_precision: float, target_recall: float
 ) -> tuple[int, int]:
-    """The paper's Section 5 procedure at ratio ``s`` (spec 1.6), reproduced exactly.
+    """The paper's Section 5 procedure at ratio ``s`` (methods §8), reproduced exactly.
 
     1. ``n1`` = the smallest integer whose recall margin (Eq 10, ``model``) meets
        ``target_recall`` with ``n0 = n1/(k*s)`` real valued (Eq 11 solved, rounded up);

@@ -1,4 +1,4 @@
-"""Precision and F-scores under other class balances (spec page 02, sections 2.1 to 2.3).
+"""Precision and F-scores under other class balances (methods §11, sections 2.1 to 2.3).
 
 TPR (= recall) and FPR do not depend on the class balance; precision, F-scores and the
 gains do. Everything here is a function of ``TPR``, ``FPR`` and the positive prevalence
@@ -11,8 +11,8 @@ follow IEEE rules in the one place where the math is undefined, a precision with
 ``eta*TPR = (1-eta)*FPR = 0`` (nothing predicted positive), which is NaN as in
 :mod:`core.confusion`; :class:`OperatingPoint` refuses ``TPR = 0``, so its curves never hit it.
 
-Notation: the spec calls the two FPR/TPR ratios of the uncertainty band ``r1`` and ``r2``
-(section 2.3); to keep them apart from the class ratio ``r`` the code calls them
+Notation: the methods document calls the two FPR/TPR ratios of the uncertainty band ``r1``
+and ``r2`` (methods §11); to keep them apart from the class ratio ``r`` the code calls them
 ``fpr_tpr_ratio_upper`` (``r1``, the ratio of the upper precision bound) and
 ``fpr_tpr_ratio_lower`` (``r2``).
 """
@@ -102,7 +102,7 @@ def _scalar_or_array(array: np.ndarray):
 
 
 def ratio_from_prevalence(prevalence):
-    """Class ratio ``r = eta/(1 - eta)`` (spec 2.1)."""
+    """Class ratio ``r = eta/(1 - eta)`` (methods §11)."""
     eta = _prevalences("prevalence", prevalence)
     return _scalar_or_array(eta / (1.0 - eta))
 
@@ -120,14 +120,14 @@ def _precision_unchecked(tpr, fpr, eta):
 
 
 def _f_beta_unchecked(tpr, fpr, eta, beta2):
-    # Multiplying the spec's (1+b^2)*TPR/(TPR + FPR/r + b^2) through by eta keeps it
+    # Multiplying the usual (1+b^2)*TPR/(TPR + FPR/r + b^2) through by eta keeps it
     # finite for every eta in (0, 1) without forming r.
     with np.errstate(divide="ignore", invalid="ignore"):
         return (1.0 + beta2) * eta * tpr / (eta * tpr + (1.0 - eta) * fpr + beta2 * eta)
 
 
 def precision_at_prevalence(tpr, fpr, prevalence):
-    """Precision at positive prevalence ``eta`` (spec 2.1; Brabec et al., Eq 2).
+    """Precision at positive prevalence ``eta`` (methods §11; Brabec et al., Eq 2).
 
     ``Prec(eta) = eta*TPR / (eta*TPR + (1-eta)*FPR) = TPR / (TPR + FPR/r)``.
 
@@ -151,13 +151,13 @@ def precision_at_prevalence(tpr, fpr, prevalence):
 
 
 def precision_at_ratio(tpr, fpr, ratio):
-    """Precision at class ratio ``r = eta/(1-eta)``: ``TPR / (TPR + FPR/r)`` (spec 2.1)."""
+    """Precision at class ratio ``r = eta/(1-eta)``: ``TPR / (TPR + FPR/r)`` (methods §11)."""
     eta = prevalence_from_ratio(ratio)
     return _scalar_or_array(_precision_unchecked(_rates("tpr", tpr), _rates("fpr", fpr), eta))
 
 
 def f_beta_at_prevalence(tpr, fpr, prevalence, beta: float = 1.0):
-    """F-beta at prevalence ``eta`` (spec 2.1): ``(1+b^2)*TPR / (TPR + FPR/r + b^2)``.
+    """F-beta at prevalence ``eta`` (methods §11): ``(1+b^2)*TPR / (TPR + FPR/r + b^2)``.
 
     Recall does not move with the balance, so only precision carries ``eta``; this is
     ``core.confusion.f_beta(Prec(eta), TPR, beta)`` written without the intermediate
@@ -172,14 +172,14 @@ def f_beta_at_prevalence(tpr, fpr, prevalence, beta: float = 1.0):
 
 
 def f_beta_at_ratio(tpr, fpr, ratio, beta: float = 1.0):
-    """F-beta at class ratio ``r`` (spec 2.1)."""
+    """F-beta at class ratio ``r`` (methods §11)."""
     beta2 = _beta(beta) ** 2
     eta = prevalence_from_ratio(ratio)
     return _scalar_or_array(_f_beta_unchecked(_rates("tpr", tpr), _rates("fpr", fpr), eta, beta2))
 
 
 def precision_gain(tpr, fpr):
-    """Precision gain ``(Prec - eta)/((1-eta)*Prec) = 1 - FPR/TPR`` (spec 2.1).
+    """Precision gain ``(Prec - eta)/((1-eta)*Prec) = 1 - FPR/TPR`` (methods §11).
 
     Independent of the prevalence (Flach and Kull's gain, unclipped: negative values mean
     worse than flagging everything). Needs ``TPR > 0``.
@@ -188,14 +188,14 @@ def precision_gain(tpr, fpr):
 
 
 def recall_gain_at_prevalence(tpr, prevalence):
-    """Recall gain ``(Rec - eta)/((1-eta)*Rec) = 1 + r*(1 - 1/TPR)`` (spec 2.1), unclipped."""
+    """Recall gain ``(Rec - eta)/((1-eta)*Rec) = 1 + r*(1 - 1/TPR)`` (methods §11), unclipped."""
     t = _positive_tprs("tpr", tpr)
     eta = _prevalences("prevalence", prevalence)
     return _scalar_or_array((t - eta) / ((1.0 - eta) * t))
 
 
 def recall_gain_at_ratio(tpr, ratio):
-    """Recall gain at class ratio ``r``: ``1 + r*(1 - 1/TPR)`` (spec 2.1)."""
+    """Recall gain at class ratio ``r``: ``1 + r*(1 - 1/TPR)`` (methods §11)."""
     t = _positive_tprs("tpr", tpr)
     return _scalar_or_array(1.0 + _ratios("ratio", ratio) * (1.0 - 1.0 / t))
 
@@ -204,7 +204,7 @@ def calibrated_precision_from_counts(tp, fp, test_prevalence, reference_prevalen
     """Siblini et al.'s calibrated precision (Eq 6), straight from a test set's counts.
 
     ``Prec_c = TP / (TP + (pi*(1-pi_ref))/(pi_ref*(1-pi)) * FP)``, which equals
-    ``Prec(eta = pi_ref)`` (spec 2.1).
+    ``Prec(eta = pi_ref)`` (methods §11).
 
     Parameters
     ----------
@@ -254,12 +254,12 @@ class OperatingPoint:
     fpr : float
         False positive rate, in ``[0, 1]``.
     sigma_tpr, sigma_fpr : float or None
-        Half-widths of the rates' intervals (spec 2.3), both given or both ``None``.
+        Half-widths of the rates' intervals (methods §11), both given or both ``None``.
     name : str
         Label for plots, tables and rank swaps.
     population_prevalence : float or None
         Estimated share of actual positives in the population, ``(k*pi1 + pi0)/(k+1)``
-        for a stratified round (spec 2.1), marked on the P3 curve.
+        for a stratified round (methods §11), marked on the P3 curve.
     sample_prevalence : float or None
         Share of actual positives among the labeled items; differs from the population's
         in an over-sampled round. Marked on the P3 curve for contrast.
@@ -323,7 +323,7 @@ class OperatingPoint:
         confidence: float = 0.95,
         name: str = "",
     ) -> OperatingPoint:
-        """From a stratified labeled round or a plain random sample (spec 1.1, 1.2 and 2.1).
+        """From a stratified labeled round or a plain random sample (methods §2, 1.2 and 2.1).
 
         ``TPR = recall^`` and ``FPR^`` come from ``pi1^, pi0^, k``; the sigmas are the
         half-widths of the Katz log-ratio intervals of recall (Eq 4) and FPR at
@@ -400,7 +400,7 @@ class OperatingPoint:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CalibratedMetrics:
-    """Metrics reported at a reference prevalence instead of the test set's (spec 2.1).
+    """Metrics reported at a reference prevalence instead of the test set's (methods §11).
 
     Attributes
     ----------
@@ -426,7 +426,7 @@ class CalibratedMetrics:
     recall_gain: float
 
     def to_dict(self) -> dict[str, float]:
-        """The ``calibrated`` object of ``prplanner p3 --json`` (issue 3 contract)."""
+        """The ``calibrated`` object of ``prplanner p3 --json`` (its JSON contract)."""
         return {
             "reference_prevalence": self.reference_prevalence,
             "precision": self.precision,
@@ -437,7 +437,7 @@ class CalibratedMetrics:
 
 
 def calibrated_metrics(tpr: float, fpr: float, reference_prevalence: float) -> CalibratedMetrics:
-    """Calibrated precision, F1 and gains at ``pi_ref`` from the rates (spec 2.1)."""
+    """Calibrated precision, F1 and gains at ``pi_ref`` from the rates (methods §11)."""
     point = OperatingPoint(tpr=tpr, fpr=fpr)
     pi_ref = validation.open_unit("reference prevalence", reference_prevalence)
     precision = float(precision_at_prevalence(point.tpr, point.fpr, pi_ref))
@@ -454,7 +454,7 @@ def calibrated_metrics(tpr: float, fpr: float, reference_prevalence: float) -> C
 def calibrated_metrics_from_round(
     matrix: ConfusionMatrix, k: float | None, reference_prevalence: float
 ) -> CalibratedMetrics:
-    """Calibrated metrics of a stratified round: rates from ``pi1^, pi0^, k`` (spec 2.1)."""
+    """Calibrated metrics of a stratified round: rates from ``pi1^, pi0^, k`` (methods §11)."""
     estimates = point_estimates(matrix, k)
     return calibrated_metrics(estimates.recall, estimates.fpr, reference_prevalence)
 
@@ -472,7 +472,7 @@ class PrecisionBand:
         ``TPR^ -+ sigma_tpr`` and ``FPR^ -+ sigma_fpr`` clipped to ``[0, 1]`` (a rate cannot
         leave it). ``UB`` uses ``(tpr_upper, fpr_lower)``, ``LB`` ``(tpr_lower, fpr_upper)``.
     fpr_tpr_ratio_upper, fpr_tpr_ratio_lower : float
-        The spec's ``r1 = fpr_lower/tpr_upper`` and ``r2 = fpr_upper/tpr_lower``
+        The methods document's ``r1 = fpr_lower/tpr_upper`` and ``r2 = fpr_upper/tpr_lower``
         (``inf`` when ``tpr_lower = 0``).
     delta : float
         ``max over eta of UB - LB = (1 - sqrt(r1/r2))/(1 + sqrt(r1/r2))`` (Theorem 5.1).
@@ -503,7 +503,7 @@ class PrecisionBand:
     note: str = ""
 
     def bounds_at(self, prevalence) -> tuple[np.ndarray, np.ndarray]:
-        """``(LB(eta), UB(eta))`` along ``prevalence`` (spec 2.3)."""
+        """``(LB(eta), UB(eta))`` along ``prevalence`` (methods §11)."""
         eta = _prevalences("prevalence", prevalence)
         return _band_bounds_unchecked(self, eta)
 
@@ -537,7 +537,7 @@ def max_band_width(cv_tpr, cv_fpr):
 
 
 def precision_band(point: OperatingPoint) -> PrecisionBand:
-    """Band summary of spec 2.3 for a point with sigmas, all in closed form.
+    """Band summary of methods §11 for a point with sigmas, all in closed form.
 
     Raises
     ------
@@ -704,7 +704,7 @@ def plan_fpr_labeling(
 def prevalence_grid(
     eta_min: float = DEFAULT_ETA_MIN, eta_max: float = DEFAULT_ETA_MAX, points: int = DEFAULT_POINTS
 ) -> np.ndarray:
-    """Log-spaced prevalences from ``eta_min`` to ``eta_max`` inclusive (spec 2.2)."""
+    """Log-spaced prevalences from ``eta_min`` to ``eta_max`` inclusive (methods §11)."""
     low = validation.open_unit("eta_min", eta_min)
     high = validation.open_unit("eta_max", eta_max)
     if low >= high:
@@ -724,9 +724,9 @@ class P3Curve:
     prevalence : numpy.ndarray
         The log grid of ``eta``.
     precision, f1 : numpy.ndarray
-        ``Prec(eta)`` and ``F1(eta)`` along the grid (spec 2.1).
+        ``Prec(eta)`` and ``F1(eta)`` along the grid (methods §11).
     lower, upper : numpy.ndarray or None
-        ``LB(eta)``, ``UB(eta)`` of spec 2.3; ``None`` without sigmas.
+        ``LB(eta)``, ``UB(eta)`` of methods §11; ``None`` without sigmas.
     band : PrecisionBand or None
         ``Delta``, ``eta*`` and the CV bound; ``None`` without sigmas.
     calibrated : CalibratedMetrics or None
@@ -743,7 +743,7 @@ class P3Curve:
     calibrated: CalibratedMetrics | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner p3 --json`` object (issue 3 contract); NaN means null."""
+        """The ``prplanner p3 --json`` object (its JSON contract); NaN means null."""
         band = self.band
         lower = self.lower if self.lower is not None else np.full_like(self.prevalence, np.nan)
         upper = self.upper if self.upper is not None else np.full_like(self.prevalence, np.nan)
@@ -782,7 +782,7 @@ def p3_curve(
     points: int = DEFAULT_POINTS,
     reference_prevalence: float | None = None,
 ) -> P3Curve:
-    """Precision, F1 and (with sigmas) the band along a log prevalence grid (spec 2.2, 2.3)."""
+    """Precision, F1 and (with sigmas) the band along a log prevalence grid (methods §11, 2.3)."""
     eta = prevalence_grid(eta_min, eta_max, points)
     band = precision_band(point) if point.has_sigmas else None
     lower, upper = _band_bounds_unchecked(band, eta) if band is not None else (None, None)
@@ -914,7 +914,7 @@ def rank_swaps(
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class PrevalenceComparison:
-    """Precision and F-beta of several operating points against prevalence (spec 2.2).
+    """Precision and F-beta of several operating points against prevalence (methods §11).
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""Progress and cancel for long computations (spec page 05, habit 8).
+"""Progress and cancel for long computations (habit 8).
 
 Long ``core`` functions (bootstrap with many replicates, coverage, assurance, ensemble
 simulation) take an optional :class:`TaskControl`. They call :meth:`TaskControl.step`

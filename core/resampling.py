@@ -1,13 +1,13 @@
 """Vectorized bootstrap (Algorithm 1) and Bayesian Monte-Carlo (Algorithm 2) replicates.
 
 Every function here draws ``Q`` replicates of precision, recall and F1 with a handful of
-array operations per stratum, never a Python loop per replicate (spec 1.3, 1.4). The
+array operations per stratum, never a Python loop per replicate (methods §5, 1.4). The
 stratum counts ``TP*`` and ``FN*`` are drawn by inverse CDF from a table of their exact
 distribution (binomial for the bootstrap, beta-binomial for Algorithm 2), one table per
 distinct round, because numpy's ``rng.binomial`` costs about 100 ns a draw for the counts
 met here while a table lookup costs a fraction of that; numpy's samplers remain the
 fallback for very large strata. Counts may be scalars, giving arrays of shape ``(Q,)``, or arrays
-of shape ``(A,)`` (one labeled round per row, as in the coverage experiment of spec 1.7),
+of shape ``(A,)`` (one labeled round per row, as in the coverage experiment of methods §10),
 giving arrays of shape ``(A, Q)``. Rows are processed in chunks of about
 :data:`CHUNK_ELEMENTS` draws so memory stays bounded and a :class:`~core.progress.TaskControl`
 can report progress and cancel between chunks.
@@ -331,7 +331,7 @@ def bootstrap(
     include_f1: bool = True,
     control: progress.TaskControl | None = None,
 ) -> Replicates:
-    """Bootstrap replicates of precision, recall and F1 (Algorithm 1, spec 1.3).
+    """Bootstrap replicates of precision, recall and F1 (Algorithm 1, methods §5).
 
     Stratified design: resampling the labeled items of each stratum with replacement is
     drawing ``TP* ~ Bin(n1, pi1^)`` and ``FN* ~ Bin(n0, pi0^)``; recall* follows from Eq 2
@@ -465,7 +465,7 @@ def bayes_predictive(
     design: str = "stratified",
     positives_future: int | None = None,
 ) -> Replicates:
-    """Predictive replicates of a future round's estimates (Algorithm 2, spec 1.4).
+    """Predictive replicates of a future round's estimates (Algorithm 2, methods §5).
 
     ``pi1~ ~ Beta(z11, z01)``, ``pi0~ ~ Beta(z10, z00)``, then ``TP* ~ Bin(n1', pi1~)``,
     ``FN* ~ Bin(n0', pi0~)`` and precision/recall/F1 of ``(TP*, n1'-TP*, FN*, n0'-FN*)``
@@ -578,7 +578,7 @@ def posterior_draws(
     control: progress.TaskControl | None = None,
     design: str = "stratified",
 ) -> Replicates:
-    """Draws of the true precision, recall and F1 from the posterior (spec 1.4, last line).
+    """Draws of the true precision, recall and F1 from the posterior (methods §5, last line).
 
     Algorithm 2 without the binomial step: ``pi1~ ~ Beta(z11, z01)``,
     ``pi0~ ~ Beta(z10, z00)``, recall by Eq 2. Their percentiles are credible intervals of

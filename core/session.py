@@ -66,7 +66,7 @@ class PopulationInputs:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanInputs:
-    """Inputs of the Plan tab (spec 4.1, workflow 1)."""
+    """Inputs of the Plan tab (workflow 1)."""
 
     population: PopulationInputs = field(default_factory=PopulationInputs)
     belief: str = "expected"
@@ -112,7 +112,7 @@ class PlanInputs:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EvaluateInputs:
-    """Inputs of the Evaluate tab (spec 4.1, workflow 2)."""
+    """Inputs of the Evaluate tab (workflow 2)."""
 
     population: PopulationInputs = field(default_factory=PopulationInputs)
     matrix: ConfusionMatrix = field(
@@ -131,7 +131,7 @@ class EvaluateInputs:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PrevalenceInputs:
-    """Inputs of the Prevalence tab (spec 4.1, workflow 3)."""
+    """Inputs of the Prevalence tab (workflow 3)."""
 
     reference_prevalence: float = 0.02
     eta_min: float = 1e-5
@@ -167,7 +167,7 @@ class EnsembleChild:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnsembleInputs:
-    """Inputs of the Ensemble tab (spec 4.1, workflow 4)."""
+    """Inputs of the Ensemble tab (workflow 4)."""
 
     parent_name: str = "ensemble"
     parent_size: int = 120_000

@@ -1,4 +1,4 @@
-"""Argument checks shared by every ``core`` entry point (spec page 05, habit 3).
+"""Argument checks shared by every ``core`` entry point (habit 3).
 
 Each check returns the cleaned value or raises :class:`core.errors.InputError` whose
 message names the parameter and the value it got.
@@ -72,7 +72,7 @@ def whole_at_least(name: str, value: object, minimum: int) -> int:
 
 @lru_cache(maxsize=64)
 def z_value(level: float) -> float:
-    """Two-sided normal quantile ``z = Phi^-1(1 - (1 - c)/2)`` (spec 1.1).
+    """Two-sided normal quantile ``z = Phi^-1(1 - (1 - c)/2)`` (methods §2).
 
     ``statistics.NormalDist`` (Wichura's AS 241, within 1e-15 of ``scipy.special.ndtri``)
     rather than scipy: importing ``scipy.special`` pulls in ``numpy.f2py`` and

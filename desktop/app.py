@@ -1,4 +1,4 @@
-"""Start the desktop app: ``prplanner`` or ``prplanner FILE.xlsx`` (spec 4.3).
+"""Start the desktop app: ``prplanner`` or ``prplanner FILE.xlsx``.
 
 :func:`run_app` creates the :class:`QApplication` (names for :class:`QSettings`), sets the
 pyqtgraph look, and opens the main window with the bundled example session, or with the

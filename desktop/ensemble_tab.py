@@ -1,4 +1,4 @@
-"""Ensemble tab: several classifiers' precisions from one labeling budget (spec page 03).
+"""Ensemble tab: several classifiers' precisions from one labeling budget (methods §13).
 
 The user types the parent's and each child's predicted-positive set size and the overlap
 with the parent (an editable, undoable table over ``session.ensemble``), the margin and
@@ -74,7 +74,7 @@ SET_HEADER_TIPS = (
 
 
 class EnsembleSetsModel(CellRefusals, QAbstractTableModel):
-    """Parent row plus one row per child, over ``session.ensemble`` (spec page 05, habit 4).
+    """Parent row plus one row per child, over ``session.ensemble`` (habit 4).
 
     Every accepted edit goes through :meth:`SessionModel.set_value` (one undo step); a
     refused entry keeps the old value and marks the cell with the reason.
@@ -252,10 +252,10 @@ class EnsembleRun:
     inputs : EnsembleInputs
         The session's ensemble inputs at the time (names, sizes, overlaps).
     sample_size : PrecisionSampleSize
-        Labels one precision needs at the margin and confidence (spec 3.1); used as both
+        Labels one precision needs at the margin and confidence (methods §13); used as both
         ``n_P`` and ``n_C``.
     plan : EnsemblePlan
-        Expected reuse and saving per child (spec 3.2, Lemma 3).
+        Expected reuse and saving per child (methods §13, Lemma 3).
     """
 
     inputs: EnsembleInputs
@@ -301,7 +301,7 @@ RESULT_HEADERS = (
 )
 RESULT_TIPS = (
     "Classifier (the parent's own sample is labeled in full)",
-    "Labels its precision needs without recycling (spec 3.1)",
+    "Labels its precision needs without recycling (methods §13)",
     "Expected items of the child's sample already labeled for the parent (mean over trials)",
     "Expected labels still to buy when the parent's sample is recycled",
     "Mean saving, in percent of the labels alone",
@@ -387,7 +387,7 @@ def result_rows(run: EnsembleRun) -> list[TableRow]:
 
 
 class EnsembleTab(QWidget):
-    """Parent/children sets in, labels per classifier and the saving out (spec 4.1, #4).
+    """Parent/children sets in, labels per classifier and the saving out (#4).
 
     Signals
     -------

@@ -1,9 +1,9 @@
 """Evaluate tab: one labeled round's precision, recall, F1 and FPR with every interval.
 
-Inputs (spec 4.1 workflow 2): the labeled counts (a spreadsheet grid on
+Inputs: the labeled counts (a spreadsheet grid on
 ``evaluate.matrix``), the design (population counts, ``k``, or a plain random sample),
 confidence, replicates, seed and the finite population correction. Out: a table of every
-interval method of spec page 01 per metric (a thin model over
+interval method of docs/methods.md per metric (a thin model over
 :meth:`core.evaluation.Evaluation.to_rows`), the warnings, a forest plot, and, when a
 previous round is chosen in the Rounds panel, the change against it
 (:func:`core.compare.compare`).
@@ -144,7 +144,7 @@ RESULT_HEADERS = ("Metric", "Method", "Estimate", "Lower", "Upper", "Width", "No
 RESULT_TIPS = (
     "The quantity estimated",
     "How the interval is computed (hover a row for details)",
-    "Plug-in estimate from the labeled counts (spec 1.1)",
+    "Plug-in estimate from the labeled counts (methods §2)",
     "Lower end of the interval at the chosen confidence",
     "Upper end of the interval",
     "Upper minus lower",
@@ -166,7 +166,7 @@ class ResultRow:
 
 
 class EvaluationTableModel(QAbstractTableModel):
-    """Thin read-only model over an :class:`Evaluation`'s rows (spec page 05, habit 4)."""
+    """Thin read-only model over an :class:`Evaluation`'s rows (habit 4)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -515,7 +515,7 @@ class EvaluateTab(QWidget):
         header.setStretchLastSection(False)
         header.setMaximumSectionSize(320)
         self.table_view.verticalHeader().setDefaultSectionSize(22)
-        self.table_view.setToolTip("Every interval method of spec page 1, side by side")
+        self.table_view.setToolTip("Every interval method of docs/methods.md, side by side")
 
         self.warnings_label = QLabel()
         self.warnings_label.setWordWrap(True)

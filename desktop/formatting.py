@@ -1,4 +1,4 @@
-"""Numbers as people read them (spec 4.3): percentages with sensible digits, thousands."""
+"""Numbers as people read them: percentages with sensible digits, thousands."""
 
 from __future__ import annotations
 

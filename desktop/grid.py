@@ -1,4 +1,4 @@
-"""Spreadsheet-style confusion-matrix grid (spec 4.3).
+"""Spreadsheet-style confusion-matrix grid.
 
 :class:`ConfusionGridModel` is a thin ``QAbstractTableModel`` over a
 :class:`core.confusion.ConfusionMatrix` that lives in the session at a dotted path

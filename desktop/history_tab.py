@@ -1,8 +1,8 @@
-"""History tab: precision and recall of past rounds over time (spec 4.1, workflow 5).
+"""History tab: precision and recall of past rounds over time (workflow 5).
 
 The rounds loaded in the Rounds panel (``session.rounds``) are drawn against their date
 (a ``pg.DateAxisItem``), one line per classifier, each round with its interval as an
-error bar: Wilson for precision, Katz log-ratio for recall (spec 1.2,
+error bar: Wilson for precision, Katz log-ratio for recall (methods §3-4,
 :mod:`core.intervals`). Calibrated precision at the reference prevalence of the
 Prevalence tab runs alongside (:func:`core.prevalence.calibrated_metrics_from_round`).
 Consecutive rounds of one classifier are compared with :func:`core.compare.compare` in the
@@ -131,7 +131,7 @@ class RoundFigures:
         The classifier's model version in that round (a label on its line, never a line
         of its own).
     precision, recall : float
-        Point estimates (spec 1.1).
+        Point estimates (methods §2).
     precision_interval : Interval
         Wilson interval.
     recall_interval : Interval

@@ -1,7 +1,7 @@
-"""The main window: Rounds panel, the five tabs, menus, status bar (spec 4.3).
+"""The main window: Rounds panel, the five tabs, menus, status bar.
 
 One :class:`~desktop.session_model.SessionModel` is the document, kept as an ``.xlsx``
-workbook (spec 4.4): File > Save writes the report with its machine-readable Inputs sheet
+workbook: File > Save writes the report with its machine-readable Inputs sheet
 and PNG snapshots of the plots (:func:`core.workbook.session_io.save_session`, atomic), and
 File > Open restores every input from it (:func:`~core.workbook.session_io.read_session`).
 A plain rounds workbook opens as a session about its latest round and is never
@@ -122,9 +122,9 @@ TABS = (
 )
 
 
-def tab_class(spec: str) -> type:
+def tab_class(entry: str) -> type:
     """The tab class a :data:`TABS` entry names (``"desktop.plan_tab:PlanTab"``)."""
-    module, _, name = spec.partition(":")
+    module, _, name = entry.partition(":")
     return getattr(importlib.import_module(module), name)
 
 
@@ -275,12 +275,12 @@ class MainWindow(QMainWindow):
         self.tab_keys: list[str] = []
         #: Tabs not built yet (``defer_tabs``): key -> class; see build_deferred_tabs.
         self._deferred_tabs: dict[str, str] = {}
-        for index, (key, title, spec) in enumerate(TABS):
+        for index, (key, title, entry) in enumerate(TABS):
             if defer_tabs and index > 0:
                 widget = QWidget(self.tabs)  # stands in until build_deferred_tabs
-                self._deferred_tabs[key] = spec
+                self._deferred_tabs[key] = entry
             else:
-                widget = self._make_tab(key, spec)
+                widget = self._make_tab(key, entry)
             self.tabs.addTab(widget, title)
             self.tab_keys.append(key)
         self.setCentralWidget(self.tabs)
@@ -316,8 +316,8 @@ class MainWindow(QMainWindow):
 
     # --- tabs ---------------------------------------------------------------------------
 
-    def _make_tab(self, key: str, spec: str) -> QWidget:
-        widget = tab_class(spec)(self.session, self.tabs)
+    def _make_tab(self, key: str, entry: str) -> QWidget:
+        widget = tab_class(entry)(self.session, self.tabs)
         widget.setObjectName(f"{key}_tab")
         message_signal = getattr(widget, "status_message", None)
         if message_signal is not None:
@@ -336,12 +336,12 @@ class MainWindow(QMainWindow):
         current = self.tabs.currentIndex()
         self.tabs.blockSignals(True)
         try:
-            for key, spec in list(self._deferred_tabs.items()):
+            for key, entry in list(self._deferred_tabs.items()):
                 index = self.tab_keys.index(key)
                 title = self.tabs.tabText(index)
                 stand_in = self.tabs.widget(index)
                 self.tabs.removeTab(index)
-                self.tabs.insertTab(index, self._make_tab(key, spec), title)
+                self.tabs.insertTab(index, self._make_tab(key, entry), title)
                 stand_in.deleteLater()
                 del self._deferred_tabs[key]
             self.tabs.setCurrentIndex(current)

@@ -1,10 +1,10 @@
 """Plan tab: how many items to label, from which stratum, and what margins that buys
-(spec 4.1 workflow 1, spec 1.5-1.7).
+(methods §7-10).
 
 Every number comes from :mod:`core.planning`, :mod:`core.assurance` and
 :mod:`core.coverage`; this module only decides *when* to ask and *where* to show it.
 
-Live updates while a slider is dragged (spec page 05, habit 7):
+Live updates while a slider is dragged (habit 7):
 
 * edits only mark what is stale (``basis``: anything but ``s``/``v``; ``v``; ``s``) and
   start a 0-ms single-shot timer, so a burst of slider moves within one event-loop turn

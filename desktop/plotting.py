@@ -1,8 +1,8 @@
 """One plot panel for every tab: labels with units, legend, hover read-out, export.
 
-Curves are created once with :meth:`PlotPanel.line` and updated with ``setData`` (spec
-page 05, habit 7). Hovering shows the nearest data point of any curve, in the units the
-axes use; right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV).
+Curves are created once with :meth:`PlotPanel.line` and updated with ``setData``.
+Hovering shows the nearest data point of any curve, in the units the axes use;
+right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV).
 
 Draft frames while the user drags. From the press on a slider's handle (or a left press on
 a plot) to its release, every plot draws in draft quality: no antialiasing, curves clipped

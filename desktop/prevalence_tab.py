@@ -1,4 +1,4 @@
-"""Prevalence tab: precision and F1 under other class balances (spec page 02, workflow 3).
+"""Prevalence tab: precision and F1 under other class balances (methods §11, workflow 3).
 
 * P3 curve of the round on the Evaluate tab (precision against prevalence on a log axis)
   with its uncertainty band between ``LB`` and ``UB`` (Brabec et al., Theorem 5.1), the

@@ -1,4 +1,4 @@
-"""Prior editor: the four Beta parameters, presets and live densities (spec 1.4, 4.3).
+"""Prior editor: the four Beta parameters, presets and live densities (methods §5, 4.3).
 
 The prior lives in the session at ``plan.prior`` with its preset name at
 ``plan.prior_preset`` and the strength ``w`` at ``plan.prior_strength``. A preset prior is

@@ -1,4 +1,4 @@
-"""The Rounds panel: the past rounds of the open workbook or session (spec 4.3).
+"""The Rounds panel: the past rounds of the open workbook or session.
 
 A round drives the tabs from here: double-click or Enter evaluates it (its counts and
 design fill the Evaluate tab, which compares it with the classifier's round before), and

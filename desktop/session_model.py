@@ -1,4 +1,4 @@
-"""The Qt face of :class:`core.session.SessionState` (spec page 05, habits 4-6).
+"""The Qt face of :class:`core.session.SessionState` (habits 4-6).
 
 The window holds one :class:`SessionModel`. Widgets never keep their own copy of an input:
 they call :meth:`SessionModel.set_value` (one undoable step, or merged into the previous
@@ -179,7 +179,7 @@ class SessionModel(QObject):
         """Set one input as an undoable step; return the refusal message or ``None``.
 
         ``merge_key`` merges consecutive edits with the same key into one undo step (a
-        slider drag is one step, spec page 05 habit 5). ``burst=True`` (the input widgets)
+        slider drag is one step). ``burst=True`` (the input widgets)
         merges edits of the same field that follow each other within
         :data:`BURST_SECONDS`: ten wheel clicks are one step.
         """

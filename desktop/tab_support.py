@@ -23,7 +23,7 @@ ERROR_BRUSH = QBrush(QColor(255, 205, 205))
 
 
 class CellRefusals:
-    """Refused entries of an editable table model (spec 4.3): the reason stays at the cell,
+    """Refused entries of an editable table model: the reason stays at the cell,
     as a tint and a tooltip, until a good entry there clears it; the old value is kept.
 
     Mix in before ``QAbstractTableModel``; the model declares ``refused = Signal(str)``.

@@ -4,8 +4,7 @@ Every widget here shows one session input (``"plan.s"``, ``"confidence"``) and w
 back through :meth:`SessionModel.set_value`, so each edit is one undo step and a refused
 value is announced by the session's ``refused`` signal (the status bar shows it) while the
 widget snaps back to what the session holds. Widget -> session and session -> widget
-updates are guarded with :class:`QSignalBlocker` so the two directions never loop (spec
-page 05, habit 6).
+updates are guarded with :class:`QSignalBlocker` so the two directions never loop.
 
 * :class:`LogSliderSpin` - a log-scale slider with a spin box; one drag is one undo step.
 * :class:`PercentSpin` - a fraction shown and typed as a percentage.

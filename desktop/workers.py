@@ -1,4 +1,4 @@
-"""Long work off the GUI thread (spec page 05, habit 8).
+"""Long work off the GUI thread (habit 8).
 
 :func:`run_with_progress` reads or writes a workbook on the thread pool while the window
 keeps repainting, with a progress window (and Cancel for reads) when it takes a while.

@@ -1,4 +1,4 @@
-"""Excel workbooks in and out (spec 4.4): past rounds, and saving without losing data.
+"""Excel workbooks in and out: past rounds, and saving without losing data.
 
 Everything here is plain ``core`` (openpyxl, never Qt). Bad files raise
 :class:`WorkbookError` and failed saves :class:`SaveError`; both are

@@ -1,4 +1,4 @@
-"""Crash recovery: the unsaved session, written a few seconds after each change (spec 4.4).
+"""Crash recovery: the unsaved session, written a few seconds after each change.
 
 The desktop keeps one :class:`RecoveryStore` per running session. After each change (the
 desktop debounces: a few seconds after the last edit) it calls :meth:`RecoveryStore.write`;

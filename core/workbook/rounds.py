@@ -1,4 +1,4 @@
-"""Past labeling rounds read from the workbooks people keep (spec 4.4, issue 5).
+"""Past labeling rounds read from the workbooks people keep.
 
 :func:`read_rounds` opens an ``.xlsx`` file read-only, finds a header row in the first
 :data:`HEADER_SEARCH_ROWS` rows of every sheet, matches its column names against

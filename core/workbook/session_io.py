@@ -1,4 +1,4 @@
-"""Sessions as workbooks: Save writes the report, Open restores every input (spec 4.4).
+"""Sessions as workbooks: Save writes the report, Open restores every input.
 
 The app's document is the report of :mod:`core.workbook.report`. Its ``Inputs`` sheet holds
 :func:`core.session.flatten` of the state as ``key, value, exact (JSON)`` rows and its

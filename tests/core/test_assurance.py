@@ -104,7 +104,7 @@ def plan_design(plan, *, assured=False):
 
 def designs():
     """Several designs: the paper's plan, FPC, unequal costs, zero cells, 99 %."""
-    issue = make_plan(population=Population.from_k(0.046), precision=0.79, recall=0.67)
+    example = make_plan(population=Population.from_k(0.046), precision=0.79, recall=0.67)
     finite = make_plan(
         population=Population.from_counts(300, 6000),
         precision=0.9,
@@ -144,7 +144,7 @@ def designs():
         v=6000,
     )
     return {
-        "paper plan": plan_design(issue),
+        "paper plan": plan_design(example),
         "fpc optimal plan": plan_design(finite),
         "unequal costs, assured 80 %": plan_design(costed, assured=True),
         "unequal costs, fpc, assured 90 %": plan_design(finite_costed, assured=True),
@@ -294,7 +294,7 @@ def test_fpc_simulation_draws_without_replacement_from_the_finite_strata():
     assert plan.assurance == exact_value
     standard_error = math.sqrt(exact_value.precision * (1 - exact_value.precision) / 100_000)
     assert abs(simulated.precision - exact_value.precision) <= 4.5 * standard_error
-    # binomial draws with the FPC factor applied afterwards understate it (issue example)
+    # binomial draws with the FPC factor applied afterwards understate it
     rng = np.random.default_rng(6)
     f1 = (300 - plan.n_pos) / 299
     tp = rng.binomial(plan.n_pos, 0.9, 100_000)

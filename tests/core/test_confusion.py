@@ -1,4 +1,4 @@
-"""Confusion matrix, population and truth relations (spec 1.1) against hand-worked values."""
+"""Confusion matrix, population and truth relations (methods §2) against hand-worked values."""
 
 import math
 

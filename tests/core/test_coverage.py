@@ -1,4 +1,4 @@
-"""The coverage experiment (``core.coverage``, spec 1.7): near-nominal coverage on small
+"""The coverage experiment (``core.coverage``, methods §10): near-nominal coverage on small
 runs, and agreement with a literal per-round, per-replicate loop built from the scalar
 functions of ``core.intervals`` and ``core.bayes``."""
 
@@ -45,7 +45,7 @@ def test_small_run_is_near_nominal(setting):
 
 
 def _prior_for(matrix):
-    """The paper's alpha = 0, Jeffreys where a zero count makes it improper (spec 1.7)."""
+    """The paper's alpha = 0, Jeffreys where a zero count makes it improper (methods §10)."""
     return Prior.jeffreys() if 0 in matrix.as_tuple() else Prior.none()
 
 

@@ -1,10 +1,10 @@
-"""Several classifiers from one labeling budget (spec page 03; issue 3, section 2).
+"""Several classifiers from one labeling budget (methods §13).
 
 Every check compares against something computed independently of ``core.ensemble``:
 hand-worked sample sizes kept as data (``tests/data/ensemble_sample_sizes.json``), a
 pure-Python item-by-item transcription of Algorithm 1 (``literal_algorithm_1`` below),
 chi-square tests of uniformity, simulation for unbiasedness, the ``min(PIR, CIR)`` rule of
-thumb of spec 3.2 and direct recall computations from confusion counts.
+thumb of methods §13 and direct recall computations from confusion counts.
 """
 
 from __future__ import annotations
@@ -492,7 +492,7 @@ def test_planning_200_trials_for_three_children_takes_milliseconds():
         start = time.perf_counter()
         plan_recycled_labels(10_000, children, trials=200, rng=seed)
         timings.append(time.perf_counter() - start)
-    assert min(timings) < 0.05  # the issue asks < 1 s; a Python loop per trial would fail
+    assert min(timings) < 0.05  # the target is < 1 s; a Python loop per trial would fail
 
 
 @pytest.mark.parametrize(

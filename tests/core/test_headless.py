@@ -1,4 +1,4 @@
-"""``core`` must never import Qt (spec page 05, habit 1; issue 2)."""
+"""``core`` must never import Qt."""
 
 import subprocess
 import sys

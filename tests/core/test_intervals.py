@@ -1,4 +1,4 @@
-"""Closed-form intervals of ``core.intervals`` (spec 1.2) against independent references.
+"""Closed-form intervals of ``core.intervals`` (methods §3-4) against independent references.
 
 * Wilson and Clopper-Pearson: ``scipy.stats.binomtest(...).proportion_ci``.
 * Wald, Agresti-Coull, Jeffreys (and Wilson, Clopper-Pearson again): a table computed once

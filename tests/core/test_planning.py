@@ -2,7 +2,7 @@
 
 Every formula is checked against an independent computation: hand-worked values stored in
 ``tests/data/planning_*`` (with their arithmetic), numerical minimisation with scipy,
-literal brute-force searches written here from the spec's words, and simulation.
+literal brute-force searches written here from the methods document's words, and simulation.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _rows(path):
         return list(csv.DictReader(line for line in handle if not line.startswith("#")))
 
 
-# --- independent margin formulas, written from spec 1.6 / 1.4 ---------------------------------
+# --- independent margin formulas, written from methods §8, §5 ---------------------------------
 
 
 def eq10_precision(pi1, n1, z=Z95, f1=1.0):
@@ -300,7 +300,7 @@ def test_width_curves_mark_s_star_at_the_bottom_of_each_recall_curve():
     np.testing.assert_allclose(
         np.diagonal(at_star.precision_width), curves.precision_width_at_s_star
     )
-    # precision always narrows as s grows (spec 1.5)
+    # precision always narrows as s grows (methods §7)
     assert np.all(np.diff(curves.precision_width, axis=1) < 0)
 
 

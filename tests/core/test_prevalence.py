@@ -1,4 +1,4 @@
-"""core.prevalence against independent computations (spec 2.1 to 2.3).
+"""core.prevalence against independent computations (methods §11 to 2.3).
 
 References: confusion counts of constructed populations (exact fractions stored in
 ``tests/data/prevalence_closed_forms.csv``, and counted on the fly under hypothesis), a

@@ -1,4 +1,4 @@
-"""A plain random sample (design ``random``, ``k`` estimated by ``n1/n0``, spec 1.1).
+"""A plain random sample (design ``random``, ``k`` estimated by ``n1/n0``, methods §2).
 
 The recall and FPR intervals must carry the uncertainty of the estimated ``k``. Checked
 against independent computations only:
@@ -25,7 +25,7 @@ from core.errors import InputError
 from core.evaluation import evaluate
 from core.prevalence import OperatingPoint
 
-# The paper's Table 1 truth (spec 1.5): k = 0.033, pi1 = 0.863, pi0 = 0.0223, v = 5000.
+# The paper's Table 1 truth (methods §7): k = 0.033, pi1 = 0.863, pi0 = 0.0223, v = 5000.
 K, PI1, PI0, V = 0.033, 0.863, 0.0223, 5000
 
 

@@ -1,4 +1,4 @@
-"""Past rounds from workbooks (issue 5, spec 4.4): fixtures, messy sheets, bad files."""
+"""Past rounds from workbooks: fixtures, messy sheets, bad files."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from core.workbook.rounds import normalise_header, parse_number_text
 
 HEADER = ["Round", "Date", "Classifier", "N pred+", "N pred-", "s", "TP", "FP", "FN", "TN"]
 
-# The README of ../shared/fixtures, as data: round -> (date, N1, N0, s, TP, FP, FN, TN).
+# The README of tests/data/fixtures, as data: round -> (date, N1, N0, s, TP, FP, FN, TN).
 SIMPLE = {
     "TR-01": ("2026-01-12", 41200, 1251000, 1.0, 135, 24, 127, 4714),
     "TR-02": ("2026-01-26", 39800, 1262300, 1.8, 220, 32, 79, 4369),

@@ -1,4 +1,4 @@
-"""Sessions saved as workbooks reopen exactly (issue 5, "Sessions and safety")."""
+"""Sessions saved as workbooks reopen exactly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pytest-qt set-up for the desktop tests (spec page 05, habit 9).
+"""pytest-qt set-up for the desktop tests (habit 9).
 
 The platform is set to ``offscreen`` in ``tests/conftest.py``; Qt warnings fail a test
 (``qt_log_level_fail`` in pyproject.toml); and no test may leave a worker thread or an

@@ -1,4 +1,4 @@
-"""Ensemble tab, driven as a user would (spec 4.1 workflow 4, issue 4)."""
+"""Ensemble tab, driven as a user would."""
 
 from __future__ import annotations
 

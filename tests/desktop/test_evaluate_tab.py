@@ -1,4 +1,4 @@
-"""Evaluate tab, driven as a user would (spec 4.1 workflow 2, issue 4)."""
+"""Evaluate tab, driven as a user would."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The confusion grid behaves like a spreadsheet (spec 4.3), tried as a user would."""
+"""The confusion grid behaves like a spreadsheet, tried as a user would."""
 
 import pytest
 from PySide6.QtCore import Qt

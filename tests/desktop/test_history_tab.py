@@ -1,4 +1,4 @@
-"""History tab with the rounds of ../shared/fixtures/rounds_simple.xlsx (spec 4.1 workflow 5)."""
+"""History tab with the rounds of tests/data/fixtures/rounds_simple.xlsx."""
 
 from __future__ import annotations
 

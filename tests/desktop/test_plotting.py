@@ -1,4 +1,4 @@
-"""Plot panels: nearest-point hover read-out and export to PNG/SVG (spec 4.3)."""
+"""Plot panels: nearest-point hover read-out and export to PNG/SVG."""
 
 import numpy as np
 import pyqtgraph.exporters

@@ -1,4 +1,4 @@
-"""Prevalence tab, driven as a user would (spec 4.1 workflow 3, spec page 02, issue 4)."""
+"""Prevalence tab, driven as a user would (methods §11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Background tasks: progress, cancel, and stale results dropped (spec page 05, habit 8)."""
+"""Background tasks: progress, cancel, and stale results dropped (habit 8)."""
 
 import time
 
