@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import validation
-from core.confusion import ConfusionMatrix, pi0_from_precision_recall
+from core.confusion import ConfusionMatrix
 from core.errors import InputError
 from core.intervals import Interval, log_ratio_bounds
 
@@ -88,16 +88,10 @@ class Prior:
         pseudo-sample of ``100w`` predicted positives and proportionally many negatives,
         with ``pi0`` from Eq 9.
         """
-        pi1 = validation.open_unit("precision", precision)
-        recall = validation.open_unit("recall", recall)
-        k = validation.positive("k", k)
+        from core.confusion import planning_rates
+
+        pi1, pi0, k = planning_rates(precision, recall, k)
         w = validation.positive("prior strength", strength)
-        pi0 = float(pi0_from_precision_recall(pi1, recall, k))
-        if not 0 < pi0 < 1:
-            raise InputError(
-                f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false "
-                f"omission rate of {pi0:.3g}, outside (0, 1)"
-            )
         m1 = PSEUDO_POSITIVES_PER_STRENGTH * w
         m0 = m1 / k
         return cls(

@@ -229,6 +229,27 @@ def pi0_from_precision_recall(precision, recall, k):
         return np.multiply(np.multiply(k, precision), np.divide(1.0, recall) - 1.0)
 
 
+def planning_rates(precision: float, recall: float, k: float) -> tuple[float, float, float]:
+    """Validated ``(pi1, pi0, k)`` from planning values: ``pi1 = precision`` and ``pi0`` by
+    Eq 9, which must fall inside (0, 1) for the three values to describe one classifier.
+
+    Raises
+    ------
+    InputError
+        A value outside its range, or a combination whose implied ``pi0`` is not a rate.
+    """
+    k = validation.positive("k", k)
+    pi1 = validation.open_unit("precision", precision)
+    recall = validation.open_unit("recall", recall)
+    pi0 = float(pi0_from_precision_recall(pi1, recall, k))
+    if not 0.0 < pi0 < 1.0:
+        raise InputError(
+            f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false omission rate "
+            f"of {pi0:.4g} (Eq 9), outside (0, 1): these three cannot all hold"
+        )
+    return pi1, pi0, k
+
+
 def f_beta(precision, recall, beta: float = 1.0):
     """``(1+beta^2) P R / (beta^2 P + R)``; 0 when both are 0."""
     b2 = beta * beta

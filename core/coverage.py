@@ -43,7 +43,12 @@ import numpy as np
 from core import progress, resampling, validation
 from core.batch_intervals import log_ratio_bounds
 from core.bayes import Posterior, Prior, predictive_precision_sd, predictive_recall_terms
-from core.confusion import pi0_from_precision_recall, recall_from_rates, stratum_sizes
+from core.confusion import (
+    pi0_from_precision_recall,
+    planning_rates,
+    recall_from_rates,
+    stratum_sizes,
+)
 from core.errors import InputError
 
 PRECISION_KINDS = ("wald", "bootstrap", "bayes", "bayes_mc")
@@ -90,16 +95,12 @@ class CoverageSetting:
     s: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", validation.positive("k", self.k))
-        object.__setattr__(self, "precision", validation.open_unit("precision", self.precision))
+        precision, _pi0, k = planning_rates(self.precision, self.recall, self.k)
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "precision", precision)
         object.__setattr__(self, "recall", validation.open_unit("recall", self.recall))
         object.__setattr__(self, "v", validation.whole_at_least("v", self.v, 2))
         object.__setattr__(self, "s", validation.positive("s", self.s))
-        if not 0 < self.pi0 < 1:
-            raise InputError(
-                f"precision {self.precision:g}, recall {self.recall:g} and k {self.k:g} imply a "
-                f"false omission rate of {self.pi0:.3g}, outside (0, 1)"
-            )
         n1, n0 = self.sizes
         if n1 == 0 or n0 == 0:
             raise InputError(

@@ -17,7 +17,7 @@ population correction, ``h(n) = (N - n)/(n*(N - 1))`` (the binomial variance tim
   ``h1`` and ``1/Theta0`` on ``h0``.
 
 Minimising ``a/n1 + b/n0`` with ``n1 = v*k*s/(k*s+1)``, ``n0 = v/(k*s+1)`` over ``s`` gives
-``s* = (1/k)*sqrt(b/a)``: Theorem 1 with ``(a, b) = (1/Omega1, 1/Omega0)`` and Theorem 2
+``s* = (1/k)*sqrt(a/b)``: Theorem 1 with ``(a, b) = (1/Omega1, 1/Omega0)`` and Theorem 2
 with ``(1/Theta1, 1/Theta0)``. :class:`MarginModel` holds these constants once, so margins,
 width curves and the integer searches all evaluate the same expressions.
 
@@ -60,6 +60,7 @@ from core.confusion import (
     ConfusionMatrix,
     Population,
     pi0_from_precision_recall,
+    planning_rates,
     point_estimates,
     recall_from_rates,
     stratum_sizes,
@@ -143,16 +144,7 @@ def optimal_ratio_bayes(posterior: Posterior, k: float) -> float:
 
 def _rates(k, precision, recall) -> tuple[float, float, float]:
     """Validated ``(pi1, pi0, k)`` from precision, recall and ``k`` (Eq 9)."""
-    k = validation.positive("k", k)
-    pi1 = validation.open_unit("precision", precision)
-    recall = validation.open_unit("recall", recall)
-    pi0 = float(pi0_from_precision_recall(pi1, recall, k))
-    if not 0.0 < pi0 < 1.0:
-        raise InputError(
-            f"precision {pi1:g}, recall {recall:g} and k {k:g} imply a false omission rate "
-            f"of {pi0:.4g} (Eq 9), outside (0, 1): these three cannot all hold"
-        )
-    return pi1, pi0, k
+    return planning_rates(precision, recall, k)
 
 
 # --- margins --------------------------------------------------------------------------------

@@ -132,3 +132,26 @@ def test_rate_functions_follow_ieee_rules_on_arrays():
     assert recall[0] == 0.0
     assert recall[1] == pytest.approx(1 / (1 + 0.1 / 0.05))
     assert np.isnan(recall[2])
+
+
+def test_eq9_planning_rates_by_hand_and_one_refusal_everywhere():
+    from core.bayes import Prior
+    from core.confusion import planning_rates
+    from core.coverage import CoverageSetting
+    from core.planning import make_plan
+
+    # k*pi1*(1/recall - 1) = 0.05 * 0.9 * (1/0.8 - 1) = 0.01125, worked by hand.
+    pi1, pi0, k = planning_rates(0.9, 0.8, 0.05)
+    assert (pi1, k) == (0.9, 0.05)
+    assert pi0 == pytest.approx(0.01125, rel=1e-12)
+    # k = 3, precision 0.9, recall 0.5: pi0 = 3 * 0.9 * 1 = 2.7, not a rate. Every entry
+    # point that takes planning values refuses it with the same words.
+    attempts = (
+        lambda: planning_rates(0.9, 0.5, 3.0),
+        lambda: Prior.from_expected(0.9, 0.5, 3.0, 1.0),
+        lambda: CoverageSetting(k=3.0, precision=0.9, recall=0.5, v=1000, s=1.0),
+        lambda: make_plan(population=Population.from_k(3.0), precision=0.9, recall=0.5),
+    )
+    for attempt in attempts:
+        with pytest.raises(InputError, match=r"imply a false omission rate of 2\.7 \(Eq 9\)"):
+            attempt()
