@@ -27,7 +27,6 @@ import datetime as dt
 import hashlib
 import os
 import shutil
-import stat
 import tempfile
 import threading
 import unicodedata
@@ -271,18 +270,9 @@ def _kind_of(path: Path) -> str:
 
 
 def _check_file(path: Path) -> None:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise ItemListError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ItemListError(f"{path}: cannot be opened ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ItemListError(f"{path} is a folder, not an item list")
-    if not stat.S_ISREG(info.st_mode):
-        raise ItemListError(f"{path} is not a regular file (a pipe or a device)")
-    if info.st_size == 0:
-        raise ItemListError(f"{path} is empty (0 bytes): there is no table in it")
+    from core.workbook.xlsx_reader import check_regular_file
+
+    check_regular_file(path, "an item list (a table)", ItemListError)
 
 
 def _check_text_table(path: Path) -> None:

@@ -52,6 +52,7 @@ import contextlib
 import datetime as dt
 import html
 import math
+import os
 import posixpath
 import re
 import stat
@@ -1326,6 +1327,25 @@ def _looks_like_text(head: bytes) -> bool:
     return bool(text) and all(ch.isprintable() or ch in "\r\n\t" for ch in text)
 
 
+def check_regular_file(path: Path, what: str, error: type[InputError]) -> os.stat_result:
+    """``path``'s ``stat``, or ``error`` saying why it cannot be ``what`` (``"an Excel
+    workbook"``): missing, unreadable, a folder, a pipe or device (a read would block or
+    never end), or empty."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{path} is a folder, not {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{path} is not a regular file (a pipe or a device), not {what}")
+    if info.st_size == 0:
+        raise error(f"{path} is empty (0 bytes), not {what}")
+    return info
+
+
 def check_workbook_file(path: str | Path) -> ReadBudget:
     """Refuse what is not a plausible ``.xlsx`` within its budget, before any part is read.
 
@@ -1346,19 +1366,7 @@ def check_workbook_file(path: str | Path) -> ReadBudget:
         Naming the file and the problem.
     """
     path = Path(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise WorkbookError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise WorkbookError(f"{path}: cannot be opened ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise WorkbookError(f"{path} is a folder, not an Excel workbook")
-    if not stat.S_ISREG(info.st_mode):
-        # A pipe or a device would block the read or never end.
-        raise WorkbookError(f"{path} is not a regular file (a pipe or a device), not a workbook")
-    if info.st_size == 0:
-        raise WorkbookError(f"{path} is empty (0 bytes), not an Excel workbook")
+    info = check_regular_file(path, "an Excel workbook", WorkbookError)
     try:
         with path.open("rb") as stream:
             head = stream.read(_SNIFF_BYTES)

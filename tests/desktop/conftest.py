@@ -1,4 +1,4 @@
-"""pytest-qt set-up for the desktop tests (habit 9).
+"""pytest-qt set-up and shared fixtures for the desktop tests.
 
 The platform is set to ``offscreen`` in ``tests/conftest.py``; Qt warnings fail a test
 (``qt_log_level_fail`` in pyproject.toml); and no test may leave a worker thread or an
@@ -58,3 +58,21 @@ def _no_leftover_threads_or_timers(qapp):
     QApplication.processEvents()
     assert finished, "a worker thread was still running 20 s after the test"
     assert not active, f"timers left running: {active}"
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    """The main window with the bundled example, shown; settings in ``tmp_path``. Closed
+    without the unsaved-changes question at the end."""
+    from desktop import main_window as main_window_module
+    from desktop.main_window import MainWindow, app_settings
+
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path / "settings"))
+    widget = MainWindow(settings=app_settings())
+    qtbot.addWidget(widget)
+    widget.load_example()
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.session.undo_stack.setClean()
+    widget.close()

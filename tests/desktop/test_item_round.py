@@ -22,7 +22,6 @@ from PySide6.QtWidgets import QMessageBox
 from core.confusion import ConfusionMatrix
 from desktop import main_window as main_window_module
 from desktop.labeling_round import LABELED_SHEET
-from desktop.main_window import MainWindow, app_settings
 
 ITEMS = 3_000
 SEED = 41
@@ -81,19 +80,6 @@ def counts_of(truth_of, ids) -> ConfusionMatrix:
         key = ("tp" if truth else "fp") if predicted else ("fn" if truth else "tn")
         cells[key] += 1
     return ConfusionMatrix(**cells)
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path / "settings"))
-    widget = MainWindow(settings=app_settings())
-    qtbot.addWidget(widget)
-    widget.load_example()
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
-    widget.session.undo_stack.setClean()
-    widget.close()
 
 
 @pytest.fixture

@@ -22,8 +22,6 @@ from PySide6.QtWidgets import QMessageBox
 from core.cli import main
 from core.confusion import point_estimates
 from core.workbook.rounds import read_rounds
-from desktop import main_window as main_window_module
-from desktop.main_window import MainWindow, app_settings
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
@@ -115,19 +113,6 @@ def workbook(request, tmp_path) -> Path:
     if request.param == "libreoffice":
         path = resave_with_libreoffice(path, tmp_path / "resaved")
     return path
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path / "settings"))
-    widget = MainWindow(settings=app_settings())
-    qtbot.addWidget(widget)
-    widget.load_example()
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
-    widget.session.undo_stack.setClean()
-    widget.close()
 
 
 def round_named(window, name: str):
