@@ -47,7 +47,7 @@ from core.session import EnsembleChild, EnsembleInputs
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
-from desktop.tab_support import CellRefusals, RowsTableModel, TableRow
+from desktop.tab_support import CellRefusals, RowsTableModel, SessionTab, TableRow
 from desktop.widgets import (
     ChoiceCombo,
     ConfidenceBox,
@@ -56,7 +56,6 @@ from desktop.widgets import (
     affects,
     keep_wrapped_height,
 )
-from desktop.workers import TaskRunner
 
 PARENT_BRUSH = QBrush(QColor(238, 244, 252))
 
@@ -386,7 +385,7 @@ def result_rows(run: EnsembleRun) -> list[TableRow]:
 # --- the tab -----------------------------------------------------------------------------
 
 
-class EnsembleTab(QWidget):
+class EnsembleTab(SessionTab):
     """Parent/children sets in, labels per classifier and the saving out (#4).
 
     Signals
@@ -395,13 +394,10 @@ class EnsembleTab(QWidget):
         A one-line message for the window's status bar (``""`` clears it).
     """
 
-    status_message = Signal(str)
-
     def __init__(self, session: SessionModel, parent=None):
-        super().__init__(parent)
-        self._session = session
+        super().__init__(session, parent)
         self.run: EnsembleRun | None = None
-        self.runner = TaskRunner(self)
+        self.runner = self.new_runner()
         self._build()
         self.runner.progress.connect(lambda fraction: self.progress.setValue(round(fraction * 100)))
         self.runner.finished.connect(self._on_finished)
@@ -755,10 +751,6 @@ class EnsembleTab(QWidget):
     def grids(self) -> list:
         """No confusion-matrix grid on this tab."""
         return []
-
-    def shutdown(self) -> None:
-        """Cancel the simulation (the window is closing)."""
-        self.runner.cancel()
 
 
 __all__ = [

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -49,9 +49,8 @@ from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.rounds_panel import find_by_label, round_before, round_label
 from desktop.session_model import SessionModel
-from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
+from desktop.tab_support import RowsTableModel, SessionTab, TableRow, use_percent_axes
 from desktop.widgets import BoundCheck, ConfidenceBox, CountSpin, PopulationInput, affects
-from desktop.workers import TaskRunner
 
 #: The smallest replicate count core accepts: the instant evaluation's Monte-Carlo rows
 #: are never shown, only its closed-form rows.
@@ -383,7 +382,7 @@ COMPARE_TIPS = (
 )
 
 
-class EvaluateTab(QWidget):
+class EvaluateTab(SessionTab):
     """Labeled counts in; estimates, every interval, warnings and a forest plot out.
 
     Signals
@@ -392,19 +391,16 @@ class EvaluateTab(QWidget):
         The warnings in one line, for the window's status bar (``""`` when none).
     """
 
-    status_message = Signal(str)
-
     def __init__(self, session: SessionModel, parent=None):
-        super().__init__(parent)
-        self._session = session
+        super().__init__(session, parent)
         self.evaluation: Evaluation | None = None
         self.quick_evaluation: Evaluation | None = None
         self.comparison: Comparison | None = None
         # Hidden behind another tab, the tab evaluates once it is shown, not on every edit
         # (nor at the app's start, where it would pull in scipy and busy the thread pool).
         self._refresh_when_shown = False
-        self.runner = TaskRunner(self)
-        self.compare_runner = TaskRunner(self)
+        self.runner = self.new_runner()
+        self.compare_runner = self.new_runner()
         self._build()
         self.runner.finished.connect(self._on_evaluated)
         self.runner.failed.connect(self._on_failed)
@@ -851,11 +847,6 @@ class EvaluateTab(QWidget):
     def grids(self) -> list[ConfusionGrid]:
         """The labeled-counts grid (for Edit > Copy/Paste)."""
         return [self.grid]
-
-    def shutdown(self) -> None:
-        """Cancel the background evaluation and comparison (the window is closing)."""
-        self.runner.cancel()
-        self.compare_runner.cancel()
 
 
 def signed_points(value: float) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -44,9 +44,8 @@ from core.prevalence import calibrated_metrics_from_round
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
-from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
+from desktop.tab_support import RowsTableModel, SessionTab, TableRow, use_percent_axes
 from desktop.widgets import ConfidenceBox, PercentSpin, affects
-from desktop.workers import TaskRunner
 
 DAY = 86_400.0
 UNNAMED = "(no classifier)"
@@ -275,7 +274,7 @@ def change_text(change) -> str:
     return formatting.points(change.estimate) + mark
 
 
-class HistoryTab(QWidget):
+class HistoryTab(SessionTab):
     """Trend of precision and recall over the loaded rounds, change markers included.
 
     Signals
@@ -284,14 +283,11 @@ class HistoryTab(QWidget):
         A one-line message for the window's status bar (``""`` clears it).
     """
 
-    status_message = Signal(str)
-
     def __init__(self, session: SessionModel, parent=None):
-        super().__init__(parent)
-        self._session = session
+        super().__init__(session, parent)
         self.figures: list[RoundFigures] = []
         self.comparisons: dict[tuple[int, int], Comparison] = {}
-        self.runner = TaskRunner(self)
+        self.runner = self.new_runner()
         self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
         self.runner.finished.connect(self._on_compared)
         self.runner.failed.connect(self._on_compare_failed)
@@ -632,7 +628,3 @@ class HistoryTab(QWidget):
     def grids(self) -> list:
         """No confusion-matrix grid on this tab."""
         return []
-
-    def shutdown(self) -> None:
-        """Cancel the comparisons (the window is closing)."""
-        self.runner.cancel()

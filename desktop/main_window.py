@@ -84,6 +84,7 @@ from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
 from desktop.rounds_panel import RoundsPanel, previous_round_changes, round_label
 from desktop.session_model import SessionModel
+from desktop.tab_support import SessionTab
 from desktop.widgets import affects, guard_wheel
 from desktop.workers import run_with_progress
 
@@ -316,12 +317,10 @@ class MainWindow(QMainWindow):
 
     # --- tabs ---------------------------------------------------------------------------
 
-    def _make_tab(self, key: str, entry: str) -> QWidget:
+    def _make_tab(self, key: str, entry: str) -> SessionTab:
         widget = tab_class(entry)(self.session, self.tabs)
         widget.setObjectName(f"{key}_tab")
-        message_signal = getattr(widget, "status_message", None)
-        if message_signal is not None:
-            message_signal.connect(self.show_status)
+        widget.status_message.connect(self.show_status)
         return widget
 
     def build_deferred_tabs(self) -> None:
@@ -918,8 +917,7 @@ class MainWindow(QMainWindow):
             if not plots:
                 continue
             if not tab.isVisible():
-                if hasattr(tab, "refresh_if_deferred"):
-                    tab.refresh_if_deferred()  # a hidden tab may have put its work off
+                tab.refresh_if_deferred()  # a hidden tab may have put its work off
                 tab.setGeometry(frame)
                 tab.grab()  # delivers the pending resize events: lays the tab out
             plots = [plot for plot in plots if plot.isVisibleTo(tab) and plot_has_data(plot)]
@@ -1286,9 +1284,9 @@ class MainWindow(QMainWindow):
         """Cancel every tab's background work (closing, or a test tearing down)."""
         self.recovery_timer.stop()
         for index in range(self.tabs.count()):
-            stop = getattr(self.tabs.widget(index), "shutdown", None)
-            if stop is not None:
-                stop()
+            tab = self.tabs.widget(index)
+            if isinstance(tab, SessionTab):  # not a stand-in of a tab never built
+                tab.shutdown()
 
     def closeEvent(self, event) -> None:
         if self._busy:  # a workbook is being read or written: close once it is done

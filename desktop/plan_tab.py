@@ -81,7 +81,7 @@ from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.prior_editor import PriorEditor
 from desktop.session_model import SessionModel
-from desktop.tab_support import use_decade_axis, use_percent_axes
+from desktop.tab_support import SessionTab, use_decade_axis, use_percent_axes
 from desktop.widgets import (
     BoundCheck,
     ChoiceCombo,
@@ -94,7 +94,6 @@ from desktop.widgets import (
     guard_wheel,
     keep_wrapped_height,
 )
-from desktop.workers import TaskRunner
 
 #: Slider ranges (log scale).
 S_RANGE = (0.1, 100.0)
@@ -415,7 +414,7 @@ def scrolling(content: QWidget, parent: QWidget, *, name: str) -> QScrollArea:
     return area
 
 
-class PlanTab(QWidget):
+class PlanTab(SessionTab):
     """Inputs on the left, the prior in the middle, plan readouts and curves on the right.
 
     Signals
@@ -428,15 +427,13 @@ class PlanTab(QWidget):
         After the assured plan (or why there is none) was shown.
     """
 
-    status_message = Signal(str)
     refreshed = Signal()
     assured_shown = Signal()
     #: "Draw this sample from your items…" was pressed (the window opens the dialog).
     draw_sample_requested = Signal()
 
     def __init__(self, session: SessionModel, parent: QWidget | None = None):
-        super().__init__(parent)
-        self._session = session
+        super().__init__(session, parent)
         self._stale: set[str] = {"basis"}
         self._basis = PlanBasis(error="not computed yet")
         self._design: Plan | None = None
@@ -460,14 +457,14 @@ class PlanTab(QWidget):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.refresh)
 
-        self.runner = TaskRunner(self)
+        self.runner = self.new_runner()
         self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 1000)))
         self.runner.finished.connect(self._on_simulation_finished)
         self.runner.failed.connect(self._on_simulation_failed)
         self.runner.cancelled.connect(self._on_simulation_cancelled)
         self.runner.busy.connect(self._on_busy)
 
-        self.assured_runner = TaskRunner(self)
+        self.assured_runner = self.new_runner()
         self.assured_runner.finished.connect(self._on_assured_finished)
         self.assured_runner.failed.connect(self._on_assured_failed)
 
@@ -1449,10 +1446,9 @@ class PlanTab(QWidget):
         self.runner.cancel()
 
     def shutdown(self) -> None:
-        """Stop the refresh timer and the simulation (window closing)."""
+        """Stop the refresh timer and the background work (window closing)."""
         self._timer.stop()
-        self.runner.cancel()
-        self.assured_runner.cancel()
+        super().shutdown()
 
     def _on_busy(self, busy: bool) -> None:
         self.cancel_button.setEnabled(busy)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -56,9 +56,8 @@ from core.prevalence import (
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
-from desktop.tab_support import RowsTableModel, TableRow, use_percent_axes
+from desktop.tab_support import RowsTableModel, SessionTab, TableRow, use_percent_axes
 from desktop.widgets import PercentSpin, affects
-from desktop.workers import TaskRunner
 
 CURRENT_NAME = "This round"
 BAND_BRUSH = (0, 114, 178, 50)
@@ -120,7 +119,7 @@ CALIBRATED_TIPS = (
 )
 
 
-class PrevalenceTab(QWidget):
+class PrevalenceTab(SessionTab):
     """P3 curve with band, F1 across prevalences, calibrated metrics, PR curves.
 
     Signals
@@ -129,15 +128,12 @@ class PrevalenceTab(QWidget):
         A one-line message for the window's status bar (``""`` clears it).
     """
 
-    status_message = Signal(str)
-
     def __init__(self, session: SessionModel, parent=None):
-        super().__init__(parent)
-        self._session = session
+        super().__init__(session, parent)
         self.curve: P3Curve | None = None
         self.comparison: PrevalenceComparison | None = None
         self.scored: ScoredResult | None = None
-        self.runner = TaskRunner(self)
+        self.runner = self.new_runner()
         self.runner.finished.connect(self._on_scored_loaded)
         self.runner.failed.connect(self._on_scored_failed)
         self._build()
@@ -758,10 +754,6 @@ class PrevalenceTab(QWidget):
     def grids(self) -> list:
         """No confusion-matrix grid on this tab."""
         return []
-
-    def shutdown(self) -> None:
-        """Cancel reading a scored sample (the window is closing)."""
-        self.runner.cancel()
 
 
 def formatting_html(text: str) -> str:

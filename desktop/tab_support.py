@@ -15,11 +15,47 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import QWidget
+
+from desktop.workers import TaskRunner
 
 WARNING_BRUSH = QBrush(QColor(255, 236, 179))
 ERROR_BRUSH = QBrush(QColor(255, 205, 205))
+
+
+class SessionTab(QWidget):
+    """What every tab shares: its session, a status line to the window, and background
+    runners that stop when the window closes.
+
+    Signals
+    -------
+    status_message(str)
+        A warning or refusal for the window's status bar.
+    """
+
+    status_message = Signal(str)
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._session = session
+        self._runners: list[TaskRunner] = []
+
+    def new_runner(self) -> TaskRunner:
+        """A :class:`~desktop.workers.TaskRunner` of this tab, cancelled by :meth:`shutdown`."""
+        runner = TaskRunner(self)
+        self._runners.append(runner)
+        return runner
+
+    def refresh_if_deferred(self) -> None:
+        """Do work a hidden tab put off (the window needs the tab up to date, e.g. for plot
+        snapshots). Nothing by default."""
+
+    def shutdown(self) -> None:
+        """Cancel the tab's background work (the window is closing)."""
+        for runner in self._runners:
+            runner.cancel()
 
 
 class CellRefusals:
