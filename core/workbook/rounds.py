@@ -733,6 +733,8 @@ def _as_count(value: object) -> int | None:
 
 
 def _as_text(value: object) -> str | None:
+    if type(value) is str:  # the usual cell: no other test needed
+        return value.strip() or None
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
@@ -753,7 +755,7 @@ def _as_date(value: object, epoch: dt.datetime) -> dt.date | None:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         # A date column whose cells lost their date format still holds Excel serials.
-        from openpyxl.utils.datetime import from_excel
+        from core.workbook.xlsx_reader import from_excel
 
         converted = from_excel(value, epoch)
         if isinstance(converted, dt.datetime):
