@@ -283,7 +283,7 @@ class AssuranceModel:
         return cls(
             pi1=validation.open_unit("pi1", pi1),
             pi0=validation.open_unit("pi0", pi0),
-            k=validation.positive("k", k),
+            k=validation.imbalance("k", k),
             target_precision=validation.margin("margin_precision", margin_precision),
             target_recall=validation.margin("margin_recall", margin_recall),
             z=validation.z_value(confidence),
@@ -442,7 +442,7 @@ def simulate_assurance(
     )
     n_pos, n_neg = model._check(n_pos, n_neg)
     reps = validation.whole_at_least("reps", reps, 1)
-    seed = validation.count("seed", seed)
+    seed = validation.seed(seed)
     positives, negatives = (
         np.random.Generator(np.random.PCG64(child))
         for child in np.random.SeedSequence(seed).spawn(2)

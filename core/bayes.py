@@ -55,7 +55,9 @@ class Prior:
 
     def __post_init__(self) -> None:
         for field in ("a11", "a01", "a10", "a00"):
-            object.__setattr__(self, field, validation.non_negative(field, getattr(self, field)))
+            object.__setattr__(
+                self, field, validation.prior_weight(field, getattr(self, field), pseudo_count=True)
+            )
 
     # presets (methods §5) --------------------------------------------------------------------
 
@@ -91,7 +93,7 @@ class Prior:
         from core.confusion import planning_rates
 
         pi1, pi0, k = planning_rates(precision, recall, k)
-        w = validation.positive("prior strength", strength)
+        w = validation.prior_weight("prior strength", strength)
         m1 = PSEUDO_POSITIVES_PER_STRENGTH * w
         m0 = m1 / k
         return cls(
@@ -206,7 +208,7 @@ def bayes_recall_interval(
 
     [1/(1 + xb*exp(+z*sqrt(Vu))), 1/(1 + xb*exp(-z*sqrt(Vu)))]
     """
-    k = validation.positive("k", k)
+    k = validation.imbalance("k", k)
     z = validation.z_value(confidence)
     xb, sd = predictive_recall_terms(
         posterior, k, validation.positive("n1'", n1_future), validation.positive("n0'", n0_future)

@@ -175,7 +175,9 @@ def compare(
     k_previous = validation.positive("k of the previous round", k_previous)
     k_current = validation.positive("k of the current round", k_current)
     confidence = validation.confidence(confidence)
-    replicates = validation.whole_at_least("replicates", replicates, 1000)
+    replicates = validation.whole_at_least(
+        "replicates", replicates, 1000, validation.MAX_REPLICATES
+    )
     prior = Prior.jeffreys() if prior is None else prior
     rng = resampling.as_generator(seed)
     warnings: list[str] = []

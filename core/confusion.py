@@ -128,7 +128,7 @@ class Population:
     predicted_negative: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", validation.positive("k", self.k))
+        object.__setattr__(self, "k", validation.imbalance("k", self.k))
         given = (self.predicted_positive is not None, self.predicted_negative is not None)
         if any(given) and not all(given):
             raise InputError(
@@ -238,7 +238,7 @@ def planning_rates(precision: float, recall: float, k: float) -> tuple[float, fl
     InputError
         A value outside its range, or a combination whose implied ``pi0`` is not a rate.
     """
-    k = validation.positive("k", k)
+    k = validation.imbalance("k", k)
     pi1 = validation.open_unit("precision", precision)
     recall = validation.open_unit("recall", recall)
     pi0 = float(pi0_from_precision_recall(pi1, recall, k))
@@ -268,8 +268,8 @@ def stratum_sizes(v, k: float, s: float) -> tuple[int, int]:
     still rounds up.
     """
     v = validation.count("v", v)
-    k = validation.positive("k", k)
-    s = validation.positive("s", s)
+    k = validation.imbalance("k", k)
+    s = validation.oversampling("s", s)
     n1 = math.floor(round(v * k * s / (k * s + 1.0), 9) + 0.5)
     return int(n1), int(v - n1)
 
@@ -316,7 +316,7 @@ def point_estimates(matrix: ConfusionMatrix, k: float | None = None) -> PointEst
     ``TP/(TP + s*FN)``, which holds only when ``n1/n0 = k*s`` exactly.
     """
     matrix.require_both_strata()
-    k = matrix.sample_k if k is None else validation.positive("k", k)
+    k = matrix.sample_k if k is None else validation.imbalance("k", k)
     pi1, pi0 = matrix.pi1_hat, matrix.pi0_hat
     recall = float(recall_from_rates(pi1, pi0, k))
     if matrix.tp == 0 and matrix.fn == 0:

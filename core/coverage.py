@@ -100,7 +100,7 @@ class CoverageSetting:
         object.__setattr__(self, "precision", precision)
         object.__setattr__(self, "recall", validation.open_unit("recall", self.recall))
         object.__setattr__(self, "v", validation.whole_at_least("v", self.v, 2))
-        object.__setattr__(self, "s", validation.positive("s", self.s))
+        object.__setattr__(self, "s", validation.oversampling("s", self.s))
         n1, n0 = self.sizes
         if n1 == 0 or n0 == 0:
             raise InputError(
@@ -303,7 +303,7 @@ def seed_streams(seed=None) -> tuple[np.random.Generator, np.random.Generator]:
     if isinstance(seed, np.random.SeedSequence):
         sequence = seed
     else:
-        sequence = np.random.SeedSequence(None if seed is None else validation.count("seed", seed))
+        sequence = np.random.SeedSequence(None if seed is None else validation.seed(seed))
     rounds, replicates = sequence.spawn(2)
     return np.random.default_rng(rounds), np.random.default_rng(replicates)
 
@@ -399,8 +399,8 @@ def coverage_experiment(
     started = time.perf_counter()
     if not isinstance(setting, CoverageSetting):
         raise InputError(f"setting must be a CoverageSetting, got {type(setting).__name__}")
-    reps = validation.whole_at_least("reps", reps, 10)
-    replicates = validation.whole_at_least("replicates", replicates, 10)
+    reps = validation.whole_at_least("reps", reps, 10, validation.MAX_REPS)
+    replicates = validation.whole_at_least("replicates", replicates, 10, validation.MAX_REPLICATES)
     confidence = validation.confidence(confidence)
     z = validation.z_value(confidence)
     prior = Prior.none() if prior is None else prior
@@ -501,8 +501,8 @@ def run_grid(
     settings = paper_grid() if settings is None else tuple(settings)
     if not settings:
         raise InputError("the grid needs at least one setting")
-    reps = validation.whole_at_least("reps", reps, 10)
-    sequence = np.random.SeedSequence(None if seed is None else validation.count("seed", seed))
+    reps = validation.whole_at_least("reps", reps, 10, validation.MAX_REPS)
+    sequence = np.random.SeedSequence(None if seed is None else validation.seed(seed))
     children = sequence.spawn(len(settings))
     total = reps * len(settings)
     rows = tuple(

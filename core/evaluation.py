@@ -278,9 +278,9 @@ def evaluate(
         raise InputError(f"matrix must be a ConfusionMatrix, got {type(matrix).__name__}")
     matrix.require_both_strata()
     confidence = validation.confidence(confidence)
-    replicates = validation.whole_at_least("replicates", replicates, 100)
+    replicates = validation.whole_at_least("replicates", replicates, 100, validation.MAX_REPLICATES)
     if seed is not None:
-        seed = validation.count("seed", seed)
+        seed = validation.seed(seed)
     population = _as_population(population)
     design = "random" if population is None else "stratified"
     if population is not None:

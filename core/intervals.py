@@ -140,7 +140,7 @@ def _random_counts(
     """
     matrix.require_both_strata()
     if k is not None:
-        k = validation.positive("k", k)
+        k = validation.imbalance("k", k)
         if not math.isclose(k, matrix.sample_k, rel_tol=1e-9):
             raise InputError(
                 f"a random sample estimates k by n1/n0 = {matrix.sample_k:.6g}; got k = {k:g} "
@@ -257,7 +257,7 @@ def _recall_ratio_and_se(
         tp, _, fn, _, note = _random_counts(matrix, k, fpc)
         estimate = _random_rate(matrix.tp, matrix.fn)
         return fn / tp, math.sqrt(1.0 / tp + 1.0 / fn), note, estimate
-    k = validation.positive("k", k)
+    k = validation.imbalance("k", k)
     pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
     x = pi0 / (k * pi1)
     se = math.sqrt((1 - pi1) / (n1 * pi1) * fpc[0] + (1 - pi0) / (n0 * pi0) * fpc[1])
@@ -341,7 +341,7 @@ def katz_log_fpr(
         x, se = tn / fp, math.sqrt(1.0 / fp + 1.0 / tn)
         estimate = _random_rate(matrix.fp, matrix.tn)
     else:
-        k = validation.positive("k", k)
+        k = validation.imbalance("k", k)
         pi1, pi0, n1, n0, note = _rates_for_log_ratio(matrix)
         x = (1 - pi0) / (k * (1 - pi1))
         se = math.sqrt(pi1 / (n1 * (1 - pi1)) * fpc[0] + pi0 / (n0 * (1 - pi0)) * fpc[1])

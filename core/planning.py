@@ -74,6 +74,8 @@ DEFAULT_GRID_POINTS = 400
 METHODS = ("paper", "optimal")
 #: Rows of ``n1`` scanned at once by the joint-optimum search (bounded memory).
 _SCAN_CHUNK = 1 << 18
+#: Largest stratum sample the assured-plan search takes on (a few seconds at this size).
+MAX_ASSURED_STRATUM = 10**10
 
 
 # --- Theorem 1 and 2 ------------------------------------------------------------------------
@@ -137,7 +139,7 @@ def optimal_ratio_bayes(posterior: Posterior, k: float) -> float:
 
     It minimizes ``Vu`` of Eq 8 over ``s`` for a fixed future round size ``v``.
     """
-    k = validation.positive("k", k)
+    k = validation.imbalance("k", k)
     theta1, theta0 = posterior.theta()
     return math.sqrt(theta0 / theta1) / k
 
@@ -269,7 +271,7 @@ class MarginModel:
         """Eq 10 with the planning values plugged in; FPC when ``population`` is given."""
         pi1 = validation.open_unit("pi1", pi1)
         pi0 = validation.open_unit("pi0", pi0)
-        k = validation.positive("k", k)
+        k = validation.imbalance("k", k)
         return cls(
             k=k,
             confidence=validation.confidence(confidence),
@@ -300,7 +302,7 @@ class MarginModel:
         correction multiplies the ``1/n`` (sampling) parts only: the posterior uncertainty
         about the rates does not shrink because the strata are finite.
         """
-        k = validation.positive("k", k)
+        k = validation.imbalance("k", k)
         z11, z01, z10, z00 = posterior.z11, posterior.z01, posterior.z10, posterior.z00
         sum1, sum0 = z11 + z01, z10 + z00
         theta1, theta0 = posterior.theta()
@@ -672,7 +674,7 @@ class WidthCurveModel:
 
     def over_v(self, s: float, v) -> WidthCurvesOverV:
         """Widths against total labels ``v`` at a fixed ``s``."""
-        s = validation.positive("s", s)
+        s = validation.oversampling("s", s)
         v = np.asarray(v, dtype=float)
         if v.ndim != 1 or not np.all(v > 0):
             raise InputError("v must be a one-dimensional array of values > 0")
@@ -1030,7 +1032,7 @@ def make_plan(
         cost_pos = validation.positive("cost_pos", cost_pos)
         cost_neg = validation.positive("cost_neg", cost_neg)
     if s is not None:
-        s = validation.positive("s", s)
+        s = validation.oversampling("s", s)
     if v is not None:
         v = validation.whole_at_least("v", v, 2)
     if s is not None and v is None and method == "optimal":
@@ -1122,6 +1124,14 @@ def make_plan(
     plan = replace(plan, assurance=chance.at(n_pos, n_neg))
     if assurance_target is None:
         return plan
+    if max(n_pos, n_neg) > MAX_ASSURED_STRATUM:
+        # The search evaluates the exact chance dozens of times; at this size each takes
+        # seconds and the answer is the expected-value plan to a fraction of a percent.
+        raise InputError(
+            f"the assured plan is searched for designs of up to {MAX_ASSURED_STRATUM:,} labels "
+            f"per stratum; this plan already needs {max(n_pos, n_neg):,}: widen the margins "
+            "or leave out the assurance target"
+        )
     if chosen_method == "optimal":
         assured_n_pos, assured_n_neg = assured_sizes_optimal(
             chance, assurance_target, cost_pos or 1.0, cost_neg or 1.0, start=(n_pos, n_neg)
@@ -1225,7 +1235,7 @@ def paper_sizes(
     With the FPC, ``n1 <= N1`` and ``n1/(k*s) <= N0`` bound the search; a target still
     missed there is unreachable at this ``s``.
     """
-    s = validation.positive("s", s)
+    s = validation.oversampling("s", s)
     ks = model.k * s
     cap = None
     if model.population_pos is not None:
@@ -1502,7 +1512,7 @@ def assured_sizes_at_ratio(
     smallest. About ``2*log2(v) + 32`` assurance evaluations.
     """
     k, strata = chance.k, chance.strata
-    s = validation.positive("s", s)
+    s = validation.oversampling("s", s)
     ks = k * s
 
     def fits(n_pos: int, n_neg: int) -> bool:

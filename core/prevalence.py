@@ -709,7 +709,7 @@ def prevalence_grid(
     high = validation.open_unit("eta_max", eta_max)
     if low >= high:
         raise InputError(f"eta_min ({low}) must be smaller than eta_max ({high})")
-    count = validation.whole_at_least("points", points, 2)
+    count = validation.whole_at_least("points", points, 2, validation.MAX_POINTS)
     return np.geomspace(low, high, count)
 
 

@@ -113,7 +113,7 @@ def as_generator(seed=None) -> np.random.Generator:
         return np.random.default_rng()
     if isinstance(seed, np.random.SeedSequence):
         return np.random.default_rng(seed)
-    return np.random.default_rng(validation.count("seed", seed))
+    return np.random.default_rng(validation.seed(seed))
 
 
 def percentile_interval(draws: np.ndarray, confidence: float = 0.95):
@@ -192,7 +192,7 @@ def _broadcast_rows(**arrays) -> tuple[dict[str, np.ndarray], bool]:
 
 
 def _replicate_count(replicates) -> int:
-    return validation.whole_at_least("replicates", replicates, 1)
+    return validation.whole_at_least("replicates", replicates, 1, validation.MAX_REPLICATES)
 
 
 def _row_chunks(rows: int, replicates: int):

@@ -52,7 +52,7 @@ class PopulationInputs:
             if value == 0:
                 raise InputError(f"{name.replace('_', ' ')} population must be > 0, got 0")
             object.__setattr__(self, name, value)
-        object.__setattr__(self, "k", validation.positive("k", self.k))
+        object.__setattr__(self, "k", validation.imbalance("k", self.k))
 
     @property
     def effective_k(self) -> float | None:
@@ -126,7 +126,7 @@ class EvaluateInputs:
         object.__setattr__(
             self, "replicates", validation.whole_at_least("replicates", self.replicates, 100)
         )
-        object.__setattr__(self, "seed", validation.count("seed", self.seed))
+        object.__setattr__(self, "seed", validation.seed(self.seed))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,7 +199,7 @@ class EnsembleInputs:
         if self.mix not in ("shuffle", "sample"):
             raise InputError(f"mix must be shuffle or sample, got {self.mix!r}")
         object.__setattr__(self, "trials", validation.whole_at_least("trials", self.trials, 10))
-        object.__setattr__(self, "seed", validation.count("seed", self.seed))
+        object.__setattr__(self, "seed", validation.seed(self.seed))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -302,6 +302,10 @@ def _coerce(template: Any, value: Any, key: str) -> Any:
             return False
         raise InputError(f"{key}: expected true or false, got {value!r}")
     if isinstance(template, int):
+        if key.endswith("seed"):  # seeds go up to 2^64: parse text exactly, not via float
+            if isinstance(value, str) and value.strip().replace(",", "").isdigit():
+                value = int(value.strip().replace(",", ""))
+            return validation.seed(value, key)
         try:
             number = float(str(value).replace(",", "")) if isinstance(value, str) else value
         except ValueError:

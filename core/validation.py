@@ -15,6 +15,20 @@ from core.errors import InputError
 
 _STANDARD_NORMAL = NormalDist()
 
+#: Largest count (labels, population, cells): above it a float no longer holds every whole
+#: number exactly, and no labeling round is that large. The rounds reader uses the same.
+MAX_COUNT = 10**15
+#: Range of the imbalance ratio k = N1/N0: beyond it one stratum is a trillion times the
+#: other, and the formulas' divisions overflow or lose every digit.
+MIN_K = 1e-12
+MAX_K = 1e12
+#: Smallest margin of error: 1e-6 already asks for about 10^12 labels.
+MIN_MARGIN = 1e-6
+#: Upper limits of the resampling sizes: each run stays within about a minute and 1 GB.
+MAX_REPLICATES = 1_000_000
+MAX_REPS = 1_000_000
+MAX_POINTS = 100_000
+
 
 def _is_real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
@@ -23,8 +37,36 @@ def _is_real(value: object) -> bool:
 def count(name: str, value: object) -> int:
     """A whole number >= 0 (``3`` and ``3.0`` pass; ``-1``, ``2.5``, ``"x"`` do not)."""
     if _is_real(value) and math.isfinite(value) and float(value).is_integer() and value >= 0:
+        if value > MAX_COUNT:
+            raise InputError(
+                f"{name} must be at most 10^15 (larger counts are beyond exact arithmetic), "
+                f"got {_shown(value)}"
+            )
         return int(value)
-    raise InputError(f"{name} must be a whole number >= 0, got {value!r}")
+    raise InputError(f"{name} must be a whole number >= 0, got {_shown(value)}")
+
+
+def seed(value: object, name: str = "seed") -> int:
+    """A random seed: a whole number in ``[0, 2**64)`` (any bit pattern of a 64-bit seed)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= value < 2**64:
+        return int(value)
+    if (
+        _is_real(value)
+        and math.isfinite(value)
+        and float(value).is_integer()
+        and 0 <= value < 2**64
+    ):
+        return int(value)
+    raise InputError(f"{name} must be a whole number from 0 to 2^64 - 1, got {_shown(value)}")
+
+
+def _shown(value: object) -> str:
+    """``value`` for a message: a 400-digit number is named by its length, not printed."""
+    text = repr(value)
+    digits = sum(character.isdigit() for character in text)
+    if digits > 20 and "e" not in text:
+        return f"a number of {digits:,} digits"
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def positive(name: str, value: object) -> float:
@@ -34,6 +76,52 @@ def positive(name: str, value: object) -> float:
     raise InputError(f"{name} must be a number > 0, got {value!r}")
 
 
+def imbalance(name: str, value: object) -> float:
+    """The imbalance ratio ``k = N1/N0``: a number in ``[1e-12, 1e12]``."""
+    k = positive(name, value)
+    if not MIN_K <= k <= MAX_K:
+        raise InputError(
+            f"{name} must be between {MIN_K:g} and {MAX_K:g} (one stratum at most a trillion "
+            f"times the other), got {k:g}"
+        )
+    return k
+
+
+#: Range of the over-sampling ratio s: beyond it the sample is, for every purpose, one
+#: stratum only (and k*s overflows or underflows).
+MIN_S = 1e-6
+MAX_S = 1e6
+
+
+def oversampling(name: str, value: object) -> float:
+    """The over-sampling ratio ``s``: a number in ``[1e-6, 1e6]``."""
+    s = positive(name, value)
+    if not MIN_S <= s <= MAX_S:
+        raise InputError(f"{name} must be between {MIN_S:g} and {MAX_S:g}, got {s:g}")
+    return s
+
+
+#: Range of a prior's strength and pseudo-counts: smaller ones vanish in the arithmetic
+#: (a Beta density with 1e-308 pseudo-counts); a strength above 1e9 (a prior worth
+#: 10^11 labels) drowns any data, and pseudo-counts stay within 1e18 so sums stay finite.
+MIN_PRIOR = 1e-9
+MAX_PRIOR_STRENGTH = 1e9
+MAX_PSEUDO_COUNT = 1e18
+
+
+def prior_weight(name: str, value: object, *, pseudo_count: bool = False) -> float:
+    """A prior strength in ``[1e-9, 1e9]``, or with ``pseudo_count`` a pseudo-count that
+    is 0 or in ``[1e-9, 1e18]``."""
+    weight = non_negative(name, value)
+    if pseudo_count and weight == 0:
+        return 0.0
+    high = MAX_PSEUDO_COUNT if pseudo_count else MAX_PRIOR_STRENGTH
+    if not MIN_PRIOR <= weight <= high:
+        low = "0 or " if pseudo_count else ""
+        raise InputError(f"{name} must be {low}between {MIN_PRIOR:g} and {high:g}, got {weight:g}")
+    return weight
+
+
 def non_negative(name: str, value: object) -> float:
     """A finite number >= 0."""
     if _is_real(value) and math.isfinite(value) and value >= 0:
@@ -41,10 +129,19 @@ def non_negative(name: str, value: object) -> float:
     raise InputError(f"{name} must be a number >= 0, got {value!r}")
 
 
+#: Rates closer to 0 or 1 than this are refused: their odds overflow the formulas, and no
+#: classifier is measured to twelve digits.
+RATE_EDGE = 1e-12
+
+
 def open_unit(name: str, value: object) -> float:
-    """A probability strictly inside (0, 1)."""
-    if _is_real(value) and 0 < value < 1:
+    """A probability strictly inside (0, 1), at least 1e-12 away from both ends."""
+    if _is_real(value) and RATE_EDGE <= value <= 1 - RATE_EDGE:
         return float(value)
+    if _is_real(value) and 0 < value < 1:
+        raise InputError(
+            f"{name} must be between {RATE_EDGE:g} and 1 - {RATE_EDGE:g}, got {value!r}"
+        )
     raise InputError(f"{name} must be strictly between 0 and 1, got {value!r}")
 
 
@@ -57,17 +154,26 @@ def confidence(value: object) -> float:
 
 def margin(name: str, value: object) -> float:
     """A margin of error (interval half-width) in (0, 0.5)."""
-    if _is_real(value) and 0 < value < 0.5:
+    if _is_real(value) and MIN_MARGIN <= value < 0.5:
         return float(value)
+    if _is_real(value) and 0 < value < MIN_MARGIN:
+        raise InputError(
+            f"{name} must be at least {MIN_MARGIN:g} (a margin that small needs more than "
+            f"10^12 labels), got {value!r}"
+        )
     raise InputError(f"{name} must be strictly between 0 and 0.5 (e.g. 0.05), got {value!r}")
 
 
-def whole_at_least(name: str, value: object, minimum: int) -> int:
-    """A whole number >= ``minimum`` (replicate counts, sample sizes, trials)."""
-    cleaned = count(name, value) if _is_real(value) else None
-    if cleaned is None or cleaned < minimum:
-        raise InputError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-    return cleaned
+def whole_at_least(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    """A whole number >= ``minimum`` and, when given, <= ``maximum`` (replicate counts,
+    sample sizes, trials)."""
+    if not (_is_real(value) and math.isfinite(value) and float(value).is_integer()):
+        raise InputError(f"{name} must be a whole number >= {minimum}, got {_shown(value)}")
+    if value < minimum:
+        raise InputError(f"{name} must be a whole number >= {minimum}, got {_shown(value)}")
+    if maximum is not None and value > maximum:
+        raise InputError(f"{name} must be at most {maximum:,}, got {_shown(value)}")
+    return count(name, value)
 
 
 @lru_cache(maxsize=64)

@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=number,
         default=100_000,
         metavar="Q",
-        help="posterior draws per round (default 100000)",
+        help="posterior draws per round (default 100000, at most 1,000,000)",
     )
     parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
     add_json_flag(parser)
@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         k_previous=_k(args, "", previous),
         k_current=_k(args, "2", current),
         confidence=validation.confidence(args.confidence),
-        replicates=validation.whole_at_least("--replicates", args.replicates, 1000),
+        replicates=validation.whole_at_least(
+            "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
+        ),
         seed=args.seed,
     )
     return result.to_dict()

@@ -46,14 +46,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--v", type=number, metavar="V", help="items labeled per round")
     parser.add_argument("--s", type=number, metavar="S", help="over-sampling ratio")
     parser.add_argument(
-        "--reps", type=number, default=1000, metavar="A", help="simulated rounds (default 1000)"
+        "--reps",
+        type=number,
+        default=1000,
+        metavar="A",
+        help="simulated rounds (default 1000, at most 1,000,000)",
     )
     parser.add_argument(
         "--replicates",
         type=number,
         default=1000,
         metavar="Q",
-        help="bootstrap / Monte-Carlo replicates per round (default 1000)",
+        help="bootstrap / Monte-Carlo replicates per round (default 1000, at most 1,000,000)",
     )
     parser.add_argument(
         "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
@@ -71,8 +75,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
-    reps = validation.whole_at_least("--reps", args.reps, 10)
-    replicates = validation.whole_at_least("--replicates", args.replicates, 10)
+    reps = validation.whole_at_least("--reps", args.reps, 10, validation.MAX_REPS)
+    replicates = validation.whole_at_least(
+        "--replicates", args.replicates, 10, validation.MAX_REPLICATES
+    )
     confidence = validation.confidence(args.confidence)
     prior = (
         Prior.none()

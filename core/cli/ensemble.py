@@ -94,7 +94,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Algorithm 1's Mix: shuffle (tighter) or sample (when the child is a parent too)",
     )
     parser.add_argument(
-        "--trials", type=whole, default=200, metavar="T", help="simulated trials (default 200)"
+        "--trials",
+        type=whole,
+        default=200,
+        metavar="T",
+        help="simulated trials (default 200, at most 10,000,000)",
     )
     parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
     add_json_flag(parser)

@@ -78,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=number,
         default=10_000,
         metavar="Q",
-        help="bootstrap and Monte-Carlo replicates (default 10000)",
+        help="bootstrap and Monte-Carlo replicates (default 10000, at most 1,000,000)",
     )
     parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
     parser.add_argument(
@@ -101,7 +101,7 @@ def population_from_flags(args: argparse.Namespace) -> Population | None:
         return None
     if args.population is not None:
         return Population.from_counts(*args.population)
-    return Population(k=validation.positive("--k", args.k))
+    return Population(k=validation.imbalance("--k", args.k))
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
@@ -112,7 +112,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         matrix,
         population=population,
         confidence=validation.confidence(args.confidence),
-        replicates=validation.whole_at_least("--replicates", args.replicates, 100),
+        replicates=validation.whole_at_least(
+            "--replicates", args.replicates, 100, validation.MAX_REPLICATES
+        ),
         seed=args.seed,
         prior=prior,
         fpc=args.fpc,

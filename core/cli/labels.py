@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=whole,
         default=10_000,
         metavar="Q",
-        help="bootstrap and Monte-Carlo replicates (default 10000)",
+        help="bootstrap and Monte-Carlo replicates (default 10000, at most 1,000,000)",
     )
     add_json_flag(parser)
 
@@ -145,8 +145,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     from core.workbook.labeling import count_labels, read_labeling_workbook
 
     confidence_flag(args.confidence)
-    if args.replicates < 100:
-        raise InputError(f"--replicates must be at least 100, got {args.replicates}")
+    from core import validation
+
+    validation.whole_at_least("--replicates", args.replicates, 100, validation.MAX_REPLICATES)
     target = args.append_to
     if target is not None and target.suffix.casefold() not in (".xlsx", ".xlsm"):
         raise InputError(f"--append-to must name an .xlsx workbook, got {target.name}")

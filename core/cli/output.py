@@ -96,11 +96,20 @@ def render_text(result, indent: int = 0) -> str:
 # --- argparse ``type=`` callables with messages that name the flag's value ----------------
 
 
+#: Longest text a number flag accepts: no real value needs more digits, and a 400-digit
+#: fraction would overflow on the way to a float.
+MAX_NUMBER_TEXT = 60
+
+
 def number(text: str) -> float:
     """A float; fractions such as ``1/19`` are accepted (handy for ``--k``)."""
+    if len(text) > MAX_NUMBER_TEXT:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of at most {MAX_NUMBER_TEXT} characters, got one of {len(text):,}"
+        )
     try:
         value = float(Fraction(text.strip())) if "/" in text else float(text)
-    except (ValueError, ZeroDivisionError):
+    except (ValueError, ZeroDivisionError, OverflowError):
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
@@ -110,6 +119,10 @@ def number(text: str) -> float:
 def whole(text: str) -> int:
     """A whole number >= 0 (``1,000`` accepted)."""
     cleaned = text.strip().replace(",", "").replace("_", "")
+    if len(cleaned) > 16:  # 10^15 has 16 digits; longer text is no count we accept
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of at most 10^15, got one of {len(cleaned):,} characters"
+        )
     try:
         value = int(cleaned)
     except ValueError:

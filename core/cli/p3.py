@@ -54,7 +54,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     grid = parser.add_argument_group("prevalence grid")
     grid.add_argument("--eta-min", type=number, default=DEFAULT_ETA_MIN, help="default 1e-5")
     grid.add_argument("--eta-max", type=number, default=DEFAULT_ETA_MAX, help="default 0.5")
-    grid.add_argument("--points", type=whole, default=DEFAULT_POINTS, help="default 200")
+    grid.add_argument(
+        "--points",
+        type=whole,
+        default=DEFAULT_POINTS,
+        help="prevalences on the curve (default 200, at most 100,000)",
+    )
     parser.add_argument(
         "--reference-prevalence",
         type=number,

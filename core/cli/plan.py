@@ -121,7 +121,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _population(args: argparse.Namespace) -> Population:
     if args.population is not None:
         return Population.from_counts(*args.population)
-    return Population.from_k(validation.positive("--k", args.k))
+    return Population.from_k(validation.imbalance("--k", args.k))
 
 
 def _targets(args: argparse.Namespace) -> tuple[float, float]:
@@ -162,7 +162,7 @@ def _check_flag_combinations(args: argparse.Namespace) -> None:
     if (args.cost_pos is None) != (args.cost_neg is None):
         raise InputError("give both --cost-pos and --cost-neg, or neither")
     if args.s is not None:
-        validation.positive("--s", args.s)
+        validation.oversampling("--s", args.s)
     if args.cost_pos is not None:
         validation.positive("--cost-pos", args.cost_pos)
         validation.positive("--cost-neg", args.cost_neg)
@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if args.prior is not None:
         prior = Prior.from_sequence(args.prior, name="--prior")
     elif args.prior_strength is not None:
-        strength = validation.positive("--prior-strength", args.prior_strength)
+        strength = validation.prior_weight("--prior-strength", args.prior_strength)
         prior = Prior.from_expected(precision, recall, population.k, strength)
     posterior, notes = None, ()
     if prior is not None or matrix is not None:

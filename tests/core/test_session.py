@@ -81,7 +81,7 @@ finite = dict(allow_nan=False, allow_infinity=False)
     s=st.floats(1e-3, 1e3, **finite),
     v=st.integers(2, 10**9),
     precision=st.floats(1e-6, 1 - 1e-6, **finite),
-    alpha=st.tuples(*[st.floats(0, 1e6, **finite)] * 4),
+    alpha=st.tuples(*[st.one_of(st.just(0.0), st.floats(1e-9, 1e6, **finite))] * 4),
     counts=st.tuples(*[st.integers(0, 10**12)] * 4),
     name=st.text(max_size=30),
 )

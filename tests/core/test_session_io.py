@@ -213,17 +213,19 @@ def populations(draw):
         mode=draw(st.sampled_from(["counts", "k", "random"])),
         predicted_positive=pos,
         predicted_negative=neg,
-        k=draw(positive),
+        k=draw(st.floats(min_value=1e-12, max_value=1e12)),  # the range of k
     )
 
 
+# A prior's pseudo-counts: 0, or from 1e-9 (smaller ones vanish in the arithmetic).
+pseudo_counts = st.one_of(st.just(0.0), st.floats(1e-9, 1e6))
 matrices = st.builds(ConfusionMatrix, tp=whole, fp=whole, fn=whole, tn=whole)
 priors = st.builds(
     Prior,
-    a11=st.floats(0, 1e6),
-    a01=st.floats(0, 1e6),
-    a10=st.floats(0, 1e6),
-    a00=st.floats(0, 1e6),
+    a11=pseudo_counts,
+    a01=pseudo_counts,
+    a10=pseudo_counts,
+    a00=pseudo_counts,
     name=st.text(max_size=20),
 )
 
