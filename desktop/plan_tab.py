@@ -32,6 +32,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from html import escape
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -56,13 +57,6 @@ from PySide6.QtWidgets import (
 
 from core.assurance import Assurance, simulate_plan_assurance
 from core.confusion import Population
-from core.coverage import (
-    PRECISION_KINDS,
-    RECALL_KINDS,
-    CoverageResult,
-    CoverageSetting,
-    coverage_experiment,
-)
 from core.errors import InputError
 from core.planning import (
     DEFAULT_PRIOR_STRENGTHS,
@@ -153,6 +147,9 @@ CURVE_ROWS = (
         for w, index in zip(DEFAULT_PRIOR_STRENGTHS, (2, 0, 3), strict=True)
     ),
 )
+
+if TYPE_CHECKING:  # the coverage module is imported when a simulation starts
+    from core.coverage import CoverageResult, CoverageSetting
 
 
 def key_sample(color: str, *, dashed: bool = False) -> str:
@@ -326,6 +323,8 @@ def simulate_design(
     assurance = simulate_plan_assurance(
         design, reps=ASSURANCE_REPS, control=_ScaledControl(control, 0.0, 0.1)
     )
+    from core.coverage import coverage_experiment
+
     coverage = coverage_experiment(
         setting,
         reps=COVERAGE_REPS,
@@ -1422,6 +1421,8 @@ class PlanTab(SessionTab):
         if design is None or basis.population is None:
             self.status_message.emit("Nothing to simulate: the design cannot be made")
             return False
+        from core.coverage import CoverageSetting
+
         try:
             setting = CoverageSetting(
                 k=basis.population.k,
@@ -1455,6 +1456,8 @@ class PlanTab(SessionTab):
         self.simulate_button.setText("Restart" if busy else "Simulate")
 
     def _on_simulation_finished(self, result: SimulationResult) -> None:
+        from core.coverage import PRECISION_KINDS, RECALL_KINDS
+
         self._simulated_inputs = result.inputs
         self._show_simulation_freshness()
         self.progress.setValue(1000)
