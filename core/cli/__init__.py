@@ -1,4 +1,4 @@
-"""The headless ``prplanner`` subcommands (spec 4.5).
+"""The headless ``prplanner`` subcommands.
 
 Each subcommand lives in its own module under ``core.cli`` and exposes
 
@@ -52,7 +52,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors become one ``error: ...`` line (spec 4.5)."""
+    """ArgumentParser whose errors become one ``error: ...`` line."""
 
     def error(self, message: str):
         raise UsageError(f"{self.prog.split()[-1]}: {message}")

@@ -1,4 +1,4 @@
-"""``prplanner compare``: change in precision and recall between two rounds (issue 2, s. 3).
+"""``prplanner compare``: change in precision and recall between two rounds (methods §9).
 
 JSON keys: ``precision_change: {estimate, interval, p_worse}``, ``recall_change: {...}`` (and
 ``warnings``); see :class:`core.compare.Comparison`. The first round (``--k --tp ...``) is

@@ -1,4 +1,4 @@
-"""``prplanner coverage``: the coverage experiment of spec 1.7 (issue 2, section 3).
+"""``prplanner coverage``: the coverage experiment of methods §10.
 
 JSON keys for one setting: ``coverage: {precision: {wald, bootstrap, bayes, bayes_mc},
 recall: {katz_log, bootstrap, bayes, bayes_mc}}, reps, replicates, seconds``; with
@@ -10,7 +10,7 @@ prior was improper and Jeffreys was used instead), per setting.
 
     prplanner coverage ... [--prior A11,A01,A10,A00]
 
-The default prior is the paper's ``0,0,0,0`` (spec 1.7).
+The default prior is the paper's ``0,0,0,0`` (methods §10).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from core.coverage import (
 )
 from core.errors import InputError
 
-HELP = "Simulated coverage of the Wald/Katz, bootstrap and Bayesian intervals (spec 1.7)."
+HELP = "Simulated coverage of the Wald/Katz, bootstrap and Bayesian intervals (methods §10)."
 
 SETTING_FLAGS = ("k", "precision", "recall", "v", "s")
 

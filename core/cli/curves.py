@@ -1,6 +1,6 @@
-"""``prplanner curves``: areas under the PR and ROC curves of a scored sample (spec 2.4).
+"""``prplanner curves``: areas under the PR and ROC curves of a scored sample (methods §12).
 
-Contract (issue 3)::
+JSON contract::
 
     prplanner curves FILE (.csv or .xlsx with columns score, label[, weight])
                      [--reference-prevalence PI0] [--json]

@@ -1,5 +1,5 @@
 """``prplanner ensemble``: labels a child classifier still needs when it recycles a parent's
-labeled sample (spec 3.2, Algorithm 1 and Lemma 3; issue 3, section 3).
+labeled sample (methods §13, Algorithm 1 and Lemma 3).
 
 JSON keys: ``n_parent, n_child, pir, cir, expected_reused, expected_new_labels,
 savings_pct_mean, savings_pct_interval`` (2.5th and 97.5th percentiles over the simulated
@@ -25,11 +25,11 @@ from core.ensemble import (
 )
 from core.errors import InputError
 
-HELP = "Labels a child classifier still needs when it reuses a parent's sample (spec 3.2)."
+HELP = "Labels a child classifier still needs when it reuses a parent's sample (methods §13)."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the ``ensemble`` flags (issue 3, section 3)."""
+    """Add the ``ensemble`` flags."""
     parser.add_argument(
         "--parent-size",
         type=whole,
@@ -107,7 +107,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict[str, object]:
     """Check the flags (messages name them), simulate one child and return the contract keys.
 
-    Without ``--n-parent``/``--n-child`` the sizes come from spec 3.1 for ``--margin``,
+    Without ``--n-parent``/``--n-child`` the sizes come from methods §13 for ``--margin``,
     ``--confidence`` and ``--precision-floor`` (defaults 0.03, 0.95, none).
     """
     parent_size = validation.whole_at_least("--parent-size", args.parent_size, 1)

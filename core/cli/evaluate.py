@@ -1,4 +1,4 @@
-"""``prplanner evaluate``: estimates and intervals of one labeled round (issue 2, section 3).
+"""``prplanner evaluate``: estimates and intervals of one labeled round.
 
 JSON keys: ``k, design, precision, recall, f1, fpr`` (each ``{estimate, intervals}``),
 ``prevalence: {estimate}`` and ``warnings``; see :meth:`core.evaluation.Evaluation.to_dict`.

@@ -1,6 +1,6 @@
-"""``prplanner p3``: precision against prevalence with its uncertainty band (spec 2.2, 2.3).
+"""``prplanner p3``: precision against prevalence with its uncertainty band (methods §11, 2.3).
 
-Contract (issue 3)::
+JSON contract::
 
     prplanner p3 (--tpr T --fpr F [--sigma-tpr ST --sigma-fpr SF]
                   | --k K --tp A --fp B --fn C --tn D [--confidence C])

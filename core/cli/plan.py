@@ -1,4 +1,4 @@
-"""``prplanner plan``: how many items to label from each stratum (spec 1.5, 1.6; issue 2).
+"""``prplanner plan``: how many items to label from each stratum (methods §7-8).
 
 JSON keys: ``k, precision, recall, pi1, pi0, s_star, s_star_bayes, method, s, n_pos,
 n_neg, total, margin_precision, margin_recall, targets_met: {precision, recall}``, then
@@ -29,7 +29,7 @@ from core.planning import (
     rates_from_round,
 )
 
-HELP = "Plan a labeling round: over-sampling ratio s* and sizes per stratum (spec 1.5-1.6)."
+HELP = "Plan a labeling round: over-sampling ratio s* and sizes per stratum (methods §7-8)."
 
 _MATRIX_FLAGS = ("tp", "fp", "fn", "tn")
 
@@ -41,7 +41,7 @@ class _PlanResult(dict):
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the ``plan`` flags (issue 2, section 3)."""
+    """Add the ``plan`` flags."""
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--k", type=number, metavar="K", help="imbalance ratio N1/N0 (1/19 ok)")
     where.add_argument(

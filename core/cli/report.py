@@ -1,6 +1,6 @@
 """``prplanner report FILE.xlsx -o REPORT.xlsx [--round NAME] [--margin B] [--confidence C]``.
 
-Writes the Excel report of issue 5 (the same workbook as File > Export report... in the
+Writes the Excel report (the same workbook as File > Export report... in the
 app). ``FILE`` is a saved session (a report with its Inputs sheet) or a plain rounds
 workbook. The round evaluated is ``--round``; without it, a saved session reports what
 its Evaluate tab holds (named as its current round while the tab still shows that

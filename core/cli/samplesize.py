@@ -1,4 +1,4 @@
-"""``prplanner samplesize``: labels needed for one precision (spec 3.1; issue 2, section 3).
+"""``prplanner samplesize``: labels needed for one precision (methods §13).
 
 JSON keys: ``n, p_used, z``; with ``--population`` the finite-population correction
 ``n / (1 + (n - 1)/N)`` is applied and rounded up.
@@ -12,11 +12,11 @@ from core import validation
 from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.ensemble import DEFAULT_CONFIDENCE, precision_sample_size
 
-HELP = "Labels needed to estimate one precision to a given margin (spec 3.1)."
+HELP = "Labels needed to estimate one precision to a given margin (methods §13)."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the ``samplesize`` flags (issue 2, section 3)."""
+    """Add the ``samplesize`` flags."""
     parser.add_argument(
         "--margin",
         type=number,
@@ -49,7 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, object]:
-    """Check the flags (messages name them) and return ``{n, p_used, z}`` (spec 3.1)."""
+    """Check the flags (messages name them) and return ``{n, p_used, z}`` (methods §13)."""
     margin = validation.margin("--margin", args.margin)
     level = confidence_flag(args.confidence)
     floor = args.precision_floor

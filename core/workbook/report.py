@@ -1,4 +1,4 @@
-"""The Excel report of a session, which is also the app's document (spec 4.4, issue 5).
+"""The Excel report of a session, which is also the app's document.
 
 :func:`build_report` computes everything the report shows as plain tables (one function per
 sheet, so the content has one source); :func:`write_report` lays them out with openpyxl
@@ -139,7 +139,7 @@ METHOD_NAMES = {
     "delta": "delta method",
     "estimate": "point estimate",
 }
-#: The interval quoted first for each metric (the paper's recommendations, spec 1.2).
+#: The interval quoted first for each metric (the paper's recommendations, methods §3-4).
 HEADLINE_METHODS = {
     "precision": "wilson",
     "recall": "katz_log",
@@ -539,7 +539,7 @@ def plan_section(state: SessionState, inputs: PlanningInputs | None, warnings: l
 def plan_curves_section(
     state: SessionState, inputs: PlanningInputs | None, warnings: list[str]
 ) -> PlanCurves | None:
-    """Interval widths against ``s`` at the Plan tab's ``v`` (spec 1.5, Figure 1)."""
+    """Interval widths against ``s`` at the Plan tab's ``v`` (methods §7, Figure 1)."""
     import numpy as np
 
     from core.planning import WidthCurveModel
@@ -602,7 +602,7 @@ def plan_curves_section(
 def p3_section(
     state: SessionState, evaluation: Evaluation | None, name: str, warnings: list[str]
 ) -> tuple[Table | None, tuple[tuple[str, Any, str], ...]]:
-    """Precision, band and F1 across prevalences (spec 2.2, 2.3) of the evaluated round."""
+    """Precision, band and F1 across prevalences (methods §11, 2.3) of the evaluated round."""
     from core.prevalence import OperatingPoint, p3_curve
 
     if evaluation is None:
@@ -1247,7 +1247,7 @@ def clean_text(value: str) -> str:
 
 
 def _set_text(cell, value: str) -> None:
-    """Write ``value`` as text, never as a formula (spec 4.4)."""
+    """Write ``value`` as text, never as a formula."""
     value = clean_text(value)
     cell.value = value
     # openpyxl makes every string starting with "=" a formula; force a string cell.

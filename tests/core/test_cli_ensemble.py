@@ -1,4 +1,4 @@
-"""``prplanner samplesize`` and ``prplanner ensemble`` (issue 2 s.3, issue 3 s.3 contracts)."""
+"""``prplanner samplesize`` and ``prplanner ensemble`` (their JSON contracts)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_ensemble_json_keys_and_defaults(capsys):
     low, high = result["savings_pct_interval"]
     assert 0 <= low <= result["savings_pct_mean"] <= high <= 100
     assert result["expected_new_labels"] == pytest.approx(1068 - result["expected_reused"])
-    # The rule of thumb of spec 3.2 for n_P = n_C: min(PIR, CIR) = 50 %.
+    # The rule of thumb of methods §13 for n_P = n_C: min(PIR, CIR) = 50 %.
     assert result["savings_pct_mean"] == pytest.approx(50, abs=1.0)
 
 

@@ -1,5 +1,5 @@
 """``prplanner evaluate``, ``compare`` and ``coverage`` through ``core.cli.main``: the JSON
-contract of issue 2 section 3, readable text, and exit status 2 with one ``error:`` line."""
+JSON contract, readable text, and exit status 2 with one ``error:`` line."""
 
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def test_coverage_json_single_setting_and_paper_grid(capsys):
         ["coverage", "--k", "1/20", "--precision", "0.9", "--recall", "0.7", "--v", "5000",
          "--s", "2", "--reps", "40", "--replicates", "40", "--seed", "1"],
     )  # fmt: skip
-    # The contract keys, then the additive prior keys (spec 1.7: alpha = 0 by default).
+    # The contract keys, then the additive prior keys (methods §10: alpha = 0 by default).
     assert list(single) == [
         "coverage", "reps", "replicates", "seconds", "design", "warnings", "prior", "jeffreys_rows",
     ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""``prplanner plan`` through ``core.cli.main`` (issue 2, section 3: the exact contract)."""
+"""``prplanner plan`` through ``core.cli.main`` (the exact JSON contract)."""
 
 from __future__ import annotations
 

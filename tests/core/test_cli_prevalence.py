@@ -1,4 +1,4 @@
-"""``prplanner p3`` and ``prplanner curves`` (issue 3, section 3 contract)."""
+"""``prplanner p3`` and ``prplanner curves`` (their JSON contracts)."""
 
 from __future__ import annotations
 

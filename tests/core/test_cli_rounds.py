@@ -1,4 +1,4 @@
-"""``prplanner rounds FILE.xlsx [--json]`` (issue 5)."""
+"""``prplanner rounds FILE.xlsx [--json]``."""
 
 from __future__ import annotations
 

@@ -342,8 +342,9 @@ def test_widths_over_v_scale_as_one_over_root_v_and_delta_option():
 
 
 def literal_paper_procedure(k, pi1, pi0, target_p, target_r, z=Z95, s=None, population=None):
-    """Spec 1.6 word by word: s = max(s*, 1); smallest n1 whose recall margin meets the
-    target with n0 = n1/(k s); n0 = ceil(n1/(k s)); raise n1 while the precision misses."""
+    """The procedure of methods §8 word by word: s = max(s*, 1); smallest n1 whose recall
+    margin meets the target with n0 = n1/(k s); n0 = ceil(n1/(k s)); raise n1 while the
+    precision misses."""
     if s is None:
         s_star = math.sqrt((pi0 / (1 - pi0)) / (pi1 / (1 - pi1))) / k
         s = max(s_star, 1.0)

@@ -1,4 +1,4 @@
-"""The Excel report (issue 5): sheets, formats, charts, text never a formula, rounds read
+"""The Excel report: sheets, formats, charts, text never a formula, rounds read
 back unchanged, exact numbers, atomic saves and ``prplanner report``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The report opens in LibreOffice (issue 5): converted to PDF, with the pages expected.
+"""The report opens in LibreOffice: converted to PDF, with the pages expected.
 
 soffice exits with status 0 even when a conversion fails, so the test checks that the PDF
 exists and counts its pages from the PDF bytes (``/Type /Page`` objects; LibreOffice does

@@ -226,8 +226,8 @@ def test_about_box(window, monkeypatch):
 
 def test_every_tab_is_its_real_widget(window):
     assert window.tab_keys == [key for key, _title, _cls in TABS]
-    for index, (_key, title, spec) in enumerate(TABS):
-        assert isinstance(window.tabs.widget(index), tab_class(spec))
+    for index, (_key, title, entry) in enumerate(TABS):
+        assert isinstance(window.tabs.widget(index), tab_class(entry))
         assert window.tabs.tabText(index) == title
 
 
@@ -240,8 +240,8 @@ def test_a_window_with_deferred_tabs_builds_them_when_needed(qtbot, tmp_path, mo
     assert isinstance(widget.tabs.widget(0), tab_class(TABS[0][2]))
     assert not isinstance(widget.tabs.widget(1), tab_class(TABS[1][2]))  # a stand-in
     widget.tabs.setCurrentIndex(widget.tab_keys.index("history"))  # a click on a tab
-    for index, (key, title, spec) in enumerate(TABS):
-        assert isinstance(widget.tabs.widget(index), tab_class(spec)), key
+    for index, (key, title, entry) in enumerate(TABS):
+        assert isinstance(widget.tabs.widget(index), tab_class(entry)), key
         assert widget.tabs.tabText(index) == title
     assert widget.current_tab_key() == "history"
     # Built from the session as it is now: Evaluate shows the example's current round.
