@@ -69,21 +69,42 @@ def _k(args: argparse.Namespace, suffix: str, matrix) -> float:
     return validation.positive(f"--k{suffix}", getattr(args, f"k{suffix}"))
 
 
+def _round_estimates(matrix, k: float) -> dict[str, object]:
+    """Precision and recall of one round (each side of the comparison, shown with it)."""
+    from core.confusion import point_estimates
+
+    estimates = point_estimates(matrix, k)
+    return {
+        "tp": matrix.tp,
+        "fp": matrix.fp,
+        "fn": matrix.fn,
+        "tn": matrix.tn,
+        "k": k,
+        "precision": estimates.precision,
+        "recall": estimates.recall,
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, object]:
     previous = matrix_from_flags(args)
     current = matrix_from_flags(args, suffix="2")
+    k_previous, k_current = _k(args, "", previous), _k(args, "2", current)
     result = compare(
         previous,
         current,
-        k_previous=_k(args, "", previous),
-        k_current=_k(args, "2", current),
+        k_previous=k_previous,
+        k_current=k_current,
         confidence=validation.confidence(args.confidence),
         replicates=validation.whole_at_least(
             "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
         ),
         seed=args.seed,
     )
-    return result.to_dict()
+    return {
+        "previous": _round_estimates(previous, k_previous),
+        "current": _round_estimates(current, k_current),
+        **result.to_dict(),
+    }
 
 
 def _points(value: float | None) -> str:
@@ -94,14 +115,20 @@ def _points(value: float | None) -> str:
 
 
 def format_text(result: dict[str, object]) -> str:
-    header = f"{'metric':<10} {'change':>11} {'lower':>11} {'upper':>11} {'P(decline)':>11}"
+    previous, current = result["previous"], result["current"]
+    assert isinstance(previous, dict) and isinstance(current, dict)
+    header = (
+        f"{'metric':<10} {'previous':>9} {'current':>9} {'change':>11} {'lower':>11} "
+        f"{'upper':>11} {'P(decline)':>11}"
+    )
     lines = [header, "-" * len(header)]
     for metric in ("precision", "recall"):
         block = result[f"{metric}_change"]
         lower, upper = block["interval"]
         lines.append(
-            f"{metric:<10} {_points(block['estimate']):>11} {_points(lower):>11} "
-            f"{_points(upper):>11} {percent(block['p_worse']):>11}"
+            f"{metric:<10} {percent(previous[metric]):>9} {percent(current[metric]):>9} "
+            f"{_points(block['estimate']):>11} {_points(lower):>11} {_points(upper):>11} "
+            f"{percent(block['p_worse']):>11}"
         )
     lines.append("")
     lines.append(

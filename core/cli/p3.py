@@ -41,6 +41,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     rates.add_argument("--sigma-fpr", type=number, help="half-width of FPR's interval")
     labeled = parser.add_argument_group("or a labeled stratified round")
     labeled.add_argument("--k", type=number, help="imbalance ratio N1/N0 (1/19 accepted)")
+    labeled.add_argument(
+        "--population",
+        nargs=2,
+        type=whole,
+        metavar=("N_POS", "N_NEG"),
+        help="the population counts N1 (predicted positive) and N0, instead of --k",
+    )
     labeled.add_argument("--tp", type=whole, help="TP (n11)")
     labeled.add_argument("--fp", type=whole, help="FP (n01)")
     labeled.add_argument("--fn", type=whole, help="FN (n10)")
@@ -74,6 +81,13 @@ def _flag(name: str) -> str:
 
 
 def _operating_point(args: argparse.Namespace) -> OperatingPoint:
+    if args.population is not None:
+        if args.k is not None:
+            raise InputError("give --k or --population N_POS N_NEG, not both")
+        from core.confusion import Population
+
+        population = Population.from_counts(*args.population)
+        args.k = population.k
     given_rates = [name for name in _RATE_FLAGS if getattr(args, name) is not None]
     given_round = [name for name in _ROUND_FLAGS if getattr(args, name) is not None]
     if given_rates and given_round:
@@ -175,7 +189,16 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def _percent(value) -> str:
-    """A rate in percent with four significant digits (P3 values span decades)."""
+    """A rate in percent as ``evaluate`` shows it: two decimals (``87.89 %``), and three
+    significant digits below 1 % (``0.0799 %``), where P3 values span decades."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    value = 100 * value
+    return f"{value:.2f} %" if abs(value) >= 1 or value == 0 else f"{value:#.3g} %"
+
+
+def _prevalence(value) -> str:
+    """A prevalence of the table's first column, as round as it is (``0.001 %``, ``2 %``)."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     return f"{100 * value:.4g} %"
@@ -195,13 +218,13 @@ def format_text(result: dict) -> str:
             else "half-width of the interval, as given by --sigma-tpr/--sigma-fpr"
         )
         lines.append(
-            f"TPR ± {_percent(result['sigma_tpr'])}   FPR ± {_percent(result['sigma_fpr'])}   "
-            f"({what})"
+            f"TPR ± {_percent(result['sigma_tpr'])}   "
+            f"FPR ± {_percent(result['sigma_fpr'])}   ({what})"
         )
         delta = result["delta"]
         lines.append(
             f"widest band Delta {'-' if delta is None else f'{100 * delta:.4g} pp'} of precision "
-            f"at prevalence eta* {_percent(result['eta_star'])} (bound max CV "
+            f"at prevalence eta* {_prevalence(result['eta_star'])} (bound max CV "
             f"{significant(result['delta_bound'])})"
         )
         lines.extend(f"note: {note}" for note in result.get("notes", []))
@@ -219,18 +242,20 @@ def format_text(result: dict) -> str:
     for eta, precision, lower, upper, f1, is_star in rows:
         cells = [_percent(value) for value in (precision, lower, upper, f1)]
         mark = "  (eta*)" if is_star else ""
-        lines.append(f"{_percent(eta):>12}  " + "  ".join(f"{cell:>10}" for cell in cells) + mark)
+        lines.append(
+            f"{_prevalence(eta):>12}  " + "  ".join(f"{cell:>10}" for cell in cells) + mark
+        )
     lines.append(
         f"(closed-form values at round prevalences; {len(result['curve'])} grid points in --json)"
     )
     calibrated = result.get("calibrated")
     if calibrated is not None:
         lines.append("")
-        lines.append(f"at reference prevalence {_percent(calibrated['reference_prevalence'])}:")
-        for key in ("precision", "f1"):
-            lines.append(f"  {key:<15} {_percent(calibrated[key])}")
-        for key in ("precision_gain", "recall_gain"):
-            lines.append(f"  {key:<15} {significant(calibrated[key])}")
+        lines.append(f"at reference prevalence {_prevalence(calibrated['reference_prevalence'])}:")
+        for key, words in (("precision", "precision"), ("f1", "F1")):
+            lines.append(f"  {words:<15} {_percent(calibrated[key])}")
+        for key, words in (("precision_gain", "precision gain"), ("recall_gain", "recall gain")):
+            lines.append(f"  {words:<15} {significant(calibrated[key])}")
     return "\n".join(lines)
 
 

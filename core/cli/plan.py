@@ -82,9 +82,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--margin", type=number, metavar="B", help="target margin for both metrics (0.05)"
     )
-    parser.add_argument("--margin-precision", type=number, metavar="BP")
-    parser.add_argument("--margin-recall", type=number, metavar="BR")
-    parser.add_argument("--confidence", type=number, default=0.95, metavar="C")
+    parser.add_argument(
+        "--margin-precision",
+        type=number,
+        metavar="BP",
+        help="target half-width of the precision interval, in [0.000001, 0.5) (default --margin)",
+    )
+    parser.add_argument(
+        "--margin-recall",
+        type=number,
+        metavar="BR",
+        help="target half-width of the recall interval, in [0.000001, 0.5) (default --margin)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=number,
+        default=0.95,
+        metavar="C",
+        help="confidence level of the intervals, in (0.5, 1) (default 0.95)",
+    )
     parser.add_argument(
         "--method",
         choices=METHODS,

@@ -1,7 +1,8 @@
 """``prplanner samplesize``: labels needed for one precision (methods §13).
 
-JSON keys: ``n, p_used, z``; with ``--population`` the finite-population correction
-``n / (1 + (n - 1)/N)`` is applied and rounded up.
+JSON keys: ``n, p_used, z, population``; with ``--population`` the finite-population
+correction ``n / (1 + (n - 1)/N)`` is applied and rounded up (``population`` is ``null``
+without it).
 """
 
 from __future__ import annotations
@@ -59,13 +60,21 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if population is not None:
         population = validation.whole_at_least("--population", population, 1)
     result = precision_sample_size(margin, level, precision_floor=floor, population=population)
-    return result.to_dict()
+    return {**result.to_dict(), "population": population}
 
 
 def format_text(result: dict[str, object]) -> str:
-    """Three labeled lines for the terminal."""
+    """Labeled lines for the terminal, saying whether the finite-population correction
+    was applied."""
+    population = result.get("population")
+    correction = (
+        f"applied (predicted-positive set of {population:,} items)"
+        if population
+        else "not applied (give --population N for a finite predicted-positive set)"
+    )
     return (
         f"labels needed (n)   {result['n']:,}\n"
         f"precision used (p)  {result['p_used']:.4g}\n"
-        f"z                   {result['z']:.6f}"
+        f"z                   {result['z']:.6f}\n"
+        f"finite population   {correction}"
     )

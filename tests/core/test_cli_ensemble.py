@@ -47,7 +47,8 @@ def run_failing(capsys, *argv: str) -> str:
 
 def test_samplesize_public_example(capsys):
     result = run_json(capsys, "samplesize", "--margin", "0.03")
-    assert list(result) == ["n", "p_used", "z"]
+    assert list(result) == ["n", "p_used", "z", "population"]
+    assert result["population"] is None  # no finite-population correction without --population
     assert result["n"] == 1068 and result["p_used"] == 0.5
     assert result["z"] == pytest.approx(SAMPLE_SIZES["z"]["0.95"], abs=1e-9)
 

@@ -296,3 +296,14 @@ def test_help_names_every_limit():
     ):
         action = next(a for a in _subparser(command)._actions if flag in a.option_strings)
         assert limit in (action.help or ""), (command, flag, action.help)
+
+
+def test_every_flag_of_every_command_has_help():
+    missing = [
+        f"{command} {action.option_strings or action.dest}"
+        for command in COMMANDS
+        for action in _subparser(command)._actions
+        if not isinstance(action, argparse._HelpAction)
+        and (not action.help or action.help == argparse.SUPPRESS)
+    ]
+    assert missing == []

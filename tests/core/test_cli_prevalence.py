@@ -124,7 +124,8 @@ def test_p3_text_uses_round_prevalences_closed_forms_and_names_the_half_width(ca
     result = run_json(capsys, *argv)
     assert "sigma" not in text
     assert "(half-width of the 90 % interval)" in text
-    assert f"TPR ± {100 * result['sigma_tpr']:.4g} %" in text
+    # Percent as evaluate shows it: two decimals, three significant digits below 1 %.
+    assert f"TPR ± {100 * result['sigma_tpr']:.2f} %" in text
     tpr, fpr = result["tpr"], result["fpr"]
     rows = {}
     for line in text.splitlines():
@@ -137,7 +138,7 @@ def test_p3_text_uses_round_prevalences_closed_forms_and_names_the_half_width(ca
     }  # fmt: skip
     eta = 0.02  # exactly, not the nearest grid point
     precision = tpr * eta / (tpr * eta + fpr * (1 - eta))
-    assert rows[eta].split()[2] == f"{100 * precision:.4g}"
+    assert rows[eta].split()[2] == f"{100 * precision:.2f}"
     assert "(eta*)" in text
 
 
@@ -250,3 +251,18 @@ def test_curves_bad_files_exit_2_with_one_error_line(tmp_path, capsys):
     assert "reference prevalence" in run_failing(
         capsys, "curves", str(good), "--reference-prevalence", "0"
     )
+
+
+def test_p3_takes_the_population_counts_like_the_other_commands(capsys):
+    from core.cli import main
+
+    assert main(["p3", "--population", "41200", "1251000", "--tp", "225", "--fp", "31",
+                 "--fn", "14", "--tn", "730", "--json"]) == 0  # fmt: skip
+    by_counts = json.loads(capsys.readouterr().out)
+    assert main(["p3", "--k", str(41200 / 1251000), "--tp", "225", "--fp", "31", "--fn", "14",
+                 "--tn", "730", "--json"]) == 0  # fmt: skip
+    by_k = json.loads(capsys.readouterr().out)
+    assert by_counts == by_k
+    assert main(["p3", "--k", "0.1", "--population", "1", "5", "--tp", "1", "--fp", "1",
+                 "--fn", "1", "--tn", "1"]) == 2  # fmt: skip
+    assert "not both" in capsys.readouterr().err
