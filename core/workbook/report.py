@@ -1456,6 +1456,10 @@ def _line_series(
     return series
 
 
+#: Number format of a log prevalence axis (fractions shown as percents, as few decimals as
+#: each decade needs; Excel allows two conditions).
+PREVALENCE_AXIS_FORMAT = "[<0.0001]0.000%;[<0.01]0.0#%;0%"
+
 _PALETTE = ("1F77B4", "FF7F0E", "2CA02C", "D62728", "9467BD", "8C564B", "E377C2", "7F7F7F")
 
 
@@ -1471,7 +1475,10 @@ def _scatter_chart(title: str, x_title: str, y_title: str, *, log_x: bool, perce
     if log_x:
         chart.x_axis.scaling.logBase = 10
     if percent_y:
+        # A rate or an interval width of a rate: never below 0 % or above 100 %.
         chart.y_axis.number_format = "0%"
+        chart.y_axis.scaling.min = 0
+        chart.y_axis.scaling.max = 1
     chart.x_axis.number_format = "General"
     # openpyxl >= 3.1 marks axes as deleted unless told otherwise; Excel then hides them.
     chart.x_axis.delete = False
@@ -1526,12 +1533,18 @@ def _write_summary(ws, content: ReportContent) -> int:
 
 
 def _write_intervals(ws, content: ReportContent) -> None:
+    from openpyxl.utils import get_column_letter
+
     sheet = _Sheet(ws)
     sheet.table(content.intervals)
     if not content.intervals.rows:
         sheet.put(3, 1, "The counts could not be evaluated; see the Summary's warnings.")
     ws.freeze_panes = "A2"
     sheet.fit_columns()
+    # The method's key (wilson, bayes_mc) is for scripts; people read the words beside it.
+    if "Method" in content.intervals.headers:
+        column = content.intervals.headers.index("Method") + 1
+        ws.column_dimensions[get_column_letter(column)].hidden = True
     sheet.page_setup()
 
 
@@ -1622,9 +1635,8 @@ def _p3_charts(ws, content: ReportContent) -> list:
         "precision",
         log_x=True,
     )
-    chart.x_axis.number_format = "0E+0"
-    chart.y_axis.scaling.min = 0
-    chart.y_axis.scaling.max = 1
+    # Prevalences as percents on the log axis: 0.001%, 0.01%, 0.1%, 1%, 10%, 100%.
+    chart.x_axis.number_format = PREVALENCE_AXIS_FORMAT
     first, last = 2, len(content.p3.rows) + 1
     _line_series(chart, ws, 1, 2, first, last, color=_PALETTE[0], width=28000)
     if any(row[2] is not None for row in content.p3.rows):
@@ -1646,11 +1658,37 @@ def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
     return blocks
 
 
+#: Rounds columns a manager reads; the others (populations, interval bounds behind the
+#: history charts, where each round came from) stay in the sheet, hidden, so the sheet
+#: prints one page wide at a readable size and still reads back as a rounds workbook.
+ROUNDS_PRINTED = (
+    "Round", "Date", "Classifier", "Model version", "k", "s", "TP", "FP", "FN", "TN",
+    "Notes", "Precision", "Recall", "F1",
+)  # fmt: skip
+#: Width of the Notes column when printed (longer notes wrap).
+_NOTES_WIDTH = 32
+
+
 def _write_rounds(ws, content: ReportContent) -> None:
+    from openpyxl.styles import Alignment
+    from openpyxl.utils import get_column_letter
+
     sheet = _Sheet(ws)
-    sheet.table(content.rounds)
+    table = content.rounds
+    sheet.table(table)
     ws.freeze_panes = "B2"
-    sheet.fit_columns()
+    notes = table.headers.index("Notes") + 1
+    sheet.fit_columns({notes: _NOTES_WIDTH})
+    for row, values in enumerate(table.rows, start=2):
+        ws.cell(row=row, column=notes).alignment = Alignment(wrap_text=True, vertical="top")
+        # Spreadsheets do not grow a row for wrapped text on opening: give it the lines.
+        text = str(values[notes - 1] or "")
+        lines = max(1, math.ceil(len(text) / (_NOTES_WIDTH - 2)), text.count("\n") + 1)
+        if lines > 1:
+            ws.row_dimensions[row].height = 15 * min(lines, 6)
+    for column, header in enumerate(table.headers, start=1):
+        if header not in ROUNDS_PRINTED:
+            ws.column_dimensions[get_column_letter(column)].hidden = True
     sheet.page_setup()
 
 
@@ -1696,6 +1734,8 @@ def _history_charts(ws, content: ReportContent) -> list:
         chart.style = 12
         chart.y_axis.title = "estimate and interval"
         chart.y_axis.number_format = "0%"
+        chart.y_axis.scaling.min = 0
+        chart.y_axis.scaling.max = 1
         chart.x_axis.title = "round"
         chart.x_axis.delete = False
         chart.y_axis.delete = False
@@ -1882,7 +1922,13 @@ def render_workbook(content: ReportContent, images: Mapping[str, bytes] | None =
         *_p3_charts(p3_sheet, content),
         *_history_charts(rounds_sheet, content),
     ]
+    for chart in charts:
+        chart.visible_cells_only = False  # their data sit in hidden columns and sheets
     _place_charts(summary, charts, free_row + 1)
+    # Data behind the charts and the machine-readable inputs: kept, read back, not shown
+    # or printed (Excel's Unhide shows them).
+    for hidden in (plan_sheet, p3_sheet, workbook[SHEET_INPUTS]):
+        hidden.sheet_state = "hidden"
     if pictures:
         _write_plots(workbook.create_sheet(SHEET_PLOTS), pictures)
     return workbook

@@ -68,7 +68,7 @@ def test_libreoffice_opens_the_report(tmp_path):
     data = _convert(source, tmp_path)
     assert data.startswith(b"%PDF")
     pages = pdf_page_count(data)
-    # Every sheet prints one page wide: Summary (two pages of text at full size, one of
-    # charts), Intervals, Plan curves (two), P3 (one portrait page), Rounds, Inputs: 9
-    # pages when checked by eye with LibreOffice 7 (18 before the print set-up).
-    assert 8 <= pages <= 12, pages
+    # Every visible sheet prints one page wide: Summary (two pages of text at full size, one
+    # of charts), Intervals, Rounds: 6 pages when checked by eye with LibreOffice 7 (18
+    # before the print set-up; the chart data and the inputs are on hidden sheets).
+    assert 5 <= pages <= 8, pages
