@@ -1105,9 +1105,10 @@ def summary_rows(
     rows.append(
         SummaryRow(
             style="text",
-            label="Intervals: every interval method. Plan curves: interval width against s. "
-            "P3: precision at other prevalences. Rounds: the history, one round per row. "
-            "Inputs: the settings; open this file in PR Planner to continue the session.",
+            label="Intervals: every interval method. Rounds: the history, one round per "
+            "row. The charts' data (Plan curves, P3) and the settings (Inputs) are on hidden "
+            "sheets (Format > Sheet > Unhide, or Unhide in Excel's sheet menu); open this "
+            "file in PR Planner to continue the session.",
         )
     )
     return tuple(rows)
