@@ -495,10 +495,28 @@ def intervals_table(evaluation: Evaluation | None) -> Table:
     if evaluation is None:
         return Table(columns=columns)
     rows = tuple(
-        (metric, method, METHOD_NAMES.get(method, method), estimate, lower, upper, note)
+        (
+            METRIC_WORDS.get(metric, metric),
+            method,
+            METHOD_NAMES.get(method, method),
+            estimate,
+            lower,
+            upper,
+            note,
+        )
         for metric, method, estimate, lower, upper, note in evaluation.to_rows()
     )
     return Table(columns=columns, rows=rows)
+
+
+#: The metrics of :meth:`Evaluation.to_rows` as the Intervals sheet names them.
+METRIC_WORDS = {
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+    "fpr": "False positive rate",
+    "prevalence": "Prevalence",
+}
 
 
 def _planning_inputs(state: SessionState, item: Round | None, warnings: list[str]):

@@ -26,6 +26,7 @@ from core.session import SessionState, flatten
 from core.workbook import report as report_module
 from core.workbook import safe_io
 from core.workbook.report import (
+    METRIC_WORDS,
     ROUNDS_HEADER,
     SHEET_INPUTS,
     SHEET_INTERVALS,
@@ -307,7 +308,7 @@ def test_intervals_sheet_is_evaluation_to_rows(written):
     expected = content.evaluation.to_rows()
     assert len(rows) - 1 == len(expected)
     for got, (metric, method, estimate, lower, upper, note) in zip(rows[1:], expected, strict=True):
-        assert got[0] == metric and got[1] == method
+        assert got[0] == METRIC_WORDS[metric] and got[1] == method
         assert got[3:6] == [estimate, lower, upper]  # bit for bit
         assert (got[6] or "") == note
 

@@ -35,7 +35,7 @@ PORTRAIT_UNITS = 95
 DEFAULT_WIDTH = 8.43
 #: Internal names that must not be visible: method keys and dotted session keys.
 INTERNAL = re.compile(
-    r"\b(bayes_mc|katz_log|agresti_coull|clopper_pearson)\b|\b[a-z_]+\.[a-z_]+(\.\w+)+\b"
+    r"\b(bayes_mc|katz_log|agresti_coull|clopper_pearson|fpr)\b|\b[a-z_]+\.[a-z_]+(\.\w+)+\b"
 )
 
 
