@@ -1714,6 +1714,7 @@ def _write_rounds(ws, content: ReportContent) -> None:
 def _history_charts(ws, content: ReportContent) -> list:
     """Precision and recall with their intervals, round by round, per classifier."""
     from openpyxl.chart import LineChart, Reference
+    from openpyxl.chart.legend import LegendEntry
     from openpyxl.chart.series import SeriesLabel
 
     table = content.rounds
@@ -1751,14 +1752,16 @@ def _history_charts(ws, content: ReportContent) -> list:
             title += f" (model {', '.join(dict.fromkeys(versions))})"
         chart.title = clean_text(title)
         chart.style = 12
-        chart.y_axis.title = "estimate and interval"
+        chart.y_axis.title = "estimate (dashed: interval)"
         chart.y_axis.number_format = "0%"
         chart.y_axis.scaling.min = 0
         chart.y_axis.scaling.max = 1
         chart.x_axis.title = "round"
         chart.x_axis.delete = False
         chart.y_axis.delete = False
-        chart.legend.position = "r"  # six series: at the bottom they would eat the plot
+        # Two entries at the bottom: the dashed bounds are said on the axis title.
+        chart.legend.position = "b"
+        chart.legend.legendEntry = [LegendEntry(idx=index, delete=True) for index in range(2, 6)]
         chart.width, chart.height = CHART_SIZE
         for column, color, dashed in series_columns:
             chart.add_data(Reference(ws, min_col=column, min_row=first, max_row=last))
