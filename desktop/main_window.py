@@ -148,22 +148,29 @@ def recovery_directory() -> Path:
     return Path(base or Path.home() / ".prplanner") / "recovery"
 
 
+#: Plot pictures in saved workbooks are drawn at this multiple of their size on screen
+#: (about 200 dpi when a plot is printed as wide as it shows), within MAX_SNAPSHOT_SIZE.
+PRINT_SCALE = 2.0
+
+
 def png_bytes(widget: QWidget, max_size: QSize = MAX_SNAPSHOT_SIZE) -> bytes:
-    """The widget as it is drawn now, as PNG bytes, scaled down to fit ``max_size``."""
-    size = widget.size()
-    if size.width() <= max_size.width() and size.height() <= max_size.height():
-        image = widget.grab()
-    else:  # drawn straight at the reduced size: never a full-size picture in memory
-        scaled = size.scaled(max_size, Qt.AspectRatioMode.KeepAspectRatio)
-        image = QPixmap(scaled.expandedTo(QSize(1, 1)))
-        image.fill(Qt.GlobalColor.white)
-        painter = QPainter(image)
-        try:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.scale(scaled.width() / size.width(), scaled.height() / size.height())
-            widget.render(painter, QPoint(0, 0))
-        finally:
-            painter.end()
+    """The widget as it is drawn now, as PNG bytes, drawn at :data:`PRINT_SCALE` times its
+    size (sharp on paper) or smaller to fit ``max_size``; never a bigger picture in memory."""
+    size = widget.size().expandedTo(QSize(1, 1))
+    factor = min(PRINT_SCALE, max_size.width() / size.width(), max_size.height() / size.height())
+    target = QSize(max(1, round(size.width() * factor)), max(1, round(size.height() * factor)))
+    image = QPixmap(target)
+    image.fill(Qt.GlobalColor.white)
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        painter.scale(target.width() / size.width(), target.height() / size.height())
+        # QWidget's render, not QGraphicsView's (a plot is a view; its own render draws
+        # the scene, not the axes and labels around it).
+        QWidget.render(widget, painter, QPoint(0, 0))
+    finally:
+        painter.end()
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -307,4 +307,7 @@ def test_snapshots_of_a_huge_widget_are_scaled_down(qtbot):
         assert picture.size == (MAX_SNAPSHOT_SIZE.width(), 133)  # 500 * 2400 / 9000
     widget.resize(300, 200)
     with Image.open(io.BytesIO(png_bytes(widget))) as picture:
-        assert picture.size == (300, 200)  # small ones at their size
+        assert picture.size == (600, 400)  # small ones at twice their size, for print
+    widget.resize(1500, 500)
+    with Image.open(io.BytesIO(png_bytes(widget))) as picture:
+        assert picture.size == (2400, 800)  # as much of twice as fits
