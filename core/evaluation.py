@@ -439,8 +439,8 @@ def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
             f"the normal approximation is weak because {', '.join(small)} "
             f"(below {SMALL_CELL}): treat the Wald, Katz, delta and analytic Bayes intervals "
             "with care; prefer Wilson or Jeffreys for precision and the Bayesian posterior "
-            "interval for the true recall (bayes_mc is a prediction for the next round's "
-            "estimate, not an interval for the true value)"
+            "interval for the true recall (the Monte-Carlo Bayesian interval is a "
+            "prediction for the next round's estimate, not an interval for the true value)"
         )
 
 
