@@ -59,8 +59,6 @@ LABELED_FILTER = "Labeling workbooks (*.xlsx);;All files (*)"
 LABELED_SHEET = "Labeled"
 #: Spin boxes hold an int; no stratum of a real list is larger.
 MAX_SIZE = 2**31 - 1
-#: Replicates for the margin check after reading labels (the intervals used are closed form).
-CHECK_REPLICATES = 1_000
 #: Failures of reading an item list or a workbook that are the input's, not ours.
 INPUT_FAILURES = (InputError, OSError, ValueError, OverflowError, MemoryError)
 
@@ -516,28 +514,21 @@ def margin_check(state, item: Round) -> tuple[tuple[str, ...], tuple[int, int] |
     Evaluate tab) are compared with the Plan tab's margins; the top-up totals are the
     recommended plan with this round as the previous round, never below what was drawn.
     """
-    from core.confusion import Population
-    from core.evaluation import evaluate
-    from core.methods import RECOMMENDED
+    from core.intervals import katz_log_recall, wilson_precision
     from core.workbook.session_io import plan_from_round
     from desktop.plan_tab import plan_basis
 
-    evaluation = evaluate(
-        item.matrix,
-        population=Population.from_counts(item.population_pos, item.population_neg),
-        confidence=state.confidence,
-        replicates=CHECK_REPLICATES,
-        seed=0,
-    )
+    # The intervals the Evaluate tab marks to quote (core.methods.RECOMMENDED).
+    quoted = {
+        "precision": wilson_precision(item.matrix, state.confidence),
+        "recall": katz_log_recall(item.matrix, item.k, state.confidence),
+    }
     missed = []
     for metric, target in (
         ("precision", state.plan.margin_precision),
         ("recall", state.plan.margin_recall),
     ):
-        interval = getattr(evaluation, metric).intervals.get(RECOMMENDED[metric].method)
-        if interval is None:
-            continue
-        half = interval.half_width
+        half = quoted[metric].half_width
         if not half <= target:  # NaN (undefined) counts as missed
             missed.append(
                 f"{metric} is known to ±{formatting.percent(half)}, the target is "

@@ -142,6 +142,21 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert box is not None and box.isVisible()
     assert f"TP {expected.tp:,}" in box.text()
     assert result.missed and result.top_up is not None
+    # The margins checked are those of the intervals the Evaluate tab marks to quote.
+    from core.intervals import katz_log_recall, wilson_precision
+    from core.methods import RECOMMENDED
+
+    assert (RECOMMENDED["precision"].method, RECOMMENDED["recall"].method) == (
+        "wilson",
+        "katz_log",
+    )
+    from desktop.formatting import percent
+
+    wilson = wilson_precision(expected, 0.95).half_width
+    katz = katz_log_recall(expected, added.k, 0.95).half_width
+    assert wilson > 0.03 and katz > 0.03  # both miss ±3 %
+    assert f"precision is known to ±{percent(wilson)}" in result.missed[0]
+    assert f"recall is known to ±{percent(katz)}" in result.missed[1]
     new_pos, new_neg = result.top_up
     assert new_pos >= 60 and new_neg >= 140 and (new_pos, new_neg) != (60, 140)
 
