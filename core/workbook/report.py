@@ -43,7 +43,6 @@ import io
 import json
 import math
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -80,19 +79,22 @@ __all__ = [
     "write_report",
 ]
 
-SHEET_SUMMARY = "Summary"
-SHEET_INTERVALS = "Intervals"
-SHEET_PLAN = "Plan curves"
-SHEET_P3 = "P3"
-SHEET_ROUNDS = "Rounds"
-SHEET_INPUTS = "Inputs"
-SHEET_PLOTS = "Plots"
-
-#: Header of the Inputs sheet; ``exact (JSON)`` keeps what a cell cannot (see session_io).
-INPUTS_HEADER = ("key", "value", "exact (JSON)")
-#: First Inputs rows before the flattened state.
-SCHEMA_KEY = "schema_version"
-WRITER_KEY = "written_by"
+# The layout its readers rely on lives in core.workbook.layout (names kept here too).
+from core.workbook.layout import (
+    _ILLEGAL_XML,
+    INPUTS_HEADER,
+    SCHEMA_KEY,
+    SHEET_INPUTS,
+    SHEET_INTERVALS,
+    SHEET_P3,
+    SHEET_PLAN,
+    SHEET_PLOTS,
+    SHEET_ROUNDS,
+    SHEET_SUMMARY,
+    WRITER_KEY,
+    clean_text,
+    most_recent_round,
+)
 
 #: Points of the tables behind the plan and P3 charts (enough for smooth lines, few
 #: enough to read as a table: the P3 table prints on one page).
@@ -175,12 +177,8 @@ ROUNDS_HEADER = (
     "Source sheet",
     "Source row",
 )
-ROUNDS_SOURCE_SHEET = "Source sheet"
-ROUNDS_SOURCE_ROW = "Source row"
 
 _FORMULA_START = ("=", "+", "-", "@")
-# Characters XML 1.0 cannot hold; openpyxl refuses them (IllegalCharacterError).
-_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # Dates Excel's 1900 date system can show (serial 1 is 1900-01-01); older ones go as ISO
 # text, which core.workbook.rounds reads back as the same date.
 _FIRST_EXCEL_DATE = dt.date(1900, 1, 1)
@@ -396,29 +394,6 @@ def find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
             f"{chosen.sheet!r}, row {chosen.row}) is reported"
         )
     return chosen
-
-
-def most_recent_round(rounds: Sequence[Any]) -> Round | None:
-    """The most recent round by date (``None`` when there are no rounds).
-
-    Dated rounds come first: a round without a date is chosen only when no round has
-    one. Rounds with the same date are ranked by sheet order (the later row wins), which
-    is also the order among undated rounds.
-    """
-    found = [item for item in rounds if isinstance(item, Round)]
-    if not found:
-        return None
-    ranked = max(
-        enumerate(found),
-        key=lambda pair: (pair[1].date is not None, _date_key(pair[1].date), pair[0]),
-    )
-    return ranked[1]
-
-
-def _date_key(value) -> dt.date:
-    if value is None:
-        return dt.date.min
-    return value.date() if isinstance(value, dt.datetime) else value
 
 
 def _apply_overrides(state: SessionState, margin, confidence) -> SessionState:
@@ -1258,11 +1233,6 @@ def _font(**options):
     from openpyxl.styles import Font
 
     return Font(name=FONT_NAME, **options)
-
-
-def clean_text(value: str) -> str:
-    """``value`` without the control characters XML (and so .xlsx) cannot hold."""
-    return _ILLEGAL_XML.sub("", value)
 
 
 def _set_text(cell, value: str) -> None:

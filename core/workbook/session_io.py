@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
@@ -41,7 +41,7 @@ from core.session import (
     SessionState,
     unflatten,
 )
-from core.workbook.report import (
+from core.workbook.layout import (
     INPUTS_HEADER,
     ROUNDS_SOURCE_ROW,
     ROUNDS_SOURCE_SHEET,
@@ -54,10 +54,8 @@ from core.workbook.report import (
     SHEET_ROUNDS,
     SHEET_SUMMARY,
     WRITER_KEY,
-    ReportContent,
     clean_text,
     most_recent_round,
-    write_report,
 )
 from core.workbook.rounds import (
     HEADER_SEARCH_ROWS,
@@ -67,6 +65,9 @@ from core.workbook.rounds import (
     read_rounds,
 )
 from core.workbook.safe_io import FileFingerprint
+
+if TYPE_CHECKING:  # the report writer is imported when a session is saved
+    from core.workbook.report import ReportContent
 
 __all__ = [
     "OpenedSession",
@@ -148,6 +149,8 @@ def save_session(
     InputError
         A destination that is not ``.xlsx``.
     """
+    from core.workbook.report import write_report
+
     return write_report(
         path, state, images=images, sources=sources, expected=expected, purpose="session"
     )

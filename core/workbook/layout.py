@@ -1,0 +1,64 @@
+"""What the report workbook (which is also a saved session) looks like to its readers:
+sheet names, the Inputs header and keys, and the Rounds sheet's source columns.
+
+Kept apart from :mod:`core.workbook.report` (which writes the workbook) so that reading a
+session, which every app start does, needs neither the writer nor the modules it draws on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from core.workbook.rounds import Round
+
+SHEET_SUMMARY = "Summary"
+SHEET_INTERVALS = "Intervals"
+SHEET_PLAN = "Plan curves"
+SHEET_P3 = "P3"
+SHEET_ROUNDS = "Rounds"
+SHEET_INPUTS = "Inputs"
+SHEET_PLOTS = "Plots"
+
+#: Header of the Inputs sheet; ``exact (JSON)`` keeps what a cell cannot (see session_io).
+INPUTS_HEADER = ("key", "value", "exact (JSON)")
+#: First Inputs rows before the flattened state.
+SCHEMA_KEY = "schema_version"
+WRITER_KEY = "written_by"
+
+#: Rounds sheet columns saying where each round was first read from.
+ROUNDS_SOURCE_SHEET = "Source sheet"
+ROUNDS_SOURCE_ROW = "Source row"
+
+# Characters XML 1.0 cannot hold; openpyxl refuses them (IllegalCharacterError).
+_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def clean_text(value: str) -> str:
+    """``value`` without the control characters XML (and so .xlsx) cannot hold."""
+    return _ILLEGAL_XML.sub("", value)
+
+
+def most_recent_round(rounds: Sequence[Any]) -> Round | None:
+    """The most recent round by date (``None`` when there are no rounds).
+
+    Dated rounds come first: a round without a date is chosen only when no round has
+    one. Rounds with the same date are ranked by sheet order (the later row wins), which
+    is also the order among undated rounds.
+    """
+    found = [item for item in rounds if isinstance(item, Round)]
+    if not found:
+        return None
+    ranked = max(
+        enumerate(found),
+        key=lambda pair: (pair[1].date is not None, _date_key(pair[1].date), pair[0]),
+    )
+    return ranked[1]
+
+
+def _date_key(value) -> dt.date:
+    if value is None:
+        return dt.date.min
+    return value.date() if isinstance(value, dt.datetime) else value
