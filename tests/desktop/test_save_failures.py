@@ -69,7 +69,7 @@ def fail_with(error):
 def test_any_save_failure_keeps_the_window_and_the_data(
     window, dialogs, tmp_path, monkeypatch, caplog, error
 ):
-    monkeypatch.setattr("core.workbook.session_io.write_report", fail_with(error))
+    monkeypatch.setattr("core.workbook.report.write_report", fail_with(error))
     window.session.set_value("plan.margin_recall", 0.0321)
     with caplog.at_level(logging.ERROR, logger=main_window_module.__name__):
         assert not window.save_to(tmp_path / "kept.xlsx")
@@ -92,7 +92,7 @@ def test_any_save_failure_keeps_the_window_and_the_data(
 def test_closing_and_answering_save_that_fails_keeps_the_window_open(
     window, dialogs, tmp_path, monkeypatch, error
 ):
-    monkeypatch.setattr("core.workbook.session_io.write_report", fail_with(error))
+    monkeypatch.setattr("core.workbook.report.write_report", fail_with(error))
     window.session.set_value("plan.margin_recall", 0.0333)
     dialogs.answer = QMessageBox.StandardButton.Save
     dialogs.save_names.append(tmp_path / "on close.xlsx")
@@ -235,9 +235,9 @@ def test_cancel_of_a_slow_open_keeps_the_session(window, rounds_file, monkeypatc
 def test_save_runs_off_the_gui_thread_and_close_waits_for_it(
     window, dialogs, tmp_path, monkeypatch
 ):
-    from core.workbook import session_io
+    from core.workbook import report
 
-    monkeypatch.setattr(session_io, "write_report", slow(session_io.write_report, 1.0))
+    monkeypatch.setattr(report, "write_report", slow(report.write_report, 1.0))
     window.session.set_value("plan.margin_recall", 0.0388)
     timer, ticks = ticking()
     closed_during_save: list[bool] = []

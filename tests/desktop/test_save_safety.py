@@ -74,7 +74,7 @@ def test_an_unforeseen_save_failure_keeps_the_window_and_the_data(
     def fail(*_args, **_kwargs):
         raise error
 
-    monkeypatch.setattr("core.workbook.session_io.write_report", fail)
+    monkeypatch.setattr("core.workbook.report.write_report", fail)
     window.session.set_value("plan.margin_recall", 0.0322)
     assert not window.save_to(tmp_path / "x.xlsx")
     assert dialogs.warnings and "failed unexpectedly" in dialogs.warnings[-1][1]
@@ -86,7 +86,7 @@ def test_close_with_a_save_that_fails_keeps_the_window_open(window, dialogs, tmp
     def fail(*_args, **_kwargs):
         raise OverflowError("cannot convert float infinity to integer")
 
-    monkeypatch.setattr("core.workbook.session_io.write_report", fail)
+    monkeypatch.setattr("core.workbook.report.write_report", fail)
     window.session.set_value("plan.margin_recall", 0.0333)
     dialogs.answer = QMessageBox.StandardButton.Save
     dialogs.save_names.append(tmp_path / "on close.xlsx")
