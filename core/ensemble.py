@@ -63,6 +63,10 @@ MIXES = ("shuffle", "sample")
 MAX_TRIALS = 10_000_000
 #: Trials simulated per vectorized chunk (progress and cancel are checked between chunks).
 TRIALS_PER_CHUNK = 20_000
+#: numpy's hypergeometric draw (the shuffle mix) needs both of its counts below 10^9.
+MAX_MIX_COUNT = 10**9 - 1
+#: ``|S-|`` is computed as ``(2 |A_C - A_P| |S+| + overlap) // (2 overlap)`` in int64.
+_MAX_INT64 = 2**63 - 1
 
 #: Where each position of a recycled sample came from (Algorithm 1, steps 1-3).
 ORIGIN_PARENT_SAMPLE = "parent_sample"  # S+: already labeled for the parent
@@ -719,6 +723,36 @@ def _simulate_reused(generator, parent_size, sizes, overlaps, n_parents, n_child
     return generator.binomial(kept, share)
 
 
+def mix_too_large(
+    size: int, overlap: int, n_parent: int, mix: str, names: Mapping[str, str] | None = None
+) -> str | None:
+    """Why :func:`plan_recycled_labels` cannot simulate a child (``None`` when it can).
+
+    A child of ``size`` items, ``overlap`` of them shared with the parent whose labeled
+    sample has ``n_parent`` items, mixes up to ``|S+| <= n_parent`` reused and
+    ``|S-| <= round(n_parent (size - overlap) / overlap)`` new items. The shuffle mix needs
+    both below :data:`MAX_MIX_COUNT` (numpy's hypergeometric draw); both mixes need
+    ``2 n_parent (size - overlap)`` within 64-bit integers. The reason names the
+    parameters as the keyword arguments do, or as ``names`` maps them (e.g. to flags).
+    """
+    name = {key: key for key in ("size", "overlap", "n_parent", "mix")} | dict(names or {})
+    if overlap == 0:
+        return None  # |S+| = |S-| = 0
+    product = 2 * (size - overlap) * n_parent + overlap
+    largest = max(n_parent, product // (2 * overlap))
+    if product > _MAX_INT64:
+        return (
+            f"they put up to {largest:,} items in the simulated mix and {name['n_parent']} x "
+            f"({name['size']} - {name['overlap']}) must be below {_MAX_INT64 // 2:,}"
+        )
+    if mix == "shuffle" and largest > MAX_MIX_COUNT:
+        return (
+            f"they put up to {largest:,} items in the simulated mix, at most "
+            f"{MAX_MIX_COUNT:,} with {name['mix']} shuffle"
+        )
+    return None
+
+
 def plan_recycled_labels(
     parent_size: int,
     children: Sequence[ChildSet | Mapping],
@@ -812,6 +846,12 @@ def plan_recycled_labels(
         parent_n = n_parent
         if child.n_parent is not None:
             parent_n = validation.whole_at_least(f"{where}: n_parent", child.n_parent, 1)
+        problem = mix_too_large(size, overlap, parent_n, mix)
+        if problem is not None:
+            raise InputError(
+                f"{where}: n_parent {parent_n:,}, size {size:,} and overlap {overlap:,} are too "
+                f"large to simulate: {problem}"
+            )
         cleaned.append(
             ChildSet(
                 size=size, overlap=overlap, n_child=child_n, n_parent=parent_n, name=str(child.name)

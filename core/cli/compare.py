@@ -14,7 +14,7 @@ import argparse
 
 from core import validation
 from core.cli.evaluate import add_count_flags, matrix_from_flags, percent
-from core.cli.output import add_json_flag, number, whole
+from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.compare import compare
 from core.confusion import Population
 from core.errors import InputError
@@ -66,7 +66,7 @@ def _k(args: argparse.Namespace, suffix: str, matrix) -> float:
         except InputError as exc:
             raise InputError(f"--population{suffix}: {exc}") from None
         return population.k
-    return validation.positive(f"--k{suffix}", getattr(args, f"k{suffix}"))
+    return validation.imbalance(f"--k{suffix}", getattr(args, f"k{suffix}"))
 
 
 def _round_estimates(matrix, k: float) -> dict[str, object]:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         current,
         k_previous=k_previous,
         k_current=k_current,
-        confidence=validation.confidence(args.confidence),
+        confidence=confidence_flag(args.confidence),
         replicates=validation.whole_at_least(
             "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
         ),

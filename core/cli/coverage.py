@@ -19,12 +19,13 @@ import argparse
 
 from core import validation
 from core.bayes import Prior
-from core.cli.output import add_json_flag, number, number_list, whole
+from core.cli.output import add_json_flag, confidence_flag, flags_named, number, number_list, whole
 from core.coverage import (
     PRECISION_KINDS,
     RECALL_KINDS,
     CoverageSetting,
     coverage_experiment,
+    paper_grid,
     run_grid,
 )
 from core.errors import InputError
@@ -32,6 +33,12 @@ from core.errors import InputError
 HELP = "Simulated coverage of the Wald/Katz, bootstrap and Bayesian intervals (methods §10)."
 
 SETTING_FLAGS = ("k", "precision", "recall", "v", "s")
+
+#: Most simulated draws (rounds x replicates, summed over the settings) one run may ask
+#: for: about 1.5 microseconds each at the slowest designs measured, so a run stays under
+#: about 30 s (memory is bounded by the chunking in core.coverage either way). The paper's
+#: grid at its A = Q = 1000 needs 12,000,000.
+MAX_DRAWS = 20_000_000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -50,14 +57,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=number,
         default=1000,
         metavar="A",
-        help="simulated rounds (default 1000, at most 1,000,000)",
+        help="simulated rounds (default 1000, at most 1,000,000; --reps x --replicates, "
+        f"times 12 with --paper-grid, at most {MAX_DRAWS:,})",
     )
     parser.add_argument(
         "--replicates",
         type=number,
         default=1000,
         metavar="Q",
-        help="bootstrap / Monte-Carlo replicates per round (default 1000, at most 1,000,000)",
+        help="bootstrap / Monte-Carlo replicates per round (default 1000, at most 1,000,000; "
+        f"--reps x --replicates at most {MAX_DRAWS:,})",
     )
     parser.add_argument(
         "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
@@ -79,7 +88,14 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     replicates = validation.whole_at_least(
         "--replicates", args.replicates, 10, validation.MAX_REPLICATES
     )
-    confidence = validation.confidence(args.confidence)
+    confidence = confidence_flag(args.confidence)
+    settings = len(paper_grid()) if args.paper_grid else 1
+    if reps * replicates * settings > MAX_DRAWS:
+        grid = f" x {settings} settings" if settings > 1 else ""
+        raise InputError(
+            f"--reps x --replicates{grid} must be at most {MAX_DRAWS:,} simulated draws "
+            f"(about 30 s), got {reps:,} x {replicates:,}{grid}"
+        )
     prior = (
         Prior.none()
         if args.prior is None
@@ -99,15 +115,18 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if missing:
         raise InputError(f"{', '.join(missing)} required (or use --paper-grid)")
     v = int(args.v) if float(args.v).is_integer() else args.v
-    setting = CoverageSetting(k=args.k, precision=args.precision, recall=args.recall, v=v, s=args.s)
-    result = coverage_experiment(
-        setting,
-        reps=reps,
-        replicates=replicates,
-        confidence=confidence,
-        seed=args.seed,
-        prior=prior,
-    )
+    with flags_named({name: f"--{name}" for name in (*SETTING_FLAGS, "seed")}):
+        setting = CoverageSetting(
+            k=args.k, precision=args.precision, recall=args.recall, v=v, s=args.s
+        )
+        result = coverage_experiment(
+            setting,
+            reps=reps,
+            replicates=replicates,
+            confidence=confidence,
+            seed=args.seed,
+            prior=prior,
+        )
     return result.to_dict()
 
 

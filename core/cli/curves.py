@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.output import add_json_flag, number, significant
+from core.cli.output import add_json_flag, flags_named, number, significant
 from core.curves import curves_of_sample, load_scored_sample
 
 HELP = "average precision, trapezoidal AUC-PR and AUC-ROC of a scored, labeled file"
@@ -38,7 +38,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict:
     sample = load_scored_sample(args.file)
-    return curves_of_sample(sample).summary(args.reference_prevalence).to_dict()
+    with flags_named({"reference prevalence": "reference prevalence (--reference-prevalence)"}):
+        return curves_of_sample(sample).summary(args.reference_prevalence).to_dict()
 
 
 def format_text(result: dict) -> str:

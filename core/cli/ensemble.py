@@ -17,9 +17,11 @@ from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.ensemble import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MARGIN,
+    MAX_MIX_COUNT,
     MAX_TRIALS,
     MIXES,
     ChildSet,
+    mix_too_large,
     plan_recycled_labels,
     precision_sample_size,
 )
@@ -56,7 +58,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=whole,
         default=None,
         metavar="nP",
-        help="size of the parent's labeled sample (default: the size for the margin)",
+        help="size of the parent's labeled sample (default: the size for the margin; with "
+        f"--mix shuffle at most {MAX_MIX_COUNT:,}, and --n-parent x (--child-size - --overlap)"
+        f" / --overlap too)",
     )
     child_size = parser.add_mutually_exclusive_group()
     child_size.add_argument(
@@ -150,6 +154,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     if trials > MAX_TRIALS:
         raise InputError(f"--trials must be at most {MAX_TRIALS:,}, got {trials}")
 
+    flags = {"n_parent": "--n-parent", "size": "--child-size", "overlap": "--overlap"}
+    problem = mix_too_large(child_size, overlap, n_parent, args.mix, {**flags, "mix": "--mix"})
+    if problem is not None:
+        raise InputError(
+            f"--n-parent {n_parent:,} (given or the size for --margin), --child-size "
+            f"{child_size:,} and --overlap {overlap:,} are too large to simulate: {problem}"
+        )
     plan = plan_recycled_labels(
         parent_size,
         [ChildSet(size=child_size, overlap=overlap, n_child=n_child, n_parent=n_parent)],

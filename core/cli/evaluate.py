@@ -11,7 +11,7 @@ import math
 
 from core import validation
 from core.bayes import Prior
-from core.cli.output import add_json_flag, number, number_list, whole
+from core.cli.output import add_json_flag, confidence_flag, number, number_list, whole
 from core.confusion import ConfusionMatrix, Population
 from core.evaluation import evaluate
 from core.methods import INTERVAL_METHODS, METRICS, RECOMMENDED
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     result = evaluate(
         matrix,
         population=population,
-        confidence=validation.confidence(args.confidence),
+        confidence=confidence_flag(args.confidence),
         replicates=validation.whole_at_least(
             "--replicates", args.replicates, 100, validation.MAX_REPLICATES
         ),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from fractions import Fraction
 
 import numpy as np
@@ -151,6 +152,25 @@ def confidence_flag(value: float) -> float:
     if 0.5 < value < 1:
         return value
     raise InputError(f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
+
+
+@contextmanager
+def flags_named(names: Mapping[str, str]) -> Iterator[None]:
+    """Name the flag in the messages of the ``core`` checks run inside the block.
+
+    ``core`` names its parameters (``"confidence must be ..."``); the command line should
+    name the flag the user typed (``"--confidence must be ..."``). ``names`` maps a
+    parameter's name, as ``core`` spells it, to its flag; a message that starts with
+    ``"<name> must"`` is raised again with the flag in front, any other unchanged.
+    """
+    try:
+        yield
+    except InputError as exc:
+        text = str(exc)
+        for name, flag in names.items():
+            if text.startswith(f"{name} must"):
+                raise InputError(flag + text[len(name) :]) from None
+        raise
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from core.cli.output import add_json_flag, number, significant, whole
+from core.cli.output import add_json_flag, flags_named, number, significant, whole
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
 from core.prevalence import (
@@ -167,15 +167,25 @@ def table_rows(curve, eta_min: float, eta_max: float) -> list[tuple]:
     ]
 
 
+#: Parameter names in the messages of ``core.prevalence`` -> the flags that set them.
+_FLAG_NAMES = {
+    **{name: _flag(name) for name in (*_RATE_FLAGS, "k", "eta_min", "eta_max", "points")},
+    "confidence": "--confidence",
+    "reference prevalence": "reference prevalence (--reference-prevalence)",
+    "population counts": "--population",
+}
+
+
 def run(args: argparse.Namespace) -> dict:
-    point = _operating_point(args)
-    curve = p3_curve(
-        point,
-        eta_min=args.eta_min,
-        eta_max=args.eta_max,
-        points=args.points,
-        reference_prevalence=args.reference_prevalence,
-    )
+    with flags_named(_FLAG_NAMES):
+        point = _operating_point(args)
+        curve = p3_curve(
+            point,
+            eta_min=args.eta_min,
+            eta_max=args.eta_max,
+            points=args.points,
+            reference_prevalence=args.reference_prevalence,
+        )
     result = _P3Result(curve.to_dict())
     result.rows = table_rows(curve, args.eta_min, args.eta_max)
     from_round = args.tp is not None

@@ -18,7 +18,7 @@ import sys
 from core import validation
 from core.assurance import DEFAULT_REPS, simulate_plan_assurance
 from core.bayes import Prior
-from core.cli.output import add_json_flag, number, number_list, whole
+from core.cli.output import add_json_flag, confidence_flag, number, number_list, whole
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError
 from core.planning import (
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     _check_flag_combinations(args)
     population = _population(args)
     target_precision, target_recall = _targets(args)
-    confidence = validation.confidence(args.confidence)
+    confidence = confidence_flag(args.confidence)
     matrix = _previous_round(args)
     value_notes: tuple[str, ...] = ()
     if matrix is not None:

@@ -30,6 +30,7 @@ NUMBERS = [
     "0", "1", "2", "-1", "0.5", "0.03", "0.95", "1/19", "100", "2,5", "1e-308", "1e-320",
     "5e-324", "1e308", "1e12", "18446744073709551617", "1" + "0" * 400, "1" + "0" * 400 + "/3",
     "nan", "inf", "-inf", "1/0", "", " ", "abc", "٣", "0x10", "1_0", "--", "-0",
+    "999999999", "1000000000000000", "1000000000000001", "1,000,000,000,000,000",
 ]  # fmt: skip
 TEXTS = ["", " ", "x", "Ω≈ç√", "a" * 5000, "=1+1", "--json", "-", "travel,finance"]
 #: Flags whose valid values start long computations; their limits are tested directly.
@@ -233,7 +234,8 @@ REFUSED = [
          "--replicates", "18446744073709551617"],
         "--replicates must be at most",
     ),
-    (["p3", "--tpr", "0.8", "--fpr", "0.01", "--points", "100000000"], "at most 100,000"),
+    (["p3", "--tpr", "0.8", "--fpr", "0.01", "--points", "100000000"],
+     "--points must be at most 100,000"),
     (
         ["coverage", "--k", "0.03", "--precision", "0.9", "--recall", "0.8", "--v", "1000",
          "--s", "1", "--reps", "1e12"],
@@ -242,7 +244,55 @@ REFUSED = [
     (
         ["ensemble", "--parent-size", "1000", "--child-size", "100", "--overlap", "50",
          "--trials", "100000000"],
-        "at most 10,000,000",
+        "--trials must be at most 10,000,000",
+    ),
+    (
+        ["coverage", "--k", "0.03", "--precision", "0.9", "--recall", "0.8", "--v", "1000",
+         "--s", "1", "--reps", "1000000", "--replicates", "1000000"],
+        "--reps x --replicates must be at most 20,000,000",
+    ),
+    (
+        ["coverage", "--paper-grid", "--reps", "10000", "--replicates", "1000"],
+        "--reps x --replicates x 12 settings must be at most 20,000,000",
+    ),
+    # numpy's hypergeometric draw refuses counts from 10^9; int64 overflowed beyond 9.2e18.
+    (
+        ["ensemble", "--parent-size", "1000000000000000", "--child-size", "1000000000",
+         "--overlap", "1", "--trials", "10"],
+        "at most 999,999,999 with --mix shuffle",
+    ),
+    (
+        ["ensemble", "--parent-size", "1000000000000000", "--child-size", "1000000000000000",
+         "--overlap", "500000000000000", "--margin", "0.000001", "--mix", "sample"],
+        "--n-parent x (--child-size - --overlap) must be below",
+    ),
+    # Messages of core checks name the flag, not core's parameter.
+    (
+        ["evaluate", "--k", "0.03", "--tp", "9", "--fp", "1", "--fn", "1", "--tn", "9",
+         "--confidence", "5e-324"],
+        "--confidence must be strictly between 0.5 and 1",
+    ),
+    (
+        ["compare", "--k", "0.03", "--tp", "90", "--fp", "10", "--fn", "12", "--tn", "900",
+         "--k2", "0.03", "--tp2", "80", "--fp2", "20", "--fn2", "15", "--tn2", "900",
+         "--confidence", "1"],
+        "--confidence must be strictly between 0.5 and 1",
+    ),
+    (
+        ["coverage", "--k", "0", "--precision", "0.9", "--recall", "0.8", "--v", "500",
+         "--s", "1", "--reps", "10", "--replicates", "10"],
+        "--k must be a number > 0",
+    ),
+    (
+        ["coverage", "--k", "0.03", "--precision", "0.9", "--recall", "0.8", "--v", "1",
+         "--s", "1", "--reps", "10", "--replicates", "10"],
+        "--v must be a whole number >= 2",
+    ),
+    (["p3", "--tpr", "0.8", "--fpr", "2"], "--fpr must be in [0, 1]"),
+    (["p3", "--tpr", "0.8", "--fpr", "0.1", "--eta-max", "1"], "--eta-max must be strictly"),
+    (
+        ["p3", "--tpr", "0.8", "--fpr", "0.1", "--reference-prevalence", "1e308"],
+        "reference prevalence (--reference-prevalence) must be strictly between 0 and 1",
     ),
     (
         ["plan", "--k", "0.03", "--precision", "0.9", "--recall", "0.8", "--margin",
@@ -293,6 +343,9 @@ def test_help_names_every_limit():
         ("coverage", "--replicates", "1,000,000"),
         ("p3", "--points", "100,000"),
         ("ensemble", "--trials", "10,000,000"),
+        ("ensemble", "--n-parent", "999,999,999"),
+        ("coverage", "--reps", "20,000,000"),
+        ("coverage", "--replicates", "20,000,000"),
     ):
         action = next(a for a in _subparser(command)._actions if flag in a.option_strings)
         assert limit in (action.help or ""), (command, flag, action.help)
@@ -307,3 +360,27 @@ def test_every_flag_of_every_command_has_help():
         and (not action.help or action.help == argparse.SUPPRESS)
     ]
     assert missing == []
+
+
+@pytest.mark.timeout(60)
+def test_curves_reference_prevalence_names_the_flag(files, capsys):
+    scored = files[1]
+    assert main(["curves", scored, "--reference-prevalence", "2"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(
+        "error: reference prevalence (--reference-prevalence) must be strictly between 0 and 1"
+    )
+    assert error.count("\n") == 1
+
+
+@pytest.mark.timeout(60)
+def test_ensemble_core_refuses_a_mix_beyond_the_simulation():
+    from core.ensemble import ChildSet, plan_recycled_labels
+    from core.errors import InputError
+
+    with pytest.raises(InputError, match="too large to simulate"):
+        plan_recycled_labels(10**15, [ChildSet(size=10**15, overlap=1)], n_parent=10**6)
+    with pytest.raises(InputError, match="must be below"):
+        plan_recycled_labels(
+            10**15, [ChildSet(size=10**15, overlap=1)], n_parent=10**6, mix="sample"
+        )
