@@ -523,13 +523,35 @@ class ItemTable:
 
     # --- validation ------------------------------------------------------------------------
 
-    def check_rows(
-        self, counts: dict[str, int], control: progress.TaskControl | None = None
-    ) -> None:
-        """Refuse, naming the first offenders, when the aggregate ``counts`` show a problem.
+    def scan(
+        self, aggregates: Sequence[str], rows_sql: str, control: progress.TaskControl | None
+    ) -> tuple[tuple[Any, ...], np.ndarray]:
+        """One pass over the file: the ``aggregates`` over ``rows_sql`` (which has an
+        ``item_id`` column) and the 64-bit hashes of every id, for the duplicate check.
+
+        Reading a large CSV is most of the cost of any query, so the hashes are gathered in
+        the same pass (as one list) rather than by a second scan; the one-row result is kept
+        in a temporary table so that the aggregates come back as Python values and the
+        hashes as one numpy array, without ten million Python integers.
+        """
+        self.query(
+            f"CREATE OR REPLACE TEMP TABLE scan_result AS SELECT {', '.join(aggregates)}, "
+            f"list(hash(item_id)) AS id_hashes FROM ({rows_sql})",
+            control,
+        )
+        try:
+            (values,) = self.query("SELECT * EXCLUDE (id_hashes) FROM scan_result")
+            hashes = self.query("SELECT unnest(id_hashes) AS h FROM scan_result", numpy=True)["h"]
+        finally:
+            self.connection.execute("DROP TABLE IF EXISTS scan_result")
+        return tuple(values), np.asarray(hashes, dtype=np.uint64)
+
+    def check_rows(self, counts: dict[str, int], id_hashes: np.ndarray) -> None:
+        """Refuse, naming the first offenders, when the aggregate ``counts`` or the ids'
+        hashes show a problem.
 
         ``counts`` holds ``missing``, ``bad_primary`` and ``bad_c{i}`` from the same scan
-        as the population counts; duplicates are checked here with one more aggregate.
+        as the population counts, and ``id_hashes`` the 64-bit hash of every id.
         """
         if counts["missing"]:
             self._refuse_missing(counts["missing"])
@@ -539,7 +561,7 @@ class ItemTable:
         for index, name in enumerate(self.columns.classifiers):
             if counts[f"bad_c{index}"]:
                 self._refuse_bad_label(counts[f"bad_c{index}"], name, f"c{index}")
-        self._refuse_duplicates(control)
+        self._refuse_duplicates(id_hashes)
 
     def _in_file_order(self) -> None:
         """Offender searches number rows with ``row_number() OVER ()``: keep file order."""
@@ -589,15 +611,11 @@ class ItemTable:
             f"FROM ({self.keyed_rows_sql([raw])})"
         )
 
-    def _refuse_duplicates(self, control: progress.TaskControl | None = None) -> None:
+    def _refuse_duplicates(self, id_hashes: np.ndarray) -> None:
         # The 64-bit hashes of all ids, sorted by numpy: a third of the time (and memory) of
         # DuckDB grouping ten million ids. Equal neighbours are duplicates or, rarely, a
         # hash collision, which the exact search below tells apart.
-        hashes = self.query(
-            f"SELECT hash(item_id) AS h FROM ({self.keyed_rows_sql()})", control, numpy=True
-        )["h"]
-        hashes = np.asarray(hashes)
-        hashes.sort()
+        hashes = np.sort(id_hashes)
         duplicated = int(np.count_nonzero(hashes[1:] == hashes[:-1]))
         del hashes
         if not duplicated:
@@ -903,11 +921,10 @@ def population_aggregates(table: ItemTable) -> list[str]:
     return parts
 
 
-def read_population(
-    table: ItemTable, values: Sequence[int], control: progress.TaskControl | None = None
-) -> ItemSummary:
-    """Check the aggregates of :func:`population_aggregates` (refusing bad rows, naming
-    them) and return the population counts."""
+def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarray) -> ItemSummary:
+    """Check the aggregates of :func:`population_aggregates` and the ids' hashes from the
+    same :meth:`ItemTable.scan` (refusing bad rows, naming them) and return the population
+    counts."""
     rows, missing, bad_primary, positives = (int(value) for value in values[:4])
     counts = {"missing": missing, "bad_primary": bad_primary}
     classifier_positives = []
@@ -916,7 +933,7 @@ def read_population(
         classifier_positives.append(int(values[5 + 2 * index]))
     if rows == 0:
         raise ItemListError(f"{table.path.name} has a header but no items")
-    table.check_rows(counts, control)
+    table.check_rows(counts, id_hashes)
     column = table.columns.score or table.columns.predicted or ""
     primary = ClassifierCount(
         name=table.primary_name,
@@ -959,6 +976,5 @@ def count_items(
         ``control`` was cancelled.
     """
     with open_items(path, columns, control=control) as table:
-        sql = f"SELECT {', '.join(population_aggregates(table))} FROM ({table.keyed_rows_sql()})"
-        (values,) = table.query(sql, scaled(control, 0.0, 0.5))
-        return read_population(table, values, scaled(control, 0.5, 0.5))
+        values, hashes = table.scan(population_aggregates(table), table.keyed_rows_sql(), control)
+        return read_population(table, values, hashes)

@@ -60,7 +60,6 @@ from core.items import (
     open_items,
     population_aggregates,
     read_population,
-    scaled,
 )
 
 __all__ = [
@@ -368,13 +367,9 @@ def select_sample(
         population = population_aggregates(table)
         samples = _sample_aggregates(table, n_pos, n_neg)
         keyed = table.keyed_rows_sql()
-        sql = (
-            f"SELECT {', '.join(population + samples)} FROM (SELECT *, "
-            f"sha256('{seed}:' || item_id) AS sample_key FROM ({keyed}))"
-        )
-        # The keyed scan takes about two thirds of the time, the duplicate check the rest.
-        (values,) = table.query(sql, scaled(control, 0.0, 0.65))
-        summary = read_population(table, values[: len(population)], scaled(control, 0.65, 0.35))
+        rows = f"SELECT *, sha256('{seed}:' || item_id) AS sample_key FROM ({keyed})"
+        values, hashes = table.scan(population + samples, rows, control)
+        summary = read_population(table, values[: len(population)], hashes)
         lists = values[len(population) :]
         counts = (summary.primary, *summary.classifiers)
         designs = []
