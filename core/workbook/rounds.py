@@ -14,7 +14,9 @@ this module; it never leaks an openpyxl or zipfile exception.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import itertools
 import math
 import os
 import re
@@ -1095,6 +1097,82 @@ class _RowInterpreter:
             notes=_as_text(values[get["notes"]]) if get["notes"] is not None else None,
         )
 
+    def plain_rounds(self, batch: Sequence[RawRow]) -> list[Round] | None:
+        """The rounds of ``batch`` when every cell in its known columns is of the usual
+        kind, else ``None`` (then each row goes through :meth:`interpret`).
+
+        Nearly every row of a long history has whole-number counts, a date cell, plain text
+        and numbers in range. Checked a column at a time (types, minimum and maximum), such
+        a batch needs no per-row messages and reads in a third of the time; any other batch
+        (a blank or text count, a value out of range, a totals row, a k that disagrees with
+        the population counts) returns ``None`` and :meth:`interpret` gives the same rounds
+        or says what is wrong. The tests compare both paths.
+        """
+        width = self.width
+        if any(formulas for _, _, formulas in batch):
+            return None
+        rows = [
+            values if len(values) >= width else values + [None] * (width - len(values))
+            for _, values, _ in batch
+        ]
+        columns = list(zip(*rows, strict=False))
+        get = self.get
+        counts = [columns[column] for column in self.count_columns]
+        for column in counts:
+            if not _all_of(column, _INT) or min(column) < 0 or max(column) > MAX_COUNT:
+                return None
+        names = _plain_texts(columns, get["round"], len(rows))
+        if names is None or _TOTAL_LABEL_LINE.search("\n".join(filter(None, names))):
+            return None
+        population_pos = _plain_counts(columns, get["population_pos"], len(rows))
+        population_neg = _plain_counts(columns, get["population_neg"], len(rows))
+        k = _plain_positives(columns, get["k"], len(rows), MIN_K)
+        s = _plain_positives(columns, get["s"], len(rows), 0.0)
+        if population_pos is None or population_neg is None or k is None or s is None:
+            return None
+        if population_pos[0] is not None and population_neg[0] is not None:
+            ratios = [pos / neg for pos, neg in zip(population_pos, population_neg, strict=True)]
+            if k[0] is not None and any(
+                abs(typed - ratio) > K_RELATIVE_TOLERANCE * ratio
+                for typed, ratio in zip(k, ratios, strict=True)
+            ):
+                return None
+            k = ratios
+        elif population_pos[0] is not None or population_neg[0] is not None or k[0] is None:
+            return None
+        dates = _plain_dates(columns, get["date"], len(rows))
+        classifiers = (
+            _plain_texts(columns, get["classifier"], len(rows))
+            if get["classifier"] is not None
+            else [self.sheet_classifier] * len(rows)
+        )
+        versions = _plain_texts(columns, get["model_version"], len(rows))
+        notes = _plain_texts(columns, get["notes"], len(rows))
+        if dates is None or classifiers is None or versions is None or notes is None:
+            return None
+        sheets = [self.sheet] * len(rows)
+        row_numbers = [row_number for row_number, _, _ in batch]
+        return list(
+            map(
+                _checked_round,
+                zip(
+                    sheets,
+                    row_numbers,
+                    names,
+                    dates,
+                    classifiers,
+                    versions,
+                    k,
+                    population_pos,
+                    population_neg,
+                    s,
+                    *counts,
+                    notes,
+                    strict=True,
+                ),
+            )
+        )
+
     def _totals_or_formula_problems(self, row_number, values, formulas) -> str | None:
         column = self.get["round"]
         if column is not None and isinstance(values[column], str):
@@ -1188,12 +1266,96 @@ class _RowInterpreter:
         return k
 
 
+#: Setters of :class:`Round`'s slots, in field order.
+_ROUND_SETTERS = tuple(getattr(Round, field.name).__set__ for field in dataclasses.fields(Round))
+
+
+def _checked_round(values: tuple) -> Round:
+    """A :class:`Round` of already checked ``values`` in field order.
+
+    The same object as ``Round(...)``, made in half the time: a frozen dataclass sets each
+    field through ``object.__setattr__`` by name, which is a tenth of reading a long
+    history. Its slots are set directly instead.
+    """
+    made = object.__new__(Round)
+    for set_slot, value in zip(_ROUND_SETTERS, values, strict=True):
+        set_slot(made, value)
+    return made
+
+
+_INT = frozenset({int})
+_NUMBER = frozenset({int, float})
+_TEXT = frozenset({str, type(None)})
+_DATE = frozenset({dt.date, dt.datetime, type(None)})
+_NOTHING = frozenset({type(None)})
+#: :data:`_TOTAL_LABEL` at the start of any line of many names joined by newlines (a name
+#: with a newline of its own can only add a match, which sends its batch to the full checks).
+_TOTAL_LABEL_LINE = re.compile("^" + _TOTAL_LABEL.pattern, re.IGNORECASE | re.MULTILINE)
+
+
+def _all_of(column: Sequence[object], types: frozenset) -> bool:
+    """Every value's exact type is in ``types`` (``bool`` is not ``int`` here)."""
+    return set(map(type, column)) <= types
+
+
+def _plain_texts(columns: list, column: int | None, rows: int) -> list | None:
+    """A text column, stripped (blank -> ``None``), or ``None`` when it holds other cells."""
+    if column is None:
+        return [None] * rows
+    values = columns[column]
+    if not _all_of(values, _TEXT):
+        return None
+    return [value.strip() or None if value is not None else None for value in values]
+
+
+def _plain_counts(columns: list, column: int | None, rows: int) -> Sequence | None:
+    """A population column: all counts in ``(0, MAX_COUNT]`` or all empty, else ``None``."""
+    if column is None:
+        return [None] * rows
+    values = columns[column]
+    if _all_of(values, _NOTHING):
+        return values
+    if _all_of(values, _INT) and min(values) > 0 and max(values) <= MAX_COUNT:
+        return values
+    return None
+
+
+def _plain_positives(
+    columns: list, column: int | None, rows: int, smallest: float
+) -> Sequence | None:
+    """A column of finite numbers above 0 and at least ``smallest``, as floats, or all
+    empty; else ``None``."""
+    if column is None:
+        return [None] * rows
+    values = columns[column]
+    if _all_of(values, _NOTHING):
+        return values
+    if _all_of(values, _NUMBER):
+        low, high = min(values), max(values)
+        if low > 0 and low >= smallest and high < math.inf:
+            return list(map(float, values))
+    return None
+
+
+def _plain_dates(columns: list, column: int | None, rows: int) -> list | None:
+    """A date column as dates (date-times lose a midnight time), or ``None``."""
+    if column is None:
+        return [None] * rows
+    values = columns[column]
+    if not _all_of(values, _DATE):
+        return None
+    return [value.date() if type(value) is dt.datetime else value for value in values]
+
+
 def _missing_message(labels: list[str]) -> str:
     if len(labels) == 1:
         return f"{labels[0]} is missing"
     return f"{', '.join(labels[:-1])} and {labels[-1]} are missing"
 
 
+#: Rows read together by :meth:`_RowInterpreter.plain_rounds` (a batch with one unusual row
+#: is read row by row).
+_BATCH_ROWS = 256
 #: Data rows looked at to decide what a ``Model`` column holds (versions or names).
 ROLE_SAMPLE_ROWS = 200
 
@@ -1242,13 +1404,14 @@ def _read_sheet(
     interpret = interpreter.interpret
     for raw in first:
         _collect(interpret(raw), rounds, refused)
-    append_round = rounds.append
-    for raw in rows:
-        result = interpret(raw)
-        if type(result) is Round:
-            append_round(result)
-        elif result is not None:
-            refused.append(result)
+    plain_rounds = interpreter.plain_rounds
+    while batch := list(itertools.islice(rows, _BATCH_ROWS)):
+        plain = plain_rounds(batch)
+        if plain is not None:
+            rounds.extend(plain)
+            continue
+        for raw in batch:
+            _collect(interpret(raw), rounds, refused)
     return None
 
 

@@ -1014,12 +1014,16 @@ class _SheetReader:
 # and every tag is closed: the patterns below then read exactly what an XML parser would,
 # in one linear pass, several times faster than a Python callback per element.
 _ROW_START = re.compile(rb"""<row\b((?:[^>"']|"[^"]*"|'[^']*')*?)(/?)>""")
+#: A row start as Excel, LibreOffice and openpyxl write most of them (not empty).
+_ROW_PLAIN = re.compile(rb'<row r="(\d{1,15}+)"(?: spans="[\d:]*+")?+>')
 _ROW_NUMBER = re.compile(rb"""\sr\s*=\s*["']([^"']*)["']""")
 # The cell shapes Excel, LibreOffice and openpyxl write for plain values (attributes in the
 # order r, s, t; a <v> or a one-run inline string), else any other <c> element whole.
+# Possessive quantifiers (no backtracking into a part that matched) change no match, as
+# each part is followed by a character it cannot hold, and save a fifth of the scan.
 _CELL_FAST = re.compile(
-    rb'<c r="([A-Z]{1,3})\d+"(?: s="(\d+)")?(?: t="(\w+)")?'
-    rb"(?:/>|>(?:<v>([^<]*)</v>|<is><t>([^<]*)</t></is>)?</c>)"
+    rb'<c r="([A-Z]{1,3}+)\d++"(?: s="(\d++)")?+(?: t="(\w++)")?+'
+    rb"(?:/>|>(?:<v>([^<]*+)</v>|<is><t>([^<]*+)</t></is>)?+</c>)"
     rb"|(<c\b[^>]*?(?:/>|>.*?</c>))",
     re.DOTALL,
 )
@@ -1133,6 +1137,13 @@ class _ScannedSheetRows:
         rows: list[RawRow] = []
         for piece in block.split(b"</row>"):
             start = piece.find(b"<row")
+            plain = _ROW_PLAIN.match(piece, start) if start >= 0 else None
+            if plain is not None:  # the usual row: number and cells, nothing to decide
+                row_number = self._last_row = int(plain.group(1))
+                row, count = self._cells(piece, plain.end(), row_number)
+                rows.append(row)
+                cells += count + 1
+                continue
             while start >= 0:
                 match = _ROW_START.match(piece, start)
                 if match is None:  # <rowBreaks> and the like
@@ -1164,6 +1175,8 @@ class _ScannedSheetRows:
         date_styles = self._date_styles
         date_cache = self._date_cache
         values: list[object] = []
+        append = values.append
+        size = 0  # len(values), kept by hand: this loop runs for every cell
         formulas: dict[int, tuple[str, bool]] | None = None
         column = -1
         found = _CELL_FAST.findall(piece, start)
@@ -1188,6 +1201,11 @@ class _ScannedSheetRows:
                             value = date_cache[raw, style] = self._date(raw, style)
                     elif raw.isdigit() and len(raw) < 19:  # a count: most cells
                         value = int(raw)
+                    elif b"." in raw:
+                        try:
+                            value = float(raw)
+                        except ValueError:
+                            value = _number_bytes(raw)
                     else:
                         value = _number_bytes(raw)
                 elif data_type == b"inlineStr":
@@ -1201,12 +1219,13 @@ class _ScannedSheetRows:
                     value = self._typed(raw, data_type)
             if value is None:
                 continue
-            size = len(values)
             if column == size:
-                values.append(value)
+                append(value)
+                size += 1
             elif column > size:
                 values.extend([None] * (column - size))
-                values.append(value)
+                append(value)
+                size = column + 1
             else:
                 values[column] = value
         return (row_number, values, formulas), len(found)
