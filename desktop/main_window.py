@@ -30,6 +30,7 @@ import logging
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QBuffer,
@@ -72,14 +73,6 @@ from core.workbook.safe_io import (
 )
 from desktop import formatting, resources
 from desktop.grid import ConfusionGridModel, ConfusionGridView
-from desktop.help import FormulaReference, show_about, show_guide
-from desktop.labeling_round import (
-    ItemSampleDialog,
-    LabeledRound,
-    ask_labeled_workbooks,
-    read_labeled_round,
-    summary_text,
-)
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
 from desktop.rounds_panel import RoundsPanel, previous_round_changes, round_label
@@ -87,6 +80,10 @@ from desktop.session_model import SessionModel
 from desktop.tab_support import SessionTab
 from desktop.widgets import affects, guard_wheel
 from desktop.workers import run_with_progress
+
+if TYPE_CHECKING:  # imported where used: Help and the item dialogs wait for their menus
+    from desktop.help import FormulaReference
+    from desktop.labeling_round import ItemSampleDialog, LabeledRound
 
 ORGANIZATION = "PR Planner"
 APPLICATION = "prplanner"
@@ -412,9 +409,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.rounds_dock.toggleViewAction())
 
         help_menu = self.menuBar().addMenu("&Help")
-        self.guide_action = self._action(
-            help_menu, "&Guide", lambda: show_guide(self, self.show_formula_reference)
-        )
+        self.guide_action = self._action(help_menu, "&Guide", self.show_guide)
         self.reference_action = self._action(
             help_menu,
             "&Formula reference",
@@ -1054,6 +1049,8 @@ class MainWindow(QMainWindow):
         if self.item_sample_dialog is not None:
             self.item_sample_dialog.close()
             self.item_sample_dialog.deleteLater()
+        from desktop.labeling_round import ItemSampleDialog
+
         dialog = ItemSampleDialog(self, n_pos=n_pos, n_neg=n_neg, earlier=earlier)
         self.item_sample_dialog = dialog
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -1072,6 +1069,8 @@ class MainWindow(QMainWindow):
         if self._busy:
             self.show_status("Wait until the workbook being read or saved is done")
             return None
+        from desktop.labeling_round import ask_labeled_workbooks, read_labeled_round
+
         if paths is None:
             paths = ask_labeled_workbooks(self, self.item_folder())
             if not paths:
@@ -1087,6 +1086,8 @@ class MainWindow(QMainWindow):
         box.setObjectName("labeled_summary")
         box.setWindowTitle("Labels read")
         box.setTextFormat(Qt.TextFormat.RichText)
+        from desktop.labeling_round import summary_text
+
         box.setText(summary_text(result))
         box.setIcon(QMessageBox.Icon.Warning if result.missed else QMessageBox.Icon.Information)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -1171,6 +1172,8 @@ class MainWindow(QMainWindow):
 
     def show_formula_reference(self) -> FormulaReference:
         if self._reference is None:
+            from desktop.help import FormulaReference
+
             self._reference = FormulaReference(self.current_tab_key(), self)
         else:
             self._reference.show_topic(self.current_tab_key())
@@ -1180,7 +1183,14 @@ class MainWindow(QMainWindow):
         return self._reference
 
     def show_about(self) -> None:
+        from desktop.help import show_about
+
         show_about(self)
+
+    def show_guide(self) -> None:
+        from desktop.help import show_guide
+
+        show_guide(self, self.show_formula_reference)
 
     def _on_tab_changed(self, index: int) -> None:
         self.build_deferred_tabs()  # a click on a tab before they were built
