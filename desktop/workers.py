@@ -8,10 +8,18 @@ A core function that accepts a :class:`core.progress.TaskControl` runs in a
 per purpose: starting a new one cancels the old one, and a generation counter drops any
 result that arrives after it was superseded, so a stale simulation never overwrites a
 newer answer.
+
+While any of these runs Python on a pool thread, Python's cyclic garbage collector is
+paused (:class:`_CollectOnGuiThread`): a collection runs on whichever thread happens to
+allocate, and one that frees a forgotten dialog or widget there destroys a Qt object off
+the GUI thread, which can crash the process. Collection resumes, on the GUI thread, when
+the last job has ended.
 """
 
 from __future__ import annotations
 
+import gc
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +38,51 @@ from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from core.errors import InputError
 from core.progress import Cancelled, TaskControl
+
+
+class _CollectOnGuiThread:
+    """Pauses the cyclic garbage collector while jobs run on pool threads.
+
+    :meth:`job_started` is called on the GUI thread, :meth:`job_ended` by the job's own
+    thread as its last step (so a job whose window has closed still counts as ended).
+    Memory is still freed by reference counting meanwhile; only cycles wait, and the
+    collector is switched back on by a timer on the GUI thread once no job is left.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs = 0
+        self._paused = False
+        self._timer: QTimer | None = None
+
+    def job_started(self) -> None:
+        with self._lock:
+            self._jobs += 1
+        if not self._paused and gc.isenabled():
+            gc.disable()
+            self._paused = True
+            if self._timer is None:
+                self._timer = QTimer()
+                self._timer.setInterval(100)
+                self._timer.timeout.connect(self.resume_if_idle)
+            self._timer.start()
+
+    def job_ended(self) -> None:
+        with self._lock:
+            self._jobs -= 1
+
+    def resume_if_idle(self) -> None:
+        """Switch the collector back on if no job is running (GUI thread only)."""
+        with self._lock:
+            idle = self._jobs == 0
+        if idle and self._paused:
+            self._paused = False
+            gc.enable()
+            if self._timer is not None:
+                self._timer.stop()
+
+
+_collection = _CollectOnGuiThread()
 
 
 class _Signals(QObject):
@@ -70,6 +123,8 @@ class _Job(QRunnable):
             # nobody waits for the result (no traceback on the user's terminal).
             if "deleted" not in str(exc):
                 raise
+        finally:
+            _collection.job_ended()
 
 
 class TaskRunner(QObject):
@@ -108,6 +163,7 @@ class TaskRunner(QObject):
         generation = self._generation
         control = TaskControl(on_progress=lambda f: self._signals.progress.emit(generation, f))
         self._control = control
+        _collection.job_started()
         self._pool.start(_Job(generation, function, control, self._signals))
         self.started.emit()
         self.busy.emit(True)
@@ -175,6 +231,7 @@ class _Call(QRunnable):
             self.result = self.function()
         except BaseException as exc:  # handed to the GUI thread, raised there
             self.error = exc
+        _collection.job_ended()
         self.finished = True
         self.signals.done.emit()
 
@@ -216,7 +273,15 @@ def run_with_progress(
     # On a thread of its own even when simulations fill the pool (2 threads on 2 cores).
     pool = QThreadPool.globalInstance()
     pool.reserveThread()
+    _collection.job_started()
     pool.startOnReservedThread(call)
+    try:
+        return _wait_for(call, parent, label, cancellable, delay_ms)
+    finally:
+        _collection.resume_if_idle()  # at once when this was the last job
+
+
+def _wait_for(call: _Call, parent: QWidget, label: str, cancellable: bool, delay_ms: int) -> Any:
     # processEvents, not a nested QEventLoop: once the application is quitting, every new
     # QEventLoop.exec returns at once and a wait built on one would spin.
     wait = QEventLoop.ProcessEventsFlag.WaitForMoreEvents

@@ -60,3 +60,39 @@ def test_a_failure_becomes_a_message(qtbot):
     with qtbot.waitSignal(runner.failed) as blocker:
         runner.start(bad)
     assert blocker.args == ["k must be a number > 0, got 0"]
+
+
+def test_garbage_collection_waits_for_the_gui_thread_while_jobs_run(qtbot):
+    """A cyclic collection on a pool thread could destroy a forgotten Qt widget there, which
+    can crash the process: while our jobs run, the collector is paused; afterwards it is on
+    again (and collections happen on the GUI thread)."""
+    import gc
+
+    from PySide6.QtWidgets import QWidget
+
+    from desktop.workers import run_with_progress
+
+    qtbot.waitUntil(gc.isenabled, timeout=5_000)  # jobs of earlier tests have ended
+    seen_by_jobs = []
+
+    def task(control):
+        seen_by_jobs.append(gc.isenabled())
+        return slow_sum(control, chunks=5)
+
+    runner = TaskRunner()
+    with qtbot.waitSignal(runner.finished, timeout=10_000):
+        runner.start(task)
+    runner.wait(10_000)
+    qtbot.waitUntil(gc.isenabled, timeout=5_000)  # back on, from the GUI thread's timer
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    assert run_with_progress(parent, "Reading", lambda: (gc.isenabled(), 7)) == (False, 7)
+    assert gc.isenabled()  # at once: this was the last job
+    # A job whose window is gone still ends the pause.
+    runner = TaskRunner()
+    runner.start(task)
+    runner.cancel()
+    runner.wait(10_000)
+    qtbot.waitUntil(gc.isenabled, timeout=5_000)
+    assert seen_by_jobs and not any(seen_by_jobs)
