@@ -204,11 +204,15 @@ def test_written_after_quiet_seconds_and_removed_by_save_and_clean_close(
     assert window.recovery_timer.interval() == RECOVERY_DELAY_MS
     window.session.set_value("plan.margin_recall", 0.031)
     assert window.recovery_timer.isActive()
-    qtbot.wait(1000)
-    window.session.set_value("plan.margin_recall", 0.032)  # restarts the quiet period
-    # Without the restart at most 2,000 ms would remain; the slack of 900 ms keeps a
-    # loaded machine (a slow set_value) from failing the check.
-    assert window.recovery_timer.remainingTime() > RECOVERY_DELAY_MS - 900
+    # Every edit starts the quiet period again (QTimer.start restarts a running timer);
+    # watched through the calls, not the clock, so a loaded machine cannot fail it.
+    starts = []
+    start = window.recovery_timer.start
+    window.recovery_timer.start = lambda *args: (starts.append(args), start(*args))
+    window.session.set_value("plan.margin_recall", 0.032)
+    window.session.set_value("plan.margin_recall", 0.0325)
+    assert len(starts) == 2 and window.recovery_timer.isActive()
+    del window.recovery_timer.start
     assert not window.recovery.path.exists()
     window.recovery_timer.setInterval(50)
     window.session.set_value("plan.margin_recall", 0.033)

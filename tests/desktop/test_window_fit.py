@@ -112,7 +112,11 @@ def test_the_window_fits_a_laptop_screen(window):
 def test_showing_every_tab_never_makes_the_window_taller_than_the_screen(qtbot, window):
     # A tab first laid out narrow once wrapped a sentence into a dozen lines and pushed
     # the window to 939 px, past a 768 px screen.
-    qtbot.wait(1500)  # the Ensemble simulation ends while its tab is hidden
+    # The Ensemble simulation ends while its tab is hidden (its result is laid out then).
+    ensemble = window.tabs.widget(window.tab_keys.index("ensemble"))
+    qtbot.waitUntil(
+        lambda: not any(runner.is_running for runner in ensemble._runners), timeout=20_000
+    )
     for index in range(window.tabs.count()):
         window.tabs.setCurrentIndex(index)
         window.grab()  # lays the tab out, as a screenshot or a first paint does
