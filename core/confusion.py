@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import validation
-from core.errors import InputError
+from core.errors import InputError, named
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,7 +175,7 @@ class Population:
         if not self.has_counts:
             raise InputError(
                 "the finite population correction needs both population counts "
-                "(--population N_POS N_NEG), not only k"
+                f"({named('population')}), not only k"
             )
         self.require_sample_fits(n_pos, n_neg)
         factors = []

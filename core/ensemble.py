@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core import progress, validation
-from core.errors import InputError
+from core.errors import InputError, named
 from core.progress import TaskControl
 
 __all__ = [
@@ -638,8 +638,8 @@ def sample_size_notes(
         if sample > size:
             notes.append(
                 f"the {who}'s sample ({sample:,}) is larger than its set ({size:,} items); "
-                f"consider a smaller sample (--n-{who}) or the finite population correction "
-                f"of `prplanner samplesize --population {size}`"
+                f"consider a smaller sample ({named('n_' + who)}) or a sample size with the "
+                f"finite population correction for a population of {size:,}"
             )
     return tuple(notes)
 

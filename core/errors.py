@@ -1,4 +1,64 @@
-"""The one exception type that ``core`` raises for bad input."""
+"""The one exception type that ``core`` raises for bad input, and how its messages name
+the parameters a user sets.
+
+``core`` does not know whether a flag or a field set a value. A message that tells the
+user what to change names the parameter through :func:`named` (``named("fpc")``), and
+each interface says it in its own words: the command line installs flags
+(``--fpc``, :data:`core.cli.output.FLAG_WORDS`), the app its field labels ("Finite
+population correction", :data:`desktop.formatting.FIELD_WORDS`), with
+:func:`use_words` once at start. Used as a library, ``core`` says the parameter's own
+name in backticks (```fpc```).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: Every parameter a ``core`` message may name, with what it is (the interfaces' word
+#: tables must cover them all; a test checks it).
+PARAMETERS: Mapping[str, str] = {
+    "population": "both predicted-positive and predicted-negative population counts",
+    "prior": "the prior (a preset or a strength)",
+    "counts": "a round's TP, FP, FN and TN",
+    "costs": "the label costs of a predicted positive and a predicted negative",
+    "s": "the over-sampling ratio s",
+    "v": "the total number of labels v",
+    "method=optimal": "the optimal choice of s",
+    "fpc": "the finite population correction",
+    "bayesian": "Bayesian predictive margins",
+    "n_pos": "the number of predicted positives to label",
+    "n_neg": "the number of predicted negatives to label",
+    "n_parent": "the parent's sample size",
+    "n_child": "a child's sample size",
+    "seed": "the sample's seed",
+    "sql": "the SQL dialect",
+    "table": "the table the SQL reads",
+    "id": "the item id column",
+    "predicted": "the predicted-label column",
+    "score": "the score column",
+    "threshold": "the score threshold",
+    "classifiers": "the other classifiers' columns",
+    "keep": "the columns kept for labelers",
+    "column": "a column choice (ROLE=HEADER)",
+    "sheet": "the sheet to read",
+}
+
+_words: Mapping[str, str] = {}
+
+
+def use_words(words: Mapping[str, str]) -> Mapping[str, str]:
+    """Say parameters in ``words`` from now on (for the whole process); returns the words
+    used before, so a caller can put them back."""
+    global _words
+    previous, _words = _words, dict(words)
+    return previous
+
+
+def named(parameter: str) -> str:
+    """``parameter`` (a key of :data:`PARAMETERS`) in the words now in use."""
+    if parameter not in PARAMETERS:
+        raise KeyError(f"{parameter!r} is not a parameter listed in core.errors.PARAMETERS")
+    return _words.get(parameter, f"`{parameter}`")
 
 
 class InputError(ValueError):
@@ -7,5 +67,6 @@ class InputError(ValueError):
     Every public ``core`` function validates its arguments at the edge and raises this
     (never a bare ``ValueError``, ``ZeroDivisionError`` or a silent NaN). The message names
     the offending parameter and value, e.g. ``"tp must be a whole number >= 0, got -3"``,
-    so the command line and the GUI can show it unchanged.
+    so the command line and the GUI can show it unchanged; a parameter the user set in
+    the interface is named with :func:`named`.
     """

@@ -45,7 +45,7 @@ from core.bayes import (
     posterior_recall_interval_random,
 )
 from core.confusion import ConfusionMatrix, PointEstimates, Population, point_estimates
-from core.errors import InputError
+from core.errors import InputError, named
 from core.intervals import Interval
 
 #: Cells below this make the normal approximations (Wald, Katz, delta, Eq 6-8) doubtful
@@ -293,7 +293,7 @@ def evaluate(
         if population is None:
             raise InputError(
                 "the finite population correction needs both population counts "
-                "(--population N_POS N_NEG); a random sample has none"
+                f"({named('population')}); a random sample has none"
             )
         fpc_factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
         warnings.append(

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from core import progress
-from core.errors import InputError
+from core.errors import InputError, named
 
 __all__ = [
     "ID_ALIASES",
@@ -118,11 +118,19 @@ class ItemColumns:
 
     def __post_init__(self) -> None:
         if self.score is not None and self.threshold is None:
-            raise InputError("--score needs --threshold T (items with score >= T are positive)")
+            raise InputError(
+                f"{named('score')} needs {named('threshold')} T (items with score >= T are "
+                "positive)"
+            )
         if self.threshold is not None and self.score is None:
-            raise InputError("--threshold needs --score COL (the column the threshold cuts)")
+            raise InputError(
+                f"{named('threshold')} needs {named('score')} COL (the column the threshold cuts)"
+            )
         if self.score is not None and self.predicted is not None:
-            raise InputError("give either --predicted or --score with --threshold, not both")
+            raise InputError(
+                f"give either {named('predicted')} or {named('score')} with "
+                f"{named('threshold')}, not both"
+            )
         object.__setattr__(self, "classifiers", tuple(self.classifiers))
         object.__setattr__(self, "keep", tuple(self.keep))
 
@@ -678,19 +686,23 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
             f"columns are: {listed}. Name it with {flag} COLUMN"
         )
 
-    id_column = find(wanted.id, "--id") if wanted.id else alias(ID_ALIASES, "item id", "--id")
+    id_column = (
+        find(wanted.id, named("id")) if wanted.id else alias(ID_ALIASES, "item id", named("id"))
+    )
     predicted = score = None
     if wanted.score is not None:
-        score = find(wanted.score, "--score")
+        score = find(wanted.score, named("score"))
     elif wanted.predicted is not None:
-        predicted = find(wanted.predicted, "--predicted")
+        predicted = find(wanted.predicted, named("predicted"))
     else:
         try:
-            predicted = alias(PREDICTED_ALIASES, "predicted label", "--predicted")
+            predicted = alias(PREDICTED_ALIASES, "predicted label", named("predicted"))
         except ItemListError as exc:
-            raise ItemListError(f"{exc}, or use --score COL --threshold T") from None
-    classifiers = tuple(find(name, "--classifiers") for name in wanted.classifiers)
-    keep = tuple(find(name, "--keep") for name in wanted.keep)
+            raise ItemListError(
+                f"{exc}, or use {named('score')} COL {named('threshold')} T"
+            ) from None
+    classifiers = tuple(find(name, named("classifiers")) for name in wanted.classifiers)
+    keep = tuple(find(name, named("keep")) for name in wanted.keep)
     used = [id_column, predicted or score, *classifiers]
     for name in classifiers:
         if used.count(name) > 1:

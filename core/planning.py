@@ -65,7 +65,7 @@ from core.confusion import (
     recall_from_rates,
     stratum_sizes,
 )
-from core.errors import InputError
+from core.errors import InputError, named
 
 #: Prior strengths ``w`` drawn in the width-curve figure (methods §7, the paper's Figure 1).
 DEFAULT_PRIOR_STRENGTHS: tuple[float, ...] = (5.0, 10.0, 100.0)
@@ -385,7 +385,7 @@ def _population_fields(population: Population | None) -> dict[str, int | None]:
     if not population.has_counts:
         raise InputError(
             "the finite population correction needs both population counts "
-            "(--population N_POS N_NEG), not only k"
+            f"({named('population')}), not only k"
         )
     return {
         "population_pos": population.predicted_positive,
@@ -913,8 +913,8 @@ def previous_round_posterior(
     if prior.is_zero and (matrix is None or matrix.has_zero_cell):
         if matrix is None:
             raise InputError(
-                "a Bayesian plan needs a prior (--prior or --prior-strength) or a previous "
-                "round (--tp --fp --fn --tn)"
+                f"a Bayesian plan needs a prior ({named('prior')}) or a previous round "
+                f"({named('counts')})"
             )
         prior = Prior.jeffreys()
         notes = (
@@ -1027,7 +1027,7 @@ def make_plan(
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if (cost_pos is None) != (cost_neg is None):
-        raise InputError("give both label costs (--cost-pos and --cost-neg) or neither")
+        raise InputError(f"give both label costs ({named('costs')}) or neither")
     if cost_pos is not None:
         cost_pos = validation.positive("cost_pos", cost_pos)
         cost_neg = validation.positive("cost_neg", cost_neg)
@@ -1037,15 +1037,15 @@ def make_plan(
         v = validation.whole_at_least("v", v, 2)
     if s is not None and v is None and method == "optimal":
         raise InputError(
-            "--s without --v fixes the over-sampling ratio, --method optimal chooses it: "
-            "give one of them"
+            f"{named('s')} without {named('v')} fixes the over-sampling ratio, "
+            f"{named('method=optimal')} chooses it: give one of them"
         )
     if fpc and not population.has_counts:
-        raise InputError("--fpc needs both population counts (--population N_POS N_NEG)")
+        raise InputError(f"{named('fpc')} needs both population counts ({named('population')})")
     if bayesian and posterior is None:
         raise InputError(
-            "--bayesian needs a prior (--prior or --prior-strength) or a previous round "
-            "(--tp --fp --fn --tn)"
+            f"the {named('bayesian')} option needs a prior ({named('prior')}) or a previous round "
+            f"({named('counts')})"
         )
     if assurance_target is not None:
         assurance_target = validation.open_unit("assurance target", assurance_target)
@@ -1170,7 +1170,11 @@ def _check_design(population: Population, n_pos: int, n_neg: int, fpc: bool) -> 
             ("predicted-negative", n_neg, population.predicted_negative),
         ):
             if n > big_n:
-                hint = "" if fpc else "; with --fpc the plan accounts for the finite population"
+                hint = (
+                    ""
+                    if fpc
+                    else f"; with {named('fpc')} the plan accounts for the finite population"
+                )
                 raise InputError(
                     f"the plan needs {n:,} {label} items but the population has only "
                     f"{big_n:,}{hint}"
@@ -1256,7 +1260,7 @@ def paper_sizes(
             model,
             f"at s = {s:g} the population runs out first (margin "
             f"{float(model.recall(cap, cap / ks)):.4g} with the largest possible sample); "
-            "use --method optimal or a larger margin",
+            f"use {named('method=optimal')} or a larger margin",
         )
     n_neg = max(1, math.ceil(n_pos / ks - 1e-9))
     if model.precision(n_pos) > target_precision:

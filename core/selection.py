@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core import progress
-from core.errors import InputError
+from core.errors import InputError, named
 from core.items import (
     NEGATIVE_WORDS,
     POSITIVE_WORDS,
@@ -90,8 +90,9 @@ SEED_LIMIT = 10**9
 Stratum = Literal["pos", "neg"]
 
 
-def validate_seed(seed: object, name: str = "--seed") -> int:
+def validate_seed(seed: object, name: str | None = None) -> int:
     """A whole number >= 0 (``"0042"`` is 42: the rule uses the number's decimal text)."""
+    name = named("seed") if name is None else name
     if isinstance(seed, bool):
         raise InputError(f"{name} must be a whole number >= 0, got {seed!r}")
     if isinstance(seed, str):
@@ -288,11 +289,13 @@ class Selection:
 
 
 def _check_sizes(n_pos: int, n_neg: int) -> tuple[int, int]:
-    for name, value in (("--n-pos", n_pos), ("--n-neg", n_neg)):
+    for name, value in ((named("n_pos"), n_pos), (named("n_neg"), n_neg)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InputError(f"{name} must be a whole number >= 0, got {value!r}")
     if n_pos + n_neg == 0:
-        raise InputError("--n-pos and --n-neg are both 0: there is nothing to draw")
+        raise InputError(
+            f"{named('n_pos')} and {named('n_neg')} are both 0: there is nothing to draw"
+        )
     return n_pos, n_neg
 
 
@@ -313,7 +316,7 @@ def _sample_aggregates(table: ItemTable, n_pos: int, n_neg: int) -> list[str]:
 
 
 def _refuse_too_large(file_name: str, name: str, n: int, population: int, stratum: str) -> None:
-    flag = "--n-pos" if stratum == "positive" else "--n-neg"
+    flag = named("n_pos") if stratum == "positive" else named("n_neg")
     raise ItemListError(
         f"{flag} {n:,} is larger than the predicted-{stratum} stratum of {name!r} in "
         f"{file_name} ({population:,} items); label at most {population:,} (all of them)"
@@ -479,7 +482,8 @@ def extend_sample(
     for name, (old_pos, old_neg) in previous_sizes.items():
         if n_pos < old_pos or n_neg < old_neg:
             raise InputError(
-                f"the new totals (--n-pos {n_pos:,}, --n-neg {n_neg:,}) are smaller than the "
+                f"the new totals ({named('n_pos')} {n_pos:,}, {named('n_neg')} {n_neg:,}) are "
+                "smaller than the "
                 f"earlier draw for {name!r} ({old_pos:,} and {old_neg:,}); give the new "
                 "totals, at least the earlier sizes"
             )
@@ -642,13 +646,13 @@ def sample_sql(
         SQL text ending with a newline.
     """
     if dialect not in _DIALECTS:
-        raise InputError(f"--sql must be one of {', '.join(DIALECTS)}, got {dialect!r}")
+        raise InputError(f"{named('sql')} must be one of {', '.join(DIALECTS)}, got {dialect!r}")
     if columns.id is None or (columns.predicted is None and columns.score is None):
         raise InputError("the id and prediction columns must be resolved before writing SQL")
     seed = validate_seed(seed)
     n_pos, n_neg = _check_sizes(n_pos, n_neg)
     if not table.strip():
-        raise InputError("--table must name a table")
+        raise InputError(f"{named('table')} must name a table")
     style = _DIALECTS[dialect]
     id_sql = _trimmed_id(dialect, columns.id)
     designs = [(primary_name or columns.predicted or columns.score or "", columns.predicted)]

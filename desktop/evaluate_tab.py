@@ -685,7 +685,6 @@ class EvaluateTab(SessionTab):
         self.fpr_forest.set_rows(rows)
 
     def _show_warnings(self, warnings: list[str], *, pending: bool = False, error=False) -> None:
-        warnings = [formatting.app_words(line) for line in warnings]
         lines = list(warnings)
         if pending:
             lines.append("Bootstrap and Monte-Carlo intervals are being computed…")

@@ -116,32 +116,34 @@ def parse_percent(text: str) -> float:
 
 
 #: Command-line wording in ``core`` messages and what the desktop app calls the same thing.
-_APP_WORDS = (
-    (
-        "; with --fpc the plan accounts for the finite population",
-        "; tick Finite population correction to plan for the finite population",
-    ),
-    ("(--population N_POS N_NEG)", "(Predicted positive N1 and Predicted negative N0)"),
-    ("(--prior or --prior-strength)", "(a prior preset)"),
-    ("(--tp --fp --fn --tn)", "(its counts)"),
-    ("(--cost-pos and --cost-neg) ", ""),
-    ("use --method optimal", "choose the Optimal method"),
-    ("--method optimal", "the Optimal method"),
-    ("--fpc needs", "Finite population correction needs"),
-    ("--bayesian needs", "Bayesian predictive margins need"),
-    ("--s without --v", "s without v"),
-)
-
-
-def app_words(message: str) -> str:
-    """A ``core`` message with its command-line flags said in the words of the app.
-
-    ``core`` speaks to the command line (``--fpc``); the window has a check box called
-    "Finite population correction" instead. Any flag not listed loses its dashes.
-    """
-    for cli, app in _APP_WORDS:
-        message = message.replace(cli, app)
-    return re.sub(r"(?<![\w-])--(?=[a-z])", "", message)
+#: The fields that set each parameter ``core`` messages name (:data:`core.errors.PARAMETERS`),
+#: installed by the main window (:func:`core.errors.use_words`).
+FIELD_WORDS: dict[str, str] = {
+    "population": "Predicted positive N1 and Predicted negative N0",
+    "prior": "a prior preset",
+    "counts": "its counts",
+    "costs": "Label cost pred + and Label cost pred −",
+    "s": "s",
+    "v": "v",
+    "method=optimal": "the Optimal method",
+    "fpc": "Finite population correction",
+    "bayesian": "Bayesian predictive margins",
+    "n_pos": "Flagged items (pred +)",
+    "n_neg": "Unflagged items (pred −)",
+    "n_parent": "the parent's sample size",
+    "n_child": "the child's sample size",
+    "seed": "Seed",
+    "sql": "the SQL dialect",
+    "table": "the table name",
+    "id": "Item id",
+    "predicted": "Predicted",
+    "score": "Score",
+    "threshold": "Threshold",
+    "classifiers": "Other classifiers",
+    "keep": "Keep for labelers",
+    "column": "the column choice (Columns… in the Rounds panel)",
+    "sheet": "the sheet",
+}
 
 
 #: Longest name (round, classifier, note) shown in full in a label or table cell.

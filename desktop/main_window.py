@@ -58,7 +58,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import InputError
+from core.errors import InputError, use_words
 from core.progress import Cancelled
 from core.session import SessionState
 from core.workbook.recovery import RecoveryStore
@@ -242,6 +242,8 @@ class MainWindow(QMainWindow):
         defer_tabs: bool = False,
     ):
         super().__init__(parent)
+        # Messages from core name what the user set by this window's field labels.
+        use_words(formatting.FIELD_WORDS)
         self.settings = settings if settings is not None else app_settings()
         self.session = session or SessionModel(SessionState(confidence=self._saved_confidence()))
         self.session.setParent(self)

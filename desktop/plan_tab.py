@@ -235,14 +235,14 @@ def plan_basis(state: SessionState) -> PlanBasis:
             posteriors=posteriors,
         )
     except InputError as exc:
-        return PlanBasis(error=formatting.app_words(str(exc)))
+        return PlanBasis(error=exc)
     arguments, fallbacks = plan_arguments(state, inputs)
     notes = (*inputs.notes, *fallbacks)
     recommended = None
     try:
         recommended = make_plan(method=state.plan.method, **arguments)
     except InputError as exc:
-        notes = (*notes, f"No recommended plan: {formatting.app_words(str(exc))}")
+        notes = (*notes, f"No recommended plan: {exc}")
     return PlanBasis(
         population=inputs.population,
         precision=inputs.precision,
@@ -1252,9 +1252,7 @@ class PlanTab(SessionTab):
                 "design_chance_both",
             ):
                 r[name].setText("–")
-            r["design_meets"].setText(
-                f"<span style='color:#a00'>{formatting.app_words(str(exc))}</span>"
-            )
+            r["design_meets"].setText(f"<span style='color:#a00'>{exc}</span>")
             r["design_meets"].setWordWrap(True)
             self.simulate_button.setEnabled(False)
             return
@@ -1332,7 +1330,7 @@ class PlanTab(SessionTab):
         target = self._session.state.plan.assurance_target
         self.assured_header.setText(f"<b>Assured ≥ {chance(target)}</b><br>none")
         self.use_assured.setEnabled(False)
-        self.status_message.emit(f"No assured plan: {formatting.app_words(message)}")
+        self.status_message.emit(f"No assured plan: {message}")
         self.assured_shown.emit()
 
     # --- the simulation's stale mark -------------------------------------------------------
@@ -1351,7 +1349,7 @@ class PlanTab(SessionTab):
         self.simulation_result.setStyleSheet(STALE_STYLE if stale else "")
 
     def _show_notes(self) -> None:
-        notes = [formatting.app_words(note) for note in self._basis.notes]
+        notes = list(self._basis.notes)
         if self._basis.error:
             notes.insert(0, self._basis.error)
         text = "\n".join(notes)
@@ -1432,7 +1430,7 @@ class PlanTab(SessionTab):
                 s=self._session.get("plan.s"),
             )
         except InputError as exc:
-            self.status_message.emit(f"Cannot simulate: {formatting.app_words(str(exc))}")
+            self.status_message.emit(f"Cannot simulate: {exc}")
             return False
         # start() cancels a running simulation first (its result will be dropped).
         inputs = self._inputs_key()

@@ -505,7 +505,7 @@ class PrevalenceTab(SessionTab):
             points = self.operating_points()
         except InputError as exc:
             points = []
-            messages.append(f"This round: {formatting.app_words(str(exc))}")
+            messages.append(f"This round: {exc}")
         self.curve = None
         self.comparison = None
         if points:
@@ -520,7 +520,7 @@ class PrevalenceTab(SessionTab):
                     points, eta_min=settings.eta_min, eta_max=settings.eta_max
                 )
             except InputError as exc:
-                messages.append(formatting.app_words(str(exc)))
+                messages.append(exc)
         self._show_p3(self.curve)
         self._show_f1(self.comparison)
         self._show_calibrated(points, settings.reference_prevalence)

@@ -33,3 +33,14 @@ def shared_fixtures() -> Path:
 @pytest.fixture(scope="session")
 def reference_data() -> Path:
     return REFERENCE_DATA
+
+
+@pytest.fixture(autouse=True)
+def _core_words():
+    """Each test starts with core's own words for parameters (a window installs its field
+    labels process-wide, and tests of both kinds share a process)."""
+    from core.errors import use_words
+
+    previous = use_words({})
+    yield
+    use_words(previous)

@@ -22,8 +22,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from core.cli.output import json_ready, render_text
-from core.errors import InputError
+from core.cli.output import FLAG_WORDS, json_ready, render_text
+from core.errors import InputError, use_words
 
 #: Subcommand name -> (module, one line for ``prplanner --help``). Only the module of the
 #: subcommand being run is imported, so a slow import in one never delays the others.
@@ -103,6 +103,16 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return the process exit status."""
+    # Messages name parameters by their flags while the command runs (then as before: an
+    # in-process caller, such as a test, keeps its own words).
+    words = use_words(FLAG_WORDS)
+    try:
+        return _run(argv)
+    finally:
+        use_words(words)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         command = argv[0] if argv and argv[0] in COMMANDS else None

@@ -12,6 +12,34 @@ import numpy as np
 
 from core.errors import InputError
 
+#: The flags that set each parameter ``core`` messages name (:data:`core.errors.PARAMETERS`).
+FLAG_WORDS: Mapping[str, str] = {
+    "population": "--population N_POS N_NEG",
+    "prior": "--prior or --prior-strength",
+    "counts": "--tp --fp --fn --tn",
+    "costs": "--cost-pos and --cost-neg",
+    "s": "--s",
+    "v": "--v",
+    "method=optimal": "--method optimal",
+    "fpc": "--fpc",
+    "bayesian": "--bayesian",
+    "n_pos": "--n-pos",
+    "n_neg": "--n-neg",
+    "n_parent": "--n-parent",
+    "n_child": "--n-child",
+    "seed": "--seed",
+    "sql": "--sql",
+    "table": "--table",
+    "id": "--id",
+    "predicted": "--predicted",
+    "score": "--score",
+    "threshold": "--threshold",
+    "classifiers": "--classifiers",
+    "keep": "--keep",
+    "column": "--column",
+    "sheet": "--sheet",
+}
+
 
 def json_ready(value):
     """Plain JSON types: numpy scalars to int/float, NaN/inf to ``None``, tuples to lists."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
-from core.errors import InputError
+from core.errors import InputError, named
 from core.workbook.rounds import SheetColumns, read_rounds
 from core.workbook.safe_io import FileFingerprint, SaveError, atomic_write, fingerprint
 from core.workbook.xlsx_reader import WorkbookError, guard_workbook
@@ -138,7 +138,7 @@ def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, c
             return next(reading for reading in readings if reading.sheet == wanted)
     raise InputError(
         f"{path.name} has rounds on several sheets ({', '.join(map(repr, names))}); choose "
-        "one with --sheet NAME"
+        f"one with {named('sheet')} NAME"
     )
 
 

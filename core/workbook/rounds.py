@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.confusion import ConfusionMatrix, Population
-from core.errors import InputError
+from core.errors import InputError, named
 from core.workbook.xlsx_reader import (
     RawRow,
     WorkbookError,
@@ -257,7 +257,7 @@ class ColumnChoice:
             )
         if not self.header.strip() and role != "classifier":
             raise InputError(
-                f"--column {self.role}= needs the column's header after '=' (only "
+                f"{named('column')} {self.role}= needs the column's header after '=' (only "
                 "'classifier=' may be empty: it names the classifier after the sheet)"
             )
         object.__setattr__(self, "role", role)
@@ -276,7 +276,7 @@ class ColumnChoice:
         left, equals, header = str(text).partition("=")
         if not equals:
             raise InputError(
-                f"--column {text!r} must read ROLE=HEADER, e.g. classifier=Model or "
+                f"{named('column')} {text!r} must read ROLE=HEADER, e.g. classifier=Model or "
                 "model_version=Model"
             )
         if "!" in left:
@@ -381,13 +381,13 @@ def describe_role(sheet: str, item: ColumnRole) -> str:
     what = ROLE_WORDS.get(item.role, item.role)
     if item.role == "classifier" and not item.header:
         text = f"sheet {sheet!r}: the classifier is the sheet's name ({item.reason})"
-        return text + "; name a classifier column with --column classifier=HEADER"
+        return text + f"; name a classifier column with {named('column')} classifier=HEADER"
     text = f"sheet {sheet!r}: column {item.column} {item.header!r} read as the {what}"
     if item.reason:
         text += f" ({item.reason})"
     if item.guessed:
         other = "classifier" if item.role == "model_version" else "model_version"
-        text += f"; if it is not, use --column {other}={item.header}"
+        text += f"; if it is not, use {named('column')} {other}={item.header}"
     return text
 
 

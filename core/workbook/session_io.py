@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.confusion import ConfusionMatrix
-from core.errors import InputError
+from core.errors import InputError, named
 from core.session import (
     SCHEMA_VERSION,
     EnsembleInputs,
@@ -215,7 +215,8 @@ def read_session(
         state = replace(state, rounds=tuple(rounds))
     else:
         problems.extend(
-            f"--column {choice.to_text()}: no column of {path.name} has that header; ignored"
+            f"{named('column')} {choice.to_text()}: no column of {path.name} has that "
+            "header; ignored"
             for choice in book.unused_choices
         )
         state, _item, notes = workbook_session(rounds, columns=choices)

@@ -107,7 +107,7 @@ def test_several_sheets_need_a_choice(messy):
     anonymous = NewRound(population_pos=10, population_neg=100, tp=1, fp=1, fn=1, tn=1)
     with pytest.raises(Exception, match="several sheets") as caught:
         append_round(messy, anonymous)
-    assert "'travel'" in str(caught.value) and "--sheet" in str(caught.value)
+    assert "'travel'" in str(caught.value) and "`sheet`" in str(caught.value)
     with pytest.raises(Exception, match="no sheet 'nope'"):
         append_round(messy, anonymous, sheet="nope")
     assert messy.read_bytes() == before

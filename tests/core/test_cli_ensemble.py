@@ -181,7 +181,7 @@ def test_ensemble_notes_a_sample_larger_than_its_set(capsys):
     parent, child = result["notes"]
     assert parent.startswith("the parent's sample (100,000) is larger than its set (100 items)")
     assert child.startswith("the child's sample (1,068) is larger than its set (80 items)")
-    assert "--n-child" in child and "prplanner samplesize --population 80" in child
+    assert "(--n-child)" in child and "correction for a population of 80" in child
     assert main(argv) == 0
     assert "note: the child's sample (1,068) is larger" in capsys.readouterr().out
     fitting = run_json(capsys, *argv[:-4], "--n-parent", "60", "--n-child", "40")

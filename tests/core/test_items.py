@@ -178,9 +178,9 @@ def test_a_folder_and_a_missing_file_are_refused(tmp_path):
 def test_missing_columns_list_what_the_file_has(tmp_path):
     path = write_csv(tmp_path / "items.csv", header=["code", "flag", "s", "t", "u"])
     message = refusal(path)
-    assert "no item id column" in message and "'code'" in message and "--id" in message
+    assert "no item id column" in message and "'code'" in message and "`id`" in message
     message = refusal(path, ItemColumns(id="code", predicted="nope"))
-    assert "no column 'nope' (given by --predicted)" in message
+    assert "no column 'nope' (given by `predicted`)" in message
 
 
 def test_an_xlsx_that_is_not_a_workbook(tmp_path):

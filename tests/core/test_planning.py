@@ -664,7 +664,7 @@ def test_plan_to_dict_has_exactly_the_contract_keys():
         ({"cost_pos": 1.0}, "both label costs"),
         ({"fpc": True}, "population counts"),
         ({"bayesian": True}, "prior"),
-        ({"s": 2.0, "method": "optimal"}, "--s without --v"),
+        ({"s": 2.0, "method": "optimal"}, "`s` without `v`"),
         ({"s": 1000.0, "v": 10}, "sample empty"),
         ({"precision": 1.2}, "precision"),
     ],

@@ -262,11 +262,11 @@ def test_postgres_orders_by_bytes_and_hashes_utf8():
 
 def test_sizes_and_seeds_are_checked(items):
     path, _ = items
-    with pytest.raises(InputError, match="--n-pos"):
+    with pytest.raises(InputError, match="`n_pos`"):
         select_sample(path, n_pos=-1, n_neg=3, seed=1)
     with pytest.raises(InputError, match="nothing to draw"):
         select_sample(path, n_pos=0, n_neg=0, seed=1)
-    with pytest.raises(InputError, match="--seed"):
+    with pytest.raises(InputError, match="`seed`"):
         select_sample(path, n_pos=1, n_neg=1, seed=-4)
 
 

@@ -18,6 +18,15 @@ _MODAL_HELPERS += [(QInputDialog, name) for name in ("getText", "getInt", "getDo
 
 
 @pytest.fixture(autouse=True)
+def _field_words(_core_words):
+    """Tabs tested on their own speak as in the window: field labels, not parameter names."""
+    from core.errors import use_words
+    from desktop.formatting import FIELD_WORDS
+
+    use_words(FIELD_WORDS)
+
+
+@pytest.fixture(autouse=True)
 def _no_unanswered_dialogs(monkeypatch):
     """A modal dialog nobody answers would hang the run until CI's time limit; fail fast.
 

@@ -373,8 +373,8 @@ def test_plan_messages_use_app_words_not_cli_flags(qtbot, tab, session):
     wait_refresh(qtbot, tab)
     shown = tab.notes.text() + " " + tab.readouts["design_meets"].text()
     assert "population has only 30" in shown
-    assert "tick Finite population correction" in shown
-    assert "--" not in shown
+    assert "with Finite population correction the plan accounts" in shown
+    assert "--" not in shown and "`" not in shown
 
 
 def test_chance_of_meeting_each_margin_is_shown_and_follows_the_sliders(qtbot, tab, session):

@@ -213,14 +213,6 @@ def test_changes_in_points_share_one_rule():
     assert formatting.points_interval(-0.1403, 0.1218) == "−14.0 to +12.2 pp"
 
 
-def test_cli_flags_in_core_messages_become_app_words():
-    message = formatting.app_words(
-        "the plan needs 5,000 predicted-positive items but the population has only 300; "
-        "with --fpc the plan accounts for the finite population"
-    )
-    assert "--" not in message and "Finite population correction" in message
-
-
 def test_parse_ratio():
     assert parse_ratio("1/40") == 0.025
     assert parse_ratio(" 0.05 ") == 0.05
