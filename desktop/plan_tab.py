@@ -58,15 +58,12 @@ from PySide6.QtWidgets import (
 from core.assurance import Assurance, simulate_plan_assurance
 from core.confusion import Population
 from core.errors import InputError
+from core.plan_request import PlanningInputs, PlanRequest, planning_inputs
 from core.planning import (
     DEFAULT_PRIOR_STRENGTHS,
     AssuredPlan,
     Plan,
-    PlanningInputs,
     WidthCurveModel,
-    make_plan,
-    plan_arguments,
-    planning_inputs,
 )
 from core.progress import TaskControl
 from core.session import SessionState
@@ -223,7 +220,7 @@ class PlanBasis:
 
 def plan_basis(state: SessionState) -> PlanBasis:
     """Planning values, posterior, width-curve model and recommended plan of ``state``
-    (the same rule as the report: :func:`core.planning.planning_inputs`)."""
+    (the same rule as the report: :class:`core.plan_request.PlanRequest`)."""
     try:
         inputs = planning_inputs(state)
         posteriors = [(CURRENT_PRIOR, inputs.posterior)] if inputs.posterior is not None else []
@@ -236,11 +233,11 @@ def plan_basis(state: SessionState) -> PlanBasis:
         )
     except InputError as exc:
         return PlanBasis(error=exc)
-    arguments, fallbacks = plan_arguments(state, inputs)
-    notes = (*inputs.notes, *fallbacks)
+    request = PlanRequest.from_session(state, inputs)
+    notes = (*inputs.notes, *request.fallbacks)
     recommended = None
     try:
-        recommended = make_plan(method=state.plan.method, **arguments)
+        recommended = request.plan()
     except InputError as exc:
         notes = (*notes, f"No recommended plan: {exc}")
     return PlanBasis(
@@ -259,8 +256,8 @@ def design_plan(state: SessionState, basis: PlanBasis) -> Plan:
     """The plan of the slider design ``(s, v)``: its sizes and the margins it buys."""
     if basis.inputs is None:
         raise InputError(basis.error or "the planning inputs are incomplete")
-    arguments, _fallbacks = plan_arguments(state, basis.inputs)
-    return make_plan(**arguments, s=state.plan.s, v=state.plan.v)
+    request = PlanRequest.from_session(state, basis.inputs)
+    return request.but(method="paper", s=state.plan.s, v=state.plan.v).plan()
 
 
 def assured_plan(state: SessionState, basis: PlanBasis) -> AssuredPlan:
@@ -268,11 +265,8 @@ def assured_plan(state: SessionState, basis: PlanBasis) -> AssuredPlan:
     method's own search: smallest ``v`` at ``s = max(s*, 1)``, or least cost)."""
     if basis.inputs is None:
         raise InputError(basis.error or "the planning inputs are incomplete")
-    arguments, _fallbacks = plan_arguments(state, basis.inputs)
-    plan = make_plan(
-        method=state.plan.method, assurance_target=state.plan.assurance_target, **arguments
-    )
-    return plan.assured
+    request = PlanRequest.from_session(state, basis.inputs)
+    return request.but(assurance_target=state.plan.assurance_target).plan().assured
 
 
 def chance(value: float) -> str:

@@ -144,7 +144,10 @@ def _run(argv: Sequence[str] | None) -> int:
         if json_lines is not None:
             text = json_lines(result)
         else:
-            text = json.dumps(json_ready(result), indent=2, allow_nan=False)
+            # A command returns a core result object (its to_dict() is the JSON contract)
+            # or, for the few without one, the contract dict itself.
+            payload = result.to_dict() if hasattr(result, "to_dict") else result
+            text = json.dumps(json_ready(payload), indent=2, allow_nan=False)
     else:
         text = getattr(module, "format_text", render_text)(result)
     try:

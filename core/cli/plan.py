@@ -21,10 +21,10 @@ from core.bayes import Prior
 from core.cli.output import add_json_flag, confidence_flag, number, number_list, whole
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError
+from core.plan_request import PlanRequest
 from core.planning import (
     METHODS,
     Plan,
-    make_plan,
     previous_round_posterior,
     rates_from_round,
 )
@@ -32,12 +32,6 @@ from core.planning import (
 HELP = "Plan a labeling round: over-sampling ratio s* and sizes per stratum (methods §7-8)."
 
 _MATRIX_FLAGS = ("tp", "fp", "fn", "tn")
-
-
-class _PlanResult(dict):
-    """The JSON dict, carrying the :class:`Plan` for :func:`format_text` (JSON ignores it)."""
-
-    plan: Plan
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -186,8 +180,9 @@ def _check_flag_combinations(args: argparse.Namespace) -> None:
         validation.open_unit("--assurance-target", args.assurance_target)
 
 
-def run(args: argparse.Namespace) -> dict[str, object]:
-    """Check the flags (messages name them), plan, and return the contract dict."""
+def run(args: argparse.Namespace) -> Plan:
+    """Check the flags (messages name them) and plan; ``--json`` prints
+    :meth:`Plan.to_dict`, the contract."""
     _check_flag_combinations(args)
     population = _population(args)
     target_precision, target_recall = _targets(args)
@@ -218,7 +213,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         posterior, notes = previous_round_posterior(matrix, prior)
     notes = tuple(dict.fromkeys((*value_notes, *notes)))  # the Jeffreys note only once
 
-    plan = make_plan(
+    request = PlanRequest(
         population=population,
         precision=precision,
         recall=recall,
@@ -236,14 +231,13 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         assurance_target=args.assurance_target,
         notes=notes,
     )
+    plan = request.plan()
     if args.assurance:
         reps = DEFAULT_REPS if args.reps is None else args.reps
         plan = plan.with_simulated_assurance(simulate_plan_assurance(plan, reps=reps))
     for note in plan.notes:
         print(f"note: {note}", file=sys.stderr)
-    result = _PlanResult(plan.to_dict())
-    result.plan = plan
-    return result
+    return plan
 
 
 def _percent(value: float | None, sign: str = "") -> str:
@@ -321,9 +315,9 @@ def _price_lines(plan: Plan) -> list[str]:
     ]
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(plan: Plan) -> str:
     """Planning values, margins with the chance of meeting them, the design, the price."""
-    plan: Plan = result.plan
+    result = plan.to_dict()
     level = f"{plan.confidence:.0%}"
     kind = (
         "Bayesian margins: prediction for the next round's estimate"

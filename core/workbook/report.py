@@ -56,7 +56,8 @@ from core.workbook.safe_io import FileFingerprint, atomic_write, check_destinati
 
 if TYPE_CHECKING:
     from core.evaluation import Evaluation
-    from core.planning import Plan, PlanningInputs
+    from core.plan_request import PlanningInputs
+    from core.planning import Plan
 
 __all__ = [
     "INPUTS_HEADER",
@@ -495,9 +496,9 @@ METRIC_WORDS = {
 
 
 def _planning_inputs(state: SessionState, item: Round | None, warnings: list[str]):
-    """Planning inputs for the next round (:func:`core.planning.planning_inputs`): a
+    """Planning inputs for the next round (:func:`core.plan_request.planning_inputs`): a
     reported past round plans from its own counts, otherwise the Plan tab's inputs."""
-    from core.planning import planning_inputs
+    from core.plan_request import planning_inputs
 
     try:
         return planning_inputs(state, item)
@@ -508,22 +509,20 @@ def _planning_inputs(state: SessionState, item: Round | None, warnings: list[str
 
 def plan_section(state: SessionState, inputs: PlanningInputs | None, warnings: list[str]):
     """``(recommended plan, chosen design)`` for the next round (either may be ``None``)."""
-    from core.planning import make_plan, plan_arguments
+    from core.plan_request import PlanRequest
 
     if inputs is None:
         return None, None
     plan = state.plan
-    common, fallbacks = plan_arguments(state, inputs)
-    common["notes"] = (*inputs.notes, *fallbacks)
+    request = PlanRequest.from_session(state, inputs)
+    request = request.but(notes=(*inputs.notes, *request.fallbacks))
     recommended = chosen = None
     try:
-        recommended = make_plan(
-            method=plan.method, assurance_target=plan.assurance_target or None, **common
-        )
+        recommended = request.but(assurance_target=plan.assurance_target or None).plan()
     except InputError as exc:
         warnings.append(f"no recommended plan for the next round: {exc}")
     try:
-        chosen = make_plan(method="paper", s=plan.s, v=plan.v, **common)
+        chosen = request.but(method="paper", s=plan.s, v=plan.v).plan()
     except InputError as exc:
         warnings.append(f"the design s = {plan.s:g}, v = {plan.v:,} cannot be assessed: {exc}")
     return recommended, chosen

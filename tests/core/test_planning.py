@@ -745,7 +745,7 @@ def test_session_planning_inputs_one_rule_for_app_and_report():
 
     from core.bayes import Prior
     from core.confusion import ConfusionMatrix
-    from core.planning import plan_arguments, planning_inputs
+    from core.plan_request import PlanRequest, planning_inputs
     from core.session import SessionState, replace_path
 
     state = SessionState()  # expected P/R 0.9/0.8 with the Jeffreys preset, counts mode
@@ -776,9 +776,21 @@ def test_session_planning_inputs_one_rule_for_app_and_report():
             bayesian=True,
         ),
     )
-    arguments, notes = plan_arguments(k_only, planning_inputs(k_only))
-    assert arguments["fpc"] is False and arguments["bayesian"] is False
-    assert len(notes) == 2
+    request = PlanRequest.from_session(k_only, planning_inputs(k_only))
+    assert request.fpc is False and request.bayesian is False
+    assert len(request.fallbacks) == 2
+    # The request plans exactly what make_plan plans from the same arguments.
+    assert request.plan() == make_plan(
+        population=request.population,
+        precision=0.9,
+        recall=0.8,
+        margin_precision=state.plan.margin_precision,
+        margin_recall=state.plan.margin_recall,
+        confidence=state.confidence,
+        method=state.plan.method,
+    )
+    design = request.but(method="paper", s=2.0, v=1000).plan()
+    assert (design.s, design.total) == (2.0, 1000)
 
 
 # --- assured plans: the cheapest design meeting both margins with probability >= G ----------
