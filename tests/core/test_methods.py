@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.coverage import _KIND_NAMES
 from core.methods import INTERVAL_METHODS, RECOMMENDED, method_label
-from core.workbook.report import METHOD_NAMES
+from core.workbook.report_content import METHOD_NAMES
 
 PREDICTIONS = [key for key, method in INTERVAL_METHODS.items() if method.is_prediction]
 

@@ -24,9 +24,8 @@ from core.errors import InputError
 from core.evaluation import evaluate
 from core.session import SessionState, flatten
 from core.workbook import report as report_module
-from core.workbook import safe_io
+from core.workbook import report_content, safe_io
 from core.workbook.report import (
-    METRIC_WORDS,
     ROUNDS_HEADER,
     SHEET_INPUTS,
     SHEET_INTERVALS,
@@ -38,6 +37,7 @@ from core.workbook.report import (
     build_report,
     write_report,
 )
+from core.workbook.report_content import METRIC_WORDS
 from core.workbook.rounds import _TOTAL_LABEL, Round, WorkbookError, _field_of_header, read_rounds
 from core.workbook.safe_io import SaveError
 from tests.conftest import SHARED_FIXTURES
@@ -340,7 +340,7 @@ def test_plan_curves_frequentist_precision_width_is_the_wald_width(written):
     p = content.evaluation.estimates.precision
     z = 1.959963984540054
     curve_rows = rows[1 : rows.index([None] * len(header))]
-    assert len(curve_rows) == report_module.PLAN_CURVE_POINTS
+    assert len(curve_rows) == report_content.PLAN_CURVE_POINTS
     for row in curve_rows:
         s = row[0]
         n1 = v * k * s / (k * s + 1)

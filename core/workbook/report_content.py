@@ -1,0 +1,1148 @@
+"""What the Excel report shows, as plain tables: one function per sheet.
+
+:func:`build_report` computes a :class:`ReportContent` from a session (the evaluation of
+the current round, the plan for the next, the plan curves, P3, the rounds and the inputs);
+:mod:`core.workbook.report` lays it out with openpyxl and saves it. Nothing here knows
+about cells or formats, so the content has one source and is tested as data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from core import validation
+from core.errors import InputError
+from core.session import SCHEMA_VERSION, EnsembleInputs, SessionState, flatten
+from core.workbook.rounds import Round
+
+if TYPE_CHECKING:
+    from core.evaluation import Evaluation
+    from core.plan_request import PlanningInputs
+    from core.planning import Plan
+
+
+# The layout its readers rely on lives in core.workbook.layout (names kept here too).
+from core.workbook.layout import (
+    SCHEMA_KEY,
+    WRITER_KEY,
+)
+
+#: Points of the tables behind the plan and P3 charts (enough for smooth lines, few
+#: enough to read as a table: the P3 table prints on one page).
+PLAN_CURVE_POINTS = 61
+P3_POINTS = 49
+
+METRIC_NAMES = {
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+    "fpr": "False positive rate",
+    "prevalence": "Prevalence",
+}
+METRIC_MEANINGS = {
+    "precision": "Share of the items the classifier flags that are truly positive.",
+    "recall": "Share of all truly positive items in the population that the classifier flags.",
+    "f1": "Harmonic mean of precision and recall (one number for both).",
+    "fpr": "Share of the truly negative items that the classifier wrongly flags.",
+    "prevalence": "Estimated share of truly positive items in the whole population.",
+}
+METHOD_NAMES = {
+    "wald": "Wald",
+    "wilson": "Wilson score",
+    "agresti_coull": "Agresti-Coull",
+    "clopper_pearson": "Clopper-Pearson (exact)",
+    "jeffreys": "Jeffreys",
+    "bootstrap": "bootstrap",
+    "bayes": "Bayesian predictive (Eq 6-8): prediction for the next round's estimate",
+    "bayes_mc": "Bayesian predictive, Monte Carlo: prediction for the next round's estimate",
+    "posterior": "posterior of the true value",
+    "katz_log": "Katz log-ratio",
+    "delta": "delta method",
+    "estimate": "point estimate",
+}
+#: The interval quoted first for each metric (the paper's recommendations, methods §3-4).
+HEADLINE_METHODS = {
+    "precision": "wilson",
+    "recall": "katz_log",
+    "f1": "bootstrap",
+    "fpr": "katz_log",
+}
+
+# Columns of the Rounds sheet. The first thirteen use names core.workbook.rounds recognises;
+# the rest must never match one of its aliases (a test checks), or the reader would see a
+# column twice and skip the sheet.
+ROUNDS_HEADER = (
+    "Round",
+    "Date",
+    "Classifier",
+    "Model version",
+    "Predicted positive (population)",
+    "Predicted negative (population)",
+    "k",
+    "s",
+    "TP",
+    "FP",
+    "FN",
+    "TN",
+    "Notes",
+    "Precision",
+    "Precision lower (Wilson)",
+    "Precision upper (Wilson)",
+    "Recall",
+    "Recall lower (Katz log)",
+    "Recall upper (Katz log)",
+    "F1",
+    "Interval note",
+    "Source sheet",
+    "Source row",
+)
+
+
+# --- content: plain tables, one function per sheet -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a report table.
+
+    Attributes
+    ----------
+    header : str
+        Column title.
+    kind : str
+        How numbers are shown: ``"text"``, ``"percent"`` (0.0%), ``"rate"`` (a percent
+        with about three significant digits, for rates that can be tiny: FPR,
+        prevalences, precision at a low prevalence), ``"count"`` (#,##0), ``"ratio"``
+        (6 decimals, for ``k``), ``"number"`` (3 decimals), ``"small"`` (scientific),
+        ``"date"`` or ``"int"`` (plain whole number).
+    """
+
+    header: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Table:
+    """A header row and data rows (``None`` is an empty cell).
+
+    Attributes
+    ----------
+    columns : tuple of Column
+        Column titles and formats.
+    rows : tuple of tuple
+        Values in column order.
+    """
+
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Any, ...], ...] = ()
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return tuple(column.header for column in self.columns)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryRow:
+    """One line of the Summary sheet.
+
+    Attributes
+    ----------
+    style : str
+        ``"heading"`` (a section title), ``"row"`` (label and values) or ``"text"``
+        (a sentence across the sheet, e.g. a warning).
+    label : str
+        First column.
+    value, lower, upper : object
+        Value and optional interval bounds.
+    kind : str
+        Number format of ``value``/``lower``/``upper`` (see :class:`Column`).
+    note : str
+        Plain-language explanation.
+    """
+
+    style: str = "row"
+    label: str = ""
+    value: Any = None
+    lower: Any = None
+    upper: Any = None
+    kind: str = "text"
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanCurves:
+    """Width-vs-``s`` table behind the plan charts.
+
+    Attributes
+    ----------
+    table : Table
+        ``s`` then one precision-width and one recall-width column per curve.
+    labels : tuple of str
+        Curve names (``"frequentist"``, ``"prior strength 5"``, ...).
+    optimum : Table
+        ``s*`` and the widths there, one row per curve.
+    v : float
+        Total labels the widths are computed for.
+    """
+
+    table: Table
+    labels: tuple[str, ...]
+    optimum: Table
+    v: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportContent:
+    """Everything the report shows, computed before any cell is written.
+
+    Attributes
+    ----------
+    state : SessionState
+        The session, with ``margin``/``confidence`` overrides applied; its Inputs sheet
+        restores exactly this.
+    subject : str
+        What was evaluated, in words (``"round TR-06 (travel)"``).
+    evaluated_round : Round or None
+        The past round evaluated, or ``None`` for the Evaluate tab's counts.
+    evaluation : Evaluation or None
+        Its estimates and intervals (``None`` when the counts cannot be evaluated).
+    plan, chosen_design : Plan or None
+        The recommended next round, and the margins the Plan tab's ``(s, v)`` buys.
+    summary : tuple of SummaryRow
+        The Summary sheet.
+    intervals : Table
+        The Intervals sheet.
+    plan_curves : PlanCurves or None
+        The Plan curves sheet.
+    p3 : Table or None
+        The P3 sheet; ``p3_info`` holds its side notes.
+    rounds : Table
+        The Rounds sheet.
+    inputs : tuple of (str, object)
+        The Inputs sheet's ``key, value`` rows (schema version first).
+    warnings : tuple of str
+        Every caution shown in the Summary.
+    """
+
+    state: SessionState
+    subject: str
+    evaluated_round: Round | None
+    evaluation: Evaluation | None
+    plan: Plan | None
+    chosen_design: Plan | None
+    summary: tuple[SummaryRow, ...]
+    intervals: Table
+    plan_curves: PlanCurves | None
+    p3: Table | None
+    p3_info: tuple[tuple[str, Any, str], ...] = ()
+    rounds: Table
+    inputs: tuple[tuple[str, Any], ...]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Short JSON-able description (``prplanner report --json``)."""
+        estimates = None
+        if self.evaluation is not None:
+            estimates = {
+                name: metric.to_dict() for name, metric in self.evaluation.metrics().items()
+            }
+        return {
+            "subject": self.subject,
+            "round": None if self.evaluated_round is None else self.evaluated_round.to_dict(),
+            "rounds": len(self.state.rounds),
+            "estimates": estimates,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+
+def _finite(value: Any) -> Any:
+    """``None`` for NaN/inf (an empty cell, never a silent NaN), else the value."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _round_label(item: Round) -> str:
+    """``TR-06 (Fraud, model v2.3)``: the round, its classifier and model version."""
+    name = item.round or f"row {item.row} of sheet {item.sheet}"
+    about = [item.classifier] if item.classifier else []
+    if item.model_version:
+        about.append(f"model {item.model_version}")
+    return f"{name} ({', '.join(about)})" if about else name
+
+
+def find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
+    """The round of ``rounds`` named ``name`` (case-insensitive as a fallback).
+
+    When several share the name the last one is returned and ``warnings`` says so.
+
+    Raises
+    ------
+    InputError
+        No round has that name (the message lists the names there are).
+    """
+    wanted = str(name).strip()
+    matches = [item for item in rounds if isinstance(item, Round) and item.round == wanted]
+    if not matches:
+        folded = wanted.casefold()
+        matches = [
+            item
+            for item in rounds
+            if isinstance(item, Round) and (item.round or "").strip().casefold() == folded
+        ]
+    if not matches:
+        names = [item.round for item in rounds if isinstance(item, Round) and item.round]
+        if not names:
+            raise InputError(f"there is no round named {wanted!r}: the session has no named rounds")
+        more = f" and {len(names) - 12:,} more" if len(names) > 12 else ""
+        shown = ", ".join(names[:12]) + more
+        raise InputError(f"there is no round named {wanted!r}; the rounds are {shown}")
+    chosen = matches[-1]
+    if len(matches) > 1:
+        warnings.append(
+            f"{len(matches)} rounds are named {wanted!r}; the last one (sheet "
+            f"{chosen.sheet!r}, row {chosen.row}) is reported"
+        )
+    return chosen
+
+
+def _apply_overrides(state: SessionState, margin, confidence) -> SessionState:
+    if confidence is not None:
+        state = replace(state, confidence=validation.confidence(confidence))
+    if margin is not None:
+        margin = validation.margin("margin", margin)
+        state = replace(
+            state, plan=replace(state.plan, margin_precision=margin, margin_recall=margin)
+        )
+    return state
+
+
+def _evaluate_population(state: SessionState, item: Round | None):
+    """``(matrix, population or None, fpc)`` of what the report evaluates."""
+    from core.confusion import Population
+
+    if item is not None:
+        return item.matrix, item.population, state.evaluate.fpc and item.population_pos is not None
+    inputs = state.evaluate.population
+    if inputs.mode == "counts":
+        population = Population.from_counts(inputs.predicted_positive, inputs.predicted_negative)
+    elif inputs.mode == "k":
+        population = Population.from_k(inputs.k)
+    else:
+        population = None
+    fpc = state.evaluate.fpc and population is not None and population.has_counts
+    return state.evaluate.matrix, population, fpc
+
+
+def evaluation_section(
+    state: SessionState, item: Round | None, warnings: list[str]
+) -> Evaluation | None:
+    """The evaluated round's estimates and every interval (``None`` if impossible)."""
+    from core.evaluation import evaluate
+
+    try:
+        matrix, population, fpc = _evaluate_population(state, item)
+    except InputError as exc:
+        warnings.append(f"the counts cannot be evaluated: {exc}")
+        return None
+    options = dict(
+        population=population,
+        confidence=state.confidence,
+        replicates=state.evaluate.replicates,
+        seed=state.evaluate.seed,
+    )
+    try:
+        return evaluate(matrix, fpc=fpc, **options)
+    except InputError as exc:
+        if not fpc:
+            warnings.append(f"the counts cannot be evaluated: {exc}")
+            return None
+        warnings.append(f"the finite population correction was left out: {exc}")
+    try:
+        return evaluate(matrix, **options)
+    except InputError as exc:
+        warnings.append(f"the counts cannot be evaluated: {exc}")
+        return None
+
+
+def intervals_table(evaluation: Evaluation | None) -> Table:
+    """The Intervals sheet: :meth:`Evaluation.to_rows` plus each method's name in words."""
+    columns = (
+        Column("Metric"),
+        Column("Method"),
+        Column("Method (in words)"),
+        # two decimals at least, more for a rare rate (an FPR of 0.44 %)
+        Column("Estimate", "rate"),
+        Column("Lower", "rate"),
+        Column("Upper", "rate"),
+        Column("Note"),
+    )
+    if evaluation is None:
+        return Table(columns=columns)
+    rows = tuple(
+        (
+            METRIC_WORDS.get(metric, metric),
+            method,
+            METHOD_NAMES.get(method, method),
+            estimate,
+            lower,
+            upper,
+            note,
+        )
+        for metric, method, estimate, lower, upper, note in evaluation.to_rows()
+    )
+    return Table(columns=columns, rows=rows)
+
+
+#: The metrics of :meth:`Evaluation.to_rows` as the Intervals sheet names them.
+METRIC_WORDS = {
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+    "fpr": "False positive rate",
+    "prevalence": "Prevalence",
+}
+
+
+def _planning_inputs(state: SessionState, item: Round | None, warnings: list[str]):
+    """Planning inputs for the next round (:func:`core.plan_request.planning_inputs`): a
+    reported past round plans from its own counts, otherwise the Plan tab's inputs."""
+    from core.plan_request import planning_inputs
+
+    try:
+        return planning_inputs(state, item)
+    except InputError as exc:
+        warnings.append(f"no plan for the next round: {exc}")
+        return None
+
+
+def plan_section(state: SessionState, inputs: PlanningInputs | None, warnings: list[str]):
+    """``(recommended plan, chosen design)`` for the next round (either may be ``None``)."""
+    from core.plan_request import PlanRequest
+
+    if inputs is None:
+        return None, None
+    plan = state.plan
+    request = PlanRequest.from_session(state, inputs)
+    request = request.but(notes=(*inputs.notes, *request.fallbacks))
+    recommended = chosen = None
+    try:
+        recommended = request.but(assurance_target=plan.assurance_target or None).plan()
+    except InputError as exc:
+        warnings.append(f"no recommended plan for the next round: {exc}")
+    try:
+        chosen = request.but(method="paper", s=plan.s, v=plan.v).plan()
+    except InputError as exc:
+        warnings.append(f"the design s = {plan.s:g}, v = {plan.v:,} cannot be assessed: {exc}")
+    return recommended, chosen
+
+
+def plan_curves_section(
+    state: SessionState, inputs: PlanningInputs | None, warnings: list[str]
+) -> PlanCurves | None:
+    """Interval widths against ``s`` at the Plan tab's ``v`` (methods §7, Figure 1)."""
+    import numpy as np
+
+    from core.planning import WidthCurveModel
+
+    if inputs is None:
+        return None
+    posteriors = () if inputs.posterior is None else (("your prior + data", inputs.posterior),)
+    try:
+        model = WidthCurveModel.build(
+            k=inputs.population.k,
+            precision=inputs.precision,
+            recall=inputs.recall,
+            confidence=state.confidence,
+            posteriors=posteriors,
+        )
+        grid = np.geomspace(model.grid[0], model.grid[-1], PLAN_CURVE_POINTS)
+        curves = model.over_s(state.plan.v, grid)
+    except InputError as exc:
+        warnings.append(f"no plan curves: {exc}")
+        return None
+    labels = tuple(curves.labels)
+    columns = [Column("s", "number")]
+    columns += [Column(f"Precision width, {label}", "percent") for label in labels]
+    columns += [Column(f"Recall width, {label}", "percent") for label in labels]
+    precision = np.asarray(curves.precision_width, dtype=float)
+    recall = np.asarray(curves.recall_width, dtype=float)
+    rows = tuple(
+        (
+            float(s),
+            *(_finite(float(v)) for v in precision[:, j]),
+            *(_finite(float(v)) for v in recall[:, j]),
+        )
+        for j, s in enumerate(curves.s)
+    )
+    optimum = Table(
+        columns=(
+            Column("Curve"),
+            Column("Best s (s*)", "number"),
+            Column("Precision width at s*", "percent"),
+            Column("Recall width at s*", "percent"),
+        ),
+        rows=tuple(
+            (
+                label,
+                _finite(float(curves.s_star[i])),
+                _finite(float(curves.precision_width_at_s_star[i])),
+                _finite(float(curves.recall_width_at_s_star[i])),
+            )
+            for i, label in enumerate(labels)
+        ),
+    )
+    return PlanCurves(
+        table=Table(columns=tuple(columns), rows=rows),
+        labels=labels,
+        optimum=optimum,
+        v=float(curves.v),
+    )
+
+
+def p3_section(
+    state: SessionState, evaluation: Evaluation | None, name: str, warnings: list[str]
+) -> tuple[Table | None, tuple[tuple[str, Any, str], ...]]:
+    """Precision, band and F1 across prevalences (methods §11, 2.3) of the evaluated round."""
+    from core.prevalence import OperatingPoint, p3_curve
+
+    if evaluation is None:
+        return None, ()
+    k = None if evaluation.design == "random" else evaluation.k
+    try:
+        point = OperatingPoint.from_round(
+            evaluation.matrix, k, confidence=evaluation.confidence, name=name
+        )
+        curve = p3_curve(
+            point,
+            eta_min=state.prevalence.eta_min,
+            eta_max=state.prevalence.eta_max,
+            points=P3_POINTS,
+            reference_prevalence=state.prevalence.reference_prevalence,
+        )
+    except InputError as exc:
+        warnings.append(f"no P3 curve: {exc}")
+        return None, ()
+    lower = curve.lower if curve.lower is not None else [None] * len(curve.prevalence)
+    upper = curve.upper if curve.upper is not None else [None] * len(curve.prevalence)
+    rows = tuple(
+        (float(eta), _finite(float(p)), _num(lo), _num(up), _finite(float(f1)))
+        for eta, p, lo, up, f1 in zip(
+            curve.prevalence, curve.precision, lower, upper, curve.f1, strict=True
+        )
+    )
+    table = Table(
+        columns=(
+            Column("Prevalence", "rate"),
+            Column("Precision", "rate"),
+            Column("Lower", "rate"),
+            Column("Upper", "rate"),
+            Column("F1", "rate"),
+        ),
+        rows=rows,
+    )
+    info: list[tuple[str, Any, str]] = [
+        ("True positive rate (recall)", point.tpr, "percent"),
+        ("False positive rate", point.fpr, "rate"),
+    ]
+    if point.population_prevalence is not None:
+        info.append(("Estimated prevalence of the population", point.population_prevalence, "rate"))
+    if curve.band is not None:
+        info.append(("Widest band (Delta)", _finite(float(curve.band.delta)), "percent"))
+        info.append(
+            ("Prevalence of the widest band (eta*)", _finite(float(curve.band.eta_star)), "rate")
+        )
+    if curve.calibrated is not None:
+        calibrated = curve.calibrated.to_dict()
+        reference = state.prevalence.reference_prevalence
+        for key, value in calibrated.items():
+            if key == "reference_prevalence":
+                continue
+            info.append(
+                (
+                    f"{key.replace('_', ' ')} at prevalence {reference:g}",
+                    _finite(float(value)),
+                    "percent",
+                )
+            )
+    return table, tuple(info)
+
+
+def _num(value) -> float | None:
+    return None if value is None else _finite(float(value))
+
+
+def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
+    """The Rounds sheet: each round as read, plus precision/recall with intervals."""
+    import numpy as np
+
+    kinds = {
+        "Date": "date",
+        "Predicted positive (population)": "count",
+        "Predicted negative (population)": "count",
+        "k": "ratio",
+        "s": "number",
+        "TP": "count",
+        "FP": "count",
+        "FN": "count",
+        "TN": "count",
+        "Source row": "int",
+    }
+    columns = tuple(
+        Column(
+            header,
+            "percent"
+            if header.startswith(("Precision", "Recall", "F1")) and "(population)" not in header
+            else kinds.get(header, "text"),
+        )
+        for header in ROUNDS_HEADER
+    )
+    # Display-only figures: an extreme k (1e-300) must not stop the report, so numpy's
+    # overflow warnings are silenced and math errors become the row's note.
+    with np.errstate(all="ignore"):
+        items = [item for item in rounds if isinstance(item, Round)]
+        computed = _round_intervals(items, confidence)
+        rows = tuple(
+            _round_row(item, confidence, computed.get(position))
+            for position, item in enumerate(items)
+        )
+    return Table(columns=columns, rows=rows)
+
+
+def _round_intervals(items: Sequence[Round], confidence: float) -> dict[int, tuple]:
+    """``{position: (Wilson, Katz, recall)}`` of every round with both strata and a usable
+    ``k``, from one vectorized call (:mod:`core.batch_intervals`); any other round keeps
+    the per-round path of :func:`_round_row`, which writes why into its note."""
+    import numpy as np
+
+    from core import batch_intervals
+
+    usable = []
+    for position, item in enumerate(items):
+        try:
+            cells = item.matrix.require_both_strata().as_tuple()
+            k = validation.positive("k", item.k)
+        except (InputError, ArithmeticError, ValueError):
+            continue
+        usable.append((position, cells, k))
+    if not usable:
+        return {}
+    tp, fp, fn, tn = np.array([cells for _, cells, _ in usable], dtype=float).T
+    k = np.array([k for _, _, k in usable])
+    wilson = batch_intervals.wilson_precision(tp, fp, confidence)
+    katz = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence)
+    recall = batch_intervals.recall_point(tp, fp, fn, tn, k)
+    return {
+        position: (wilson.interval(row), katz.interval(row), float(recall[row]))
+        for row, (position, _, _) in enumerate(usable)
+    }
+
+
+def _round_row(item: Round, confidence: float, computed: tuple | None = None) -> tuple[Any, ...]:
+    from core.intervals import katz_log_recall, recall_point, wilson_precision
+
+    precision = lower_p = upper_p = recall = lower_r = upper_r = f1 = None
+    note = ""
+    try:
+        matrix = item.matrix
+        if computed is None:  # a round the vectorized pass could not take: say why
+            computed = (
+                wilson_precision(matrix, confidence),
+                katz_log_recall(matrix, item.k, confidence),
+                recall_point(matrix, item.k),
+            )
+        interval, katz, recall_value = computed
+        precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
+        recall = _finite(recall_value)
+        lower_r, upper_r, note = _finite(katz.lower), _finite(katz.upper), katz.note
+        if recall is not None and precision + recall > 0:
+            f1 = 2 * precision * recall / (precision + recall)
+    except InputError as exc:
+        note = str(exc)
+    except (ArithmeticError, ValueError) as exc:
+        note = f"interval not computable for these numbers ({type(exc).__name__})"
+    return (
+        item.round,
+        item.date,
+        item.classifier,
+        item.model_version,
+        item.population_pos,
+        item.population_neg,
+        item.k,
+        item.s,
+        item.tp,
+        item.fp,
+        item.fn,
+        item.tn,
+        item.notes,
+        precision,
+        lower_p,
+        upper_p,
+        recall,
+        lower_r,
+        upper_r,
+        f1,
+        note or None,
+        item.sheet,
+        item.row,
+    )
+
+
+def inputs_rows(state: SessionState) -> tuple[tuple[str, Any], ...]:
+    """Schema version, writer, then :func:`core.session.flatten` of the state.
+
+    A session without ensemble children (one about the user's own rounds) leaves out the
+    ensemble settings that are at their defaults: they describe the bundled example, not
+    the user's data, and reading the file back restores the same defaults.
+    """
+    rows = flatten(state)
+    if not state.ensemble.children:
+        defaults = dict(flatten(EnsembleInputs(children=()), "ensemble."))
+        rows = [
+            (key, value)
+            for key, value in rows
+            if not (key in defaults and key != "ensemble.children.count" and defaults[key] == value)
+        ]
+    return (
+        (SCHEMA_KEY, SCHEMA_VERSION),
+        (WRITER_KEY, f"PR Planner {_app_version()}"),
+        *rows,
+    )
+
+
+def _app_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("prplanner")
+    except Exception:  # running from a checkout that is not installed
+        return "(development checkout)"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _shown(value, kind: str) -> str:
+    """A value as its cell's number format shows it (``kind`` as in the layout)."""
+    try:
+        if kind == "percent":
+            return f"{value:.1%}"
+        if kind == "percent2":
+            return f"{value:.2%}"
+        if kind == "rate":
+            if value < 0.0001:
+                return f"{value:.5%}"
+            return f"{value:.3%}" if value < 0.01 else f"{value:.2%}"
+        if kind == "count":
+            return f"{value:,.0f}"
+        if kind == "ratio":
+            return f"{value:.6f}"
+        if kind == "number":
+            return f"{value:.3f}"
+        if kind == "small":
+            return f"{value:.2E}"
+        return str(value)
+    except (ValueError, OverflowError):
+        return str(value)
+
+
+def _rate(value: float | None) -> str:
+    """A rate that can be tiny (FPR, prevalence) as text, like the ``"rate"`` format."""
+    return "-" if value is None else _shown(value, "rate")
+
+
+#: Metrics whose values can be far below 1 % (shown with the ``"rate"`` format).
+SMALL_RATE_METRICS = ("fpr", "prevalence")
+
+
+def summary_rows(
+    state: SessionState,
+    subject: str,
+    item: Round | None,
+    evaluation: Evaluation | None,
+    inputs: PlanningInputs | None,
+    plan: Plan | None,
+    chosen: Plan | None,
+    warnings: Sequence[str],
+) -> tuple[SummaryRow, ...]:
+    """The Summary sheet, section by section, in plain language."""
+    level = (
+        f"{state.confidence:.0%}"
+        if (state.confidence * 100).is_integer()
+        else (f"{state.confidence:.1%}")
+    )
+    rows: list[SummaryRow] = [SummaryRow(style="heading", label="What was evaluated")]
+    rows.append(SummaryRow(label="Subject", value=subject))
+    if item is not None:
+        if item.classifier:
+            rows.append(SummaryRow(label="Classifier", value=item.classifier))
+        if item.model_version:
+            rows.append(SummaryRow(label="Model version", value=item.model_version))
+        if item.date is not None:
+            rows.append(SummaryRow(label="Labeled on", value=item.date, kind="date"))
+        if item.notes:
+            rows.append(SummaryRow(label="Notes", value=item.notes))
+        if item.s is not None:
+            rows.append(
+                SummaryRow(
+                    label="Over-sampling ratio s",
+                    value=item.s,
+                    kind="number",
+                    note="How much more often predicted positives were sampled "
+                    "than in a plain random sample.",
+                )
+            )
+    if evaluation is not None:
+        matrix = evaluation.matrix
+        rows += [
+            SummaryRow(
+                label="Labeled predicted positives",
+                value=matrix.n_pos,
+                kind="count",
+                note=f"TP = {matrix.tp:,} truly positive, FP = {matrix.fp:,} not.",
+            ),
+            SummaryRow(
+                label="Labeled predicted negatives",
+                value=matrix.n_neg,
+                kind="count",
+                note=f"FN = {matrix.fn:,} truly positive (missed), TN = {matrix.tn:,} "
+                "truly negative.",
+            ),
+        ]
+        population = None
+        if item is not None:
+            population = item.population
+        elif state.evaluate.population.mode == "counts":
+            population = state.evaluate.population
+        pos = getattr(population, "predicted_positive", None)
+        neg = getattr(population, "predicted_negative", None)
+        if pos is not None and neg is not None:
+            rows.append(
+                SummaryRow(
+                    label="Population flagged positive",
+                    value=pos,
+                    kind="count",
+                    note="Items the classifier predicts positive (N1).",
+                )
+            )
+            rows.append(
+                SummaryRow(
+                    label="Population flagged negative",
+                    value=neg,
+                    kind="count",
+                    note="Items the classifier predicts negative (N0).",
+                )
+            )
+        rows.append(
+            SummaryRow(
+                label="Imbalance ratio k",
+                value=evaluation.k,
+                kind="ratio",
+                note="N1/N0 estimated from a plain random sample"
+                if evaluation.design == "random"
+                else "N1/N0: predicted positives per predicted negative.",
+            )
+        )
+    rows.append(
+        SummaryRow(
+            label="Confidence level",
+            value=state.confidence,
+            kind="percent",
+            note="Every interval in this report is at this level.",
+        )
+    )
+
+    rows.append(SummaryRow(style="heading", label=f"Results ({level} confidence)"))
+    if evaluation is None:
+        rows.append(
+            SummaryRow(
+                style="text", label="The counts could not be evaluated; see the warnings below."
+            )
+        )
+    else:
+        for name, metric in evaluation.metrics().items():
+            estimate = _finite(metric.estimate)
+            method = HEADLINE_METHODS[name]
+            interval = metric.intervals.get(method)
+            lower = _finite(interval.lower) if interval is not None else None
+            upper = _finite(interval.upper) if interval is not None else None
+            show = _rate if name in SMALL_RATE_METRICS else _pct
+            if estimate is None:
+                words = "Undefined for these counts (see the warnings)."
+            else:
+                words = (
+                    f"{METRIC_NAMES[name]} is {show(estimate)}; with {level} confidence "
+                    f"between {show(lower)} and {show(upper)} "
+                    f"({METHOD_NAMES[method]} interval). {METRIC_MEANINGS[name]}"
+                )
+            rows.append(
+                SummaryRow(
+                    label=METRIC_NAMES[name],
+                    value=estimate,
+                    lower=lower,
+                    upper=upper,
+                    kind="rate" if name in SMALL_RATE_METRICS else "percent",
+                    note=words,
+                )
+            )
+        prevalence = _finite(evaluation.estimates.prevalence)
+        rows.append(
+            SummaryRow(
+                label="Prevalence",
+                value=prevalence,
+                kind="rate",
+                note=METRIC_MEANINGS["prevalence"],
+            )
+        )
+
+        rows.append(SummaryRow(style="heading", label="Intervals by method"))
+        for metric, method, estimate, lower, upper, note in evaluation.to_rows():
+            if metric not in ("precision", "recall"):
+                continue
+            rows.append(
+                SummaryRow(
+                    label=f"{METRIC_NAMES[metric]}: {METHOD_NAMES.get(method, method)}",
+                    value=estimate,
+                    lower=lower,
+                    upper=upper,
+                    kind="percent",
+                    note=note,
+                )
+            )
+        rows.append(
+            SummaryRow(
+                style="text",
+                label="F1 and the false positive rate by every method are on the Intervals sheet.",
+            )
+        )
+
+    rows.append(SummaryRow(style="heading", label="Plan for the next round"))
+    if inputs is None or (plan is None and chosen is None):
+        rows.append(
+            SummaryRow(style="text", label="No plan could be made; see the warnings below.")
+        )
+    else:
+        rows.append(
+            SummaryRow(
+                label="Planning values",
+                value=f"precision {_pct(inputs.precision)}, recall {_pct(inputs.recall)}",
+                note=f"From {inputs.source}.",
+            )
+        )
+        rows.append(
+            SummaryRow(
+                label="Target margins",
+                value=f"± {_pct(state.plan.margin_precision)} precision, "
+                f"± {_pct(state.plan.margin_recall)} recall",
+                note="Half-width of the intervals the next round should give.",
+            )
+        )
+        if plan is not None:
+            how = {
+                "paper": "the paper's procedure (Section 5)",
+                "optimal": "the smallest design meeting both targets",
+            }.get(plan.method, plan.method)
+            rows += [
+                SummaryRow(
+                    label="Recommended over-sampling ratio s",
+                    value=plan.s,
+                    kind="number",
+                    note=f"Chosen by {how}; the ratio that makes the "
+                    f"recall interval narrowest is s* = {plan.s_star:.3g}.",
+                ),
+                SummaryRow(
+                    label="Label from predicted positives",
+                    value=plan.n_pos,
+                    kind="count",
+                    note="Items to draw at random from what the classifier flags.",
+                ),
+                SummaryRow(
+                    label="Label from predicted negatives",
+                    value=plan.n_neg,
+                    kind="count",
+                    note="Items to draw at random from the rest.",
+                ),
+                SummaryRow(label="Total labels", value=plan.total, kind="count"),
+                SummaryRow(
+                    label="Expected precision margin",
+                    value=plan.margin_precision,
+                    kind="percent",
+                    note=f"Target ± {_pct(plan.target_margin_precision)}; chance the labeled "
+                    f"round meets it: {_pct(plan.assurance.precision)}.",
+                ),
+                SummaryRow(
+                    label="Expected recall margin",
+                    value=plan.margin_recall,
+                    kind="percent",
+                    note=f"Target ± {_pct(plan.target_margin_recall)}; chance the labeled "
+                    f"round meets it: {_pct(plan.assurance.recall)}.",
+                ),
+                SummaryRow(
+                    label="Chance both margins are met",
+                    value=plan.assurance.both,
+                    kind="percent",
+                    note="The plan meets the targets on average; a labeled round's margins "
+                    "scatter around them.",
+                ),
+            ]
+            if plan.cost is not None:
+                rows.append(SummaryRow(label="Labeling cost", value=plan.cost, kind="number"))
+            if plan.assured is not None:
+                assured = plan.assured
+                rows.append(
+                    SummaryRow(
+                        label=f"Assured plan (at least {_pct(assured.target)} chance of "
+                        "meeting both margins)",
+                        value=assured.total,
+                        kind="count",
+                        note=f"{assured.n_pos:,} predicted positives and {assured.n_neg:,} "
+                        f"predicted negatives; {assured.total - plan.total:+,} labels beside "
+                        f"the plan above (the price of the promise); chance both met "
+                        f"{_pct(assured.assurance.both)}.",
+                    )
+                )
+            for note in plan.notes:
+                rows.append(SummaryRow(style="text", label=note))
+        if chosen is not None:
+            whose = "Your design"
+            same = item is not None and chosen.total == item.matrix.total
+            if same and item.s in (None, chosen.s):
+                whose = f"The design of {item.round or 'this round'} again"
+            rows.append(
+                SummaryRow(
+                    label=f"{whose} (s = {chosen.s:.3g}, {chosen.total:,} labels)",
+                    value=f"± {_pct(chosen.margin_precision)} precision, "
+                    f"± {_pct(chosen.margin_recall)} recall",
+                    note=f"{chosen.n_pos:,} predicted positives and {chosen.n_neg:,} predicted "
+                    "negatives; the margins it is expected to give (chance both are met: "
+                    f"{_pct(chosen.assurance.both)}).",
+                )
+            )
+
+    rows.append(SummaryRow(style="heading", label="Warnings"))
+    if warnings:
+        rows += [SummaryRow(style="text", label=f"• {text}") for text in warnings]
+    else:
+        rows.append(SummaryRow(style="text", label="None."))
+
+    rows.append(SummaryRow(style="heading", label="About this file"))
+    rows.append(
+        SummaryRow(
+            style="text",
+            label="Intervals: every interval method. Rounds: the history, one round per "
+            "row. The charts' data (Plan curves, P3) and the settings (Inputs) are on hidden "
+            "sheets (Format > Sheet > Unhide, or Unhide in Excel's sheet menu); open this "
+            "file in PR Planner to continue the session.",
+        )
+    )
+    return tuple(rows)
+
+
+def _guarded(warnings: list[str], what: str, compute, *args, default=None):
+    """``compute(*args)``, or ``default`` with a warning when it fails.
+
+    The report is also the app's document: a save must not fail, and lose the user's work,
+    because an analysis meets inputs it cannot handle (an overflow at k = 1e-300, an
+    unexpected error in a section). Numeric warnings are silenced (``np.errstate`` is
+    per thread, unlike the ``warnings`` filters) and any failure becomes a line in the
+    Summary's warnings naming the section.
+    """
+    import numpy as np
+
+    try:
+        with np.errstate(all="ignore"):
+            return compute(*args)
+    except InputError as exc:
+        warnings.append(f"{what}: {exc}")
+    except Exception as exc:  # see the docstring: never lose a save to an analysis
+        warnings.append(
+            f"{what} could not be computed for these inputs ({type(exc).__name__}: {exc})"
+        )
+    return default
+
+
+def build_report(
+    state: SessionState,
+    *,
+    round_name: str | Round | None = None,
+    margin: float | None = None,
+    confidence: float | None = None,
+) -> ReportContent:
+    """Compute every table of the report (no file is touched).
+
+    Parameters
+    ----------
+    state : SessionState
+        The session.
+    round_name : str or Round, optional
+        Evaluate the past round of ``state.rounds`` with this name (the last one when
+        several share it), or this very round; default: the Evaluate tab's counts.
+    margin : float, optional
+        Target margin for both precision and recall of the next round (overrides the
+        Plan tab's two margins, and is saved in the Inputs sheet).
+    confidence : float, optional
+        Confidence level (overrides the session's).
+
+    Returns
+    -------
+    ReportContent
+
+    Raises
+    ------
+    InputError
+        An unknown round name or an invalid override. Counts that cannot be evaluated or
+        planned are not errors: the report says so in its warnings.
+    """
+    if not isinstance(state, SessionState):
+        raise InputError(f"state must be a SessionState, got {type(state).__name__}")
+    state = _apply_overrides(state, margin, confidence)
+    warnings: list[str] = []
+    if isinstance(round_name, Round):
+        item = round_name
+    elif round_name is not None:
+        item = find_round(state.rounds, round_name, warnings)
+    else:
+        item = None
+    subject = (
+        f"round {_round_label(item)}"
+        if item is not None
+        else "the labeled counts entered on the Evaluate tab"
+    )
+    evaluation = _guarded(warnings, "the evaluation", evaluation_section, state, item, warnings)
+    if evaluation is not None:
+        warnings.extend(evaluation.warnings)
+    planning = _guarded(warnings, "the plan", _planning_inputs, state, item, warnings)
+    plan, chosen = _guarded(
+        warnings, "the plan", plan_section, state, planning, warnings, default=(None, None)
+    )
+    curves = _guarded(warnings, "the plan curves", plan_curves_section, state, planning, warnings)
+    name = _round_label(item) if item is not None else "Evaluate tab"
+    p3, p3_info = _guarded(
+        warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
+    )
+    rounds = rounds_table(state.rounds, state.confidence)
+    warnings = list(dict.fromkeys(warnings))  # the same caution once
+    return ReportContent(
+        state=state,
+        subject=subject,
+        evaluated_round=item,
+        evaluation=evaluation,
+        plan=plan,
+        chosen_design=chosen,
+        summary=summary_rows(state, subject, item, evaluation, planning, plan, chosen, warnings),
+        intervals=intervals_table(evaluation),
+        plan_curves=curves,
+        p3=p3,
+        p3_info=p3_info,
+        rounds=rounds,
+        inputs=inputs_rows(state),
+        warnings=tuple(warnings),
+    )
