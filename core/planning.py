@@ -1161,8 +1161,8 @@ def _check_design(population: Population, n_pos: int, n_neg: int, fpc: bool) -> 
     if n_pos < 1 or n_neg < 1:
         empty = "predicted-positive" if n_pos < 1 else "predicted-negative"
         raise InputError(
-            f"this design leaves the {empty} sample empty (n_pos = {n_pos}, n_neg = "
-            f"{n_neg}); raise v or move s toward 1"
+            f"this design leaves the {empty} sample empty ({n_pos:,} predicted positives "
+            f"and {n_neg:,} predicted negatives to label); raise v or move s toward 1"
         )
     if population.has_counts:
         for label, n, big_n in (
