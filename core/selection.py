@@ -54,6 +54,7 @@ from core.errors import InputError, named
 from core.items import (
     NEGATIVE_WORDS,
     POSITIVE_WORDS,
+    ClassifierCount,
     ItemColumns,
     ItemListError,
     ItemTable,
@@ -126,27 +127,30 @@ def rule_sample(ids: Sequence[str], seed: int, n: int) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ClassifierDesign:
-    """One classifier's stratified design: population and sample per stratum.
+class ClassifierDesign(ClassifierCount):
+    """One classifier's stratified design: its population counts
+    (:class:`core.items.ClassifierCount`) and the sample drawn from each stratum.
 
     Attributes
     ----------
-    name : str
-        The classifier (the predicted column's header, ``score >= T``, or a flag column).
-    column : str
-        The column its prediction comes from.
-    population_pos, population_neg : int
-        ``N1``, ``N0``.
     n_pos, n_neg : int
         Sample sizes ``n1``, ``n0`` (the first ``n`` of each stratum in key order).
     """
 
-    name: str
-    column: str
-    population_pos: int
-    population_neg: int
     n_pos: int
     n_neg: int
+
+    @classmethod
+    def of(cls, count: ClassifierCount, *, n_pos: int, n_neg: int) -> ClassifierDesign:
+        """The design drawing ``n_pos`` and ``n_neg`` items from ``count``'s strata."""
+        return cls(
+            name=count.name,
+            column=count.column,
+            population_pos=count.population_pos,
+            population_neg=count.population_neg,
+            n_pos=n_pos,
+            n_neg=n_neg,
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -385,16 +389,7 @@ def select_sample(
                 _refuse_too_large(
                     table.path.name, count.name, n_neg, count.population_neg, "negative"
                 )
-            designs.append(
-                ClassifierDesign(
-                    name=count.name,
-                    column=count.column,
-                    population_pos=count.population_pos,
-                    population_neg=count.population_neg,
-                    n_pos=n_pos,
-                    n_neg=n_neg,
-                )
-            )
+            designs.append(ClassifierDesign.of(count, n_pos=n_pos, n_neg=n_neg))
         items = _assemble(designs, lists, len(table.columns.keep))
         return Selection(
             seed=seed,
