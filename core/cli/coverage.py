@@ -23,7 +23,9 @@ from core.cli.output import add_json_flag, confidence_flag, flags_named, number,
 from core.coverage import (
     PRECISION_KINDS,
     RECALL_KINDS,
+    CoverageResult,
     CoverageSetting,
+    GridResult,
     coverage_experiment,
     paper_grid,
     run_grid,
@@ -83,7 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> dict[str, object]:
+def run(args: argparse.Namespace) -> CoverageResult | GridResult:
     reps = validation.whole_at_least("--reps", args.reps, 10, validation.MAX_REPS)
     replicates = validation.whole_at_least(
         "--replicates", args.replicates, 10, validation.MAX_REPLICATES
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         result = run_grid(
             reps=reps, replicates=replicates, confidence=confidence, seed=args.seed, prior=prior
         )
-        return result.to_dict()
+        return result
     missing = [f"--{name}" for name in SETTING_FLAGS if getattr(args, name) is None]
     if missing:
         raise InputError(f"{', '.join(missing)} required (or use --paper-grid)")
@@ -127,7 +129,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             seed=args.seed,
             prior=prior,
         )
-    return result.to_dict()
+    return result
 
 
 def _items(count: int, what: str) -> str:
@@ -156,7 +158,8 @@ def _prior_line(prior: list[float], jeffreys_rows: int, reps: int | None) -> str
     )
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(outcome: CoverageResult | GridResult) -> str:
+    result = outcome.to_dict()
     if "rows" in result:
         head = f"{'k':>7} {'P':>5} {'R':>5} {'v':>6} {'s':>4} " + " ".join(
             f"{name:>8}" for name in COLUMNS

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.output import add_json_flag, flags_named, number, significant
-from core.curves import curves_of_sample, load_scored_sample
+from core.curves import CurveSummary, curves_of_sample, load_scored_sample
 
 HELP = "average precision, trapezoidal AUC-PR and AUC-ROC of a scored, labeled file"
 
@@ -36,13 +36,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> CurveSummary:
     sample = load_scored_sample(args.file)
     with flags_named({"reference prevalence": "reference prevalence (--reference-prevalence)"}):
-        return curves_of_sample(sample).summary(args.reference_prevalence).to_dict()
+        return curves_of_sample(sample).summary(args.reference_prevalence)
 
 
-def format_text(result: dict) -> str:
+def format_text(summary: CurveSummary) -> str:
+    result = summary.to_dict()
     width = max(len(_LABELS[key]) for key in result)
     lines = [f"{_LABELS[key]:<{width}}  {significant(value)}" for key, value in result.items()]
     return "\n".join(lines)

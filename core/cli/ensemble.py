@@ -20,6 +20,7 @@ from core.ensemble import (
     MAX_MIX_COUNT,
     MAX_TRIALS,
     MIXES,
+    ChildSavings,
     ChildSet,
     mix_too_large,
     plan_recycled_labels,
@@ -108,7 +109,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> dict[str, object]:
+def run(args: argparse.Namespace) -> ChildSavings:
     """Check the flags (messages name them), simulate one child and return the contract keys.
 
     Without ``--n-parent``/``--n-child`` the sizes come from methods §13 for ``--margin``,
@@ -168,11 +169,12 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         trials=trials,
         rng=args.seed,
     )
-    return plan.savings[0].to_dict()
+    return plan.savings[0]
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(savings: ChildSavings) -> str:
     """A short table: sample sizes, overlap ratios, labels reused and needed, saving."""
+    result = savings.to_dict()
     low, high = result["savings_pct_interval"]
     notes = [f"note: {text}" for text in result.get("notes", [])]
     return "\n".join(
