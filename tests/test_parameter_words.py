@@ -78,3 +78,12 @@ def test_the_command_line_says_flags_and_then_puts_the_words_back(capsys):
 def test_an_unlisted_parameter_is_a_programming_error():
     with pytest.raises(KeyError):
         named("no_such_parameter")
+
+
+def test_every_parameter_core_names_is_listed():
+    """A name missing from the list would turn a refusal into a KeyError."""
+    used = set()
+    for path in (ROOT / "core").rglob("*.py"):
+        used |= set(re.findall(r"""named\(\s*["']([^"']+)["']\s*\)""", path.read_text()))
+    used |= {"n_parent", "n_child"}  # named("n_" + who) in core.ensemble
+    assert used and used <= set(errors.PARAMETERS)
