@@ -50,6 +50,7 @@ from core.confusion import (
     stratum_sizes,
 )
 from core.errors import InputError
+from core.methods import method_label
 
 PRECISION_KINDS = ("wald", "bootstrap", "bayes", "bayes_mc")
 RECALL_KINDS = ("katz_log", "bootstrap", "bayes", "bayes_mc")
@@ -63,12 +64,9 @@ MIN_EXPECTED_CELL = 10
 #: A coverage this far below the nominal level is flagged (0.90 at 95 %).
 COVERAGE_SHORTFALL = 0.05
 
+#: The methods' names in the experiment's notes (core.methods, predictions marked).
 _KIND_NAMES = {
-    "wald": "Wald",
-    "katz_log": "Katz log",
-    "bootstrap": "bootstrap",
-    "bayes": "Bayesian predictive (Eq 6-8; a prediction for the next round's estimate)",
-    "bayes_mc": "Bayesian predictive Monte Carlo (a prediction for the next round's estimate)",
+    key: method_label(key) for key in ("wald", "katz_log", "bootstrap", "bayes", "bayes_mc")
 }
 
 

@@ -64,6 +64,16 @@ class IntervalMethod:
         return self.target == "next round's estimate"
 
     @property
+    def column_label(self) -> str:
+        """The short label, with "next round" added to prediction intervals (tables)."""
+        return f"{self.short_label}, next round" if self.is_prediction else self.short_label
+
+    @property
+    def tooltip(self) -> str:
+        """The description, with the equation that defines the method when there is one."""
+        return f"{self.description} ({self.equation})" if self.equation else self.description
+
+    @property
     def qualified_label(self) -> str:
         """The label, with "prediction for the next round" added to prediction intervals."""
         if self.is_prediction:

@@ -42,6 +42,7 @@ from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
+from core.methods import INTERVAL_METHODS
 from core.session import EvaluateInputs
 from core.workbook.session_io import find_round_key
 from desktop import formatting
@@ -63,34 +64,13 @@ METRIC_TIPS = {
     "f1": "Harmonic mean of precision and recall",
     "fpr": "False positive rate: share of the actual negatives predicted positive",
 }
+#: Method names for the table's narrow column, and their tooltips: from the one table of
+#: methods (core.methods), so the app says what the command line and the report say.
 METHOD_NAMES = {
-    "wald": "Wald",
-    "wilson": "Wilson",
-    "agresti_coull": "Agresti–Coull",
-    "clopper_pearson": "Clopper–Pearson",
-    "jeffreys": "Jeffreys",
-    "katz_log": "Katz log-ratio",
-    "delta": "Delta method",
-    "bootstrap": "Bootstrap",
-    "bayes": "Bayes, next round",
-    "bayes_mc": "Bayes MC, next round",
-    "posterior": "Posterior",
+    key: method.column_label[:1].upper() + method.column_label[1:]
+    for key, method in INTERVAL_METHODS.items()
 }
-METHOD_TIPS = {
-    "wald": "Normal approximation p ± z·sqrt(p(1−p)/n) (Eq 3); weak when a cell is below 10",
-    "wilson": "Wilson score interval; good coverage even for small counts",
-    "agresti_coull": "Agresti–Coull: Wald on counts with z²/2 added to each outcome",
-    "clopper_pearson": "Clopper–Pearson exact interval (conservative)",
-    "jeffreys": "Jeffreys interval: Beta(0.5, 0.5) posterior quantiles",
-    "katz_log": "Katz log-ratio interval (Eq 4), asymmetric by design; the paper's choice",
-    "delta": "Delta-method interval (Eq 5), symmetric; used for margins of error",
-    "bootstrap": "Percentile bootstrap (Algorithm 1): strata resampled with replacement",
-    "bayes": "Predicts the estimate a future round of the same size will show (Eq 6–8); "
-    "wider than a confidence interval on purpose",
-    "bayes_mc": "Monte-Carlo version of the predictive interval (Algorithm 2): a prediction "
-    "of the next round's estimate, not an interval for the true value",
-    "posterior": "Credible interval of the true value from the posterior Beta distributions",
-}
+METHOD_TIPS = {key: method.tooltip for key, method in INTERVAL_METHODS.items()}
 #: Methods computed from random draws: blank until the background run delivers them.
 RESAMPLED = {"bootstrap", "bayes_mc"}
 #: Posterior intervals that come from draws (precision's is exact Beta quantiles).
@@ -270,6 +250,10 @@ class EvaluationTableModel(QAbstractTableModel):
 # --- forest plot -----------------------------------------------------------------------
 
 
+#: Least width of the forest plots' row labels (pixels); wider labels widen it.
+FOREST_AXIS_WIDTH = 190
+
+
 class ForestPlot(PlotPanel):
     """One row per interval method, grouped per metric; estimate dot and interval bar.
 
@@ -292,10 +276,11 @@ class ForestPlot(PlotPanel):
         # metrics, so a legend box would only cover the intervals of the top rows.
         self.legend.hide()
         left_axis = self.getAxis("left")
-        left_axis.setWidth(190)
+        left_axis.setWidth(FOREST_AXIS_WIDTH)
         tick_font = QFont()
         tick_font.setPointSize(8)
         left_axis.setStyle(tickFont=tick_font)
+        self._tick_metrics = QFontMetrics(tick_font)
         self.metrics = metrics
         self._labels: dict[int, str] = {}
         self.points: dict[str, pg.PlotDataItem] = {}
@@ -357,7 +342,12 @@ class ForestPlot(PlotPanel):
                 right=np.maximum(upper - estimate, 0.0),
             )
             self.points[metric].setData(estimate, y)
-        self.getAxis("left").setTicks([ticks, []])
+        axis = self.getAxis("left")
+        axis.setTicks([ticks, []])
+        # pyqtgraph leaves out a tick label wider than its axis: make room for the widest
+        # (method names come from one table; a longer one must not vanish from the plot).
+        widest = max((self._tick_metrics.horizontalAdvance(label) for _, label in ticks), default=0)
+        axis.setWidth(max(FOREST_AXIS_WIDTH, widest + 12))
         if ticks:
             self.setYRange(position + 0.5, 0.5, padding=0)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import validation
 from core.errors import InputError
+from core.methods import INTERVAL_METHODS
 from core.session import SCHEMA_VERSION, EnsembleInputs, SessionState, flatten
 from core.workbook.rounds import Round
 
@@ -49,19 +50,9 @@ METRIC_MEANINGS = {
     "fpr": "Share of the truly negative items that the classifier wrongly flags.",
     "prevalence": "Estimated share of truly positive items in the whole population.",
 }
-METHOD_NAMES = {
-    "wald": "Wald",
-    "wilson": "Wilson score",
-    "agresti_coull": "Agresti-Coull",
-    "clopper_pearson": "Clopper-Pearson (exact)",
-    "jeffreys": "Jeffreys",
-    "bootstrap": "bootstrap",
-    "bayes": "Bayesian predictive (Eq 6-8): prediction for the next round's estimate",
-    "bayes_mc": "Bayesian predictive, Monte Carlo: prediction for the next round's estimate",
-    "posterior": "posterior of the true value",
-    "katz_log": "Katz log-ratio",
-    "delta": "delta method",
-    "estimate": "point estimate",
+#: Method names in the report: the one table's labels (core.methods), predictions marked.
+METHOD_NAMES = {key: method.qualified_label for key, method in INTERVAL_METHODS.items()} | {
+    "estimate": "point estimate"
 }
 #: The interval quoted first for each metric (the paper's recommendations, methods §3-4).
 HEADLINE_METHODS = {

@@ -198,10 +198,10 @@ def test_coverage_shows_the_design_and_warns_about_a_sparse_one(capsys):
     ]
     assert low  # n1 = 1 cannot give honest precision intervals
     for metric, kind in low:
-        prediction = "a prediction for the next round's estimate"
-        name = {"wald": "Wald", "katz_log": "Katz log", "bootstrap": "bootstrap",
-                "bayes": f"Bayesian predictive (Eq 6-8; {prediction})",
-                "bayes_mc": f"Bayesian predictive Monte Carlo ({prediction})"}[kind]  # fmt: skip
+        prediction = "prediction for the next round's estimate"
+        name = {"wald": "Wald", "katz_log": "Katz log-ratio", "bootstrap": "bootstrap",
+                "bayes": f"Bayesian predictive ({prediction})",
+                "bayes_mc": f"Bayesian predictive, Monte Carlo ({prediction})"}[kind]  # fmt: skip
         assert any(text.startswith(f"{metric}: the {name} interval covers") for text in warnings)
     assert main(argv) == 0
     out = capsys.readouterr().out

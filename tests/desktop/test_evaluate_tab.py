@@ -231,3 +231,16 @@ def test_prediction_intervals_are_labelled_as_predictions_for_the_next_round():
     for key in ("bayes", "bayes_mc"):
         assert "next round" in METHOD_NAMES[key]
         assert "next round" in METHOD_TIPS[key] or "future round" in METHOD_TIPS[key]
+
+
+def test_every_forest_row_label_fits_its_axis(qtbot, tab):
+    """pyqtgraph drops a tick label wider than its axis: every method's row must be named,
+    the long prediction labels too ("Precision · Bayes predictive MC, next round")."""
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=20_000)
+    for forest in (tab.forest, tab.fpr_forest):
+        axis = forest.getAxis("left")
+        labels = list(forest._labels.values())
+        assert labels
+        widest = max(forest._tick_metrics.horizontalAdvance(label) for label in labels)
+        assert axis.width() >= widest
+    assert any("next round" in label for label in tab.forest._labels.values())
