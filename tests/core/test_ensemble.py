@@ -13,7 +13,6 @@ import dataclasses
 import json
 import math
 import random
-import time
 
 import numpy as np
 import pytest
@@ -479,20 +478,6 @@ def test_plan_is_seeded_frozen_and_exports_the_cli_keys():
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.savings[0].pir = 1.0
     assert (first.savings[1].pir, first.savings[1].cir) == (0.2, 2000 / 3000)
-
-
-def test_planning_200_trials_for_three_children_takes_milliseconds():
-    children = [
-        ChildSet(size=8000, overlap=5000),
-        ChildSet(size=3000, overlap=3000),
-        ChildSet(size=20000, overlap=9000),
-    ]
-    timings = []
-    for seed in range(5):
-        start = time.perf_counter()
-        plan_recycled_labels(10_000, children, trials=200, rng=seed)
-        timings.append(time.perf_counter() - start)
-    assert min(timings) < 0.05  # the target is < 1 s; a Python loop per trial would fail
 
 
 @pytest.mark.parametrize(

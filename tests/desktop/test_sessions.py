@@ -215,18 +215,21 @@ def test_saved_session_has_plot_snapshots_on_its_plots_sheet(window, dialogs, tm
         assert sum(name.startswith("xl/media/") for name in archive.namelist()) == len(images)
 
 
-def test_snapshots_are_quick_and_in_reading_order(window):
-    import time
+def test_snapshots_are_bounded_and_in_reading_order(window):
+    from desktop.main_window import MAX_SNAPSHOT_SIZE
 
-    started = time.perf_counter()
     images = window.plot_snapshots()
-    elapsed = time.perf_counter() - started
     names = list(images)
     assert names.index("Plan: Precision: interval width vs s") < names.index(
         "Plan: Interval width vs labels v (at the slider s)"
     )
     assert names.index("History: Precision over time") < names.index("History: Recall over time")
-    assert elapsed < 5.0, elapsed  # typically a few tenths of a second
+    # Their cost is bounded by their size (a plot stretched by long text is scaled down);
+    # how long they take is a benchmark's business, not a test's.
+    for image in images.values():
+        with Image.open(io.BytesIO(image)) as picture:
+            assert picture.width <= MAX_SNAPSHOT_SIZE.width()
+            assert picture.height <= MAX_SNAPSHOT_SIZE.height()
 
 
 def test_save_on_a_rounds_workbook_asks_for_a_new_name(window, dialogs, tmp_path, shared_fixtures):
