@@ -163,6 +163,13 @@ class Population:
         return self.predicted_positive is not None
 
     @property
+    def strata(self) -> tuple[int, int] | None:
+        """``(N1, N0)``, the predicted-positive and predicted-negative counts, when known."""
+        if self.predicted_positive is None or self.predicted_negative is None:
+            return None
+        return self.predicted_positive, self.predicted_negative
+
+    @property
     def predicted_positive_share(self) -> float:
         """``k/(k+1)``: the share of the population the classifier flags."""
         return self.k / (self.k + 1.0)
@@ -178,8 +185,10 @@ class Population:
                 f"({named('population')}), not only k"
             )
         self.require_sample_fits(n_pos, n_neg)
+        strata = self.strata
+        assert strata is not None  # has_counts was checked above
         factors = []
-        for n, big_n in ((n_pos, self.predicted_positive), (n_neg, self.predicted_negative)):
+        for n, big_n in zip((n_pos, n_neg), strata, strict=True):
             factors.append((big_n - n) / (big_n - 1) if big_n > 1 else 0.0)
         return factors[0], factors[1]
 
@@ -189,11 +198,12 @@ class Population:
         Items are labeled without replacement, so a stratum of ``N`` items cannot give more
         than ``N`` labels: more means the counts or the population were mistyped.
         """
-        if not self.has_counts:
+        strata = self.strata
+        if strata is None:
             return
         for label, n, big_n in (
-            ("predicted-positive", n_pos, self.predicted_positive),
-            ("predicted-negative", n_neg, self.predicted_negative),
+            ("predicted-positive", n_pos, strata[0]),
+            ("predicted-negative", n_neg, strata[1]),
         ):
             if n > big_n:
                 raise InputError(

@@ -163,9 +163,10 @@ def stratum_weights(predicted_positive, population: Population) -> np.ndarray:
             f"both strata need labeled items, got {n1} predicted positive and {n0} predicted "
             "negative"
         )
-    if population.has_counts:
-        positive_weight = population.predicted_positive / n1
-        negative_weight = population.predicted_negative / n0
+    strata = population.strata
+    if strata is not None:
+        positive_weight = strata[0] / n1
+        negative_weight = strata[1] / n0
     else:
         positive_weight, negative_weight = population.k / n1, 1.0 / n0
     return np.where(flags, positive_weight, negative_weight)

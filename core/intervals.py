@@ -151,9 +151,10 @@ def _random_counts(
             "the finite population correction needs a stratified design with known "
             "population counts; a random sample has none"
         )
+    tp, fp, fn, tn = (float(cell) for cell in matrix.as_tuple())
     if matrix.has_zero_cell:
-        return (*(cell + 0.5 for cell in matrix.as_tuple()), HALDANE_NOTE)
-    return (*(float(cell) for cell in matrix.as_tuple()), "")
+        return tp + 0.5, fp + 0.5, fn + 0.5, tn + 0.5, HALDANE_NOTE
+    return tp, fp, fn, tn, ""
 
 
 def _random_rate(successes: int, failures: int) -> float:

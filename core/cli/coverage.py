@@ -109,10 +109,9 @@ def run(args: argparse.Namespace) -> CoverageResult | GridResult:
             raise InputError(
                 f"--paper-grid runs fixed settings; drop {', '.join('--' + n for n in given)}"
             )
-        result = run_grid(
+        return run_grid(
             reps=reps, replicates=replicates, confidence=confidence, seed=args.seed, prior=prior
         )
-        return result
     missing = [f"--{name}" for name in SETTING_FLAGS if getattr(args, name) is None]
     if missing:
         raise InputError(f"{', '.join(missing)} required (or use --paper-grid)")

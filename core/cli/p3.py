@@ -150,8 +150,10 @@ def table_rows(curve, eta_min: float, eta_max: float) -> list[tuple]:
     grid = np.asarray(etas, dtype=float)
     precision = np.atleast_1d(precision_at_prevalence(point.tpr, point.fpr, grid))
     f1 = np.atleast_1d(f_beta_at_prevalence(point.tpr, point.fpr, grid))
+    lower: list[float | None]
+    upper: list[float | None]
     if band is not None:
-        lower, upper = (np.atleast_1d(bound) for bound in band.bounds_at(grid))
+        lower, upper = (np.atleast_1d(bound).tolist() for bound in band.bounds_at(grid))
     else:
         lower = upper = [None] * len(etas)
     return [

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> dict:
         confidence=args.confidence,
         sources=(args.file,),
     )
-    result = {"output": str(args.output)}
+    result: dict[str, object] = {"output": str(args.output)}
     result.update(content.to_dict())
     result["problems"] = notes
     return result

@@ -736,11 +736,11 @@ def _write_plots(ws, images: Sequence[tuple[str, bytes, tuple[int, int]]]) -> No
     from openpyxl.worksheet.pagebreak import Break
 
     sheet = _Sheet(ws)
-    sizes = []
-    for _name, _data, (width, height) in images:
-        scale = min(1.0, 900 / max(width, 1))
-        sizes.append((width * scale, height * scale))
-    widest = max((width for width, _ in sizes), default=900)
+    sizes: list[tuple[float, float]] = []
+    for _name, _data, (pixel_width, pixel_height) in images:
+        scale = min(1.0, 900 / max(pixel_width, 1))
+        sizes.append((pixel_width * scale, pixel_height * scale))
+    widest = max((shown_width for shown_width, _ in sizes), default=900)
     # 10 % kept free for the print scaling's rounding and the title rows of each page.
     page_rows = int(widest * PORTRAIT_HEIGHT_PER_WIDTH * 0.9 / PLOT_ROW_PIXELS)
     row, used = 1, 0
