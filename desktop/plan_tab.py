@@ -232,7 +232,7 @@ def plan_basis(state: SessionState) -> PlanBasis:
             posteriors=posteriors,
         )
     except InputError as exc:
-        return PlanBasis(error=exc)
+        return PlanBasis(error=str(exc))
     request = PlanRequest.from_session(state, inputs)
     notes = (*inputs.notes, *request.fallbacks)
     recommended = None

@@ -520,7 +520,7 @@ class PrevalenceTab(SessionTab):
                     points, eta_min=settings.eta_min, eta_max=settings.eta_max
                 )
             except InputError as exc:
-                messages.append(exc)
+                messages.append(str(exc))
         self._show_p3(self.curve)
         self._show_f1(self.comparison)
         self._show_calibrated(points, settings.reference_prevalence)

@@ -571,3 +571,17 @@ def test_tab_walks_the_inputs_in_the_order_they_are_drawn(qtbot, tab):
     qtbot.waitUntil(tab.s_slider.spin.hasFocus, timeout=2000)
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
     assert QApplication.focusWidget() is tab.v_slider.slider
+
+
+def test_unusable_planning_inputs_are_kept_as_words(monkeypatch, session):
+    """A refusal of the planning inputs is stored as its message, which the notes show."""
+    from core.errors import InputError
+
+    def refuse(state):
+        raise InputError("k must be a number > 0, got 0")
+
+    monkeypatch.setattr(plan_tab, "planning_inputs", refuse)
+    basis = plan_tab.plan_basis(session.state)
+    assert basis.error == "k must be a number > 0, got 0"
+    with pytest.raises(InputError, match="k must be a number > 0"):
+        plan_tab.design_plan(session.state, basis)

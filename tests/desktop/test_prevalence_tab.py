@@ -185,3 +185,19 @@ def test_inputs_have_tooltips(tab):
     ):
         assert widget.toolTip(), widget
     assert tab.grids() == []
+
+
+def test_a_refused_curve_is_said_in_words(monkeypatch, tab):
+    """The curve's refusal reaches the message line and the status bar as text."""
+    from core.errors import InputError
+    from desktop import prevalence_tab
+
+    def refuse(*args, **kwargs):
+        raise InputError("reference prevalence must be between 0 and 1, got 2")
+
+    monkeypatch.setattr(prevalence_tab, "compare_across_prevalence", refuse)
+    statuses = []
+    tab.status_message.connect(statuses.append)
+    tab.refresh()
+    assert "reference prevalence must be between 0 and 1" in tab.message_label.text()
+    assert statuses and "reference prevalence" in statuses[-1]
