@@ -18,7 +18,13 @@ from typing import Any
 
 from core.bayes import Posterior
 from core.confusion import Population
-from core.planning import Plan, make_plan, previous_round_posterior, rates_from_round
+from core.planning import (
+    Plan,
+    WidthCurveModel,
+    make_plan,
+    previous_round_posterior,
+    rates_from_round,
+)
 
 #: Prior presets that know nothing: without data their predictive intervals are wider than
 #: the unit interval and their s* is just 1/k, so they give no Bayesian plan of their own.
@@ -49,6 +55,19 @@ class PlanningInputs:
     posterior: Posterior | None
     source: str
     notes: tuple[str, ...] = ()
+
+    def width_curve_model(self, confidence: float, posterior_label: str) -> WidthCurveModel:
+        """Interval widths against ``s`` and ``v`` from these inputs (methods §7): the
+        frequentist curves, plus the posterior's Bayesian curve named ``posterior_label``
+        when there is a posterior. Raises ``InputError`` as the model does."""
+        posteriors = () if self.posterior is None else ((posterior_label, self.posterior),)
+        return WidthCurveModel.build(
+            k=self.population.k,
+            precision=self.precision,
+            recall=self.recall,
+            confidence=confidence,
+            posteriors=posteriors,
+        )
 
 
 def planning_inputs(state, past_round=None) -> PlanningInputs:

@@ -223,14 +223,7 @@ def plan_basis(state: SessionState) -> PlanBasis:
     (the same rule as the report: :class:`core.plan_request.PlanRequest`)."""
     try:
         inputs = planning_inputs(state)
-        posteriors = [(CURRENT_PRIOR, inputs.posterior)] if inputs.posterior is not None else []
-        curves = WidthCurveModel.build(
-            k=inputs.population.k,
-            precision=inputs.precision,
-            recall=inputs.recall,
-            confidence=state.confidence,
-            posteriors=posteriors,
-        )
+        curves = inputs.width_curve_model(state.confidence, CURRENT_PRIOR)
     except InputError as exc:
         return PlanBasis(error=str(exc))
     request = PlanRequest.from_session(state, inputs)

@@ -441,19 +441,10 @@ def plan_curves_section(
     """Interval widths against ``s`` at the Plan tab's ``v`` (methods §7, Figure 1)."""
     import numpy as np
 
-    from core.planning import WidthCurveModel
-
     if inputs is None:
         return None
-    posteriors = () if inputs.posterior is None else (("your prior + data", inputs.posterior),)
     try:
-        model = WidthCurveModel.build(
-            k=inputs.population.k,
-            precision=inputs.precision,
-            recall=inputs.recall,
-            confidence=state.confidence,
-            posteriors=posteriors,
-        )
+        model = inputs.width_curve_model(state.confidence, "your prior + data")
         grid = np.geomspace(model.grid[0], model.grid[-1], PLAN_CURVE_POINTS)
         curves = model.over_s(state.plan.v, grid)
     except InputError as exc:
