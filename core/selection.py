@@ -42,6 +42,7 @@ every result is a frozen dataclass):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import secrets
@@ -153,14 +154,8 @@ class ClassifierDesign(ClassifierCount):
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "column": self.column,
-            "population_pos": self.population_pos,
-            "population_neg": self.population_neg,
-            "n_pos": self.n_pos,
-            "n_neg": self.n_neg,
-        }
+        """The counts' fields, then the sample sizes (a ``classifiers`` entry of the JSON)."""
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
