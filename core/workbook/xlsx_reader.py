@@ -773,7 +773,7 @@ class _SheetReader:
         formula_attributes: dict[str, str] | None = None
         formula_text: str | None = None
         inline: list | None = None  # [plain text, run texts] of an inline string
-        in_run = in_phonetic = in_cell = False
+        in_run = in_phonetic = in_cell = in_row = False
         text = ""
         elements = 0
         finished = False
@@ -790,7 +790,7 @@ class _SheetReader:
         def start(name, attributes):
             nonlocal elements, column, cell_reference, cell_type, cell_style, value_text
             nonlocal formula_attributes, inline, in_cell, text
-            nonlocal row_number, values, formulas, in_run, in_phonetic
+            nonlocal row_number, values, formulas, in_run, in_phonetic, in_row
             if name == c_tag:
                 elements += 1
                 cell_reference = attributes.get("r")
@@ -810,6 +810,11 @@ class _SheetReader:
             elif name == row_tag:
                 elements += 1
                 number_text = attributes.get("r")
+                if in_row:  # a lost </row>: its cells would be mixed with the next row's
+                    raise _Damaged(
+                        f"{where}: a row starts inside row {row_number} (its </row> is missing)"
+                    )
+                in_row = True
                 row_number = row_number + 1 if number_text is None else _row_number(number_text)
                 values = []
                 formulas = None
@@ -831,7 +836,7 @@ class _SheetReader:
 
         def end(name):
             nonlocal value_text, formula_text, in_cell, formulas, in_run
-            nonlocal in_phonetic, finished
+            nonlocal in_phonetic, finished, in_row
             if name == c_tag:
                 in_cell = False
                 if cell_type is None or cell_type == "n":
@@ -874,6 +879,7 @@ class _SheetReader:
                 if value_text is None and in_cell:  # openpyxl reads the first <v>
                     value_text = text
             elif name == row_tag:
+                in_row = False
                 out.append((row_number, values, formulas))
             elif name == t_tag:
                 if inline is not None and not in_phonetic:
@@ -1137,6 +1143,10 @@ class _ScannedSheetRows:
         rows: list[RawRow] = []
         for piece in block.split(b"</row>"):
             start = piece.find(b"<row")
+            if start >= 0 and piece.find(b"<row", start + 4) >= 0:
+                # A row started inside another (a lost </row>): the patterns would merge
+                # their cells; the streaming reader reads the XML as it is (and refuses it).
+                raise _UseStreamingReader
             plain = _ROW_PLAIN.match(piece, start) if start >= 0 else None
             if plain is not None:  # the usual row: number and cells, nothing to decide
                 row_number = self._last_row = int(plain.group(1))

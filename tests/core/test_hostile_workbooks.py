@@ -147,6 +147,14 @@ def _unclosed_rows(tmp_path: Path) -> Path:
     return write_workbook(tmp_path / "unclosed_rows.xlsx", [sheet_xml(rows)])
 
 
+def _lost_row_ends(tmp_path: Path) -> Path:
+    """Well-formed rows except that the first 40 lost their </row>: nested rows, which an
+    XML parser only refuses at </sheetData>, 100 KB later (past the first chunk read)."""
+    rows = "".join(data_row(n, f"R{n}") for n in range(2, 1200))
+    rows = HEADER_ROW.replace("</row>", "") + rows.replace("</row>", "", 40)
+    return write_workbook(tmp_path / "lost_row_ends.xlsx", [sheet_xml(rows)])
+
+
 def _unclosed_cells(tmp_path: Path) -> Path:
     cells = "".join(f'<c r="B{n}"><v>{n}</v>' for n in range(2, 600))
     return write_workbook(tmp_path / "unclosed_cells.xlsx", [sheet_xml(HEADER_ROW + cells)])
@@ -284,6 +292,7 @@ _COLUMN_LETTERS = [_letters(index) for index in range(1000)]
 CASES = [
     Case("unclosed <row tags", _unclosed_rows, refusal="is damaged", openpyxl_reads=False),
     Case("unclosed <c tags", _unclosed_cells, refusal="is damaged", openpyxl_reads=False),
+    Case("lost </row> tags", _lost_row_ends, refusal="is damaged", openpyxl_reads=False),
     Case("comment hides a value", _comment_hides_value, rounds=("visible",)),
     Case("comment hides a row", _comment_hides_row, rounds=("kept", "last")),
     Case("CDATA is text", _cdata, rounds=("R<1>&",)),
