@@ -72,6 +72,10 @@ class Comparison:
 
     Attributes
     ----------
+    previous, current : ConfusionMatrix
+        The two rounds' labeled counts.
+    k_previous, k_current : float
+        Each round's imbalance ratio ``N1/N0``.
     precision_change : Change
         Newcombe hybrid score interval (method 10).
     recall_change : Change
@@ -85,6 +89,10 @@ class Comparison:
         Plain-language cautions (undefined estimates, ...).
     """
 
+    previous: ConfusionMatrix
+    current: ConfusionMatrix
+    k_previous: float
+    k_current: float
     precision_change: Change
     recall_change: Change
     confidence: float
@@ -92,9 +100,29 @@ class Comparison:
     prior: Prior
     warnings: tuple[str, ...]
 
+    def round_estimates(self, which: str) -> dict[str, object]:
+        """``{tp, fp, fn, tn, k, precision, recall}`` of the ``"previous"`` or ``"current"``
+        round (each side of the comparison, shown with it)."""
+        matrix, k = (
+            (self.previous, self.k_previous)
+            if which == "previous"
+            else (self.current, self.k_current)
+        )
+        return {
+            "tp": matrix.tp,
+            "fp": matrix.fp,
+            "fn": matrix.fn,
+            "tn": matrix.tn,
+            "k": k,
+            "precision": getattr(self.precision_change, which),
+            "recall": getattr(self.recall_change, which),
+        }
+
     def to_dict(self) -> dict:
         """The ``prplanner compare --json`` document (its JSON contract) plus ``warnings``."""
         return {
+            "previous": self.round_estimates("previous"),
+            "current": self.round_estimates("current"),
             "precision_change": self.precision_change.to_dict(),
             "recall_change": self.recall_change.to_dict(),
             "warnings": list(self.warnings),
@@ -230,6 +258,10 @@ def compare(
                 "from the posterior alone"
             )
     return Comparison(
+        previous=previous,
+        current=current,
+        k_previous=k_previous,
+        k_current=k_current,
         precision_change=precision_change,
         recall_change=recall_change,
         confidence=confidence,

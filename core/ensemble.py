@@ -144,8 +144,8 @@ class PrecisionSampleSize:
     population: int | None
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner samplesize`` JSON contract (its JSON contract)."""
-        return {"n": self.n, "p_used": self.p_used, "z": self.z}
+        """The ``prplanner samplesize --json`` document (its JSON contract)."""
+        return {"n": self.n, "p_used": self.p_used, "z": self.z, "population": self.population}
 
 
 def precision_sample_size(

@@ -161,6 +161,18 @@ class Evaluation:
             "fpr": self.fpr,
         }
 
+    def recommended(self) -> dict[str, str]:
+        """Metric -> the interval method to quote (:data:`core.methods.RECOMMENDED`), for
+        the metrics whose recommended method was computed."""
+        from core.methods import METRICS, RECOMMENDED
+
+        metrics = self.metrics()
+        return {
+            metric: RECOMMENDED[metric].method
+            for metric in METRICS
+            if RECOMMENDED[metric].method in metrics[metric].intervals
+        }
+
     def to_dict(self) -> dict:
         """The ``prplanner evaluate --json`` document (its JSON contract)."""
         result: dict = {"k": self.k, "design": self.design}
@@ -168,6 +180,7 @@ class Evaluation:
             result[name] = metric.to_dict()
         result["prevalence"] = {"estimate": _none_if_nan(self.estimates.prevalence)}
         result["warnings"] = list(self.warnings)
+        result["recommended"] = self.recommended()
         return result
 
     def to_rows(self) -> list[tuple[str, str, float | None, float | None, float | None, str]]:

@@ -619,7 +619,6 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
 def summary_text(result: LabeledRound) -> str:
     """The words shown after labels were read (what a lead needs, no formulas)."""
     labels = result.labels
-    k = labels.design.population_pos / labels.design.population_neg
     lines = [
         f"<b>{formatting.short_text(result.round.round or '', 80)}</b> is in the Rounds "
         "panel and the Evaluate tab shows it.",
@@ -628,15 +627,13 @@ def summary_text(result: LabeledRound) -> str:
         f"without a label {labels.unlabeled:,}).",
     ]
     if labels.skipped:
-        from core.confusion import ConfusionMatrix, point_estimates
-
-        for words, how in (("positive", "positive"), ("negative", "negative")):
-            tp, fp, fn, tn = labels.counts(how)
-            if tp + fp and fn + tn:
-                est = point_estimates(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), k)
+        for label in ("positive", "negative"):
+            estimates = labels.estimates_if_skipped(label)
+            if estimates["precision"] is not None:  # both strata have a label
                 lines.append(
-                    f"If every skipped item were {words}: precision "
-                    f"{formatting.percent(est.precision)}, recall {formatting.percent(est.recall)}."
+                    f"If every skipped item were {label}: precision "
+                    f"{formatting.percent(estimates['precision'])}, recall "
+                    f"{formatting.percent(estimates['recall'])}."
                 )
     if result.missed:
         lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")

@@ -15,7 +15,7 @@ import argparse
 from core import validation
 from core.cli.evaluate import add_count_flags, matrix_from_flags, percent
 from core.cli.output import add_json_flag, confidence_flag, number, whole
-from core.compare import compare
+from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
 
@@ -69,27 +69,11 @@ def _k(args: argparse.Namespace, suffix: str, matrix) -> float:
     return validation.imbalance(f"--k{suffix}", getattr(args, f"k{suffix}"))
 
 
-def _round_estimates(matrix, k: float) -> dict[str, object]:
-    """Precision and recall of one round (each side of the comparison, shown with it)."""
-    from core.confusion import point_estimates
-
-    estimates = point_estimates(matrix, k)
-    return {
-        "tp": matrix.tp,
-        "fp": matrix.fp,
-        "fn": matrix.fn,
-        "tn": matrix.tn,
-        "k": k,
-        "precision": estimates.precision,
-        "recall": estimates.recall,
-    }
-
-
-def run(args: argparse.Namespace) -> dict[str, object]:
+def run(args: argparse.Namespace) -> Comparison:
     previous = matrix_from_flags(args)
     current = matrix_from_flags(args, suffix="2")
     k_previous, k_current = _k(args, "", previous), _k(args, "2", current)
-    result = compare(
+    return compare(
         previous,
         current,
         k_previous=k_previous,
@@ -100,11 +84,6 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         ),
         seed=args.seed,
     )
-    return {
-        "previous": _round_estimates(previous, k_previous),
-        "current": _round_estimates(current, k_current),
-        **result.to_dict(),
-    }
 
 
 def _points(value: float | None) -> str:
@@ -114,9 +93,9 @@ def _points(value: float | None) -> str:
     return f"{100 * value:+.2f} pp"
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(comparison: Comparison) -> str:
+    result = comparison.to_dict()
     previous, current = result["previous"], result["current"]
-    assert isinstance(previous, dict) and isinstance(current, dict)
     header = (
         f"{'metric':<10} {'previous':>9} {'current':>9} {'change':>11} {'lower':>11} "
         f"{'upper':>11} {'P(decline)':>11}"

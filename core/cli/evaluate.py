@@ -13,7 +13,7 @@ from core import validation
 from core.bayes import Prior
 from core.cli.output import add_json_flag, confidence_flag, number, number_list, whole
 from core.confusion import ConfusionMatrix, Population
-from core.evaluation import evaluate
+from core.evaluation import Evaluation, evaluate
 from core.methods import INTERVAL_METHODS, METRICS, RECOMMENDED
 
 HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labeled round."
@@ -104,11 +104,11 @@ def population_from_flags(args: argparse.Namespace) -> Population | None:
     return Population(k=validation.imbalance("--k", args.k))
 
 
-def run(args: argparse.Namespace) -> dict[str, object]:
+def run(args: argparse.Namespace) -> Evaluation:
     matrix = matrix_from_flags(args)
     population = population_from_flags(args)
     prior = None if args.prior is None else Prior.from_sequence(args.prior, name="given by --prior")
-    result = evaluate(
+    return evaluate(
         matrix,
         population=population,
         confidence=confidence_flag(args.confidence),
@@ -119,13 +119,6 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         prior=prior,
         fpc=args.fpc,
     )
-    data = result.to_dict()
-    data["recommended"] = {
-        metric: RECOMMENDED[metric].method
-        for metric in METRICS
-        if RECOMMENDED[metric].method in data[metric]["intervals"]
-    }
-    return data
 
 
 def percent(value: float | None) -> str:
@@ -163,7 +156,10 @@ def interval_table(result: dict[str, object], metrics=("precision", "recall", "f
     return "\n".join(lines)
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(evaluation: Evaluation | dict[str, object]) -> str:
+    """The estimates, every interval (the one to quote first) and the warnings, for people;
+    ``evaluation`` may also be its ``to_dict()`` (as ``labels`` hands it on)."""
+    result = evaluation.to_dict() if isinstance(evaluation, Evaluation) else evaluation
     lines = [f"design {result['design']}, k = {result['k']:.6g}"]
     lines.append("")
     lines.append(interval_table(result))

@@ -17,14 +17,18 @@ sheet, row}``. ``evaluation`` is ``null`` while a stratum has no label yet.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
-import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli.output import add_json_flag, number, whole
 from core.errors import InputError
+
+if TYPE_CHECKING:
+    from core.workbook.append_round import AppendedRound
+    from core.workbook.labeling import LabeledSample
 
 HELP = "Count and evaluate a labeled labeling workbook; optionally add it to a rounds workbook."
 
@@ -73,81 +77,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _estimates(counts: tuple[int, int, int, int], k: float) -> dict[str, object]:
-    from core.confusion import ConfusionMatrix, point_estimates
-
-    tp, fp, fn, tn = counts
-    result: dict[str, object] = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
-    if tp + fp == 0 or fn + tn == 0:
-        return {**result, "precision": None, "recall": None, "f1": None}
-    estimates = point_estimates(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), k)
-
-    def finite(value: float) -> float | None:
-        return value if math.isfinite(value) else None
-
-    return {
-        **result,
-        "precision": finite(estimates.precision),
-        "recall": finite(estimates.recall),
-        "f1": finite(estimates.f1),
-    }
-
-
-def _evaluation(labels, seed: int, args: argparse.Namespace) -> dict | None:
-    """The ``prplanner evaluate --json`` document for these counts (its own code path)."""
-    from core.cli import evaluate
-
-    if labels.labeled_pos == 0 or labels.labeled_neg == 0:
-        return None
-    design = labels.design
-    namespace = argparse.Namespace(
-        k=None,
-        population=[design.population_pos, design.population_neg],
-        random=False,
-        tp=labels.tp,
-        fp=labels.fp,
-        fn=labels.fn,
-        tn=labels.tn,
-        confidence=args.confidence,
-        replicates=args.replicates,
-        seed=seed,
-        prior=None,
-        fpc=False,
-    )
-    return evaluate.run(namespace)
-
-
-def _counts(labels) -> dict[str, object]:
-    return {
-        "tp": labels.tp,
-        "fp": labels.fp,
-        "fn": labels.fn,
-        "tn": labels.tn,
-        "labeled_pos": labels.labeled_pos,
-        "labeled_neg": labels.labeled_neg,
-        "skipped": labels.skipped,
-        "unlabeled": labels.unlabeled,
-        "population_pos": labels.design.population_pos,
-        "population_neg": labels.design.population_neg,
-    }
-
-
-def _alternatives(labels) -> dict[str, object]:
-    k = labels.design.population_pos / labels.design.population_neg
-    return {
-        "if_skipped_positive": _estimates(labels.counts("positive"), k),
-        "if_skipped_negative": _estimates(labels.counts("negative"), k),
-    }
-
-
-def run(args: argparse.Namespace) -> dict[str, object]:
-    from core.cli.output import confidence_flag
-    from core.workbook.labeling import count_labels, read_labeling_workbook
-
-    confidence_flag(args.confidence)
+def run(args: argparse.Namespace) -> LabeledSample:
     from core import validation
+    from core.cli.output import confidence_flag
+    from core.workbook.labeling import evaluate_labels, read_labeling_workbook
 
-    validation.whole_at_least("--replicates", args.replicates, 100, validation.MAX_REPLICATES)
+    confidence = confidence_flag(args.confidence)
+    replicates = validation.whole_at_least(
+        "--replicates", args.replicates, 100, validation.MAX_REPLICATES
+    )
     target = args.append_to
     if target is not None and target.suffix.casefold() not in (".xlsx", ".xlsm"):
         raise InputError(f"--append-to must name an .xlsx workbook, got {target.name}")
@@ -161,41 +99,26 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         if before is None:
             raise InputError(f"--append-to {target}: no such file")
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
-    results = count_labels(workbooks)
-    primary = results[0]
-    seed = workbooks[0].design.seed
-    result: dict[str, object] = _counts(primary)
-    result["seed"] = seed
-    result["evaluation"] = _evaluation(primary, seed, args)
-    result.update(_alternatives(primary))
-    if len(results) > 1:
-        result["classifiers"] = [
-            {
-                "name": labels.design.name,
-                **_counts(labels),
-                "evaluation": _evaluation(labels, seed, args),
-                **_alternatives(labels),
-            }
-            for labels in results[1:]
-        ]
+    result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates)
+    primary = result.primary
     if primary.unlabeled:
         print(
             f"note: {primary.unlabeled:,} item(s) have no label yet; the counts and the "
             "evaluation use the labeled items only",
             file=sys.stderr,
         )
-    if result["evaluation"] is None:
+    if result.evaluations[0] is None:
         print(
             "note: no evaluation yet: each stratum needs at least one item labeled positive "
             "or negative",
             file=sys.stderr,
         )
     if target is not None:
-        result["appended"] = _append(args, workbooks, primary, before)
+        result = dataclasses.replace(result, appended=_append(args, workbooks, primary, before))
     return result
 
 
-def _append(args, workbooks, primary, before) -> dict[str, object]:
+def _append(args, workbooks, primary, before) -> AppendedRound:
     from core.workbook.append_round import NewRound, append_round
 
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
@@ -228,7 +151,7 @@ def _append(args, workbooks, primary, before) -> dict[str, object]:
         sources=tuple(args.workbooks),
         expected=before,
     )
-    return appended.to_dict()
+    return appended
 
 
 def _last_classifier(path: Path, sheet: str | None) -> str | None:
@@ -240,10 +163,11 @@ def _last_classifier(path: Path, sheet: str | None) -> str | None:
     return rounds[-1].classifier if rounds else None
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(labeled: LabeledSample) -> str:
     from core.cli.evaluate import format_text as evaluation_text
     from core.cli.evaluate import percent
 
+    result = labeled.to_dict()
     lines = [
         f"seed {result['seed']}; population {result['population_pos']:,} predicted positive, "
         f"{result['population_neg']:,} predicted negative",
@@ -263,7 +187,7 @@ def format_text(result: dict[str, object]) -> str:
     evaluation = result["evaluation"]
     if evaluation is not None:
         lines.append("")
-        lines.append(evaluation_text(evaluation))  # type: ignore[arg-type]
+        lines.append(evaluation_text(labeled.evaluations[0]))  # type: ignore[arg-type]
     further: Any = result.get("classifiers", [])
     for item in further:
         lines.append("")

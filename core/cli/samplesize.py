@@ -11,7 +11,7 @@ import argparse
 
 from core import validation
 from core.cli.output import add_json_flag, confidence_flag, number, whole
-from core.ensemble import DEFAULT_CONFIDENCE, precision_sample_size
+from core.ensemble import DEFAULT_CONFIDENCE, PrecisionSampleSize, precision_sample_size
 
 HELP = "Labels needed to estimate one precision to a given margin (methods §13)."
 
@@ -49,8 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> dict[str, object]:
-    """Check the flags (messages name them) and return ``{n, p_used, z}`` (methods §13)."""
+def run(args: argparse.Namespace) -> PrecisionSampleSize:
+    """Check the flags (messages name them) and size the sample (methods §13)."""
     margin = validation.margin("--margin", args.margin)
     level = confidence_flag(args.confidence)
     floor = args.precision_floor
@@ -59,22 +59,20 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     population = args.population
     if population is not None:
         population = validation.whole_at_least("--population", population, 1)
-    result = precision_sample_size(margin, level, precision_floor=floor, population=population)
-    return {**result.to_dict(), "population": population}
+    return precision_sample_size(margin, level, precision_floor=floor, population=population)
 
 
-def format_text(result: dict[str, object]) -> str:
+def format_text(size: PrecisionSampleSize) -> str:
     """Labeled lines for the terminal, saying whether the finite-population correction
     was applied."""
-    population = result.get("population")
     correction = (
-        f"applied (predicted-positive set of {population:,} items)"
-        if population
+        f"applied (predicted-positive set of {size.population:,} items)"
+        if size.population
         else "not applied (give --population N for a finite predicted-positive set)"
     )
     return (
-        f"labels needed (n)   {result['n']:,}\n"
-        f"precision used (p)  {result['p_used']:.4g}\n"
-        f"z                   {result['z']:.6f}\n"
+        f"labels needed (n)   {size.n:,}\n"
+        f"precision used (p)  {size.p_used:.4g}\n"
+        f"z                   {size.z:.6f}\n"
         f"finite population   {correction}"
     )

@@ -24,11 +24,12 @@ TP/FP/FN/TN per classifier, with the skipped and unlabeled items counted apart.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import progress
 from core.confusion import ConfusionMatrix, Population
@@ -36,6 +37,10 @@ from core.errors import InputError
 from core.items import text_of_cell
 from core.selection import RULE, ClassifierDesign, Membership, Selection, item_key, validate_seed
 from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
+
+if TYPE_CHECKING:
+    from core.evaluation import Evaluation
+    from core.workbook.append_round import AppendedRound
 
 __all__ = [
     "DESIGN_SHEET",
@@ -281,6 +286,122 @@ class ClassifierLabels:
         if skipped_as == "negative":
             return tp, fp + self.skipped_pos, fn, tn + self.skipped_neg
         return tp, fp, fn, tn
+
+    def estimates_if_skipped(self, skipped_as: str) -> dict[str, object]:
+        """``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item were labeled
+        ``skipped_as`` (``"positive"``/``"negative"``); the rates are ``None`` while a
+        stratum has no label or a rate is undefined (methods §2, Eq 1-3)."""
+        from core.confusion import point_estimates
+
+        tp, fp, fn, tn = self.counts(skipped_as)
+        result: dict[str, object] = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
+        if tp + fp == 0 or fn + tn == 0:
+            return {**result, "precision": None, "recall": None, "f1": None}
+        k = self.design.population_pos / self.design.population_neg
+        estimates = point_estimates(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), k)
+        return {
+            **result,
+            **{
+                name: value if math.isfinite(value) else None
+                for name, value in (
+                    ("precision", estimates.precision),
+                    ("recall", estimates.recall),
+                    ("f1", estimates.f1),
+                )
+            },
+        }
+
+    def to_dict(self) -> dict[str, object]:
+        """Counts and populations (the head of the ``prplanner labels --json`` document)."""
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "tn": self.tn,
+            "labeled_pos": self.labeled_pos,
+            "labeled_neg": self.labeled_neg,
+            "skipped": self.skipped,
+            "unlabeled": self.unlabeled,
+            "population_pos": self.design.population_pos,
+            "population_neg": self.design.population_neg,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabeledSample:
+    """A labeled round read back and evaluated: what ``prplanner labels`` reports.
+
+    Attributes
+    ----------
+    seed : int
+        The selection seed of the round (also the seed of the evaluation's resampling, so
+        the report is reproducible).
+    labels : tuple of ClassifierLabels
+        Counts per classifier, the main one first.
+    evaluations : tuple of Evaluation or None
+        :func:`core.evaluation.evaluate` of each classifier's counts with its population;
+        ``None`` while a stratum has no label yet.
+    appended : AppendedRound or None
+        Where the round was added to a rounds workbook, if it was.
+    """
+
+    seed: int
+    labels: tuple[ClassifierLabels, ...]
+    evaluations: tuple[Evaluation | None, ...]
+    appended: AppendedRound | None = None
+
+    @property
+    def primary(self) -> ClassifierLabels:
+        return self.labels[0]
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``prplanner labels --json`` document (its JSON contract)."""
+
+        def judged(labels: ClassifierLabels, evaluation: Evaluation | None) -> dict[str, object]:
+            return {
+                "evaluation": None if evaluation is None else evaluation.to_dict(),
+                "if_skipped_positive": labels.estimates_if_skipped("positive"),
+                "if_skipped_negative": labels.estimates_if_skipped("negative"),
+            }
+
+        result: dict[str, object] = {
+            **self.primary.to_dict(),
+            "seed": self.seed,
+            **judged(self.primary, self.evaluations[0]),
+        }
+        if len(self.labels) > 1:
+            result["classifiers"] = [
+                {"name": labels.design.name, **labels.to_dict(), **judged(labels, evaluation)}
+                for labels, evaluation in zip(self.labels[1:], self.evaluations[1:], strict=True)
+            ]
+        if self.appended is not None:
+            result["appended"] = self.appended.to_dict()
+        return result
+
+
+def evaluate_labels(
+    workbooks: Sequence[LabelingWorkbook], *, confidence: float = 0.95, replicates: int = 10_000
+) -> LabeledSample:
+    """Count one round's labeling workbooks (:func:`count_labels`) and evaluate each
+    classifier's counts, stratified by its population (methods §3-§6), with the round's
+    seed for the resampling."""
+    from core.evaluation import evaluate
+
+    counted = count_labels(workbooks)
+    seed = workbooks[0].design.seed
+    evaluations = tuple(
+        None
+        if labels.labeled_pos == 0 or labels.labeled_neg == 0
+        else evaluate(
+            labels.matrix,
+            population=labels.population,
+            confidence=confidence,
+            replicates=replicates,
+            seed=seed,
+        )
+        for labels in counted
+    )
+    return LabeledSample(seed=seed, labels=counted, evaluations=evaluations)
 
 
 # --- writing -------------------------------------------------------------------------------

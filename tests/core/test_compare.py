@@ -103,7 +103,19 @@ def test_p_worse_sanity():
 def test_to_dict_contract_seed_and_frozen():
     first = compare(PREVIOUS, CURRENT, k_previous=0.033, k_current=0.04, seed=5)
     document = first.to_dict()
-    assert list(document)[:2] == ["precision_change", "recall_change"]
+    assert list(document) == [
+        "previous",
+        "current",
+        "precision_change",
+        "recall_change",
+        "warnings",
+    ]
+    # Each side carries its own counts and plug-in precision TP/(TP+FP).
+    assert document["previous"]["tp"] == PREVIOUS.tp
+    assert document["current"]["k"] == 0.04
+    assert document["previous"]["precision"] == pytest.approx(
+        PREVIOUS.tp / (PREVIOUS.tp + PREVIOUS.fp)
+    )
     for key in ("precision_change", "recall_change"):
         assert list(document[key]) == ["estimate", "interval", "p_worse"]
         assert len(document[key]["interval"]) == 2

@@ -97,7 +97,7 @@ def test_sample_size_result_is_frozen_and_exports_the_cli_keys():
     result = precision_sample_size(0.05, 0.9, population=1000)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.n = 3
-    assert result.to_dict() == {"n": result.n, "p_used": 0.5, "z": result.z}
+    assert result.to_dict() == {"n": result.n, "p_used": 0.5, "z": result.z, "population": 1000}
 
 
 @pytest.mark.parametrize(
