@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
@@ -263,6 +264,9 @@ class OperatingPoint:
     sample_prevalence : float or None
         Share of actual positives among the labeled items; differs from the population's
         in an over-sampled round. Marked on the P3 curve for contrast.
+    confidence : float or None
+        Level of the intervals whose half-widths are the sigmas, when they come from a
+        labeled round (:meth:`from_round`); ``None`` when the sigmas were given as they are.
     """
 
     tpr: float
@@ -272,6 +276,7 @@ class OperatingPoint:
     name: str = ""
     population_prevalence: float | None = None
     sample_prevalence: float | None = None
+    confidence: float | None = None
 
     def __post_init__(self) -> None:
         tpr = validation.non_negative("tpr", self.tpr)
@@ -363,6 +368,7 @@ class OperatingPoint:
             name=name,
             population_prevalence=estimates.prevalence,
             sample_prevalence=sample_prevalence if 0.0 < sample_prevalence < 1.0 else None,
+            confidence=confidence,
         )
 
     @property
@@ -772,6 +778,65 @@ class P3Curve:
         # Beyond the contract keys: why a band value deserves care or is null.
         result["notes"] = [] if band is None or not band.note else band.note.split("; ")
         return result
+
+    def at_round_prevalences(self) -> list[P3Row]:
+        """Closed-form precision, band and F1 at the round prevalences
+        (:data:`ROUND_PREVALENCES`) inside the curve's range, for a table a lead reads.
+
+        The range's ends are added when fewer than two round prevalences fall inside it,
+        and the prevalence of the widest band (``eta*``) when it is inside. The values are
+        computed at those prevalences (methods §11), not picked off the grid.
+        """
+        eta_min, eta_max = float(self.prevalence[0]), float(self.prevalence[-1])
+        point, band = self.point, self.band
+        etas = [eta for eta in ROUND_PREVALENCES if eta_min <= eta <= eta_max]
+        if len(etas) < 2:
+            etas = sorted({eta_min, *etas, eta_max})
+        star = None
+        if (
+            band is not None
+            and math.isfinite(band.eta_star)
+            and eta_min <= band.eta_star <= eta_max
+        ):
+            star = band.eta_star
+            etas = sorted({*etas, star})
+        grid = np.asarray(etas, dtype=float)
+        precision = _precision_unchecked(point.tpr, point.fpr, grid)
+        f1 = _f_beta_unchecked(point.tpr, point.fpr, grid, 1.0)
+        lower: list[float | None]
+        upper: list[float | None]
+        if band is not None:
+            low, high = _band_bounds_unchecked(band, grid)
+            lower, upper = low.tolist(), high.tolist()
+        else:
+            lower = upper = [None] * len(etas)
+        return [
+            P3Row(
+                prevalence=eta,
+                precision=float(p),
+                lower=lo,
+                upper=up,
+                f1=float(f),
+                is_eta_star=eta == star,
+            )
+            for eta, p, lo, up, f in zip(etas, precision, lower, upper, f1, strict=True)
+        ]
+
+
+#: Prevalences a P3 table shows (those inside the curve's range).
+ROUND_PREVALENCES = (1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+
+
+class P3Row(NamedTuple):
+    """One line of a P3 table: precision, its band (``None`` without sigmas) and F1 at a
+    prevalence; ``is_eta_star`` marks the prevalence of the widest band."""
+
+    prevalence: float
+    precision: float
+    lower: float | None
+    upper: float | None
+    f1: float
+    is_eta_star: bool
 
 
 def p3_curve(

@@ -600,6 +600,23 @@ def _flag_expression(dialect: str, columns: ItemColumns, column: str | None) -> 
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SampleQuery:
+    """The query that draws the rule's sample in a warehouse (:func:`sample_sql`), with
+    what it was made for."""
+
+    dialect: str
+    table: str
+    seed: int
+    n_pos: int
+    n_neg: int
+    sql: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``prplanner select --sql --json`` document."""
+        return dataclasses.asdict(self)
+
+
 def sample_sql(
     dialect: str,
     columns: ItemColumns,

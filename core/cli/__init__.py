@@ -4,10 +4,10 @@ Each subcommand lives in its own module under ``core.cli`` and exposes
 
 * ``HELP``: one line for ``prplanner --help``;
 * ``configure(parser)``: adds its options to an :class:`argparse.ArgumentParser`;
-* ``run(args) -> dict``: does the work and returns a JSON-able dict whose keys are the
-  contract fixed in the issues (``--json`` prints it as is);
-* optionally ``format_text(result) -> str`` for the human-readable table (otherwise
-  :func:`core.cli.output.render_text` lays the dict out).
+* ``run(args)``: does the work and returns a frozen core result object whose
+  ``to_dict()`` is the command's JSON contract (``--json`` prints it; a module with
+  ``json_lines(result)`` streams it instead);
+* ``format_text(result) -> str``: the same object for people.
 
 Bad input raises :class:`core.errors.InputError` (or ``argparse`` rejects a flag); both end
 as exit status 2 with one line ``error: ...`` on stderr, never a traceback.
@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from core.cli.output import FLAG_WORDS, json_ready, render_text
+from core.cli.output import FLAG_WORDS, json_ready
 from core.errors import InputError, use_words
 
 #: Subcommand name -> (module, one line for ``prplanner --help``). Only the module of the
@@ -144,12 +144,9 @@ def _run(argv: Sequence[str] | None) -> int:
         if json_lines is not None:
             text = json_lines(result)
         else:
-            # A command returns a core result object (its to_dict() is the JSON contract)
-            # or, for the few without one, the contract dict itself.
-            payload = result.to_dict() if hasattr(result, "to_dict") else result
-            text = json.dumps(json_ready(payload), indent=2, allow_nan=False)
+            text = json.dumps(json_ready(result.to_dict()), indent=2, allow_nan=False)
     else:
-        text = getattr(module, "format_text", render_text)(result)
+        text = module.format_text(result)
     try:
         if isinstance(text, str):
             print(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from fractions import Fraction
 
@@ -59,23 +59,6 @@ def json_ready(value):
     return value
 
 
-def _format_scalar(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if not math.isfinite(value):
-            return "-"
-        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
-            return f"{value:.4g}"
-        return f"{value:.4f}"
-    return str(value)
-
-
 def significant(value, digits: int = 4) -> str:
     """``digits`` significant digits (``"-"`` when undefined); whole numbers with
     thousands separators. P3 and curve values span several orders of magnitude."""
@@ -84,42 +67,6 @@ def significant(value, digits: int = 4) -> str:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return f"{int(value):,}"
     return f"{value:.{digits}g}"
-
-
-def render_text(result, indent: int = 0) -> str:
-    """A readable, indented ``key: value`` layout of a result dict (default text output)."""
-    pad = "  " * indent
-    lines: list[str] = []
-    if isinstance(result, Mapping):
-        width = max((len(str(key)) for key in result), default=0)
-        for key, value in result.items():
-            if isinstance(value, Mapping) or (
-                isinstance(value, Sequence)
-                and value
-                and not isinstance(value, str)
-                and isinstance(value[0], (Mapping, list, tuple))
-            ):
-                lines.append(f"{pad}{key}:")
-                lines.append(render_text(value, indent + 1))
-            elif (
-                isinstance(value, (list, tuple))
-                and len(value) == 2
-                and all(isinstance(item, (int, float, np.number)) or item is None for item in value)
-            ):
-                low, high = (_format_scalar(item) for item in value)
-                lines.append(f"{pad}{key:<{width}}  [{low}, {high}]")
-            elif isinstance(value, (list, tuple)):
-                joined = "; ".join(_format_scalar(item) for item in value) or "-"
-                lines.append(f"{pad}{key:<{width}}  {joined}")
-            else:
-                lines.append(f"{pad}{key:<{width}}  {_format_scalar(value)}")
-    elif isinstance(result, Sequence) and not isinstance(result, str):
-        for index, item in enumerate(result):
-            lines.append(f"{pad}- [{index}]")
-            lines.append(render_text(item, indent + 1))
-    else:
-        lines.append(f"{pad}{_format_scalar(result)}")
-    return "\n".join(line for line in lines if line)
 
 
 # --- argparse ``type=`` callables with messages that name the flag's value ----------------

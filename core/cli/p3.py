@@ -24,6 +24,7 @@ from core.prevalence import (
     DEFAULT_ETA_MIN,
     DEFAULT_POINTS,
     OperatingPoint,
+    P3Curve,
     p3_curve,
 )
 
@@ -113,62 +114,6 @@ def _operating_point(args: argparse.Namespace) -> OperatingPoint:
     )
 
 
-class _P3Result(dict):
-    """The JSON dict, carrying what :func:`format_text` needs beyond it (JSON ignores it).
-
-    ``rows``: ``(eta, precision, lower, upper, f1, is_eta_star)`` at round prevalences,
-    computed with the closed forms rather than picked off the grid; ``confidence``: the
-    level of the intervals whose half-widths are the sigmas (``None`` when given as flags).
-    """
-
-    rows: list[tuple]
-    confidence: float | None
-
-
-#: Prevalences the text table shows (those inside the requested range).
-ROUND_PREVALENCES = (1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
-
-
-def table_rows(curve, eta_min: float, eta_max: float) -> list[tuple]:
-    """Closed-form precision, band and F1 at the round prevalences inside the range.
-
-    The range's ends are added when fewer than two round prevalences fall inside it, and
-    the prevalence of the widest band (``eta*``) when it is known.
-    """
-    import numpy as np
-
-    from core.prevalence import f_beta_at_prevalence, precision_at_prevalence
-
-    point, band = curve.point, curve.band
-    etas = [eta for eta in ROUND_PREVALENCES if eta_min <= eta <= eta_max]
-    if len(etas) < 2:
-        etas = sorted({eta_min, *etas, eta_max})
-    star = None
-    if band is not None and math.isfinite(band.eta_star) and eta_min <= band.eta_star <= eta_max:
-        star = band.eta_star
-        etas = sorted({*etas, star})
-    grid = np.asarray(etas, dtype=float)
-    precision = np.atleast_1d(precision_at_prevalence(point.tpr, point.fpr, grid))
-    f1 = np.atleast_1d(f_beta_at_prevalence(point.tpr, point.fpr, grid))
-    lower: list[float | None]
-    upper: list[float | None]
-    if band is not None:
-        lower, upper = (np.atleast_1d(bound).tolist() for bound in band.bounds_at(grid))
-    else:
-        lower = upper = [None] * len(etas)
-    return [
-        (
-            eta,
-            float(p),
-            None if lo is None else float(lo),
-            None if up is None else float(up),
-            float(f),
-            eta == star,
-        )
-        for eta, p, lo, up, f in zip(etas, precision, lower, upper, f1, strict=True)
-    ]
-
-
 #: Parameter names in the messages of ``core.prevalence`` -> the flags that set them.
 _FLAG_NAMES = {
     **{name: _flag(name) for name in (*_RATE_FLAGS, "k", "eta_min", "eta_max", "points")},
@@ -178,23 +123,16 @@ _FLAG_NAMES = {
 }
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> P3Curve:
     with flags_named(_FLAG_NAMES):
         point = _operating_point(args)
-        curve = p3_curve(
+        return p3_curve(
             point,
             eta_min=args.eta_min,
             eta_max=args.eta_max,
             points=args.points,
             reference_prevalence=args.reference_prevalence,
         )
-    result = _P3Result(curve.to_dict())
-    result.rows = table_rows(curve, args.eta_min, args.eta_max)
-    from_round = args.tp is not None
-    result.confidence = (
-        (0.95 if args.confidence is None else args.confidence) if from_round else None
-    )
-    return result
 
 
 # --- text output ---------------------------------------------------------------------------
@@ -220,67 +158,45 @@ def _level(confidence: float) -> str:
     return f"{100 * confidence:g} %"
 
 
-def format_text(result: dict) -> str:
-    confidence = getattr(result, "confidence", None)
-    lines = [f"TPR (recall) {_percent(result['tpr'])}   FPR {_percent(result['fpr'])}"]
-    if result["sigma_tpr"] is not None:
+def format_text(curve: P3Curve) -> str:
+    point, band = curve.point, curve.band
+    lines = [f"TPR (recall) {_percent(point.tpr)}   FPR {_percent(point.fpr)}"]
+    if band is not None:
         what = (
-            f"half-width of the {_level(confidence)} interval"
-            if confidence is not None
+            f"half-width of the {_level(point.confidence)} interval"
+            if point.confidence is not None
             else "half-width of the interval, as given by --sigma-tpr/--sigma-fpr"
         )
         lines.append(
-            f"TPR ± {_percent(result['sigma_tpr'])}   "
-            f"FPR ± {_percent(result['sigma_fpr'])}   ({what})"
+            f"TPR ± {_percent(point.sigma_tpr)}   FPR ± {_percent(point.sigma_fpr)}   ({what})"
         )
-        delta = result["delta"]
+        delta = f"{100 * band.delta:.4g} pp" if math.isfinite(band.delta) else "-"
         lines.append(
-            f"widest band Delta {'-' if delta is None else f'{100 * delta:.4g} pp'} of precision "
-            f"at prevalence eta* {_prevalence(result['eta_star'])} (bound max CV "
-            f"{significant(result['delta_bound'])})"
+            f"widest band Delta {delta} of precision at prevalence eta* "
+            f"{_prevalence(band.eta_star)} (bound max CV {significant(band.delta_bound)})"
         )
-        lines.extend(f"note: {note}" for note in result.get("notes", []))
+        if band.note:
+            lines.extend(f"note: {note}" for note in band.note.split("; "))
     else:
         lines.append("no sigmas: no uncertainty band")
     lines.append("")
     header = f"{'prevalence':>12}  {'precision':>10}  {'lower':>10}  {'upper':>10}  {'F1':>10}"
     lines.append(header)
-    rows = getattr(result, "rows", None)
-    if rows is None:  # a plain dict (e.g. re-read JSON): the grid points themselves
-        rows = [
-            (row["eta"], row["precision"], row["lower"], row["upper"], row["f1"], False)
-            for row in _table_rows(result["curve"], result.get("eta_star"))
-        ]
-    for eta, precision, lower, upper, f1, is_star in rows:
+    for eta, precision, lower, upper, f1, is_star in curve.at_round_prevalences():
         cells = [_percent(value) for value in (precision, lower, upper, f1)]
         mark = "  (eta*)" if is_star else ""
         lines.append(
             f"{_prevalence(eta):>12}  " + "  ".join(f"{cell:>10}" for cell in cells) + mark
         )
     lines.append(
-        f"(closed-form values at round prevalences; {len(result['curve'])} grid points in --json)"
+        f"(closed-form values at round prevalences; {len(curve.prevalence)} grid points in --json)"
     )
-    calibrated = result.get("calibrated")
+    calibrated = curve.calibrated
     if calibrated is not None:
         lines.append("")
-        lines.append(f"at reference prevalence {_prevalence(calibrated['reference_prevalence'])}:")
-        for key, words in (("precision", "precision"), ("f1", "F1")):
-            lines.append(f"  {words:<15} {_percent(calibrated[key])}")
-        for key, words in (("precision_gain", "precision gain"), ("recall_gain", "recall gain")):
-            lines.append(f"  {words:<15} {significant(calibrated[key])}")
+        lines.append(f"at reference prevalence {_prevalence(calibrated.reference_prevalence)}:")
+        lines.append(f"  {'precision':<15} {_percent(calibrated.precision)}")
+        lines.append(f"  {'F1':<15} {_percent(calibrated.f1)}")
+        lines.append(f"  {'precision gain':<15} {significant(calibrated.precision_gain)}")
+        lines.append(f"  {'recall gain':<15} {significant(calibrated.recall_gain)}")
     return "\n".join(lines)
-
-
-def _table_rows(curve: list[dict], extra_eta: float | None) -> list[dict]:
-    """Grid points nearest to the round prevalences (for a result without ``rows``)."""
-    if not curve:
-        return []
-    low, high = curve[0]["eta"], curve[-1]["eta"]
-    targets = [t for t in ROUND_PREVALENCES if low <= t <= high] + [low, high]
-    if extra_eta is not None and low <= extra_eta <= high:
-        targets.append(extra_eta)
-    chosen = {
-        min(range(len(curve)), key=lambda i: abs(math.log(curve[i]["eta"] / target)))
-        for target in targets
-    }
-    return [curve[i] for i in sorted(chosen)]

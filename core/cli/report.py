@@ -18,9 +18,14 @@ problems``.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.cli.output import add_json_flag, number
+
+if TYPE_CHECKING:
+    from core.workbook.report import WrittenReport
 
 HELP = "write the Excel report of a rounds workbook or a saved session"
 
@@ -66,10 +71,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> WrittenReport:
     from core import validation
     from core.errors import InputError
-    from core.workbook.report import find_round, write_report
+    from core.workbook.report import WrittenReport, find_round, write_report
     from core.workbook.safe_io import check_destination
     from core.workbook.session_io import read_session, report_subject, workbook_session
 
@@ -116,10 +121,7 @@ def run(args: argparse.Namespace) -> dict:
         confidence=args.confidence,
         sources=(args.file,),
     )
-    result: dict[str, object] = {"output": str(args.output)}
-    result.update(content.to_dict())
-    result["problems"] = notes
-    return result
+    return WrittenReport(path=Path(args.output), content=content, problems=tuple(notes))
 
 
 def _why_no_rounds(problems: list[str]) -> str:
@@ -139,24 +141,23 @@ def _describe(item) -> str:
     return f"{name} ({item.date.isoformat()})"
 
 
-def format_text(result: dict) -> str:
+def format_text(written: WrittenReport) -> str:
     """Where the report went, what it is about, and what the reader should know."""
-    lines = [f"wrote {result['output']}", f"  about {result['subject']}"]
-    rounds = result["rounds"]
+    content = written.content
+    lines = [f"wrote {written.path}", f"  about {content.subject}"]
+    rounds = len(content.state.rounds)
     lines.append(f"  {rounds:,} past round{'s' if rounds != 1 else ''} on the Rounds sheet")
-    estimates = result.get("estimates") or {}
-    for name, label in (("precision", "precision"), ("recall", "recall")):
-        value = (estimates.get(name) or {}).get("estimate")
-        if value is not None:
-            lines.append(f"  {label} {value:.1%}")
-    plan = result.get("plan")
-    if plan:
+    if content.evaluation is not None:
+        for name in ("precision", "recall"):
+            estimate = getattr(content.evaluation, name).estimate
+            if math.isfinite(estimate):
+                lines.append(f"  {name} {estimate:.1%}")
+    plan = content.plan
+    if plan is not None:
         lines.append(
-            f"  next round: s = {plan['s']:.3g}, label {plan['n_pos']:,} predicted positives "
-            f"and {plan['n_neg']:,} predicted negatives ({plan['total']:,} in all)"
+            f"  next round: s = {plan.s:.3g}, label {plan.n_pos:,} predicted positives "
+            f"and {plan.n_neg:,} predicted negatives ({plan.total:,} in all)"
         )
-    for text in result.get("problems", []):
-        lines.append(f"note: {text}")
-    for text in result.get("warnings", []):
-        lines.append(f"warning: {text}")
+    lines.extend(f"note: {text}" for text in written.problems)
+    lines.extend(f"warning: {text}" for text in content.warnings)
     return "\n".join(lines)

@@ -3,11 +3,12 @@ workbook holds.
 
 JSON contract: ``{"rounds": [{sheet, row, round, date, classifier, model_version, k,
 population_pos, population_neg, s, tp, fp, fn, tn}, ...], "refused": [{sheet, row,
-reason}, ...], "columns": [{sheet, header_row, roles: {role: header}, guessed: [role],
-notes: [text]}, ...]}``; absent values are ``null`` and dates ISO ``YYYY-MM-DD``; a
-classifier named after its sheet has the header ``""``. Sheets skipped for want of a
-header are not part of that contract; they are reported as ``note:`` lines on stderr, as
-are the columns the reader had to guess (a ``Model`` column: versions or names?).
+reason}, ...], "skipped_sheets": [{sheet, reason}, ...], "columns": [{sheet, header_row,
+roles: {role: header}, guessed: [role], notes: [text]}, ...]}``
+(:meth:`core.workbook.rounds.RoundsBook.to_dict`); absent values are ``null`` and dates ISO
+``YYYY-MM-DD``; a classifier named after its sheet has the header ``""``. Skipped sheets
+are also reported as ``note:`` lines on stderr, as are the columns the reader had to guess
+(a ``Model`` column: versions or names?).
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.cli.output import add_json_flag, json_ready
+
+if TYPE_CHECKING:
+    from core.workbook.rounds import RoundsBook
 
 HELP = "list the labeled rounds in a workbook, and the rows that cannot be used"
 
@@ -64,7 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> RoundsBook:
     from core.errors import InputError
     from core.workbook.rounds import ColumnChoice, describe_role, read_rounds
 
@@ -78,43 +83,19 @@ def run(args: argparse.Namespace) -> dict:
     for reading in book.columns:
         for item in reading.guessed:
             print(f"note: {describe_role(reading.sheet, item)}", file=sys.stderr)
-    return {
-        "rounds": _AsDicts(book.rounds),
-        "refused": _AsDicts(book.refused),
-        "columns": [item.to_dict() for item in book.columns],
-    }
+    return book
 
 
-class _AsDicts(Sequence):
-    """Items' ``to_dict()``, made one at a time when asked: a million rounds are never all
-    dicts at once (``--json`` streams them through :func:`json_lines`)."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Sequence) -> None:
-        self._items = items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [item.to_dict() for item in self._items[index]]
-        return self._items[index].to_dict()
-
-    def __iter__(self) -> Iterator[dict]:
-        return (item.to_dict() for item in self._items)
-
-
-def json_lines(result: dict) -> Iterator[str]:
-    """The ``--json`` text of ``result`` piece by piece, one line per round or refusal, so
-    a million rows stream out instead of being held as one string."""
+def json_lines(book: RoundsBook) -> Iterator[str]:
+    """The ``--json`` text of ``book`` (:meth:`RoundsBook.to_dict`) piece by piece, one
+    line per round or refusal, so a million rows stream out instead of being held as dicts
+    and as one string."""
     yield "{"
-    for position, (key, items) in enumerate(result.items()):
+    for position, (key, items) in enumerate(book.sections()):
         yield ("\n" if position == 0 else ",\n") + f"  {json.dumps(key)}: ["
         separator = "\n    "
         for item in items:
-            yield separator + json.dumps(json_ready(item), allow_nan=False)
+            yield separator + json.dumps(json_ready(item.to_dict()), allow_nan=False)
             separator = ",\n    "
         yield "]" if separator == "\n    " else "\n  ]"
     yield "\n}\n"
@@ -145,10 +126,10 @@ def _cell_text(key: str, value) -> str:
     return str(value)
 
 
-def format_text(result: dict) -> str:
+def format_text(book: RoundsBook) -> str:
     """The rounds as an aligned table, then one line per refused row."""
-    rounds = result["rounds"]
-    refused = result["refused"]
+    rounds = [item.to_dict() for item in book.rounds]
+    refused = book.refused
     lines: list[str] = []
     if rounds:
         table = [[title for _, title in _TABLE_COLUMNS]]
@@ -166,7 +147,5 @@ def format_text(result: dict) -> str:
     if refused:
         lines.append("")
         lines.append(f"{len(refused):,} row{'s' if len(refused) != 1 else ''} refused:")
-        lines += [
-            f"  sheet {item['sheet']!r}, row {item['row']}: {item['reason']}" for item in refused
-        ]
+        lines += [f"  sheet {item.sheet!r}, row {item.row}: {item.reason}" for item in refused]
     return "\n".join(lines)

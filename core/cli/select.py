@@ -22,18 +22,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from core.cli.output import add_json_flag, number, whole
 from core.errors import InputError
 
+if TYPE_CHECKING:
+    from core.selection import SampleQuery
+    from core.workbook.labeling import DrawnSample
+
 HELP = "Draw a labeling round's sample from an item list and write the labeling workbook."
-
-
-class _SelectResult(dict):
-    """The JSON dict, carrying how many items were drawn before (text output only)."""
-
-    earlier: int = 0
 
 
 def _column_list(text: str) -> tuple[str, ...]:
@@ -148,9 +146,9 @@ def _columns(args: argparse.Namespace, design=None):
     )
 
 
-def run(args: argparse.Namespace) -> dict[str, object]:
+def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
     from core.items import open_items
-    from core.selection import extend_sample, sample_sql, select_sample
+    from core.selection import SampleQuery, extend_sample, sample_sql, select_sample
 
     if args.sql is not None:
         if args.seed is None:
@@ -167,19 +165,23 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                 table=args.table,
                 primary_name=table.primary_name,
             )
-        return {
-            "dialect": args.sql,
-            "table": args.table,
-            "seed": args.seed,
-            "n_pos": args.n_pos,
-            "n_neg": args.n_neg,
-            "sql": text,
-        }
+        return SampleQuery(
+            dialect=args.sql,
+            table=args.table,
+            seed=args.seed,
+            n_pos=args.n_pos,
+            n_neg=args.n_neg,
+            sql=text,
+        )
     if args.output is None:
         raise InputError("-o SHEET.xlsx is required: the labeling workbook to write")
     if args.output.suffix.casefold() != ".xlsx":
         raise InputError(f"-o must name an .xlsx workbook, got {args.output.name}")
-    from core.workbook.labeling import read_labeling_workbook, write_labeling_workbook
+    from core.workbook.labeling import (
+        DrawnSample,
+        read_labeling_workbook,
+        write_labeling_workbook,
+    )
 
     sources = [args.items] + ([args.extend] if args.extend is not None else [])
     from core.workbook.safe_io import check_destination
@@ -212,41 +214,36 @@ def run(args: argparse.Namespace) -> dict[str, object]:
     written = write_labeling_workbook(
         args.output, selection, sources=sources, blind=not args.show_strata
     )
-    result = _SelectResult(selection.to_dict())
-    result["output"] = str(written)
-    result["seed_drawn"] = selection.seed_drawn
-    result.earlier = len(selection.previous_ids)
-    return result
+    return DrawnSample(selection=selection, path=written)
 
 
-def format_text(result: dict[str, object]) -> str:
-    if "sql" in result:
-        return str(result["sql"]).rstrip("\n")
-    sample = result["sample"]
-    assert isinstance(sample, list)
-    counts = {"pos": 0, "neg": 0, None: 0}
-    for item in sample:
-        counts[item["stratum"]] += 1
+def format_text(drawn: DrawnSample | SampleQuery) -> str:
+    from core.selection import SampleQuery
+
+    if isinstance(drawn, SampleQuery):
+        return drawn.sql.rstrip("\n")
+    selection = drawn.selection
     lines = [
-        f"seed              {result['seed']}" + ("  (drawn)" if result["seed_drawn"] else ""),
-        f"population        {result['population_pos']:,} predicted positive, "
-        f"{result['population_neg']:,} predicted negative",
-        f"sample            {result['n_pos']:,} predicted positive + {result['n_neg']:,} "
+        f"seed              {selection.seed}" + ("  (drawn)" if selection.seed_drawn else ""),
+        f"population        {selection.population_pos:,} predicted positive, "
+        f"{selection.population_neg:,} predicted negative",
+        f"sample            {selection.n_pos:,} predicted positive + {selection.n_neg:,} "
         "predicted negative",
     ]
-    earlier = getattr(result, "earlier", 0)
+    earlier = len(selection.previous_ids)
     if earlier:
-        lines.append(f"top-up            {len(sample):,} new items ({earlier:,} drawn before)")
-    designs: Any = result.get("classifiers", [])
-    for design in designs:
         lines.append(
-            f"classifier        {design['name']}: {design['population_pos']:,} / "
-            f"{design['population_neg']:,} items, sample {design['n_pos']:,} + {design['n_neg']:,}"
+            f"top-up            {len(selection.items):,} new items ({earlier:,} drawn before)"
         )
-    lines.append(f"items to label    {len(sample):,}")
-    lines.append(f"item file SHA-256 {result['file_sha256']}")
-    lines.append(f"written           {result['output']}")
+    for design in selection.classifiers:
+        lines.append(
+            f"classifier        {design.name}: {design.population_pos:,} / "
+            f"{design.population_neg:,} items, sample {design.n_pos:,} + {design.n_neg:,}"
+        )
+    lines.append(f"items to label    {len(selection.items):,}")
+    lines.append(f"item file SHA-256 {selection.file_sha256}")
+    lines.append(f"written           {drawn.path}")
     lines.append(
-        f"reproduce with    --seed {result['seed']} (same file, same sizes: the same items)"
+        f"reproduce with    --seed {selection.seed} (same file, same sizes: the same items)"
     )
     return "\n".join(lines)

@@ -592,6 +592,24 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     return workbook
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DrawnSample:
+    """A sample drawn (:class:`core.selection.Selection`) and written as the labeling
+    workbook ``path``."""
+
+    selection: Selection
+    path: Path
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``prplanner select --json`` document: the selection, then ``output`` and
+        ``seed_drawn``."""
+        return {
+            **self.selection.to_dict(),
+            "output": str(self.path),
+            "seed_drawn": self.selection.seed_drawn,
+        }
+
+
 def write_labeling_workbook(
     path: str | os.PathLike[str],
     selection: Selection,

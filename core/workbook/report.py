@@ -45,7 +45,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -813,6 +813,34 @@ def render_workbook(content: ReportContent, images: Mapping[str, bytes] | None =
     if pictures:
         _write_plots(workbook.create_sheet(SHEET_PLOTS), pictures)
     return workbook
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WrittenReport:
+    """A report written to ``path``: what it holds, and the notes about its input.
+
+    Attributes
+    ----------
+    path : Path
+        Where the report went.
+    content : ReportContent
+        What the report shows.
+    problems : tuple of str
+        What the reader should know about the input (rows that could not be used, which
+        round was chosen and why).
+    """
+
+    path: Path
+    content: ReportContent
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``prplanner report --json`` document (its JSON contract)."""
+        return {
+            "output": str(self.path),
+            **self.content.to_dict(),
+            "problems": list(self.problems),
+        }
 
 
 def write_report(

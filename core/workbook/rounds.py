@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError, named
@@ -415,13 +415,19 @@ class RoundsBook:
     columns: tuple[SheetColumns, ...] = ()
     unused_choices: tuple[ColumnChoice, ...] = ()
 
+    def sections(self) -> tuple[tuple[str, Sequence[Any]], ...]:
+        """``(key, items)`` in the order of :meth:`to_dict`, each item with ``to_dict()``:
+        for writers that stream a million rounds instead of holding them all as dicts."""
+        return (
+            ("rounds", self.rounds),
+            ("refused", self.refused),
+            ("skipped_sheets", self.skipped_sheets),
+            ("columns", self.columns),
+        )
+
     def to_dict(self) -> dict[str, list[dict[str, object]]]:
-        return {
-            "rounds": [item.to_dict() for item in self.rounds],
-            "refused": [item.to_dict() for item in self.refused],
-            "skipped_sheets": [item.to_dict() for item in self.skipped_sheets],
-            "columns": [item.to_dict() for item in self.columns],
-        }
+        """The ``prplanner rounds --json`` document (its JSON contract)."""
+        return {key: [item.to_dict() for item in items] for key, items in self.sections()}
 
 
 # --- column names --------------------------------------------------------------------------

@@ -24,7 +24,7 @@ def run_json(capsys, *argv):
 def test_json_keys_exactly(capsys, shared_fixtures):
     status, data, err = run_json(capsys, str(shared_fixtures / "rounds_messy.xlsx"))
     assert status == 0 and err == ""
-    assert list(data) == ["rounds", "refused", "columns"]
+    assert list(data) == ["rounds", "refused", "skipped_sheets", "columns"]
     assert all(list(item) == ROUND_KEYS for item in data["rounds"])
     assert all(list(item) == ["sheet", "row", "reason"] for item in data["refused"])
     assert [item["row"] for item in data["refused"]] == [12, 13, 14]
@@ -86,12 +86,15 @@ def test_text_output_is_a_table_then_the_refusals(capsys, shared_fixtures):
     assert "sheet 'travel', row 14: a totals row" in out
 
 
-def test_skipped_sheets_are_noted_on_stderr(capsys, tmp_path):
+def test_skipped_sheets_are_listed_and_noted_on_stderr(capsys, tmp_path):
     workbook = openpyxl.Workbook()
     workbook.active.title = "About"
     workbook.active.append(["nothing to see"])
     path = tmp_path / "notes.xlsx"
     workbook.save(path)
     status, data, err = run_json(capsys, str(path))
-    assert status == 0 and data == {"rounds": [], "refused": [], "columns": []}
+    assert status == 0
+    assert data["rounds"] == data["refused"] == data["columns"] == []
+    (skipped,) = data["skipped_sheets"]
+    assert skipped["sheet"] == "About" and skipped["reason"].startswith("no header row")
     assert err.startswith("note: sheet 'About' skipped: no header row")

@@ -40,8 +40,16 @@ def test_json_document_has_exactly_the_contract_keys_stratified():
         "fpr",
         "prevalence",
         "warnings",
+        "recommended",
     ]
     assert document["design"] == "stratified" and document["k"] == 0.05
+    # The intervals to quote (one per metric), each among those computed.
+    assert document["recommended"] == {
+        "precision": "wilson",
+        "recall": "katz_log",
+        "f1": "bootstrap",
+        "fpr": "katz_log",
+    }
     assert list(document["precision"]["intervals"]) == PRECISION_METHODS
     assert list(document["recall"]["intervals"]) == RECALL_METHODS
     assert list(document["f1"]["intervals"]) == ["bootstrap", "bayes_mc", "posterior"]

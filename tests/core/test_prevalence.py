@@ -511,3 +511,30 @@ def test_compare_across_prevalence_keeps_swaps_inside_the_grid():
     inside = [s for s in every if 1e-4 <= s.prevalence <= 0.5]
     assert [s.prevalence for s in comparison.swaps] == sorted(s.prevalence for s in inside)
     assert len(every) > len(inside) > 0
+
+
+def test_table_at_round_prevalences_is_the_closed_form_and_keeps_the_level():
+    point = OperatingPoint.from_round(
+        ConfusionMatrix(tp=40, fp=10, fn=5, tn=200), 0.05, confidence=0.9
+    )
+    assert point.confidence == 0.9
+    assert OperatingPoint(tpr=0.8, fpr=0.1).confidence is None
+    curve = p3_curve(point, eta_min=0.001, eta_max=0.3, points=7)
+    rows = curve.at_round_prevalences()
+    star = curve.band.eta_star
+    assert [row.prevalence for row in rows] == sorted({0.001, 0.01, 0.02, 0.05, 0.1, 0.2, star})
+    for row in rows:
+        # Bayes' rule by hand: eta TPR / (eta TPR + (1 - eta) FPR).
+        eta = row.prevalence
+        expected = eta * point.tpr / (eta * point.tpr + (1 - eta) * point.fpr)
+        assert row.precision == pytest.approx(expected, rel=1e-12)
+        assert row.f1 == pytest.approx(
+            2 * row.precision * point.tpr / (row.precision + point.tpr), rel=1e-12
+        )
+        assert row.lower <= row.precision <= row.upper
+        assert row.is_eta_star == (eta == star)
+    # A range with fewer than two round prevalences gets its ends.
+    narrow = p3_curve(OperatingPoint(tpr=0.8, fpr=0.1), eta_min=0.03, eta_max=0.04, points=5)
+    (first, last) = narrow.at_round_prevalences()
+    assert (first.prevalence, last.prevalence) == pytest.approx((0.03, 0.04))
+    assert first.lower is None and not first.is_eta_star
