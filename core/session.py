@@ -248,9 +248,12 @@ def replace_path(state: Any, path: str, value: Any) -> Any:
     so an edit either yields a valid state or changes nothing.
     """
     head, _, rest = path.partition(".")
-    if not dataclasses.is_dataclass(state) or head not in {
-        f.name for f in dataclasses.fields(state)
-    }:
+    names = (
+        {f.name for f in dataclasses.fields(state)}
+        if dataclasses.is_dataclass(state) and not isinstance(state, type)
+        else set()
+    )
+    if head not in names:
         raise InputError(f"unknown session field {path!r}")
     new_value = replace_path(getattr(state, head), rest, value) if rest else value
     try:
@@ -377,7 +380,7 @@ def _rebuild_tuple(current: tuple, key: str, values: dict, problems: list[str]):
         problems.append(str(exc))
         return None
     element_type = type(current[0]) if current else None
-    items = []
+    items: list[Any] = []
     for index in range(length):
         item_key = f"{key}.{index}"
         if element_type is not None and dataclasses.is_dataclass(element_type):

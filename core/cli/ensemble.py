@@ -174,18 +174,17 @@ def run(args: argparse.Namespace) -> ChildSavings:
 
 def format_text(savings: ChildSavings) -> str:
     """A short table: sample sizes, overlap ratios, labels reused and needed, saving."""
-    result = savings.to_dict()
-    low, high = result["savings_pct_interval"]
-    notes = [f"note: {text}" for text in result.get("notes", [])]
+    low, high = savings.savings_pct_interval
+    notes = [f"note: {text}" for text in savings.notes]
     return "\n".join(
         [
-            f"parent sample (n_parent)      {result['n_parent']:,}",
-            f"child sample (n_child)        {result['n_child']:,}",
-            f"overlap / parent set (PIR)    {result['pir']:.4f}",
-            f"overlap / child set (CIR)     {result['cir']:.4f}",
-            f"labels reused (mean)          {result['expected_reused']:,.1f}",
-            f"new labels needed (mean)      {result['expected_new_labels']:,.1f}",
-            f"saving                        {result['savings_pct_mean']:.1f} % "
+            f"parent sample (n_parent)      {savings.n_parent:,}",
+            f"child sample (n_child)        {savings.n_child:,}",
+            f"overlap / parent set (PIR)    {savings.pir:.4f}",
+            f"overlap / child set (CIR)     {savings.cir:.4f}",
+            f"labels reused (mean)          {savings.expected_reused:,.1f}",
+            f"new labels needed (mean)      {savings.expected_new_labels:,.1f}",
+            f"saving                        {savings.savings_pct_mean:.1f} % "
             f"(95 % of trials: {low:.1f} % to {high:.1f} %)",
             *notes,
         ]

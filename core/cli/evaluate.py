@@ -133,50 +133,51 @@ def percent(value: float | None) -> str:
     return f"{scaled:.3g} %"
 
 
-def interval_table(result: dict[str, object], metrics=("precision", "recall", "f1", "fpr")) -> str:
+def interval_table(evaluation: Evaluation, metrics: tuple[str, ...] = METRICS) -> str:
+    """Every interval of each metric, the one to quote first (marked ``*``) and the
+    predictions of the next round's estimate marked ``†``."""
     header = f"{'metric':<10} {'method':<22} {'estimate':>10} {'lower':>10} {'upper':>10}"
     lines = [header, "-" * len(header)]
+    recommended = evaluation.recommended()
+    all_metrics = evaluation.metrics()
     for metric in metrics:
-        block = result[metric]
+        block = all_metrics[metric]
         first = True
-        recommended = result.get("recommended", {}).get(metric)
-        ordered = sorted(block["intervals"].items(), key=lambda item: item[0] != recommended)
-        for method, (lower, upper) in ordered:
+        quoted = recommended.get(metric)
+        ordered = sorted(block.intervals.items(), key=lambda item: item[0] != quoted)
+        for method, interval in ordered:
             label = METHOD_LABELS.get(method, method)
-            if method == recommended:
+            if method == quoted:
                 label = f"* {label}"
-            elif INTERVAL_METHODS.get(method) and INTERVAL_METHODS[method].is_prediction:
+            elif method in INTERVAL_METHODS and INTERVAL_METHODS[method].is_prediction:
                 label = f"{label} †"
             lines.append(
                 f"{metric if first else '':<10} {label:<22} "
-                f"{percent(block['estimate']) if first else '':>10} "
-                f"{percent(lower):>10} {percent(upper):>10}"
+                f"{percent(block.estimate) if first else '':>10} "
+                f"{percent(interval.lower):>10} {percent(interval.upper):>10}"
             )
             first = False
     return "\n".join(lines)
 
 
-def format_text(evaluation: Evaluation | dict[str, object]) -> str:
-    """The estimates, every interval (the one to quote first) and the warnings, for people;
-    ``evaluation`` may also be its ``to_dict()`` (as ``labels`` hands it on)."""
-    result = evaluation.to_dict() if isinstance(evaluation, Evaluation) else evaluation
-    lines = [f"design {result['design']}, k = {result['k']:.6g}"]
+def format_text(evaluation: Evaluation) -> str:
+    """The estimates, every interval (the one to quote first) and the warnings, for people."""
+    lines = [f"design {evaluation.design}, k = {evaluation.k:.6g}"]
     lines.append("")
-    lines.append(interval_table(result))
+    lines.append(interval_table(evaluation))
     lines.append("")
     lines.append(
-        f"prevalence (share of actual positives): {percent(result['prevalence']['estimate'])}"
+        f"prevalence (share of actual positives): {percent(evaluation.estimates.prevalence)}"
     )
-    warnings = result["warnings"]
-    if warnings:
+    if evaluation.warnings:
         lines.append("")
         lines.append("warnings:")
-        lines.extend(f"  - {warning}" for warning in warnings)
+        lines.extend(f"  - {warning}" for warning in evaluation.warnings)
     lines.append("")
     lines.append("* the interval to quote:")
     for metric in METRICS:
         recommendation = RECOMMENDED[metric]
-        if recommendation.method in result.get("recommended", {}).values():
+        if recommendation.method in evaluation.recommended().values():
             lines.append(
                 f"  {metric}: {INTERVAL_METHODS[recommendation.method].label}, because "
                 f"{recommendation.why}"

@@ -184,10 +184,10 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append(
             f"{words}: precision {percent(item['precision'])}, recall {percent(item['recall'])}"
         )
-    evaluation = result["evaluation"]
+    evaluation = labeled.evaluations[0]
     if evaluation is not None:
         lines.append("")
-        lines.append(evaluation_text(labeled.evaluations[0]))  # type: ignore[arg-type]
+        lines.append(evaluation_text(evaluation))
     further: Any = result.get("classifiers", [])
     for item in further:
         lines.append("")

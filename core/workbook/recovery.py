@@ -39,7 +39,7 @@ import os
 import uuid
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from core.errors import InputError
 from core.session import SCHEMA_VERSION, SessionState, flatten, unflatten
@@ -104,7 +104,7 @@ class _Lock:
 
     def __init__(self, path: Path):
         self.path = path
-        self._handle = None
+        self._handle: BinaryIO | None = None
 
     def acquire(self) -> bool:
         """Take the lock without waiting; ``False`` when another process holds it."""
@@ -117,7 +117,7 @@ class _Lock:
                 import msvcrt
 
                 handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
             else:
                 import fcntl
 
@@ -136,7 +136,7 @@ class _Lock:
                 import msvcrt
 
                 self._handle.seek(0)
-                msvcrt.locking(self._handle.fileno(), msvcrt.LK_UNLCK, 1)
+                msvcrt.locking(self._handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
             else:
                 import fcntl
 

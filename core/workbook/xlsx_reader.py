@@ -1198,9 +1198,10 @@ class _ScannedSheetRows:
                         formulas = {}
                     formulas[column] = formula
             else:
-                column = column_of.get(letters)
-                if column is None:
-                    column = column_of[letters] = _column_index(letters.decode("ascii"))
+                known = column_of.get(letters)
+                if known is None:
+                    known = column_of[letters] = _column_index(letters.decode("ascii"))
+                column = known
                 if not data_type or data_type == b"n":
                     # Inlined: this branch runs for most of a million cells.
                     if not raw:
@@ -1253,7 +1254,10 @@ class _ScannedSheetRows:
 
     def _general_cell(self, element: bytes, previous_column: int, row_number: int):
         """(column, value, formula) of a cell in any shape the fast pattern does not cover."""
-        attributes_text, content = _CELL.match(element).groups()
+        cell = _CELL.match(element)
+        if cell is None:  # the scanner only hands over elements that start a cell
+            raise _Damaged(f"row {row_number}: a cell that cannot be read")
+        attributes_text, content = cell.groups()
         attributes = {
             name: double or single for name, double, single in _ATTRIBUTE.findall(attributes_text)
         }
@@ -1269,7 +1273,7 @@ class _ScannedSheetRows:
             column = _column_index(match.group(1))
         data_type = attributes.get(b"t") or "n"
         style = attributes.get(b"s")
-        value = None
+        value: object = None
         if data_type == "inlineStr":
             inline = _INLINE.search(content) if content else None
             if inline is not None:
