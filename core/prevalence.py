@@ -240,6 +240,14 @@ def calibrated_precision_from_counts(tp, fp, test_prevalence, reference_prevalen
 # --- operating points --------------------------------------------------------------------
 
 
+def _variation(sigma: float, rate: float) -> float:
+    """``sigma/rate``; 0 when both are 0 (the rate is known exactly), inf when only the
+    rate is."""
+    if rate == 0.0:
+        return 0.0 if sigma == 0.0 else math.inf
+    return sigma / rate
+
+
 def _optional_open_unit(name: str, value) -> float | None:
     return None if value is None else validation.open_unit(name, value)
 
@@ -378,16 +386,12 @@ class OperatingPoint:
     @property
     def cv_tpr(self) -> float | None:
         """Coefficient of variation ``sigma_tpr/tpr``, or ``None`` without sigmas."""
-        return None if self.sigma_tpr is None else self.sigma_tpr / self.tpr
+        return None if self.sigma_tpr is None else _variation(self.sigma_tpr, self.tpr)
 
     @property
     def cv_fpr(self) -> float | None:
         """``sigma_fpr/fpr``; 0 when both are 0 (FPR known to be 0), inf when only FPR is."""
-        if self.sigma_fpr is None:
-            return None
-        if self.fpr == 0.0:
-            return 0.0 if self.sigma_fpr == 0.0 else math.inf
-        return self.sigma_fpr / self.fpr
+        return None if self.sigma_fpr is None else _variation(self.sigma_fpr, self.fpr)
 
     def precision_at(self, prevalence):
         """:func:`precision_at_prevalence` of this point."""
@@ -551,9 +555,9 @@ def precision_band(point: OperatingPoint) -> PrecisionBand:
         Without sigmas, or when ``LB`` is undefined (``FPR^ = sigma_fpr = 0`` with
         ``sigma_tpr >= TPR^``: precision ``0/0``).
     """
-    if not point.has_sigmas:
-        raise InputError("the uncertainty band needs sigma_tpr and sigma_fpr")
     tpr, fpr, s_t, s_f = point.tpr, point.fpr, point.sigma_tpr, point.sigma_fpr
+    if s_t is None or s_f is None:
+        raise InputError("the uncertainty band needs sigma_tpr and sigma_fpr")
     tpr_lower, tpr_upper = max(tpr - s_t, 0.0), min(tpr + s_t, 1.0)
     fpr_lower, fpr_upper = max(fpr - s_f, 0.0), min(fpr + s_f, 1.0)
     notes = []
@@ -592,7 +596,7 @@ def precision_band(point: OperatingPoint) -> PrecisionBand:
         eta_star = 1.0 / (1.0 + 1.0 / math.sqrt(ratio_upper * ratio_lower))
     if tpr + s_t > 1.0 or fpr + s_f > 1.0:
         notes.append("an upper rate bound clipped to 1")
-    delta_bound = max(point.cv_tpr, point.cv_fpr)
+    delta_bound = max(_variation(s_t, tpr), _variation(s_f, fpr))
     if delta_bound == math.inf:
         notes.append(
             "delta_bound = max(CV_TPR, CV_FPR) is infinite (undefined): CV_FPR = "
