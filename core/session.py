@@ -21,8 +21,8 @@ from core.bayes import Prior
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
 
-PopulationMode = typing.Literal["counts", "k"]
-DesignMode = typing.Literal["counts", "k", "random"]
+#: How the population is given; "random" (evaluation only) is a plain random sample.
+PopulationMode = typing.Literal["counts", "k", "random"]
 BeliefSource = typing.Literal["expected", "previous"]
 PriorPreset = typing.Literal["none", "jeffreys", "uniform", "expected", "round", "custom"]
 PlanMethod = typing.Literal["paper", "optimal"]
@@ -39,13 +39,13 @@ class PopulationInputs:
     as ``n1/n0`` from the labels.
     """
 
-    mode: str = "counts"
+    mode: PopulationMode = "counts"
     predicted_positive: int = 41_200
     predicted_negative: int = 1_251_000
     k: float = 41_200 / 1_251_000
 
     def __post_init__(self) -> None:
-        if self.mode not in ("counts", "k", "random"):
+        if self.mode not in typing.get_args(PopulationMode):
             raise InputError(f"population mode must be counts, k or random, got {self.mode!r}")
         for name in ("predicted_positive", "predicted_negative"):
             value = validation.count(name.replace("_", " ") + " population", getattr(self, name))
@@ -69,20 +69,20 @@ class PlanInputs:
     """Inputs of the Plan tab (workflow 1)."""
 
     population: PopulationInputs = field(default_factory=PopulationInputs)
-    belief: str = "expected"
+    belief: BeliefSource = "expected"
     expected_precision: float = 0.90
     expected_recall: float = 0.80
     previous: ConfusionMatrix = field(
         default_factory=lambda: ConfusionMatrix(tp=231, fp=29, fn=16, tn=724)
     )
     prior: Prior = field(default_factory=Prior.jeffreys)
-    prior_preset: str = "jeffreys"
+    prior_preset: PriorPreset = "jeffreys"
     prior_strength: float = 10.0
     margin_precision: float = 0.05
     margin_recall: float = 0.05
     cost_pos: float = 1.0
     cost_neg: float = 1.0
-    method: str = "paper"
+    method: PlanMethod = "paper"
     bayesian: bool = False
     fpc: bool = False
     s: float = 2.0
@@ -91,11 +91,11 @@ class PlanInputs:
     assurance_target: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.belief not in ("expected", "previous"):
+        if self.belief not in typing.get_args(BeliefSource):
             raise InputError(f"belief must be expected or previous, got {self.belief!r}")
         if self.prior_preset not in typing.get_args(PriorPreset):
             raise InputError(f"unknown prior preset {self.prior_preset!r}")
-        if self.method not in ("paper", "optimal"):
+        if self.method not in typing.get_args(PlanMethod):
             raise InputError(f"method must be paper or optimal, got {self.method!r}")
         validation.open_unit("expected precision", self.expected_precision)
         validation.open_unit("expected recall", self.expected_recall)
@@ -178,7 +178,7 @@ class EnsembleInputs:
     )
     margin: float = 0.03
     precision_floor: float = 0.5
-    mix: str = "shuffle"
+    mix: MixOption = "shuffle"
     trials: int = 200
     seed: int = 7
 
@@ -196,7 +196,7 @@ class EnsembleInputs:
         floor = validation.open_unit("precision floor", self.precision_floor)
         if floor < 0.5:
             raise InputError(f"the precision floor must be >= 0.5, got {floor:g}")
-        if self.mix not in ("shuffle", "sample"):
+        if self.mix not in typing.get_args(MixOption):
             raise InputError(f"mix must be shuffle or sample, got {self.mix!r}")
         object.__setattr__(self, "trials", validation.whole_at_least("trials", self.trials, 10))
         object.__setattr__(self, "seed", validation.seed(self.seed))

@@ -84,6 +84,7 @@ from desktop.workers import run_with_progress
 if TYPE_CHECKING:  # imported where used: Help and the item dialogs wait for their menus
     from desktop.help import FormulaReference
     from desktop.labeling_round import ItemSampleDialog, LabeledRound
+    from desktop.prevalence_tab import PrevalenceTab
 
 ORGANIZATION = "PR Planner"
 APPLICATION = "prplanner"
@@ -981,12 +982,7 @@ class MainWindow(QMainWindow):
     def import_scored_sample(self, path=None) -> bool:
         """File > Import scored sample…: hand a CSV/XLSX of scores and labels to the
         Prevalence tab (read in the background there) and show that tab."""
-        self.build_deferred_tabs()
-        index = self.tab_keys.index("prevalence")
-        tab = self.tabs.widget(index)
-        if not hasattr(tab, "import_scored_sample"):
-            self.show_status("The Prevalence tab is not available in this version")
-            return False
+        tab = self.prevalence_tab
         if path is None:
             name, _filter = QFileDialog.getOpenFileName(
                 self,
@@ -998,7 +994,7 @@ class MainWindow(QMainWindow):
                 return False
             path = name
         tab.import_scored_sample(path)
-        self.tabs.setCurrentIndex(index)
+        self.tabs.setCurrentWidget(tab)
         self.show_status(f"Reading the scored sample {Path(path).name}…")
         return True
 
@@ -1064,6 +1060,12 @@ class MainWindow(QMainWindow):
     @property
     def plan_tab(self) -> PlanTab:
         return self.tabs.widget(self.tab_keys.index("plan"))
+
+    @property
+    def prevalence_tab(self) -> PrevalenceTab:
+        """The Prevalence tab, built first if it was deferred."""
+        self.build_deferred_tabs()
+        return self.tabs.widget(self.tab_keys.index("prevalence"))
 
     def read_labeled_workbook(self, paths=None) -> LabeledRound | None:
         """Read a returned labeling workbook (and its top-ups) into the Rounds panel and
