@@ -140,6 +140,8 @@ class RoundsTableModel(QAbstractTableModel):
         self._session = session
         self._estimates: list = []
         self._shown: tuple = ()
+        self._bold = QFont()
+        self._bold.setBold(True)
         self._recompute()
         session.changed.connect(self._on_session_changed)
 
@@ -164,20 +166,18 @@ class RoundsTableModel(QAbstractTableModel):
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
-        item = self.rounds()[index.row()]
-        column = index.column()
+        row, column = index.row(), index.column()
         if role == Qt.ItemDataRole.DisplayRole:  # a long name is cut; Copy gives it whole
-            return formatting.short_text(self._text(item, index.row(), column))
+            return self._texts[row][column]
         if role == Qt.ItemDataRole.TextAlignmentRole and column in self.NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.FontRole and round_label(item) == self._session.get(
-            "previous_round"
-        ):
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.BackgroundRole and self.is_current(item):
+        # The view asks for every role of every cell on each layout pass (the columns fit
+        # their contents), so the marks compare precomputed names, not fresh lookups.
+        if role == Qt.ItemDataRole.FontRole and self._labels[row] == self._previous:
+            return self._bold
+        if role == Qt.ItemDataRole.BackgroundRole and self._keys[row] == self._current:
             return CURRENT_BRUSH
+        item = self.rounds()[row]
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = self.TOOLTIPS[column]
             if item.notes:
@@ -219,7 +219,21 @@ class RoundsTableModel(QAbstractTableModel):
             except InputError:
                 estimates.append(None)
         self._estimates = estimates
-        self._shown = self.rounds()
+        self._shown = rounds = self.rounds()
+        self._texts = [
+            [
+                formatting.short_text(self._text(item, row, column))
+                for column in range(len(self.COLUMNS))
+            ]
+            for row, item in enumerate(rounds)
+        ]
+        self._labels = [round_label(item) for item in rounds]
+        self._keys = [round_key(item) for item in rounds]
+        self._remember_marks()
+
+    def _remember_marks(self) -> None:
+        self._previous = self._session.get("previous_round")
+        self._current = self._session.get("current_round")
 
     def _on_session_changed(self, changed: str) -> None:
         # A whole-state change ("") that keeps the rounds (an action on a round) must
@@ -233,6 +247,7 @@ class RoundsTableModel(QAbstractTableModel):
             or affects(changed, "current_round")
             or affects(changed, "rounds")
         ) and self.rowCount():
+            self._remember_marks()
             self.dataChanged.emit(
                 self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
             )
