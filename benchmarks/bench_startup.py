@@ -82,9 +82,10 @@ def _environment(scratch: str) -> dict[str, str]:
     return env
 
 
-def _shown(command: list[str], env: dict[str, str]) -> tuple[float, int, float | None]:
-    """Seconds from process start to the ``shown`` line, the plots it names, and seconds
-    to the app's ``ready`` line (every tab built and laid out; None for the floor)."""
+def _shown(command: list[str], env: dict[str, str]) -> tuple[float, int, float | None, int]:
+    """Seconds from process start to the ``shown`` line, the plots it names, seconds to
+    the app's ``ready`` line (every tab built and laid out; None for the floor) and the
+    plots the app holds then."""
     started = time.time()
     done = subprocess.run(
         command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
@@ -94,30 +95,51 @@ def _shown(command: list[str], env: dict[str, str]) -> tuple[float, int, float |
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
     ready_s = float(ready[0][1]) - started if ready else None
-    return float(lines[0][1]) - started, int(lines[0][3]), ready_s
+    all_plots = int(ready[0][3]) if ready else int(lines[0][3])
+    return float(lines[0][1]) - started, int(lines[0][3]), ready_s, all_plots
 
 
 def app_start_against_bare_window(runs: int = RUNS) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as scratch:
         env = _environment(scratch)
         # The floor holds as many plots as the app has painted when it reports "shown"
-        # (the Plan tab's; the other tabs are built right after, see "ready").
-        _, plots, _ = _shown([sys.executable, "-m", "desktop"], env)  # bytecode, disk cache
+        # (the Plan tab's; the other tabs are built right after, see "ready"). A second
+        # floor holds every plot the app has once ready: the bare window of the issue
+        # that set the target, reported for comparison, not asserted on.
+        _, plots, _, all_plots = _shown([sys.executable, "-m", "desktop"], env)  # warm-up
         _shown([sys.executable, "-c", BARE_WINDOW, str(plots)], env)
-        app, bare, ready = [], [], []
+        _shown([sys.executable, "-c", BARE_WINDOW, str(all_plots)], env)
+        app, bare, bare_all, ready = [], [], [], []
         for _ in range(runs):
-            shown_s, _, ready_s = _shown([sys.executable, "-m", "desktop"], env)
+            shown_s, _, ready_s, _ = _shown([sys.executable, "-m", "desktop"], env)
             app.append(shown_s)
             ready.append(ready_s)
             bare.append(_shown([sys.executable, "-c", BARE_WINDOW, str(plots)], env)[0])
+            bare_all.append(_shown([sys.executable, "-c", BARE_WINDOW, str(all_plots)], env)[0])
     return {
         "plots": plots,
+        "all_plots": all_plots,
         "app_s": statistics.median(app),
         "app_max_s": max(app),
         "ready_s": statistics.median(ready),
         "bare_s": statistics.median(bare),
+        "bare_all_s": statistics.median(bare_all),
         "ratio": statistics.median(app) / statistics.median(bare),
+        "ratio_all": statistics.median(app) / statistics.median(bare_all),
+        "ready_ratio_all": statistics.median(ready) / statistics.median(bare_all),
     }
+
+
+def _describe(result: dict[str, float]) -> str:
+    return (
+        f"app start -> painted window: median {result['app_s']:.2f} s (max "
+        f"{result['app_max_s']:.2f}); bare window with the same {result['plots']} plots "
+        f"{result['bare_s']:.2f} s: ratio {result['ratio']:.2f} (target <= {APP_RATIO}, and <= "
+        f"{APP_CEILING_SECONDS} s). Every tab built and laid out: {result['ready_s']:.2f} s. "
+        f"Bare window with all {result['all_plots']} plots {result['bare_all_s']:.2f} s: "
+        f"painted window {result['ratio_all']:.2f}x, every tab built "
+        f"{result['ready_ratio_all']:.2f}x"
+    )
 
 
 def _process_seconds(command: list[str], env: dict[str, str]) -> float:
@@ -148,11 +170,7 @@ def test_app_start_to_painted_window(benchmark):
         pytest.skip("a start-up benchmark: run with --benchmark-enable")
     result = benchmark.pedantic(app_start_against_bare_window, rounds=1, iterations=1)
     benchmark.extra_info.update(result)
-    print(
-        f"\napp start -> painted window: {result['app_s']:.2f} s (max {result['app_max_s']:.2f}),"
-        f" bare window with {result['plots']} plots {result['bare_s']:.2f} s, "
-        f"ratio {result['ratio']:.2f}"
-    )
+    print("\n" + _describe(result))
     assert result["ratio"] <= APP_RATIO
     assert result["app_s"] <= APP_CEILING_SECONDS
 
@@ -170,13 +188,7 @@ def test_plan_json_process_against_import_numpy(benchmark):
 
 
 def main() -> int:
-    app = app_start_against_bare_window()
-    print(
-        f"app start -> painted window: median {app['app_s']:.2f} s (max {app['app_max_s']:.2f}),"
-        f" bare window with {app['plots']} plots {app['bare_s']:.2f} s: ratio "
-        f"{app['ratio']:.2f} (target <= {APP_RATIO}, and <= {APP_CEILING_SECONDS} s); every "
-        f"tab built and laid out: {app['ready_s']:.2f} s"
-    )
+    print(_describe(app_start_against_bare_window()))
     plan = plan_json_against_import_numpy()
     print(
         f"prplanner plan --json: median {plan['plan_s']:.3f} s, import numpy "
