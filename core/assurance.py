@@ -46,6 +46,11 @@ simulation): binomially or, with the finite strata, hypergeometrically (without
 replacement), and counts the rounds whose margins meet the targets.
 ``numpy.random.SeedSequence(seed).spawn(2)`` gives one generator per stratum, so the result
 does not depend on the chunking used for progress reports.
+
+References
+----------
+* Shang et al. 2023: Eq 10 (the margins whose chance of being met is simulated).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

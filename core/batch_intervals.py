@@ -17,6 +17,13 @@ A loop over :mod:`core.intervals` costs tens of microseconds a matrix; these cos
 a microsecond a matrix for the normal-theory methods and about one ``betaincinv`` call per
 bound for the exact and Jeffreys intervals. ``scipy.special`` is imported on first use of
 those two, so importing this module stays cheap.
+
+References
+----------
+* Wilson 1927; Agresti and Coull 1998; Clopper and Pearson 1934; Brown, Cai and DasGupta
+  2001 (Jeffreys).
+* Shang et al. 2023: Eq 3-5 (the stratified intervals computed per matrix).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -14,6 +14,12 @@ random-design analogue of Eq 6-8 is therefore the Eq 6 form applied to recall: t
 beta-binomial predictive of ``TP*/m'`` for a future round with the same number
 ``m' = TP + FN`` of actual positives (:func:`bayes_recall_interval_random`); the posterior
 interval is the ``Beta(z11, z10)`` quantiles (:func:`posterior_recall_interval_random`).
+
+References
+----------
+* Shang et al. 2023: Appendix A (Beta posteriors), Eq 6-8 (predictive intervals of a future
+  round).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

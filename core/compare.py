@@ -17,6 +17,12 @@
   posteriors).
 
 ``change = current - previous``: a positive change is an improvement.
+
+References
+----------
+* Newcombe 1998: method 10 (hybrid score interval for a difference of proportions).
+* Shang et al. 2023: Appendix A (posteriors of the recall change).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -7,6 +7,12 @@ Notation (methods §2): ``tp = n11``, ``fp = n01`` (the predicted-positive sampl
 The rate functions accept scalars or numpy arrays (the bootstrap and the simulations call
 them on arrays of replicates) and follow IEEE rules: a recall with ``pi1 = 0`` is 0, one with
 ``pi1 = pi0 = 0`` is NaN; callers that show numbers to users decide what NaN means.
+
+References
+----------
+* Shang et al. 2023: Eq 1, Eq 2 and Eq 9 (stratum sizes, recall and FPR from the stratum
+  rates, implied false omission rate).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -31,6 +31,11 @@ for the labeled rounds (first and second sample, drawn up front for all ``A`` ro
 for the bootstrap and Monte-Carlo replicates. The same seed therefore reproduces the same
 rounds whatever the chunk size, and an independent implementation can draw identical
 rounds from :func:`draw_rounds`.
+
+References
+----------
+* Shang et al. 2023: Section 4 and Table 3 (coverage experiment).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -18,6 +18,13 @@ Items from a stratified (over-sampled) round must carry the stratum weights ``N1
 ``N0/n0`` (:func:`stratum_weights`) so that the curves describe the population. Curves at
 another prevalence re-weight precision at every threshold with the closed form of methods
 §11 (Williams 2021), never by sub-sampling.
+
+References
+----------
+* Davis and Goadrich 2006 (PR and ROC curves, step interpolation).
+* Siblini et al. 2020 (calibrated average precision); Williams 2021 (PR curve at another
+  prevalence).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

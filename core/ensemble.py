@@ -20,6 +20,12 @@ Four pieces:
 Notation: ``A_P``/``A_C`` are the predicted-positive sets of parent and child, ``S_P`` the
 parent's labeled sample (uniform, with replacement, from ``A_P``), ``n_P = |S_P|`` and
 ``n_C`` the child's sample size; ``PIR = |A_P ∩ A_C|/|A_P|``, ``CIR = |A_P ∩ A_C|/|A_C|``.
+
+References
+----------
+* Tripathi et al. 2020: one-precision sample size, Algorithm 1 (RecycleSamplesForPrecision),
+  Lemmas 1-3, Section 6.
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -25,6 +25,11 @@ Designs
 
 Never a silent NaN: an undefined estimate or bound is ``None`` in :meth:`Evaluation.to_dict`
 and a warning says why.
+
+References
+----------
+* Shang et al. 2023: Eq 1-9, Algorithms 1 and 2, Appendix A (every interval of one round).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

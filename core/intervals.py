@@ -37,6 +37,15 @@ are, which is conservative.
 
 Scalar paths use ``math`` and ``scipy.special`` directly: all closed forms for one matrix
 take tens of microseconds, fast enough to recompute on every keystroke.
+
+References
+----------
+* Shang et al. 2023: Eq 3 (Wald), Eq 4 (Katz log-ratio), Eq 5 (delta method).
+* Wilson 1927; Agresti and Coull 1998; Clopper and Pearson 1934; Brown, Cai and DasGupta
+  2001 (Jeffreys).
+* Katz, Baptista, Azen and Pike 1978 (log-ratio interval); Haldane 1956 and Anscombe 1956
+  (zero cells).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

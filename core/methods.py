@@ -7,6 +7,12 @@ the estimate a future round of the same size will show (a prediction interval).
 
 :data:`RECOMMENDED` names, per metric, the interval to quote, with the one-line reason the
 front ends print next to it. Equation numbers refer to docs/methods.md.
+
+References
+----------
+* Shang et al. 2023 (Eq 3-8, Algorithms 1 and 2); Wilson 1927; Agresti and Coull 1998;
+  Clopper and Pearson 1934; Brown, Cai and DasGupta 2001; Katz et al. 1978.
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

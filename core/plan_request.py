@@ -9,6 +9,11 @@ assurance target is a :meth:`PlanRequest.but` away, so the three plans the Plan 
 
 The planning maths (Eq 10 margins, s*, Theorem 2) stays in :mod:`core.planning`; this
 module is the glue from what the user set to its arguments.
+
+References
+----------
+* Shang et al. 2023: Theorems 1 and 2, Eq 10 and Eq 11 (through core.planning).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

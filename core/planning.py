@@ -43,6 +43,12 @@ assurance (:mod:`core.assurance`): the chance that the round meets each margin a
 Asked for a chance ``G`` (``assurance_target``), :func:`make_plan` also finds the cheapest
 design meeting both margins with probability at least ``G``
 (:func:`assured_sizes_at_ratio`, :func:`assured_sizes_optimal`).
+
+References
+----------
+* Shang et al. 2023: Theorem 1 and Theorem 2 (optimal ratio s*), Eq 10 (margins of a
+  design), Eq 11 (planning procedure), Figures 1 and 3 (width curves).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

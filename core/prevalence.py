@@ -15,6 +15,14 @@ Notation: the methods document calls the two FPR/TPR ratios of the uncertainty b
 and ``r2`` (methods §11); to keep them apart from the class ratio ``r`` the code calls them
 ``fpr_tpr_ratio_upper`` (``r1``, the ratio of the upper precision bound) and
 ``fpr_tpr_ratio_lower`` (``r2``).
+
+References
+----------
+* Williams 2021 (precision and F-beta as functions of prevalence).
+* Siblini et al. 2020: Eq 6 (calibrated precision).
+* Brabec et al. 2020: Section 3.1 (P3 curve), Theorem 5.1 and Appendix B (uncertainty band).
+* Flach and Kull 2015 (precision and recall gain).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -33,6 +33,13 @@ positives (see :func:`bootstrap`, :func:`posterior_draws`, :func:`bayes_predicti
 :mod:`core.bayes`).
 
 Percentiles use numpy's default linear interpolation between order statistics.
+
+References
+----------
+* Shang et al. 2023: Algorithm 1 (stratified bootstrap), Algorithm 2 (Monte Carlo predictive
+  interval).
+* Efron and Tibshirani 1993 (percentile bootstrap).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations

@@ -38,6 +38,12 @@ every result is a frozen dataclass):
    ``population`` go to :func:`core.evaluation.evaluate`;
 5. :func:`core.workbook.append_round.append_round` adds the round to the lead's rounds
    workbook.
+
+References
+----------
+* Ohlsson 1995 (coordinated samples from permanent random numbers); NIST FIPS 180-4
+  (SHA-256).
+Full entries: docs/methods.md, References.
 """
 
 from __future__ import annotations
