@@ -167,15 +167,20 @@ class RoundsTableModel(QAbstractTableModel):
         if not index.isValid():
             return None
         row, column = index.row(), index.column()
-        if role == Qt.ItemDataRole.DisplayRole:  # a long name is cut; Copy gives it whole
-            return self._texts[row][column]
         if role == Qt.ItemDataRole.TextAlignmentRole and column in self.NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         # The view asks for every role of every cell on each layout pass (the columns fit
-        # their contents), so the marks compare precomputed names, not fresh lookups.
-        if role == Qt.ItemDataRole.FontRole and self._labels[row] == self._previous:
+        # their contents), so a row's texts and names are made once, when first asked for:
+        # only the rows the view looks at, however many rounds the workbook holds.
+        shown = self._rows[row]
+        if shown is None:
+            shown = self._rows[row] = self._row(row)
+        texts, label, key = shown
+        if role == Qt.ItemDataRole.DisplayRole:  # a long name is cut; Copy gives it whole
+            return texts[column]
+        if role == Qt.ItemDataRole.FontRole and label == self._previous:
             return self._bold
-        if role == Qt.ItemDataRole.BackgroundRole and self._keys[row] == self._current:
+        if role == Qt.ItemDataRole.BackgroundRole and key == self._current:
             return CURRENT_BRUSH
         item = self.rounds()[row]
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -219,17 +224,18 @@ class RoundsTableModel(QAbstractTableModel):
             except InputError:
                 estimates.append(None)
         self._estimates = estimates
-        self._shown = rounds = self.rounds()
-        self._texts = [
-            [
-                formatting.short_text(self._text(item, row, column))
-                for column in range(len(self.COLUMNS))
-            ]
-            for row, item in enumerate(rounds)
-        ]
-        self._labels = [round_label(item) for item in rounds]
-        self._keys = [round_key(item) for item in rounds]
+        self._shown = self.rounds()
+        self._rows: list[tuple[tuple[str, ...], str, str] | None] = [None] * len(self._shown)
         self._remember_marks()
+
+    def _row(self, row: int) -> tuple[tuple[str, ...], str, str]:
+        """A row's cell texts (long ones cut), its round label and its round key."""
+        item = self._shown[row]
+        texts = tuple(
+            formatting.short_text(self._text(item, row, column))
+            for column in range(len(self.COLUMNS))
+        )
+        return texts, round_label(item), round_key(item)
 
     def _remember_marks(self) -> None:
         self._previous = self._session.get("previous_round")

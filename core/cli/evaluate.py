@@ -175,13 +175,12 @@ def format_text(evaluation: Evaluation) -> str:
         lines.extend(f"  - {warning}" for warning in evaluation.warnings)
     lines.append("")
     lines.append("* the interval to quote:")
-    for metric in METRICS:
+    for metric in evaluation.recommended():
         recommendation = RECOMMENDED[metric]
-        if recommendation.method in evaluation.recommended().values():
-            lines.append(
-                f"  {metric}: {INTERVAL_METHODS[recommendation.method].label}, because "
-                f"{recommendation.why}"
-            )
+        lines.append(
+            f"  {metric}: {INTERVAL_METHODS[recommendation.method].label}, because "
+            f"{recommendation.why}"
+        )
     lines.append(
         "† a prediction of the estimate the next round of the same size will show, not an "
         "interval for the true value"
