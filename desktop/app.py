@@ -18,11 +18,23 @@ window with as many plots.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
 
 EXIT_AFTER_SHOW_ENV = "PRPLANNER_EXIT_AFTER_SHOW"
+
+
+def resume_garbage_collection() -> None:
+    """Switch the cyclic garbage collector back on once the window is up
+    (:func:`desktop.launch.main` pauses it for the start-up).
+
+    What start-up made (modules, classes, widgets) lives as long as the app: frozen, it is
+    never scanned again, so no later collection pauses a slider drag to walk it.
+    """
+    gc.freeze()
+    gc.enable()
 
 
 def run_app(path: str | os.PathLike[str] | None = None) -> int:
@@ -62,6 +74,7 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
             window.open_workbook(path, ask=False)
 
     def start_then_report() -> None:
+        resume_garbage_collection()  # before any job starts on a pool thread (workers.py)
         # The file is read off the GUI thread with the event loop running: the start-up
         # report waits until it is open.
         start()

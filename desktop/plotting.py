@@ -2,7 +2,8 @@
 
 Curves are created once with :meth:`PlotPanel.line` and updated with ``setData``.
 Hovering shows the nearest data point of any curve, in the units the axes use;
-right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV).
+right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV; see
+:mod:`desktop.plot_export`).
 
 Draft frames while the user drags. From the press on a slider's handle (or a left press on
 a plot) to its release, every plot draws in draft quality: no antialiasing, curves clipped
@@ -21,91 +22,14 @@ from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters
 import shiboken6
-from pyqtgraph.parametertree import Parameter
-from PySide6.QtCore import QBuffer, QEvent, QIODevice, QObject, QPointF, QRectF, Qt
-from PySide6.QtGui import QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QGraphicsItem, QWidget
 
 from desktop import formatting
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 
-
-def _paint_axis_directly(axis, painter, option, widget):
-    """:meth:`pyqtgraph.AxisItem.paint` without its cached picture (for vector output)."""
-    if axis.style["tickFont"]:
-        painter.setFont(axis.style["tickFont"])
-    specs = axis.generateDrawSpecs(painter)
-    if specs is not None:
-        axis.drawPicture(painter, *specs)
-
-
-class QtSvgExporter(pg.exporters.Exporter):
-    """Right-click > Export... > SVG through Qt's own :class:`QSvgGenerator`.
-
-    pyqtgraph 0.14's SVG exporter rewrites the path data Qt 6 writes and fails on it
-    ("not enough values to unpack"; pyqtgraph issue 3485); Qt's generator records the same
-    painting the screen shows, so it replaces that exporter in the export dialog.
-    """
-
-    Name = "Scalable Vector Graphics (SVG)"
-    allowCopy = False
-
-    def __init__(self, item):
-        super().__init__(item)
-        self.params = Parameter.create(name="params", type="group", children=[])
-
-    def parameters(self):
-        return self.params
-
-    def export(self, fileName=None, toBytes=False, copy=False):
-        if fileName is None and not toBytes:
-            self.fileSaveDialog(filter=["Scalable Vector Graphics (*.svg)"])
-            return None
-        source = self.getSourceRect()
-        target = QRectF(0, 0, source.width(), source.height())
-        buffer = QBuffer()
-        generator = QSvgGenerator()
-        if toBytes:
-            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-            generator.setOutputDevice(buffer)
-        else:
-            generator.setFileName(str(fileName))
-        generator.setSize(target.size().toSize())
-        generator.setViewBox(target)
-        generator.setTitle("PR Planner plot")
-        painter = QPainter(generator)
-        try:
-            self.setExportMode(
-                True,
-                {
-                    "antialias": True,
-                    "background": pg.mkColor("w"),
-                    "painter": painter,
-                    "resolutionScale": 1.0,
-                },
-            )
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            # Axes normally replay a cached QPicture, which lands shifted in an SVG: draw
-            # them directly while the SVG is recorded.
-            cached_paint, pg.AxisItem.paint = pg.AxisItem.paint, _paint_axis_directly
-            self.getScene().render(painter, target, source)
-        finally:
-            pg.AxisItem.paint = cached_paint
-            self.setExportMode(False)
-            painter.end()
-        return bytes(buffer.data()) if toBytes else None
-
-
-pg.exporters.Exporter.Exporters[:] = [
-    exporter
-    for exporter in pg.exporters.Exporter.Exporters
-    if exporter is not pg.exporters.SVGExporter
-]
-QtSvgExporter.register()
 
 #: Colour-blind-safe palette (Okabe-Ito), in the order curves are added.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -280,6 +204,10 @@ class PlotPanel(pg.PlotWidget):
         self._mouse_proxy = pg.SignalProxy(
             self.scene().sigMouseMoved, rateLimit=60, slot=self._on_mouse_moved
         )
+        # Right-click > Export... loads the exporters (desktop.plot_export) when first used.
+        export_action = self.scene().contextMenu[0]
+        export_action.triggered.disconnect()
+        export_action.triggered.connect(self.show_export_dialog)
         # Small enough that every tab fits a 1280 x 800 laptop screen.
         self.setMinimumSize(220, 150)
         # The view paints its whole area (white background): Qt need not repaint the
@@ -293,6 +221,12 @@ class PlotPanel(pg.PlotWidget):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         _watcher.watch_sliders_of(self.window())
+
+    def show_export_dialog(self) -> None:
+        """pyqtgraph's export dialog (PNG, SVG through Qt, CSV) for the plot clicked."""
+        import desktop.plot_export  # noqa: F401  (registers the SVG exporter)
+
+        self.scene().showExportDialog()
 
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton:  # a pan or zoom drag may start

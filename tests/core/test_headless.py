@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import PROJECT_ROOT
 
 PROBE = """
@@ -82,3 +84,17 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=120) == 0
     assert "Traceback" not in stderr and stderr == ""
+
+
+def test_the_entry_point_leaves_the_garbage_collector_on(capsys):
+    # Start-up pauses the collector (desktop.launch.main); a command, or an error, must
+    # leave it on for whatever runs next in the process.
+    import gc
+
+    from desktop.launch import main
+
+    for argv in (["--version"], ["not-a-command"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert gc.isenabled()
+    capsys.readouterr()

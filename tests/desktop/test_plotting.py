@@ -1,11 +1,15 @@
 """Plot panels: nearest-point hover read-out and export to PNG/SVG."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pyqtgraph.exporters
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QPainter
 
-from desktop.plotting import PlotPanel, QtSvgExporter
+from desktop.plot_export import QtSvgExporter
+from desktop.plotting import PlotPanel
 
 
 def shown_panel(qtbot, log_x):
@@ -103,3 +107,24 @@ def test_plots_draft_while_a_slider_is_dragged_and_end_at_full_quality(qtbot):
     assert curve.curve.cacheMode() == QGraphicsItem.CacheMode.NoCache
     assert panel.renderHints() & QPainter.RenderHint.Antialiasing
     qtbot.waitUntil(lambda: label.width() > narrow)
+
+
+def test_export_action_loads_the_exporters_and_opens_the_dialog(qtbot, monkeypatch):
+    panel = shown_panel(qtbot, log_x=False)
+    scene = panel.scene()
+    opened = []
+    monkeypatch.setattr(scene, "showExportDialog", lambda: opened.append(True))
+    scene.contextMenu[0].trigger()  # right-click > "Export..."
+    assert opened == [True]
+    assert "desktop.plot_export" in sys.modules
+
+
+def test_the_window_does_not_load_the_exporters_at_start_up():
+    # pyqtgraph's exporters cost start-up time; they load when an export is asked for.
+    code = (
+        "import os, sys; os.environ['PYQTGRAPH_QT_LIB'] = 'PySide6'; "
+        "import desktop.main_window; "
+        "print('pyqtgraph.exporters' in sys.modules, 'desktop.plot_export' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]

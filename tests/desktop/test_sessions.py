@@ -489,8 +489,10 @@ def test_example_falls_back_to_the_example_rounds(qtbot, make_window, monkeypatc
 
 
 RUN_APP_WITH_FILE = """
+import gc
 import sys
 sys.path.insert(0, sys.argv[1])
+gc.disable()  # as desktop.launch.main starts the app
 from core.workbook.session_io import read_session
 from desktop import main_window
 from desktop.app import run_app
@@ -503,6 +505,7 @@ def report_then_close(self):
     print("path", self.path, flush=True)
     print("same", self.session.state == expected, flush=True)
     print("recovery", self.recovery.directory, flush=True)
+    print("frozen", gc.get_freeze_count() > 0, flush=True)
     return close(self)
 
 
@@ -545,3 +548,6 @@ def test_run_app_opens_the_given_file(qtbot, settings, tmp_path):
     assert lines["path"] == str(target)
     assert lines["same"] == "True"
     assert lines["recovery"] == str(tmp_path / "recovery")
+    # The collector paused for start-up resumed once the window was up, with what
+    # start-up made frozen (it may be paused again meanwhile while a workbook is read).
+    assert lines["frozen"] == "True"
