@@ -213,3 +213,22 @@ def test_the_table_closes_its_connection(tmp_path):
     with pytest.raises(duckdb.Error):
         table.connection.execute("SELECT 1")
     assert threading.active_count() >= 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True), ("0", False), (" 1", True), ("0 ", False), ("1.0", True), ("0.0", False),
+        ("Yes", True), ("NO", False), ("+", True), ("-", False), ("Positive", True),
+        ("neg", False), ("2", None), ("10", None), ("", None), ("01", None),
+    ],
+)  # fmt: skip
+def test_a_predicted_label_is_read_the_same_on_the_fast_path_for_1_and_0(raw, expected):
+    # label_expression matches plain "1"/"0" before lower() and trim(); every other
+    # spelling goes through the word lists, and anything else is not a label (NULL).
+    from core.items import label_expression
+
+    (value,) = duckdb.execute(
+        f"SELECT {label_expression('x')} FROM (SELECT ? AS x)", [raw]
+    ).fetchone()
+    assert value is expected
