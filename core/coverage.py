@@ -421,8 +421,9 @@ def coverage_experiment(
     undefined = dict.fromkeys(covered, 0)
     jeffreys_rows = 0
 
-    def tally(key, lower, upper, target):
+    def tally(key: str, bounds: tuple[np.ndarray, np.ndarray], target) -> None:
         nonlocal covered, undefined
+        lower, upper = bounds
         covered[key] += int(_covers(lower, upper, target).sum())
         undefined[key] += int(
             (~(np.isfinite(lower) & np.isfinite(upper) & np.isfinite(target))).sum()
@@ -441,14 +442,14 @@ def coverage_experiment(
                 (tp2 == 0) & (fn2 == 0), np.nan, recall_from_rates(tp2 / n1, fn2 / n0, k)
             )
 
-            tally("precision/wald", *wald_precision_bounds(tp, n1, z), pi1)
-            tally("recall/katz_log", *katz_recall_bounds(tp, fp, fn, tn, k, z), true_recall)
+            tally("precision/wald", wald_precision_bounds(tp, n1, z), pi1)
+            tally("recall/katz_log", katz_recall_bounds(tp, fp, fn, tn, k, z), true_recall)
 
             boot = resampling.bootstrap(
                 tp, fp, fn, tn, k, replicates=replicates, seed=replicate_rng, include_f1=False
             )
-            tally("precision/bootstrap", *boot.interval("precision", confidence), pi1)
-            tally("recall/bootstrap", *boot.interval("recall", confidence), true_recall)
+            tally("precision/bootstrap", boot.interval("precision", confidence), pi1)
+            tally("recall/bootstrap", boot.interval("recall", confidence), true_recall)
 
             zz, substituted = _posterior_parameters(prior, tp, fp, fn, tn)
             jeffreys_rows += substituted
@@ -457,18 +458,19 @@ def coverage_experiment(
             half = z * predictive_precision_sd(posterior, n1)
             tally(
                 "precision/bayes",
-                np.maximum(mean - half, 0.0),
-                np.minimum(mean + half, 1.0),
+                (np.maximum(mean - half, 0.0), np.minimum(mean + half, 1.0)),
                 second_precision,
             )
             xb, sd = predictive_recall_terms(posterior, k, n1, n0)
-            tally("recall/bayes", *log_ratio_bounds(xb, z * sd), second_recall)
+            tally("recall/bayes", log_ratio_bounds(xb, z * sd), second_recall)
 
+            z11, z01, z10, z00 = zz
             mc = resampling.bayes_predictive(
-                *zz, k, n1, n0, replicates=replicates, seed=replicate_rng, include_f1=False
-            )
-            tally("precision/bayes_mc", *mc.interval("precision", confidence), second_precision)
-            tally("recall/bayes_mc", *mc.interval("recall", confidence), second_recall)
+                z11, z01, z10, z00, k, n1, n0,
+                replicates=replicates, seed=replicate_rng, include_f1=False,
+            )  # fmt: skip
+            tally("precision/bayes_mc", mc.interval("precision", confidence), second_precision)
+            tally("recall/bayes_mc", mc.interval("recall", confidence), second_recall)
     progress.step(control, offset + reps, total)
 
     return CoverageResult(

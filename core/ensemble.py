@@ -759,6 +759,13 @@ def mix_too_large(
     return None
 
 
+def _labels_or_default(name: str, value: int | None) -> int:
+    """``value`` checked, or the labels a precision margin of DEFAULT_MARGIN needs."""
+    if value is None:
+        return precision_sample_size(DEFAULT_MARGIN, DEFAULT_CONFIDENCE).n
+    return validation.whole_at_least(name, value, 1)
+
+
 def plan_recycled_labels(
     parent_size: int,
     children: Sequence[ChildSet | Mapping],
@@ -826,15 +833,12 @@ def plan_recycled_labels(
         )
     if not children:
         raise InputError("children is empty: give at least one child classifier")
-    default_size = None
-    if n_parent is None or n_child is None:
-        default_size = precision_sample_size(DEFAULT_MARGIN, DEFAULT_CONFIDENCE).n
-    n_parent = (
-        default_size if n_parent is None else validation.whole_at_least("n_parent", n_parent, 1)
-    )
-    n_child = default_size if n_child is None else validation.whole_at_least("n_child", n_child, 1)
+    parent_default = _labels_or_default("n_parent", n_parent)
+    child_default = _labels_or_default("n_child", n_child)
 
     cleaned: list[ChildSet] = []
+    #: Each child's (n_parent, n_child), its own or the defaults.
+    labels: list[tuple[int, int]] = []
     for index, raw in enumerate(children):
         child = _child_set(index, raw)
         where = f"child {index}" + (f" ({child.name})" if child.name else "")
@@ -846,10 +850,10 @@ def plan_recycled_labels(
                 f"{where}: overlap {overlap} is larger than the {which} set "
                 f"(child size {size}, parent size {parent_size})"
             )
-        child_n = n_child
+        child_n = child_default
         if child.n_child is not None:
             child_n = validation.whole_at_least(f"{where}: n_child", child.n_child, 1)
-        parent_n = n_parent
+        parent_n = parent_default
         if child.n_parent is not None:
             parent_n = validation.whole_at_least(f"{where}: n_parent", child.n_parent, 1)
         problem = mix_too_large(size, overlap, parent_n, mix)
@@ -863,11 +867,12 @@ def plan_recycled_labels(
                 size=size, overlap=overlap, n_child=child_n, n_parent=parent_n, name=str(child.name)
             )
         )
+        labels.append((parent_n, child_n))
 
     sizes = np.array([child.size for child in cleaned], dtype=np.int64)[:, None]
     overlaps = np.array([child.overlap for child in cleaned], dtype=np.int64)[:, None]
-    n_parents = np.array([child.n_parent for child in cleaned], dtype=np.int64)[:, None]
-    n_childs = np.array([child.n_child for child in cleaned], dtype=np.int64)[:, None]
+    n_parents = np.array([parent_n for parent_n, _ in labels], dtype=np.int64)[:, None]
+    n_childs = np.array([child_n for _, child_n in labels], dtype=np.int64)[:, None]
     generator = _generator(rng)
     chunks = []
     for start in range(0, trials, TRIALS_PER_CHUNK):
@@ -887,18 +892,18 @@ def plan_recycled_labels(
     bounds = np.percentile(savings_pct, [2.5, 97.5], axis=1)
     results = tuple(
         ChildSavings(
-            n_parent=child.n_parent,
-            n_child=child.n_child,
+            n_parent=parent_n,
+            n_child=child_n,
             pir=child.overlap / parent_size,
             cir=child.overlap / child.size,
             expected_reused=float(mean_reused[row]),
-            expected_new_labels=float(child.n_child - mean_reused[row]),
+            expected_new_labels=float(child_n - mean_reused[row]),
             savings_pct_mean=float(mean_pct[row]),
             savings_pct_interval=(float(bounds[0, row]), float(bounds[1, row])),
             reused_per_trial=_read_only(reused[row].copy()),
-            notes=sample_size_notes(child.n_parent, parent_size, child.n_child, child.size),
+            notes=sample_size_notes(parent_n, parent_size, child_n, child.size),
         )
-        for row, child in enumerate(cleaned)
+        for row, (child, (parent_n, child_n)) in enumerate(zip(cleaned, labels, strict=True))
     )
     return EnsemblePlan(
         parent_size=parent_size, children=tuple(cleaned), savings=results, mix=mix, trials=trials

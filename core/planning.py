@@ -1060,6 +1060,7 @@ def make_plan(
     s_star_bayes = optimal_ratio_bayes(posterior, k) if posterior is not None else None
     finite = population if fpc else None
     if bayesian:
+        assert posterior is not None  # a Bayesian plan without one was refused above
         model = MarginModel.bayesian_predictive(
             posterior=posterior, k=k, confidence=confidence, population=finite
         )
@@ -1067,7 +1068,7 @@ def make_plan(
         model = MarginModel.frequentist(
             pi1=pi1, pi0=pi0, k=k, confidence=confidence, population=finite
         )
-    ratio_star = s_star_bayes if bayesian else s_star
+    ratio_star = s_star_bayes if bayesian and s_star_bayes is not None else s_star
 
     if s is not None and v is not None:
         chosen_method = "fixed"
@@ -1115,7 +1116,7 @@ def make_plan(
         total=n_pos + n_neg,
         margin_precision=float(model.precision(n_pos)),
         margin_recall=float(model.recall(n_pos, n_neg)),
-        cost=None if cost_pos is None else cost_pos * n_pos + cost_neg * n_neg,
+        cost=None if cost_pos is None or cost_neg is None else cost_pos * n_pos + cost_neg * n_neg,
         target_margin_precision=target_p,
         target_margin_recall=target_r,
         confidence=confidence,
@@ -1123,7 +1124,7 @@ def make_plan(
         cost_pos=cost_pos,
         cost_neg=cost_neg,
         fpc_factors=fpc_factors,
-        strata=(population.predicted_positive, population.predicted_negative) if fpc else None,
+        strata=population.strata if fpc else None,
         notes=tuple(notes),
     )
     if assurance_target is not None and max(n_pos, n_neg) > MAX_ASSURED_STRATUM:
@@ -1170,10 +1171,11 @@ def _check_design(population: Population, n_pos: int, n_neg: int, fpc: bool) -> 
             f"this design leaves the {empty} sample empty ({n_pos:,} predicted positives "
             f"and {n_neg:,} predicted negatives to label); raise v or move s toward 1"
         )
-    if population.has_counts:
+    strata = population.strata
+    if strata is not None:
         for label, n, big_n in (
-            ("predicted-positive", n_pos, population.predicted_positive),
-            ("predicted-negative", n_neg, population.predicted_negative),
+            ("predicted-positive", n_pos, strata[0]),
+            ("predicted-negative", n_neg, strata[1]),
         ):
             if n > big_n:
                 hint = (
@@ -1249,7 +1251,7 @@ def paper_sizes(
     s = validation.oversampling("s", s)
     ks = model.k * s
     cap = None
-    if model.population_pos is not None:
+    if model.population_pos is not None and model.population_neg is not None:
         cap = math.floor(min(model.population_pos, ks * model.population_neg) + 1e-9)
         if cap < 1:
             raise InputError(f"s = {s:g} leaves no room for a predicted-positive item")
@@ -1260,6 +1262,7 @@ def paper_sizes(
     hint = (a + b * ks) / budget if budget > 0 else math.inf
     n_pos = _smallest_integer(lambda n: model.recall(n, n / ks) <= target_recall, hint, cap)
     if n_pos is None:
+        assert cap is not None  # only a search bounded by the population comes back empty
         raise _unreachable(
             "recall",
             target_recall,
@@ -1423,7 +1426,7 @@ def optimal_sizes(
     best_n_pos = start
     best_n_neg = float(_smallest_negatives(model, np.array([float(start)]), target_recall)[0])
     best_cost = cost_pos * best_n_pos + cost_neg * best_n_neg
-    best_key = (best_cost, best_n_pos + best_n_neg, best_n_pos)
+    best_key: tuple[float, float, float] = (best_cost, best_n_pos + best_n_neg, best_n_pos)
 
     low = n_pos_low
     while True:
@@ -1658,4 +1661,6 @@ def assured_sizes_optimal(
                 current, best, misses = n_pos, key(n_pos), 0
             else:
                 misses += 1
-    return current, int(partner(current))
+    n_neg = partner(current)
+    assert n_neg is not None  # key(current) is finite
+    return current, int(n_neg)

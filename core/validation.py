@@ -10,6 +10,7 @@ import math
 import numbers
 from functools import lru_cache
 from statistics import NormalDist
+from typing import TypeGuard
 
 from core.errors import InputError
 
@@ -30,8 +31,14 @@ MAX_REPS = 1_000_000
 MAX_POINTS = 100_000
 
 
-def _is_real(value: object) -> bool:
+def _is_real(value: object) -> TypeGuard[float]:
+    """A real number (int, float, numpy's), not a bool; typed as float for the checks."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _is_whole(value: object) -> TypeGuard[int]:
+    """An integer of any size (int, numpy's), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def count(name: str, value: object) -> int:
@@ -48,7 +55,7 @@ def count(name: str, value: object) -> int:
 
 def seed(value: object, name: str = "seed") -> int:
     """A random seed: a whole number in ``[0, 2**64)`` (any bit pattern of a 64-bit seed)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= value < 2**64:
+    if _is_whole(value) and 0 <= value < 2**64:
         return int(value)
     if (
         _is_real(value)

@@ -24,6 +24,7 @@ from core.errors import InputError
 from core.plan_request import PlanRequest
 from core.planning import (
     METHODS,
+    AssuredPlan,
     Plan,
     previous_round_posterior,
     rates_from_round,
@@ -141,9 +142,10 @@ def _targets(args: argparse.Namespace) -> tuple[float, float]:
     if args.margin is not None:
         both = validation.margin("--margin", args.margin)
         return both, both
-    return tuple(
-        0.05 if value is None else validation.margin(flag, value)
-        for flag, value in zip(("--margin-precision", "--margin-recall"), separate, strict=True)
+    precision_flag, recall_flag = "--margin-precision", "--margin-recall"
+    return (
+        0.05 if separate[0] is None else validation.margin(precision_flag, separate[0]),
+        0.05 if separate[1] is None else validation.margin(recall_flag, separate[1]),
     )
 
 
@@ -208,7 +210,8 @@ def run(args: argparse.Namespace) -> Plan:
     elif args.prior_strength is not None:
         strength = validation.prior_weight("--prior-strength", args.prior_strength)
         prior = Prior.from_expected(precision, recall, population.k, strength)
-    posterior, notes = None, ()
+    posterior = None
+    notes: tuple[str, ...] = ()
     if prior is not None or matrix is not None:
         posterior, notes = previous_round_posterior(matrix, prior)
     notes = tuple(dict.fromkeys((*value_notes, *notes)))  # the Jeffreys note only once
@@ -245,8 +248,10 @@ def _percent(value: float | None, sign: str = "") -> str:
     return "-" if value is None else f"{sign}{100 * value:.2f} %"
 
 
-def _chance(value: float) -> str:
+def _chance(value: float | None) -> str:
     """A probability as a person reads it: ``53.2 %`` (never a rounded 0 or 100 %)."""
+    if value is None:  # make_plan always computes it; a bare Plan may not
+        return "not computed"
     if 0.0 < value < 0.0005:
         return "< 0.1 %"
     if 0.9995 <= value < 1.0:
@@ -259,14 +264,16 @@ def _margin_lines(plan: Plan) -> list[str]:
     lines = []
     chances = plan.assurance
     for name, planned, target, chance in (
-        ("precision", plan.margin_precision, plan.target_margin_precision, chances.precision),
-        ("recall", plan.margin_recall, plan.target_margin_recall, chances.recall),
-    ):
+        ("precision", plan.margin_precision, plan.target_margin_precision,
+         None if chances is None else chances.precision),
+        ("recall", plan.margin_recall, plan.target_margin_recall,
+         None if chances is None else chances.recall),
+    ):  # fmt: skip
         lines.append(
             f"{name + ' margin':18}{_percent(planned, '± ')} (target {_percent(target, '± ')}); "
             f"chance the labeled round meets it: {_chance(chance)}"
         )
-    lines.append(f"{'':18}both together: {_chance(plan.assurance.both)}")
+    lines.append(f"{'':18}both together: {_chance(None if chances is None else chances.both)}")
     for name, met in plan.targets_met.items():
         if not met:
             planned = plan.margin_precision if name == "precision" else plan.margin_recall
@@ -280,16 +287,15 @@ def _margin_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def _price_lines(plan: Plan) -> list[str]:
-    """The expected-value plan and the assured plan side by side."""
-    assured = plan.assured
-    costs = plan.cost_pos is not None
+def _price_lines(plan: Plan, assured: AssuredPlan) -> list[str]:
+    """The expected-value plan and the ``assured`` plan side by side."""
+    costs = plan.cost is not None
     rows = [
         ("predicted positives", f"{plan.n_pos:,}", f"{assured.n_pos:,}"),
         ("predicted negatives", f"{plan.n_neg:,}", f"{assured.n_neg:,}"),
         ("total labels", f"{plan.total:,}", f"{assured.total:,}"),
     ]
-    if costs:
+    if plan.cost is not None:
         rows.append(("cost", f"{plan.cost:,.2f}", f"{assured.cost:,.2f}"))
     rows += [
         ("s", f"{plan.s:.4f}", f"{assured.s:.4f}"),
@@ -297,11 +303,12 @@ def _price_lines(plan: Plan) -> list[str]:
          _percent(assured.margin_precision, "± ")),
         ("recall margin", _percent(plan.margin_recall, "± "),
          _percent(assured.margin_recall, "± ")),
-        ("chance both met", _chance(plan.assurance.both), _chance(assured.assurance.both)),
+        ("chance both met", _chance(None if plan.assurance is None else plan.assurance.both),
+         _chance(assured.assurance.both)),
     ]  # fmt: skip
     extra_labels = assured.total - plan.total
-    extra_cost = (assured.cost - plan.cost) if costs else extra_labels
-    base = plan.cost if costs else plan.total
+    extra_cost = extra_labels if plan.cost is None else assured.cost - plan.cost
+    base = plan.total if plan.cost is None else plan.cost
     what = "cost" if costs else "labels"
     return [
         "",
@@ -361,5 +368,5 @@ def format_text(plan: Plan) -> str:
             f"{plan.fpc_factors[0]:.4f} (positives), {plan.fpc_factors[1]:.4f} (negatives)"
         )
     if plan.assured is not None:
-        lines += _price_lines(plan)
+        lines += _price_lines(plan, plan.assured)
     return "\n".join(lines)

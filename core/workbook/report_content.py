@@ -16,10 +16,17 @@ from typing import TYPE_CHECKING, Any
 from core import validation
 from core.errors import InputError
 from core.methods import INTERVAL_METHODS
-from core.session import SCHEMA_VERSION, EnsembleInputs, SessionState, flatten
+from core.session import (
+    SCHEMA_VERSION,
+    EnsembleInputs,
+    PopulationInputs,
+    SessionState,
+    flatten,
+)
 from core.workbook.rounds import Round
 
 if TYPE_CHECKING:
+    from core.confusion import Population
     from core.evaluation import Evaluation
     from core.plan_request import PlanningInputs
     from core.planning import Plan
@@ -617,14 +624,21 @@ def _round_intervals(items: Sequence[Round], confidence: float) -> dict[int, tup
     if not usable:
         return {}
     tp, fp, fn, tn = np.array([cells for _, cells, _ in usable], dtype=float).T
-    k = np.array([k for _, _, k in usable])
+    ks = np.array([k for _, _, k in usable])
     wilson = batch_intervals.wilson_precision(tp, fp, confidence)
-    katz = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence)
-    recall = batch_intervals.recall_point(tp, fp, fn, tn, k)
+    katz = batch_intervals.katz_log_recall(tp, fp, fn, tn, ks, confidence)
+    recall = batch_intervals.recall_point(tp, fp, fn, tn, ks)
     return {
         position: (wilson.interval(row), katz.interval(row), float(recall[row]))
         for row, (position, _, _) in enumerate(usable)
     }
+
+
+def _chance(plan: Plan, which: str) -> str:
+    """The plan's chance of meeting the ``precision``, ``recall`` or ``both`` margins."""
+    if plan.assurance is None:  # make_plan always computes it; a bare Plan may not
+        return "not computed"
+    return _pct(getattr(plan.assurance, which))
 
 
 def _round_row(item: Round, confidence: float, computed: tuple | None = None) -> tuple[Any, ...]:
@@ -799,7 +813,7 @@ def summary_rows(
                 "truly negative.",
             ),
         ]
-        population = None
+        population: Population | PopulationInputs | None = None
         if item is not None:
             population = item.population
         elif state.evaluate.population.mode == "counts":
@@ -886,12 +900,12 @@ def summary_rows(
         )
 
         rows.append(SummaryRow(style="heading", label="Intervals by method"))
-        for metric, method, estimate, lower, upper, note in evaluation.to_rows():
-            if metric not in ("precision", "recall"):
+        for metric_name, method, estimate, lower, upper, note in evaluation.to_rows():
+            if metric_name not in ("precision", "recall"):
                 continue
             rows.append(
                 SummaryRow(
-                    label=f"{METRIC_NAMES[metric]}: {METHOD_NAMES.get(method, method)}",
+                    label=f"{METRIC_NAMES[metric_name]}: {METHOD_NAMES.get(method, method)}",
                     value=estimate,
                     lower=lower,
                     upper=upper,
@@ -958,18 +972,18 @@ def summary_rows(
                     value=plan.margin_precision,
                     kind="percent",
                     note=f"Target ± {_pct(plan.target_margin_precision)}; chance the labeled "
-                    f"round meets it: {_pct(plan.assurance.precision)}.",
+                    f"round meets it: {_chance(plan, 'precision')}.",
                 ),
                 SummaryRow(
                     label="Expected recall margin",
                     value=plan.margin_recall,
                     kind="percent",
                     note=f"Target ± {_pct(plan.target_margin_recall)}; chance the labeled "
-                    f"round meets it: {_pct(plan.assurance.recall)}.",
+                    f"round meets it: {_chance(plan, 'recall')}.",
                 ),
                 SummaryRow(
                     label="Chance both margins are met",
-                    value=plan.assurance.both,
+                    value=None if plan.assurance is None else plan.assurance.both,
                     kind="percent",
                     note="The plan meets the targets on average; a labeled round's margins "
                     "scatter around them.",
@@ -995,8 +1009,11 @@ def summary_rows(
                 rows.append(SummaryRow(style="text", label=note))
         if chosen is not None:
             whose = "Your design"
-            same = item is not None and chosen.total == item.matrix.total
-            if same and item.s in (None, chosen.s):
+            if (
+                item is not None
+                and chosen.total == item.matrix.total
+                and item.s in (None, chosen.s)
+            ):
                 whose = f"The design of {item.round or 'this round'} again"
             rows.append(
                 SummaryRow(
@@ -1005,7 +1022,7 @@ def summary_rows(
                     f"± {_pct(chosen.margin_recall)} recall",
                     note=f"{chosen.n_pos:,} predicted positives and {chosen.n_neg:,} predicted "
                     "negatives; the margins it is expected to give (chance both are met: "
-                    f"{_pct(chosen.assurance.both)}).",
+                    f"{_chance(chosen, 'both')}).",
                 )
             )
 

@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError, named
@@ -676,8 +676,8 @@ def parse_number_text(text: str) -> int | float | None:
 def _as_number(value: object) -> int | float | None:
     """Cell value -> number (``None`` when it is not one); bools are not numbers."""
     value_type = type(value)
-    if value_type is int or value_type is float:
-        return value
+    if value_type is int or value_type is float:  # the common case, checked first
+        return cast("int | float", value)
     if isinstance(value, str):
         return parse_number_text(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -866,17 +866,17 @@ def _find_header(
                 candidates.pop("classifier", None)
                 used.append(choice)
                 continue
-            index = _column_of(choice, headers)
-            if index is None:
+            chosen_index = _column_of(choice, headers)
+            if chosen_index is None:
                 continue
             used.append(choice)
-            for columns in candidates.values():
-                if index in columns:
-                    columns.remove(index)
-            if index in ambiguous:
-                ambiguous.remove(index)
+            for found in candidates.values():
+                if chosen_index in found:
+                    found.remove(chosen_index)
+            if chosen_index in ambiguous:
+                ambiguous.remove(chosen_index)
             if choice.role != "ignore":
-                candidates[choice.role] = [index]
+                candidates[choice.role] = [chosen_index]
                 chosen.add(choice.role)
                 if choice.role == "classifier":
                     sheet_classifier = False
@@ -965,15 +965,15 @@ def _settle_roles(
                 )
             )
             continue
-        index = columns.get(role)
-        if index is None:
+        role_index = columns.get(role)
+        if role_index is None:
             continue
         chosen = role in header.chosen
         roles.append(
             ColumnRole(
                 role=role,
-                header=header.headers.get(index, ""),
-                column=_column_letter(index),
+                header=header.headers.get(role_index, ""),
+                column=_column_letter(role_index),
                 guessed=role in guessed,
                 chosen=chosen,
                 reason="chosen" if chosen else reasons.get(role, ""),
@@ -1037,7 +1037,7 @@ class _RowInterpreter:
         for field, column in zip(COUNT_FIELDS, self.count_columns, strict=True):
             value = values[column]
             count = value if type(value) is int and 0 <= value <= MAX_COUNT else _as_count(value)
-            if count is None:
+            if count is None:  # the row is refused, with what is wrong
                 if _is_blank(value):
                     missing.append(FIELD_LABELS[field])
                 elif _too_large(value):
@@ -1050,7 +1050,8 @@ class _RowInterpreter:
                         f"{FIELD_LABELS[field]} must be a whole number >= 0, got "
                         f"{_describe(value)} (cell {self._cell(column, row_number)})"
                     )
-            counts.append(count)
+            else:
+                counts.append(count)
         if missing:
             problems_found.insert(0, _missing_message(missing))
 
@@ -1077,6 +1078,7 @@ class _RowInterpreter:
                 )
         if problems_found:
             return Refusal(sheet=self.sheet, row=row_number, reason="; ".join(problems_found))
+        assert k is not None  # _reconcile_k reports every way k can be missing
 
         tp, fp, fn, tn = counts
         return Round(
@@ -1118,7 +1120,7 @@ class _RowInterpreter:
         if any(formulas for _, _, formulas in batch):
             return None
         rows = [
-            values if len(values) >= width else values + [None] * (width - len(values))
+            values if len(values) >= width else [*values, *[None] * (width - len(values))]
             for _, values, _ in batch
         ]
         columns = list(zip(*rows, strict=False))

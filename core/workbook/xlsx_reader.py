@@ -1498,13 +1498,13 @@ def guard_workbook(path: str | Path) -> ReadBudget:
 
 @contextlib.contextmanager
 def open_sheets(
-    path: str | Path, *, engine: Literal["fast", "openpyxl"] = "fast"
+    path: str | os.PathLike[str], *, engine: Literal["fast", "openpyxl"] = "fast"
 ) -> Iterator[Iterator[SheetRows]]:
     """Check ``path`` and yield an iterator over its worksheets' rows.
 
     Parameters
     ----------
-    path : str or Path
+    path : str or path-like
         The workbook.
     engine : {"fast", "openpyxl"}
         ``"fast"`` streams each sheet through the hardened parser; ``"openpyxl"`` reads it
