@@ -41,6 +41,8 @@ PARAMETERS: Mapping[str, str] = {
     "keep": "the columns kept for labelers",
     "column": "a column choice (ROLE=HEADER)",
     "sheet": "the sheet to read",
+    "classifier": "the classifier a round is filed under",
+    "round": "the name of a round",
 }
 
 _words: Mapping[str, str] = {}

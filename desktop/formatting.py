@@ -143,6 +143,8 @@ FIELD_WORDS: dict[str, str] = {
     "keep": "Keep for labelers",
     "column": "the column choice (Columns… in the Rounds panel)",
     "sheet": "the sheet",
+    "classifier": "the classifier's name",
+    "round": "the round's name",
 }
 
 

@@ -11,7 +11,7 @@ document for these counts and populations, with ``--seed`` the design's seed), t
 ``if_skipped_positive`` and ``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall,
 f1}`` if every skipped item had that label), ``classifiers`` (the same counts for each
 further classifier, when the sample has them) and, with ``--append-to``, ``appended: {file,
-sheet, row}``. ``evaluation`` is ``null`` while a stratum has no label yet.
+sheet, row, classifier, created}``. ``evaluation`` is ``null`` while a stratum has no label yet.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="ROUNDS.xlsx",
-        help="add the round as one row to this rounds workbook (nothing else in it changes)",
+        help="add the round as one row to this rounds workbook (nothing else in it changes); "
+        "a workbook that does not exist yet is started with this round",
     )
     parser.add_argument(
         "--round", default=None, metavar="NAME", help="the round's name in --append-to"
@@ -55,7 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--classifier",
         default=None,
         metavar="NAME",
-        help="the classifier's name in --append-to (default: that of the sheet's last round)",
+        help="the classifier's name in --append-to (default: the sheet's classifier when it "
+        "holds one only; asked for when it holds several)",
     )
     parser.add_argument(
         "--sheet", default=None, metavar="SHEET", help="the sheet of --append-to to add to"
@@ -96,8 +98,8 @@ def run(args: argparse.Namespace) -> LabeledSample:
         # Fingerprinted before anything is read, so a save by another program while the
         # labels are counted is caught.
         before = fingerprint(target)
-        if before is None:
-            raise InputError(f"--append-to {target}: no such file")
+        if before is None and not target.parent.is_dir():
+            raise InputError(f"--append-to {target}: no such folder {target.parent}")
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
     result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates)
     primary = result.primary
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
 
 
 def _append(args, workbooks, primary, before) -> AppendedRound:
-    from core.workbook.append_round import NewRound, append_round
+    from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
 
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
         raise InputError(
@@ -132,10 +134,24 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         f"PR Planner labeling round: seed {first.design.seed}, items from "
         f"{first.design.file_name}; {primary.skipped} skipped, {primary.unlabeled} unlabeled"
     )
+    if before is None:  # a first round: start the lead's rounds workbook with it
+        new_round = NewRound(
+            round=args.round or first.path.stem,
+            date=dt.date.today(),
+            classifier=args.classifier,
+            population_pos=design.population_pos,
+            population_neg=design.population_neg,
+            tp=primary.tp,
+            fp=primary.fp,
+            fn=primary.fn,
+            tn=primary.tn,
+            notes=notes,
+        )
+        return start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
     new_round = NewRound(
         round=args.round or first.path.stem,
         date=dt.date.today(),
-        classifier=args.classifier or _last_classifier(args.append_to, args.sheet),
+        classifier=args.classifier,
         population_pos=design.population_pos,
         population_neg=design.population_neg,
         tp=primary.tp,
@@ -145,22 +161,15 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         notes=notes,
     )
     appended = append_round(
-        args.append_to,
-        new_round,
-        sheet=args.sheet,
-        sources=tuple(args.workbooks),
-        expected=before,
+        args.append_to, new_round, sheet=args.sheet, sources=tuple(args.workbooks), expected=before
     )
+    if args.classifier is None and appended.classifier is not None:
+        print(
+            f"note: the round is filed under classifier {appended.classifier!r}, the only one "
+            f"on sheet {appended.sheet!r} (--classifier NAME files it under another)",
+            file=sys.stderr,
+        )
     return appended
-
-
-def _last_classifier(path: Path, sheet: str | None) -> str | None:
-    """The classifier of the last round on the sheet the round goes to (one sheet per
-    classifier is the usual layout), or ``None``."""
-    from core.workbook.rounds import read_rounds
-
-    rounds = [item for item in read_rounds(path).rounds if sheet is None or item.sheet == sheet]
-    return rounds[-1].classifier if rounds else None
 
 
 def format_text(labeled: LabeledSample) -> str:
@@ -200,7 +209,8 @@ def format_text(labeled: LabeledSample) -> str:
     if appended:
         assert isinstance(appended, dict)
         lines.append("")
+        done = "started" if appended.get("created") else "added to"
         lines.append(
-            f"added to {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
+            f"{done} {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
         )
     return "\n".join(lines)

@@ -38,6 +38,8 @@ FLAG_WORDS: Mapping[str, str] = {
     "keep": "--keep",
     "column": "--column",
     "sheet": "--sheet",
+    "classifier": "--classifier",
+    "round": "--round",
 }
 
 

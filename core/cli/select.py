@@ -211,6 +211,12 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         )
     if selection.seed_drawn and not args.json:
         print(f"note: no --seed given; drew seed {selection.seed}", file=sys.stderr)
+    if not selection.columns.keep and not args.json:
+        print(
+            "note: the labelers see only the item ids; --keep COLUMN,... adds the columns "
+            "they need to judge an item (a subject, a link)",
+            file=sys.stderr,
+        )
     written = write_labeling_workbook(
         args.output, selection, sources=sources, blind=not args.show_strata
     )

@@ -26,7 +26,7 @@ import posixpath
 import re
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
@@ -36,7 +36,20 @@ from core.workbook.rounds import SheetColumns, read_rounds
 from core.workbook.safe_io import FileFingerprint, SaveError, atomic_write, fingerprint
 from core.workbook.xlsx_reader import WorkbookError, guard_workbook
 
-__all__ = ["AppendedRound", "NewRound", "append_round", "lock_file_of"]
+__all__ = [
+    "ROUNDS_HEADER",
+    "AppendedRound",
+    "NewRound",
+    "append_round",
+    "lock_file_of",
+    "start_rounds_workbook",
+]
+
+#: The header of a rounds workbook PR Planner starts (the bundled example's own).
+ROUNDS_HEADER = (
+    "Round", "Date", "Classifier", "Predicted positive (population)",
+    "Predicted negative (population)", "s", "TP", "FP", "FN", "TN", "Notes",
+)  # fmt: skip
 
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -56,7 +69,8 @@ class NewRound:
         Its name.
     date : datetime.date or None
     classifier : str or None
-        Written only where the sheet has a classifier column.
+        Written only where the sheet has a classifier column; ``None`` for
+        :func:`append_round` means the sheet's only classifier (refused when it has several).
     population_pos, population_neg : int
         ``N1``, ``N0``; ``k`` and ``s`` are derived for sheets with those columns.
     tp, fp, fn, tn : int
@@ -89,14 +103,24 @@ class NewRound:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AppendedRound:
-    """Where the round went: the workbook, its sheet and the new row's number."""
+    """Where the round went: the workbook, its sheet and the new row's number, the
+    classifier it was filed under (``None``: none written), and ``created`` when the
+    workbook was started for it (:func:`start_rounds_workbook`)."""
 
     path: Path
     sheet: str
     row: int
+    classifier: str | None = None
+    created: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {"file": str(self.path), "sheet": self.sheet, "row": self.row}
+        return {
+            "file": str(self.path),
+            "sheet": self.sheet,
+            "row": self.row,
+            "classifier": self.classifier,
+            "created": self.created,
+        }
 
 
 def lock_file_of(path: Path) -> Path | None:
@@ -140,6 +164,37 @@ def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, c
         f"{path.name} has rounds on several sheets ({', '.join(map(repr, names))}); choose "
         f"one with {named('sheet')} NAME"
     )
+
+
+def _only_classifier(path: Path, sheet: str, rounds) -> str | None:
+    """The classifier of the sheet's rounds when they are all of one (one sheet per
+    classifier is the usual layout); refused, naming them, when there are several: a round
+    filed under the wrong one would join that classifier's history and trends."""
+    names = sorted({item.classifier for item in rounds if item.sheet == sheet and item.classifier})
+    if len(names) > 1:
+        shown = ", ".join(map(repr, names[:6])) + (", ..." if len(names) > 6 else "")
+        raise InputError(
+            f"which classifier is this round of? {path.name}, sheet {sheet!r} holds rounds of "
+            f"{shown}; give {named('classifier')} NAME (a new name starts that classifier's "
+            "history). Nothing was written"
+        )
+    return names[0] if names else None
+
+
+def _refuse_a_second_copy(path: Path, sheet: str, rounds, new_round: NewRound) -> None:
+    """A round of the same name (and classifier) on the sheet is most likely this one,
+    added before: a second copy would count twice in the history and its trends."""
+    if new_round.round is None:
+        return
+    for item in rounds:
+        same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
+        if item.sheet == sheet and item.round == new_round.round and same_classifier:
+            raise InputError(
+                f"{path.name}, sheet {sheet!r} already has a round named {new_round.round!r} "
+                f"(row {item.row}); it was probably added before, and a second copy would "
+                f"count twice. Nothing was written; to add it anyway, give it another name "
+                f"with {named('round')} NAME"
+            )
 
 
 def _sheet_part(archive: zipfile.ZipFile, title: str) -> str:
@@ -354,6 +409,11 @@ def append_round(
     guard_workbook(path)
     book = read_rounds(path)
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
+    if new_round.classifier is None:
+        new_round = replace(
+            new_round, classifier=_only_classifier(path, reading.sheet, book.rounds)
+        )
+    _refuse_a_second_copy(path, reading.sheet, book.rounds, new_round)
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
     )
@@ -389,4 +449,61 @@ def append_round(
     atomic_write(
         path, write, sources=sources, expected=before, replace_foreign=True, purpose="rounds"
     )
-    return AppendedRound(path=path, sheet=reading.sheet, row=row_number)
+    return AppendedRound(
+        path=path, sheet=reading.sheet, row=row_number, classifier=new_round.classifier
+    )
+
+
+def start_rounds_workbook(
+    path: str | os.PathLike[str],
+    new_round: NewRound,
+    *,
+    sources: Sequence[str | os.PathLike[str]] = (),
+) -> AppendedRound:
+    """Start a rounds workbook at ``path`` (which must not exist) holding ``new_round``.
+
+    One sheet, ``Rounds``, with :data:`ROUNDS_HEADER` (what :func:`read_rounds` reads and
+    :func:`append_round` adds to) and the round in row 2; read back before it is kept.
+
+    Raises
+    ------
+    SaveError
+        ``path`` exists, or the save failed; nothing is left behind.
+    """
+    import openpyxl
+
+    from core.workbook.safe_io import mark_as_ours
+
+    path = Path(path)
+    if path.exists():
+        raise SaveError(f"{path.name} exists already; add to it instead of starting it")
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    sheet.append(ROUNDS_HEADER)
+    sheet.append(
+        [
+            new_round.round, new_round.date, new_round.classifier, new_round.population_pos,
+            new_round.population_neg, new_round.s, new_round.tp, new_round.fp, new_round.fn,
+            new_round.tn, new_round.notes,
+        ]
+    )  # fmt: skip
+    sheet["B2"].number_format = "yyyy-mm-dd"
+    sheet["F2"].number_format = "0.000"
+    for column, width in zip("ABCDEFGHIJK", (14, 12, 14, 16, 16, 8, 8, 8, 8, 8, 60), strict=True):
+        sheet.column_dimensions[column].width = width
+    sheet.freeze_panes = "A2"
+    mark_as_ours(workbook)
+
+    def write(temporary: Path) -> None:
+        workbook.save(temporary)
+        check = read_rounds(temporary)
+        if len(check.rounds) != 1 or check.rounds[0].matrix.as_tuple() != (
+            new_round.tp, new_round.fp, new_round.fn, new_round.tn,
+        ):  # fmt: skip
+            raise SaveError(f"{path.name} could not be started safely; nothing was written")
+
+    atomic_write(path, write, sources=sources, purpose="rounds")
+    return AppendedRound(
+        path=path, sheet="Rounds", row=2, classifier=new_round.classifier, created=True
+    )

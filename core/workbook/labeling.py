@@ -587,7 +587,8 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     sample.column_dimensions["A"].width = 24
     sample.column_dimensions["B"].width = 68
     sample.protection.sheet = True
-    sample.sheet_state = "hidden"
+    # Very hidden: Excel's Unhide lists it not, so a labeler does not stumble on the strata.
+    sample.sheet_state = "veryHidden"
     workbook.active = 0
     return workbook
 

@@ -75,6 +75,7 @@ APPLICATION_MARK = "PR Planner"
 #: is left over from a killed save and is removed by the next save to the same destination.
 STALE_TEMPORARY_SECONDS = 300
 #: The identifier of a marked workbook: this prefix, then the digest of its other parts.
+_MAIN_NAMESPACE = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _DIGEST_PREFIX = "prplanner-content-sha256:"
 #: Stands in for the digest until every other part of the workbook is written.
 _PENDING_DIGEST = _DIGEST_PREFIX + "pending"
@@ -360,6 +361,26 @@ def check_destination(
             f"be your own workbook); it was not replaced. Choose a new name, for example "
             f"{instead.name}"
         )
+    if _is_labeling_workbook(destination):
+        raise SaveError(
+            f"{destination.name} is a labeling workbook (a sample drawn for labelers, who may "
+            f"be working on a copy of it); it was not replaced. Choose another name, for "
+            f"example {instead.name}, or delete it first if nobody needs it"
+        )
+
+
+def _is_labeling_workbook(path: Path) -> bool:
+    """A workbook holding a drawn sample (:mod:`core.workbook.labeling`'s Design and Sample
+    sheets). Its sheet list is one small part of the zip."""
+    from core.workbook.labeling import DESIGN_SHEET, SAMPLE_SHEET
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            workbook = _small_part(archive, "xl/workbook.xml")
+    except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
+        return False
+    names = {sheet.get("name") for sheet in workbook.iter(f"{{{_MAIN_NAMESPACE}}}sheet")}
+    return {DESIGN_SHEET, SAMPLE_SHEET} <= names
 
 
 def _cause(exc: OSError) -> str:

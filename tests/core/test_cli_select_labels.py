@@ -268,7 +268,10 @@ def test_labels_append_to_a_rounds_workbook(capsys, labeled, tmp_path, shared_fi
         "travel", "--json",
     )  # fmt: skip
     assert status == 0, captured.err
-    assert data["appended"] == {"file": str(rounds), "sheet": "Rounds", "row": 12}
+    assert data["appended"] == {
+        "file": str(rounds), "sheet": "Rounds", "row": 12, "classifier": "travel",
+        "created": False,
+    }  # fmt: skip
     status, listed, _ = run(capsys, "rounds", rounds, "--json")
     last = listed["rounds"][-1]
     assert (last["round"], last["classifier"], last["row"]) == ("TR-07", "travel", 12)
@@ -293,3 +296,91 @@ def test_append_to_refuses_an_open_workbook_and_writes_nothing(
     status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
     assert status == 2 and "open in another program" in captured.err
     assert rounds.read_bytes() == before
+
+
+def test_append_to_asks_which_classifier_when_the_sheet_holds_several(
+    capsys, labeled, tmp_path, shared_fixtures
+):
+    # rounds_simple.xlsx holds travel and finance rounds on one sheet (finance last): a
+    # round filed under the last one would join finance's history unasked.
+    done, _ = labeled
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    before = rounds.read_bytes()
+    status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
+    assert status == 2
+    assert "which classifier is this round of?" in captured.err
+    assert "'finance', 'travel'" in captured.err and "--classifier NAME" in captured.err
+    assert rounds.read_bytes() == before
+
+
+def test_append_to_names_the_only_classifier_it_files_the_round_under(
+    capsys, labeled, tmp_path, shared_fixtures
+):
+    done, _ = labeled
+    source = openpyxl.load_workbook(shared_fixtures / "rounds_simple.xlsx")
+    sheet = source["Rounds"]
+    for row in range(2, sheet.max_row + 1):
+        if sheet.cell(row, 3).value == "finance":
+            sheet.cell(row, 3).value = "travel"
+    rounds = tmp_path / "travel.xlsx"
+    source.save(rounds)
+    status, data, captured = run(capsys, "labels", done, "--append-to", rounds, "--json")
+    assert status == 0, captured.err
+    assert data["appended"]["classifier"] == "travel"
+    assert "filed under classifier 'travel'" in captured.err
+    status, listed, _ = run(capsys, "rounds", rounds, "--json")
+    assert listed["rounds"][-1]["classifier"] == "travel"
+
+
+def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy(
+    capsys, labeled, tmp_path
+):
+    done, _ = labeled
+    rounds = tmp_path / "my rounds.xlsx"
+    status, data, captured = run(
+        capsys, "labels", done, "--append-to", rounds, "--classifier", "travel", "--json"
+    )
+    assert status == 0, captured.err
+    assert data["appended"] == {
+        "file": str(rounds), "sheet": "Rounds", "row": 2, "classifier": "travel", "created": True,
+    }  # fmt: skip
+    status, listed, _ = run(capsys, "rounds", rounds, "--json")
+    assert status == 0
+    (only,) = listed["rounds"]
+    assert (only["round"], only["classifier"]) == ("round_done", "travel")
+    assert (only["tp"], only["fp"], only["fn"], only["tn"]) == (
+        data["tp"], data["fp"], data["fn"], data["tn"],
+    )  # fmt: skip
+    assert (only["population_pos"], only["population_neg"]) == (
+        data["population_pos"], data["population_neg"],
+    )  # fmt: skip
+    # The same command again: the round is there already; nothing is added.
+    before = rounds.read_bytes()
+    status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
+    assert status == 2 and "already has a round named 'round_done' (row 2)" in captured.err
+    assert "--round NAME" in captured.err and rounds.read_bytes() == before
+    # Under another name it is added (the lead said so).
+    status, data, captured = run(
+        capsys, "labels", done, "--append-to", rounds, "--round", "again", "--json"
+    )
+    assert status == 0, captured.err
+    assert data["appended"]["row"] == 3 and "filed under classifier 'travel'" in captured.err
+
+
+def test_no_output_replaces_a_labeling_workbook(capsys, labeled, tmp_path, shared_fixtures):
+    # The drawn sample may be with the labelers: neither a report nor another draw
+    # replaces it, even though PR Planner wrote it and nobody edited it.
+    items, _ = make_items(tmp_path / "other_items.csv")
+    sheet = tmp_path / "round.xlsx"  # the unlabeled workbook the fixture drew
+    before = sheet.read_bytes()
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    status, _, captured = run(capsys, "report", rounds, "-o", sheet)
+    assert status == 2 and "round.xlsx is a labeling workbook" in captured.err
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 5, "--n-neg", 5, "--seed", 8, "-o", sheet
+    )
+    assert status == 2 and "round.xlsx is a labeling workbook" in captured.err
+    assert "it was not replaced" in captured.err
+    assert sheet.read_bytes() == before

@@ -126,7 +126,7 @@ def test_the_design_sheet_records_the_round(drawn):
     ]
     assert design.protection.sheet
     assert workbook["Sample"].protection.sheet
-    assert workbook["Sample"].sheet_state == "hidden"
+    assert workbook["Sample"].sheet_state == "veryHidden"
 
 
 def test_round_trip_counts(drawn, tmp_path):
