@@ -189,6 +189,7 @@ class ItemSampleDialog(QDialog):
             spin.setRange(1, MAX_SIZE)
             spin.setGroupSeparatorShown(True)
             spin.setValue(max(1, min(int(value), MAX_SIZE)))
+            spin.valueChanged.connect(self._on_size_changed)
         self.seed_edit = QLineEdit(self)
         self.seed_edit.setPlaceholderText("empty: a random seed, recorded in the workbook")
         if top_up:
@@ -310,10 +311,34 @@ class ItemSampleDialog(QDialog):
                 f"{count.population_neg:,} unflagged."
             )
         self.counts_label.setText("<br>".join(lines))
+        self._grow_to_fit()
         self.use_population_button.setEnabled(self._earlier is None)
         self.draw_button.setEnabled(True)
-        self._say("")
+        self._say(self._too_large_warning(summary))
         return True
+
+    def _on_size_changed(self) -> None:
+        if self.summary is not None:
+            self._say(self._too_large_warning(self.summary))
+
+    def _too_large_warning(self, summary) -> str:
+        """What to do when the sizes asked for exceed a stratum of the counted list."""
+        flagged = min([summary.population_pos] + [c.population_pos for c in summary.classifiers])
+        unflagged = min([summary.population_neg] + [c.population_neg for c in summary.classifiers])
+        wanted = []
+        if self.n_pos_spin.value() > flagged:
+            wanted.append(f"{self.n_pos_spin.value():,} flagged items (the list has {flagged:,})")
+        if self.n_neg_spin.value() > unflagged:
+            wanted.append(
+                f"{self.n_neg_spin.value():,} unflagged items (the list has {unflagged:,})"
+            )
+        if not wanted:
+            return ""
+        return (
+            f"The plan asks for {' and '.join(wanted)}. Use these counts as the plan's "
+            "population (the plan then accounts for the list's size), or lower the sizes: "
+            "at most every item of a stratum can be labeled."
+        )
 
     def use_as_population(self) -> bool:
         """Make the counted strata the Plan tab's population (one undoable step)."""
@@ -440,6 +465,15 @@ class ItemSampleDialog(QDialog):
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setStyleSheet("color: #b00020;" if error else "")
         self.message.setText(text)
+        self._grow_to_fit()
+
+    def _grow_to_fit(self) -> None:
+        """Grow when the counts or a message add lines: a shown dialog keeps its height
+        and would squeeze the fields instead."""
+        self.layout().activate()
+        wanted = self.sizeHint().height()
+        if self.height() < wanted:
+            self.resize(self.width(), wanted)
 
 
 # --- reading labels back -----------------------------------------------------------------

@@ -217,6 +217,18 @@ def test_a_sample_larger_than_its_stratum_is_refused(qtbot, window, items, tmp_p
     assert not (tmp_path / "too many.xlsx").exists()
 
 
+def test_counting_warns_when_the_sizes_exceed_a_stratum(qtbot, window, items):
+    path, truth_of = items
+    positives = sum(predicted for predicted, _ in truth_of.values())
+    dialog = window.open_item_sample(positives + 7, 10, item_list=path)
+    text = dialog.message.text()
+    assert f"{positives + 7:,} flagged items (the list has {positives:,})" in text
+    assert "population" in text and "unflagged" not in text
+    dialog.n_pos_spin.setValue(positives)  # the warning follows the sizes
+    assert dialog.message.text() == ""
+    dialog.close()
+
+
 def test_a_workbook_with_an_edited_id_is_refused_and_nothing_changes(
     qtbot, window, items, tmp_path, monkeypatch
 ):
