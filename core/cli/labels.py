@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> LabeledSample:
     target = args.append_to
     if target is not None and target.suffix.casefold() not in (".xlsx", ".xlsm"):
         raise InputError(f"--append-to must name an .xlsx workbook, got {target.name}")
+    if target is not None and target.is_dir():
+        raise InputError(f"--append-to {target}: is a folder; name a rounds workbook (.xlsx)")
     before = None
     if target is not None:
         from core.workbook.safe_io import fingerprint
@@ -134,24 +136,10 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         f"PR Planner labeling round: seed {first.design.seed}, items from "
         f"{first.design.file_name}; {primary.skipped} skipped, {primary.unlabeled} unlabeled"
     )
-    if before is None:  # a first round: start the lead's rounds workbook with it
-        new_round = NewRound(
-            round=args.round or first.path.stem,
-            date=dt.date.today(),
-            classifier=args.classifier,
-            population_pos=design.population_pos,
-            population_neg=design.population_neg,
-            tp=primary.tp,
-            fp=primary.fp,
-            fn=primary.fn,
-            tn=primary.tn,
-            notes=notes,
-        )
-        return start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
     new_round = NewRound(
         round=args.round or first.path.stem,
         date=dt.date.today(),
-        classifier=args.classifier,
+        classifier=args.classifier,  # None: the sheet's only classifier (append_round)
         population_pos=design.population_pos,
         population_neg=design.population_neg,
         tp=primary.tp,
@@ -160,6 +148,8 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         tn=primary.tn,
         notes=notes,
     )
+    if before is None:  # a first round: start the lead's rounds workbook with it
+        return start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
     appended = append_round(
         args.append_to, new_round, sheet=args.sheet, sources=tuple(args.workbooks), expected=before
     )

@@ -490,8 +490,10 @@ def start_rounds_workbook(
     )  # fmt: skip
     sheet["B2"].number_format = "yyyy-mm-dd"
     sheet["F2"].number_format = "0.000"
-    for column, width in zip("ABCDEFGHIJK", (14, 12, 14, 16, 16, 8, 8, 8, 8, 8, 60), strict=True):
+    for column, width in zip("ABCDEFGHIJK", (14, 12, 14, 30, 30, 8, 8, 8, 8, 8, 60), strict=True):
         sheet.column_dimensions[column].width = width
+    for cell in sheet[1]:
+        cell.font = openpyxl.styles.Font(bold=True)
     sheet.freeze_panes = "A2"
     mark_as_ours(workbook)
 
