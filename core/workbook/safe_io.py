@@ -74,8 +74,9 @@ APPLICATION_MARK = "PR Planner"
 #: Temporary files are named ``.<destination>.prplanner-<random>.tmp``; one older than this
 #: is left over from a killed save and is removed by the next save to the same destination.
 STALE_TEMPORARY_SECONDS = 300
-#: The identifier of a marked workbook: this prefix, then the digest of its other parts.
+#: Namespace of a workbook part's elements (the sheet list of ``xl/workbook.xml``).
 _MAIN_NAMESPACE = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+#: The identifier of a marked workbook: this prefix, then the digest of its other parts.
 _DIGEST_PREFIX = "prplanner-content-sha256:"
 #: Stands in for the digest until every other part of the workbook is written.
 _PENDING_DIGEST = _DIGEST_PREFIX + "pending"
