@@ -189,6 +189,14 @@ def fill_labels(path, target, labels):
 
 
 @pytest.fixture
+def rounds(tmp_path, shared_fixtures):
+    """A copy of the shared rounds workbook: travel and finance rounds on one sheet."""
+    copy = tmp_path / "rounds.xlsx"
+    copy.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    return copy
+
+
+@pytest.fixture
 def labeled(capsys, tmp_path):
     items, _ = make_items(tmp_path / "items.csv")
     sheet = tmp_path / "round.xlsx"
@@ -259,10 +267,8 @@ def test_labels_refuses_an_edited_workbook_and_an_unknown_label(capsys, labeled,
     assert status == 2 and "cell C6" in captured.err and "'spam'" in captured.err
 
 
-def test_labels_append_to_a_rounds_workbook(capsys, labeled, tmp_path, shared_fixtures):
+def test_labels_append_to_a_rounds_workbook(capsys, labeled, rounds):
     done, _ = labeled
-    rounds = tmp_path / "rounds.xlsx"
-    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
     status, data, captured = run(
         capsys, "labels", done, "--append-to", rounds, "--round", "TR-07", "--classifier",
         "travel", "--json",
@@ -284,12 +290,8 @@ def test_labels_append_to_a_rounds_workbook(capsys, labeled, tmp_path, shared_fi
     )
 
 
-def test_append_to_refuses_an_open_workbook_and_writes_nothing(
-    capsys, labeled, tmp_path, shared_fixtures
-):
+def test_append_to_refuses_an_open_workbook_and_writes_nothing(capsys, labeled, tmp_path, rounds):
     done, _ = labeled
-    rounds = tmp_path / "rounds.xlsx"
-    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
     before = rounds.read_bytes()
     lock = tmp_path / ".~lock.rounds.xlsx#"
     lock.write_text("someone,host,2026")
@@ -298,14 +300,10 @@ def test_append_to_refuses_an_open_workbook_and_writes_nothing(
     assert rounds.read_bytes() == before
 
 
-def test_append_to_asks_which_classifier_when_the_sheet_holds_several(
-    capsys, labeled, tmp_path, shared_fixtures
-):
+def test_append_to_asks_which_classifier_when_the_sheet_holds_several(capsys, labeled, rounds):
     # rounds_simple.xlsx holds travel and finance rounds on one sheet (finance last): a
     # round filed under the last one would join finance's history unasked.
     done, _ = labeled
-    rounds = tmp_path / "rounds.xlsx"
-    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
     before = rounds.read_bytes()
     status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
     assert status == 2
@@ -315,10 +313,10 @@ def test_append_to_asks_which_classifier_when_the_sheet_holds_several(
 
 
 def test_append_to_names_the_only_classifier_it_files_the_round_under(
-    capsys, labeled, tmp_path, shared_fixtures
+    capsys, labeled, tmp_path, rounds
 ):
     done, _ = labeled
-    source = openpyxl.load_workbook(shared_fixtures / "rounds_simple.xlsx")
+    source = openpyxl.load_workbook(rounds)
     sheet = source["Rounds"]
     for row in range(2, sheet.max_row + 1):
         if sheet.cell(row, 3).value == "finance":
@@ -368,14 +366,12 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     assert data["appended"]["row"] == 3 and "filed under classifier 'travel'" in captured.err
 
 
-def test_no_output_replaces_a_labeling_workbook(capsys, labeled, tmp_path, shared_fixtures):
+def test_no_output_replaces_a_labeling_workbook(capsys, labeled, tmp_path, rounds):
     # The drawn sample may be with the labelers: neither a report nor another draw
     # replaces it, even though PR Planner wrote it and nobody edited it.
     items, _ = make_items(tmp_path / "other_items.csv")
     sheet = tmp_path / "round.xlsx"  # the unlabeled workbook the fixture drew
     before = sheet.read_bytes()
-    rounds = tmp_path / "rounds.xlsx"
-    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
     status, _, captured = run(capsys, "report", rounds, "-o", sheet)
     assert status == 2 and "round.xlsx is a labeling workbook" in captured.err
     status, _, captured = run(
