@@ -34,7 +34,7 @@ import numpy as np
 
 from core import validation
 from core.errors import InputError
-from core.intervals import BOUNDARY_NOTE, DESIGNS, HALDANE_NOTE, Interval
+from core.intervals import BOUNDARY_NOTE, CENSUS_NOTE, DESIGNS, HALDANE_NOTE, Interval
 
 CLIPPED_NOTE = "clipped to [0, 1]"
 WALD_ZERO_WIDTH_NOTE = "zero width: TP or FP is 0 (use Wilson or Jeffreys)"
@@ -234,11 +234,18 @@ def wald_precision(tp, fp, confidence: float = 0.95, fpc=(1.0, 1.0)) -> BatchInt
     return _clipped(p - half, p + half, "wald", {WALD_ZERO_WIDTH_NOTE: zero_width})
 
 
-def wilson_precision(tp, fp, confidence: float = 0.95) -> BatchIntervals:
-    """Wilson score interval (Wilson 1927) of every matrix."""
+def wilson_precision(tp, fp, confidence: float = 0.95, fpc=(1.0, 1.0)) -> BatchIntervals:
+    """Wilson score interval (Wilson 1927) of every matrix.
+
+    ``fpc = (f1, f0)`` as for :func:`wald_precision`: Wilson's interval for ``n/f1``
+    trials, the point estimate where ``f1 = 0`` (:func:`core.intervals.wilson_precision`).
+    """
     proportion = _Proportion.of(tp, fp)
     x, n = proportion.x, proportion.n
     p, z = x / n, validation.z_value(confidence)
+    f1, _ = _fpc(fpc, x.shape)
+    with np.errstate(divide="ignore"):
+        n = np.where(f1 > 0.0, n / np.where(f1 > 0.0, f1, 1.0), np.inf)
     z2 = z * z
     shrink = 1.0 + z2 / n
     center = (p + z2 / (2.0 * n)) / shrink
@@ -247,6 +254,7 @@ def wilson_precision(tp, fp, confidence: float = 0.95) -> BatchIntervals:
         lower=np.maximum(center - half, 0.0),
         upper=np.minimum(center + half, 1.0),
         method="wilson",
+        flags={CENSUS_NOTE: f1 == 0.0},
     )
 
 
@@ -296,11 +304,12 @@ def precision_intervals(
 ) -> dict[str, BatchIntervals]:
     """The precision intervals of ``methods`` (default all, in JSON order) of every matrix.
 
-    ``fpc = (f1, f0)`` applies to Wald only, as in :func:`core.intervals.precision_intervals`.
+    ``fpc = (f1, f0)`` applies to Wald and Wilson, as in
+    :func:`core.intervals.precision_intervals` (the exact interval stays binomial here).
     """
     makers = {
         "wald": lambda counts: wald_precision(counts, None, confidence, fpc),
-        "wilson": lambda counts: wilson_precision(counts, None, confidence),
+        "wilson": lambda counts: wilson_precision(counts, None, confidence, fpc),
         "agresti_coull": lambda counts: agresti_coull_precision(counts, None, confidence),
         "clopper_pearson": lambda counts: clopper_pearson_precision(counts, None, confidence),
         "jeffreys": lambda counts: jeffreys_precision(counts, None, confidence),

@@ -278,7 +278,8 @@ def evaluate(
         Jeffreys (with a warning) when a count is 0; an explicit improper prior is refused.
     fpc : bool
         Apply the finite population correction ``(N - n)/(N - 1)`` to each stratum's
-        variance in the Wald, Katz and delta intervals; needs both population counts.
+        variance in the Wald, Wilson, Katz and delta intervals and make the exact
+        precision interval hypergeometric; needs both population counts.
     control : TaskControl, optional
         Progress and cancel for the Monte-Carlo parts.
 
@@ -315,16 +316,20 @@ def evaluate(
             )
         fpc_factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
         warnings.append(
-            "finite population correction applied to the Wald, Katz and delta intervals "
-            f"(variance factors {fpc_factors[0]:.4f} for predicted positives, "
-            f"{fpc_factors[1]:.4f} for predicted negatives); the score, exact, bootstrap "
-            "and Bayesian intervals are left uncorrected, which is conservative"
+            "finite population correction applied to the Wald, Wilson, Katz and delta "
+            f"intervals (variance factors {fpc_factors[0]:.4f} for predicted positives, "
+            f"{fpc_factors[1]:.4f} for predicted negatives) and the exact precision interval "
+            "made hypergeometric; the Agresti-Coull, Jeffreys, bootstrap and Bayesian "
+            "intervals are left uncorrected, which is conservative"
         )
 
     estimates = point_estimates(matrix, None if population is None else k)
     _cell_warnings(matrix, warnings)
 
-    precision_intervals = dict(closed_form.precision_intervals(matrix, confidence, fpc_factors))
+    stratum_size = population.strata[0] if fpc and population and population.strata else None
+    precision_intervals = dict(
+        closed_form.precision_intervals(matrix, confidence, fpc_factors, stratum_size)
+    )
     ratio_args = (matrix, k, confidence, fpc_factors)
     recall_intervals = {
         "katz_log": closed_form.katz_log_recall(*ratio_args, design=design),
@@ -496,7 +501,11 @@ def _interval_note_warnings(
     :func:`_undefined_value_warnings` already names as undefined. Identical lines appear
     once.
     """
-    said_generally = {closed_form.HALDANE_NOTE, closed_form.BOUNDARY_NOTE}
+    said_generally = {
+        closed_form.HALDANE_NOTE,
+        closed_form.BOUNDARY_NOTE,
+        closed_form.HYPERGEOMETRIC_NOTE,  # the correction's warning says it
+    }
     seen = set(warnings)
     for name, metric in metrics.items():
         estimate_undefined = not math.isfinite(metric.estimate)

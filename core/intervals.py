@@ -31,9 +31,13 @@ equals ``1/(1 + x*exp(+-z*se))`` but cannot overflow: an extreme input (e.g. a n
 prior in :mod:`core.bayes`) gives a bound of exactly 0 or 1 instead of an OverflowError.
 
 The finite population correction multiplies each stratum's binomial variance by
-``(N - n)/(N - 1)`` (passed as ``fpc=(f1, f0)``). It is applied to the variance-based
-normal intervals (Wald, Katz, delta); the score, exact and Jeffreys intervals stay as they
-are, which is conservative.
+``f = (N - n)/(N - 1)`` (passed as ``fpc=(f1, f0)``). It is applied to the variance-based
+normal intervals (Wald, Katz, delta) and to the Wilson score interval, which inverts the
+same corrected test and so equals Wilson's interval for ``n/f`` trials (methods, "Finite
+population correction"). The exact interval becomes the hypergeometric one when the
+stratum's size is given (:func:`hypergeometric_precision`): it is what Clopper-Pearson is
+for a sample drawn without replacement. Agresti-Coull and Jeffreys stay as they are, which
+is conservative.
 
 Scalar paths use ``math`` and ``scipy.special`` directly: all closed forms for one matrix
 take tens of microseconds, fast enough to recompute on every keystroke.
@@ -61,6 +65,8 @@ DESIGNS = ("stratified", "random")
 HALDANE_NOTE = "zero cell: Haldane-Anscombe correction (+0.5 to every cell) applied"
 BOUNDARY_NOTE = "bound moved to the estimate, which lies on the boundary"
 NO_FPC = (1.0, 1.0)
+HYPERGEOMETRIC_NOTE = "hypergeometric: exact for items drawn without replacement"
+CENSUS_NOTE = "every item of the stratum is labeled: no sampling error is left"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,13 +196,24 @@ def wald_precision(
     return _clipped(p - half, p + half, "wald", note)
 
 
-def wilson_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
-    """Wilson score interval (Wilson 1927), the usual choice when ``n*p < 10``."""
+def wilson_precision(
+    matrix: ConfusionMatrix, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+) -> Interval:
+    """Wilson score interval (Wilson 1927), the usual choice when ``n*p < 10``.
+
+    With the finite population correction ``f = fpc[0]`` the interval inverts
+    ``|pi1^ - pi1| <= z*sqrt(f*pi1*(1-pi1)/n)``, which is Wilson's interval for ``n/f``
+    trials; a stratum labeled in full (``f = 0``) has no sampling error left.
+    """
     x, n = _successes_and_trials(matrix)
     p, z = x / n, validation.z_value(confidence)
+    factor = float(fpc[0])
+    if factor <= 0.0:
+        return Interval(lower=p, upper=p, method="wilson", note=CENSUS_NOTE)
+    trials = n / factor
     z2 = z * z
-    center = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    center = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z / (1 + z2 / trials) * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
     return Interval(lower=max(0.0, center - half), upper=min(1.0, center + half), method="wilson")
 
 
@@ -210,15 +227,74 @@ def agresti_coull_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -
     return _clipped(p_tilde - half, p_tilde + half, "agresti_coull")
 
 
-def clopper_pearson_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
-    """Clopper-Pearson exact interval from Beta quantiles (guaranteed coverage >= c)."""
+def clopper_pearson_precision(
+    matrix: ConfusionMatrix, confidence: float = 0.95, population_pos: int | None = None
+) -> Interval:
+    """Clopper-Pearson exact interval from Beta quantiles (guaranteed coverage >= c).
+
+    With ``population_pos`` (the predicted-positive stratum's size ``N1``, for the finite
+    population correction) the exact interval for a sample drawn without replacement:
+    :func:`hypergeometric_precision`.
+    """
     from scipy.special import betaincinv  # deferred: ~0.25 s that planning never needs
 
+    if population_pos is not None:
+        return hypergeometric_precision(matrix, population_pos, confidence)
     x, n = _successes_and_trials(matrix)
     alpha = 1.0 - validation.confidence(confidence)
     lower = 0.0 if x == 0 else float(betaincinv(x, n - x + 1, alpha / 2))
     upper = 1.0 if x == n else float(betaincinv(x + 1, n - x, 1 - alpha / 2))
     return Interval(lower=lower, upper=upper, method="clopper_pearson")
+
+
+def hypergeometric_precision(
+    matrix: ConfusionMatrix, population_pos: int, confidence: float = 0.95
+) -> Interval:
+    """Exact interval for precision when the ``n1`` labeled items were drawn without
+    replacement from a stratum of ``N1 = population_pos`` items (Clopper-Pearson's
+    construction with hypergeometric tails; methods, "Finite population correction").
+
+    The stratum holds ``M`` true positives, ``0 <= M <= N1``. ``M`` is kept unless one of
+    the one-sided tests rejects it: ``P(X >= TP | M) < alpha/2`` or ``P(X <= TP | M) <
+    alpha/2``, with ``X`` hypergeometric. The first tail grows with ``M`` and the second
+    shrinks, so the kept values form ``[M_low, M_high]``, found by bisection; the interval
+    is ``[M_low/N1, M_high/N1]``. Coverage is at least ``c`` for every ``M``; labeling the
+    whole stratum gives the exact precision, and as ``N1`` grows the interval tends to
+    Clopper-Pearson's.
+    """
+    from scipy.stats import hypergeom  # deferred, like betaincinv above
+
+    x, n = _successes_and_trials(matrix)
+    big_n = validation.whole_at_least("population_pos", population_pos, n, None)
+    alpha = 1.0 - validation.confidence(confidence)
+    # M can only be between the positives seen and the stratum less the negatives seen.
+    fewest, most = x, big_n - (n - x)
+
+    def upper_tail(m: int) -> float:  # P(X >= x | M = m), grows with m
+        return float(hypergeom.sf(x - 1, big_n, m, n))
+
+    def lower_tail(m: int) -> float:  # P(X <= x | M = m), shrinks as m grows
+        return float(hypergeom.cdf(x, big_n, m, n))
+
+    def first_kept(low: int, high: int, kept) -> int:
+        """Smallest m in [low, high] with kept(m), ``kept`` being monotone (False..True)."""
+        while low < high:
+            middle = (low + high) // 2
+            if kept(middle):
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
+    m_low = first_kept(fewest, most, lambda m: upper_tail(m) >= alpha / 2)
+    # The largest m with lower_tail(m) >= alpha/2 is one before the first that fails.
+    m_high = first_kept(fewest, most + 1, lambda m: m > most or lower_tail(m) < alpha / 2) - 1
+    return Interval(
+        lower=m_low / big_n,
+        upper=m_high / big_n,
+        method="clopper_pearson",
+        note=HYPERGEOMETRIC_NOTE,
+    )
 
 
 def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
@@ -234,14 +310,21 @@ def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Int
 
 
 def precision_intervals(
-    matrix: ConfusionMatrix, confidence: float = 0.95, fpc: tuple[float, float] = NO_FPC
+    matrix: ConfusionMatrix,
+    confidence: float = 0.95,
+    fpc: tuple[float, float] = NO_FPC,
+    population_pos: int | None = None,
 ) -> dict[str, Interval]:
-    """All closed-form precision intervals, keyed by method name (JSON order)."""
+    """All closed-form precision intervals, keyed by method name (JSON order).
+
+    ``fpc`` corrects Wald and Wilson; ``population_pos`` (given with the correction)
+    makes the exact interval hypergeometric.
+    """
     return {
         "wald": wald_precision(matrix, confidence, fpc),
-        "wilson": wilson_precision(matrix, confidence),
+        "wilson": wilson_precision(matrix, confidence, fpc),
         "agresti_coull": agresti_coull_precision(matrix, confidence),
-        "clopper_pearson": clopper_pearson_precision(matrix, confidence),
+        "clopper_pearson": clopper_pearson_precision(matrix, confidence, population_pos),
         "jeffreys": jeffreys_precision(matrix, confidence),
     }
 

@@ -3,15 +3,21 @@
 ::
 
     prplanner labels SHEET.xlsx [TOPUP.xlsx ...] [--append-to ROUNDS.xlsx [--round NAME]
-                     [--classifier NAME] [--sheet SHEET]] [--confidence C] [--json]
+                     [--classifier NAME] [--sheet SHEET]] [--confidence C] [--no-fpc]
+                     [--margin B | --margin-precision BP --margin-recall BR] [--json]
 
 JSON keys (the contract): ``tp, fp, fn, tn, labeled_pos, labeled_neg, skipped, unlabeled,
-population_pos, population_neg, seed, evaluation`` (exactly the ``prplanner evaluate --json``
-document for these counts and populations, with ``--seed`` the design's seed), then
-``if_skipped_positive`` and ``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall,
-f1}`` if every skipped item had that label), ``classifiers`` (the same counts for each
-further classifier, when the sample has them) and, with ``--append-to``, ``appended: {file,
-sheet, row, classifier, created}``. ``evaluation`` is ``null`` while a stratum has no label yet.
+population_pos, population_neg, seed, evaluation`` (exactly the ``prplanner evaluate --fpc
+--json`` document for these counts and populations, with ``--seed`` the design's seed;
+without ``--fpc`` under ``--no-fpc``), then ``if_skipped_positive`` and
+``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item
+had that label), ``if_skipped_or_unlabeled_positive`` and ``..._negative`` (the same with
+the items still without a label), ``classifiers`` (the same counts for each further
+classifier, when the sample has them), with a margin flag ``targets`` (:meth:`core.
+round_targets.TargetCheck.to_dict`: each quoted interval against its target, ``met``, the
+labels ``needed`` and the sample totals ``top_up`` to draw) and, with ``--append-to``,
+``appended: {file, sheet, row, classifier, created}``. ``evaluation`` is ``null`` while a
+stratum has no label yet.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from core.cli.output import add_json_flag, number, whole
 from core.errors import InputError
 
 if TYPE_CHECKING:
+    from core.round_targets import TargetCheck
     from core.workbook.append_round import AppendedRound
     from core.workbook.labeling import LabeledSample
 
@@ -70,6 +77,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="confidence level in (0.5, 1) (default 0.95)",
     )
     parser.add_argument(
+        "--fpc",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="finite population correction (default on, as in the app: the sample is drawn "
+        "without replacement from a list of known size, so it is exact; --no-fpc for the "
+        "plain intervals)",
+    )
+    targets = parser.add_argument_group(
+        "target margins (say whether the round met them, and what a top-up needs)"
+    )
+    targets.add_argument(
+        "--margin", type=number, metavar="B", help="target margin for both metrics (e.g. 0.05)"
+    )
+    targets.add_argument(
+        "--margin-precision", type=number, metavar="BP", help="target margin for precision"
+    )
+    targets.add_argument(
+        "--margin-recall", type=number, metavar="BR", help="target margin for recall"
+    )
+    parser.add_argument(
         "--replicates",
         type=whole,
         default=10_000,
@@ -102,9 +129,19 @@ def run(args: argparse.Namespace) -> LabeledSample:
         before = fingerprint(target)
         if before is None and not target.parent.is_dir():
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
+    margins = _margins(args)
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
-    result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates)
+    result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates, fpc=args.fpc)
     primary = result.primary
+    if margins is not None and primary.labeled_pos and primary.labeled_neg:
+        # The workbook of the largest draw lists the whole sample so far.
+        latest = max(workbooks, key=lambda book: len(book.sample))
+        result = dataclasses.replace(
+            result,
+            targets=_check(primary, workbooks, margins, confidence, args.fpc),
+            extend_from=str(latest.path),
+            item_list=latest.design.file_name,
+        )
     if primary.unlabeled:
         print(
             f"note: {primary.unlabeled:,} item(s) have no label yet; the counts and the "
@@ -120,6 +157,44 @@ def run(args: argparse.Namespace) -> LabeledSample:
     if target is not None:
         result = dataclasses.replace(result, appended=_append(args, workbooks, primary, before))
     return result
+
+
+def _margins(args: argparse.Namespace) -> tuple[float, float] | None:
+    """The target margins given, or None when no margin flag is."""
+    from core.cli.plan import margin_targets
+
+    if args.margin is None and args.margin_precision is None and args.margin_recall is None:
+        return None
+    return margin_targets(args)
+
+
+def _check(primary, workbooks, margins, confidence, fpc) -> TargetCheck:
+    """The round against the margins, with the top-up a plan from it asks for."""
+    from core.round_targets import check_targets
+    from core.session import PlanInputs, SessionState
+    from core.workbook.rounds import Round
+
+    design = primary.design
+    item = Round(
+        sheet="labels",
+        row=1,
+        round=workbooks[0].path.stem,
+        k=design.population_pos / design.population_neg,
+        population_pos=design.population_pos,
+        population_neg=design.population_neg,
+        tp=primary.tp,
+        fp=primary.fp,
+        fn=primary.fn,
+        tn=primary.tn,
+    )
+    plan = PlanInputs(margin_precision=margins[0], margin_recall=margins[1], fpc=fpc)
+    return check_targets(
+        SessionState(confidence=confidence, plan=plan),
+        item,
+        fpc=fpc,
+        drawn=(design.n_pos, design.n_neg),
+        skipped=(primary.skipped_pos, primary.skipped_neg),
+    )
 
 
 def _append(args, workbooks, primary, before) -> AppendedRound:
@@ -183,6 +258,25 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append(
             f"{words}: precision {percent(item['precision'])}, recall {percent(item['recall'])}"
         )
+    if labeled.primary.unlabeled:
+        for key, words in (
+            (
+                "if_skipped_or_unlabeled_positive",
+                "if every skipped or unlabeled item were positive",
+            ),
+            (
+                "if_skipped_or_unlabeled_negative",
+                "if every skipped or unlabeled item were negative",
+            ),
+        ):
+            item = result[key]
+            assert isinstance(item, dict)
+            lines.append(
+                f"{words}: precision {percent(item['precision'])}, recall {percent(item['recall'])}"
+            )
+    if labeled.targets is not None:
+        lines.append("")
+        lines.extend(_target_lines(labeled))
     evaluation = labeled.evaluations[0]
     if evaluation is not None:
         lines.append("")
@@ -204,3 +298,55 @@ def format_text(labeled: LabeledSample) -> str:
             f"{done} {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
         )
     return "\n".join(lines)
+
+
+def _target_lines(labeled: LabeledSample) -> list[str]:
+    """Whether the round met the target margins, and the top-up that would (in words)."""
+    from core.cli.evaluate import percent
+
+    check = labeled.targets
+    assert check is not None
+    corrected = ", finite population correction" if check.fpc else ""
+    lines = [f"target margins ({100 * check.confidence:g} % confidence{corrected}):"]
+    quoted = {"wilson": "Wilson", "katz_log": "Katz log"}
+    for margin in (check.precision, check.recall):
+        verdict = "met" if margin.met else "MISSED"
+        lines.append(
+            f"  {margin.metric}: known to ±{percent(margin.half_width)} "
+            f"({quoted.get(margin.method, margin.method)}), target ±{percent(margin.target)}: "
+            f"{verdict}"
+        )
+    if check.met:
+        lines.append("both target margins are met")
+        return lines
+    if check.needed is None:
+        lines.append(
+            "no larger sample of this population meets both targets; consider wider margins"
+            + (
+                ""
+                if check.fpc
+                else " or --fpc (the sample is drawn without replacement: labeling much of "
+                "a small group removes much of its uncertainty)"
+            )
+        )
+        return lines
+    (need_pos, need_neg), (have_pos, have_neg) = check.needed, check.labeled
+    lines.append(
+        f"to meet both, about {need_pos:,} flagged and {need_neg:,} unflagged items need a "
+        f"label in all ({have_pos:,} and {have_neg:,} have one), if the rates stay as labeled"
+    )
+    waiting = labeled.primary.unlabeled
+    if waiting:
+        lines.append(f"  first label the {waiting:,} item(s) that have no label yet")
+    if check.top_up is not None:
+        n_pos, n_neg = check.top_up
+        lines.append(
+            f"  then draw more (sample totals {n_pos:,} and {n_neg:,}; skipped items are "
+            "made up for):"
+        )
+        lines.append(
+            f"  prplanner select {labeled.item_list or 'ITEMS'} --extend "
+            f"{labeled.extend_from or 'SHEET.xlsx'} --n-pos {n_pos} --n-neg {n_neg} "
+            "-o TOPUP.xlsx"
+        )
+    return lines

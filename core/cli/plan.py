@@ -135,7 +135,8 @@ def _population(args: argparse.Namespace) -> Population:
     return Population.from_k(validation.imbalance("--k", args.k))
 
 
-def _targets(args: argparse.Namespace) -> tuple[float, float]:
+def margin_targets(args: argparse.Namespace) -> tuple[float, float]:
+    """``--margin`` or ``--margin-precision``/``--margin-recall`` (each 0.05 when not given)."""
     separate = (args.margin_precision, args.margin_recall)
     if args.margin is not None and any(value is not None for value in separate):
         raise InputError("give --margin or --margin-precision/--margin-recall, not both")
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace) -> Plan:
     :meth:`Plan.to_dict`, the contract."""
     _check_flag_combinations(args)
     population = _population(args)
-    target_precision, target_recall = _targets(args)
+    target_precision, target_recall = margin_targets(args)
     confidence = confidence_flag(args.confidence)
     matrix = _previous_round(args)
     value_notes: tuple[str, ...] = ()

@@ -40,6 +40,7 @@ from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
 
 if TYPE_CHECKING:
     from core.evaluation import Evaluation
+    from core.round_targets import TargetCheck
     from core.workbook.append_round import AppendedRound
 
 __all__ = [
@@ -277,23 +278,32 @@ class ClassifierLabels:
         """``N1``, ``N0`` of the design, for the stratified evaluation."""
         return Population.from_counts(self.design.population_pos, self.design.population_neg)
 
-    def counts(self, skipped_as: str | None = None) -> tuple[int, int, int, int]:
+    def counts(
+        self, skipped_as: str | None = None, *, unlabeled_too: bool = False
+    ) -> tuple[int, int, int, int]:
         """``(tp, fp, fn, tn)``; with ``skipped_as`` ``"positive"``/``"negative"``, the
-        counts if every skipped item had that label."""
+        counts if every skipped item (and with ``unlabeled_too`` every item without a label
+        yet) had that label."""
         tp, fp, fn, tn = self.tp, self.fp, self.fn, self.tn
+        open_pos, open_neg = self.skipped_pos, self.skipped_neg
+        if unlabeled_too:
+            open_pos, open_neg = open_pos + self.unlabeled_pos, open_neg + self.unlabeled_neg
         if skipped_as == "positive":
-            return tp + self.skipped_pos, fp, fn + self.skipped_neg, tn
+            return tp + open_pos, fp, fn + open_neg, tn
         if skipped_as == "negative":
-            return tp, fp + self.skipped_pos, fn, tn + self.skipped_neg
+            return tp, fp + open_pos, fn, tn + open_neg
         return tp, fp, fn, tn
 
-    def estimates_if_skipped(self, skipped_as: str) -> dict[str, object]:
-        """``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item were labeled
-        ``skipped_as`` (``"positive"``/``"negative"``); the rates are ``None`` while a
-        stratum has no label or a rate is undefined (methods §2, Eq 1-3)."""
+    def estimates_if_skipped(
+        self, skipped_as: str, *, unlabeled_too: bool = False
+    ) -> dict[str, object]:
+        """``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item (and with
+        ``unlabeled_too`` every unlabeled one) were labeled ``skipped_as``
+        (``"positive"``/``"negative"``); the rates are ``None`` while a stratum has no
+        label or a rate is undefined (methods §2, Eq 1-3)."""
         from core.confusion import point_estimates
 
-        tp, fp, fn, tn = self.counts(skipped_as)
+        tp, fp, fn, tn = self.counts(skipped_as, unlabeled_too=unlabeled_too)
         result: dict[str, object] = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
         if tp + fp == 0 or fn + tn == 0:
             return {**result, "precision": None, "recall": None, "f1": None}
@@ -343,12 +353,20 @@ class LabeledSample:
         ``None`` while a stratum has no label yet.
     appended : AppendedRound or None
         Where the round was added to a rounds workbook, if it was.
+    targets : TargetCheck or None
+        The main classifier's round against target margins, when margins were given.
+    extend_from, item_list : str or None
+        With ``targets``: the workbook a top-up extends (the largest draw) and the item
+        list's file name, for the command that draws it.
     """
 
     seed: int
     labels: tuple[ClassifierLabels, ...]
     evaluations: tuple[Evaluation | None, ...]
     appended: AppendedRound | None = None
+    targets: TargetCheck | None = None
+    extend_from: str | None = None
+    item_list: str | None = None
 
     @property
     def primary(self) -> ClassifierLabels:
@@ -362,6 +380,12 @@ class LabeledSample:
                 "evaluation": None if evaluation is None else evaluation.to_dict(),
                 "if_skipped_positive": labels.estimates_if_skipped("positive"),
                 "if_skipped_negative": labels.estimates_if_skipped("negative"),
+                "if_skipped_or_unlabeled_positive": labels.estimates_if_skipped(
+                    "positive", unlabeled_too=True
+                ),
+                "if_skipped_or_unlabeled_negative": labels.estimates_if_skipped(
+                    "negative", unlabeled_too=True
+                ),
             }
 
         result: dict[str, object] = {
@@ -374,17 +398,24 @@ class LabeledSample:
                 {"name": labels.design.name, **labels.to_dict(), **judged(labels, evaluation)}
                 for labels, evaluation in zip(self.labels[1:], self.evaluations[1:], strict=True)
             ]
+        if self.targets is not None:
+            result["targets"] = self.targets.to_dict()
         if self.appended is not None:
             result["appended"] = self.appended.to_dict()
         return result
 
 
 def evaluate_labels(
-    workbooks: Sequence[LabelingWorkbook], *, confidence: float = 0.95, replicates: int = 10_000
+    workbooks: Sequence[LabelingWorkbook],
+    *,
+    confidence: float = 0.95,
+    replicates: int = 10_000,
+    fpc: bool = False,
 ) -> LabeledSample:
     """Count one round's labeling workbooks (:func:`count_labels`) and evaluate each
     classifier's counts, stratified by its population (methods §3-§6), with the round's
-    seed for the resampling."""
+    seed for the resampling; ``fpc`` applies the finite population correction (the sample
+    is drawn without replacement)."""
     from core.evaluation import evaluate
 
     counted = count_labels(workbooks)
@@ -398,6 +429,7 @@ def evaluate_labels(
             confidence=confidence,
             replicates=replicates,
             seed=seed,
+            fpc=fpc,
         )
         for labels in counted
     )

@@ -21,7 +21,8 @@ SELECT_KEYS = [
 LABELS_KEYS = [
     "tp", "fp", "fn", "tn", "labeled_pos", "labeled_neg", "skipped", "unlabeled",
     "population_pos", "population_neg", "seed", "evaluation", "if_skipped_positive",
-    "if_skipped_negative",
+    "if_skipped_negative", "if_skipped_or_unlabeled_positive",
+    "if_skipped_or_unlabeled_negative",
 ]  # fmt: skip
 
 
@@ -226,7 +227,7 @@ def test_labels_json_contract_and_evaluation_is_evaluates_own(capsys, labeled):
     status, evaluated, _ = run(
         capsys, "evaluate", "--population", data["population_pos"], data["population_neg"],
         "--tp", data["tp"], "--fp", data["fp"], "--fn", data["fn"], "--tn", data["tn"],
-        "--seed", 9, "--json",
+        "--seed", 9, "--fpc", "--json",
     )  # fmt: skip
     assert status == 0 and data["evaluation"] == evaluated
     k = data["population_pos"] / data["population_neg"]
@@ -244,6 +245,18 @@ def test_labels_json_contract_and_evaluation_is_evaluates_own(capsys, labeled):
         data["fp"] + skipped_pos,
         data["tn"] + skipped_neg,
     )
+    unlabeled_pos = by_stratum["pos"].count(None)
+    unlabeled_neg = by_stratum["neg"].count(None)
+    open_positive = data["if_skipped_or_unlabeled_positive"]
+    assert (open_positive["tp"], open_positive["fn"]) == (
+        data["tp"] + skipped_pos + unlabeled_pos,
+        data["fn"] + skipped_neg + unlabeled_neg,
+    )
+    open_negative = data["if_skipped_or_unlabeled_negative"]
+    assert (open_negative["fp"], open_negative["tn"]) == (
+        data["fp"] + skipped_pos + unlabeled_pos,
+        data["tn"] + skipped_neg + unlabeled_neg,
+    )
     assert "have no label yet" in captured.err
 
 
@@ -251,6 +264,62 @@ def test_labels_text_output(capsys, labeled):
     status, _, captured = run(capsys, "labels", labeled[0])
     assert status == 0
     assert "TP " in captured.out and "if every skipped item were positive" in captured.out
+    assert "if every skipped or unlabeled item were negative" in captured.out
+    assert "target margins" not in captured.out  # no margin given, no verdict
+
+
+def test_labels_without_fpc_is_plain_evaluate(capsys, labeled):
+    status, data, captured = run(capsys, "labels", labeled[0], "--no-fpc", "--json")
+    assert status == 0, captured.err
+    status, evaluated, _ = run(
+        capsys, "evaluate", "--population", data["population_pos"], data["population_neg"],
+        "--tp", data["tp"], "--fp", data["fp"], "--fn", data["fn"], "--tn", data["tn"],
+        "--seed", 9, "--json",
+    )  # fmt: skip
+    assert status == 0 and data["evaluation"] == evaluated
+    assert not any("finite population" in line for line in data["evaluation"]["warnings"])
+
+
+def test_labels_says_whether_the_targets_are_met_and_what_a_top_up_needs(capsys, labeled):
+    done, drawn = labeled
+    skipped = {"pos": 0, "neg": 0}
+    for position, item in enumerate(drawn["sample"]):
+        skipped[item["stratum"]] += position % 5 == 3  # fill_labels' "skip"
+    status, data, captured = run(
+        capsys, "labels", done, "--margin-precision", 0.3, "--margin-recall", 0.45, "--json"
+    )
+    assert status == 0, captured.err
+    targets = data["targets"]
+    precision = data["evaluation"]["precision"]["intervals"]["wilson"]
+    half = (precision[1] - precision[0]) / 2  # [lower, upper]
+    assert targets["precision"]["half_width"] == pytest.approx(half)
+    assert targets["precision"]["method"] == "wilson"
+    assert targets["recall"]["method"] == "katz_log"
+    assert targets["met"] == (half <= 0.3 and targets["recall"]["half_width"] <= 0.45)
+    status, data, captured = run(capsys, "labels", done, "--margin", 0.15, "--json")
+    targets = data["targets"]
+    assert status == 0 and targets["met"] is False and not targets["precision"]["met"]
+    needed, top_up = targets["needed"], targets["top_up"]
+    assert needed["n_pos"] > data["labeled_pos"] and needed["n_neg"] >= data["labeled_neg"]
+    # The draw makes up for the skipped items, never below what round.xlsx drew (20 + 25).
+    assert (top_up["n_pos"], top_up["n_neg"]) == (
+        min(max(20, needed["n_pos"] + skipped["pos"]), data["population_pos"]),
+        min(max(25, needed["n_neg"] + skipped["neg"]), data["population_neg"]),
+    )
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.15)
+    assert "precision: known to ±" in captured.out and "MISSED" in captured.out
+    assert "first label the 9 item(s) that have no label yet" in captured.out
+    assert f"--n-pos {top_up['n_pos']} --n-neg {top_up['n_neg']}" in captured.out
+    assert f"--extend {done}" in captured.out
+    status, data, _ = run(capsys, "labels", done, "--margin", 0.05, "--no-fpc", "--json")
+    assert data["targets"]["needed"] is None  # 63 flagged items cannot give ±5 % uncorrected
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.05, "--no-fpc")
+    assert "no larger sample of this population meets both targets" in captured.out
+    assert "--fpc" in captured.out
+    status, data, _ = run(capsys, "labels", done, "--margin", 0.05, "--json")
+    assert data["targets"]["fpc"] and data["targets"]["needed"] is not None
+    status, _, captured = run(capsys, "labels", done, "--margin", 5)
+    assert status == 2 and "--margin" in captured.err and "Traceback" not in captured.err
 
 
 def test_labels_refuses_an_edited_workbook_and_an_unknown_label(capsys, labeled, tmp_path):

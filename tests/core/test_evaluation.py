@@ -149,7 +149,17 @@ def test_fpc_narrows_the_normal_intervals_and_says_so():
     ratio = corrected.precision.intervals["wald"].width / plain.precision.intervals["wald"].width
     assert ratio == pytest.approx(math.sqrt(factors[0]), rel=1e-9)
     assert corrected.recall.intervals["katz_log"].width < plain.recall.intervals["katz_log"].width
-    assert corrected.precision.intervals["wilson"] == plain.precision.intervals["wilson"]
+    # Wilson inverts the corrected score test: Wilson's formula with n1/f1 trials.
+    n_eff, p, z = 160 / factors[0], 138 / 160, NormalDist().inv_cdf(0.975)
+    center = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z / (1 + z * z / n_eff) * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2))
+    assert corrected.precision.intervals["wilson"].as_list() == pytest.approx(
+        [center - half, center + half], rel=1e-12
+    )
+    exact, binomial = (r.precision.intervals["clopper_pearson"] for r in (corrected, plain))
+    assert binomial.lower < exact.lower <= exact.upper < binomial.upper  # hypergeometric
+    for method in ("agresti_coull", "jeffreys", "bootstrap", "bayes"):
+        assert corrected.precision.intervals[method] == plain.precision.intervals[method]
     assert any("finite population correction" in w for w in corrected.warnings)
     with pytest.raises(InputError, match="population counts"):
         evaluate(TABLE_1, population=0.05, fpc=True)

@@ -1,0 +1,308 @@
+"""Did a labeled round meet the plan's target margins, and what top-up would?
+
+A round is judged by the intervals a lead quotes (:data:`core.methods.RECOMMENDED`:
+Wilson for precision, Katz log for recall), with the finite population correction when
+the round was planned with it (methods, "Finite population correction"): the half-width
+of each is compared with the Plan's target margin. When a margin is missed, the top-up is
+the recommended plan with the round as the previous round (methods §6-7, the same rule as
+the Plan tab and the report), never below what was already labeled. The app's summary
+after labels are read and ``prplanner labels --margin ...`` both use :func:`check_targets`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.errors import InputError
+
+if TYPE_CHECKING:
+    from core.session import SessionState
+    from core.workbook.rounds import Round
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarginCheck:
+    """One metric's quoted interval against its target margin.
+
+    Attributes
+    ----------
+    metric : str
+        ``"precision"`` or ``"recall"``.
+    method : str
+        The interval quoted (``"wilson"``, ``"katz_log"``).
+    lower, upper : float
+        Its bounds (NaN when undefined).
+    target : float
+        The target margin (half-width), e.g. 0.05 for ±5 points.
+    """
+
+    metric: str
+    method: str
+    lower: float
+    upper: float
+    target: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.upper - self.lower) / 2.0
+
+    @property
+    def met(self) -> bool:
+        """The half-width is within the target (an undefined interval is not)."""
+        return math.isfinite(self.half_width) and self.half_width <= self.target
+
+    def to_dict(self) -> dict[str, object]:
+        half = self.half_width
+        return {
+            "method": self.method,
+            "lower": self.lower if math.isfinite(self.lower) else None,
+            "upper": self.upper if math.isfinite(self.upper) else None,
+            "half_width": half if math.isfinite(half) else None,
+            "target": self.target,
+            "met": self.met,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetCheck:
+    """A round against the plan's margins.
+
+    Attributes
+    ----------
+    precision, recall : MarginCheck
+        Each metric's quoted interval and target.
+    confidence : float
+        The level of the intervals.
+    fpc : bool
+        The intervals carry the finite population correction.
+    labeled, drawn : tuple of int
+        ``(n_pos, n_neg)`` labeled positive or negative, and drawn (labeled, skipped or
+        still without a label).
+    needed : tuple of int or None
+        Labels ``(n_pos, n_neg)`` in all that a plan from this round asks for (at least
+        ``labeled``), when a margin is missed and some sample of the population meets both;
+        None when both are met or none does.
+    top_up : tuple of int or None
+        Sample totals ``(n_pos, n_neg)`` to draw so that ``needed`` items can get a label:
+        the skipped items are drawn again by others, the items still without a label are
+        expected to get one. None when the sample drawn already suffices (or nothing is
+        needed).
+    """
+
+    precision: MarginCheck
+    recall: MarginCheck
+    confidence: float
+    fpc: bool
+    labeled: tuple[int, int]
+    drawn: tuple[int, int]
+    needed: tuple[int, int] | None
+    top_up: tuple[int, int] | None
+
+    @property
+    def met(self) -> bool:
+        return self.precision.met and self.recall.met
+
+    @property
+    def reachable(self) -> bool:
+        """Both margins are met, or some sample of this population meets them."""
+        return self.met or self.needed is not None
+
+    def missed(self) -> tuple[MarginCheck, ...]:
+        return tuple(check for check in (self.precision, self.recall) if not check.met)
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``targets`` object of ``prplanner labels --json``."""
+
+        def pair(value: tuple[int, int] | None) -> dict[str, int] | None:
+            return None if value is None else {"n_pos": value[0], "n_neg": value[1]}
+
+        return {
+            "met": self.met,
+            "confidence": self.confidence,
+            "fpc": self.fpc,
+            "precision": self.precision.to_dict(),
+            "recall": self.recall.to_dict(),
+            "needed": pair(self.needed),
+            "top_up": pair(self.top_up),
+        }
+
+
+def check_targets(
+    state: SessionState,
+    item: Round,
+    *,
+    fpc: bool = False,
+    drawn: tuple[int, int] | None = None,
+    skipped: tuple[int, int] = (0, 0),
+) -> TargetCheck:
+    """Judge round ``item`` by ``state``'s target margins and confidence.
+
+    Parameters
+    ----------
+    state : SessionState
+        Its ``plan`` holds the margins (and the settings a top-up is planned with) and its
+        ``confidence`` the level.
+    item : Round
+        The labeled round; the finite population correction needs its population counts.
+    fpc : bool
+        Judge with the finite population correction (the selection rule draws without
+        replacement, so a round planned with the correction is judged with it).
+    drawn, skipped : tuple of int
+        Items drawn per stratum (default: the labeled ones) and how many of them were
+        skipped; the top-up draws enough that the skipped ones are made up for.
+
+    Raises
+    ------
+    InputError
+        ``fpc`` for a round without both population counts, or a stratum with no label.
+    """
+    from core.confusion import Population
+    from core.intervals import NO_FPC, katz_log_recall, wilson_precision
+
+    matrix = item.matrix
+    matrix.require_both_strata()
+    factors = NO_FPC
+    if fpc:
+        if item.population_pos is None or item.population_neg is None:
+            raise InputError(
+                "the finite population correction needs the round's two population counts"
+            )
+        population = Population.from_counts(item.population_pos, item.population_neg)
+        factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
+    precision = wilson_precision(matrix, state.confidence, factors)
+    recall = katz_log_recall(matrix, item.k, state.confidence, factors)
+    checks = {
+        name: MarginCheck(
+            metric=name,
+            method=interval.method,
+            lower=interval.lower,
+            upper=interval.upper,
+            target=target,
+        )
+        for name, interval, target in (
+            ("precision", precision, state.plan.margin_precision),
+            ("recall", recall, state.plan.margin_recall),
+        )
+    }
+    labeled = (matrix.n_pos, matrix.n_neg)
+    drawn = labeled if drawn is None else drawn
+    needed = top_up = None
+    if not all(check.met for check in checks.values()):
+        needed = _planned_totals(state, item, labeled, fpc)
+        if needed is not None:
+            # None: even the whole of a stratum, at this round's rates, leaves the quoted
+            # interval wider than the target (the plan's approximation said otherwise).
+            needed = _until_quoted_margins_met(state, item, needed, fpc)
+        if needed is not None:
+            top_up = _to_draw(item, needed, drawn, skipped)
+    return TargetCheck(
+        precision=checks["precision"],
+        recall=checks["recall"],
+        confidence=state.confidence,
+        fpc=fpc,
+        labeled=labeled,
+        drawn=drawn,
+        needed=needed,
+        top_up=top_up,
+    )
+
+
+def _to_draw(
+    item: Round, needed: tuple[int, int], drawn: tuple[int, int], skipped: tuple[int, int]
+) -> tuple[int, int] | None:
+    """Sample totals giving ``needed`` labels when the ``skipped`` items stay unlabeled,
+    within the strata; None when the sample drawn already suffices."""
+    strata = (item.population_pos, item.population_neg)
+    totals = tuple(
+        max(already, want + passed) if size is None else min(max(already, want + passed), size)
+        for want, already, passed, size in zip(needed, drawn, skipped, strata, strict=True)
+    )
+    return None if totals == drawn else (totals[0], totals[1])
+
+
+def _planned_totals(
+    state: SessionState, item: Round, labeled: tuple[int, int], fpc: bool
+) -> tuple[int, int] | None:
+    """Totals of the recommended plan from ``item`` (at least what is labeled), or None
+    when no plan meets both margins."""
+    from core.plan_request import PlanRequest, planning_inputs
+    from core.workbook.session_io import plan_from_round
+
+    plan, _notes = plan_from_round(state.plan, item)
+    plan = dataclasses.replace(plan, fpc=plan.fpc or fpc)
+    attempts = [plan]
+    if item.population_pos is not None:
+        # A small stratum may need most of itself: plan for the finite population, and at
+        # the round's s a stratum can run out where another s does not.
+        attempts.append(dataclasses.replace(plan, fpc=True))
+        attempts.append(dataclasses.replace(plan, fpc=True, method="optimal"))
+    recommended = None
+    for attempt in attempts:
+        recommended = _recommended(
+            dataclasses.replace(state, plan=attempt), PlanRequest, planning_inputs
+        )
+        if recommended is not None:
+            break
+    if recommended is None:
+        return None
+    return (max(recommended.n_pos, labeled[0]), max(recommended.n_neg, labeled[1]))
+
+
+def _until_quoted_margins_met(
+    state: SessionState, item: Round, totals: tuple[int, int], fpc: bool
+) -> tuple[int, int] | None:
+    """The plan's ``totals`` scaled up (same ratio) until the quoted intervals, at this
+    round's rates, meet both margins; None when the strata run out first.
+
+    The plan sizes by the normal-approximation margins (Eq 10 and Eq 12); Wilson and
+    Katz can be a little wider, most of all near a precision of 0 or 1, and a top-up that
+    misses again by a hair helps nobody.
+    """
+    from core.confusion import ConfusionMatrix, Population
+    from core.intervals import NO_FPC, katz_log_recall, wilson_precision
+
+    matrix = item.matrix
+    rate_pos, rate_neg = matrix.tp / matrix.n_pos, matrix.fn / matrix.n_neg
+    known = item.population_pos is not None and item.population_neg is not None
+    strata = (item.population_pos or 0, item.population_neg or 0)
+
+    def meets(scale: float) -> bool:
+        n_pos, n_neg = (math.ceil(scale * n) for n in totals)
+        if known:
+            n_pos, n_neg = min(n_pos, strata[0]), min(n_neg, strata[1])
+        tp, fn = round(rate_pos * n_pos), round(rate_neg * n_neg)
+        projected = ConfusionMatrix(tp=tp, fp=n_pos - tp, fn=fn, tn=n_neg - fn)
+        factors = NO_FPC
+        if fpc and known:
+            factors = Population.from_counts(*strata).fpc_factors(n_pos, n_neg)
+        precision = wilson_precision(projected, state.confidence, factors)
+        recall = katz_log_recall(projected, item.k, state.confidence, factors)
+        return (
+            precision.half_width <= state.plan.margin_precision
+            and recall.half_width <= state.plan.margin_recall
+        )
+
+    if meets(1.0):
+        return totals
+    largest = min(s / n for s, n in zip(strata, totals, strict=True)) if known else 100.0
+    if largest <= 1.0 or not meets(largest):
+        return None
+    low, high = 1.0, largest  # meets(high), not meets(low)
+    while high - low > 1e-4 * low:
+        middle = (low + high) / 2
+        low, high = (low, middle) if meets(middle) else (middle, high)
+    scaled = (math.ceil(high * totals[0]), math.ceil(high * totals[1]))
+    if known:
+        scaled = (min(scaled[0], strata[0]), min(scaled[1], strata[1]))
+    return scaled
+
+
+def _recommended(state: SessionState, plan_request, planning_inputs):
+    try:
+        inputs = planning_inputs(state)
+        return plan_request.from_session(state, inputs).plan()
+    except InputError:
+        return None

@@ -1,0 +1,144 @@
+"""The finite population correction of the precision intervals, checked independently.
+
+* The hypergeometric exact interval against confidence sets enumerated with ``math.comb``
+  and exact fractions (``tests/data/hypergeometric_intervals_enumerated.json``) and against
+  a brute-force enumeration for random small strata; its coverage is at least the level
+  for every possible number of true positives (exact sums over every outcome).
+* Wilson with the correction against a numerical inversion of the corrected score test
+  (scipy's ``brentq``), and its coverage when items are drawn without replacement.
+* A stratum labeled in full has no sampling error; a huge stratum gives back the plain
+  intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from fractions import Fraction
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import hypergeom
+
+from core import batch_intervals
+from core.confusion import ConfusionMatrix
+from core.intervals import (
+    CENSUS_NOTE,
+    clopper_pearson_precision,
+    hypergeometric_precision,
+    wilson_precision,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _matrix(tp: int, labeled_pos: int) -> ConfusionMatrix:
+    return ConfusionMatrix(tp=tp, fp=labeled_pos - tp, fn=3, tn=40)
+
+
+def _enumerated(tp: int, n: int, big_n: int, confidence: float) -> tuple[int, int]:
+    alpha = 1 - Fraction(confidence).limit_denominator(1000)
+    total = math.comb(big_n, n)
+    kept = []
+    for m in range(big_n + 1):
+        pmf = [math.comb(m, j) * math.comb(big_n - m, n - j) for j in range(n + 1)]
+        if Fraction(sum(pmf[tp:]), total) >= alpha / 2 <= Fraction(sum(pmf[: tp + 1]), total):
+            kept.append(m)
+    return min(kept), max(kept)
+
+
+def test_hypergeometric_interval_matches_the_enumerated_reference():
+    cases = json.loads((DATA / "hypergeometric_intervals_enumerated.json").read_text())["cases"]
+    for case in cases:
+        big_n = case["population_pos"]
+        interval = hypergeometric_precision(
+            _matrix(case["tp"], case["labeled_pos"]), big_n, case["confidence"]
+        )
+        assert (interval.lower, interval.upper) == (
+            case["low_positives"] / big_n,
+            case["high_positives"] / big_n,
+        ), case
+
+
+def test_hypergeometric_interval_matches_brute_force_on_random_small_strata():
+    rng = random.Random(20261125)
+    for _ in range(150):
+        big_n = rng.randint(1, 70)
+        n = rng.randint(1, big_n)
+        tp = rng.randint(0, n)
+        confidence = rng.choice((0.8, 0.9, 0.95, 0.99))
+        low, high = _enumerated(tp, n, big_n, confidence)
+        interval = hypergeometric_precision(_matrix(tp, n), big_n, confidence)
+        assert (interval.lower, interval.upper) == (low / big_n, high / big_n), (tp, n, big_n)
+
+
+@pytest.mark.parametrize(("big_n", "n"), [(60, 25), (200, 30), (35, 34)])
+def test_hypergeometric_interval_covers_every_possible_truth(big_n, n):
+    """Exact coverage: for every M, the probability of the outcomes whose interval holds
+    M/N, summed over the hypergeometric distribution."""
+    intervals = [hypergeometric_precision(_matrix(tp, n), big_n, 0.95) for tp in range(n + 1)]
+    for m in range(big_n + 1):
+        held = [tp for tp, i in enumerate(intervals) if i.lower <= m / big_n <= i.upper]
+        assert hypergeom.pmf(held, big_n, m, n).sum() >= 0.95 - 1e-12, m
+
+
+def test_hypergeometric_interval_is_narrower_than_and_tends_to_clopper_pearson():
+    matrix = _matrix(40, 50)
+    binomial = clopper_pearson_precision(matrix)
+    small = hypergeometric_precision(matrix, 120)
+    assert binomial.lower < small.lower and small.upper < binomial.upper
+    huge = clopper_pearson_precision(matrix, population_pos=10**9)
+    assert huge.as_list() == pytest.approx(binomial.as_list(), abs=2e-8)
+
+
+def test_a_stratum_labeled_in_full_has_no_sampling_error():
+    matrix = _matrix(33, 40)
+    exact = hypergeometric_precision(matrix, 40)
+    assert exact.as_list() == [33 / 40, 33 / 40]
+    score = wilson_precision(matrix, 0.95, (0.0, 1.0))
+    assert score.as_list() == [33 / 40, 33 / 40]
+    assert score.note == CENSUS_NOTE
+
+
+@pytest.mark.parametrize(("tp", "n", "factor"), [(138, 160, 0.6), (3, 10, 0.9), (10, 10, 0.3)])
+def test_corrected_wilson_inverts_the_corrected_score_test(tp, n, factor):
+    """The bounds are the p where (p^ - p)^2 = z^2 f p(1-p)/n, found numerically."""
+    z = NormalDist().inv_cdf(0.975)
+    p_hat = tp / n
+
+    def gap(p: float) -> float:
+        return (p_hat - p) ** 2 - z * z * factor * p * (1 - p) / n
+
+    # p^ itself is a root when it is 0 or 1: bracket the other one away from it.
+    lower = 0.0 if tp == 0 else brentq(gap, 1e-15, p_hat - 1e-9, xtol=1e-15)
+    upper = 1.0 if tp == n else brentq(gap, p_hat + 1e-9, 1 - 1e-15, xtol=1e-15)
+    interval = wilson_precision(_matrix(tp, n), 0.95, (factor, 1.0))
+    assert interval.as_list() == pytest.approx([lower, upper], abs=1e-12)
+    plain = wilson_precision(_matrix(tp, n), 0.95)
+    assert plain.lower <= interval.lower and interval.upper <= plain.upper
+
+
+def test_corrected_wilson_keeps_its_level_when_drawing_without_replacement():
+    """Average coverage over the truths, exact over every outcome: near the level, where
+    the uncorrected interval over-covers."""
+    big_n, n = 300, 150
+    factor = (big_n - n) / (big_n - 1)
+    tps = np.arange(n + 1)
+    corrected = batch_intervals.wilson_precision(tps, n - tps, 0.95, fpc=(factor, 1.0))
+    plain = batch_intervals.wilson_precision(tps, n - tps, 0.95)
+    truths = range(30, 271)  # precisions 0.1 to 0.9
+    coverage = {}
+    for name, found in (("corrected", corrected), ("plain", plain)):
+        covered = [
+            hypergeom.pmf(tps, big_n, m, n)[
+                (found.lower <= m / big_n) & (m / big_n <= found.upper)
+            ].sum()
+            for m in truths
+        ]
+        coverage[name] = float(np.mean(covered))
+    assert 0.94 <= coverage["corrected"] <= 0.965
+    assert coverage["plain"] > 0.99
