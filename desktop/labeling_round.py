@@ -47,6 +47,7 @@ from desktop import formatting
 
 if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
+    from core.round_targets import TargetCheck
     from core.selection import Selection
     from core.workbook.labeling import ClassifierLabels, LabelingWorkbook
     from core.workbook.rounds import Round
@@ -493,8 +494,11 @@ class LabeledRound:
     missed : tuple of str
         Target margins the round misses, in words (empty: both met).
     top_up : tuple of int or None
-        New totals ``(n_pos, n_neg)`` a plan from this round asks for, when a margin is
-        missed.
+        Sample totals ``(n_pos, n_neg)`` to draw, when a margin is missed and the sample
+        drawn is too small (:attr:`core.round_targets.TargetCheck.top_up`).
+    needed : tuple of int or None
+        Labels in all a plan from this round asks for, when a margin is missed and some
+        sample of the population meets both (None: none does).
     """
 
     workbooks: tuple
@@ -502,6 +506,7 @@ class LabeledRound:
     round: Round
     missed: tuple[str, ...]
     top_up: tuple[int, int] | None
+    needed: tuple[int, int] | None = None
 
 
 def new_round(
@@ -541,46 +546,32 @@ def new_round(
     )
 
 
-def margin_check(state, item: Round) -> tuple[tuple[str, ...], tuple[int, int] | None]:
-    """Which target margins ``item`` misses, and the totals a plan from it asks for.
+def margin_check(state, item: Round, labels: ClassifierLabels | None = None) -> TargetCheck:
+    """``item`` against the Plan tab's margins (:func:`core.round_targets.check_targets`),
+    with the finite population correction when the Evaluate tab has it on, so that the
+    words match the intervals the tab marks to quote. With ``labels`` the top-up makes up
+    for the skipped items and counts the ones drawn but not labeled yet."""
+    from core.round_targets import check_targets
 
-    The round's quoted intervals (Wilson for precision, Katz log for recall, as on the
-    Evaluate tab) are compared with the Plan tab's margins; the top-up totals are the
-    recommended plan with this round as the previous round, never below what was drawn.
-    """
-    from core.intervals import katz_log_recall, wilson_precision
-    from core.workbook.session_io import plan_from_round
-    from desktop.plan_tab import plan_basis
+    fpc = state.evaluate.fpc and item.population_pos is not None
+    if labels is None:
+        return check_targets(state, item, fpc=fpc)
+    return check_targets(
+        state,
+        item,
+        fpc=fpc,
+        drawn=(labels.design.n_pos, labels.design.n_neg),
+        skipped=(labels.skipped_pos, labels.skipped_neg),
+    )
 
-    # The intervals the Evaluate tab marks to quote (core.methods.RECOMMENDED).
-    quoted = {
-        "precision": wilson_precision(item.matrix, state.confidence),
-        "recall": katz_log_recall(item.matrix, item.k, state.confidence),
-    }
-    missed = []
-    for metric, target in (
-        ("precision", state.plan.margin_precision),
-        ("recall", state.plan.margin_recall),
-    ):
-        half = quoted[metric].half_width
-        if not half <= target:  # NaN (undefined) counts as missed
-            missed.append(
-                f"{metric} is known to ±{formatting.percent(half)}, the target is "
-                f"±{formatting.percent(target)}"
-            )
-    if not missed:
-        return (), None
-    plan, _notes = plan_from_round(state.plan, item)
-    recommended = plan_basis(dataclasses.replace(state, plan=plan)).recommended
-    if recommended is None and not plan.fpc:
-        # A small stratum may need most of itself: plan for the finite population.
-        plan = dataclasses.replace(plan, fpc=True)
-        recommended = plan_basis(dataclasses.replace(state, plan=plan)).recommended
-    drawn_pos, drawn_neg = item.tp + item.fp, item.fn + item.tn
-    if recommended is None:
-        return tuple(missed), None
-    totals = (max(recommended.n_pos, drawn_pos), max(recommended.n_neg, drawn_neg))
-    return tuple(missed), (totals if totals != (drawn_pos, drawn_neg) else None)
+
+def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
+    """``precision is known to ±6.1 %, the target is ±5.0 %`` for each missed margin."""
+    return tuple(
+        f"{margin.metric} is known to ±{formatting.percent(margin.half_width)}, the target "
+        f"is ±{formatting.percent(margin.target)}"
+        for margin in check.missed()
+    )
 
 
 def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
@@ -633,18 +624,26 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     if refused:
         QMessageBox.warning(window, "Could not add the round", refused)
         return None
-    window.rounds_panel.evaluate_round(len(rounds))
+    # The rule draws without replacement from a list of known size, so the finite
+    # population correction is exact here; without it a round that labels much of a small
+    # group is judged as if nothing were known about the rest.
+    window.rounds_panel.evaluate_round(len(rounds), fpc=True)
     item = added[0]
+    check = None
     try:
-        missed, top_up = window._in_background(
+        check = window._in_background(
             "Checking the round against the targets…",
-            lambda: margin_check(window.session.state, item),
+            lambda: margin_check(window.session.state, item, labels),
         )
     except INPUT_FAILURES as exc:  # the round is in; only the check could not be made
         logger.info("margin check failed: %s", exc)
-        missed, top_up = (), None
     result = LabeledRound(
-        workbooks=workbooks, labels=labels, round=item, missed=missed, top_up=top_up
+        workbooks=workbooks,
+        labels=labels,
+        round=item,
+        missed=() if check is None else missed_in_words(check),
+        top_up=None if check is None else check.top_up,
+        needed=None if check is None else check.needed,
     )
     window.show_labeled_summary(result)
     return result
@@ -671,17 +670,23 @@ def summary_text(result: LabeledRound) -> str:
                 )
     if result.missed:
         lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")
-        if result.top_up is not None:
-            n_pos, n_neg = result.top_up
-            lines.append(
-                f"A plan from this round asks for {n_pos:,} flagged and {n_neg:,} unflagged "
-                "items in all. <b>Top up…</b> draws only the additional ones."
-            )
-        else:
+        if result.needed is None:
             lines.append(
                 "No larger sample of this population meets the targets; consider wider "
                 "margins on the Plan tab."
             )
+        else:
+            need_pos, need_neg = result.needed
+            lines.append(
+                f"A plan from this round asks for labels on about {need_pos:,} flagged and "
+                f"{need_neg:,} unflagged items in all, if the rates stay as labeled."
+            )
+            if labels.unlabeled:
+                lines.append(f"First label the {labels.unlabeled:,} items that have no label yet.")
+            if result.top_up is not None:
+                lines.append(
+                    "<b>Top up…</b> draws the additional items (making up for the skipped ones)."
+                )
     else:
         lines.append("Both target margins are met.")
     return "<br>".join(lines)

@@ -428,10 +428,12 @@ class RoundsPanel(QWidget):
         rounds = self._session.state.rounds
         return rounds[row] if 0 <= row < len(rounds) else None
 
-    def evaluate_round(self, row: int, *, show: bool = True) -> bool:
+    def evaluate_round(self, row: int, *, show: bool = True, fpc: bool | None = None) -> bool:
         """Make round ``row`` the current round: its counts and design fill the Evaluate
         tab (one undoable step). The tab compares it with the previous round, or with the
-        classifier's round before when the previous round is this one."""
+        classifier's round before when the previous round is this one. ``fpc`` sets the
+        finite population correction too (a round drawn by the plan's rule is judged as
+        the plan was made)."""
         item = self._round(row)
         if item is None:
             return False
@@ -443,8 +445,12 @@ class RoundsPanel(QWidget):
             ("evaluate.matrix", item.matrix),
             ("evaluate.population", population),
         ]
-        if evaluate.fpc and population.mode != "counts":
-            changes.append(("evaluate.fpc", False))  # the correction needs both counts
+        if population.mode != "counts":
+            fpc = False  # the correction needs both counts
+        if fpc is not None and fpc != evaluate.fpc:
+            changes.append(("evaluate.fpc", fpc))
+        elif evaluate.fpc and population.mode != "counts":
+            changes.append(("evaluate.fpc", False))
         if self._session.set_values(changes, text=f"Evaluate {label}"):
             return False
         self.status_message.emit(f"Evaluate shows {label}: its counts and population")

@@ -152,9 +152,16 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     )
     from desktop.formatting import percent
 
-    wilson = wilson_precision(expected, 0.95).half_width
-    katz = katz_log_recall(expected, added.k, 0.95).half_width
+    # The rule draws without replacement from a list of known size: the round is judged
+    # with the finite population correction, and the Evaluate tab shows it so.
+    from core.confusion import Population
+
+    assert window.session.get("evaluate.fpc") is True
+    factors = Population.from_counts(positives, ITEMS - positives).fpc_factors(60, 140)
+    wilson = wilson_precision(expected, 0.95, factors).half_width
+    katz = katz_log_recall(expected, added.k, 0.95, factors).half_width
     assert wilson > 0.03 and katz > 0.03  # both miss ±3 %
+    assert wilson < wilson_precision(expected, 0.95).half_width
     assert f"precision is known to ±{percent(wilson)}" in result.missed[0]
     assert f"recall is known to ±{percent(katz)}" in result.missed[1]
     new_pos, new_neg = result.top_up
