@@ -659,12 +659,17 @@ def summary_text(result: LabeledRound) -> str:
         f"(labeled {labels.labeled_pos + labels.labeled_neg:,}; skipped {labels.skipped:,}; "
         f"without a label {labels.unlabeled:,}).",
     ]
-    if labels.skipped:
+    if labels.skipped or labels.unlabeled:
+        what_is_open = " or ".join(
+            word
+            for word, count in (("skipped", labels.skipped), ("unlabeled", labels.unlabeled))
+            if count
+        )
         for label in ("positive", "negative"):
-            estimates = labels.estimates_if_skipped(label)
+            estimates = labels.estimates_if_skipped(label, unlabeled_too=True)
             if estimates["precision"] is not None:  # both strata have a label
                 lines.append(
-                    f"If every skipped item were {label}: precision "
+                    f"If every {what_is_open} item were {label}: precision "
                     f"{formatting.percent(estimates['precision'])}, recall "
                     f"{formatting.percent(estimates['recall'])}."
                 )
@@ -710,7 +715,7 @@ def ask_labeled_workbooks(parent: QWidget, folder: Path) -> list[Path]:
     """The labeled workbooks the user picks (a round and its top-ups)."""
     names, _filter = QFileDialog.getOpenFileNames(
         parent,
-        "Read labeled workbook (pick its top-ups too)",
+        "Read labeled workbook (pick its top-ups and every labeler's copy too)",
         str(folder),
         LABELED_FILTER,
     )

@@ -1029,6 +1029,7 @@ def _match(
             "wrote it; put the rows back (or copy the labels into a fresh copy of the sheet)"
         )
     items = []
+    not_labels: list[str] = []  # every cell is named at once, not one per reading
     for row, item_id, raw_label, labeler, comment in rows:
         assert item_id is not None
         text = _text(raw_label)
@@ -1036,10 +1037,8 @@ def _match(
         if text is not None:
             label = _LABEL_WORDS.get(text.casefold())
             if label is None:
-                raise LabelingError(
-                    f"{where}, cell {_cell(label_index, row)} (item {item_id!r}): {text!r} is "
-                    f"not a label; use {', '.join(LABEL_CHOICES)} (or leave it empty)"
-                )
+                not_labels.append(f"cell {_cell(label_index, row)} {text!r} (item {item_id!r})")
+                continue
         place = places[item_id]
         items.append(
             LabeledItem(
@@ -1052,6 +1051,12 @@ def _match(
                 labeler=_text(labeler),
                 comment=_text(comment),
             )
+        )
+    if not_labels:
+        shown = ", ".join(not_labels[:_SHOWN]) + (", ..." if len(not_labels) > _SHOWN else "")
+        raise LabelingError(
+            f"{where}: {len(not_labels):,} label cell(s) hold something that is not a label "
+            f"({shown}); use {', '.join(LABEL_CHOICES)} (or leave the cell empty)"
         )
     return tuple(items)
 
@@ -1077,7 +1082,8 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
     ----------
     workbooks : sequence of LabelingWorkbook
         The first draw and any top-ups of one round (same seed and classifiers), in any
-        order; each item is labeled in exactly one of them.
+        order, and copies of them that labelers filled in part each
+        (:func:`_merged_labels`).
 
     Returns
     -------
@@ -1088,25 +1094,17 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
     Raises
     ------
     LabelingError
-        Workbooks of different rounds, an item in two workbooks, or an item of the sample
-        in none of them (a top-up given without the first workbook).
+        Workbooks of different rounds, one file given twice, copies that label an item
+        positive in one and negative in another, or an item of the sample in none of them
+        (a top-up given without the first workbook).
     """
     if not workbooks:
         raise InputError("give at least one labeling workbook")
     first = workbooks[0]
     for other in workbooks[1:]:
         _same_design(first, other)
-    labels: dict[str, LabeledItem] = {}
-    source: dict[str, Path] = {}
-    for workbook in workbooks:
-        for item in workbook.items:
-            if item.id in labels:
-                raise LabelingError(
-                    f"item {item.id!r} is in both {source[item.id].name} and "
-                    f"{workbook.path.name}; give each workbook of the round once"
-                )
-            labels[item.id] = item
-            source[item.id] = workbook.path
+    _refuse_repeated_files(workbooks)
+    labels = _merged_labels(workbooks)
     latest = max(workbooks, key=lambda book: len(book.sample))
     absent = [place.id for place in latest.sample if place.id not in labels]
     if absent:
@@ -1146,6 +1144,49 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
                 tally["fn" if label == "positive" else "tn"] += 1
         results.append(ClassifierLabels(design=design, **tally))
     return tuple(results)
+
+
+def _refuse_repeated_files(workbooks: Sequence[LabelingWorkbook]) -> None:
+    seen: dict[Path, str] = {}
+    for workbook in workbooks:
+        where = workbook.path.resolve()
+        if where in seen:
+            raise LabelingError(f"{workbook.path.name} is given twice; give each workbook once")
+        seen[where] = workbook.path.name
+
+
+def _merged_labels(workbooks: Sequence[LabelingWorkbook]) -> dict[str, LabeledItem]:
+    """Each item's label across the workbooks given.
+
+    An item may be in several of them when labelers shared the work on copies of one
+    workbook: an empty cell takes the other copy's label, and ``skip`` (this labeler
+    could not judge) yields to ``positive``/``negative`` (another could). Copies that say
+    ``positive`` and ``negative`` for one item disagree; they are refused, every such item
+    named, since which label is right is the lead's call.
+    """
+    rank = {None: 0, "skip": 1, "positive": 2, "negative": 2}
+    labels: dict[str, LabeledItem] = {}
+    source: dict[str, Path] = {}
+    disagreements: list[str] = []
+    for workbook in workbooks:
+        for item in workbook.items:
+            held = labels.get(item.id)
+            if held is None or rank[item.label] > rank[held.label]:
+                labels[item.id] = item
+                source[item.id] = workbook.path
+            elif rank[item.label] == rank[held.label] == 2 and item.label != held.label:
+                disagreements.append(
+                    f"{item.id!r} ({held.label} in {source[item.id].name} row {held.row}, "
+                    f"{item.label} in {workbook.path.name} row {item.row})"
+                )
+    if disagreements:
+        shown = "; ".join(disagreements[:_SHOWN])
+        raise LabelingError(
+            f"the workbooks disagree on {len(disagreements):,} item(s): {shown}"
+            f"{'; ...' if len(disagreements) > _SHOWN else ''}. Settle each one (change the "
+            "label in one workbook, or leave it empty there) and read them again"
+        )
+    return labels
 
 
 def _stratum_for(item: SamplePlace, index: int, name: str) -> str | None:

@@ -218,6 +218,73 @@ def test_an_unknown_label_names_its_cell(drawn, tmp_path):
     assert selection.items[5].id in str(caught.value)
 
 
+def test_every_cell_that_is_not_a_label_is_named_at_once(drawn, tmp_path):
+    def change(labels):
+        for row, text in ((3, "yes?"), (9, "maybe"), (15, "spam")):
+            labels.cell(row, 4).value = text
+
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(edit(drawn[2], tmp_path / "three.xlsx", change))
+    message = str(caught.value)
+    assert "3 label cell(s)" in message
+    assert all(cell in message for cell in ("cell D3 'yes?'", "cell D9 'maybe'", "D15 'spam'"))
+
+
+def _split_between_two_labelers(sheet, first, second, labels):
+    """Two copies of one workbook, each labeler filling alternate rows; {id: label}."""
+    given = {}
+    for target, keep in ((first, 0), (second, 1)):
+        workbook = openpyxl.load_workbook(sheet)
+        labels_sheet = workbook["Labels"]
+        header = [cell.value for cell in labels_sheet[1]]
+        id_column, label_column = header.index("Item id") + 1, header.index("Label") + 1
+        for row in range(2, labels_sheet.max_row + 1):
+            if row % 2 == keep:
+                label = labels[row % len(labels)]
+                labels_sheet.cell(row, label_column).value = label
+                given[labels_sheet.cell(row, id_column).value] = label
+        workbook.save(target)
+    return given
+
+
+def test_two_labelers_copies_of_one_workbook_count_together(drawn, tmp_path):
+    _, selection, sheet = drawn
+    one, two = tmp_path / "anna.xlsx", tmp_path / "ben.xlsx"
+    given = _split_between_two_labelers(sheet, one, two, ["positive", "negative", "negative"])
+    books = [read_labeling_workbook(one), read_labeling_workbook(two)]
+    (labels,) = count_labels(books)
+    assert as_counts(labels) == expected_counts(selection.items, given)
+    assert labels.unlabeled == 0
+    # One labeler skipped an item the other labeled: the label counts.
+    workbook = openpyxl.load_workbook(two)
+    workbook["Labels"].cell(2, 4).value = "skip"  # row 2 was labeled in anna.xlsx
+    workbook.save(two)
+    (again,) = count_labels([read_labeling_workbook(one), read_labeling_workbook(two)])
+    assert as_counts(again) == as_counts(labels)
+
+
+def test_copies_that_disagree_on_an_item_are_refused_naming_it(drawn, tmp_path):
+    _, selection, sheet = drawn
+    one, two = tmp_path / "anna.xlsx", tmp_path / "ben.xlsx"
+    given = _split_between_two_labelers(sheet, one, two, ["positive", "negative"])
+    workbook = openpyxl.load_workbook(two)
+    labels_sheet = workbook["Labels"]
+    item_id = labels_sheet.cell(2, 2).value
+    labels_sheet.cell(2, 4).value = "negative" if given[item_id] == "positive" else "positive"
+    workbook.save(two)
+    with pytest.raises(LabelingError) as caught:
+        count_labels([read_labeling_workbook(one), read_labeling_workbook(two)])
+    message = str(caught.value)
+    assert "disagree on 1 item(s)" in message and repr(item_id) in message
+    assert "anna.xlsx row 2" in message and "ben.xlsx row 2" in message
+
+
+def test_one_file_given_twice_is_refused(drawn):
+    book = read_labeling_workbook(drawn[2])
+    with pytest.raises(LabelingError, match="given twice"):
+        count_labels([book, book])
+
+
 def test_an_edited_sample_sheet_is_refused(drawn, tmp_path):
     workbook = openpyxl.load_workbook(drawn[2])
     workbook["Sample"].cell(2, 4).value = (

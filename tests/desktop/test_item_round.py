@@ -269,3 +269,34 @@ def test_an_unlabeled_workbook_adds_nothing_and_says_why(
     assert window.read_labeled_workbook([written]) is None
     assert window.session.state.rounds == rounds
     assert said and "30 without a label" in said[0]
+
+
+def test_two_editors_copies_read_together_with_an_item_left_open(qtbot, window, items, tmp_path):
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    dialog.seed_edit.setText(str(SEED))
+    drawn = tmp_path / "shared.xlsx"
+    assert dialog.draw_and_save(drawn) == drawn
+    dialog.close()
+    copies = (tmp_path / "anna.xlsx", tmp_path / "ben.xlsx")
+    labeled: set[str] = set()
+    for keep, copy in enumerate(copies):
+        workbook = openpyxl.load_workbook(drawn)
+        sheet = workbook.worksheets[0]
+        header = [cell.value for cell in sheet[1]]
+        id_column, label_column = header.index("Item id") + 1, header.index("Label") + 1
+        for row in range(3, sheet.max_row + 1):  # row 2 stays open in both copies
+            if row % 2 == keep:
+                item_id = sheet.cell(row, id_column).value
+                labeled.add(item_id)
+                sheet.cell(row, label_column).value = (
+                    "positive" if truth_of[item_id][1] else "negative"
+                )
+        workbook.save(copy)
+    result = window.read_labeled_workbook(list(copies))
+    assert result is not None
+    assert window.session.state.rounds[-1].matrix == counts_of(truth_of, labeled)
+    assert result.labels.unlabeled == 1
+    text = window.labeled_summary_box.text()
+    assert "If every unlabeled item were positive" in text
+    assert "without a label 1" in text
