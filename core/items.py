@@ -26,6 +26,7 @@ import csv
 import datetime as dt
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -346,9 +347,36 @@ def _duckdb():
     return duckdb
 
 
+_CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_COLUMN_COUNTS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
+
+
 def _plain_duckdb_message(exc: BaseException) -> str:
-    """The first line of a DuckDB error, without its class prefix."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    """What a DuckDB read error means for the person who made the file, in plain words
+    (the row as a spreadsheet numbers it, header = row 1); otherwise the error's first
+    line without its class prefix."""
+    full = str(exc).strip()
+    line = _CSV_LINE.search(full)
+    row = f"row {int(line.group(1)):,}" if line else "a row"
+    columns = _COLUMN_COUNTS.search(full)
+    if columns:
+        expected, found = (int(number) for number in columns.groups())
+        return (
+            f"{row} has {found} fields where the header has {expected}; every row needs "
+            "the same columns (look for a stray separator or quote on that row)"
+        )
+    if "Invalid unicode" in full or "not utf-8 encoded" in full:
+        return f"{row} is not UTF-8 text; save the file as CSV UTF-8"
+    if "unterminated quote" in full.casefold():
+        return f"{row} opens a quote that is never closed"
+    if "No magic bytes found" in full:
+        return "it is not a Parquet file, or it was cut short (it has no Parquet footer)"
+    if "Error when sniffing file" in full:
+        return (
+            "its columns could not be told apart (rows with different numbers of fields, or "
+            "quotes that do not close); open it in a spreadsheet program and save it as CSV"
+        )
+    text = full.splitlines()[0] if full else type(exc).__name__
     for prefix in ("Invalid Input Error: ", "IO Error: ", "Conversion Error: ", "Binder Error: "):
         text = text.removeprefix(prefix)
     return text
@@ -873,8 +901,11 @@ def open_items(
     else:
         _check_text_table(path)
         delimiter = ", delim = '\\t'" if kind == "tsv" else ""
+        # skip = 0: the header is the first line. Otherwise DuckDB's sniffer may skip the
+        # lines above a longer row and take that row for the header.
         source_sql = (
-            f"read_csv({_sql_text(str(path))}, all_varchar = true, header = true{delimiter})"
+            f"read_csv({_sql_text(str(path))}, all_varchar = true, header = true, "
+            f"skip = 0{delimiter})"
         )
     connection = _new_connection()
     table_headers: tuple[str, ...]
@@ -888,7 +919,7 @@ def open_items(
             shutil.rmtree(temporary, ignore_errors=True)
         what = "Parquet" if kind == "parquet" else "CSV/TSV"
         raise ItemListError(
-            f"{path} is not a table DuckDB can read as {what}: {_plain_duckdb_message(exc)}"
+            f"{path} cannot be read as {what}: {_plain_duckdb_message(exc)}"
         ) from None
     hidden = {_ROW_COLUMN, "file_row_number"} if row_sql else set()
     table_headers = tuple(str(row[0]) for row in described if row[0] not in hidden)
@@ -906,10 +937,17 @@ def open_items(
     )
     with _closing_on_error(table):
         if len(table_headers) < 2:
+            ragged = any(mark in "".join(table_headers) for mark in (",", ";", "\t"))
             raise ItemListError(
                 f"{path} is not a table of items: it has {len(table_headers)} column "
                 f"({', '.join(map(repr, table_headers))}); it needs at least an id and a "
                 "predicted label"
+                + (
+                    ". The header holds separators, so the rows probably do not all have "
+                    "the same number of fields (a stray separator or quote on some row)"
+                    if ragged
+                    else ""
+                )
             )
         table.columns = _resolve(path, table_headers, columns)
         table.primary_name = (

@@ -455,6 +455,32 @@ def _column_letter(index: int) -> str:
     return get_column_letter(index + 1)
 
 
+def _storable(value: object) -> object:
+    """A kept column's text with the control characters a workbook cannot hold shown as
+    U+FFFD; the labelers only read these columns."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    return ILLEGAL_CHARACTERS_RE.sub("\ufffd", value) if isinstance(value, str) else value
+
+
+def _refuse_unstorable_text(selection: Selection) -> None:
+    """Ids and column names must be stored exactly (they are checked when the labels come
+    back), so a control character in one is refused rather than changed."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    names = [*selection.kept_columns, *(design.name for design in selection.designs())]
+    bad_names = [name for name in names if ILLEGAL_CHARACTERS_RE.search(name)]
+    bad_ids = [item.id for item in selection.items if ILLEGAL_CHARACTERS_RE.search(item.id)]
+    if bad_ids or bad_names:
+        shown = ", ".join(repr(text) for text in (bad_ids or bad_names)[:_SHOWN])
+        what = "item id(s) of the sample" if bad_ids else "column name(s)"
+        count = len(bad_ids or bad_names)
+        raise InputError(
+            f"{count:,} {what} in {selection.file_name} hold control characters that a "
+            f"workbook cannot store ({shown}); remove them from the item list and draw again"
+        )
+
+
 def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
@@ -474,6 +500,7 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
         raise InputError(
             "the sample has no new item to label (the new totals equal the earlier draw)"
         )
+    _refuse_unstorable_text(selection)
     workbook = Workbook()
     sheet = workbook.active
     sheet.title = LABELS_SHEET
@@ -491,7 +518,7 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     label_column = headers.index(LABEL_HEADER)
     strata_words = {"pos": "predicted positive", "neg": "predicted negative", None: ""}
     for position, item in enumerate(selection.items, start=1):
-        row: list[object] = [position, item.id, *item.kept]
+        row: list[object] = [position, item.id, *map(_storable, item.kept)]
         if not blind:
             row.append(strata_words[item.stratum])
         row += [None, None, None]

@@ -170,6 +170,27 @@ def test_a_file_that_is_not_a_table(tmp_path, content, expected):
     assert expected in refusal(path)
 
 
+_MANY_ROWS = b"item_id,predicted\n" + b"".join(b"id%d,%d\n" % (i, i % 2) for i in range(60_000))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        # A fault far into the file is found by the read itself, not the first look.
+        ("late.csv", _MANY_ROWS + b"x,1,2\n", "row 60,002 has 3 fields where the header has 2"),
+        ("late_latin1.csv", _MANY_ROWS + b"caf\xe9,1\n", "row 60,002 is not UTF-8 text"),
+        ("cut.parquet", b"PAR1" + bytes(64), "not a Parquet file, or it was cut short"),
+        ("ragged.csv", b"item_id,predicted\na,1\nb,0,x,y\n", "same number of fields"),
+    ],
+)
+def test_a_damaged_file_is_explained_in_plain_words(tmp_path, name, content, expected):
+    path = tmp_path / name
+    path.write_bytes(content)
+    message = refusal(path)
+    assert expected in message and name in message
+    assert "DuckDB" not in message and "strict_mode" not in message
+
+
 def test_a_folder_and_a_missing_file_are_refused(tmp_path):
     assert "is a folder" in refusal(tmp_path)
     assert "no such file" in refusal(tmp_path / "nope.csv")

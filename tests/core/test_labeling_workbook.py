@@ -13,6 +13,7 @@ import zipfile
 import openpyxl
 import pytest
 
+from core.errors import InputError
 from core.items import ItemColumns
 from core.selection import RULE, extend_sample, select_sample
 from core.workbook.labeling import (
@@ -264,7 +265,7 @@ def test_two_labelers_copies_of_one_workbook_count_together(drawn, tmp_path):
 
 
 def test_copies_that_disagree_on_an_item_are_refused_naming_it(drawn, tmp_path):
-    _, selection, sheet = drawn
+    sheet = drawn[2]
     one, two = tmp_path / "anna.xlsx", tmp_path / "ben.xlsx"
     given = _split_between_two_labelers(sheet, one, two, ["positive", "negative"])
     workbook = openpyxl.load_workbook(two)
@@ -382,3 +383,25 @@ def test_a_workbook_re_saved_by_libreoffice_reads_back(drawn, tmp_path):
     (labels,) = count_labels([workbook])
     assert as_counts(labels) == expected_counts(selection.items, given)
     assert [item.id for item in workbook.items] == [item.id for item in selection.items]
+
+
+def test_control_characters_are_shown_in_kept_columns_and_refused_in_ids(tmp_path):
+    """A workbook cannot hold most control characters: the labelers' columns show them as
+    U+FFFD, while an id (which must come back exactly) is refused before anything is
+    written."""
+    items = tmp_path / "items.csv"
+    items.write_text(
+        "id,predicted,subject\na,1,fine\nb,0,bell \x07 here\nc,1,x\nd,0,y\n", encoding="utf-8"
+    )
+    selection = select_sample(items, ItemColumns(keep=("subject",)), n_pos=2, n_neg=2, seed=3)
+    sheet = write_labeling_workbook(tmp_path / "ok.xlsx", selection, sources=[items])
+    subjects = [row[2] for row in openpyxl.load_workbook(sheet)["Labels"].iter_rows(
+        min_row=2, values_only=True
+    )]  # fmt: skip
+    assert "bell \ufffd here" in subjects
+    assert len(read_labeling_workbook(sheet).items) == 4
+    items.write_text("id,predicted\na,1\nb\x01,0\nc,1\nd,0\n", encoding="utf-8")
+    selection = select_sample(items, n_pos=2, n_neg=2, seed=3)
+    with pytest.raises(InputError, match=r"control characters.*'b\\x01'"):
+        write_labeling_workbook(tmp_path / "bad.xlsx", selection, sources=[items])
+    assert not (tmp_path / "bad.xlsx").exists()
