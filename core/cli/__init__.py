@@ -10,7 +10,12 @@ Each subcommand lives in its own module under ``core.cli`` and exposes
 * ``format_text(result) -> str``: the same object for people.
 
 Bad input raises :class:`core.errors.InputError` (or ``argparse`` rejects a flag); both end
-as exit status 2 with one line ``error: ...`` on stderr, never a traceback.
+as exit status 2 with one line ``error: ...`` on stderr, never a traceback. The line names
+the flag or the file once and says what to type instead: argparse's own messages are put
+in plain words (:data:`_ARGPARSE_WORDS`), a percentage given to a flag that takes a fraction
+is refused with the fraction it meant before any command runs
+(:data:`core.cli.output.FRACTION_FLAGS`), and system errors name the file once
+(:func:`core.cli.output.os_error_message`). ``python3 -m core.cli`` runs the same commands.
 """
 
 from __future__ import annotations
@@ -19,10 +24,18 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from core.cli.output import FLAG_WORDS, json_ready
+from core.cli.output import (
+    FLAG_WORDS,
+    check_fractions,
+    json_ready,
+    os_error_message,
+    path_argument,
+)
 from core.errors import InputError, use_words
 
 #: Subcommand name -> (module, one line for ``prplanner --help``). Only the module of the
@@ -51,11 +64,56 @@ class UsageError(Exception):
     """Raised by :class:`_Parser` instead of printing usage and exiting."""
 
 
+#: What argparse would take for an option but is a value: a negative number in any
+#: spelling (``-1e308``, ``-inf``, ``-1/19``, ``-1,-1,0,0``), so that the flag's own check
+#: names the problem instead of "expected one argument".
+_NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+#: argparse's messages (Python 3.11+) -> plain words; ``{command}`` is the subcommand.
+_ARGPARSE_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), words)
+    for pattern, words in (
+        (r"^argument (?P<flag>[^:]+): expected one argument$", "{flag} needs a value"),
+        (r"^argument (?P<flag>[^:]+): expected (?P<n>\d+) arguments$", "{flag} needs {n} values"),
+        (
+            r"^argument (?P<flag>[^:]+): expected at least one argument$",
+            "{flag} needs at least one value",
+        ),
+        (
+            r"^argument (?P<flag>[^:]+): not allowed with argument (?P<other>.+)$",
+            "{flag} is not allowed with {other}: give one or the other",
+        ),
+        (
+            r"^argument COMMAND: invalid choice: (?P<value>.*?) \(choose from .*\)$",
+            "unknown command {value}; the commands are " + ", ".join(COMMANDS),
+        ),
+        (r"^argument (?P<flag>[^:]+): (?P<rest>.*)$", "{flag}: {rest}"),
+        (
+            r"^the following arguments are required: (?P<names>.*)$",
+            "{command}: {names} required (prplanner {command} --help explains them)",
+        ),
+        (
+            r"^one of the arguments (?P<names>.*) is required$",
+            "{command}: one of {names} is required",
+        ),
+    )
+)
+
+
 class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors become one ``error: ...`` line."""
+    """ArgumentParser whose errors become one ``error: ...`` line in plain words."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE
 
     def error(self, message: str):
-        raise UsageError(f"{self.prog.split()[-1]}: {message}")
+        command = self.prog.split()[-1]
+        for pattern, words in _ARGPARSE_WORDS:
+            found = pattern.match(message)
+            if found:
+                raise UsageError(words.format(command=command, **found.groupdict()))
+        raise UsageError(f"{command}: {message}")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -75,6 +133,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             module = importlib.import_module(module_name)
             command_parser.description = getattr(module, "HELP", help_text)
             module.configure(command_parser)
+            for action in command_parser._actions:
+                if action.type is Path:  # every file name is checked the same way
+                    action.type = path_argument
             command_parser.set_defaults(_module=module)
     return parser
 
@@ -112,21 +173,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         use_words(words)
 
 
+#: A word longer than this (a 5,000-character value echoed back) is cut in a message.
+_LONGEST_WORD = 200
+_LONG_WORD = re.compile(rf"\S{{{_LONGEST_WORD + 1},}}")
+
+
+def _shortened(message: str) -> str:
+    """``message`` with every very long word cut in the middle, its length said, so one
+    pasted value cannot turn the error line into pages."""
+
+    def cut(found: re.Match[str]) -> str:
+        word = found.group()
+        return f"{word[:120]}...{word[-40:]} ({len(word):,} characters)"
+
+    return _LONG_WORD.sub(cut, message)
+
+
+#: Control characters no workbook cell can hold (and no file name has): a value pasted
+#: with one would fail deep inside a write (openpyxl's IllegalCharacterError) or, from a
+#: program, as "embedded null byte". Tab, line feed and carriage return are allowed.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _refuse_control_characters(argv: Sequence[str]) -> None:
+    for text in argv:
+        found = _CONTROL_CHARACTER.search(text)
+        if found:
+            raise UsageError(
+                f"{text!r} holds a control character ({found.group()!r}), which no file name, "
+                "column or round name can hold; type the value again without it"
+            )
+
+
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        _refuse_control_characters(argv)
         command = argv[0] if argv and argv[0] in COMMANDS else None
-        args = build_parser(command).parse_args(argv)
+        args, extra = build_parser(command).parse_known_args(argv)
+        if extra:
+            where = f"{args.command}: " if args.command else ""
+            raise UsageError(
+                f"{where}not understood: {' '.join(extra)} (prplanner "
+                f"{args.command + ' ' if args.command else ''}--help lists the options)"
+            )
         if args.command is None:
             raise UsageError("a subcommand is required (see prplanner --help)")
         module = args._module
+        check_fractions(args)
         result = module.run(args)
     except (UsageError, InputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_shortened(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"error: {_shortened(os_error_message(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

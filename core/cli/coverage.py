@@ -19,7 +19,15 @@ import argparse
 
 from core import validation
 from core.bayes import Prior
-from core.cli.output import add_json_flag, confidence_flag, flags_named, number, number_list, whole
+from core.cli.output import (
+    add_json_flag,
+    confidence_flag,
+    flags_named,
+    number,
+    number_list,
+    prior_flag,
+    whole,
+)
 from core.coverage import (
     PRECISION_KINDS,
     RECALL_KINDS,
@@ -98,11 +106,7 @@ def run(args: argparse.Namespace) -> CoverageResult | GridResult:
             f"--reps x --replicates{grid} must be at most {MAX_DRAWS:,} simulated draws "
             f"(about 30 s), got {reps:,} x {replicates:,}{grid}"
         )
-    prior = (
-        Prior.none()
-        if args.prior is None
-        else Prior.from_sequence(args.prior, name="given by --prior")
-    )
+    prior = Prior.none() if args.prior is None else prior_flag(args.prior)
     given = [name for name in SETTING_FLAGS if getattr(args, name) is not None]
     if args.paper_grid:
         if given:

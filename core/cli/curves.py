@@ -9,8 +9,9 @@ JSON contract::
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from core.cli.output import add_json_flag, flags_named, number, significant
+from core.cli.output import add_json_flag, flags_named, number, regular_file, significant
 from core.curves import CurveSummary, curves_of_sample, load_scored_sample
 
 HELP = "average precision, trapezoidal AUC-PR and AUC-ROC of a scored, labeled file"
@@ -26,7 +27,9 @@ _LABELS = {
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help=".csv or .xlsx with score, label[, weight]")
+    parser.add_argument(
+        "file", metavar="FILE", type=Path, help=".csv or .xlsx with score, label[, weight]"
+    )
     parser.add_argument(
         "--reference-prevalence",
         type=number,
@@ -37,6 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> CurveSummary:
+    # A pipe or a device named like a CSV would block the read forever: refused first.
+    if args.file.suffix.lower() in (".csv", ".xlsx", ".xlsm") or args.file.exists():
+        regular_file(args.file, "a table of scores and labels")
     sample = load_scored_sample(args.file)
     with flags_named({"reference prevalence": "reference prevalence (--reference-prevalence)"}):
         return curves_of_sample(sample).summary(args.reference_prevalence)

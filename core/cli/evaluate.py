@@ -10,8 +10,15 @@ import argparse
 import math
 
 from core import validation
-from core.bayes import Prior
-from core.cli.output import add_json_flag, confidence_flag, number, number_list, whole
+from core.cli.output import (
+    add_json_flag,
+    confidence_flag,
+    number,
+    number_list,
+    population_flag,
+    prior_flag,
+    whole,
+)
 from core.confusion import ConfusionMatrix, Population
 from core.evaluation import Evaluation, evaluate
 from core.methods import INTERVAL_METHODS, METRICS, RECOMMENDED
@@ -100,14 +107,14 @@ def population_from_flags(args: argparse.Namespace) -> Population | None:
     if getattr(args, "random", False):
         return None
     if args.population is not None:
-        return Population.from_counts(*args.population)
+        return population_flag(args.population)
     return Population(k=validation.imbalance("--k", args.k))
 
 
 def run(args: argparse.Namespace) -> Evaluation:
     matrix = matrix_from_flags(args)
     population = population_from_flags(args)
-    prior = None if args.prior is None else Prior.from_sequence(args.prior, name="given by --prior")
+    prior = None if args.prior is None else prior_flag(args.prior)
     return evaluate(
         matrix,
         population=population,

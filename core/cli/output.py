@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
+import re
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
@@ -88,15 +93,53 @@ def number(text: str) -> float:
     try:
         value = float(Fraction(text.strip())) if "/" in text else float(text)
     except (ValueError, ZeroDivisionError, OverflowError):
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number, got {text!r}{_number_hint(text)}"
+        ) from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
 
 
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+\s*$")
+#: A whole number with its thousands set off by commas: ``1,000`` or ``12,345,678``.
+_THOUSANDS = re.compile(r"^\d{1,3}(,\d{3})+$")
+
+
+def _number_hint(text: str) -> str:
+    """What a number that did not parse may have meant: a percentage or a decimal comma."""
+    stripped = text.strip()
+    if stripped.endswith("%"):
+        try:
+            percent = float(stripped[:-1])
+        except ValueError:
+            percent = math.nan
+        if math.isfinite(percent):
+            return (
+                f"; give a fraction without the % sign: {_plain_number(percent / 100)} "
+                f"for {_plain_number(percent)} %"
+            )
+        return "; give a fraction without the % sign (0.9 for 90 %)"
+    if _DECIMAL_COMMA.match(text):
+        return f"; write decimals with a point: {stripped.replace(',', '.')}"
+    return ""
+
+
+def _plain_number(value: float) -> str:
+    """``0.9``, ``95``, ``0.015``: a number as a person writes it (no ``95.0``)."""
+    return f"{value:.12g}"
+
+
 def whole(text: str) -> int:
-    """A whole number >= 0 (``1,000`` accepted)."""
-    cleaned = text.strip().replace(",", "").replace("_", "")
+    """A whole number >= 0 (``1,000`` accepted; ``1,5`` is not fifteen)."""
+    cleaned = text.strip().replace("_", "")
+    if "," in cleaned:
+        if not _THOUSANDS.match(cleaned):
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number, got {text!r} (commas may only set off thousands, "
+                "as in 1,000)"
+            )
+        cleaned = cleaned.replace(",", "")
     if len(cleaned) > 16:  # 10^15 has 16 digits; longer text is no count we accept
         raise argparse.ArgumentTypeError(
             f"expected a whole number of at most 10^15, got one of {len(cleaned):,} characters"
@@ -129,6 +172,187 @@ def confidence_flag(value: float) -> float:
     if 0.5 < value < 1:
         return value
     raise InputError(f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
+
+
+#: Flags that take a fraction (a proportion, a rate, a confidence level or a margin), by
+#: their flag in every subcommand that has them, with the range a value must fall in:
+#: ``(low, high, low_included, high_included)``. A value in (1, 100] given to one of them
+#: is a percentage typed where a fraction belongs (``--precision 90``): refused with the
+#: fraction it probably meant, never silently divided by 100.
+FRACTION_FLAGS: Mapping[str, tuple[float, float, bool, bool]] = {
+    "--precision": (0.0, 1.0, False, False),
+    "--recall": (0.0, 1.0, False, False),
+    "--precision-floor": (0.0, 1.0, False, False),
+    "--assurance-target": (0.0, 1.0, False, False),
+    "--tpr": (0.0, 1.0, False, True),
+    "--fpr": (0.0, 1.0, True, True),
+    "--sigma-tpr": (0.0, 1.0, True, True),
+    "--sigma-fpr": (0.0, 1.0, True, True),
+    "--eta-min": (0.0, 1.0, False, False),
+    "--eta-max": (0.0, 1.0, False, False),
+    "--reference-prevalence": (0.0, 1.0, False, False),
+    "--confidence": (0.5, 1.0, False, False),
+    "--margin": (0.0, 0.5, False, False),
+    "--margin-precision": (0.0, 0.5, False, False),
+    "--margin-recall": (0.0, 0.5, False, False),
+}
+
+
+def percentage_refusal(flag: str, value: object) -> str | None:
+    """The message refusing ``value`` for fraction flag ``flag`` when it looks like a
+    percentage (a number in (1, 100]), or ``None`` when it does not.
+
+    ``"--precision must be between 0 and 1 (a fraction); did you mean 0.9 for 90 %?"``;
+    without the guess when the fraction would be out of range too (``--margin 60``).
+    """
+    limits = FRACTION_FLAGS.get(flag)
+    if limits is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not 1 < value <= 100:
+        return None
+    low, high, low_included, high_included = limits
+    fraction = value / 100
+    fits = (low <= fraction if low_included else low < fraction) and (
+        fraction <= high if high_included else fraction < high
+    )
+    where = f"{flag} must be between {_plain_number(low)} and {_plain_number(high)} (a fraction)"
+    if fits:
+        return f"{where}; did you mean {_plain_number(fraction)} for {_plain_number(value)} %?"
+    return f"{where}, not a percentage; got {_plain_number(value)}"
+
+
+def check_fractions(args: argparse.Namespace) -> None:
+    """Refuse a percentage given to any fraction flag of the command (see
+    :data:`FRACTION_FLAGS`), before the command runs, in the same words everywhere."""
+    for flag in FRACTION_FLAGS:
+        message = percentage_refusal(flag, getattr(args, flag[2:].replace("-", "_"), None))
+        if message is not None:
+            raise InputError(message)
+
+
+def path_argument(text: str) -> Path:
+    """A file or folder name: not empty, no NUL character (``type=`` of every path)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file name, got {text!r}")
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError(
+            "the file name holds a NUL character (\\x00), which no file name can"
+        )
+    return Path(text)
+
+
+def shown_path(path: object, limit: int = 120) -> str:
+    """A path for a message: as given, with a very long one cut in the middle."""
+    text = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({len(text):,} characters)"
+
+
+def regular_file(path: Path, what: str) -> Path:
+    """``path`` when it is a regular file; else :class:`InputError` saying what it is
+    instead (missing, a folder, a pipe or device that would block a read, empty)."""
+    shown = shown_path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{shown} cannot be opened: {os_error_cause(exc)}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{shown} is a folder, not {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{shown} is not a regular file (a pipe or a device), not {what}")
+    if info.st_size == 0:
+        raise InputError(f"{shown} is empty (0 bytes), not {what}")
+    return path
+
+
+#: Suffixes of tables that a command reading Excel workbooks cannot read, with their kind.
+OTHER_TABLE_SUFFIXES = {
+    ".csv": "CSV",
+    ".tsv": "TSV",
+    ".tab": "TSV",
+    ".txt": "text",
+    ".parquet": "Parquet",
+    ".json": "JSON",
+}
+
+
+def refuse_text_table(path: Path, needs: str) -> None:
+    """Refuse a CSV, TSV or Parquet file (by its name, and not a zip inside) given where
+    ``needs``, an Excel workbook, is read: say what it is and what to do instead."""
+    kind = OTHER_TABLE_SUFFIXES.get(path.suffix.casefold())
+    if kind is None or not path.is_file():
+        return
+    try:
+        with path.open("rb") as stream:
+            if stream.read(2) == b"PK":  # a workbook under another name: the reader decides
+                return
+    except OSError:
+        return  # the reader says why it cannot be read
+    fix = (
+        "give the Excel workbook instead"
+        if kind in ("Parquet", "JSON")
+        else "open it in Excel or LibreOffice and save it as an Excel workbook (.xlsx)"
+    )
+    raise InputError(f"{shown_path(path)} is a {kind} file, but {needs}; {fix}")
+
+
+_OS_CAUSES = {
+    errno.ENOENT: "no such file or folder",
+    errno.EACCES: "permission denied; ask the owner of the file (or folder) for access",
+    errno.EPERM: "permission denied; ask the owner of the file (or folder) for access",
+    errno.EISDIR: "it is a folder; name a file",
+    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.ENOSPC: "the disk is full",
+    errno.EROFS: "the folder is on a read-only file system",
+    errno.ELOOP: "too many symbolic links",
+    errno.EBUSY: "the file is in use by another program",
+}
+
+
+def os_error_cause(exc: OSError) -> str:
+    """Why an operating-system call failed, in plain words."""
+    return _OS_CAUSES.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__
+
+
+def os_error_message(exc: OSError) -> str:
+    """An :class:`OSError` as one line naming the file once: ``data.csv: permission denied;
+    ...``."""
+    cause = os_error_cause(exc)
+    if exc.filename is None:
+        return cause
+    if exc.errno == errno.EISDIR:
+        return f"{shown_path(exc.filename)} is a folder, not a file; name a file"
+    return f"{shown_path(exc.filename)}: {cause}"
+
+
+#: The four values of ``--prior`` as ``core`` names them, and how the flag says them.
+_PRIOR_VALUES = {
+    name: f"--prior's {place} value ({name.upper()})"
+    for name, place in (("a11", "first"), ("a01", "second"), ("a10", "third"), ("a00", "fourth"))
+}
+
+
+def prior_flag(values, name: str = "given by --prior"):
+    """The :class:`core.bayes.Prior` (called ``name``) of ``--prior A11,A01,A10,A00``, with
+    messages that name the flag and the value (``"--prior's first value (A11) must be
+    ..."``)."""
+    from core.bayes import Prior
+
+    with flags_named(_PRIOR_VALUES):
+        return Prior.from_sequence(values, name=name)
+
+
+def population_flag(counts, flag: str = "--population N_POS N_NEG"):
+    """The :class:`core.confusion.Population` of ``--population N_POS N_NEG``, with
+    messages that name the flag."""
+    from core.confusion import Population
+
+    with flags_named({"population counts": flag}):
+        return Population.from_counts(*counts)
 
 
 @contextmanager

@@ -18,7 +18,16 @@ import sys
 from core import validation
 from core.assurance import DEFAULT_REPS, simulate_plan_assurance
 from core.bayes import Prior
-from core.cli.output import add_json_flag, confidence_flag, number, number_list, whole
+from core.cli.output import (
+    add_json_flag,
+    confidence_flag,
+    flags_named,
+    number,
+    number_list,
+    population_flag,
+    prior_flag,
+    whole,
+)
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError
 from core.plan_request import PlanRequest
@@ -131,7 +140,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _population(args: argparse.Namespace) -> Population:
     if args.population is not None:
-        return Population.from_counts(*args.population)
+        return population_flag(args.population)
     return Population.from_k(validation.imbalance("--k", args.k))
 
 
@@ -163,6 +172,22 @@ def _previous_round(args: argparse.Namespace) -> ConfusionMatrix | None:
     return ConfusionMatrix(tp=args.tp, fp=args.fp, fn=args.fn, tn=args.tn).require_both_strata()
 
 
+#: Range of a label's cost: any currency unit from millionths to billions; beyond it the
+#: cost arithmetic of the optimal design overflows or loses every digit.
+MIN_COST = 1e-6
+MAX_COST = 1e9
+
+
+def _cost(flag: str, value: float) -> float:
+    cost = validation.positive(flag, value)
+    if not MIN_COST <= cost <= MAX_COST:
+        raise InputError(
+            f"{flag} must be between {MIN_COST:g} and {MAX_COST:g} (the cost of one label), "
+            f"got {cost:g}"
+        )
+    return cost
+
+
 def _check_flag_combinations(args: argparse.Namespace) -> None:
     if args.reps is not None and not args.assurance:
         raise InputError(
@@ -177,8 +202,8 @@ def _check_flag_combinations(args: argparse.Namespace) -> None:
     if args.s is not None:
         validation.oversampling("--s", args.s)
     if args.cost_pos is not None:
-        validation.positive("--cost-pos", args.cost_pos)
-        validation.positive("--cost-neg", args.cost_neg)
+        _cost("--cost-pos", args.cost_pos)
+        _cost("--cost-neg", args.cost_neg)
     if args.assurance_target is not None:
         validation.open_unit("--assurance-target", args.assurance_target)
 
@@ -193,9 +218,7 @@ def run(args: argparse.Namespace) -> Plan:
     matrix = _previous_round(args)
     value_notes: tuple[str, ...] = ()
     if matrix is not None:
-        fallback_prior = (
-            Prior.from_sequence(args.prior, name="--prior") if args.prior is not None else None
-        )
+        fallback_prior = prior_flag(args.prior, name="--prior") if args.prior is not None else None
         precision, recall, value_notes = rates_from_round(matrix, population.k, fallback_prior)
     else:
         if args.precision is None or args.recall is None:
@@ -207,7 +230,7 @@ def run(args: argparse.Namespace) -> Plan:
 
     prior = None
     if args.prior is not None:
-        prior = Prior.from_sequence(args.prior, name="--prior")
+        prior = prior_flag(args.prior, name="--prior")
     elif args.prior_strength is not None:
         strength = validation.prior_weight("--prior-strength", args.prior_strength)
         prior = Prior.from_expected(precision, recall, population.k, strength)
@@ -235,7 +258,8 @@ def run(args: argparse.Namespace) -> Plan:
         assurance_target=args.assurance_target,
         notes=notes,
     )
-    plan = request.plan()
+    with flags_named({"v": "--v", "s": "--s"}):
+        plan = request.plan()
     if args.assurance:
         reps = DEFAULT_REPS if args.reps is None else args.reps
         plan = plan.with_simulated_assurance(simulate_plan_assurance(plan, reps=reps))

@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, number
+from core.cli.output import add_json_flag, number, refuse_text_table
 
 if TYPE_CHECKING:
     from core.workbook.report import WrittenReport
@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> WrittenReport:
         raise InputError(
             f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {args.confidence!r}"
         )
+    refuse_text_table(
+        args.file, "prplanner report reads a rounds workbook or a saved session (.xlsx)"
+    )
     # Refuse a destination that must not be written before the input is read.
     check_destination(args.output, sources=(args.file,), purpose="report")
     opened = read_session(args.file)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, json_ready
+from core.cli.output import add_json_flag, json_ready, refuse_text_table
 
 if TYPE_CHECKING:
     from core.workbook.rounds import RoundsBook
@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> RoundsBook:
 
     # The choices are checked before the file is read, so a typo costs nothing.
     choices = [ColumnChoice.parse(text) for text in args.column]
+    refuse_text_table(args.file, "prplanner rounds reads an Excel workbook (.xlsx)")
     book = read_rounds(args.file, columns=choices)
     if book.unused_choices:
         raise InputError(_unused_message(book))

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, number, whole
+from core.cli.output import add_json_flag, number, refuse_text_table, whole
 from core.errors import InputError
 
 if TYPE_CHECKING:
@@ -189,6 +189,9 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
     # Refuse a destination that may not be written before the (long) draw, not after.
     check_destination(args.output, sources=sources, purpose="labels")
     if args.extend is not None:
+        refuse_text_table(
+            args.extend, "--extend takes the labeling workbook (.xlsx) prplanner select wrote"
+        )
         earlier = read_labeling_workbook(args.extend)
         design = earlier.design
         if args.seed is not None and args.seed != design.seed:

@@ -144,7 +144,7 @@ def test_compare_takes_population_counts_like_evaluate(capsys):
                               "--seed", "3"])  # fmt: skip
     assert mixed == by_k
     assert main(["compare", "--k", "0.1", *counts, *current]) == 2
-    assert "not allowed with argument --k" in capsys.readouterr().err
+    assert "--population is not allowed with --k" in capsys.readouterr().err
     assert main(["compare", *counts, "--population2", "0", "5", *COUNTS_2]) == 2
     assert capsys.readouterr().err.startswith("error: --population2: ")
 

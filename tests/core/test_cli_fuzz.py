@@ -288,7 +288,8 @@ REFUSED = [
          "--s", "1", "--reps", "10", "--replicates", "10"],
         "--v must be a whole number >= 2",
     ),
-    (["p3", "--tpr", "0.8", "--fpr", "2"], "--fpr must be in [0, 1]"),
+    (["p3", "--tpr", "0.8", "--fpr", "2"], "--fpr must be between 0 and 1 (a fraction)"),
+    (["p3", "--tpr", "0.8", "--fpr", "101"], "--fpr must be in [0, 1]"),
     (["p3", "--tpr", "0.8", "--fpr", "0.1", "--eta-max", "1"], "--eta-max must be strictly"),
     (
         ["p3", "--tpr", "0.8", "--fpr", "0.1", "--reference-prevalence", "1e308"],
@@ -365,12 +366,17 @@ def test_every_flag_of_every_command_has_help():
 @pytest.mark.timeout(60)
 def test_curves_reference_prevalence_names_the_flag(files, capsys):
     scored = files[1]
-    assert main(["curves", scored, "--reference-prevalence", "2"]) == 2
+    assert main(["curves", scored, "--reference-prevalence", "1e308"]) == 2
     error = capsys.readouterr().err
     assert error.startswith(
         "error: reference prevalence (--reference-prevalence) must be strictly between 0 and 1"
     )
     assert error.count("\n") == 1
+    assert main(["curves", scored, "--reference-prevalence", "2"]) == 2  # 2 %?
+    assert capsys.readouterr().err == (
+        "error: --reference-prevalence must be between 0 and 1 (a fraction); did you mean "
+        "0.02 for 2 %?\n"
+    )
 
 
 @pytest.mark.timeout(60)

@@ -171,7 +171,8 @@ def test_p3_zero_fpr_reports_null_eta_star_and_bound_with_notes(capsys):
     ("argv", "fragment"),
     [
         (["p3", "--tpr", "0.8"], "give --tpr and --fpr"),
-        (["p3", "--tpr", "1.5", "--fpr", "0.1"], "tpr must be in (0, 1], got 1.5"),
+        (["p3", "--tpr", "150", "--fpr", "0.1"], "tpr must be in (0, 1], got 150"),
+        (["p3", "--tpr", "1.5", "--fpr", "0.1"], "did you mean 0.015 for 1.5 %?"),
         (["p3", "--tpr", "0.8", "--fpr", "0.1", "--sigma-tpr", "0.1"], "--sigma-fpr"),
         (["p3", "--tpr", "0.8", "--fpr", "0.1", "--tp", "3"], "not both"),
         (["p3", "--tpr", "0.8", "--fpr", "0.1", "--confidence", "0.9"], "--confidence applies"),
