@@ -257,7 +257,7 @@ def _until_quoted_margins_met(
     """The plan's ``totals`` scaled up (same ratio) until the quoted intervals, at this
     round's rates, meet both margins; None when the strata run out first.
 
-    The plan sizes by the normal-approximation margins (Eq 10 and Eq 12); Wilson and
+    The plan sizes by the normal-approximation margins (Eq 10); Wilson and
     Katz can be a little wider, most of all near a precision of 0 or 1, and a top-up that
     misses again by a hair helps nobody.
     """
