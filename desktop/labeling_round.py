@@ -298,7 +298,7 @@ class ItemSampleDialog(QDialog):
             return False
         except INPUT_FAILURES as exc:
             self.counts_label.clear()
-            self._say(f"{path.name} cannot be used: {_plain(exc)}", error=True)
+            self._say(_named_once([path], _plain(exc)), error=True)
             return False
         self.summary = summary
         lines = [
@@ -598,7 +598,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         window.show_status("Reading the labels was cancelled; nothing changed")
         return None
     except INPUT_FAILURES as exc:
-        text = f"{formatting.short_text(names, 200)} cannot be used: {_plain(exc)}"
+        text = formatting.short_text(_named_once(paths, _plain(exc)), 600)
         window.show_status(formatting.short_text(text, 300))
         QMessageBox.warning(window, "Could not read the labels", text)
         return None
@@ -701,6 +701,15 @@ def _key(item) -> str:
     from core.workbook.session_io import round_key
 
     return round_key(item)
+
+
+def _named_once(paths: Sequence[Path], message: str) -> str:
+    """``message``, led by the files' names unless it names one of them already (core's
+    messages usually do: "dup.csv: duplicate item ids ...")."""
+    if any(path.name in message for path in paths):
+        return message
+    names = ", ".join(path.name for path in paths)
+    return f"{formatting.short_text(names, 200)} cannot be used: {message}"
 
 
 def _plain(exc: BaseException) -> str:

@@ -19,7 +19,7 @@ import openpyxl
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from core.confusion import ConfusionMatrix
+from core.confusion import ConfusionMatrix, Population
 from desktop import main_window as main_window_module
 from desktop.labeling_round import LABELED_SHEET
 
@@ -154,8 +154,6 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
 
     # The rule draws without replacement from a list of known size: the round is judged
     # with the finite population correction, and the Evaluate tab shows it so.
-    from core.confusion import Population
-
     assert window.session.get("evaluate.fpc") is True
     factors = Population.from_counts(positives, ITEMS - positives).fpc_factors(60, 140)
     wilson = wilson_precision(expected, 0.95, factors).half_width
@@ -197,6 +195,7 @@ def test_a_bad_item_list_is_named_and_nothing_is_drawn(qtbot, window, tmp_path):
     dialog = window.open_item_sample(1, 1, item_list=path)
     text = dialog.message.text()
     assert "dupes.csv" in text and "a" in text and "duplicate" in text.lower()
+    assert text.count("dupes.csv") == 1  # named once, not "X cannot be used: X: ..."
     assert dialog.summary is None
     assert not dialog.draw_button.isEnabled()
     assert dialog.draw_and_save(tmp_path / "out.xlsx") is None
@@ -255,6 +254,7 @@ def test_a_workbook_with_an_edited_id_is_refused_and_nothing_changes(
     assert window.read_labeled_workbook([tmp_path / "edited.xlsx"]) is None
     assert window.session.state.rounds == rounds
     assert warnings and "not-an-item" in warnings[0][1]
+    assert warnings[0][1].count("edited.xlsx") == 1
 
 
 def test_an_unlabeled_workbook_adds_nothing_and_says_why(
