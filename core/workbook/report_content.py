@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import validation
 from core.errors import InputError
+from core.intervals import NO_FPC
 from core.methods import INTERVAL_METHODS
 from core.session import (
     SCHEMA_VERSION,
@@ -568,8 +569,10 @@ def _num(value) -> float | None:
     return None if value is None else _finite(float(value))
 
 
-def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
-    """The Rounds sheet: each round as read, plus precision/recall with intervals."""
+def rounds_table(rounds: Sequence[Any], confidence: float, fpc: bool = False) -> Table:
+    """The Rounds sheet: each round as read, plus precision/recall with intervals (with
+    ``fpc``, finite-population corrected for the rounds whose population counts are known,
+    as the Evaluate tab shows them)."""
     import numpy as np
 
     kinds = {
@@ -597,18 +600,21 @@ def rounds_table(rounds: Sequence[Any], confidence: float) -> Table:
     # overflow warnings are silenced and math errors become the row's note.
     with np.errstate(all="ignore"):
         items = [item for item in rounds if isinstance(item, Round)]
-        computed = _round_intervals(items, confidence)
+        computed = _round_intervals(items, confidence, fpc)
         rows = tuple(
-            _round_row(item, confidence, computed.get(position))
+            _round_row(item, confidence, computed.get(position), fpc)
             for position, item in enumerate(items)
         )
     return Table(columns=columns, rows=rows)
 
 
-def _round_intervals(items: Sequence[Round], confidence: float) -> dict[int, tuple]:
+def _round_intervals(
+    items: Sequence[Round], confidence: float, fpc: bool = False
+) -> dict[int, tuple]:
     """``{position: (Wilson, Katz, recall)}`` of every round with both strata and a usable
     ``k``, from one vectorized call (:mod:`core.batch_intervals`); any other round keeps
-    the per-round path of :func:`_round_row`, which writes why into its note."""
+    the per-round path of :func:`_round_row`, which writes why into its note. With
+    ``fpc`` each round's own correction factors (none where its population is unknown)."""
     import numpy as np
 
     from core import batch_intervals
@@ -620,17 +626,18 @@ def _round_intervals(items: Sequence[Round], confidence: float) -> dict[int, tup
             k = validation.positive("k", item.k)
         except (InputError, ArithmeticError, ValueError):
             continue
-        usable.append((position, cells, k))
+        usable.append((position, cells, k, (fpc and item.fpc_factors()) or NO_FPC))
     if not usable:
         return {}
-    tp, fp, fn, tn = np.array([cells for _, cells, _ in usable], dtype=float).T
-    ks = np.array([k for _, _, k in usable])
-    wilson = batch_intervals.wilson_precision(tp, fp, confidence)
-    katz = batch_intervals.katz_log_recall(tp, fp, fn, tn, ks, confidence)
+    tp, fp, fn, tn = np.array([cells for _, cells, _, _ in usable], dtype=float).T
+    ks = np.array([k for _, _, k, _ in usable])
+    factors = tuple(np.array([f for *_, f in usable], dtype=float).T)
+    wilson = batch_intervals.wilson_precision(tp, fp, confidence, factors)
+    katz = batch_intervals.katz_log_recall(tp, fp, fn, tn, ks, confidence, factors)
     recall = batch_intervals.recall_point(tp, fp, fn, tn, ks)
     return {
         position: (wilson.interval(row), katz.interval(row), float(recall[row]))
-        for row, (position, _, _) in enumerate(usable)
+        for row, (position, *_) in enumerate(usable)
     }
 
 
@@ -641,7 +648,9 @@ def _chance(plan: Plan, which: str) -> str:
     return _pct(getattr(plan.assurance, which))
 
 
-def _round_row(item: Round, confidence: float, computed: tuple | None = None) -> tuple[Any, ...]:
+def _round_row(
+    item: Round, confidence: float, computed: tuple | None = None, fpc: bool = False
+) -> tuple[Any, ...]:
     from core.intervals import katz_log_recall, recall_point, wilson_precision
 
     precision = lower_p = upper_p = recall = lower_r = upper_r = f1 = None
@@ -649,15 +658,18 @@ def _round_row(item: Round, confidence: float, computed: tuple | None = None) ->
     try:
         matrix = item.matrix
         if computed is None:  # a round the vectorized pass could not take: say why
+            factors = (fpc and item.fpc_factors()) or NO_FPC
             computed = (
-                wilson_precision(matrix, confidence),
-                katz_log_recall(matrix, item.k, confidence),
+                wilson_precision(matrix, confidence, factors),
+                katz_log_recall(matrix, item.k, confidence, factors),
                 recall_point(matrix, item.k),
             )
         interval, katz, recall_value = computed
         precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
         recall = _finite(recall_value)
         lower_r, upper_r, note = _finite(katz.lower), _finite(katz.upper), katz.note
+        if fpc and item.fpc_factors() is not None:
+            note = "; ".join(filter(None, (note, "intervals finite-population corrected")))
         if recall is not None and precision + recall > 0:
             f1 = 2 * precision * recall / (precision + recall)
     except InputError as exc:
@@ -1127,7 +1139,7 @@ def build_report(
     p3, p3_info = _guarded(
         warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
     )
-    rounds = rounds_table(state.rounds, state.confidence)
+    rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(
         state=state,

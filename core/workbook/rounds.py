@@ -153,6 +153,17 @@ class Round:
             k=self.k, predicted_positive=self.population_pos, predicted_negative=self.population_neg
         )
 
+    def fpc_factors(self) -> tuple[float, float] | None:
+        """The finite population correction's variance factors ``(N - n)/(N - 1)`` of its
+        two strata, or None when a population count is unknown or smaller than the sample
+        (methods, "Finite population correction")."""
+        if self.population_pos is None or self.population_neg is None:
+            return None
+        try:
+            return self.population.fpc_factors(self.tp + self.fp, self.fn + self.tn)
+        except InputError:
+            return None
+
     def to_dict(self) -> dict[str, object]:
         """The ``prplanner rounds --json`` keys (date as ISO ``YYYY-MM-DD`` or ``None``)."""
         result = {key: getattr(self, key) for key in ROUND_KEYS}

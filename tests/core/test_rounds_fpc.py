@@ -1,0 +1,41 @@
+"""Rounds in the report with the finite population correction: each round with both
+population counts gets its own factors (checked against Wilson's formula with n/f trials,
+worked here), a round with k only keeps the plain intervals."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import pytest
+
+from core.workbook.report_content import rounds_table
+from core.workbook.rounds import Round
+
+
+def _wilson(tp: int, n: float, trials: float) -> tuple[float, float]:
+    z = NormalDist().inv_cdf(0.975)
+    p = tp / n
+    center = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials**2))
+    return center - half, center + half
+
+
+def test_each_round_with_counts_gets_its_own_correction():
+    small = Round(
+        sheet="R", row=2, round="small", k=300 / 6000, population_pos=300,
+        population_neg=6000, tp=150, fp=50, fn=20, tn=980,
+    )  # fmt: skip
+    k_only = Round(sheet="R", row=3, round="k only", k=0.05, tp=150, fp=50, fn=20, tn=980)
+    plain = rounds_table([small, k_only], 0.95)
+    corrected = rounds_table([small, k_only], 0.95, fpc=True)
+    headers = [column.header for column in plain.columns]
+    lower = headers.index("Precision lower (Wilson)")
+    upper = headers.index("Precision upper (Wilson)")
+    factor = (300 - 200) / (300 - 1)
+    expected = _wilson(150, 200, 200 / factor)
+    assert (corrected.rows[0][lower], corrected.rows[0][upper]) == pytest.approx(expected)
+    assert (plain.rows[0][lower], plain.rows[0][upper]) == pytest.approx(_wilson(150, 200, 200))
+    assert corrected.rows[1] == plain.rows[1]  # no population counts: nothing to correct
+    note = headers.index("Interval note")
+    assert "finite-population corrected" in (corrected.rows[0][note] or "")
