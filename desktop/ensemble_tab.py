@@ -45,7 +45,7 @@ from core.errors import InputError
 from core.progress import TaskControl
 from core.session import EnsembleChild, EnsembleInputs
 from desktop import formatting
-from desktop.plotting import PALETTE, PlotPanel
+from desktop.plotting import PALETTE, PlotPanel, use_count_axis
 from desktop.session_model import SessionModel
 from desktop.tab_support import CellRefusals, RowsTableModel, SessionTab, TableRow
 from desktop.widgets import (
@@ -58,14 +58,17 @@ from desktop.widgets import (
 )
 
 PARENT_BRUSH = QBrush(QColor(238, 244, 252))
+#: Legend entries of the bar chart (short enough for the legend never to cut them).
+BARS_ALONE = "Without reuse"
+BARS_REUSED = "With reuse (and 95 % range)"
 
 NAME, SIZE, OVERLAP = range(3)
-SET_HEADERS = ("Classifier", "Predicted positive |A|", "Overlap with parent")
+SET_HEADERS = ("Classifier", "Predicted positive", "Overlap with parent")
 SET_HEADER_TIPS = (
     "Name of the classifier; the first row is the parent (typically the ensemble) whose "
-    "labeled sample the children recycle",
-    "How many items the classifier predicts positive (its set A)",
-    "How many of those items the parent also predicts positive, |A_P ∩ A_C|",
+    "labeled sample the children reuse",
+    "How many items the classifier flags (predicts positive): the size of its set |A|",
+    "How many of those items the parent also flags, |A_P ∩ A_C|",
 )
 
 
@@ -290,29 +293,42 @@ def simulate_ensemble(
 
 RESULT_HEADERS = (
     "Classifier",
-    "Labels alone",
-    "Reused",
-    "New labels",
+    "Labels\nwithout reuse",
+    "Labels\nreused",
+    "Labels\nto buy",
     "Saving",
-    "Saving range",
-    "PIR",
-    "CIR",
+    "Saving,\n95 % range",
+    "Overlap as %\nof parent's",
+    "Overlap as %\nof its own",
 )
 RESULT_TIPS = (
     "Classifier (the parent's own sample is labeled in full)",
-    "Labels its precision needs without recycling (methods §13)",
-    "Expected items of the child's sample already labeled for the parent (mean over trials)",
-    "Expected labels still to buy when the parent's sample is recycled",
-    "Mean saving, in percent of the labels alone",
+    "Labels its precision needs on its own, without reusing the parent's (methods §13)",
+    "Items of its sample already labeled for the parent, on average over the simulated trials",
+    "Labels still to buy when the parent's labels are reused, on average",
+    "Average saving, in percent of the labels without reuse",
     "Middle 95 % of the simulated savings (2.5th to 97.5th percentile)",
-    "Parent intersection ratio |A_P ∩ A_C| / |A_P|",
-    "Child intersection ratio |A_P ∩ A_C| / |A_C|",
+    "Share of the parent's flagged items that this classifier also flags: the parent "
+    "intersection ratio PIR = |A_P ∩ A_C| / |A_P|. The saving is close to the smaller of "
+    "the two shares",
+    "Share of this classifier's flagged items that the parent also flags: the child "
+    "intersection ratio CIR = |A_P ∩ A_C| / |A_C|",
 )
 
 
 def _labels(expected: float) -> str:
     """An expected number of labels (a mean over trials): one decimal, thousands grouped."""
     return f"{expected:,.1f}"
+
+
+def _share(value: float) -> str:
+    """A saving or an overlap ratio: one decimal in every row, so the column reads alike."""
+    return formatting.percent(value, 1)
+
+
+def _labels_read_out(value: float) -> str:
+    """A bar's height in the hover read-out: whole labels as counts, means with a decimal."""
+    return formatting.thousands(value) if float(value).is_integer() else _labels(value)
 
 
 def result_rows(run: EnsembleRun) -> list[TableRow]:
@@ -343,10 +359,10 @@ def result_rows(run: EnsembleRun) -> list[TableRow]:
                     formatting.thousands(saving.n_child),
                     _labels(saving.expected_reused),
                     _labels(saving.expected_new_labels),
-                    formatting.percent(saving.savings_pct_mean / 100.0),
-                    formatting.interval(low / 100.0, high / 100.0),
-                    formatting.percent(saving.pir),
-                    formatting.percent(saving.cir),
+                    _share(saving.savings_pct_mean / 100.0),
+                    formatting.percent_range(low / 100.0, high / 100.0, 1),
+                    _share(saving.pir),
+                    _share(saving.cir),
                 ),
                 values=(
                     child.name,
@@ -369,7 +385,7 @@ def result_rows(run: EnsembleRun) -> list[TableRow]:
                 formatting.thousands(alone),
                 _labels(alone - with_recycling),
                 _labels(with_recycling),
-                formatting.percent(1.0 - with_recycling / alone),
+                _share(1.0 - with_recycling / alone),
                 "",
                 "",
                 "",
@@ -430,13 +446,13 @@ class EnsembleTab(SessionTab):
         self.sets_model.refused.connect(self._show_refusal)
 
         self.add_button = QPushButton("Add child")
-        self.add_button.setToolTip("Add a child classifier that recycles the parent's sample")
+        self.add_button.setToolTip("Add a child classifier that reuses the parent's labels")
         self.add_button.clicked.connect(self.sets_model.add_child)
         self.remove_button = QPushButton("Remove child")
         self.remove_button.setToolTip("Remove the selected child classifier(s)")
         self.remove_button.clicked.connect(self.remove_selected_children)
 
-        sets_box = QGroupBox("Parent and children: predicted-positive sets")
+        sets_box = QGroupBox("Parent and children: how many items each flags")
         sets_layout = QVBoxLayout(sets_box)
         sets_layout.addWidget(self.sets_view)
         buttons = QHBoxLayout()
@@ -528,15 +544,16 @@ class EnsembleTab(SessionTab):
         self.results_view = QTableView()
         self.results_view.setModel(self.results_model)
         self.results_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.results_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.results_view.horizontalHeader().setSectionResizeMode(
-            0, QHeaderView.ResizeMode.ResizeToContents
-        )
+        results_header = self.results_view.horizontalHeader()
+        results_header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # The name and the range keep their full text; the other columns share the rest.
+        for column in (0, 5):
+            results_header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.results_view.verticalHeader().hide()
         self.results_view.verticalHeader().setDefaultSectionSize(24)
         # Parent, three children and the total without a scroll bar.
         self.results_view.setMinimumHeight(6 * 24 + 30)
-        self.results_view.setToolTip("Labels each classifier needs, with and without recycling")
+        self.results_view.setToolTip("Labels each classifier needs, with and without reuse")
 
         self.status_label = QLabel()
         self.progress = QProgressBar()
@@ -562,9 +579,10 @@ class EnsembleTab(SessionTab):
             "Labels to buy per classifier",
             "Classifier",
             "Labels",
-            y_format=formatting.thousands,
+            y_format=_labels_read_out,
             x_format=self._name_at,
         )
+        use_count_axis(self.plot, "Labels")
         self.plot.setMouseEnabled(x=False, y=True)
         self._build_bars()
 
@@ -602,8 +620,8 @@ class EnsembleTab(SessionTab):
             self.plot.addItem(item)
         # Under the axis: bars fill the view, and a legend inside it covers the tallest.
         self.plot.legend_below(columns=2)
-        self.plot.legend.addItem(self.bars_alone, "Without recycling")
-        self.plot.legend.addItem(self.bars_recycled, "With recycling (expected; 95 % range)")
+        self.plot.legend.addItem(self.bars_alone, BARS_ALONE)
+        self.plot.legend.addItem(self.bars_recycled, BARS_REUSED)
         # Points on the bar tops carry the hover read-out (it reads PlotDataItems only).
         self.tops_alone = pg.PlotDataItem(
             [],
@@ -612,7 +630,7 @@ class EnsembleTab(SessionTab):
             symbol="o",
             symbolPen=None,
             symbolBrush=(0, 0, 0, 0),
-            name="Without recycling",
+            name=BARS_ALONE,
         )
         self.tops_recycled = pg.PlotDataItem(
             [],
@@ -621,7 +639,7 @@ class EnsembleTab(SessionTab):
             symbol="o",
             symbolPen=None,
             symbolBrush=(0, 0, 0, 0),
-            name="With recycling (expected)",
+            name="With reuse (average)",
         )
         for item in (self.tops_alone, self.tops_recycled):
             self.plot.addItem(item)
@@ -681,10 +699,15 @@ class EnsembleTab(SessionTab):
         except InputError as exc:
             self.sample_size_label.setText(f"<span style='color:#a00'>{exc}</span>")
             return
+        if size.p_used > 0.5:
+            assumed = f"precision at least {formatting.percent(size.p_used, 0)}"
+        else:
+            assumed = "nothing about precision: the worst case, 50 %"
         self.sample_size_label.setText(
             f"Each classifier alone needs <b>{formatting.thousands(size.n)}</b> labels for "
-            f"±{formatting.percent(size.margin, 1)} at {formatting.percent(size.confidence)} "
-            f"(worst-case precision p = {formatting.percent(size.p_used, 0)})."
+            f"±{formatting.keep_together(formatting.percent(size.margin, 1))} at "
+            f"{formatting.keep_together(formatting.level(size.confidence))} confidence "
+            f"(assuming {assumed})."
         )
         self.progress.setValue(0)
         self.status_label.setText(
@@ -711,8 +734,8 @@ class EnsembleTab(SessionTab):
         self.progress.setValue(100)
         plan = run.plan
         self.status_label.setText(
-            f"{formatting.thousands(plan.trials)} trials per child, "
-            f"{'shuffle' if plan.mix == 'shuffle' else 'sample'} mix."
+            f"Simulated {formatting.thousands(plan.trials)} trials per child "
+            f"({'shuffle' if plan.mix == 'shuffle' else 'sample with replacement'} mix)."
         )
         self.results_model.set_rows(result_rows(run))
         self._update_chart(run)

@@ -4,7 +4,9 @@ Inputs: the labeled counts (a spreadsheet grid on
 ``evaluate.matrix``), the design (population counts, ``k``, or a plain random sample),
 confidence, replicates, seed and the finite population correction. Out: a table of every
 interval method of docs/methods.md per metric (a thin model over
-:meth:`core.evaluation.Evaluation.to_rows`), the warnings, a forest plot, and, when a
+:meth:`core.evaluation.Evaluation.to_rows`) with the one to quote marked "★ quote this"
+(:meth:`core.evaluation.Evaluation.recommended`, the command line's ``*``) and repeated in
+the summary line, the warnings, a forest plot, and, when a
 previous round is chosen in the Rounds panel, the change against it
 (:func:`core.compare.compare`).
 
@@ -42,7 +44,7 @@ from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
-from core.methods import INTERVAL_METHODS
+from core.methods import INTERVAL_METHODS, RECOMMENDED
 from core.session import EvaluateInputs
 from core.workbook.session_io import find_round_key
 from desktop import formatting
@@ -59,10 +61,11 @@ QUICK_REPLICATES = 100
 
 METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1", "fpr": "FPR"}
 METRIC_TIPS = {
-    "precision": "Share of the predicted positives that are actual positives (pi1)",
-    "recall": "Share of the actual positives the classifier finds (Eq 2 with the design's k)",
-    "f1": "Harmonic mean of precision and recall",
-    "fpr": "False positive rate: share of the actual negatives predicted positive",
+    "precision": "Of the flagged items, the share that are actually positive (π1)",
+    "recall": "Of all the actual positives, the share the classifier flags (Eq 2 with the "
+    "design's k)",
+    "f1": "One number between precision and recall (their harmonic mean)",
+    "fpr": "False positive rate: of the actual negatives, the share wrongly flagged",
 }
 #: Method names for the table's narrow column, and their tooltips: from the one table of
 #: methods (core.methods), so the app says what the command line and the report say.
@@ -71,6 +74,16 @@ METHOD_NAMES = {
     for key, method in INTERVAL_METHODS.items()
 }
 METHOD_TIPS = {key: method.tooltip for key, method in INTERVAL_METHODS.items()}
+#: How the table and the forest plot mark the interval to quote (core.methods.RECOMMENDED,
+#: the command line's ``*``), and the one line under the table that says why.
+QUOTE_MARK = "★"
+QUOTE_SUFFIX = f" {QUOTE_MARK} quote this"
+QUOTE_LEGEND = (
+    f"<b>{QUOTE_MARK} quote this</b>: the interval to report; its confidence level holds "
+    "best for this kind of sample."
+)
+QUOTE_BRUSH = QBrush(QColor(222, 240, 222))
+
 #: Methods computed from random draws: blank until the background run delivers them.
 RESAMPLED = {"bootstrap", "bayes_mc"}
 #: Posterior intervals that come from draws (precision's is exact Beta quantiles).
@@ -89,6 +102,13 @@ def method_label(metric: str, method: str, design: str) -> str:
     if method == "wald" and metric == "recall":
         return "Wald (random sample)"
     return METHOD_NAMES.get(method, method)
+
+
+def quote_tip(metric: str) -> str:
+    """Why the marked interval is the one to quote (core's reason, for a tooltip)."""
+    return (
+        f"{QUOTE_MARK} Quote this interval for {METRIC_NAMES[metric]}: {RECOMMENDED[metric].why}."
+    )
 
 
 def population_of(inputs: EvaluateInputs) -> Population | None:
@@ -123,10 +143,11 @@ RESULT_HEADERS = ("Metric", "Method", "Estimate", "Lower", "Upper", "Width", "No
 RESULT_TIPS = (
     "The quantity estimated",
     "How the interval is computed (hover a row for details)",
-    "Plug-in estimate from the labeled counts (methods §2)",
+    "Estimate from the labeled counts; recall, FPR and F1 combine the two strata with the "
+    "population's k (methods §2)",
     "Lower end of the interval at the chosen confidence",
     "Upper end of the interval",
-    "Upper minus lower",
+    "Upper minus lower (twice the margin ±)",
     "Why an interval deserves care (a correction applied, bounds clipped)",
 )
 
@@ -142,6 +163,14 @@ class ResultRow:
     upper: float | None
     note: str
     pending: bool
+    #: The interval to quote for this metric (:meth:`Evaluation.recommended`).
+    quoted: bool = False
+
+    @property
+    def digits(self) -> int:
+        """Decimals of every percentage of this metric: those of its estimate, so the
+        estimate, the bounds and the width read alike (87.9 %, 83.3 %, 8.0 %)."""
+        return formatting.percent_digits(self.estimate)
 
 
 class EvaluationTableModel(QAbstractTableModel):
@@ -157,6 +186,7 @@ class EvaluationTableModel(QAbstractTableModel):
         rows = []
         if evaluation is not None:
             self._design = evaluation.design
+            recommended = evaluation.recommended()
             for metric, method, estimate, lower, upper, note in evaluation.to_rows():
                 if metric == "prevalence":
                     continue
@@ -170,6 +200,7 @@ class EvaluationTableModel(QAbstractTableModel):
                         None if waiting else upper,
                         "" if waiting else note,
                         waiting,
+                        recommended.get(metric) == method,
                     )
                 )
         if [(r.metric, r.method) for r in rows] == [(r.metric, r.method) for r in self._rows]:
@@ -200,24 +231,27 @@ class EvaluationTableModel(QAbstractTableModel):
             if column == 0:
                 return METRIC_NAMES[row.metric] if first_of_metric else ""
             if column == 1:
-                return method_label(row.metric, row.method, self._design)
+                label = method_label(row.metric, row.method, self._design)
+                return label + QUOTE_SUFFIX if row.quoted else label
             if column == 2:
-                return formatting.percent(row.estimate) if first_of_metric else ""
+                return formatting.percent(row.estimate, row.digits) if first_of_metric else ""
             if row.pending:
                 return "computing…" if column == 3 else ""
             if column == 3:
-                return formatting.percent(row.lower)
+                return formatting.percent(row.lower, row.digits)
             if column == 4:
-                return formatting.percent(row.upper)
+                return formatting.percent(row.upper, row.digits)
             if column == 5:
                 if row.lower is None or row.upper is None:
                     return "–"
-                return formatting.percent(row.upper - row.lower)
+                return formatting.percent(row.upper - row.lower, row.digits)
             return row.note
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 0:
                 return METRIC_TIPS[row.metric]
             tip = METHOD_TIPS.get(row.method, "")
+            if row.quoted:
+                tip = f"{quote_tip(row.metric)}\n{tip}"
             if row.pending:
                 tip += "\nComputing in the background…"
             if row.note:
@@ -226,8 +260,10 @@ class EvaluationTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             if row.pending:
                 return PENDING_BRUSH
-            return EMPHASIS_BRUSH if row.note else None
-        if role == Qt.ItemDataRole.FontRole and column == 0:
+            if row.note:
+                return EMPHASIS_BRUSH
+            return QUOTE_BRUSH if row.quoted and column > 0 else None
+        if role == Qt.ItemDataRole.FontRole and (column == 0 or row.quoted):
             font = QFont()
             font.setBold(True)
             return font
@@ -251,7 +287,7 @@ class EvaluationTableModel(QAbstractTableModel):
 
 
 #: Least width of the forest plots' row labels (pixels); wider labels widen it.
-FOREST_AXIS_WIDTH = 190
+FOREST_AXIS_WIDTH = 120
 
 
 class ForestPlot(PlotPanel):
@@ -272,8 +308,10 @@ class ForestPlot(PlotPanel):
         )
         use_percent_axes(self, bottom="Value")
         self.setMouseEnabled(x=True, y=False)
-        # The y tick labels name every row ("Recall · Katz log-ratio") and colour groups the
-        # metrics, so a legend box would only cover the intervals of the top rows.
+        # The y tick labels name each row's method under a heading line per metric ("Recall:")
+        # and colour groups the metrics: a legend box would cover the intervals of the top
+        # rows, and the metric in every tick label would leave the intervals no room on a
+        # 1280-wide window.
         self.legend.hide()
         left_axis = self.getAxis("left")
         left_axis.setWidth(FOREST_AXIS_WIDTH)
@@ -283,6 +321,8 @@ class ForestPlot(PlotPanel):
         self._tick_metrics = QFontMetrics(tick_font)
         self.metrics = metrics
         self._labels: dict[int, str] = {}
+        #: The rows as the hover read-out names them, metric first ("Recall · Katz log").
+        self._hover: dict[int, str] = {}
         self.points: dict[str, pg.PlotDataItem] = {}
         self.bars: dict[str, pg.ErrorBarItem] = {}
         for index, metric in enumerate(metrics):
@@ -306,21 +346,27 @@ class ForestPlot(PlotPanel):
             self.points[metric] = points
 
     def _label_at(self, y: float) -> str:
-        return self._labels.get(round(y), "")
+        return self._hover.get(round(y), "")
 
     def set_rows(self, rows: list[ResultRow]) -> None:
         """Place every row of ``rows`` whose metric this plot shows (top to bottom)."""
         rows = [row for row in rows if row.metric in self.metrics]
-        ticks, self._labels = [], {}
+        ticks, self._labels, self._hover = [], {}, {}
         position, previous_metric = 0, None
         placed: dict[str, list[tuple[int, ResultRow]]] = {metric: [] for metric in self.metrics}
         for row in rows:
-            if previous_metric is not None and row.metric != previous_metric:
-                position -= 1  # a blank line between metric groups
+            if row.metric != previous_metric and len(self.metrics) > 1:
+                heading = f"{METRIC_NAMES[row.metric]}:"  # a heading line per metric group
+                ticks.append((position, heading))
+                self._labels[position] = heading
+                position -= 1
             previous_metric = row.metric
-            label = f"{METRIC_NAMES[row.metric]} · {method_label(row.metric, row.method, '')}"
+            label = method_label(row.metric, row.method, "")
+            if row.quoted:
+                label += f" {QUOTE_MARK}"
             ticks.append((position, label))
             self._labels[position] = label
+            self._hover[position] = f"{METRIC_NAMES[row.metric]} · {label}"
             placed[row.metric].append((position, row))
             position -= 1
         for metric in self.metrics:
@@ -361,14 +407,22 @@ class ForestPlot(PlotPanel):
 # --- the tab -----------------------------------------------------------------------------
 
 
-COMPARE_HEADERS = ("Metric", "Previous", "Current", "Change", "Interval of change", "P(decline)")
+COMPARE_HEADERS = (
+    "Metric",
+    "Previous",
+    "Current",
+    "Change",
+    "Interval of change",
+    "Chance of decline",
+)
 COMPARE_TIPS = (
     "Metric compared",
     "Estimate of the previous round (chosen in the Rounds panel)",
     "Estimate of this round",
     "Current minus previous: positive is an improvement",
     "Interval of the change (precision: Newcombe hybrid score; recall: posterior Monte Carlo)",
-    "Posterior probability that the true value declined since the previous round",
+    "The chance that the true value went down since the previous round (posterior "
+    "probability P(decline))",
 )
 
 
@@ -416,10 +470,11 @@ class EvaluateTab(SessionTab):
         counts_layout = QVBoxLayout(counts_box)
         counts_layout.addWidget(self.grid)
 
-        self.random_check = QCheckBox("Plain random sample (k estimated as n1/n0)")
+        self.random_check = QCheckBox("Plain random sample (k from the sample)")
         self.random_check.setToolTip(
             "Tick when the items were drawn at random from the whole population instead of "
-            "separately from each predicted stratum: k is then estimated from the labels"
+            "separately from the flagged and the unflagged items: the imbalance k is then "
+            "the sample's own mix, n1/n0"
         )
         self.random_check.toggled.connect(self._on_random_toggled)
         self.population = PopulationInput(session, "evaluate.population")
@@ -451,7 +506,7 @@ class EvaluateTab(SessionTab):
         design_form.addRow(self.random_check)
         design_form.addRow(self.population)
         design_form.addRow("Confidence", self.confidence_box)
-        design_form.addRow("Replicates", self.replicates_spin)
+        design_form.addRow("Bootstrap replicates", self.replicates_spin)
         design_form.addRow("Seed", self.seed_spin)
         design_form.addRow(self.fpc_check)
 
@@ -503,6 +558,21 @@ class EvaluateTab(SessionTab):
         self.table_view.verticalHeader().setDefaultSectionSize(22)
         self.table_view.setToolTip("Every interval method of docs/methods.md, side by side")
 
+        self.quote_legend = QLabel(QUOTE_LEGEND)
+        self.quote_legend.setObjectName("quote_legend")
+        self.quote_legend.setWordWrap(True)
+        self.quote_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.quote_legend.setToolTip(
+            "Every method is shown so you can see whether they agree; the marked one is "
+            "the one to report for each metric:\n"
+            + "\n".join(
+                f"{METRIC_NAMES[metric]}: {INTERVAL_METHODS[item.method].label}, because "
+                f"{item.why}."
+                for metric, item in RECOMMENDED.items()
+            )
+            + "\nThe command line marks the same rows with * (docs/methods.md §6)."
+        )
+
         self.warnings_label = QLabel()
         self.warnings_label.setWordWrap(True)
         self.warnings_label.setTextFormat(Qt.TextFormat.RichText)
@@ -514,7 +584,9 @@ class EvaluateTab(SessionTab):
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setWordWrap(True)
 
-        self.forest = ForestPlot("Intervals by method", ("precision", "recall", "f1"))
+        # A short title: the plot is never narrower than its title plus its row labels,
+        # and on a 1280-wide window that is all the room it has.
+        self.forest = ForestPlot("All intervals", ("precision", "recall", "f1"))
         self.fpr_forest = ForestPlot("False positive rate", ("fpr",))
         self.fpr_forest.setMaximumHeight(130)
         self.fpr_forest.setMinimumHeight(110)
@@ -526,6 +598,7 @@ class EvaluateTab(SessionTab):
         table_layout = QVBoxLayout(table_column)
         table_layout.setContentsMargins(0, 0, 0, 0)
         table_layout.addWidget(self.table_view, 1)
+        table_layout.addWidget(self.quote_legend)
         table_layout.addWidget(self.warnings_label)
         table_layout.addWidget(compare_box)
         forest_column = QWidget()
@@ -549,7 +622,7 @@ class EvaluateTab(SessionTab):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setSizes([430, 1070])
+        splitter.setSizes([385, 1115])
         # A narrower window shrinks the results, not the inputs (the grid needs its width).
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
@@ -644,28 +717,44 @@ class EvaluateTab(SessionTab):
             return
         self.quick_evaluation = quick
         self.evaluation = None
-        self._show_summary(quick)
+        self._show_summary(quick, pending=True)
         self._show_rows(quick, pending=True)
         # The quick run's replicate warnings are about its 100 draws, not the user's.
         self._show_warnings([w for w in quick.warnings if "replicate" not in w], pending=True)
         self.runner.start(lambda control: run_evaluation(inputs, confidence, control=control))
         self.start_comparison()
 
-    def _show_summary(self, evaluation: Evaluation) -> None:
+    def _show_summary(self, evaluation: Evaluation, *, pending: bool = False) -> None:
+        """Each estimate with the interval to quote: ``Precision 87.9 % (★ Wilson
+        83.3–91.3 %)``; a resampled one reads "computing…" until it arrives."""
         estimates = evaluation.estimates
         design = (
-            "plain random sample, k = n1/n0"
+            "plain random sample, k from the sample"
             if evaluation.design == "random"
             else "stratified sample"
         )
+        metrics = evaluation.metrics()
+        recommended = evaluation.recommended()
+        parts = []
+        for metric, result in metrics.items():
+            digits = formatting.percent_digits(result.estimate)
+            text = f"<b>{METRIC_NAMES[metric]}</b> {formatting.percent(result.estimate, digits)}"
+            method = recommended.get(metric)
+            if method is not None:
+                name = method_label(metric, method, evaluation.design)
+                if pending and is_resampled(metric, method):
+                    text += f" ({QUOTE_MARK} {name} computing…)"
+                else:
+                    interval = result.intervals[method]
+                    bounds = formatting.percent_range(interval.lower, interval.upper, digits)
+                    text += f" ({QUOTE_MARK} {name} {bounds})"
+            parts.append(formatting.keep_together(text))
+        prevalence = formatting.keep_together(formatting.percent(estimates.prevalence))
+        parts.append(f"<b>Prevalence</b> {prevalence}")
         self.summary_label.setText(
-            f"<b>Precision</b> {formatting.percent(estimates.precision)} &nbsp; "
-            f"<b>Recall</b> {formatting.percent(estimates.recall)} &nbsp; "
-            f"<b>F1</b> {formatting.percent(estimates.f1)} &nbsp; "
-            f"<b>FPR</b> {formatting.percent(estimates.fpr)} &nbsp; "
-            f"<b>Prevalence</b> {formatting.percent(estimates.prevalence)} &nbsp; "
-            f"<span style='color:#555'>k = {formatting.ratio(evaluation.k)} ({design}), "
-            f"{formatting.percent(evaluation.confidence, 0)} intervals</span>"
+            " &nbsp; ".join(parts) + " &nbsp; "
+            f"<span style='color:#555'>imbalance k {formatting.ratio(evaluation.k)}, "
+            f"{design}, {formatting.level(evaluation.confidence)} intervals</span>"
         )
 
     def _show_rows(self, evaluation: Evaluation | None, pending: bool = False) -> None:

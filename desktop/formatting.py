@@ -166,3 +166,49 @@ def short_text(text: object, limit: int = SHORT_TEXT_LIMIT) -> str:
         return text  # short names are shown exactly as typed
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: max(limit - 1, 1)].rstrip() + "…"
+
+
+def level(value: float | None) -> str:
+    """A confidence level as people say it: ``0.95 -> "95 %"``, ``0.995 -> "99.5 %"``
+    (whole when whole, never rounded to ``"100 %"``)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    pct = (Decimal(repr(float(value))) * 100).normalize()
+    return f"{pct:f} %"
+
+
+def keep_together(text: str) -> str:
+    """``text`` with its spaces made non-breaking, so a word-wrapped label never splits
+    a number from its unit (``"23.9 %"``, ``"+1.6 pp"``)."""
+    return text.replace(" ", "\u00a0")
+
+
+def oversampling(value: float | None) -> str:
+    """An over-sampling ratio ``s`` as its slider shows it: two decimals (``1.00964 ->
+    "1.01"``, ``2 -> "2.00"``); a ratio below 0.1 keeps two significant digits."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if 0 < abs(value) < 0.1:
+        return f"{value:.2g}"
+    return f"{value:.2f}"
+
+
+def percent_digits(value: float | None) -> int:
+    """The decimals :func:`percent` gives ``value`` on its own (1 from 10 %, 2 from 1 %,
+    3 below): pass them to ``percent(other, digits)`` so an estimate, its bounds and its
+    width read alike (``87.9 %``, ``83.3 %``, ``8.0 %``)."""
+    if value is None or not math.isfinite(value):
+        return 1
+    magnitude = abs(Decimal(repr(float(value))) * 100)
+    return 1 if magnitude >= 10 or magnitude == 0 else 2 if magnitude >= 1 else 3
+
+
+def percent_range(lower: float | None, upper: float | None, digits: int | None = None) -> str:
+    """An interval with its unit once: ``"83.3–91.3 %"`` (both ends with ``digits``
+    decimals, by default those of the lower end); ``"–"`` when an end is missing."""
+    if lower is None or upper is None or not (math.isfinite(lower) and math.isfinite(upper)):
+        return "–"
+    if digits is None:
+        digits = percent_digits(lower)
+    low = percent(lower, digits).removesuffix(" %")
+    return f"{low}–{percent(upper, digits)}"

@@ -52,6 +52,8 @@ UNNAMED = "(no classifier)"
 #: Posterior draws per round for the change of recall; plenty for a yes/no "beyond noise".
 COMPARE_REPLICATES = 20_000
 IMPROVED_COLOR = "#009E73"
+#: The legend entry of the dashed lines (calibrated precision of every classifier).
+CALIBRATED_KEY = "Dashed: at reference prevalence"
 DECLINED_COLOR = "#D55E00"
 
 
@@ -240,14 +242,14 @@ TABLE_HEADERS = (
     "Round",
     "Date",
     "Classifier",
-    "Model",
+    "Model\nversion",
     "Precision",
-    "Interval",
+    "Precision\ninterval",
     "Recall",
-    "Interval ",
-    "Calibrated precision",
-    "Precision change",
-    "Recall change",
+    "Recall\ninterval",
+    "Precision at\nreference",
+    "Precision\nchange",
+    "Recall\nchange",
 )
 TABLE_TIPS = (
     "Round name from the workbook",
@@ -255,15 +257,32 @@ TABLE_TIPS = (
     "The classifier the round evaluated",
     "The classifier's model version in that round",
     "Precision estimate TP/(TP+FP)",
-    "Wilson interval of precision at the chosen confidence",
+    "Range the true precision probably lies in, at the chosen confidence (Wilson interval)",
     "Recall estimate with the round's k (Eq 2)",
-    "Katz log-ratio interval of recall (Eq 4)",
-    "Precision at the reference prevalence of the Prevalence tab",
+    "Range the true recall probably lies in, at the chosen confidence (Katz log-ratio "
+    "interval, Eq 4)",
+    "Calibrated precision: the precision at the reference prevalence (the same value as on "
+    "the Prevalence tab), so rounds with different shares of positives compare fairly",
     "Change since the classifier's previous round (Newcombe interval); ▲/▼ when the "
     "interval excludes 0",
     "Change since the classifier's previous round (posterior interval); ▲/▼ when the "
     "interval excludes 0",
 )
+
+
+def estimate_cells(estimate: float, interval: Interval) -> tuple[str, str]:
+    """An estimate and its interval with the same decimals, as on the Evaluate tab:
+    ``("87.9 %", "83.3–91.3 %")``."""
+    digits = formatting.percent_digits(estimate)
+    return (
+        formatting.percent(estimate, digits),
+        formatting.percent_range(interval.lower, interval.upper, digits),
+    )
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 round"``, ``"2 rounds"``: the word only (the caller places the count)."""
+    return word if count == 1 else f"{word}s"
 
 
 def change_text(change) -> str:
@@ -318,6 +337,11 @@ class HistoryTab(SessionTab):
         self.summary_label = QLabel()
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setToolTip(
+            "Error bars: Wilson intervals for precision, Katz log-ratio intervals for recall "
+            "(methods §3-4). ▲/▼: the interval of the change from the classifier's previous "
+            "round excludes 0 (Newcombe for precision, posterior for recall)."
+        )
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setMaximumWidth(200)
@@ -332,6 +356,13 @@ class HistoryTab(SessionTab):
         self.recall_plot = self._trend_plot("Recall over time", "Recall")
         self.recall_plot.setXLink(self.precision_plot)
         self._series: dict[str, dict[str, pg.GraphicsObject]] = {}
+        # A legend sample only (never added to the plot): a grey dashed line.
+        self.calibrated_key = pg.PlotDataItem(
+            pen=pg.mkPen("#555", width=2, style=Qt.PenStyle.DashLine),
+            symbol="d",
+            symbolSize=6,
+            symbolBrush=pg.mkBrush("#555"),
+        )
         #: Text labels where a classifier's model version changes (rebuilt on refresh).
         self.version_labels: list[tuple[PlotPanel, pg.TextItem]] = []
         self._markers = {}
@@ -371,7 +402,7 @@ class HistoryTab(SessionTab):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table_view.verticalHeader().setDefaultSectionSize(22)
         self.table_view.setToolTip("Every loaded round with its estimates and intervals")
-        table_box = QGroupBox("Rounds")
+        table_box = QGroupBox("Estimates per round")
         table_layout = QVBoxLayout(table_box)
         table_layout.addWidget(self.table_view)
 
@@ -387,6 +418,7 @@ class HistoryTab(SessionTab):
         layout.addWidget(vertical, 1)
 
     def _trend_plot(self, title: str, metric_label: str) -> PlotPanel:
+        """A trend chart over dates, its legend under the axis."""
         plot = PlotPanel(title, "Date", metric_label, x_format=date_text)
         axis = MonthAxis(orientation="bottom", utcOffset=0)
         plot.plotItem.setAxisItems({"bottom": axis})
@@ -412,7 +444,10 @@ class HistoryTab(SessionTab):
             items[f"{metric}_bars"] = bars
             items[f"{metric}_line"] = line
         calibrated = self.precision_plot.line(
-            f"{classifier}, calibrated", number, style=Qt.PenStyle.DashLine, color=color
+            f"{classifier}, at reference prevalence",
+            number,
+            style=Qt.PenStyle.DashLine,
+            color=color,
         )
         calibrated.setSymbol("d")
         calibrated.setSymbolSize(6)
@@ -446,13 +481,18 @@ class HistoryTab(SessionTab):
         if not rounds:
             notes.append("Open a workbook of past rounds (File > Open…) to see their history.")
         else:
+            classifiers = len({f.classifier for f in self.figures})
+            level = formatting.keep_together(formatting.level(state.confidence))
+            reference = formatting.keep_together(
+                formatting.percent(state.prevalence.reference_prevalence)
+            )
             notes.append(
-                f"<b>{len(self.figures)}</b> rounds, "
-                f"{len({f.classifier for f in self.figures})} classifier(s); error bars are "
-                f"{formatting.percent(state.confidence, 0)} intervals (Wilson for precision, "
-                f"Katz log-ratio for recall); dashed: precision at the reference prevalence "
-                f"{formatting.percent(state.prevalence.reference_prevalence)}; ▲/▼: a change "
-                "from the classifier's previous round whose interval excludes 0."
+                f"<b>{len(self.figures)}</b> {plural(len(self.figures), 'round')} of "
+                f"{classifiers} {plural(classifiers, 'classifier')}. Error bars: the "
+                f"{level} intervals. Dashed lines: precision at the reference prevalence "
+                f"{reference}, so rounds with different shares of positives compare fairly. "
+                "▲\u00a0or\u00a0▼: a rise or fall since the classifier's previous round "
+                "that is more than noise."
             )
         if undated:
             notes.append(f"Not drawn (no date): {', '.join(undated)}.")
@@ -499,9 +539,12 @@ class HistoryTab(SessionTab):
             low["precision"].extend(calibrated)
             for key, item in items.items():
                 item.setVisible(True)
-                if key.endswith("_line"):
+                if key in ("precision_line", "recall_line"):
                     plot = self.recall_plot if key.startswith("recall") else self.precision_plot
                     plot.legend.addItem(item, item.name())
+        if classifiers:
+            # One entry keys every dashed line (their colours match the solid lines').
+            self.precision_plot.legend.addItem(self.calibrated_key, CALIBRATED_KEY)
         for classifier, items in self._series.items():
             if classifier not in classifiers:
                 for item in items.values():
@@ -594,14 +637,8 @@ class HistoryTab(SessionTab):
                         figure.date.isoformat() if figure.date else "–",
                         figure.classifier,
                         figure.model_version or "–",
-                        formatting.percent(figure.precision),
-                        formatting.interval(
-                            figure.precision_interval.lower, figure.precision_interval.upper
-                        ),
-                        formatting.percent(figure.recall),
-                        formatting.interval(
-                            figure.recall_interval.lower, figure.recall_interval.upper
-                        ),
+                        *estimate_cells(figure.precision, figure.precision_interval),
+                        *estimate_cells(figure.recall, figure.recall_interval),
                         formatting.percent(figure.calibrated_precision),
                         change_text(precision_change) if waiting or comparison else "–",
                         change_text(recall_change) if waiting or comparison else "–",

@@ -119,6 +119,26 @@ ASSURED_ROWS = {
         what="precision and recall margins both meet their targets"
     ),
 }
+#: Titles of the plan box: the usual margins (Eq 10), or the Bayesian predictive ones.
+PLAN_TITLE = "Plan"
+PLAN_TITLE_BAYESIAN = "Plan (Bayesian: predicts the next round's estimate)"
+PLAN_TIPS = {
+    PLAN_TITLE: "How many items to label, and the margins that buys: the Wald margin of "
+    "precision and the delta-method margin of recall (Eq 10 in docs/methods.md).",
+    PLAN_TITLE_BAYESIAN: "How many items to label, with Bayesian predictive margins (Eq 6-8 "
+    "in docs/methods.md): where the next round's estimate will fall, not an interval for "
+    "the true value.",
+}
+#: Decimals of every margin on the tab: the same as the margin fields under Targets.
+MARGIN_DIGITS = 2
+
+
+def margin(value: float) -> str:
+    """A margin of error as the tab shows it: ``4.25 %``, ``10.80 %`` (fixed decimals, so
+    a readout compares with its target field at a glance)."""
+    return formatting.percent(value, MARGIN_DIGITS)
+
+
 #: Style of results that no longer match the inputs.
 STALE_STYLE = "color: #9a9a9a;"
 #: Widths are proportions: no curve and no axis of a width plot goes past 100 %.
@@ -131,12 +151,12 @@ V_PLOT_MIN_HEIGHT = 150
 
 #: Curve rows as drawn: (row label, legend name, palette index, pen style, width).
 CURVE_ROWS = (
-    ("frequentist", "frequentist", 6, Qt.PenStyle.SolidLine, 2.2),
-    (CURRENT_PRIOR, "Bayes, current prior", 1, Qt.PenStyle.SolidLine, 2.2),
+    ("frequentist", "standard interval", 6, Qt.PenStyle.SolidLine, 2.2),
+    (CURRENT_PRIOR, "Bayes, your prior", 1, Qt.PenStyle.SolidLine, 2.2),
     *(
         (
             f"prior strength {w:g}",
-            f"Bayes, prior w = {w:g}",
+            f"Bayes, prior strength {w:g}",
             index,
             Qt.PenStyle.DashLine,
             1.6,
@@ -369,7 +389,7 @@ class Readout(QLabel):
     def __init__(self, text: str, parent: QWidget | None = None):
         super().__init__(text, parent)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.setMinimumWidth(80)
+        self.setMinimumWidth(58)
 
     def setText(self, text: str) -> None:
         if text != self.text():
@@ -401,7 +421,8 @@ def scrolling(content: QWidget, parent: QWidget, *, name: str) -> QScrollArea:
 
 
 class PlanTab(SessionTab):
-    """Inputs on the left, the prior in the middle, plan readouts and curves on the right.
+    """Population, beliefs and the design sliders on the left; the targets and the prior
+    in the middle; plan readouts and curves on the right.
 
     Signals
     -------
@@ -547,9 +568,10 @@ class PlanTab(SessionTab):
             [
                 (
                     "paper",
-                    "Paper's procedure (s = max(s*, 1))",
-                    "Section 5 of Shang et al.: fix s, size n1 for recall, then check "
-                    "precision. The reference people compare against.",
+                    "Paper's procedure",
+                    "Section 5 of Shang et al. (Eq 11 in docs/methods.md): fix the "
+                    "over-sampling at s = max(s*, 1), size the flagged sample for recall, "
+                    "then check precision. The reference people compare against.",
                 ),
                 (
                     "optimal",
@@ -557,13 +579,14 @@ class PlanTab(SessionTab):
                     "The exact smallest n1 + n0 (or cheapest) meeting both margins.",
                 ),
             ],
-            tooltip="How the recommended plan is found.",
+            tooltip="How the recommended plan is found: the paper's published recipe, or "
+            "the fewest labels (least cost) that meet both targets.",
         )
         # Elide the long choice names rather than widen the inputs column (laptop screens).
         self.method.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.method.setMinimumContentsLength(18)
+        self.method.setMinimumContentsLength(14)
         self.bayesian = BoundCheck(
             session,
             "plan.bayesian",
@@ -598,8 +621,9 @@ class PlanTab(SessionTab):
             minimum=S_RANGE[0],
             maximum=S_RANGE[1],
             decimals=2,
-            tooltip="Over-sampling ratio s of the design: s = 1 samples proportionally, "
-            "s > 1 over-samples predicted positives (n1/n0 = k·s).",
+            tooltip="Over-sampling s: how many times more often a flagged item is picked "
+            "than its share of the population. 1 = as often (a plain random sample); 3 = "
+            "three times as often. (The over-sampling ratio s, n1/n0 = k·s, Eq 1.)",
         )
         self.v_slider = LogSliderSpin(
             session,
@@ -607,7 +631,8 @@ class PlanTab(SessionTab):
             minimum=V_RANGE[0],
             maximum=V_RANGE[1],
             integer=True,
-            tooltip="Total number of items the editors label in the round (v = n1 + n0).",
+            tooltip="All items the editors label in the round, flagged and unflagged "
+            "together (v = n1 + n0, Eq 1).",
         )
         self.use_recommended = QPushButton("Use it", self)
         self.use_recommended.setToolTip(
@@ -641,17 +666,19 @@ class PlanTab(SessionTab):
 
         # One box, two columns: the recommended plan beside the slider design, row by row,
         # so the two read as a comparison and the box stays narrow enough for a laptop.
-        self.plan_box = QGroupBox("Plan", self)
+        self.plan_box = QGroupBox(PLAN_TITLE, self)
         grid = QGridLayout(self.plan_box)
         grid.setVerticalSpacing(3)
-        grid.setHorizontalSpacing(10)
+        grid.setHorizontalSpacing(8)
         self.recommended_header = QLabel("<b>Recommended</b>", self.plan_box)
         self.recommended_header.setToolTip(
             "The plan of the chosen method (paper's procedure or optimal) for the targets."
         )
         self.recommended_header.setAlignment(Qt.AlignmentFlag.AlignRight)
-        design_header = QLabel("<b>Slider design</b>", self.plan_box)
-        design_header.setToolTip("The design set with the s and v sliders (Eq 1).")
+        design_header = QLabel("<b>Sliders</b>", self.plan_box)
+        design_header.setToolTip(
+            "The design set with the Over-sampling s and Items to label v sliders (Eq 1)."
+        )
         design_header.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.assured_header = QLabel("<b>Assured</b>", self.plan_box)
         self.assured_header.setObjectName("assured_header")
@@ -665,55 +692,59 @@ class PlanTab(SessionTab):
         grid.addWidget(design_header, 0, 3)
         rows = (
             (
-                "s*",
+                "Best s for recall",
                 "s_star",
-                "Theorem 1: the over-sampling ratio that minimizes recall's "
-                "variance for the planning values, s* = (1/k)·sqrt(Ω0/Ω1).",
+                "s*, Theorem 1 in docs/methods.md: the over-sampling that gives the narrowest "
+                "recall interval for a given number of labels, with the planning values "
+                "taken as the truth, s* = (1/k)·sqrt(Ω0/Ω1).",
                 None,
                 "",
             ),
             (
-                "s* Bayes",
+                "Best s, with prior",
                 "s_star_bayes",
-                "Theorem 2: the optimal ratio for the prior plus the "
-                "previous round, s* = (1/k)·sqrt(Θ0/Θ1).",
+                "s* Bayes, Theorem 2 in docs/methods.md: the same, taking into account what "
+                "the prior (plus the previous round) leaves uncertain, "
+                "s* = (1/k)·sqrt(Θ0/Θ1).",
                 None,
                 "",
             ),
             (
-                "s",
+                "Over-sampling s",
                 "plan_s",
-                "The over-sampling ratio the plan realizes, n1/(k·n0), and its method.",
+                "How many times more often the plan picks a flagged item than its share of "
+                "the population: the ratio s = n1/(k·n0) it realizes.",
                 "design",
-                "The over-sampling ratio s of the slider.",
+                "The Over-sampling s of the slider.",
             ),
             (
-                "n1 pred +",
+                "Flagged to label",
                 "n_pos",
-                "Items to label from the predicted-positive stratum.",
+                "Items to label from the flagged items (predicted positive, pred +): n1.",
                 "design_n_pos",
-                "n1 = round(v·k·s/(k·s + 1)) (Eq 1).",
+                "Flagged items to label at the sliders: n1 = round(v·k·s/(k·s + 1)) (Eq 1).",
             ),
             (
-                "n0 pred −",
+                "Unflagged to label",
                 "n_neg",
-                "Items to label from the predicted-negative stratum.",
+                "Items to label from the unflagged items (predicted negative, pred −): n0.",
                 "design_n_neg",
-                "n0 = v − n1 (Eq 1).",
+                "Unflagged items to label at the sliders: n0 = v − n1 (Eq 1).",
             ),
             (
-                "Total v",
+                "Total to label",
                 "total",
-                "n1 + n0, and the label cost when costs are not 1.",
+                "All items to label, n1 + n0 = v, and the label cost when costs are not 1.",
                 "design_total",
-                "v = n1 + n0, the labels of the slider design.",
+                "All items to label at the sliders: v = n1 + n0.",
             ),
             (
-                "Precision ±",
+                "Precision margin ±",
                 "plan_margin_precision",
-                "Precision margin the plan achieves (on average).",
+                "The ± the precision estimate will have with these labels (on average). "
+                "Wald half-width, Eq 10 in docs/methods.md.",
                 "design_margin_precision",
-                "Precision margin at this design (on average).",
+                "The ± of precision at the sliders (on average; Eq 10).",
             ),
             (
                 "  chance met",
@@ -723,11 +754,12 @@ class PlanTab(SessionTab):
                 CHANCE_TIP.format(what="precision margin meets its target"),
             ),
             (
-                "Recall ±",
+                "Recall margin ±",
                 "plan_margin_recall",
-                "Recall margin the plan achieves (on average).",
+                "The ± the recall estimate will have with these labels (on average). "
+                "Delta-method half-width, Eq 10 in docs/methods.md.",
                 "design_margin_recall",
-                "Recall margin at this design (on average).",
+                "The ± of recall at the sliders (on average; Eq 10).",
             ),
             (
                 "  chance met",
@@ -737,16 +769,21 @@ class PlanTab(SessionTab):
                 CHANCE_TIP.format(what="recall margin meets its target"),
             ),
             (
-                "Both met, chance",
+                "Chance both met",
                 "plan_chance_both",
                 CHANCE_TIP.format(what="precision and recall margins both meet their targets"),
                 "design_chance_both",
                 CHANCE_TIP.format(what="precision and recall margins both meet their targets"),
             ),
         )
+        #: Row captions as shown (tests read what a lead sees).
+        self.row_captions: dict[str, QLabel] = {}
         self.assured_readouts: list[QLabel] = []
         for row, (caption, name, tip, design_name, design_tip) in enumerate(rows, start=1):
-            grid.addWidget(QLabel(caption, self.plan_box), row, 0)
+            caption_label = QLabel(caption, self.plan_box)
+            caption_label.setToolTip(tip)
+            self.row_captions[name] = caption_label
+            grid.addWidget(caption_label, row, 0)
             grid.addWidget(readout(name, tip), row, 1)
             if design_name is not None:
                 grid.addWidget(readout(design_name, design_tip), row, 3)
@@ -755,13 +792,21 @@ class PlanTab(SessionTab):
                     self.assured_readouts.append(label)
                     grid.addWidget(label, row, 2)
         row = len(rows) + 1
-        grid.addWidget(QLabel("Targets", self.plan_box), row, 0)
+        targets_caption = QLabel("Targets", self.plan_box)
+        targets_caption.setToolTip(
+            "Use it: move the sliders to that plan. Under Sliders: whether the sliders' "
+            "design meets both target margins."
+        )
+        grid.addWidget(targets_caption, row, 0)
         grid.addWidget(self.use_recommended, row, 1)
         grid.addWidget(self.use_assured, row, 2)
-        meets = readout("design_meets", "Whether this design meets both target margins.")
+        meets = readout(
+            "design_meets", "Whether the design of the sliders meets both target margins."
+        )
         meets.setWordWrap(True)
         grid.addWidget(meets, row, 3)
-        grid.addWidget(self.draw_sample, row + 1, 1, 1, 3)
+        # The whole width: the button's text must not widen the readout columns.
+        grid.addWidget(self.draw_sample, row + 1, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(2, 1)
         grid.setColumnStretch(3, 1)
@@ -816,8 +861,8 @@ class PlanTab(SessionTab):
         self.s_markers = {}
         for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
             self.s_markers[metric] = {
-                "s_star": plot.vertical_marker("s*", 6, Qt.PenStyle.DotLine),
-                "s_star_bayes": plot.vertical_marker("s* Bayes", 1, Qt.PenStyle.DotLine),
+                "s_star": plot.vertical_marker("best s for recall", 6, Qt.PenStyle.DotLine),
+                "s_star_bayes": plot.vertical_marker("best s, with prior", 1, Qt.PenStyle.DotLine),
                 "s": plot.vertical_marker("s", 4, Qt.PenStyle.SolidLine),
             }
             # Keyed in the shared key below the plots instead of labelled on the lines.
@@ -829,13 +874,13 @@ class PlanTab(SessionTab):
         }
         use_percent_axes(self.v_plot, left="full interval width")
         self.v_curves = {
-            ("precision", "frequentist"): self.v_plot.line("precision, frequentist", 0),
-            ("recall", "frequentist"): self.v_plot.line("recall, frequentist", 1),
+            ("precision", "frequentist"): self.v_plot.line("precision, standard interval", 0),
+            ("recall", "frequentist"): self.v_plot.line("recall, standard interval", 1),
             ("precision", CURRENT_PRIOR): self.v_plot.line(
-                "precision, Bayes current prior", 0, style=Qt.PenStyle.DashLine
+                "precision, Bayes your prior", 0, style=Qt.PenStyle.DashLine
             ),
             ("recall", CURRENT_PRIOR): self.v_plot.line(
-                "recall, Bayes current prior", 1, style=Qt.PenStyle.DashLine
+                "recall, Bayes your prior", 1, style=Qt.PenStyle.DashLine
             ),
         }
         self.v_marker = self.v_plot.vertical_marker("v", 4, Qt.PenStyle.SolidLine)
@@ -848,8 +893,8 @@ class PlanTab(SessionTab):
         self.v_key.setToolTip("Key of the plot above.")
         self.v_key.setText(
             f"<span style='font-size:8pt'>{key_sample(PALETTE[0])} precision &nbsp; "
-            f"{key_sample(PALETTE[1])} recall &nbsp; solid: frequentist &nbsp; "
-            f"{key_sample('#555', dashed=True)} Bayes, current prior (prediction for the "
+            f"{key_sample(PALETTE[1])} recall &nbsp; solid: standard interval &nbsp; "
+            f"{key_sample('#555', dashed=True)} Bayes, your prior (prediction for the "
             f"next round's estimate) &nbsp; <span style='color:{PALETTE[4]}'>│</span> "
             "slider v</span>"
         )
@@ -857,19 +902,23 @@ class PlanTab(SessionTab):
         self.s_key.setObjectName("s_plots_key")
         self.s_key.setTextFormat(Qt.TextFormat.RichText)
         self.s_key.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.s_key.setToolTip("Key of the two plots above: curves and vertical markers.")
-        # "Bayes, prior w = 5 / 10 / 100" once, not three times: the key stays two lines.
+        self.s_key.setToolTip(
+            "Key of the two plots above: curves and vertical markers. Standard interval: "
+            "Wald for precision, Katz log for recall. Best s for recall is s* (Theorem 1), "
+            "best s with prior is s* Bayes (Theorem 2); prior strength is w."
+        )
+        # "Bayes, prior strength 5 / 10 / 100" once, not three times: the key stays two lines.
         curves = " &nbsp; ".join(
             f"{key_sample(PALETTE[color], dashed=style == Qt.PenStyle.DashLine)} "
-            + (legend if index < 3 else legend.removeprefix("Bayes, prior "))
+            + (legend if index < 3 else legend.removeprefix("Bayes, prior strength "))
             for index, (_, legend, color, style, _) in enumerate(CURVE_ROWS)
         )
         self.s_key.setText(
             f"<span style='font-size:8pt'>{curves}<br>"
-            f"<span style='color:{PALETTE[6]}'>┆</span> s* &nbsp; "
-            f"<span style='color:{PALETTE[1]}'>┆</span> s* Bayes &nbsp; "
+            f"<span style='color:{PALETTE[6]}'>┆</span> best s for recall &nbsp; "
+            f"<span style='color:{PALETTE[1]}'>┆</span> best s, with prior &nbsp; "
             f"<span style='color:{PALETTE[4]}'>│</span> slider s &nbsp; "
-            "○ minimum of each curve &nbsp; "
+            "○ lowest point of each curve &nbsp; "
             "<span style='color:#777'>-·-</span> target width (2 × margin) &nbsp; "
             "Bayes curves: prediction for the next round's estimate</span>"
         )
@@ -901,7 +950,13 @@ class PlanTab(SessionTab):
         return line
 
     def _build_simulation(self) -> None:
-        self.simulation_box = QGroupBox("Assurance and coverage", self)
+        # A short title: the box sits beside the plan box on a 1280-wide window.
+        self.simulation_box = QGroupBox("Simulation", self)
+        self.simulation_box.setToolTip(
+            "Check the sliders' design by simulating many rounds: the chance of meeting "
+            "the targets (assurance) and how often each interval method really contains "
+            "the truth (coverage)."
+        )
         self.simulate_button = QPushButton("Simulate", self)
         self.simulate_button.setToolTip(
             f"Simulate the slider design: the chance that the realized margins meet the targets "
@@ -916,6 +971,7 @@ class PlanTab(SessionTab):
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self.progress.setTextVisible(False)
+        self.progress.setMinimumWidth(30)  # beside Cancel in a narrow box
         self.progress.setToolTip("Progress of the simulation.")
         self.simulation_stale = QLabel(
             "Out of date: the inputs changed since this simulation. Simulate again.", self
@@ -937,12 +993,15 @@ class PlanTab(SessionTab):
             "Coverage: share of intervals containing the truth (frequentist) or the next "
             "round's estimate (Bayesian)."
         )
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.simulate_button, 1)
-        buttons.addWidget(self.cancel_button)
+        # Simulate above, progress and Cancel below: the box stays narrow enough to sit
+        # beside a three-column plan box on a 1280-wide window.
+        running = QHBoxLayout()
+        running.addWidget(self.progress, 1)
+        running.addWidget(self.cancel_button)
         layout = QVBoxLayout(self.simulation_box)
-        layout.addLayout(buttons)
-        layout.addWidget(self.progress)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.simulate_button)
+        layout.addLayout(running)
         layout.addWidget(self.simulation_stale)
         layout.addWidget(self.simulation_result, 1)
         self.simulate_button.clicked.connect(self.start_simulation)
@@ -969,24 +1028,30 @@ class PlanTab(SessionTab):
         self.belief_pages.addWidget(self.grid)
         belief_layout.addWidget(self.belief_pages)
 
-        targets_box = QGroupBox("Targets", inputs)
+        # The targets head the middle column, above the prior: below the population and
+        # the previous round's grid they would need scrolling on a 1280 x 800 window.
+        targets_box = QGroupBox("Targets", self)
+        targets_box.setObjectName("plan_targets")
         targets = QFormLayout(targets_box)
+        targets.setVerticalSpacing(4)
         targets.addRow("Precision margin ±", self.margin_precision)
         targets.addRow("Recall margin ±", self.margin_recall)
         targets.addRow("Confidence", self.confidence)
         targets.addRow("Label cost pred +", self.cost_pos)
         targets.addRow("Label cost pred −", self.cost_neg)
         targets.addRow("Method", self.method)
-        targets.addRow("Chance of meeting\nboth margins (optional)", self.assurance_target)
+        targets.addRow("Chance of meeting\nboth margins", self.assurance_target)
         targets.addRow(self.bayesian)
         targets.addRow(self.fpc)
 
-        design_box = QGroupBox("Design", self)
-        design = QFormLayout(design_box)
-        design.addRow("s", self.s_slider)
-        design.addRow("v", self.v_slider)
+        self.targets_box = targets_box
 
-        for box in (population_box, belief_box, targets_box):
+        design_box = QGroupBox("Design: try other sizes", self)
+        design = QFormLayout(design_box)
+        design.addRow("Over-sampling s", self.s_slider)
+        design.addRow("Items to label v", self.v_slider)
+
+        for box in (population_box, belief_box):
             column.addWidget(box)
         column.addStretch(1)
         self.inputs_scroll = scrolling(inputs, self, name="plan_inputs_scroll")
@@ -998,16 +1063,27 @@ class PlanTab(SessionTab):
         left_layout.setSpacing(2)
         left_layout.addWidget(self.inputs_scroll, 1)
         left_layout.addWidget(design_box)
-        left.setMinimumWidth(385)
+        left.setMinimumWidth(370)
         self.design_box = design_box
 
-        prior_box = QGroupBox("Prior (Bayesian curves, s* Bayes)", self)
+        prior_box = QGroupBox("Prior belief (for the Bayes curves)", self)
+        prior_box.setToolTip(
+            "What you believed about the classifier before the data, as pretend labeled "
+            "counts: it shapes the Bayes curves and Best s, with prior (s* Bayes)."
+        )
         _NoHeightForWidthLayout(prior_box).addWidget(self.prior_editor)
-        self.prior_scroll = scrolling(prior_box, self, name="plan_prior_scroll")
+        # Middle column: the targets at the top, in view without scrolling on a laptop;
+        # the prior (advanced) below them scrolls into view when the column is short.
+        middle = QWidget(self)
+        middle_layout = _NoHeightForWidthLayout(middle)
+        middle_layout.setContentsMargins(4, 4, 4, 4)
+        middle_layout.addWidget(targets_box)
+        middle_layout.addWidget(prior_box, 1)
+        self.middle_scroll = scrolling(middle, self, name="plan_middle_scroll")
 
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(4, 4, 4, 4)
+        right_layout.setContentsMargins(2, 4, 2, 4)
         top = QHBoxLayout()
         top.addWidget(self.plan_box, 3)
         top.addWidget(self.simulation_box, 2)
@@ -1025,16 +1101,20 @@ class PlanTab(SessionTab):
         # On a laptop screen the readouts and the three plots do not all fit: the column
         # scrolls (a little) instead of squeezing the plots into their keys.
         self.results_scroll = scrolling(right, self, name="plan_results_scroll")
+        # The assured column and a simulation's table, both shown, can outgrow the column
+        # on a 1280-wide window: then it scrolls sideways rather than cut them off.
+        self.results_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(left)
-        splitter.addWidget(self.prior_scroll)
+        splitter.addWidget(self.middle_scroll)
         splitter.addWidget(self.results_scroll)
+        # A wider window widens the prior's plots a little and the results most.
         splitter.setStretchFactor(0, 0)
-        splitter.setStretchFactor(1, 0)
-        splitter.setStretchFactor(2, 1)
-        splitter.setSizes([420, 320, 760])
+        splitter.setStretchFactor(1, 1)
+        splitter.setStretchFactor(2, 3)
+        splitter.setSizes([385, 330, 785])
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -1170,20 +1250,16 @@ class PlanTab(SessionTab):
         r = self.readouts
         plan = basis.recommended
         curves = basis.curves
-        r["s_star"].setText(formatting.ratio(float(curves.s_star[0])) if curves else "–")
+        r["s_star"].setText(formatting.oversampling(float(curves.s_star[0])) if curves else "–")
         if curves is not None and CURRENT_PRIOR in curves.labels:
             r["s_star_bayes"].setText(
-                formatting.ratio(float(curves.s_star[curves.labels.index(CURRENT_PRIOR)]))
+                formatting.oversampling(float(curves.s_star[curves.labels.index(CURRENT_PRIOR)]))
             )
         else:
             r["s_star_bayes"].setText("– (no prior)")
-        bayesian = self._session.get("plan.bayesian")
-        kind = (
-            "Bayesian margins: prediction for the next round's estimate"
-            if bayesian
-            else "Eq 10 margins"
-        )
-        set_title(self.plan_box, f"Plan ({kind})")
+        title = PLAN_TITLE_BAYESIAN if self._session.get("plan.bayesian") else PLAN_TITLE
+        set_title(self.plan_box, title)
+        self.plan_box.setToolTip(PLAN_TIPS[title])
         if plan is None:
             for name in (
                 "plan_s",
@@ -1200,7 +1276,7 @@ class PlanTab(SessionTab):
             self.use_recommended.setEnabled(False)
             return
         self.use_recommended.setEnabled(True)
-        r["plan_s"].setText(f"{formatting.ratio(plan.s)} ({plan.method})")
+        r["plan_s"].setText(formatting.oversampling(plan.s))
         r["n_pos"].setText(formatting.thousands(plan.n_pos))
         r["n_neg"].setText(formatting.thousands(plan.n_neg))
         total = formatting.thousands(plan.total)
@@ -1208,8 +1284,8 @@ class PlanTab(SessionTab):
         if plan.cost is not None and (state.plan.cost_pos, state.plan.cost_neg) != (1.0, 1.0):
             total += f" (cost {formatting.thousands(round(plan.cost, 2))})"
         r["total"].setText(f"<b>{total}</b>")
-        r["plan_margin_precision"].setText(formatting.percent(plan.margin_precision))
-        r["plan_margin_recall"].setText(formatting.percent(plan.margin_recall))
+        r["plan_margin_precision"].setText(margin(plan.margin_precision))
+        r["plan_margin_recall"].setText(margin(plan.margin_recall))
         r["plan_chance_precision"].setText(chance(plan.assurance.precision))
         r["plan_chance_recall"].setText(chance(plan.assurance.recall))
         r["plan_chance_both"].setText(f"<b>{escape(chance(plan.assurance.both))}</b>")
@@ -1217,7 +1293,7 @@ class PlanTab(SessionTab):
     def _show_design(self, state: SessionState) -> None:
         r = self.readouts
         plan = state.plan
-        r["design"].setText(formatting.ratio(plan.s))
+        r["design"].setText(formatting.oversampling(plan.s))
         r["design_total"].setText(f"<b>{formatting.thousands(plan.v)}</b>")
         for plot in (self.precision_plot, self.recall_plot):
             metric = "precision" if plot is self.precision_plot else "recall"
@@ -1247,8 +1323,8 @@ class PlanTab(SessionTab):
         self.simulate_button.setEnabled(True)
         r["design_n_pos"].setText(formatting.thousands(design.n_pos))
         r["design_n_neg"].setText(formatting.thousands(design.n_neg))
-        r["design_margin_precision"].setText(formatting.percent(design.margin_precision))
-        r["design_margin_recall"].setText(formatting.percent(design.margin_recall))
+        r["design_margin_precision"].setText(margin(design.margin_precision))
+        r["design_margin_recall"].setText(margin(design.margin_recall))
         r["design_chance_precision"].setText(chance(design.assurance.precision))
         r["design_chance_recall"].setText(chance(design.assurance.recall))
         r["design_chance_both"].setText(f"<b>{escape(chance(design.assurance.both))}</b>")
@@ -1277,7 +1353,7 @@ class PlanTab(SessionTab):
             return
         for widget in self._assured_column:
             widget.setVisible(True)
-        self.assured_header.setText(f"<b>Assured ≥ {chance(target)}</b><br><i>updating…</i>")
+        self.assured_header.setText(f"<b>Assured<br>≥ {chance(target)}</b><br><i>updating…</i>")
         for label in self.assured_readouts:
             label.setStyleSheet(STALE_STYLE)
         self.use_assured.setEnabled(False)
@@ -1291,13 +1367,13 @@ class PlanTab(SessionTab):
         if (state.plan.cost_pos, state.plan.cost_neg) != (1.0, 1.0):
             total += f" (cost {formatting.thousands(round(assured.cost, 2))})"
         values = {
-            "plan_s": formatting.ratio(assured.s),
+            "plan_s": formatting.oversampling(assured.s),
             "n_pos": formatting.thousands(assured.n_pos),
             "n_neg": formatting.thousands(assured.n_neg),
             "total": f"<b>{total}</b>",
-            "plan_margin_precision": formatting.percent(assured.margin_precision),
+            "plan_margin_precision": margin(assured.margin_precision),
             "plan_chance_precision": chance(assured.assurance.precision),
-            "plan_margin_recall": formatting.percent(assured.margin_recall),
+            "plan_margin_recall": margin(assured.margin_recall),
             "plan_chance_recall": chance(assured.assurance.recall),
             "plan_chance_both": f"<b>{escape(chance(assured.assurance.both))}</b>",
         }
@@ -1305,7 +1381,7 @@ class PlanTab(SessionTab):
             r[f"assured_{name}"].setText(text)
         for label in self.assured_readouts:
             label.setStyleSheet("")
-        self.assured_header.setText(f"<b>Assured ≥ {chance(assured.target)}</b>")
+        self.assured_header.setText(f"<b>Assured<br>≥ {chance(assured.target)}</b>")
         self.use_assured.setEnabled(True)
         self.assured_shown.emit()
 
@@ -1315,7 +1391,7 @@ class PlanTab(SessionTab):
             label.setText("–")
             label.setStyleSheet("")
         target = self._session.state.plan.assurance_target
-        self.assured_header.setText(f"<b>Assured ≥ {chance(target)}</b><br>none")
+        self.assured_header.setText(f"<b>Assured<br>≥ {chance(target)}</b><br>none")
         self.use_assured.setEnabled(False)
         self.status_message.emit(f"No assured plan: {message}")
         self.assured_shown.emit()
@@ -1424,7 +1500,8 @@ class PlanTab(SessionTab):
         self.runner.start(lambda control: simulate_design(design, setting, control, inputs))
         self.progress.setValue(0)
         self.simulation_result.setText(
-            f"Simulating s = {formatting.ratio(setting.s)}, v = {formatting.thousands(setting.v)}…"
+            f"Simulating s = {formatting.oversampling(setting.s)}, "
+            f"{formatting.thousands(setting.v)} labels…"
         )
         return True
 
@@ -1448,7 +1525,7 @@ class PlanTab(SessionTab):
         self.progress.setValue(1000)
         a = result.assurance
         c = result.coverage
-        confidence = formatting.percent(c.confidence, 0)
+        confidence = formatting.level(c.confidence)
 
         def cell(value: float) -> str:
             # A no-break space keeps "95.0 %" on one line in a narrow box.
@@ -1471,14 +1548,16 @@ class PlanTab(SessionTab):
             for label, p_kind, r_kind in zip(methods, PRECISION_KINDS, RECALL_KINDS, strict=True)
         )
         self.simulation_result.setText(
-            f"<b>s = {formatting.ratio(result.s)}, v = {formatting.thousands(result.v)}</b> "
-            f"({formatting.thousands(result.n_pos)} + {formatting.thousands(result.n_neg)})"
+            f"<b>s = {formatting.oversampling(result.s)}, "
+            f"{formatting.thousands(result.v)} labels</b> "
+            f"({formatting.thousands(result.n_pos)} flagged + "
+            f"{formatting.thousands(result.n_neg)} unflagged)"
             "<table cellspacing='0' cellpadding='1'>"
             "<tr><td></td><td align='right'><i>precision</i></td>"
             "<td align='right'><i>&nbsp;recall</i></td></tr>"
             f"<tr><td>Chance met (simulated)</td>{cell(a.precision)}{cell(a.recall)}</tr>"
             f"<tr><td>&nbsp;&nbsp;both met</td>{cell(a.both)}<td></td></tr>"
-            f"<tr><td colspan='3'>Coverage (nominal {confidence})</td></tr>"
+            f"<tr><td colspan='3'>Coverage (should be near {confidence})</td></tr>"
             + coverage_rows
             + "</table>"
         )

@@ -1,7 +1,8 @@
 """One plot panel for every tab: labels with units, legend, hover read-out, export.
 
 Curves are created once with :meth:`PlotPanel.line` and updated with ``setData``.
-Hovering shows the nearest data point of any curve, in the units the axes use;
+Hovering shows the nearest data point of any curve, named by the axis titles and in the
+units the axes use;
 right-click > Export... is pyqtgraph's exporter (PNG, SVG, CSV; see
 :mod:`desktop.plot_export`).
 
@@ -148,6 +149,28 @@ class ShortLegend(pg.LegendItem):
     def addItem(self, item, name):
         shown = formatting.short_text(name, formatting.LEGEND_TEXT_LIMIT)
         super().addItem(item, html.escape(shown, quote=False))
+
+
+class CountAxis(pg.AxisItem):
+    """Tick labels for counts, grouped by thousands as in the tables (``1,000``, not
+    ``1000``)."""
+
+    def __init__(self, orientation: str, **options):
+        super().__init__(orientation, **options)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values, scale, spacing):
+        if self.logMode or not spacing or spacing * scale < 1:
+            return super().tickStrings(values, scale, spacing)
+        return [f"{value * scale:,.0f}" for value in values]
+
+
+def use_count_axis(plot: pg.PlotWidget, label: str, orientation: str = "left") -> None:
+    """Give ``plot`` a :class:`CountAxis` on the ``orientation`` side, titled ``label``."""
+    axis = CountAxis(orientation)
+    axis.setGrid(plot.plotItem.getAxis(orientation).grid)  # keep the grid lines
+    plot.plotItem.setAxisItems({orientation: axis})
+    plot.setLabel(orientation, label)
 
 
 class PlotPanel(pg.PlotWidget):
@@ -341,6 +364,14 @@ class PlotPanel(pg.PlotWidget):
             return None
         return best[1:]
 
+    def read_out_text(self, name: str, x: float, y: float) -> str:
+        """What hovering a point shows: the curve's name, then each coordinate after its
+        axis title (``"Recall: 60.6 %"``), never a bare ``x =``."""
+        x_title = self.plotItem.getAxis("bottom").labelText or "x"
+        y_title = self.plotItem.getAxis("left").labelText or "y"
+        prefix = f"{name}\n" if name else ""
+        return f"{prefix}{x_title}: {self._x_format(x)}\n{y_title}: {self._y_format(y)}"
+
     def _on_mouse_moved(self, event) -> None:
         found = self.nearest_point(event[0])
         if found is None:
@@ -348,8 +379,7 @@ class PlotPanel(pg.PlotWidget):
             self._marker.setData([], [])
             return
         name, x, y, x_view = found
-        prefix = f"{name}\n" if name else ""
-        self.readout.setText(f"{prefix}x = {self._x_format(x)}\ny = {self._y_format(y)}")
+        self.readout.setText(self.read_out_text(name, x, y))
         self.readout.setPos(x_view, y)
         self.readout.show()
         self._marker.setData([x_view], [y])

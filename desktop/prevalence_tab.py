@@ -57,10 +57,47 @@ from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
 from desktop.tab_support import RowsTableModel, SessionTab, TableRow, use_percent_axes
-from desktop.widgets import PercentSpin, affects
+from desktop.widgets import PercentSpin, affects, keep_wrapped_height
 
 CURRENT_NAME = "This round"
 BAND_BRUSH = (0, 114, 178, 50)
+
+#: What the Scored sample box says before a file is loaded: what to import to see the
+#: PR curve charts (hidden until then).
+NO_SCORED_SAMPLE = (
+    "No scored sample loaded. Import a file of labeled items (score, label 1/0, weight if "
+    "over-sampled) to see precision against recall and average precision at every "
+    "prevalence."
+)
+BAND_TOOLTIP = (
+    "Uncertainty band (Brabec et al., Theorem 5.1): the precision curve redrawn with the "
+    "ends of the intervals of recall (TPR) and of the false positive rate (FPR), lower "
+    "bound LB to upper bound UB. Its widest gap is Δ, reached at the prevalence η*; "
+    "Δ ≤ max(CV_TPR, CV_FPR), the larger coefficient of variation of the two rates."
+)
+#: What the vertical markers stand for (prevalences), keyed in the plot titles: labels on
+#: the lines would cover the curves, each other and the x axis.
+POPULATION_KEY = "population"
+SAMPLE_KEY = "labeled sample"
+SCORED_KEY = "scored sample"
+WIDEST_KEY = "widest band"
+REFERENCE_KEY = "reference"
+P3_TITLE = "Precision at every prevalence"
+F1_TITLE = "F1 at every prevalence"
+#: The first line names the plot in saved reports ("Prevalence: PR curve of ...").
+PR_TITLE = "PR curve of the scored sample"
+AREA_TITLE = "Average precision at every prevalence (scored sample)"
+SWAP_NAME = "F1 order swaps"
+
+
+def marker_key(title: str, keys) -> str:
+    """A plot title with a second, small line keying its vertical markers: ``keys`` are
+    ``(palette index, dashed, words)``."""
+    parts = [
+        f"<span style='color:{PALETTE[index]}'>{'╎' if dashed else '┆'}</span> {words}"
+        for index, dashed, words in keys
+    ]
+    return f"{title}<br><span style='font-size:8pt'>{' &nbsp; '.join(parts)}</span>"
 
 
 def round_label(past) -> str:
@@ -71,6 +108,11 @@ def round_label(past) -> str:
 
 def prevalence_text(value: float) -> str:
     return formatting.percent(value)
+
+
+def pct(value: float | None) -> str:
+    """A percentage for a word-wrapped label: the number never parts from its ``%``."""
+    return formatting.keep_together(formatting.percent(value))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,30 +139,89 @@ def load_scored_curves(path: str, eta_min: float, eta_max: float, control=None) 
     return ScoredResult(path=path, curves=curves, prevalence=eta, average_precision=area)
 
 
+#: Column titles of the calibrated-metrics table; ``{reference}`` is the reference
+#: prevalence as shown (``"2.00 %"``), filled in by :class:`CalibratedTableModel`.
 CALIBRATED_HEADERS = (
-    "Classifier",
-    "Prevalence",
+    "Round",
+    "Own\nprevalence",
     "Precision",
-    "Calibrated precision",
+    "Precision\nat {reference}",
     "Recall",
-    "Calibrated F1",
+    "F1\nat {reference}",
     "Precision gain",
-    "Recall gain",
+    "Recall gain\nat {reference}",
 )
 CALIBRATED_TIPS = (
-    "The round on the Evaluate tab and the past rounds ticked above",
-    "Estimated share of actual positives in the round's population, (k·pi1 + pi0)/(k + 1)",
-    "Precision as estimated at the round's own prevalence",
-    "Precision the classifier would show at the reference prevalence (Siblini et al., Eq 6)",
-    "Recall (= TPR): does not depend on the prevalence",
-    "F1 from the calibrated precision and the same recall",
-    "1 − FPR/TPR: the same at every prevalence",
-    "Recall gain at the reference prevalence",
+    "The round on the Evaluate tab and the past rounds ticked on the left",
+    "The round's own share of actual positives, estimated for its whole population "
+    "(not the labeled sample's share): (k·π1 + π0)/(k + 1)",
+    "Precision measured in the round, at its own prevalence",
+    "Calibrated precision: the precision the classifier would show if the reference "
+    "prevalence were the share of actual positives (Siblini et al., Eq 6)",
+    "Recall (true positive rate, TPR): the same at every prevalence",
+    "Calibrated F1: F1 from the precision at the reference prevalence and the same recall",
+    "How much better than flagging every item the classifier is (100 % = no false alarms), "
+    "1 − FPR/TPR: the same at every prevalence (Flach and Kull 2015)",
+    "Recall gain at the reference prevalence: how much better than flagging every item, "
+    "for recall (negative: worse than flagging everything)",
 )
+
+
+class CalibratedTableModel(RowsTableModel):
+    """The calibrated-metrics rows, with the reference prevalence in the column titles."""
+
+    def __init__(self, parent=None):
+        super().__init__(CALIBRATED_HEADERS, CALIBRATED_TIPS, parent)
+        self.reference_text = ""
+
+    def set_reference_text(self, text: str) -> None:
+        if text != self.reference_text:
+            self.reference_text = text
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(CALIBRATED_HEADERS) - 1)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        value = super().headerData(section, orientation, role)
+        if role == Qt.ItemDataRole.DisplayRole and isinstance(value, str):
+            return value.format(reference=self.reference_text or "reference")
+        return value
+
+
+#: Plain words for the notes :func:`core.prevalence.p3_curve` attaches to a band, by the
+#: note's opening words (core's own text stays in the tooltip).
+BAND_NOTE_WORDS = (
+    (
+        "sigma_tpr >= tpr",
+        "recall's interval reaches 0, so the band's lower edge is 0 % at every prevalence",
+    ),
+    (
+        "sigma_fpr >= fpr",
+        "the false positive rate's interval reaches 0, so the band's upper edge is 100 % at "
+        "every prevalence",
+    ),
+    ("the band has zero width", "the band has no width at any prevalence"),
+    ("the band is [0, 1]", "the band spans 0 % to 100 % at every prevalence"),
+    ("an upper rate bound clipped", "an interval of a rate was cut at 100 %"),
+    ("delta_bound", ""),  # the bound is in the tooltip only
+)
+
+
+def band_note_words(note: str) -> str:
+    """A band's note from core in a lead's words (unknown notes are passed on as they are)."""
+    words = []
+    for part in filter(None, note.split("; ")):
+        if "Delta = 1" in part:
+            edge = "100 %" if "-> 1" in part else "0 %"
+            words.append(f"the band is widest only as the prevalence approaches {edge}")
+            continue
+        plain = next((w for start, w in BAND_NOTE_WORDS if part.startswith(start)), part)
+        if plain:
+            words.append(plain)
+    return "; ".join(words)
 
 
 class PrevalenceTab(SessionTab):
-    """P3 curve with band, F1 across prevalences, calibrated metrics, PR curves.
+    """Precision across prevalences (P3 curve) with its band, F1 across prevalences,
+    calibrated metrics, and PR curves once a scored sample is loaded.
 
     Signals
     -------
@@ -190,18 +291,17 @@ class PrevalenceTab(SessionTab):
         rounds_layout = QVBoxLayout(rounds_box)
         rounds_layout.addWidget(self.round_list)
 
-        self.band_label = QLabel()
-        self.band_label.setWordWrap(True)
+        # Wrapped labels keep the lines they need: the round list above gives way.
+        self.band_label = keep_wrapped_height(QLabel())
         self.band_label.setTextFormat(Qt.TextFormat.RichText)
-        self.band_label.setToolTip(
-            "Delta: the widest gap between the band's upper and lower precision over all "
-            "prevalences, reached at eta* (Brabec et al., Theorem 5.1)"
-        )
+        self.band_label.setToolTip(BAND_TOOLTIP)
+        # Plain wrapping here: a label that claims its lines' height inside the splitter
+        # keeps the room it claimed while the tab was laid out narrow.
         self.swaps_label = QLabel()
         self.swaps_label.setWordWrap(True)
         self.swaps_label.setTextFormat(Qt.TextFormat.RichText)
 
-        self.calibrated_model = RowsTableModel(CALIBRATED_HEADERS, CALIBRATED_TIPS, self)
+        self.calibrated_model = CalibratedTableModel(self)
         self.calibrated_view = QTableView()
         self.calibrated_view.setModel(self.calibrated_model)
         self.calibrated_view.verticalHeader().hide()
@@ -210,11 +310,20 @@ class PrevalenceTab(SessionTab):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.calibrated_view.setWordWrap(False)
-        self.calibrated_view.setToolTip("Metrics at the reference prevalence")
-        self.calibrated_title = QLabel()
-        calibrated_box = QGroupBox("Calibrated metrics")
-        calibrated_layout = QVBoxLayout(calibrated_box)
-        calibrated_layout.addWidget(self.calibrated_title)
+        # This round and two compared rounds without a scroll bar (the two-line column
+        # titles take their own height).
+        self.calibrated_view.verticalHeader().setDefaultSectionSize(22)
+        self.calibrated_view.setMinimumHeight(
+            header.sizeHint().height() + 3 * 22 + 2 * self.calibrated_view.frameWidth() + 2
+        )
+        self.calibrated_view.setToolTip(
+            "Each round at its own prevalence, and as it would be if the reference prevalence "
+            "were its share of actual positives (calibrated metrics)"
+        )
+        # The box's title says which reference prevalence the table is at (a line of its
+        # own would cost the table a row on a laptop screen).
+        self.calibrated_box = QGroupBox()
+        calibrated_layout = QVBoxLayout(self.calibrated_box)
         calibrated_layout.addWidget(self.calibrated_view)
 
         self.import_button = QPushButton("Import scored sample…")
@@ -223,8 +332,7 @@ class PrevalenceTab(SessionTab):
             "(N1/n1 and N0/n0 for an over-sampled round) to draw PR curves"
         )
         self.import_button.clicked.connect(self._ask_scored_sample)
-        self.scored_label = QLabel("No scored sample loaded.")
-        self.scored_label.setWordWrap(True)
+        self.scored_label = keep_wrapped_height(QLabel(NO_SCORED_SAMPLE))
         self.scored_label.setTextFormat(Qt.TextFormat.RichText)
         scored_box = QGroupBox("Scored sample")
         scored_layout = QVBoxLayout(scored_box)
@@ -237,8 +345,13 @@ class PrevalenceTab(SessionTab):
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
         self.message_label.setStyleSheet("color: #a00000;")
+        self.message_label.hide()  # shown with a message only
 
         left = QWidget()
+        # Wide enough that the wrapped sentences keep a few lines each: laid out narrower
+        # (a tab first shown after a resize) they would claim a height that pushes the
+        # window past a laptop screen (as on the Ensemble tab).
+        left.setMinimumWidth(290)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(inputs_box)
@@ -255,12 +368,17 @@ class PrevalenceTab(SessionTab):
         grid.addWidget(self.f1_plot, 0, 1)
         grid.addWidget(self.pr_plot, 1, 0)
         grid.addWidget(self.area_plot, 1, 1)
+        # The scored sample's charts have nothing to show until a file is loaded: hidden
+        # until then (the Scored sample box says what to import), the top row takes
+        # their room.
+        self.pr_plot.hide()
+        self.area_plot.hide()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(plots)
         bottom = QWidget()
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(calibrated_box, 1)
+        bottom_layout.addWidget(self.calibrated_box, 1)
         bottom_layout.addWidget(self.swaps_label)
         right.addWidget(bottom)
         right.setSizes([700, 160])
@@ -276,20 +394,19 @@ class PrevalenceTab(SessionTab):
 
     def _build_plots(self) -> None:
         """Every plot item is created here once; refreshes only call ``setData``."""
+        prevalence_axis = "Prevalence of actual positives"
         self.p3_plot = PlotPanel(
-            "Precision against prevalence (P3)",
-            "Prevalence of actual positives",
-            "Precision",
-            log_x=True,
-            x_format=prevalence_text,
+            P3_TITLE, prevalence_axis, "Precision", log_x=True, x_format=prevalence_text
         )
-        use_percent_axes(
-            self.p3_plot, bottom="Prevalence of actual positives", left="Precision", log_x=True
-        )
+        use_percent_axes(self.p3_plot, bottom=prevalence_axis, left="Precision", log_x=True)
         # Top left stays empty: precision is near 0 at the lowest prevalences.
         self.p3_plot.legend.setOffset((70, 10))
-        self.band_lower = self.p3_plot.line("Band (lower)", 0, width=1, color="#7fb8d8")
-        self.band_upper = self.p3_plot.line("Band (upper)", 0, width=1, color="#7fb8d8")
+        self.band_lower = self.p3_plot.line(
+            "Uncertainty band, lower edge", 0, width=1, color="#7fb8d8"
+        )
+        self.band_upper = self.p3_plot.line(
+            "Uncertainty band, upper edge", 0, width=1, color="#7fb8d8"
+        )
         self.band_fill = pg.FillBetweenItem(
             self.band_lower, self.band_upper, brush=pg.mkBrush(*BAND_BRUSH)
         )
@@ -299,41 +416,32 @@ class PrevalenceTab(SessionTab):
         # FillBetweenItem crashes pyqtgraph's ItemSample when painted.
         self.p3_plot.legend.removeItem(self.band_lower)
         self.p3_plot.legend.removeItem(self.band_upper)
-        self.p3_plot.legend.addItem(self.band_upper, "Uncertainty band (LB–UB)")
+        self.p3_plot.legend.addItem(self.band_upper, "Uncertainty band")
         dash, dot = Qt.PenStyle.DashLine, Qt.PenStyle.DotLine
-        self.population_marker = self.p3_plot.vertical_marker("population", 6, dash)
-        self.sample_marker = self.p3_plot.vertical_marker("sample", 1, dot)
-        self.eta_star_marker = self.p3_plot.vertical_marker("η*", 3, dot)
-        self.reference_marker = self.p3_plot.vertical_marker("reference", 2, dash)
-        # Four markers close together: their labels would cover the curve and each other,
-        # so they are keyed in the title (as on the Plan tab) instead.
-        for marker in (
-            self.population_marker,
-            self.sample_marker,
-            self.eta_star_marker,
-            self.reference_marker,
-        ):
-            marker.label.setVisible(False)
+        self.population_marker = self.p3_plot.vertical_marker(POPULATION_KEY, 6, dash)
+        self.sample_marker = self.p3_plot.vertical_marker(SAMPLE_KEY, 1, dot)
+        self.eta_star_marker = self.p3_plot.vertical_marker(WIDEST_KEY, 3, dot)
+        self.reference_marker = self.p3_plot.vertical_marker(REFERENCE_KEY, 2, dash)
+        # Markers close together: their labels would cover the curve, each other and the
+        # x axis, so every chart keys them in its title (as on the Plan tab) instead.
         self.p3_plot.setTitle(
-            "Precision against prevalence (P3)<br><span style='font-size:8pt'>"
-            f"<span style='color:{PALETTE[6]}'>╎</span> population &nbsp; "
-            f"<span style='color:{PALETTE[1]}'>┆</span> sample &nbsp; "
-            f"<span style='color:{PALETTE[3]}'>┆</span> η* &nbsp; "
-            f"<span style='color:{PALETTE[2]}'>╎</span> reference</span>",
+            marker_key(
+                P3_TITLE,
+                (
+                    (6, True, POPULATION_KEY),
+                    (1, False, SAMPLE_KEY),
+                    (3, False, WIDEST_KEY),
+                    (2, True, REFERENCE_KEY),
+                ),
+            ),
             size="10pt",
         )
         self.p3_plot.setYRange(0, 1, padding=0.02)
 
         self.f1_plot = PlotPanel(
-            "F1 against prevalence",
-            "Prevalence of actual positives",
-            "F1",
-            log_x=True,
-            x_format=prevalence_text,
+            F1_TITLE, prevalence_axis, "F1", log_x=True, x_format=prevalence_text
         )
-        use_percent_axes(
-            self.f1_plot, bottom="Prevalence of actual positives", left="F1", log_x=True
-        )
+        use_percent_axes(self.f1_plot, bottom=prevalence_axis, left="F1", log_x=True)
         self.f1_plot.legend.setOffset((70, 10))
         self.f1_lines: list[pg.PlotDataItem] = []
         self.swap_points = pg.PlotDataItem(
@@ -344,56 +452,53 @@ class PrevalenceTab(SessionTab):
             symbolSize=14,
             symbolBrush="#E69F00",
             symbolPen=pg.mkPen("#222"),
-            name="Rank swap",
+            name=SWAP_NAME,
         )
         self.swap_points.setZValue(10)
         self.f1_plot.addItem(self.swap_points)
-        self.f1_reference_marker = self.f1_plot.vertical_marker("reference", 2, dash)
-        self.f1_reference_marker.label.setPosition(0.06)
+        self.f1_reference_marker = self.f1_plot.vertical_marker(REFERENCE_KEY, 2, dash)
+        self.f1_plot.setTitle(marker_key(F1_TITLE, ((2, True, REFERENCE_KEY),)), size="10pt")
         self.f1_plot.setYRange(0, 1, padding=0.02)
 
-        self.pr_plot = PlotPanel(
-            "PR curve of the scored sample",
-            "Recall",
-            "Precision",
-            x_format=formatting.percent,
-        )
+        self.pr_plot = PlotPanel(PR_TITLE, "Recall", "Precision", x_format=formatting.percent)
         use_percent_axes(self.pr_plot, bottom="Recall", left="Precision")
         self.pr_line = self.pr_plot.line("At the sample's prevalence", 0)
         self.pr_calibrated_line = self.pr_plot.line(
             "At the reference prevalence", 1, style=Qt.PenStyle.DashLine
         )
+        self.pr_plot.setTitle(
+            f"{PR_TITLE}<br><span style='font-size:8pt'>precision against recall at every "
+            "score threshold</span>",
+            size="10pt",
+        )
         self.pr_plot.setXRange(0, 1, padding=0.02)
         self.pr_plot.setYRange(0, 1, padding=0.02)
-        self.pr_placeholder = pg.TextItem(
-            "Import a scored sample (score, label[, weight])\nto see its PR curves",
-            color="#777",
-            anchor=(0.5, 0.5),
-        )
-        self.pr_placeholder.setPos(0.5, 0.5)
-        self.pr_plot.addItem(self.pr_placeholder, ignoreBounds=True)
 
         self.area_plot = PlotPanel(
-            "Area under the PR curve against prevalence",
-            "Prevalence of actual positives",
-            "Average precision",
-            log_x=True,
-            x_format=prevalence_text,
+            AREA_TITLE, prevalence_axis, "Average precision", log_x=True, x_format=prevalence_text
         )
         use_percent_axes(
-            self.area_plot,
-            bottom="Prevalence of actual positives",
-            left="Average precision",
-            log_x=True,
+            self.area_plot, bottom=prevalence_axis, left="Average precision", log_x=True
         )
-        # Top left stays empty: the area grows with the prevalence.
-        self.area_plot.legend.setOffset((70, 10))
-        self.area_line = self.area_plot.line("Average precision (AUC-PR)", 0)
-        self.area_reference_marker = self.area_plot.vertical_marker("reference", 2, dash)
-        self.area_sample_marker = self.area_plot.vertical_marker("sample", 1, dot)
-        self.area_reference_marker.label.setPosition(0.06)
-        self.area_sample_marker.label.setPosition(0.16)
+        self.area_line = self.area_plot.line("Scored sample", 0)
+        self.area_plot.legend.hide()  # one curve, named by the title
+        self.area_reference_marker = self.area_plot.vertical_marker(REFERENCE_KEY, 2, dash)
+        self.area_sample_marker = self.area_plot.vertical_marker(SCORED_KEY, 1, dot)
+        self.area_plot.setTitle(
+            marker_key(AREA_TITLE, ((1, False, SCORED_KEY), (2, True, REFERENCE_KEY))),
+            size="10pt",
+        )
         self.area_plot.setYRange(0, 1, padding=0.02)
+        for marker in (
+            self.population_marker,
+            self.sample_marker,
+            self.eta_star_marker,
+            self.reference_marker,
+            self.f1_reference_marker,
+            self.area_reference_marker,
+            self.area_sample_marker,
+        ):
+            marker.label.setVisible(False)
 
     # --- past rounds to compare ----------------------------------------------------------
 
@@ -534,6 +639,7 @@ class PrevalenceTab(SessionTab):
         if self.scored is not None:
             self._show_scored(self.scored)
         self.message_label.setText("\n".join(messages))
+        self.message_label.setVisible(bool(messages))
         self.status_message.emit(f"Prevalence: {messages[0]}" if messages else "")
 
     def _show_p3(self, curve: P3Curve | None) -> None:
@@ -560,22 +666,35 @@ class PrevalenceTab(SessionTab):
             np.log10(curve.prevalence[0]), np.log10(curve.prevalence[-1]), padding=0.02
         )
         lines = [
-            f"<b>This round</b>: TPR {formatting.percent(point.tpr)}, "
-            f"FPR {formatting.percent(point.fpr)}; prevalence in the population "
-            f"{formatting.percent(point.population_prevalence)}, in the labeled sample "
-            f"{formatting.percent(point.sample_prevalence)}."
+            f"<b>This round</b>: recall {pct(point.tpr)}, false positive rate "
+            f"{pct(point.fpr)}; actual positives are {pct(point.population_prevalence)} of "
+            f"the population, {pct(point.sample_prevalence)} of the labeled sample."
         ]
+        tooltip = BAND_TOOLTIP
         if band is not None:
-            lines.append(
-                f"<b>Δ = {formatting.percent(band.delta)}</b>: the band's widest gap, at "
-                f"<b>η* = {formatting.percent(band.eta_star)}</b> (bound max(CV) = "
-                f"{formatting.percent(band.delta_bound)}). The band comes from "
-                f"{formatting.percent(self._session.get('confidence'), 0)} intervals of "
-                "TPR and FPR."
+            where = (
+                f", widest at a prevalence of {pct(band.eta_star)}"
+                if np.isfinite(band.eta_star)
+                else ""
             )
+            level = formatting.keep_together(formatting.level(self._session.get("confidence")))
+            lines.append(
+                f"<b>Uncertainty band</b>: at most <b>{pct(band.delta)}</b> wide{where} "
+                f"(from the {level} intervals of recall and false positive rate)."
+            )
+            tooltip += (
+                "\nWhatever the prevalence, precision is known to within the band's widest "
+                f"gap.\nHere Δ = {formatting.percent(band.delta)}, η* = "
+                f"{formatting.percent(band.eta_star)}, max(CV) = "
+                f"{formatting.percent(band.delta_bound)}."
+            )
+            note = band_note_words(band.note)
+            if note:
+                lines.append(f"<span style='color:#8a5a00'>Note: {formatting_html(note)}.</span>")
             if band.note:
-                lines.append(f"<span style='color:#8a5a00'>Note: {band.note}.</span>")
+                tooltip += f"\nNote: {band.note}."
         self.band_label.setText("<br>".join(lines))
+        self.band_label.setToolTip(tooltip)
 
     def _f1_line(self, index: int) -> pg.PlotDataItem:
         """The ``index``-th F1 curve, created the first time it is needed and then reused."""
@@ -603,8 +722,9 @@ class PrevalenceTab(SessionTab):
         self.swap_points.setData(
             [swap.prevalence for swap in swaps], [swap.value for swap in swaps]
         )
-        if swaps:
-            legend.addItem(self.swap_points, "Rank swap")
+        # The stars are keyed by the sentence under the table ("★ on the F1 chart"), and
+        # three curves or more take two columns: a taller legend would cover the curves.
+        legend.setColumnCount(2 if len(names) > 2 else 1)
         if comparison is not None:
             self.f1_plot.setXRange(
                 np.log10(comparison.prevalence[0]),
@@ -612,20 +732,35 @@ class PrevalenceTab(SessionTab):
                 padding=0.02,
             )
         if len(names) < 2:
-            text = "Tick past rounds to compare F1 across prevalences and find rank swaps."
+            text = (
+                "Tick past rounds on the left to draw their F1 beside this round's and see "
+                "at which prevalence one overtakes another."
+            )
         elif not swaps:
-            text = "No rank swap in F1 within the prevalence range: the order never changes."
+            settings = self._session.get("prevalence")
+            text = (
+                f"F1 order: the same round stays ahead at every prevalence from "
+                f"{pct(settings.eta_min)} to {pct(settings.eta_max)}."
+            )
         else:
-            text = "<b>F1 rank swaps</b>: " + "; ".join(
-                f"{swap.better_below} ahead below {formatting.percent(swap.prevalence)}, "
-                f"{swap.better_above} above (F1 {formatting.percent(swap.value)})"
-                for swap in swaps
+            text = (
+                "<b>F1 order swaps</b> (★ on the F1 chart): "
+                + "; ".join(
+                    f"{formatting_html(swap.better_below)} is ahead below a prevalence of "
+                    f"{pct(swap.prevalence)}, {formatting_html(swap.better_above)} above it "
+                    f"(both F1 {pct(swap.value)} there)"
+                    for swap in swaps
+                )
+                + "."
             )
         self.swaps_label.setText(text)
 
     def _show_calibrated(self, points: list[OperatingPoint], reference: float) -> None:
-        self.calibrated_title.setText(
-            f"At the reference prevalence {formatting.percent(reference)}:"
+        reference_text = formatting.percent(reference)
+        self.calibrated_model.set_reference_text(reference_text)
+        # Short: a group box is at least as wide as its title.
+        self.calibrated_box.setTitle(
+            f"Each round at its own prevalence and at the reference prevalence, {reference_text}"
         )
         state = self._session.state
         own_precision = {}
@@ -692,7 +827,7 @@ class PrevalenceTab(SessionTab):
             self.runner.cancel()
             self.scored = None
             self._clear_scored()
-            self.scored_label.setText("No scored sample loaded.")
+            self.scored_label.setText(NO_SCORED_SAMPLE)
             return
         self.scored_label.setText(f"Reading {formatting_html(os.path.basename(path))}…")
         eta_min, eta_max = settings.eta_min, settings.eta_max
@@ -713,8 +848,10 @@ class PrevalenceTab(SessionTab):
         for item in (self.pr_line, self.pr_calibrated_line, self.area_line):
             item.setData([], [])
         self.area_plot.set_marker_x(self.area_sample_marker, None)
-        self.pr_placeholder.show()
-        self.pr_plot.legend.hide()  # keys no curve, and would cover the placeholder
+        self.scored_label.setToolTip("")
+        # Nothing to show: the charts give their room to the others until a file loads.
+        self.pr_plot.hide()
+        self.area_plot.hide()
 
     def _show_range(self) -> None:
         """Keep the prevalence axes on the chosen range even before any data arrive."""
@@ -730,8 +867,8 @@ class PrevalenceTab(SessionTab):
         self.pr_line.setData(recall, precision)
         calibrated, recall_c, _ = curves.calibrated_pr_curve(reference)
         self.pr_calibrated_line.setData(recall_c, calibrated)
-        self.pr_placeholder.hide()
-        self.pr_plot.legend.show()
+        self.pr_plot.show()
+        self.area_plot.show()
         self.area_line.setData(result.prevalence, result.average_precision)
         self.area_plot.set_marker_x(self.area_sample_marker, curves.sample_prevalence)
         self.area_plot.setXRange(
@@ -740,13 +877,20 @@ class PrevalenceTab(SessionTab):
         self.scored_label.setText(
             f"<b>{formatting_html(os.path.basename(result.path))}</b>: "
             f"{formatting.thousands(curves.n_items)} items, "
-            f"{formatting.thousands(curves.positive_items)} labeled positive "
-            f"(weighted prevalence {formatting.percent(curves.sample_prevalence)}).<br>"
-            f"Average precision {formatting.percent(curves.average_precision)}, "
-            f"AUC-PR (trapezoid) {formatting.percent(curves.auc_pr_trapezoid)}, "
-            f"AUC-ROC {formatting.percent(curves.auc_roc)}; "
-            f"at the reference prevalence {formatting.percent(reference)}: average "
-            f"precision {formatting.percent(curves.calibrated_average_precision(reference))}."
+            f"{formatting.thousands(curves.positive_items)} labeled positive (weighted share "
+            f"{pct(curves.sample_prevalence)}).<br>"
+            f"Average precision {pct(curves.average_precision)}; at the reference prevalence "
+            f"{pct(reference)}: {pct(curves.calibrated_average_precision(reference))}."
+        )
+        # The other two areas are for specialists (and kept short on a laptop screen).
+        self.scored_label.setToolTip(
+            "Average precision: the area under the precision–recall curve as a step sum "
+            "(scikit-learn's definition).\n"
+            f"Trapezoid area under the PR points (AUC-PR): "
+            f"{formatting.percent(curves.auc_pr_trapezoid)}; it joins the points with "
+            "straight lines and comes out higher (Davis and Goadrich 2006).\n"
+            f"Area under the ROC curve (AUC-ROC): {formatting.percent(curves.auc_roc)}, the "
+            "chance that a random actual positive scores above a random actual negative."
         )
 
     # --- interface with the main window --------------------------------------------------

@@ -25,29 +25,71 @@ from desktop.widgets import NumberSpin, affects
 
 #: (preset, label, tooltip) in the order the preset box lists them.
 PRESETS = (
-    ("none", "None (α = 0, the paper's default)", "All four α = 0: only the data count."),
-    ("jeffreys", "Jeffreys (α = 0.5)", "Jeffreys prior: 0.5 pseudo-counts in every cell."),
-    ("uniform", "Uniform (α = 1)", "Uniform prior: 1 pseudo-count in every cell."),
+    (
+        "none",
+        "None (the paper's default)",
+        "No prior: all four pretend counts (α) are 0, only the labels count.",
+    ),
+    (
+        "jeffreys",
+        "Jeffreys (0.5 per count)",
+        "Jeffreys prior: half a pretend label in each of the four counts (α = 0.5).",
+    ),
+    (
+        "uniform",
+        "Uniform (1 per count)",
+        "Uniform prior: one pretend label in each of the four counts (α = 1).",
+    ),
     (
         "expected",
-        "From expected P/R, strength w",
-        "A pseudo-sample of 100·w predicted positives (and proportionally many negatives) "
-        "with the expected precision and recall.",
+        "From expected precision and recall",
+        "As if 100·w flagged items (and proportionally many unflagged) had been labeled "
+        "with the expected precision and recall; w is the strength.",
     ),
     (
         "round",
-        "From the previous round × w",
-        "The previous round's counts (the grid), each multiplied by w.",
+        "From the previous round",
+        "The previous round's counts (the grid), each multiplied by the strength w.",
     ),
-    ("custom", "Custom (typed α)", "The four α as typed below."),
+    ("custom", "Custom (typed below)", "The four pretend counts as typed below."),
 )
 
+#: (field, caption, words of the undo step and tooltip, meaning). The captions are the
+#: labeled-count names the grids and the Rounds panel use; the symbols stay in tooltips.
 ALPHA_FIELDS = (
-    ("a11", "α11 (TP)", "Prior pseudo-count of actual positives among predicted positives."),
-    ("a01", "α01 (FP)", "Prior pseudo-count of actual negatives among predicted positives."),
-    ("a10", "α10 (FN)", "Prior pseudo-count of actual positives among predicted negatives."),
-    ("a00", "α00 (TN)", "Prior pseudo-count of actual negatives among predicted negatives."),
+    (
+        "a11",
+        "TP",
+        "α11 (TP)",
+        "Pretend labels of flagged items that are actually positive (predicted +, actual +).",
+    ),
+    (
+        "a01",
+        "FP",
+        "α01 (FP)",
+        "Pretend labels of flagged items that are actually negative (predicted +, actual −).",
+    ),
+    (
+        "a10",
+        "FN",
+        "α10 (FN)",
+        "Pretend labels of unflagged items that are actually positive (predicted −, actual +).",
+    ),
+    (
+        "a00",
+        "TN",
+        "α00 (TN)",
+        "Pretend labels of unflagged items that are actually negative (predicted −, actual −).",
+    ),
 )
+
+#: Titles of the two density plots (the symbols π1, π0 are in their tooltips).
+PLOT_TITLES = {
+    "precision": "Precision",
+    "omission": "False omission rate",
+}
+#: Least height of each density plot (pixels).
+PLOT_MIN_HEIGHT = 120
 
 #: Density grids, created once: precision on a linear axis, the false-omission rate (small,
 #: e.g. 0.2 %) on a log axis so its bump is visible.
@@ -104,7 +146,8 @@ class AlphaSpin(NumberSpin):
             maximum=1e9,
             decimals=2,
             step=0.5,
-            tooltip=f"{label}: {tooltip} 0 is allowed but may make the posterior improper.",
+            tooltip=f"{label}: {tooltip} 0 is allowed, but a prior of all zeros says "
+            "nothing on its own.",
             parent=parent,
         )
         self.setMinimumWidth(80)
@@ -142,9 +185,15 @@ class PriorEditor(QWidget):
         for value, label, tip in PRESETS:
             self.preset.addItem(label, value)
             self.preset.setItemData(self.preset.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        # Elide the longest choice rather than widen the Plan tab's middle column.
+        self.preset.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.preset.setMinimumContentsLength(18)
         self.preset.setToolTip(
-            "Where the Beta prior on precision (π1) and on the false-omission rate (π0) "
-            "comes from. The prior enters the Bayesian curves, s*-Bayes and Bayesian plans."
+            "Where the prior belief comes from: the Beta prior on precision (π1) and on "
+            "the false omission rate (π0), §5 of docs/methods.md. It enters the Bayes "
+            "curves, Best s with prior (s* Bayes) and Bayesian plans."
         )
         self.strength = NumberSpin(
             session,
@@ -153,37 +202,53 @@ class PriorEditor(QWidget):
             maximum=10_000,
             decimals=2,
             step=1.0,
-            tooltip="Prior strength w: the 'expected P/R' preset is worth 100·w labeled "
-            "predicted positives; the 'previous round' preset multiplies its counts by w.",
+            tooltip="Prior strength w: 'From expected precision and recall' is worth "
+            "100·w labeled flagged items; 'From the previous round' multiplies its counts "
+            "by w.",
         )
         self.alphas = {
-            field: AlphaSpin(session, field, label, tip, self) for field, label, tip in ALPHA_FIELDS
+            field: AlphaSpin(session, field, words, tip, self)
+            for field, _caption, words, tip in ALPHA_FIELDS
         }
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
-        self.summary.setToolTip("Prior means of precision and of the false-omission rate.")
+        self.summary.setToolTip(
+            "What the prior expects on average: precision (π1) and the false omission "
+            "rate (π0), the share of unflagged items that are actually positive."
+        )
 
         self.precision_plot = PlotPanel(
-            "Precision π1",
-            "precision π1",
-            "density",
+            PLOT_TITLES["precision"],
+            "positives among flagged items",
+            "how likely",
             x_format=formatting.percent,
             y_format=lambda y: f"{y:.3g}",
         )
         self.omission_plot = PlotPanel(
-            "False-omission rate π0",
-            "false-omission rate π0",
-            "density",
+            PLOT_TITLES["omission"],
+            "positives among unflagged items",
+            "how likely",
             log_x=True,
             x_format=formatting.percent,
             y_format=lambda y: f"{y:.3g}",
         )
+        self.precision_plot.setToolTip(
+            "How likely each precision is (π1, a Beta density): before the data (prior) "
+            "and after the previous round."
+        )
+        self.omission_plot.setToolTip(
+            "How likely each false omission rate is (π0, a Beta density; log scale): the "
+            "share of unflagged items that are actually positive, the positives the "
+            "classifier misses."
+        )
         self._titles = {
-            self.precision_plot: "Precision π1",
-            self.omission_plot: "False-omission rate π0",
+            self.precision_plot: PLOT_TITLES["precision"],
+            self.omission_plot: PLOT_TITLES["omission"],
         }
         for plot in (self.precision_plot, self.omission_plot):
-            plot.setMinimumSize(200, 150)
+            # Low enough that the column holds the targets, the prior and both plots on
+            # a 1600 x 1000 window without scrolling.
+            plot.setMinimumSize(200, PLOT_MIN_HEIGHT)
             plot.plotItem.getAxis("left").setWidth(40)
             # Semi-transparent so a peak under the legend stays visible.
             plot.legend.setBrush(pg.mkBrush(255, 255, 255, 170))
@@ -198,16 +263,26 @@ class PriorEditor(QWidget):
 
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
-        form.addRow("Preset", self.preset)
+        form.addRow("Prior from", self.preset)
         form.addRow("Strength w", self.strength)
+        self.counts_caption = QLabel("Pretend\ncounts", self)
+        self.counts_caption.setToolTip(
+            "The prior as counts of labels you pretend to have already (the α of the Beta "
+            "priors, §5 of docs/methods.md): more counts, a firmer belief."
+        )
         alpha_grid = QGridLayout()
         alpha_grid.setContentsMargins(0, 0, 0, 0)
-        for index, (field, label, _tip) in enumerate(ALPHA_FIELDS):
+        alpha_grid.addWidget(self.counts_caption, 0, 0, 2, 1)
+        self.alpha_captions: dict[str, QLabel] = {}
+        for index, (field, caption_text, _words, _tip) in enumerate(ALPHA_FIELDS):
             row, column = divmod(index, 2)
-            caption = QLabel(label, self)
+            caption = QLabel(caption_text, self)
             caption.setToolTip(self.alphas[field].toolTip())
-            alpha_grid.addWidget(caption, row, 2 * column)
-            alpha_grid.addWidget(self.alphas[field], row, 2 * column + 1)
+            self.alpha_captions[field] = caption
+            alpha_grid.addWidget(caption, row, 2 * column + 1)
+            alpha_grid.addWidget(self.alphas[field], row, 2 * column + 2)
+        alpha_grid.setColumnStretch(2, 1)
+        alpha_grid.setColumnStretch(4, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(form)
@@ -281,8 +356,9 @@ class PriorEditor(QWidget):
         )
         if prior.is_zero:
             self.summary.setText(
-                "<i>α = 0 is improper on its own: the plan uses the previous round's counts "
-                "(Jeffreys if a count is 0).</i>"
+                "<i>No prior: counts of 0 say nothing on their own (an improper prior), so "
+                "the plan uses the previous round's counts alone (Jeffreys if a count is "
+                "0).</i>"
             )
             return
         try:
@@ -291,8 +367,8 @@ class PriorEditor(QWidget):
             self.summary.setText(f"<span style='color:#a00'>{exc}</span>")
             return
         self.summary.setText(
-            f"{prior.name}: prior mean precision "
-            f"<b>{formatting.percent(posterior.mean_precision)}</b>, false-omission rate "
+            f"{prior.name}: expects precision "
+            f"<b>{formatting.percent(posterior.mean_precision)}</b>, false omission rate "
             f"<b>{formatting.percent(posterior.mean_false_omission)}</b>"
         )
 
@@ -308,7 +384,7 @@ class PriorEditor(QWidget):
             shown.append(density)
         base = self._titles[plot]
         if not shown:
-            plot.setTitle(f"{base} (improper: α = 0)", size="10pt")
+            plot.setTitle(f"{base} (no prior: all counts 0)", size="10pt")
             return
         plot.setTitle(base, size="10pt")
         # Zoom to where the density has visible mass (display only: the tallest curve's

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -9,7 +11,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
 from core.ensemble import ChildSet, plan_recycled_labels, precision_sample_size
 from core.session import SessionState
-from desktop.ensemble_tab import EnsembleTab, simulate_ensemble
+from desktop.ensemble_tab import BARS_ALONE, BARS_REUSED, EnsembleTab, simulate_ensemble
 from desktop.session_model import SessionModel
 
 
@@ -150,6 +152,9 @@ def test_margin_and_confidence_inputs_bound_both_ways(qtbot, tab):
     assert session.get("ensemble.margin") == pytest.approx(0.05)
     expected = precision_sample_size(0.05, 0.95).n
     assert f"{expected:,}" in tab.sample_size_label.text()
+    # The margin keeps its one decimal; the confidence reads as chosen ("95 %").
+    shown = tab.sample_size_label.text().replace("\u00a0", " ")
+    assert "±5.0 % at 95 % confidence" in shown
     session.set_value("confidence", 0.9)
     assert tab.confidence_box.currentText() == "90 %"
     qtbot.waitUntil(lambda: tab.run.sample_size.confidence == 0.9, timeout=10_000)
@@ -169,3 +174,80 @@ def test_every_input_has_a_tooltip(tab):
     ):
         assert widget.toolTip(), widget
     assert tab.grids() == []
+
+
+def test_tables_and_chart_speak_in_words(tab):
+    """No set symbols or intersection-ratio abbreviations in what a lead reads; the
+    symbols stay in the tooltips."""
+    results = tab.results_model
+    headers = [
+        results.headerData(column, Qt.Orientation.Horizontal)
+        for column in range(results.columnCount())
+    ]
+    assert headers == [
+        "Classifier",
+        "Labels\nwithout reuse",
+        "Labels\nreused",
+        "Labels\nto buy",
+        "Saving",
+        "Saving,\n95 % range",
+        "Overlap as %\nof parent's",
+        "Overlap as %\nof its own",
+    ]
+    tips = [
+        results.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        for column in range(results.columnCount())
+    ]
+    assert "PIR" in tips[6] and "CIR" in tips[7]
+    sets = tab.sets_model
+    set_headers = [
+        sets.headerData(column, Qt.Orientation.Horizontal) for column in range(sets.columnCount())
+    ]
+    assert set_headers == ["Classifier", "Predicted positive", "Overlap with parent"]
+    for text in [*headers, *set_headers, tab.sample_size_label.text(), tab.status_label.text()]:
+        for symbol in ("PIR", "CIR", "|A", "p =", "recycl"):
+            assert symbol not in text
+    plot = tab.plot.plotItem
+    assert plot.getAxis("left").labelText == "Labels"
+    assert plot.getAxis("bottom").labelText == "Classifier"
+
+
+def test_percentages_in_a_column_share_their_decimals(tab):
+    """Savings, their ranges and the overlap shares: one decimal in every row."""
+    one_decimal = re.compile(r"^\d+\.\d %$")
+    rows = tab.results_model.rows()
+    for row in rows[1:-1]:
+        saving, spread, parent_share, own_share = row.cells[4:8]
+        # The range as on the Evaluate tab: "27.2–32.7 %", the unit once.
+        low, high = spread.split("–")
+        for cell in (saving, f"{low} %", high, parent_share, own_share):
+            assert one_decimal.match(cell), cell
+    assert one_decimal.match(rows[-1].cells[4])
+
+
+def test_labels_axis_groups_thousands_like_the_table(tab):
+    axis = tab.plot.plotItem.getAxis("left")
+    assert axis.tickStrings([500.0, 1000.0, 1500.0], 1.0, 500.0) == ["500", "1,000", "1,500"]
+
+
+def test_chart_legend_is_whole_and_inside_the_chart(qtbot, tab):
+    """Every legend entry is shown in full (never cut with "…") and the legend lies inside
+    the chart, at the tab's default size and at a 1280 x 800 window's."""
+    legend = tab.plot.legend
+    assert [label.text for _sample, label in legend.items] == [BARS_ALONE, BARS_REUSED]
+    for size in ((1200, 800), (1000, 560)):
+        tab.resize(*size)
+        qtbot.wait(20)
+        chart = tab.plot.plotItem.sceneBoundingRect()
+        shown = tab.plot.mapToScene(tab.plot.viewport().rect()).boundingRect()
+        assert chart.contains(legend.sceneBoundingRect())
+        assert shown.contains(legend.sceneBoundingRect())
+        assert legend.sceneBoundingRect().top() >= (
+            tab.plot.plotItem.vb.sceneBoundingRect().bottom()
+        )
+
+
+def test_hover_names_the_classifier_and_the_labels(tab):
+    text = tab.plot.read_out_text("With reuse (average)", 1.2, 748.6)
+    assert text == "With reuse (average)\nClassifier: travel\nLabels: 748.6"
+    assert tab.plot.read_out_text("Without reuse", 0.8, 1068.0).endswith("Labels: 1,068")

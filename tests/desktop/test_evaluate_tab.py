@@ -244,3 +244,146 @@ def test_every_forest_row_label_fits_its_axis(qtbot, tab):
         widest = max(forest._tick_metrics.horizontalAdvance(label) for label in labels)
         assert axis.width() >= widest
     assert any("next round" in label for label in tab.forest._labels.values())
+
+
+# --- which interval to quote, numbers that read alike, a 1280 x 800 window ----------------------
+
+
+def marked_rows(tab):
+    model = tab.table_model
+    return [
+        (row.metric, row.method)
+        for index, row in enumerate(model.result_rows())
+        if model.index(index, 1).data().endswith("★ quote this")
+    ]
+
+
+def test_the_interval_to_quote_is_marked_and_explained(qtbot, tab):
+    from core.methods import RECOMMENDED
+    from desktop import formatting
+
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=20_000)
+    evaluation = tab.evaluation
+    recommended = evaluation.recommended()
+    # the command line's *: Wilson for precision, Katz log for recall and FPR, bootstrap for F1
+    assert recommended == {
+        "precision": "wilson",
+        "recall": "katz_log",
+        "f1": "bootstrap",
+        "fpr": "katz_log",
+    }
+    assert sorted(marked_rows(tab)) == sorted(recommended.items())  # one row per metric
+    model = tab.table_model
+    for index, row in enumerate(model.result_rows()):
+        quoted = recommended[row.metric] == row.method
+        font = model.index(index, 3).data(Qt.ItemDataRole.FontRole)
+        assert (font is not None and font.bold()) == quoted, (row.metric, row.method)
+        tip = model.index(index, 1).data(Qt.ItemDataRole.ToolTipRole)
+        assert ("Quote this interval" in tip) == quoted
+        if quoted:
+            assert RECOMMENDED[row.metric].why in tip
+    wilson = next(i for i, r in enumerate(model.result_rows()) if r.method == "wilson")
+    assert model.index(wilson, 1).data() == "Wilson ★ quote this"
+    # one line under the table says what the mark means, its tooltip says why per metric
+    assert tab.quote_legend.isVisible()
+    assert tab.quote_legend.text().startswith("<b>★ quote this</b>: the interval to report")
+    assert all(item.why in tab.quote_legend.toolTip() for item in RECOMMENDED.values())
+    # the forest marks the same rows
+    assert "Wilson ★" in tab.forest._labels.values()
+    assert "Katz log ★" in tab.fpr_forest._labels.values()
+    # the summary quotes each estimate with that interval, unit once
+    precision = evaluation.precision.intervals["wilson"]
+    expected = (
+        f"Precision</b> {formatting.percent(evaluation.precision.estimate)} (★ Wilson "
+        f"{formatting.percent_range(precision.lower, precision.upper, 1)})"
+    )
+    summary = tab.summary_label.text().replace("\u00a0", " ")
+    assert expected in summary, summary
+    assert "Precision</b> 87.9 % (★ Wilson 83.3–91.3 %)" in summary  # the guide's example
+    assert "(★ Bootstrap " in summary  # F1's resampled interval, once computed
+
+
+def test_the_summary_says_a_resampled_interval_is_coming(qtbot, tab):
+    tab._session.set_value("evaluate.replicates", 200_000)
+    summary = tab.summary_label.text().replace("\u00a0", " ")
+    assert "(★ Bootstrap computing…)" in summary
+    assert "(★ Wilson " in summary  # closed forms at once
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=20_000)
+    assert "computing" not in tab.summary_label.text()
+
+
+def test_a_random_sample_marks_only_what_it_computed(qtbot, tab):
+    qtbot.mouseClick(tab.random_check, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: tab.evaluation is not None and tab.evaluation.design == "random", timeout=20_000
+    )
+    assert sorted(marked_rows(tab)) == sorted(tab.evaluation.recommended().items())
+
+
+def test_each_metric_reads_with_the_decimals_of_its_estimate(qtbot, tab):
+    qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=20_000)
+    model = tab.table_model
+    decimals = {"precision": 1, "recall": 1, "f1": 1, "fpr": 3}  # 87.9 %, 0.405 %
+    for index, row in enumerate(model.result_rows()):
+        for column in (2, 3, 4, 5):
+            text = model.index(index, column).data()
+            if not text:
+                continue  # the estimate is shown on a metric's first row only
+            number = text.removesuffix(" %")
+            assert len(number.split(".")[1]) == decimals[row.metric], (row.metric, column, text)
+    precision_wilson = next(i for i, r in enumerate(model.result_rows()) if r.method == "wilson")
+    assert model.index(precision_wilson, 5).data() == "8.0 %"  # not 7.99 % beside 11.3 %
+
+
+def test_digits_and_ranges_for_people():
+    from desktop import formatting
+
+    assert formatting.percent_digits(0.879) == 1
+    assert formatting.percent_digits(0.0462) == 2
+    assert formatting.percent_digits(0.00405) == 3
+    assert formatting.percent(0.0799, formatting.percent_digits(0.879)) == "8.0 %"
+    assert formatting.percent_range(0.833, 0.913) == "83.3–91.3 %"
+    assert formatting.percent_range(0.00291, 0.00562) == "0.291–0.562 %"
+    assert formatting.percent_range(None, 0.5) == "–"
+
+
+def test_compare_headers_are_plain_words(qtbot):
+    from desktop.evaluate_tab import COMPARE_HEADERS
+
+    assert COMPARE_HEADERS[-1] == "Chance of decline"
+    assert not any("(" in header for header in COMPARE_HEADERS)
+
+
+def test_the_evaluate_tab_fits_a_1280_by_800_window(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QSize
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop import main_window as main_window_module
+    from desktop.main_window import MainWindow, app_settings
+
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Discard
+    )
+    window = MainWindow(settings=app_settings())
+    qtbot.addWidget(window)
+    window.load_example()
+    rounds = window.session.state.rounds
+    window.choose_previous_round(max(i for i, r in enumerate(rounds) if r.classifier == "travel"))
+    window.resize(QSize(1280, 800))
+    window.show()
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentIndex(window.tab_keys.index("evaluate"))
+    tab = window.tabs.currentWidget()
+    qtbot.waitUntil(
+        lambda: tab.evaluation is not None and tab.comparison is not None, timeout=20_000
+    )
+    qtbot.wait(50)  # posted layout requests
+    assert window.size() == QSize(1280, 800)
+    assert tab.quote_legend.isVisible()
+    assert tab.quote_legend.height() >= tab.quote_legend.heightForWidth(tab.quote_legend.width())
+    for forest in (tab.forest, tab.fpr_forest):
+        # the plot is drawn inside its widget: no title, label or interval cut at the edge
+        assert forest.plotItem.geometry().width() <= forest.width() + 1
+        right = forest.mapTo(tab, forest.rect().topRight()).x()
+        assert right <= tab.width()

@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from core.compare import compare
 from core.confusion import point_estimates
@@ -15,7 +16,7 @@ from core.intervals import katz_log_recall, wilson_precision
 from core.prevalence import calibrated_metrics_from_round
 from core.session import SessionState
 from core.workbook.rounds import read_rounds
-from desktop.history_tab import COMPARE_REPLICATES, HistoryTab
+from desktop.history_tab import CALIBRATED_KEY, COMPARE_REPLICATES, HistoryTab
 from desktop.session_model import SessionModel
 
 
@@ -73,7 +74,7 @@ def test_every_round_is_listed_and_drawn_per_classifier(tab, rounds):
             calibrated,
             [calibrated_metrics_from_round(r.matrix, r.k, 0.02).precision for r in mine],
         )
-    assert "10</b> rounds, 2 classifier(s)" in tab.summary_label.text()
+    assert "10</b> rounds of 2 classifiers." in tab.summary_label.text()
 
 
 def test_change_beyond_noise_is_marked(tab, rounds):
@@ -159,3 +160,56 @@ def test_legend_sits_under_the_plot_not_on_the_data(tab):
         legend = plot.legend
         assert legend.isVisible()
         assert legend.sceneBoundingRect().top() >= plot.plotItem.vb.sceneBoundingRect().bottom()
+
+
+def test_summary_table_and_legends_speak_in_words(tab):
+    summary = tab.summary_label.text().replace("\u00a0", " ")
+    assert "Error bars: the 95 % intervals." in summary
+    assert "Dashed lines: precision at the reference prevalence 2.00 %" in summary
+    for name in ("Wilson", "Katz", "excludes 0"):
+        assert name not in summary
+        assert name in tab.summary_label.toolTip()
+    headers = [
+        tab.table_model.headerData(column, Qt.Orientation.Horizontal)
+        for column in range(tab.table_model.columnCount())
+    ]
+    assert headers == [
+        "Round",
+        "Date",
+        "Classifier",
+        "Model\nversion",
+        "Precision",
+        "Precision\ninterval",
+        "Recall",
+        "Recall\ninterval",
+        "Precision at\nreference",
+        "Precision\nchange",
+        "Recall\nchange",
+    ]
+    # One legend entry keys the dashed lines of every classifier.
+    precision_legend = [label.text for _sample, label in tab.precision_plot.legend.items]
+    assert precision_legend[:3] == ["finance", "travel", CALIBRATED_KEY]
+    assert not any("calibrated" in text for text in precision_legend)
+    recall_legend = [label.text for _sample, label in tab.recall_plot.legend.items]
+    assert CALIBRATED_KEY not in recall_legend
+    assert tab.precision_plot.plotItem.getAxis("bottom").labelText == "Date labeled"
+
+
+def test_one_round_of_one_classifier_is_said_in_the_singular(qtbot, rounds):
+    state = dataclasses.replace(SessionState(), rounds=rounds[:1])
+    widget = HistoryTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    assert "1</b> round of 1 classifier." in widget.summary_label.text()
+
+
+def test_estimates_and_intervals_share_their_decimals(tab, rounds):
+    """Each estimate and its interval with the same decimals, the unit once (as on the
+    Evaluate tab): "86.5 %" beside "80.4–90.9 %"."""
+    first = rounds[0]
+    row = tab.table_model.rows()[0]
+    precision = wilson_precision(first.matrix)
+    assert row.cells[5] == f"{precision.lower * 100:.1f}–{precision.upper * 100:.1f} %"
+    for estimate, interval in ((row.cells[4], row.cells[5]), (row.cells[6], row.cells[7])):
+        decimals = len(estimate.split(" ")[0].split(".")[1])
+        low, high = interval.removesuffix(" %").split("–")
+        assert len(low.split(".")[1]) == len(high.split(".")[1]) == decimals

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from html import escape
 
@@ -23,7 +24,7 @@ from core.confusion import ConfusionMatrix, Population
 from core.planning import WidthCurveModel, make_plan, rates_from_round
 from core.session import PlanInputs, SessionState
 from desktop import formatting, plan_tab
-from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab, chance
+from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab, chance, margin
 from desktop.session_model import SessionModel
 
 K = 41_200 / 1_251_000
@@ -114,16 +115,16 @@ def test_readouts_are_cores_numbers(tab, session):
         cost_neg=1.0,
     )
     r = tab.readouts
-    assert r["s_star"].text() == formatting.ratio(recommended.s_star)
-    assert r["s_star_bayes"].text() == formatting.ratio(recommended.s_star_bayes)
+    assert r["s_star"].text() == formatting.oversampling(recommended.s_star)
+    assert r["s_star_bayes"].text() == formatting.oversampling(recommended.s_star_bayes)
     assert r["n_pos"].text() == formatting.thousands(recommended.n_pos)
     assert r["n_neg"].text() == formatting.thousands(recommended.n_neg)
     assert formatting.thousands(recommended.total) in r["total"].text()
-    assert r["plan_margin_recall"].text() == formatting.percent(recommended.margin_recall)
+    assert r["plan_margin_recall"].text() == margin(recommended.margin_recall)
     design = core_fixed_plan(state)
     assert r["design_n_pos"].text() == formatting.thousands(design.n_pos)
-    assert r["design_margin_precision"].text() == formatting.percent(design.margin_precision)
-    assert r["design_margin_recall"].text() == formatting.percent(design.margin_recall)
+    assert r["design_margin_precision"].text() == margin(design.margin_precision)
+    assert r["design_margin_recall"].text() == margin(design.margin_recall)
 
 
 def test_dragging_s_updates_readouts_and_curves_live(qtbot, tab, session):
@@ -146,9 +147,7 @@ def test_dragging_s_updates_readouts_and_curves_live(qtbot, tab, session):
         np.testing.assert_allclose(y, expected.precision_width[1])
         design = core_fixed_plan(session.state)
         assert tab.readouts["design_n_pos"].text() == formatting.thousands(design.n_pos)
-        assert tab.readouts["design_margin_recall"].text() == formatting.percent(
-            design.margin_recall
-        )
+        assert tab.readouts["design_margin_recall"].text() == margin(design.margin_recall)
         assert tab.s_markers["recall"]["s"].value() == pytest.approx(np.log10(s))
     slider.setSliderDown(False)
     assert tab.refresh_count == refreshes + 3
@@ -191,7 +190,7 @@ def test_bursts_are_coalesced_into_one_refresh(qtbot, tab, session):
     assert tab.refresh_count == count  # nothing redrawn inside the burst
     wait_refresh(qtbot, tab)
     assert tab.refresh_count == count + 1
-    assert tab.readouts["design"].text() == "1.5"
+    assert tab.readouts["design"].text() == "1.50"
     assert tab.readouts["design_total"].text() == "<b>2,000</b>"
 
 
@@ -212,7 +211,7 @@ def test_previous_round_grid_typed_and_pasted(qtbot, tab, session):
         cost_pos=1.0,
         cost_neg=1.0,
     )
-    assert tab.readouts["s_star"].text() == formatting.ratio(recommended.s_star)
+    assert tab.readouts["s_star"].text() == formatting.oversampling(recommended.s_star)
 
     QGuiApplication.clipboard().setText(
         "\tActual +\tActual -\nPred +\t300\t40\nPred -\t90\t4,300\n"
@@ -266,9 +265,7 @@ def test_bayesian_toggle_and_fpc_messages(qtbot, tab, session):
     session.set_value("plan.margin_recall", 0.15)
     wait_refresh(qtbot, tab)
     assert tab.basis.recommended.bayesian
-    assert tab.readouts["plan_margin_recall"].text() == formatting.percent(
-        tab.basis.recommended.margin_recall
-    )
+    assert tab.readouts["plan_margin_recall"].text() == margin(tab.basis.recommended.margin_recall)
     # FPC needs both counts: with k only, the plan is made without it and the tab says so
     tab.population.mode.setCurrentIndex(tab.population.mode.findData("k"))
     tab.fpc.box.click()
@@ -358,7 +355,7 @@ def test_expected_precision_typed_as_fraction_means_percent(qtbot, tab, session)
     assert session.get("plan.expected_precision") == pytest.approx(0.85)
     assert tab.expected_precision.text() == "85.0 %"
     design = core_fixed_plan(session.state)
-    assert tab.readouts["design_margin_recall"].text() == formatting.percent(design.margin_recall)
+    assert tab.readouts["design_margin_recall"].text() == margin(design.margin_recall)
     assert design.margin_recall < 0.5  # not the ± 133.7 % of a 0.8 % precision
     # With the sign the number is literal.
     line.selectAll()
@@ -495,15 +492,15 @@ def wheel(widget: QWidget, clicks: int) -> None:
 
 @pytest.fixture
 def short_tab(qtbot, tab):
-    """The tab on a low screen: the inputs column must scroll."""
+    """The tab on a low screen: the middle column (targets and prior) must scroll."""
     tab.resize(1500, 480)
-    qtbot.waitUntil(lambda: tab.inputs_scroll.verticalScrollBar().maximum() > 0, timeout=2000)
+    qtbot.waitUntil(lambda: tab.middle_scroll.verticalScrollBar().maximum() > 0, timeout=2000)
     return tab
 
 
 def test_wheel_over_an_unfocused_field_scrolls_the_panel(qtbot, short_tab, session):
     spin = short_tab.cost_pos
-    bar = short_tab.inputs_scroll.verticalScrollBar()
+    bar = short_tab.middle_scroll.verticalScrollBar()
     assert not spin.hasFocus()
     assert spin.focusPolicy() == Qt.FocusPolicy.StrongFocus  # the wheel never focuses it
     start = bar.value()
@@ -520,8 +517,8 @@ def test_wheel_over_an_unfocused_field_scrolls_the_panel(qtbot, short_tab, sessi
 
 def test_wheel_over_the_focused_field_changes_it_in_one_undo_step(qtbot, short_tab, session):
     spin = short_tab.cost_pos
-    bar = short_tab.inputs_scroll.verticalScrollBar()
-    short_tab.inputs_scroll.ensureWidgetVisible(spin)
+    bar = short_tab.middle_scroll.verticalScrollBar()
+    short_tab.middle_scroll.ensureWidgetVisible(spin)
     spin.setFocus()
     qtbot.waitUntil(spin.hasFocus, timeout=2000)
     start = bar.value()
@@ -585,3 +582,166 @@ def test_unusable_planning_inputs_are_kept_as_words(monkeypatch, session):
     assert basis.error == "k must be a number > 0, got 0"
     with pytest.raises(InputError, match="k must be a number > 0"):
         plan_tab.design_plan(session.state, basis)
+
+
+# --- what a lead reads: plain words, consistent numbers, a laptop-sized window -----------------
+
+#: Symbols and citations that belong in tooltips, not on the screen.
+JARGON = ("s*", "π", "α", "Eq ", "Δ", "Total v", "n1", "n0", "frequentist", "w =")
+
+
+def visible_texts(root: QWidget) -> list[str]:
+    """Every text a person sees on ``root``: labels (markup removed), buttons, group titles,
+    the shown choice of each combo box, plot titles and axis labels."""
+    from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel
+
+    from desktop.plotting import PlotPanel
+
+    texts = []
+    for widget in root.findChildren(QWidget):
+        if not widget.isVisible():
+            continue
+        if isinstance(widget, QLabel):
+            texts.append(re.sub(r"<[^>]+>", "", widget.text()))
+        elif isinstance(widget, QAbstractButton):
+            texts.append(widget.text())
+        elif isinstance(widget, QGroupBox):
+            texts.append(widget.title())
+        elif isinstance(widget, QComboBox):
+            texts.append(widget.currentText())
+        elif isinstance(widget, PlotPanel):
+            texts.append(widget.plotItem.titleLabel.text or "")
+            for side in ("left", "bottom"):
+                texts.append(widget.plotItem.getAxis(side).labelText or "")
+    return texts
+
+
+def test_the_plan_speaks_plainly_and_keeps_symbols_for_tooltips(qtbot, tab, session):
+    captions = {name: label.text() for name, label in tab.row_captions.items()}
+    assert captions == {
+        "s_star": "Best s for recall",
+        "s_star_bayes": "Best s, with prior",
+        "plan_s": "Over-sampling s",
+        "n_pos": "Flagged to label",
+        "n_neg": "Unflagged to label",
+        "total": "Total to label",
+        "plan_margin_precision": "Precision margin ±",
+        "plan_chance_precision": "  chance met",
+        "plan_margin_recall": "Recall margin ±",
+        "plan_chance_recall": "  chance met",
+        "plan_chance_both": "Chance both met",
+    }
+    # the symbols and the equations stay one hover away
+    assert "s*" in tab.row_captions["s_star"].toolTip()
+    assert "Theorem 1" in tab.row_captions["s_star"].toolTip()
+    assert "Eq 10" in tab.row_captions["plan_margin_recall"].toolTip()
+    assert "n1" in tab.row_captions["n_pos"].toolTip()
+    assert tab.plan_box.title() == "Plan" and "Eq 10" in tab.plan_box.toolTip()
+    # the margins above and the targets they are compared with have the same names
+    form = tab.targets_box.layout()
+    assert form.labelForField(tab.margin_precision).text() == captions["plan_margin_precision"]
+    assert form.labelForField(tab.margin_recall).text() == captions["plan_margin_recall"]
+    design = tab.design_box.layout()
+    assert design.labelForField(tab.s_slider).text() == captions["plan_s"]
+    assert design.labelForField(tab.v_slider).text() == "Items to label v"
+    for belief in ("expected", "previous"):
+        session.set_value("plan.belief", belief)
+        wait_refresh(qtbot, tab)
+        shown = visible_texts(tab)
+        offenders = [text for text in shown for word in JARGON if word in text]
+        assert offenders == [], belief
+    # the Bayesian title says what the margins are about
+    tab.bayesian.box.click()
+    wait_refresh(qtbot, tab)
+    assert tab.plan_box.title().startswith("Plan (Bayesian")
+    assert "next round" in tab.plan_box.title() and "Eq 6-8" in tab.plan_box.toolTip()
+
+
+def test_field_words_of_messages_match_the_labels_on_the_tab(tab):
+    """core's messages name fields in the words of formatting.FIELD_WORDS: those words must
+    be what the Plan tab shows."""
+    form = tab.targets_box.layout()
+    costs = formatting.FIELD_WORDS["costs"].split(" and ")
+    assert [form.labelForField(field).text() for field in (tab.cost_pos, tab.cost_neg)] == costs
+    assert tab.fpc.box.text() == formatting.FIELD_WORDS["fpc"]
+    assert tab.bayesian.box.text() == formatting.FIELD_WORDS["bayesian"]
+    optimal = tab.method.itemText(tab.method.findData("optimal"))
+    assert formatting.FIELD_WORDS["method=optimal"].removeprefix("the ").split()[0] in optimal
+
+
+def test_numbers_of_one_kind_read_alike(qtbot, tab, session):
+    session.set_value("plan.assurance_target", 0.9)
+    with qtbot.waitSignal(tab.assured_shown, timeout=20_000):
+        tab.flush()
+    r = tab.readouts
+    margins = [name for name in r if "margin" in name]
+    ratios = ("s_star", "s_star_bayes", "plan_s", "design", "assured_plan_s")
+    chances = [name for name in r if "chance" in name]
+    assert len(margins) == 6 and len(chances) == 9
+    for name in margins:  # two decimals, as the target fields show them
+        assert re.fullmatch(r"\d+\.\d\d %", r[name].text()), (name, r[name].text())
+    for name in ratios:  # the slider's two decimals, never 1.00964
+        assert re.fullmatch(r"\d+\.\d\d", r[name].text()), (name, r[name].text())
+    for name in chances:
+        text = re.sub(r"<[^>]+>", "", r[name].text()).replace("&lt;", "<").replace("&gt;", ">")
+        assert re.fullmatch(r"(\d+\.\d|< 0\.1|> 99\.9) %", text), (name, text)
+    target_field = tab.margin_precision.text()
+    assert re.fullmatch(r"\d+\.\d\d %", target_field)
+
+
+def test_the_ratio_s_keeps_the_sliders_two_decimals():
+    assert formatting.oversampling(1.00964) == "1.01"
+    assert formatting.oversampling(2) == "2.00"
+    assert formatting.oversampling(12.345) == "12.35" or formatting.oversampling(12.345) == "12.34"
+    assert formatting.oversampling(0.0312) == "0.031"
+    assert formatting.oversampling(float("nan")) == "–"
+    assert margin(0.1076) == "10.76 %" and margin(0.05) == "5.00 %"
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    """The main window with the example session, planning from its last travel round (the
+    previous-round grid: the tallest Plan inputs)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop import main_window as main_window_module
+    from desktop.main_window import MainWindow, app_settings
+
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Discard
+    )
+    widget = MainWindow(settings=app_settings())
+    qtbot.addWidget(widget)
+    widget.load_example()
+    rounds = widget.session.state.rounds
+    widget.choose_previous_round(max(i for i, r in enumerate(rounds) if r.classifier == "travel"))
+    return widget
+
+
+def fully_visible(widget: QWidget) -> bool:
+    return widget.isVisible() and widget.visibleRegion().boundingRect() == widget.rect()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1600, 1000)])
+def test_the_targets_fit_without_scrolling(qtbot, window, size):
+    from PySide6.QtCore import QSize
+
+    window.resize(QSize(*size))
+    window.show()
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentIndex(window.tab_keys.index("plan"))
+    plan = window.plan_tab
+    plan.flush()
+    qtbot.wait(50)  # posted layout requests
+    assert window.size() == QSize(*size)  # no minimum forces a wider or taller window
+    assert plan.belief_pages.currentWidget() is plan.grid  # the tall previous-round grid
+    box = plan.targets_box
+    assert box.height() >= box.minimumSizeHint().height()  # nothing squeezed
+    assert plan.middle_scroll.verticalScrollBar().value() == 0
+    assert fully_visible(box), box.visibleRegion().boundingRect()
+    for field in (plan.margin_precision, plan.assurance_target, plan.fpc.box):
+        assert fully_visible(field)
+    for slider in (plan.s_slider, plan.v_slider):
+        assert fully_visible(slider.slider) and fully_visible(slider.spin)
+    assert fully_visible(plan.plan_box)

@@ -8,8 +8,9 @@ import pyqtgraph.exporters
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QPainter
 
+from desktop import formatting
 from desktop.plot_export import QtSvgExporter
-from desktop.plotting import PlotPanel
+from desktop.plotting import PlotPanel, use_count_axis
 
 
 def shown_panel(qtbot, log_x):
@@ -34,7 +35,8 @@ def test_hover_reads_out_the_nearest_point_in_data_units_on_a_log_axis(qtbot):
     assert x == target_x and y == target_y
     panel._on_mouse_moved((scene,))
     text = panel.readout.textItem.toPlainText()
-    assert "precision" in text and f"x = {target_x:.3g}" in text and "%" in text
+    # Each coordinate after its axis title, in the axes' units: never a bare "x =".
+    assert text == f"precision\ns: {target_x:.3g}\nwidth: {formatting.percent(target_y)}"
     # Far from every curve: no read-out.
     corner = panel.plotItem.vb.mapViewToScene(QPointF(np.log10(s[-1]), 1e6))
     assert panel.nearest_point(corner) is None
@@ -128,3 +130,22 @@ def test_the_window_does_not_load_the_exporters_at_start_up():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_count_axis_groups_thousands_and_keeps_its_grid(qtbot):
+    panel = shown_panel(qtbot, log_x=False)
+    grid = panel.plotItem.getAxis("left").grid
+    use_count_axis(panel, "Labels")
+    axis = panel.plotItem.getAxis("left")
+    assert axis.labelText == "Labels"
+    assert axis.grid == grid
+    assert axis.tickStrings([0.0, 2500.0, 5000.0], 1.0, 2500.0) == ["0", "2,500", "5,000"]
+    # Fractional steps (a zoomed-in view) keep pyqtgraph's decimals.
+    assert axis.tickStrings([0.5, 1.0], 1.0, 0.5) == ["0.5", "1.0"]
+
+
+def test_read_out_falls_back_to_x_and_y_without_axis_titles(qtbot):
+    panel = shown_panel(qtbot, log_x=False)
+    panel.setLabel("bottom", "")
+    panel.setLabel("left", "")
+    assert panel.read_out_text("", 2.0, 0.5) == "x: 2\ny: 50.0 %"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -18,7 +19,8 @@ from core.prevalence import (
 )
 from core.session import SessionState
 from core.workbook.rounds import Round
-from desktop.prevalence_tab import CURRENT_NAME, PrevalenceTab
+from desktop import formatting
+from desktop.prevalence_tab import CURRENT_NAME, PrevalenceTab, band_note_words
 from desktop.session_model import SessionModel
 
 K = 41_200 / 1_251_000
@@ -44,6 +46,30 @@ def tab(qtbot):
     widget.shutdown()
 
 
+#: Symbols and abbreviations a lead cannot read; they belong in tooltips only.
+JARGON = ("P3", "Δ", "η", "π", "α", "TPR", "FPR", "LB", "UB", "AUC", "CV", "rank swap")
+
+
+def plain(text: str) -> str:
+    """A rich-text label as read: tags dropped, non-breaking spaces as spaces."""
+    return re.sub(r"<[^>]+>", "", text).replace("\u00a0", " ").replace("&nbsp;", " ")
+
+
+def assert_no_jargon(text: str) -> None:
+    for word in JARGON:
+        assert word not in text, f"{word!r} shown to the user in {text!r}"
+
+
+def legend_texts(plot) -> list[str]:
+    return [label.text for _sample, label in plot.legend.items]
+
+
+def assert_legend_inside_view(plot) -> None:
+    legend = plot.legend.sceneBoundingRect()
+    view = plot.plotItem.vb.sceneBoundingRect()
+    assert view.contains(legend), (legend, view)
+
+
 def displayed(item):
     """``(x, y)`` of a log-x curve in data units (getData() gives log10 x)."""
     x, y = item.getData()
@@ -65,9 +91,13 @@ def test_p3_curve_and_band_equal_core(tab):
     np.testing.assert_allclose(displayed(tab.band_lower)[1], expected.lower, rtol=1e-12)
     np.testing.assert_allclose(displayed(tab.band_upper)[1], expected.upper, rtol=1e-12)
     band = expected.band
-    text = tab.band_label.text()
-    assert f"Δ = {band.delta * 100:.1f} %" in text
-    assert "η* = " in text
+    text = plain(tab.band_label.text())
+    assert f"Uncertainty band: at most {band.delta * 100:.1f} % wide" in text
+    assert f"widest at a prevalence of {formatting.percent(band.eta_star)}" in text
+    assert_no_jargon(text)
+    # The symbols and the citation stay in the tooltip.
+    tooltip = tab.band_label.toolTip()
+    assert "Δ = " in tooltip and "η* = " in tooltip and "Theorem 5.1" in tooltip
     # Markers: population and sample prevalence, eta*, reference (log10 positions).
     point = expected.point
     assert tab.population_marker.value() == pytest.approx(np.log10(point.population_prevalence))
@@ -96,7 +126,16 @@ def test_ticked_rounds_get_f1_curves_and_rank_swaps(qtbot, tab):
     swap_x, swap_y = displayed(tab.swap_points)
     np.testing.assert_allclose(swap_x, [s.prevalence for s in expected.swaps], rtol=1e-9)
     np.testing.assert_allclose(swap_y, [s.value for s in expected.swaps], rtol=1e-9)
-    assert "rank swaps" in tab.swaps_label.text()
+    text = plain(tab.swaps_label.text())
+    assert "F1 order swaps" in text
+    swap = expected.swaps[0]
+    assert (
+        f"{swap.better_below} is ahead below a prevalence of "
+        f"{formatting.percent(swap.prevalence)}, {swap.better_above} above it"
+    ) in text
+    assert_no_jargon(text)
+    assert legend_texts(tab.f1_plot) == [CURRENT_NAME, "R-A (wide)", "R-B (narrow)"]
+    assert_legend_inside_view(tab.f1_plot)
     assert tab.calibrated_model.rowCount() == 3
     # Unticking is one undo step away.
     session.undo_stack.undo()
@@ -119,7 +158,22 @@ def test_typed_reference_prevalence_gives_calibrated_metrics(qtbot, tab):
     assert row.values[1] == expected
     assert row.cells[3] == f"{expected.precision * 100:.1f} %"
     assert tab.reference_marker.value() == pytest.approx(np.log10(0.005))
-    assert "0.500 %" in tab.calibrated_title.text()
+    assert tab.calibrated_box.title().endswith("at the reference prevalence, 0.500 %")
+    # The column titles say at which prevalence the calibrated numbers hold.
+    headers = [
+        tab.calibrated_model.headerData(column, Qt.Orientation.Horizontal)
+        for column in range(tab.calibrated_model.columnCount())
+    ]
+    assert headers == [
+        "Round",
+        "Own\nprevalence",
+        "Precision",
+        "Precision\nat 0.500 %",
+        "Recall",
+        "F1\nat 0.500 %",
+        "Precision gain",
+        "Recall gain\nat 0.500 %",
+    ]
 
 
 def test_evaluate_round_changes_follow_and_bad_round_is_explained(tab):
@@ -156,12 +210,22 @@ def test_import_scored_sample_draws_pr_curves(qtbot, tab, tmp_path):
     ax, ay = displayed(tab.area_line)
     np.testing.assert_allclose(ax, eta, rtol=1e-12)
     np.testing.assert_allclose(ay, area, rtol=1e-12)
-    assert f"{expected.average_precision * 100:.1f} %" in tab.scored_label.text()
-    assert not tab.pr_placeholder.isVisible()
-    # Importing is undoable: the curves go away with it.
+    text = plain(tab.scored_label.text())
+    assert f"Average precision {expected.average_precision * 100:.1f} %" in text
+    assert_no_jargon(text)
+    assert f"(AUC-ROC): {formatting.percent(expected.auc_roc)}" in tab.scored_label.toolTip()
+    # The scored sample's charts appear with their data, their legend inside the view.
+    assert tab.pr_plot.isVisible() and tab.area_plot.isVisible()
+    assert legend_texts(tab.pr_plot) == [
+        "At the sample's prevalence",
+        "At the reference prevalence",
+    ]
+    assert_legend_inside_view(tab.pr_plot)
+    # Importing is undoable: the curves go away with it, and so do their charts.
     tab._session.undo_stack.undo()
     assert tab.scored is None
     assert len(tab.pr_line.getData()[0] or []) == 0
+    assert not tab.pr_plot.isVisible() and not tab.area_plot.isVisible()
 
 
 def test_bad_scored_sample_is_reported(qtbot, tab, tmp_path):
@@ -201,3 +265,127 @@ def test_a_refused_curve_is_said_in_words(monkeypatch, tab):
     tab.refresh()
     assert "reference prevalence must be between 0 and 1" in tab.message_label.text()
     assert statuses and "reference prevalence" in statuses[-1]
+
+
+def test_no_empty_chart_is_shown_and_the_box_says_what_to_import(tab):
+    """Before a scored sample is loaded its two charts are hidden, not drawn empty; the
+    Scored sample box says what file to import to see them."""
+    assert tab.scored is None
+    assert not tab.pr_plot.isVisible() and not tab.area_plot.isVisible()
+    assert tab.p3_plot.isVisible() and tab.f1_plot.isVisible()
+    text = tab.scored_label.text()
+    assert text.startswith("No scored sample loaded. Import a file of labeled items")
+    assert "score" in text and "label" in text
+    # The top charts take the room: as tall as the whole chart area.
+    assert tab.p3_plot.height() > 0.5 * tab.height()
+    # An empty message line takes no room either.
+    assert not tab.message_label.isVisible()
+
+
+def test_every_chart_speaks_in_words(tab):
+    """Titles, axis titles and legends name things as a lead reads them; the vertical
+    markers are keyed in the titles, their labels never sit on the x axis."""
+    titles = {
+        tab.p3_plot: "Precision at every prevalence",
+        tab.f1_plot: "F1 at every prevalence",
+        tab.pr_plot: "PR curve of the scored sample",
+        tab.area_plot: "Average precision at every prevalence (scored sample)",
+    }
+    for plot, title in titles.items():
+        shown = plain(plot.plotItem.titleLabel.text)
+        assert shown.startswith(title)
+        assert_no_jargon(shown)
+        for side in ("bottom", "left"):
+            assert_no_jargon(plot.plotItem.getAxis(side).labelText)
+    assert tab.p3_plot.plotItem.getAxis("bottom").labelText == "Prevalence of actual positives"
+    assert tab.area_plot.plotItem.getAxis("left").labelText == "Average precision"
+    assert "precision against recall at every score threshold" in plain(
+        tab.pr_plot.plotItem.titleLabel.text
+    )
+    assert "population" in plain(tab.p3_plot.plotItem.titleLabel.text)
+    assert "widest band" in plain(tab.p3_plot.plotItem.titleLabel.text)
+    for plot in (tab.p3_plot, tab.f1_plot, tab.area_plot):
+        assert "reference" in plain(plot.plotItem.titleLabel.text)
+    markers = (
+        tab.population_marker,
+        tab.sample_marker,
+        tab.eta_star_marker,
+        tab.reference_marker,
+        tab.f1_reference_marker,
+        tab.area_reference_marker,
+        tab.area_sample_marker,
+    )
+    assert not any(marker.label.isVisible() for marker in markers)
+    assert legend_texts(tab.p3_plot) == ["Precision", "Uncertainty band"]
+    assert_legend_inside_view(tab.p3_plot)
+    assert_legend_inside_view(tab.f1_plot)
+    for text in (tab.band_label.text(), tab.swaps_label.text(), tab.calibrated_box.title()):
+        assert_no_jargon(plain(text))
+    headers = [
+        tab.calibrated_model.headerData(column, Qt.Orientation.Horizontal)
+        for column in range(tab.calibrated_model.columnCount())
+    ]
+    assert headers[3] == "Precision\nat 2.00 %"
+    for header in headers:
+        assert_no_jargon(header)
+
+
+def test_calibrated_table_shows_three_rounds_without_scrolling(tab):
+    tab.set_round_checked("R-A", True)
+    tab.set_round_checked("R-B", True)
+    view = tab.calibrated_view
+    assert tab.calibrated_model.rowCount() == 3
+    assert not view.verticalScrollBar().isVisible()
+
+
+def test_numbers_in_labels_never_part_from_their_unit(tab):
+    """A word-wrapped line may break anywhere but between a number and its %."""
+    assert re.search(r"\d %", tab.band_label.text()) is None
+    assert "\u00a0%" in tab.band_label.text()
+
+
+def test_band_notes_are_said_in_words():
+    assert band_note_words("") == ""
+    assert band_note_words(
+        "sigma_tpr >= tpr: TPR's lower end clipped to 0, so LB = 0 everywhere; an upper "
+        "rate bound clipped to 1"
+    ) == (
+        "recall's interval reaches 0, so the band's lower edge is 0 % at every prevalence; "
+        "an interval of a rate was cut at 100 %"
+    )
+    widest = band_note_words(
+        "the widest band (Delta = 1) is only approached as prevalence -> 0, which lies "
+        "outside (0, 1), so eta* is undefined"
+    )
+    assert widest == "the band is widest only as the prevalence approaches 0 %"
+    assert_no_jargon(widest)
+    assert band_note_words("something new from core") == "something new from core"
+
+
+def test_first_showing_the_tab_in_the_window_keeps_the_window_size(qtbot, tmp_path, monkeypatch):
+    """Shown for the first time after the window was laid out (its page still at its birth
+    size), the tab's wrapped sentences must not claim the height of a narrow column and
+    push the window past a laptop screen."""
+    from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop import main_window as main_window_module
+    from desktop.main_window import MainWindow, app_settings
+
+    monkeypatch.setenv(main_window_module.SETTINGS_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Discard
+    )
+    window = MainWindow(settings=app_settings())
+    qtbot.addWidget(window)
+    window.load_example()
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    for index in range(window.tab_keys.index("prevalence") + 1):
+        window.tabs.setCurrentIndex(index)
+        QThreadPool.globalInstance().waitForDone(20_000)
+        qtbot.wait(10)
+        window.grab()
+    assert window.size().height() == 800
+    assert window.prevalence_tab.minimumSizeHint().height() < 600
