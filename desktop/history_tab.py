@@ -39,7 +39,7 @@ from core import batch_intervals, validation
 from core.compare import Comparison, compare
 from core.confusion import point_estimates
 from core.errors import InputError
-from core.intervals import Interval
+from core.intervals import NO_FPC, Interval
 from core.prevalence import calibrated_metrics_from_round
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
@@ -153,10 +153,14 @@ class RoundFigures:
     calibrated_precision: float
 
 
-def round_figures(rounds, confidence: float, reference: float) -> tuple[list, list[str]]:
+def round_figures(
+    rounds, confidence: float, reference: float, fpc: bool = False
+) -> tuple[list, list[str]]:
     """Estimates and intervals of every usable round, and why any other was left out.
 
-    The intervals of all usable rounds come from one call of :mod:`core.batch_intervals`.
+    The intervals of all usable rounds come from one call of :mod:`core.batch_intervals`;
+    with ``fpc`` (the Evaluate tab's finite population correction) each round whose two
+    population counts are known gets its own correction, as on the Evaluate tab.
     """
     usable, problems = [], []
     for index, past in enumerate(rounds):
@@ -173,8 +177,13 @@ def round_figures(rounds, confidence: float, reference: float) -> tuple[list, li
         return [], problems
     tp, fp, fn, tn = np.array([past.matrix.as_tuple() for _, _, past, _, _ in usable]).T
     k = np.array([past.k for _, _, past, _, _ in usable], dtype=float)
-    precision_intervals = batch_intervals.wilson_precision(tp, fp, confidence)
-    recall_intervals = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence)
+    factors = tuple(
+        np.array(
+            [(fpc and past.fpc_factors()) or NO_FPC for _, _, past, _, _ in usable], dtype=float
+        ).T
+    )
+    precision_intervals = batch_intervals.wilson_precision(tp, fp, confidence, factors)
+    recall_intervals = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence, factors)
     figures = [
         RoundFigures(
             index=index,
@@ -461,7 +470,12 @@ class HistoryTab(SessionTab):
     def _on_session_changed(self, path: str) -> None:
         if any(
             affects(path, watched)
-            for watched in ("rounds", "confidence", "prevalence.reference_prevalence")
+            for watched in (
+                "rounds",
+                "confidence",
+                "prevalence.reference_prevalence",
+                "evaluate.fpc",
+            )
         ):
             self.refresh()
 
@@ -470,7 +484,7 @@ class HistoryTab(SessionTab):
         state = self._session.state
         rounds = state.rounds
         self.figures, problems = round_figures(
-            rounds, state.confidence, state.prevalence.reference_prevalence
+            rounds, state.confidence, state.prevalence.reference_prevalence, state.evaluate.fpc
         )
         self.comparisons = {}
         self._show_series()
@@ -483,16 +497,21 @@ class HistoryTab(SessionTab):
         else:
             classifiers = len({f.classifier for f in self.figures})
             level = formatting.keep_together(formatting.level(state.confidence))
+            corrected = (
+                " (finite population correction on, as on the Evaluate tab)"
+                if state.evaluate.fpc
+                else ""
+            )
             reference = formatting.keep_together(
                 formatting.percent(state.prevalence.reference_prevalence)
             )
             notes.append(
                 f"<b>{len(self.figures)}</b> {plural(len(self.figures), 'round')} of "
                 f"{classifiers} {plural(classifiers, 'classifier')}. Error bars: the "
-                f"{level} intervals. Dashed lines: precision at the reference prevalence "
-                f"{reference}, so rounds with different shares of positives compare fairly. "
-                "▲\u00a0or\u00a0▼: a rise or fall since the classifier's previous round "
-                "that is more than noise."
+                f"{level} intervals{corrected}. Dashed lines: precision at the reference "
+                f"prevalence {reference}, so rounds with different shares of positives "
+                "compare fairly. ▲\u00a0or\u00a0▼: a rise or fall since the classifier's "
+                "previous round that is more than noise."
             )
         if undated:
             notes.append(f"Not drawn (no date): {', '.join(undated)}.")

@@ -132,6 +132,23 @@ def test_confidence_and_reference_changes_recompute(qtbot, tab, rounds):
     assert next(iter(tab.comparisons.values())).confidence == 0.8
 
 
+def test_the_evaluate_tabs_correction_applies_to_rounds_with_counts(qtbot, tab, rounds):
+    counted = next((i, r) for i, r in enumerate(rounds) if r.population_pos and r.population_neg)
+    index, item = counted
+    figure = next(f for f in tab.figures if f.index == index)
+    assert figure.precision_interval == wilson_precision(item.matrix, 0.95)
+    tab._session.set_value("evaluate.fpc", True)
+    figure = next(f for f in tab.figures if f.index == index)
+    factors = item.population.fpc_factors(item.tp + item.fp, item.fn + item.tn)
+    expected = wilson_precision(item.matrix, 0.95, factors)
+    assert (figure.precision_interval.lower, figure.precision_interval.upper) == pytest.approx(
+        (expected.lower, expected.upper), abs=1e-12
+    )
+    recall = katz_log_recall(item.matrix, item.k, 0.95, factors)
+    assert figure.recall_interval.lower == pytest.approx(recall.lower, abs=1e-12)
+    assert "finite population correction on" in tab.summary_label.text()
+
+
 def test_no_rounds_says_what_to_do(qtbot):
     widget = HistoryTab(SessionModel(SessionState()))
     qtbot.addWidget(widget)
