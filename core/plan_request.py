@@ -108,9 +108,9 @@ def planning_inputs(state, past_round=None) -> PlanningInputs:
         if plan.prior_preset in NON_INFORMATIVE_PRESETS:
             posterior = None
             notes = (
-                "Bayesian curves: the prior strengths w only; for your own prior's curve "
-                "and s* Bayes choose the prior preset 'from expected P/R' or plan from a "
-                "previous round.",
+                "Bayes curves: the prior strengths only; for a curve of your own prior "
+                "and the best s with it, choose 'From expected precision and recall' under "
+                "Prior from, or plan from a previous round.",
             )
         else:
             posterior, notes = plan.prior.posterior(), ()

@@ -122,7 +122,7 @@ FIELD_WORDS: dict[str, str] = {
     "population": "Predicted positive N1 and Predicted negative N0",
     "prior": "a prior preset",
     "counts": "its counts",
-    "costs": "Label cost pred + and Label cost pred −",
+    "costs": "Label cost, flagged and Label cost, unflagged",
     "s": "s",
     "v": "v",
     "method=optimal": "the Optimal method",

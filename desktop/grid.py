@@ -19,10 +19,10 @@ from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QAbstractItemView,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QTableView,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -241,6 +241,11 @@ class ConfusionGridView(QTableView):
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.setTabKeyNavigation(True)
         self.setCurrentIndex(model.index(0, 0))
+        # Every column at least as wide as its header, so "Actual +" is never cut to
+        # "ctual +" when the tab is narrow.
+        header = self.horizontalHeader()
+        widest = max(header.fontMetrics().horizontalAdvance(text) for text in COLUMN_HEADERS)
+        header.setMinimumSectionSize(widest + 16)
         self.setMinimumSize(300, 110)
         self.setMaximumHeight(130)
 
@@ -289,7 +294,8 @@ class ConfusionGridView(QTableView):
 
 
 class ConfusionGrid(QWidget):
-    """Grid plus a live readout of the estimates beside it.
+    """Grid plus a live readout of the estimates under it (under, so that the grid has
+    the column's whole width and its headers are never cut).
 
     ``k_source`` returns the ``k`` to use for recall (``None`` for a plain random sample,
     where ``k = n1/n0``); it is asked on every refresh so it follows the population inputs.
@@ -307,12 +313,12 @@ class ConfusionGrid(QWidget):
         self.view = ConfusionGridView(self.model, self)
         self.readout = QLabel(self)
         self.readout.setTextFormat(Qt.TextFormat.RichText)
-        self.readout.setMinimumWidth(170)
+        self.readout.setWordWrap(True)
         self._k_source = k_source
-        layout = QHBoxLayout(self)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 3)
-        layout.addWidget(self.readout, 1)
+        layout.addWidget(self.view)
+        layout.addWidget(self.readout)
         self.model.dataChanged.connect(self.refresh_readout)
         self.refresh_readout()
 
@@ -324,11 +330,13 @@ class ConfusionGrid(QWidget):
             self.readout.setText(f"<span style='color:#a00'>{exc}</span>")
             return
         recall = estimates.recall
+        recall_text = formatting.percent(recall if not math.isnan(recall) else None)
+        together = formatting.keep_together
         self.readout.setText(
-            f"<b>Precision</b> {formatting.percent(estimates.precision)}<br>"
-            f"<b>Recall</b> {formatting.percent(recall if not math.isnan(recall) else None)}"
-            f"<br><b>F1</b> {formatting.percent(estimates.f1)}<br>"
+            f"<b>Precision</b>&nbsp;{together(formatting.percent(estimates.precision))} · "
+            f"<b>Recall</b>&nbsp;{together(recall_text)} · "
+            f"<b>F1</b>&nbsp;{together(formatting.percent(estimates.f1))}<br>"
             f"<span style='color:#555'>labeled {formatting.thousands(matrix.total)}: "
-            f"{formatting.thousands(matrix.n_pos)} pred+, "
-            f"{formatting.thousands(matrix.n_neg)} pred−</span>"
+            f"{formatting.thousands(matrix.n_pos)} flagged, "
+            f"{formatting.thousands(matrix.n_neg)} unflagged</span>"
         )

@@ -120,4 +120,7 @@ def test_every_edit_is_undoable(qtbot, grid):
 def test_live_readout_follows_the_counts(qtbot, grid):
     _, widget = grid
     type_into(qtbot, widget.view, 0, 0, "31")  # precision 31/62 = 50 %
-    assert f"Precision</b> {percent(0.5)}" in widget.readout.text()
+    text = widget.readout.text()
+    assert f"Precision</b>&nbsp;{percent(0.5)}".replace(" ", "\u00a0") in text
+    # Under the grid, not beside it: the grid has the column's whole width.
+    assert widget.readout.geometry().top() >= widget.view.geometry().bottom()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
     QSlider,
+    QStyle,
     QWidget,
 )
 
@@ -142,6 +143,21 @@ def test_the_design_sliders_are_in_view_without_scrolling(qtbot, window, size):
     for slider in (plan.s_slider, plan.v_slider):
         assert fully_visible(slider.slider)
         assert fully_visible(slider.spin)
+
+
+@pytest.mark.parametrize("size", [QSize(1280, 800), LAPTOP])
+@pytest.mark.parametrize("index", [0, 1])
+def test_the_count_grids_show_their_headers_whole(qtbot, window, size, index):
+    window.resize(size)
+    tab = show_tab(qtbot, window, index)
+    grid = tab.grid
+    header = grid.view.horizontalHeader()
+    assert not grid.view.horizontalScrollBar().isVisible()
+    margin = header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+    for column in range(3):
+        label = grid.model.headerData(column, Qt.Orientation.Horizontal)
+        needed = header.fontMetrics().horizontalAdvance(label) + 2 * margin
+        assert header.sectionSize(column) >= needed, (label, header.sectionSize(column))
 
 
 def test_the_keys_do_not_overlap_the_plots(qtbot, window):
