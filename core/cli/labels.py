@@ -130,6 +130,15 @@ def run(args: argparse.Namespace) -> LabeledSample:
         if before is None and not target.parent.is_dir():
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
     margins = _margins(args)
+    for path in args.workbooks:
+        if path.suffix.casefold() in (".csv", ".tsv", ".tab", ".txt", ".parquet") and (
+            path.is_file()
+        ):
+            raise InputError(
+                f"{path.name} is an item list, not a labeling workbook; labels reads the "
+                ".xlsx that prplanner select wrote (prplanner select ITEMS --n-pos N1 "
+                "--n-neg N0 -o SHEET.xlsx draws one from the item list)"
+            )
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
     result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates, fpc=args.fpc)
     primary = result.primary

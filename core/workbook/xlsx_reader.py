@@ -1417,6 +1417,11 @@ def check_workbook_file(path: str | Path) -> ReadBudget:
         )
     if not head.startswith(b"PK"):
         if _looks_like_text(head):
+            if path.suffix.casefold() in (".csv", ".tsv", ".tab", ".txt"):
+                raise WorkbookError(
+                    f"{path} is a text table, but an Excel workbook (.xlsx) is read here; "
+                    "open it in Excel or LibreOffice and save it as an Excel workbook"
+                )
             raise WorkbookError(
                 f"{path} is a text file (CSV or similar) with an Excel name, not an Excel "
                 "workbook; rename it to .csv where a CSV is accepted, or open it in Excel or "

@@ -268,6 +268,14 @@ def test_labels_text_output(capsys, labeled):
     assert "target margins" not in captured.out  # no margin given, no verdict
 
 
+def test_labels_given_the_item_list_says_what_it_reads(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    status, _, captured = run(capsys, "labels", items)
+    assert status == 2
+    assert "items.csv is an item list, not a labeling workbook" in captured.err
+    assert "prplanner select ITEMS" in captured.err
+
+
 def test_labels_without_fpc_is_plain_evaluate(capsys, labeled):
     status, data, captured = run(capsys, "labels", labeled[0], "--no-fpc", "--json")
     assert status == 0, captured.err
