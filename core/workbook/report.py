@@ -391,8 +391,10 @@ def _write_summary(ws, content: ReportContent) -> int:
             sheet.put(row, 1, line.label, fit=False).alignment = top
             value_cell = sheet.put(row, 2, line.value, line.kind, fit=False)
             value_cell.alignment = Alignment(horizontal="right", vertical="top", wrap_text=True)
-            sheet.put(row, 3, line.lower, line.kind, fit=False).alignment = top
-            sheet.put(row, 4, line.upper, line.kind, fit=False).alignment = top
+            # Right-aligned with a margin, so a bound never runs into the explanation.
+            bound = Alignment(horizontal="right", vertical="top", indent=1)
+            sheet.put(row, 3, line.lower, line.kind, fit=False).alignment = bound
+            sheet.put(row, 4, line.upper, line.kind, fit=False).alignment = bound
             # Calibri is narrower than the width unit's digit: about 15 % more fits
             lines = _wrapped_lines(line.label, int(label_width * 1.15))
             if isinstance(line.value, str):

@@ -812,17 +812,18 @@ def summary_rows(
         matrix = evaluation.matrix
         rows += [
             SummaryRow(
-                label="Labeled predicted positives",
+                label="Labeled flagged items",
                 value=matrix.n_pos,
                 kind="count",
-                note=f"TP = {matrix.tp:,} truly positive, FP = {matrix.fp:,} not.",
+                note=f"Predicted positive: TP = {matrix.tp:,} truly positive, "
+                f"FP = {matrix.fp:,} not.",
             ),
             SummaryRow(
-                label="Labeled predicted negatives",
+                label="Labeled unflagged items",
                 value=matrix.n_neg,
                 kind="count",
-                note=f"FN = {matrix.fn:,} truly positive (missed), TN = {matrix.tn:,} "
-                "truly negative.",
+                note=f"Predicted negative: FN = {matrix.fn:,} truly positive (missed), "
+                f"TN = {matrix.tn:,} truly negative.",
             ),
         ]
         population: Population | PopulationInputs | None = None
@@ -835,7 +836,7 @@ def summary_rows(
         if pos is not None and neg is not None:
             rows.append(
                 SummaryRow(
-                    label="Population flagged positive",
+                    label="Flagged items in the population",
                     value=pos,
                     kind="count",
                     note="Items the classifier predicts positive (N1).",
@@ -843,7 +844,7 @@ def summary_rows(
             )
             rows.append(
                 SummaryRow(
-                    label="Population flagged negative",
+                    label="Unflagged items in the population",
                     value=neg,
                     kind="count",
                     note="Items the classifier predicts negative (N0).",
@@ -912,12 +913,14 @@ def summary_rows(
         )
 
         rows.append(SummaryRow(style="heading", label="Intervals by method"))
+        quoted = evaluation.recommended()
         for metric_name, method, estimate, lower, upper, note in evaluation.to_rows():
             if metric_name not in ("precision", "recall"):
                 continue
+            star = " ★ quote this" if quoted.get(metric_name) == method else ""
             rows.append(
                 SummaryRow(
-                    label=f"{METRIC_NAMES[metric_name]}: {METHOD_NAMES.get(method, method)}",
+                    label=f"{METRIC_NAMES[metric_name]}: {METHOD_NAMES.get(method, method)}{star}",
                     value=estimate,
                     lower=lower,
                     upper=upper,
@@ -928,7 +931,9 @@ def summary_rows(
         rows.append(
             SummaryRow(
                 style="text",
-                label="F1 and the false positive rate by every method are on the Intervals sheet.",
+                label="★ quote this: the interval to report (the Results above); its confidence "
+                "level holds best for this kind of sample. F1 and the false positive rate by "
+                "every method are on the Intervals sheet.",
             )
         )
 
@@ -964,16 +969,16 @@ def summary_rows(
                     value=plan.s,
                     kind="number",
                     note=f"Chosen by {how}; the ratio that makes the "
-                    f"recall interval narrowest is s* = {plan.s_star:.3g}.",
+                    f"recall interval narrowest is {plan.s_star:.3g}.",
                 ),
                 SummaryRow(
-                    label="Label from predicted positives",
+                    label="Flagged items to label",
                     value=plan.n_pos,
                     kind="count",
                     note="Items to draw at random from what the classifier flags.",
                 ),
                 SummaryRow(
-                    label="Label from predicted negatives",
+                    label="Unflagged items to label",
                     value=plan.n_neg,
                     kind="count",
                     note="Items to draw at random from the rest.",

@@ -296,9 +296,16 @@ def test_summary_gives_hand_computed_estimates_of_the_chosen_round(written, fixt
     assert rows["Precision"][3] == pytest.approx(center + half, rel=1e-9)
     assert "Wilson" in rows["Precision"][4]
     assert rows["Subject"][1] == "round TR-03 (travel)"
-    assert rows["Label from predicted positives"][1] == content.plan.n_pos
+    assert rows["Flagged items to label"][1] == content.plan.n_pos
     assert rows["Total labels"][1] == content.plan.total
     assert "Warnings" in rows and "Plan for the next round" in rows
+    # The interval to quote is marked in the list by method, once per metric.
+    starred = [label for label in rows if isinstance(label, str) and "★ quote this" in label]
+    assert starred == [
+        "Precision: Wilson score ★ quote this",
+        "Recall: Katz log-ratio ★ quote this",
+    ]
+    assert rows[starred[0]][2] == pytest.approx(center - half, rel=1e-9)
 
 
 def test_intervals_sheet_is_evaluation_to_rows(written):
@@ -716,8 +723,8 @@ def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(tmp_pa
     assert "The design of TR-03 again (s = 1.8, 4,700 labels)" in labels
     assert not any("1,000 labels" in label for label in labels)
     values = {row[0]: row[1] for row in summary if isinstance(row[0], str)}
-    assert values["Population flagged positive"] == 40_550
-    assert values["Labeled predicted positives"] == tr03.tp + tr03.fp
+    assert values["Flagged items in the population"] == 40_550
+    assert values["Labeled flagged items"] == tr03.tp + tr03.fp
     plan_sheet = _sheet_rows(output, SHEET_PLAN)
     assert any(f"for {total:,} labels" in str(row[0]) for row in plan_sheet)
 

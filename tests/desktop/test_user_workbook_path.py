@@ -244,8 +244,8 @@ def test_the_users_rounds_drive_every_tab_and_the_report(qtbot, window, workbook
     values = summary_values(cells)
     assert values["Subject"] == "round PR-05 (Promotions, model v2.3)"
     assert values["Classifier"] == "Promotions" and values["Model version"] == "v2.3"
-    assert values["Labeled predicted positives"] == pr05.tp + pr05.fp
-    assert values["Labeled predicted negatives"] == pr05.fn + pr05.tn
+    assert values["Labeled flagged items"] == pr05.tp + pr05.fp
+    assert values["Labeled unflagged items"] == pr05.fn + pr05.tn
     assert values["Imbalance ratio k"] == pytest.approx(0.0335, rel=1e-12)
     expected = point_estimates(pr05.matrix, 0.0335)
     precision = next(row for row in cells["Summary"] if row[0] == "Precision")
@@ -349,4 +349,5 @@ def test_use_as_previous_round_shows_the_recall_the_rounds_panel_shows(qtbot, wi
     panel_recall = panel.model.data(panel.model.index(row, 10))
     plan_tab = window.tabs.widget(window.tab_keys.index("plan"))
     plan_tab.grid.refresh_readout()
-    assert f"<b>Recall</b> {panel_recall}<br>" in plan_tab.grid.readout.text()
+    shown = plan_tab.grid.readout.text().replace("&nbsp;", " ").replace("\u00a0", " ")
+    assert f"<b>Recall</b> {panel_recall} ·" in shown
