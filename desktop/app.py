@@ -49,7 +49,7 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
-    app.setApplicationDisplayName("PR Planner")
+    QApplication.setApplicationDisplayName("PR Planner")
     pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 
     # The Plan tab is painted first; the other tabs are built right after (see below).
@@ -95,7 +95,9 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
             # And when every tab is built and laid out (the window fully usable).
             window.build_deferred_tabs()
             for index in range(window.tabs.count()):
-                window.tabs.widget(index).grab()
+                tab = window.tabs.widget(index)
+                if tab is not None:
+                    tab.grab()
             plots = len(window.findChildren(pg.PlotWidget))
             print(f"ready {time.time():.6f} plots {plots}", flush=True)
             window.session.undo_stack.setClean()

@@ -165,6 +165,7 @@ class EnsembleSetsModel(CellRefusals, QAbstractTableModel):
         if row == 0 and column == OVERLAP:
             return False
         text = str(value).strip()
+        new_value: str | int
         if column == NAME:
             if not text:
                 self._refuse((row, column), "a classifier needs a name")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSignalBlocker, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -176,7 +176,7 @@ class ResultRow:
 class EvaluationTableModel(QAbstractTableModel):
     """Thin read-only model over an :class:`Evaluation`'s rows (habit 4)."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[ResultRow] = []
         self._design = "stratified"

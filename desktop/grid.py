@@ -250,7 +250,10 @@ class ConfusionGridView(QTableView):
         self.setMaximumHeight(130)
 
     def grid_model(self) -> ConfusionGridModel:
-        return self.model()
+        model = self.model()
+        if not isinstance(model, ConfusionGridModel):
+            raise TypeError(f"the grid shows a {type(model).__name__}, not a ConfusionGridModel")
+        return model
 
     def keyPressEvent(self, event) -> None:
         if event.matches(QKeySequence.StandardKey.Copy):

@@ -33,7 +33,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop import resources
+# mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
+# resources/ to desktop.resources, so it sees no such module.
+from desktop import resources  # type: ignore[attr-defined]
 
 #: Tab key -> (tab title, formula reference file).
 TOPICS = {

@@ -80,7 +80,7 @@ class MonthAxis(pg.DateAxisItem):
     def _months(self, low: float, high: float) -> list[float]:
         start = dt.datetime.fromtimestamp(low, tz=dt.UTC)
         year, month = start.year, start.month
-        months = []
+        months: list[float] = []
         while True:
             month += 1
             if month > 12:
@@ -202,6 +202,11 @@ def round_figures(
     return figures, problems
 
 
+def _dated(figures: list[RoundFigures], classifier: str) -> list[tuple[dt.date, RoundFigures]]:
+    """The classifier's rounds that have a date, each with its date (the plots' x)."""
+    return [(f.date, f) for f in figures if f.classifier == classifier and f.date is not None]
+
+
 def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     """``(previous, current)`` indices into ``session.rounds``: same classifier, by date.
 
@@ -210,7 +215,7 @@ def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     by_classifier: dict[str, list[RoundFigures]] = {}
     for figure in figures:
         by_classifier.setdefault(figure.classifier, []).append(figure)
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for group in by_classifier.values():
         ordered = sorted(group, key=lambda f: (f.date is None, f.date or dt.date.min, f.index))
         pairs.extend((before.index, after.index) for before, after in itertools.pairwise(ordered))
@@ -534,14 +539,13 @@ class HistoryTab(SessionTab):
             self._series_for(classifier, number)
         for legend in (self.precision_plot.legend, self.recall_plot.legend):
             legend.clear()
-        low, high = {"precision": [], "recall": []}, {"precision": [], "recall": []}
+        low: dict[str, list[float]] = {"precision": [], "recall": []}
+        high: dict[str, list[float]] = {"precision": [], "recall": []}
         for classifier in classifiers:
             items = self._series[classifier]
-            dated = sorted(
-                (f for f in self.figures if f.classifier == classifier and f.date is not None),
-                key=lambda f: f.date,
-            )
-            x = np.array([timestamp(f.date) for f in dated], dtype=float)
+            by_date = sorted(_dated(self.figures, classifier), key=lambda pair: pair[0])
+            dated = [figure for _, figure in by_date]
+            x = np.array([timestamp(day) for day, _ in by_date], dtype=float)
             for metric in ("precision", "recall"):
                 y = np.array([getattr(f, metric) for f in dated], dtype=float)
                 intervals = [getattr(f, f"{metric}_interval") for f in dated]
@@ -586,11 +590,10 @@ class HistoryTab(SessionTab):
         for number, classifier in enumerate(classifiers):
             color = PALETTE[number % len(PALETTE)]
             dated = sorted(
-                (f for f in self.figures if f.classifier == classifier and f.date is not None),
-                key=lambda f: (f.date, f.index),
+                _dated(self.figures, classifier), key=lambda pair: (pair[0], pair[1].index)
             )
             shown = None
-            for figure in dated:
+            for day, figure in dated:
                 if not figure.model_version or figure.model_version == shown:
                     continue
                 shown = figure.model_version
@@ -602,7 +605,7 @@ class HistoryTab(SessionTab):
                     label.setToolTip(
                         f"{classifier}: model {figure.model_version} from {figure.name}"
                     )
-                    label.setPos(timestamp(figure.date), getattr(figure, metric))
+                    label.setPos(timestamp(day), getattr(figure, metric))
                     label.setZValue(25)
                     plot.addItem(label)
                     self.version_labels.append((plot, label))

@@ -107,7 +107,7 @@ class ItemSampleDialog(QDialog):
 
         intro = QLabel(self)
         intro.setWordWrap(True)
-        if top_up:
+        if earlier is not None:
             design = earlier.design
             intro.setText(
                 f"Top up the round of <b>{formatting.short_text(earlier.path.name, 80)}</b>: "
@@ -156,7 +156,7 @@ class ItemSampleDialog(QDialog):
         self.count_button.setToolTip("Read the list again with the columns above")
         self.count_button.clicked.connect(self.count_items)
         columns.addRow(self.count_button)
-        if top_up:  # the earlier draw fixed the columns
+        if earlier is not None:  # the earlier draw fixed the columns
             design = earlier.design
             self.id_edit.setText(design.id_column)
             primary = design.primary
@@ -193,7 +193,7 @@ class ItemSampleDialog(QDialog):
             spin.valueChanged.connect(self._on_size_changed)
         self.seed_edit = QLineEdit(self)
         self.seed_edit.setPlaceholderText("empty: a random seed, recorded in the workbook")
-        if top_up:
+        if earlier is not None:
             self.seed_edit.setText(str(earlier.design.seed))
             self.seed_edit.setReadOnly(True)
         self.blind_check = QCheckBox("Hide from the editors which items were flagged", self)
@@ -471,7 +471,9 @@ class ItemSampleDialog(QDialog):
     def _grow_to_fit(self) -> None:
         """Grow when the counts or a message add lines: a shown dialog keeps its height
         and would squeeze the fields instead."""
-        self.layout().activate()
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
         wanted = self.sizeHint().height()
         if self.height() < wanted:
             self.resize(self.width(), wanted)
@@ -670,8 +672,8 @@ def summary_text(result: LabeledRound) -> str:
             if estimates["precision"] is not None:  # both strata have a label
                 lines.append(
                     f"If every {what_is_open} item were {label}: precision "
-                    f"{formatting.percent(estimates['precision'])}, recall "
-                    f"{formatting.percent(estimates['recall'])}."
+                    f"{formatting.percent(_rate(estimates['precision']))}, recall "
+                    f"{formatting.percent(_rate(estimates['recall']))}."
                 )
     if result.missed:
         lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")
@@ -695,6 +697,15 @@ def summary_text(result: LabeledRound) -> str:
     else:
         lines.append("Both target margins are met.")
     return "<br>".join(lines)
+
+
+def _rate(value: object) -> float | None:
+    """A rate of ``estimates_if_skipped``, whose dict mixes counts and rates as ``object``."""
+    if value is None:
+        return None
+    if not isinstance(value, int | float):
+        raise TypeError(f"a rate must be a number or None, got {value!r}")
+    return float(value)
 
 
 def _key(item) -> str:

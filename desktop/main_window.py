@@ -30,7 +30,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import (
     QBuffer,
@@ -71,7 +71,10 @@ from core.workbook.safe_io import (
     free_name,
     is_ours,
 )
-from desktop import formatting, resources
+
+# mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
+# resources/ to desktop.resources, so it sees no such module.
+from desktop import formatting, resources  # type: ignore[attr-defined]
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
@@ -85,6 +88,8 @@ if TYPE_CHECKING:  # imported where used: Help and the item dialogs wait for the
     from desktop.help import FormulaReference
     from desktop.labeling_round import ItemSampleDialog, LabeledRound
     from desktop.prevalence_tab import PrevalenceTab
+
+TabT = TypeVar("TabT", bound=SessionTab)
 
 ORGANIZATION = "PR Planner"
 APPLICATION = "prplanner"
@@ -348,7 +353,8 @@ class MainWindow(QMainWindow):
                 stand_in = self.tabs.widget(index)
                 self.tabs.removeTab(index)
                 self.tabs.insertTab(index, self._make_tab(key, entry), title)
-                stand_in.deleteLater()
+                if stand_in is not None:
+                    stand_in.deleteLater()
                 del self._deferred_tabs[key]
             self.tabs.setCurrentIndex(current)
         finally:
@@ -917,7 +923,7 @@ class MainWindow(QMainWindow):
         if frame.width() < 400 or frame.height() < 300:
             frame = QRect(0, 0, max(self.width() - 20, 1200), max(self.height() - 260, 640))
         for index in range(self.tabs.count()):
-            tab = self.tabs.widget(index)
+            tab = self._tab_at(index, SessionTab)
             plots = tab.findChildren(PlotPanel)
             if not plots:
                 continue
@@ -946,7 +952,7 @@ class MainWindow(QMainWindow):
         next Save refuses if it changed on disk since)."""
         self._path = path
         self._path_is_session = is_session and path is not None
-        if not self._path_is_session:
+        if path is None or not is_session:
             self._fingerprint = None
         else:
             self._fingerprint = seen if seen is not None else fingerprint(path)
@@ -1057,15 +1063,24 @@ class MainWindow(QMainWindow):
             dialog.set_item_list(item_list)
         return dialog
 
+    def _tab_at(self, index: int, kind: type[TabT]) -> TabT:
+        """The built tab at ``index``, which must be a ``kind``."""
+        tab = self.tabs.widget(index)
+        if not isinstance(tab, kind):
+            raise TypeError(f"tab {index} is a {type(tab).__name__}, not a {kind.__name__}")
+        return tab
+
     @property
     def plan_tab(self) -> PlanTab:
-        return self.tabs.widget(self.tab_keys.index("plan"))
+        return self._tab_at(self.tab_keys.index("plan"), PlanTab)
 
     @property
     def prevalence_tab(self) -> PrevalenceTab:
         """The Prevalence tab, built first if it was deferred."""
         self.build_deferred_tabs()
-        return self.tabs.widget(self.tab_keys.index("prevalence"))
+        from desktop.prevalence_tab import PrevalenceTab  # imported by the build above
+
+        return self._tab_at(self.tab_keys.index("prevalence"), PrevalenceTab)
 
     def read_labeled_workbook(self, paths=None) -> LabeledRound | None:
         """Read a returned labeling workbook (and its top-ups) into the Rounds panel and
@@ -1226,9 +1241,12 @@ class MainWindow(QMainWindow):
     # --- settings -----------------------------------------------------------------------
 
     def _saved_confidence(self) -> float:
+        stored = self.settings.value("session/confidence", 0.95)
+        if not isinstance(stored, str | int | float):
+            return 0.95
         try:
-            value = float(self.settings.value("session/confidence", 0.95))
-        except (TypeError, ValueError):
+            value = float(stored)
+        except ValueError:
             return 0.95
         return value if 0.5 < value < 1 else 0.95
 
@@ -1236,7 +1254,9 @@ class MainWindow(QMainWindow):
         value = self.settings.value("recent_files", [])
         if isinstance(value, str):  # QSettings returns a one-element list as a string
             value = [value]
-        return [str(item) for item in (value or [])]
+        if not isinstance(value, list | tuple):  # None (an invalid entry): no recent files
+            return []
+        return [str(item) for item in value]
 
     def _remember_recent(self, path: Path) -> None:
         name = str(Path(path).resolve())

@@ -279,7 +279,10 @@ def assured_plan(state: SessionState, basis: PlanBasis) -> AssuredPlan:
     if basis.inputs is None:
         raise InputError(basis.error or "the planning inputs are incomplete")
     request = PlanRequest.from_session(state, basis.inputs)
-    return request.but(assurance_target=state.plan.assurance_target).plan().assured
+    assured = request.but(assurance_target=state.plan.assurance_target).plan().assured
+    if assured is None:  # core searches only for a target above 0
+        raise InputError("set a chance of meeting both margins to find the assured plan")
+    return assured
 
 
 def chance(value: float) -> str:
@@ -305,13 +308,21 @@ class SimulationResult:
     inputs: tuple = ()
 
 
-class _ScaledControl:
-    """Maps a sub-task's progress into ``[offset, offset + share]`` of the parent's."""
+class _ScaledControl(TaskControl):
+    """Maps a sub-task's progress into ``[offset, offset + share]`` of the parent's.
+
+    A :class:`TaskControl` for core's signatures only: cancelling and progress are the
+    parent's, nothing is kept here.
+    """
 
     def __init__(self, parent: TaskControl, offset: float, share: float):
+        super().__init__()
         self._parent = parent
         self._offset = offset
         self._share = share
+
+    def cancel(self) -> None:
+        self._parent.cancel()
 
     @property
     def cancelled(self) -> bool:
@@ -1286,9 +1297,19 @@ class PlanTab(SessionTab):
         r["total"].setText(f"<b>{total}</b>")
         r["plan_margin_precision"].setText(margin(plan.margin_precision))
         r["plan_margin_recall"].setText(margin(plan.margin_recall))
-        r["plan_chance_precision"].setText(chance(plan.assurance.precision))
-        r["plan_chance_recall"].setText(chance(plan.assurance.recall))
-        r["plan_chance_both"].setText(f"<b>{escape(chance(plan.assurance.both))}</b>")
+        self._show_chances("plan", plan.assurance)
+
+    def _show_chances(self, prefix: str, assurance: Assurance | None) -> None:
+        """The chances of meeting the margins in the ``{prefix}_chance_*`` readouts; "–"
+        without them (core computes them for every plan, but types them optional)."""
+        r = self.readouts
+        if assurance is None:
+            for what in ("precision", "recall", "both"):
+                r[f"{prefix}_chance_{what}"].setText("–")
+            return
+        r[f"{prefix}_chance_precision"].setText(chance(assurance.precision))
+        r[f"{prefix}_chance_recall"].setText(chance(assurance.recall))
+        r[f"{prefix}_chance_both"].setText(f"<b>{escape(chance(assurance.both))}</b>")
 
     def _show_design(self, state: SessionState) -> None:
         r = self.readouts
@@ -1325,9 +1346,7 @@ class PlanTab(SessionTab):
         r["design_n_neg"].setText(formatting.thousands(design.n_neg))
         r["design_margin_precision"].setText(margin(design.margin_precision))
         r["design_margin_recall"].setText(margin(design.margin_recall))
-        r["design_chance_precision"].setText(chance(design.assurance.precision))
-        r["design_chance_recall"].setText(chance(design.assurance.recall))
-        r["design_chance_both"].setText(f"<b>{escape(chance(design.assurance.both))}</b>")
+        self._show_chances("design", design.assurance)
         meets_p = design.margin_precision <= design.target_margin_precision
         meets_r = design.margin_recall <= design.target_margin_recall
         if meets_p and meets_r:

@@ -86,10 +86,14 @@ class _DragWatcher(QObject):
             return
         self.drafting = drafting
         app = QApplication.instance()
-        if drafting:
-            app.installEventFilter(self)
-        else:
-            app.removeEventFilter(self)
+        # None once the application is gone (a held slider destroyed at exit): no filter
+        # to add or remove then.
+        if app is not None:
+            if drafting:
+                app.installEventFilter(self)
+            else:
+                app.removeEventFilter(self)
+        if not drafting:
             self._relayout_deferred()
         for panel in list(self.panels):
             # A panel of a closed window may linger as a Python wrapper after Qt deleted it.
@@ -325,7 +329,7 @@ class PlotPanel(pg.PlotWidget):
         self.addItem(line, ignoreBounds=True)
         return line
 
-    def set_marker_x(self, line: pg.InfiniteLine, x: float) -> None:
+    def set_marker_x(self, line: pg.InfiniteLine, x: float | None) -> None:
         """Place a vertical marker at data ``x`` (log-transformed on a log axis)."""
         if x is None or not np.isfinite(x) or (self._log_x and x <= 0):
             line.hide()

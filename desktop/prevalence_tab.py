@@ -709,12 +709,13 @@ class PrevalenceTab(SessionTab):
         names = comparison.names if comparison is not None else ()
         legend = self.f1_plot.legend
         legend.clear()
-        for index, name in enumerate(names):
-            line = self._f1_line(index)
-            line.opts["name"] = name
-            line.setData(comparison.prevalence, comparison.f_beta[index])
-            line.show()
-            legend.addItem(line, name)
+        if comparison is not None:
+            for index, name in enumerate(names):
+                line = self._f1_line(index)
+                line.opts["name"] = name
+                line.setData(comparison.prevalence, comparison.f_beta[index])
+                line.show()
+                legend.addItem(line, name)
         for line in self.f1_lines[len(names) :]:
             line.setData([], [])
             line.hide()

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QVBox
 
 from core.bayes import Prior, beta_density
 from core.errors import InputError
-from core.session import SessionState, replace_path
+from core.session import PlanInputs, PriorPreset, SessionState, replace_path
 from desktop import formatting
 from desktop.plotting import PlotPanel
 from desktop.session_model import SessionModel
@@ -112,6 +112,8 @@ def preset_prior(state: SessionState) -> Prior | None:
         return Prior.uniform()
     if preset == "expected":
         k = plan.population.effective_k
+        if k is None:
+            raise InputError("the prior from expected precision and recall needs the ratio k")
         return Prior.from_expected(
             plan.expected_precision, plan.expected_recall, k, plan.prior_strength
         )
@@ -405,7 +407,7 @@ class PriorEditor(QWidget):
             plot.setYRange(0, peak, padding=0.05)
 
 
-def _with_preset(state: SessionState, preset: str):
+def _with_preset(state: SessionState, preset: PriorPreset) -> PlanInputs:
     from dataclasses import replace
 
     return replace(state.plan, prior_preset=preset)

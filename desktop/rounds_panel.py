@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.confusion import point_estimates
+from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
 from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
 from core.workbook.session_io import plan_from_round, population_of_round, round_key
@@ -138,7 +138,7 @@ class RoundsTableModel(QAbstractTableModel):
     def __init__(self, session: SessionModel, parent=None):
         super().__init__(parent)
         self._session = session
-        self._estimates: list = []
+        self._estimates: list[PointEstimates | None] = []
         self._shown: tuple = ()
         self._bold = QFont()
         self._bold.setBold(True)
@@ -217,7 +217,7 @@ class RoundsTableModel(QAbstractTableModel):
         return formatting.percent(None if math.isnan(value) else value)
 
     def _recompute(self) -> None:
-        estimates = []
+        estimates: list[PointEstimates | None] = []
         for item in self.rounds():
             try:
                 estimates.append(point_estimates(item.matrix, item.k))
@@ -410,9 +410,9 @@ class RoundsPanel(QWidget):
 
     def copy_text(self) -> str:
         """Selected rows (or all) as tab-separated text with the header."""
-        rows = [self.selected_row()] if self.selected_row() is not None else None
+        selected = self.selected_row()
         model = self.model
-        indices = rows if rows is not None else range(model.rowCount())
+        indices = [selected] if selected is not None else range(model.rowCount())
         lines = ["\t".join(model.COLUMNS)]
         for row in indices:
             lines.append(
@@ -726,12 +726,12 @@ class ColumnsDialog(QDialog):
                 changed[(sheet, header)] = ColumnChoice(
                     role=role, header=header, sheet=sheet
                 ).to_text()
-        for sheet, (combo, started) in self.sheet_name_checks.items():
+        for sheet, (combo, named_by_sheet) in self.sheet_name_checks.items():
             wanted = combo.currentData()
             has_column = any(
                 name == sheet and c.currentData() == "classifier" for name, _, c, _ in self.combos
             )
-            if wanted and not started and not has_column:
+            if wanted and not named_by_sheet and not has_column:
                 changed[(sheet, "")] = ColumnChoice(
                     role="classifier", header="", sheet=sheet
                 ).to_text()

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QWidget
 
@@ -58,6 +59,22 @@ class SessionTab(QWidget):
             runner.cancel()
 
 
+class _RefusingModel(Protocol):
+    """What :class:`CellRefusals` needs of the table model it is mixed into."""
+
+    _errors: dict[tuple[int, int], str]
+
+    @property
+    def dataChanged(self) -> SignalInstance: ...
+
+    @property
+    def refused(self) -> SignalInstance: ...
+
+    def index(self, row: int, column: int, /) -> QModelIndex: ...
+
+    def _clear_error(self, cell: tuple[int, int]) -> None: ...
+
+
 class CellRefusals:
     """Refused entries of an editable table model: the reason stays at the cell,
     as a tint and a tooltip, until a good entry there clears it; the old value is kept.
@@ -65,7 +82,7 @@ class CellRefusals:
     Mix in before ``QAbstractTableModel``; the model declares ``refused = Signal(str)``.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._errors: dict[tuple[int, int], str] = {}
 
@@ -82,18 +99,18 @@ class CellRefusals:
             return f"Refused: {self._errors[cell]}. The previous value was kept."
         return None
 
-    def _refuse(self, cell: tuple[int, int], message: str) -> None:
+    def _refuse(self: _RefusingModel, cell: tuple[int, int], message: str) -> None:
         self._errors[cell] = message
         index = self.index(*cell)
         self.dataChanged.emit(index, index)
         self.refused.emit(message)
 
-    def _clear_error(self, cell: tuple[int, int]) -> None:
+    def _clear_error(self: _RefusingModel, cell: tuple[int, int]) -> None:
         if self._errors.pop(cell, None) is not None:
             index = self.index(*cell)
             self.dataChanged.emit(index, index)
 
-    def _clear_errors(self) -> None:
+    def _clear_errors(self: _RefusingModel) -> None:
         for cell in list(self._errors):
             self._clear_error(cell)
 

@@ -93,7 +93,7 @@ class WheelGuard(QObject):
     """
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() != QEvent.Type.Wheel or not isinstance(watched, QWidget):
+        if not isinstance(event, QWheelEvent) or not isinstance(watched, QWidget):
             return False
         if watched.hasFocus():
             return False
@@ -579,8 +579,7 @@ class LogSliderSpin(_Bound, QWidget):
 
     def _on_slider_moved(self, position: int) -> None:
         value = self.value_at(position)
-        with QSignalBlocker(self.spin):
-            self.spin.setValue(value)
+        self._show_in_spin(value)
         self._write(value, self._drag_key if self.slider.isSliderDown() else None)
 
     def _on_spin_changed(self, value: float) -> None:
@@ -594,10 +593,16 @@ class LogSliderSpin(_Bound, QWidget):
         if self._commit(value, merge_key=merge_key) is None:
             self.valueChanged.emit(float(value))
 
+    def _show_in_spin(self, value: float) -> None:
+        with QSignalBlocker(self.spin):
+            if isinstance(self.spin, QSpinBox):  # the integer=True CountSpin
+                self.spin.setValue(round(value))
+            else:
+                self.spin.setValue(value)
+
     def _show(self, value: Any) -> None:
         value = float(value)
-        with QSignalBlocker(self.spin):
-            self.spin.setValue(round(value) if self._integer else value)
+        self._show_in_spin(value)
         # While dragging, the handle stays where the mouse put it; moving it to the rounded
         # value's position would make it jitter under the cursor.
         if not (self.slider.isSliderDown() and value == self._last_written):
@@ -772,10 +777,13 @@ class ConfidenceBox(_Bound, QComboBox):
             "Confidence (credibility) level c of every interval and margin in the session, "
             "e.g. 95 %: z = Φ⁻¹(1 − (1 − c)/2). Shared by all tabs. Type 95, 95 % or 0.95."
         )
-        self.lineEdit().setAlignment(Qt.AlignmentFlag.AlignRight)
+        line_edit = self.lineEdit()
+        if line_edit is None:
+            raise RuntimeError("setEditable(True) gave the confidence box no line edit")
+        line_edit.setAlignment(Qt.AlignmentFlag.AlignRight)
         self._bind(session, path)
         self.activated.connect(self._on_activated)
-        self.lineEdit().editingFinished.connect(self._on_text_edited)
+        line_edit.editingFinished.connect(self._on_text_edited)
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):
