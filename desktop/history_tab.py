@@ -51,10 +51,12 @@ DAY = 86_400.0
 UNNAMED = "(no classifier)"
 #: Posterior draws per round for the change of recall; plenty for a yes/no "beyond noise".
 COMPARE_REPLICATES = 20_000
-IMPROVED_COLOR = "#009E73"
+#: Rise and fall markers: a green and a crimson that no classifier's line uses
+#: (desktop.plotting.PALETTE), so a fall is not lost on the second classifier's orange.
+IMPROVED_COLOR = "#1A9850"
+DECLINED_COLOR = "#B2182B"
 #: The legend entry of the dashed lines (calibrated precision of every classifier).
 CALIBRATED_KEY = "Dashed: at reference prevalence"
-DECLINED_COLOR = "#D55E00"
 
 
 def timestamp(day: dt.date) -> float:

@@ -11,7 +11,6 @@ which the prior stays as typed.
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QVBoxLayout, QWidget
 
@@ -252,8 +251,8 @@ class PriorEditor(QWidget):
             # a 1600 x 1000 window without scrolling.
             plot.setMinimumSize(200, PLOT_MIN_HEIGHT)
             plot.plotItem.getAxis("left").setWidth(40)
-            # Semi-transparent so a peak under the legend stays visible.
-            plot.legend.setBrush(pg.mkBrush(255, 255, 255, 170))
+            # These plots are too short for a legend inside: the title keys the curves.
+            plot.legend.hide()
         self.precision_prior = self.precision_plot.line("prior", 0)
         self.precision_posterior = self.precision_plot.line(
             "after previous round", 1, style=Qt.PenStyle.DashLine
@@ -388,7 +387,17 @@ class PriorEditor(QWidget):
         if not shown:
             plot.setTitle(f"{base} (no prior: all counts 0)", size="10pt")
             return
-        plot.setTitle(base, size="10pt")
+        keys = [
+            f"<span style='color:{item.opts['pen'].color().name()}'>{line}</span> {name}"
+            for item, ab, line, name in (
+                (prior_item, prior_ab, "───", "prior"),
+                (posterior_item, posterior_ab, "╌╌╌", "after previous round"),
+            )
+            if ab is not None and min(ab) > 0
+        ]
+        plot.setTitle(
+            f"{base}<br><span style='font-size:8pt'>{' · '.join(keys)}</span>", size="10pt"
+        )
         # Zoom to where the density has visible mass (display only: the tallest curve's
         # support above 0.1 % of its peak), so a sharp prior is not a spike at the edge.
         mask = np.zeros(grid.shape, dtype=bool)

@@ -366,7 +366,16 @@ class PercentSpin(NumberSpin):
         return self.value() / 100.0
 
     def textFromValue(self, value: float) -> str:
-        return QDoubleSpinBox.textFromValue(self, value) + " %"
+        # Fields that hold many decimals (a prevalence of 0.0015 %) show the ones in use,
+        # down to the two every percentage shows: "2.00 %", "0.001 %", not "2.000 %".
+        text = QDoubleSpinBox.textFromValue(self, value)
+        point = self.locale().decimalPoint()
+        if point in text:
+            keep = min(self.decimals(), 2)
+            whole, _, decimals = text.partition(point)
+            decimals = decimals.rstrip("0").ljust(keep, "0")
+            text = f"{whole}{point}{decimals}" if decimals else whole
+        return text + " %"
 
     def valueFromText(self, text: str) -> float:
         try:

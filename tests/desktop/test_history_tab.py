@@ -230,3 +230,12 @@ def test_estimates_and_intervals_share_their_decimals(tab, rounds):
         decimals = len(estimate.split(" ")[0].split(".")[1])
         low, high = interval.removesuffix(" %").split("–")
         assert len(low.split(".")[1]) == len(high.split(".")[1]) == decimals
+
+
+def test_rise_and_fall_markers_use_no_classifier_colour():
+    from desktop.history_tab import DECLINED_COLOR, IMPROVED_COLOR
+    from desktop.plotting import PALETTE
+
+    palette = {colour.casefold() for colour in PALETTE}
+    assert IMPROVED_COLOR.casefold() not in palette
+    assert DECLINED_COLOR.casefold() not in palette

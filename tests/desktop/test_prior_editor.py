@@ -47,8 +47,9 @@ def test_the_prior_is_shown_as_pretend_counts_in_plain_words(editor):
     ]
     offenders = [text for text in shown_texts(editor) for symbol in SYMBOLS if symbol in text]
     assert offenders == []
-    assert editor.precision_plot.plotItem.titleLabel.text == "Precision"
-    assert editor.omission_plot.plotItem.titleLabel.text == "False omission rate"
+    title = editor.precision_plot.plotItem.titleLabel.text
+    assert title.startswith("Precision<br>") and "prior</span>" in title
+    assert editor.omission_plot.plotItem.titleLabel.text.startswith("False omission rate<br>")
     # the symbols are a hover away
     assert "α11" in editor.alphas["a11"].toolTip()
     assert "α11" in editor.alpha_captions["a11"].toolTip()
@@ -68,4 +69,6 @@ def test_a_prior_of_zero_counts_says_so_in_words(qtbot, editor):
     assert editor.precision_plot.plotItem.titleLabel.text == "Precision (no prior: all counts 0)"
     session.set_values([("plan.prior", Prior.jeffreys()), ("plan.prior_preset", "jeffreys")])
     assert "expects precision" in editor.summary.text()
-    assert editor.precision_plot.plotItem.titleLabel.text == "Precision"
+    title = editor.precision_plot.plotItem.titleLabel.text
+    assert not editor.precision_plot.legend.isVisible()  # the title keys the curves
+    assert title.startswith("Precision<br>") and "prior</span>" in title

@@ -100,6 +100,22 @@ def test_integer_log_slider_for_v(qtbot, session):
     assert widget.spin.text() == f"{value:,}"
 
 
+@pytest.mark.parametrize(
+    ("decimals", "fraction", "shown"),
+    [(3, 0.02, "2.00 %"), (4, 0.00001, "0.001 %"), (4, 0.000015, "0.0015 %"), (1, 0.85, "85.0 %")],
+)
+def test_percent_spin_shows_the_decimals_in_use_down_to_two(
+    qtbot, session, decimals, fraction, shown
+):
+    spin = PercentSpin(
+        session, "prevalence.reference_prevalence", minimum=0.0001, maximum=99.0,
+        decimals=decimals,
+    )  # fmt: skip
+    qtbot.addWidget(spin)
+    session.set_value("prevalence.reference_prevalence", fraction)
+    assert spin.text() == shown
+
+
 def test_percent_spin_types_percent_stores_fraction(qtbot, session):
     spin = PercentSpin(
         session, "plan.margin_recall", minimum=0.1, maximum=49.9, decimals=2, tooltip="margin"
