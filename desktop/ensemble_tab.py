@@ -149,7 +149,13 @@ class EnsembleSetsModel(CellRefusals, QAbstractTableModel):
             if role == Qt.ItemDataRole.ToolTipRole:
                 return SET_HEADER_TIPS[section]
         elif role == Qt.ItemDataRole.DisplayRole:
-            return "P" if section == 0 else str(section)
+            return "Parent" if section == 0 else f"Child {section}"
+        elif role == Qt.ItemDataRole.ToolTipRole:
+            return (
+                "The parent: the set whose labels are reused"
+                if section == 0
+                else "A child: a classifier that reuses the parent's labels"
+            )
         return None
 
     def flags(self, index):
@@ -318,8 +324,9 @@ RESULT_TIPS = (
 
 
 def _labels(expected: float) -> str:
-    """An expected number of labels (a mean over trials): one decimal, thousands grouped."""
-    return f"{expected:,.1f}"
+    """An expected number of labels (a mean over trials) as the whole labels a lead buys,
+    thousands grouped; the column tooltips say it is an average."""
+    return f"{round(expected):,}"
 
 
 def _share(value: float) -> str:
@@ -328,7 +335,7 @@ def _share(value: float) -> str:
 
 
 def _labels_read_out(value: float) -> str:
-    """A bar's height in the hover read-out: whole labels as counts, means with a decimal."""
+    """A bar's height in the hover read-out, in whole labels like the table."""
     return formatting.thousands(value) if float(value).is_integer() else _labels(value)
 
 

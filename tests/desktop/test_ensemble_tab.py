@@ -249,5 +249,5 @@ def test_chart_legend_is_whole_and_inside_the_chart(qtbot, tab):
 
 def test_hover_names_the_classifier_and_the_labels(tab):
     text = tab.plot.read_out_text("With reuse (average)", 1.2, 748.6)
-    assert text == "With reuse (average)\nClassifier: travel\nLabels: 748.6"
+    assert text == "With reuse (average)\nClassifier: travel\nLabels: 749"
     assert tab.plot.read_out_text("Without reuse", 0.8, 1068.0).endswith("Labels: 1,068")
