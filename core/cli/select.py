@@ -85,9 +85,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep",
         type=_column_list,
-        default=(),
+        default=None,
         metavar="COLS",
-        help="columns copied to the labeling sheet (e.g. subject,link)",
+        help="columns copied to the labeling sheet (e.g. subject,link); a top-up keeps the "
+        "earlier workbook's by default",
     )
     parser.add_argument(
         "--extend",
@@ -142,7 +143,7 @@ def _columns(args: argparse.Namespace, design=None):
         score=score,
         threshold=threshold,
         classifiers=classifiers,
-        keep=tuple(args.keep),
+        keep=tuple(args.keep or ()),
     )
 
 
@@ -194,6 +195,8 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         )
         earlier = read_labeling_workbook(args.extend)
         design = earlier.design
+        if args.keep is None:  # the labelers of a top-up see what they saw before
+            args.keep = earlier.kept_columns
         if args.seed is not None and args.seed != design.seed:
             raise InputError(
                 f"--seed {args.seed} differs from the seed of {args.extend.name} "

@@ -76,6 +76,8 @@ _LABEL_WORDS = {
 }
 ID_HEADER = "Item id"
 LABEL_HEADER = "Label"
+#: The column a not-blind Labels sheet adds after the kept columns.
+STRATUM_HEADER = "Stratum"
 #: How many offending ids a refusal names.
 _SHOWN = 5
 #: Characters per line of the Design sheet's wrapped value column (width 70).
@@ -216,12 +218,16 @@ class LabelingWorkbook:
         The rows of its Labels sheet.
     sample : tuple of SamplePlace
         The round's whole sample so far (earlier draws included), in key order.
+    kept_columns : tuple of str
+        The item list's columns shown to the labelers (between ``Item id`` and ``Label``),
+        which a top-up keeps by default.
     """
 
     path: Path
     design: LabelingDesign
     items: tuple[LabeledItem, ...]
     sample: tuple[SamplePlace, ...]
+    kept_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -509,7 +515,7 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     label_fill = PatternFill("solid", fgColor="FFF2CC")
     headers = ["Rank", ID_HEADER, *selection.kept_columns]
     if not blind:
-        headers.append("Stratum")
+        headers.append(STRATUM_HEADER)
     headers += [LABEL_HEADER, "Labeler", "Comment"]
     sheet.append(headers)
     for cell in sheet[1]:
@@ -914,7 +920,13 @@ def _find_labels_header(path: Path, title: str, rows: Iterator[RawRow]):
         texts = [(_text(value) or "").casefold() for value in values]
         if ID_HEADER.casefold() in texts and LABEL_HEADER.casefold() in texts:
             columns = {text: index for index, text in reversed(list(enumerate(texts)))}
-            return row_number, columns
+            between = values[columns[ID_HEADER.casefold()] + 1 : columns[LABEL_HEADER.casefold()]]
+            kept = tuple(
+                text
+                for text in (_text(value) for value in between)
+                if text is not None and text != STRATUM_HEADER
+            )
+            return row_number, columns, kept
     raise LabelingError(
         f"{path.name}, sheet {title!r}: no header row with the cells {ID_HEADER!r} and "
         f"{LABEL_HEADER!r} in the first {_HEADER_ROWS} rows; is this a labeling workbook?"
@@ -955,11 +967,14 @@ def read_labeling_workbook(
     labels_title = ""
     id_index = label_index = 0
     labeler_index = comment_index = None
+    kept_columns: tuple[str, ...] = ()
     with open_sheets(path) as sheets:
         for position, sheet in enumerate(sheets):
             if position == 0:
                 labels_title = sheet.title
-                header_row, columns = _find_labels_header(path, sheet.title, sheet.rows)
+                header_row, columns, kept_columns = _find_labels_header(
+                    path, sheet.title, sheet.rows
+                )
                 id_index = columns[ID_HEADER.casefold()]
                 label_index = columns[LABEL_HEADER.casefold()]
                 labeler_index = columns.get("labeler")
@@ -993,7 +1008,9 @@ def read_labeling_workbook(
     items = _match(path, labels_title, labels_rows, places, label_index)
     progress.step(control, 1, 1)
     sample = tuple(sorted(places.values(), key=lambda place: place.key))
-    return LabelingWorkbook(path=path, design=design, items=items, sample=sample)
+    return LabelingWorkbook(
+        path=path, design=design, items=items, sample=sample, kept_columns=kept_columns
+    )
 
 
 def _listing(pairs: Sequence[tuple[str, int]]) -> str:

@@ -104,6 +104,23 @@ def test_extend_writes_only_the_new_items(capsys, tmp_path):
     assert {row[1] for row in sheet.iter_rows(min_row=2, values_only=True)} == new
 
 
+def test_a_top_up_keeps_the_earlier_workbooks_columns(capsys, tmp_path):
+    items, rows = make_items(tmp_path / "items.csv")
+    first, top = tmp_path / "r1.xlsx", tmp_path / "r1 top.xlsx"
+    run(capsys, "select", items, "--n-pos", 5, "--n-neg", 6, "--keep", "subject", "-o", first)
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 8, "--n-neg", 9, "--extend", first, "-o", top
+    )
+    assert status == 0, captured.err
+    assert "labelers see only the item ids" not in captured.err
+    sheet = openpyxl.load_workbook(top)["Labels"]
+    header = [cell.value for cell in sheet[1]]
+    assert header[:4] == ["Rank", "Item id", "subject", "Label"]
+    subjects = {row[0]: row[2] for row in rows}
+    for row in sheet.iter_rows(min_row=2, values_only=True):
+        assert row[2] == subjects[row[1]]
+
+
 def test_sql_duckdb_runs_and_returns_the_apps_ids(capsys, tmp_path):
     items, _ = make_items(tmp_path / "items.csv")
     _, drawn, _ = run(
