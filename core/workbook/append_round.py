@@ -33,7 +33,13 @@ from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
 from core.workbook.rounds import SheetColumns, read_rounds
-from core.workbook.safe_io import FileFingerprint, SaveError, atomic_write, fingerprint
+from core.workbook.safe_io import (
+    FileFingerprint,
+    SaveError,
+    atomic_write,
+    fingerprint,
+    lock_file_of,
+)
 from core.workbook.xlsx_reader import WorkbookError, guard_workbook
 
 __all__ = [
@@ -121,21 +127,6 @@ class AppendedRound:
             "classifier": self.classifier,
             "created": self.created,
         }
-
-
-def lock_file_of(path: Path) -> Path | None:
-    """The lock file of a program that has ``path`` open, if there is one.
-
-    Excel writes ``~$`` + the name (for longer names, ``~$`` replaces its first two
-    characters); LibreOffice writes ``.~lock.`` + the name + ``#``.
-    """
-    name = path.name
-    candidates = [f"~${name}", f"~${name[2:]}", f".~lock.{name}#"]
-    for candidate in candidates:
-        lock = path.with_name(candidate)
-        if lock.exists():
-            return lock
-    return None
 
 
 def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, classifier):

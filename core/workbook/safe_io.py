@@ -292,6 +292,21 @@ def free_name(folder: str | os.PathLike[str], stem: str, suffix: str) -> Path:
     return candidate
 
 
+def lock_file_of(path: Path) -> Path | None:
+    """The lock file of a program that has ``path`` open, if there is one.
+
+    Excel writes ``~$`` + the name (for longer names, ``~$`` replaces its first two
+    characters); LibreOffice writes ``.~lock.`` + the name + ``#``.
+    """
+    name = path.name
+    candidates = [f"~${name}", f"~${name[2:]}", f".~lock.{name}#"]
+    for candidate in candidates:
+        lock = path.with_name(candidate)
+        if lock.exists():
+            return lock
+    return None
+
+
 def check_destination(
     path: str | os.PathLike[str],
     *,
@@ -344,6 +359,16 @@ def check_destination(
     except OSError as exc:
         raise SaveError(f"could not save {destination}: {_cause(exc)}") from exc
     instead = free_name(destination.parent, f"{destination.stem} {purpose}", destination.suffix)
+    lock = lock_file_of(destination)
+    if lock is not None:
+        # Saving under Excel or LibreOffice means one of the two versions is lost when the
+        # other program saves.
+        raise SaveError(
+            f"{destination.name} is open in another program (lock file {lock.name}); it was "
+            f"not replaced. Close it there and save again, or choose another name, for "
+            f"example {instead.name} (if nothing has it open, the lock file is left from a "
+            "crash and can be deleted)"
+        )
     if not info.st_mode & stat.S_IWUSR:
         raise SaveError(
             f"{destination.name} is read-only; it was not replaced. Choose another name "

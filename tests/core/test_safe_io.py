@@ -270,6 +270,18 @@ def test_a_refusal_suggests_a_free_name(tmp_path):
     assert safe_io.free_name(tmp_path, "new", ".csv") == tmp_path / "new.csv"
 
 
+@pytest.mark.parametrize("lock_name", ["~$report.xlsx", ".~lock.report.xlsx#"])
+def test_a_destination_open_in_excel_or_libreoffice_is_not_replaced(tmp_path, lock_name):
+    report = tmp_path / "report.xlsx"
+    atomic_write(report, lambda temporary: openpyxl.Workbook().save(temporary))
+    assert safe_io.is_ours(report)
+    safe_io.check_destination(report, purpose="report")  # ours, not open: may be replaced
+    (tmp_path / lock_name).write_text("owner")
+    with pytest.raises(SaveError) as caught:
+        safe_io.check_destination(report, purpose="report")
+    assert "is open in another program" in str(caught.value) and lock_name in str(caught.value)
+
+
 def test_a_failure_before_anything_existed_says_nothing_was_written(tmp_path):
     def write(temporary: Path) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
