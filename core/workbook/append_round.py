@@ -172,9 +172,35 @@ def _only_classifier(path: Path, sheet: str, rounds) -> str | None:
     return names[0] if names else None
 
 
+#: How ``prplanner labels`` notes the draw a round came from (its seed and item list).
+_DRAW_NOTE = re.compile(r"seed (\d+), items from ([^;]+)")
+
+
 def _refuse_a_second_copy(path: Path, sheet: str, rounds, new_round: NewRound) -> None:
-    """A round of the same name (and classifier) on the sheet is most likely this one,
-    added before: a second copy would count twice in the history and its trends."""
+    """A round of the same draw (seed and item list, from the notes ``labels`` writes) or
+    of the same name (and classifier) on the sheet is most likely this one, added before:
+    a second copy would count twice in the history and its trends."""
+    draw = _DRAW_NOTE.search(new_round.notes or "")
+    for item in rounds:
+        same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
+        earlier = _DRAW_NOTE.search(item.notes or "")
+        if not (draw and earlier and same_classifier and draw.groups() == earlier.groups()):
+            continue
+        counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
+        there = (item.tp, item.fp, item.fn, item.tn)
+        shown = "TP {:,}, FP {:,}, FN {:,}, TN {:,}"
+        if counts == there:
+            raise InputError(
+                f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
+                f"{draw.group(1)}) with the same counts; nothing was written"
+            )
+        raise InputError(
+            f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
+            f"{draw.group(1)}, items from {draw.group(2).strip()}) with {shown.format(*there)}; "
+            f"the labels now give {shown.format(*counts)}. Nothing was written: to record the "
+            "new counts, type them into that row in Excel or LibreOffice (or delete the row "
+            "and run this again), so that the round is in the history once"
+        )
     if new_round.round is None:
         return
     for item in rounds:

@@ -450,14 +450,20 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     # The same command again: the round is there already; nothing is added.
     before = rounds.read_bytes()
     status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
-    assert status == 2 and "already has a round named 'round_done' (row 2)" in captured.err
-    assert "--round NAME" in captured.err and rounds.read_bytes() == before
-    # Under another name it is added (the lead said so).
-    status, data, captured = run(
-        capsys, "labels", done, "--append-to", rounds, "--round", "again", "--json"
-    )
-    assert status == 0, captured.err
-    assert data["appended"]["row"] == 3 and "filed under classifier 'travel'" in captured.err
+    assert status == 2 and "row 2 already holds this round (seed 9)" in captured.err
+    assert "same counts" in captured.err and rounds.read_bytes() == before
+    # Under another name it is still the same draw: one round in the history, not two.
+    status, _, captured = run(capsys, "labels", done, "--append-to", rounds, "--round", "again")
+    assert status == 2 and "already holds this round" in captured.err
+    # More labels since: the message gives both counts, and the way to record the new ones.
+    more = done.with_name("round_more.xlsx")
+    fill_labels(done, more, ["positive", "negative", "negative", "negative", "positive"])
+    status, data, _ = run(capsys, "labels", more, "--json")
+    status, _, captured = run(capsys, "labels", more, "--append-to", rounds)
+    assert status == 2 and rounds.read_bytes() == before
+    assert f"TP {only['tp']:,}, FP {only['fp']:,}" in captured.err
+    assert f"now give TP {data['tp']:,}, FP {data['fp']:,}" in captured.err
+    assert "type them into that row" in captured.err
 
 
 def test_no_output_replaces_a_labeling_workbook(capsys, labeled, tmp_path, rounds):
