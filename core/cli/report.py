@@ -18,6 +18,7 @@ problems``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,6 +69,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="confidence level in (0.5, 1) (default: the session's, 0.95)",
     )
+    parser.add_argument(
+        "--fpc",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="finite population correction for the round's intervals and the next round's "
+        "plan, where both population counts are known (the intervals prplanner labels and "
+        "the app's Read labeled workbook give; default: the session's setting, off for a "
+        "rounds workbook)",
+    )
     add_json_flag(parser)
 
 
@@ -116,6 +126,13 @@ def run(args: argparse.Namespace) -> WrittenReport:
         # A saved session: its current round while the Evaluate tab still shows it (what
         # the app's Export report writes too), else the counts typed on the Evaluate tab.
         subject = report_subject(state)
+    if args.fpc is not None:
+        # One switch for the round's intervals and the next round's plan, as in labels.
+        state = dataclasses.replace(
+            state,
+            evaluate=dataclasses.replace(state.evaluate, fpc=args.fpc),
+            plan=dataclasses.replace(state.plan, fpc=args.fpc),
+        )
     content = write_report(
         args.output,
         state,

@@ -466,6 +466,33 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     assert "type them into that row" in captured.err
 
 
+def test_report_with_fpc_quotes_what_labels_quoted(capsys, labeled, tmp_path):
+    done, _ = labeled
+    rounds = tmp_path / "mine.xlsx"
+    status, data, captured = run(
+        capsys, "labels", done, "--append-to", rounds, "--classifier", "mail", "--json"
+    )
+    assert status == 0, captured.err
+    wilson = data["evaluation"]["precision"]["intervals"]["wilson"]
+    report = tmp_path / "report.xlsx"
+    status, _, captured = run(capsys, "report", rounds, "-o", report, "--fpc")
+    assert status == 0, captured.err
+    assert "hypergeometric" not in captured.err  # said once, by the correction's warning
+    rows = {
+        row[0]: row
+        for row in openpyxl.load_workbook(report)["Summary"].iter_rows(values_only=True)
+        if row[0]
+    }
+    assert [rows["Precision"][2], rows["Precision"][3]] == pytest.approx(wilson, rel=1e-12)
+    status, _, _ = run(capsys, "report", rounds, "-o", report, "--no-fpc")
+    rows = {
+        row[0]: row
+        for row in openpyxl.load_workbook(report)["Summary"].iter_rows(values_only=True)
+        if row[0]
+    }
+    assert rows["Precision"][2] < wilson[0]  # uncorrected: wider
+
+
 def test_no_output_replaces_a_labeling_workbook(capsys, labeled, tmp_path, rounds):
     # The drawn sample may be with the labelers: neither a report nor another draw
     # replaces it, even though PR Planner wrote it and nobody edited it.
