@@ -453,6 +453,7 @@ def extend_sample(
     n_pos: int,
     n_neg: int,
     control: progress.TaskControl | None = None,
+    previous_file: tuple[str, str] | None = None,
 ) -> Selection:
     """Top up an earlier draw to the new totals ``n_pos``, ``n_neg``: the rule's bigger
     sample, of which only the items not drawn before are returned.
@@ -467,6 +468,9 @@ def extend_sample(
         Classifier name -> ``(n_pos, n_neg)`` of the earlier draw.
     n_pos, n_neg : int
         The new totals (at least the earlier sizes).
+    previous_file : (str, str), optional
+        The earlier draw's item list name and SHA-256 (its Design sheet), so that a refusal
+        can say when the list is not the one the round was drawn from.
 
     Raises
     ------
@@ -487,6 +491,15 @@ def extend_sample(
     previous = frozenset(previous_ids)
     drawn = {item.id: item for item in full.items}
     missing = sorted(previous - drawn.keys())
+    if missing and previous_file is not None and previous_file[1] != full.file_sha256:
+        name, digest = previous_file
+        raise InputError(
+            f"{full.file_name} is not the item list this round was drawn from: the earlier "
+            f"workbook records {name} with SHA-256 {digest[:12]}…, this file's is "
+            f"{full.file_sha256[:12]}…, and {len(missing):,} item(s) of the earlier draw "
+            "would no longer be in the sample. Top up from the list as it was when the round "
+            "was drawn; items added since belong in a new round"
+        )
     if missing:
         shown = ", ".join(repr(item) for item in missing[:5])
         raise InputError(

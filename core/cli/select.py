@@ -210,6 +210,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             previous_sizes={item.name: (item.n_pos, item.n_neg) for item in design.designs},
             n_pos=args.n_pos,
             n_neg=args.n_neg,
+            previous_file=(design.file_name, design.file_sha256),
         )
     else:
         selection = select_sample(

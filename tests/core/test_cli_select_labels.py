@@ -121,6 +121,22 @@ def test_a_top_up_keeps_the_earlier_workbooks_columns(capsys, tmp_path):
         assert row[2] == subjects[row[1]]
 
 
+def test_a_top_up_from_a_changed_item_list_names_the_list_it_needs(capsys, tmp_path):
+    items, rows = make_items(tmp_path / "items.csv")
+    first = tmp_path / "r1.xlsx"
+    run(capsys, "select", items, "--n-pos", 20, "--n-neg", 30, "--seed", 3, "-o", first)
+    # A fresh export with many more items: some come before the drawn ones in key order.
+    bigger, _ = make_items(tmp_path / "export.csv", count=3_000, seed=8)
+    status, _, captured = run(
+        capsys, "select", bigger, "--n-pos", 25, "--n-neg", 35, "--extend", first, "-o",
+        tmp_path / "top.xlsx",
+    )  # fmt: skip
+    assert status == 2
+    assert "export.csv is not the item list this round was drawn from" in captured.err
+    assert "items.csv with SHA-256" in captured.err and "new round" in captured.err
+    assert not (tmp_path / "top.xlsx").exists()
+
+
 def test_sql_duckdb_runs_and_returns_the_apps_ids(capsys, tmp_path):
     items, _ = make_items(tmp_path / "items.csv")
     _, drawn, _ = run(
