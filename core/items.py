@@ -303,8 +303,15 @@ def _check_text_table(path: Path) -> None:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # a character cut by the sniff length is fine
+            row = head.count(b"\n", 0, exc.start) + 1
+            line_start = head.rfind(b"\n", 0, exc.start) + 1
+            line_end = head.find(b"\n", exc.start)
+            line = head[line_start : line_end if line_end >= 0 else len(head)]
+            shown = line.decode("utf-8", errors="replace").strip()[:60]
             raise ItemListError(
-                f"{path} is not UTF-8 text (byte {exc.start + 1}); save it as CSV UTF-8"
+                f"{path} is not UTF-8 text: row {row:,} ({shown!r}) has a character in "
+                "another encoding (an old export, Latin-1 or Windows-1252); save the file as "
+                "CSV UTF-8"
             ) from None
 
 
@@ -345,6 +352,33 @@ def _duckdb():
             "reading item lists needs the duckdb package (pip install duckdb)"
         ) from exc
     return duckdb
+
+
+#: How much of a text file is looked at for mixed line ends after a read error.
+_LINE_END_BYTES = 16 << 20
+
+
+def _mixed_line_ends(path: Path) -> str | None:
+    """Why a text table failed when its rows end in different ways (Windows ``\r\n``,
+    Unix ``\n``, old Mac ``\r``), as happens when rows are appended by another tool;
+    DuckDB only says its parser "reached an invalid state"."""
+    try:
+        with path.open("rb") as stream:
+            text = stream.read(_LINE_END_BYTES)
+    except OSError:
+        return None
+    windows = text.count(b"\r\n")
+    unix = text.count(b"\n") - windows
+    mac = text.count(b"\r") - windows
+    counts = (("Windows", windows), ("Unix", unix), ("old Mac", mac))
+    used = [name for name, count in counts if count]
+    if len(used) < 2:
+        return None
+    return (
+        f"its rows end in different ways ({' and '.join(used)} line ends mixed, as when rows "
+        "are added by another tool); open it in a spreadsheet program and save it as CSV "
+        "UTF-8, which writes one kind"
+    )
 
 
 _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
@@ -558,7 +592,8 @@ class ItemTable:
 
     def _read_error(self, exc: BaseException) -> ItemListError:
         return ItemListError(
-            f"{self.path} could not be read as a table: {_plain_duckdb_message(exc)}"
+            f"{self.path} could not be read as a table: "
+            f"{_mixed_line_ends(self.path) or _plain_duckdb_message(exc)}"
         )
 
     # --- validation ------------------------------------------------------------------------
@@ -715,7 +750,7 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
                 return found
         raise ItemListError(
             f"{path.name} has no {what} column (looked for {', '.join(aliases[:4])}); its "
-            f"columns are: {listed}. Name it with {flag} COLUMN"
+            f"columns are: {listed}. Choose the column with {flag}"
         )
 
     id_column = (
@@ -731,7 +766,8 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
             predicted = alias(PREDICTED_ALIASES, "predicted label", named("predicted"))
         except ItemListError as exc:
             raise ItemListError(
-                f"{exc}, or use {named('score')} COL {named('threshold')} T"
+                f"{exc}, or give a score column ({named('score')}) and a threshold "
+                f"({named('threshold')})"
             ) from None
     classifiers = tuple(find(name, named("classifiers")) for name in wanted.classifiers)
     keep = tuple(find(name, named("keep")) for name in wanted.keep)
@@ -918,9 +954,8 @@ def open_items(
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
         what = "Parquet" if kind == "parquet" else "CSV/TSV"
-        raise ItemListError(
-            f"{path} cannot be read as {what}: {_plain_duckdb_message(exc)}"
-        ) from None
+        why = (_mixed_line_ends(path) if kind != "parquet" else None) or _plain_duckdb_message(exc)
+        raise ItemListError(f"{path} cannot be read as {what}: {why}") from None
     hidden = {_ROW_COLUMN, "file_row_number"} if row_sql else set()
     table_headers = tuple(str(row[0]) for row in described if row[0] not in hidden)
     table = ItemTable(

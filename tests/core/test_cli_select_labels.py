@@ -122,7 +122,7 @@ def test_a_top_up_keeps_the_earlier_workbooks_columns(capsys, tmp_path):
 
 
 def test_a_top_up_from_a_changed_item_list_names_the_list_it_needs(capsys, tmp_path):
-    items, rows = make_items(tmp_path / "items.csv")
+    items, _ = make_items(tmp_path / "items.csv")
     first = tmp_path / "r1.xlsx"
     run(capsys, "select", items, "--n-pos", 20, "--n-neg", 30, "--seed", 3, "-o", first)
     # A fresh export with many more items: some come before the drawn ones in key order.

@@ -191,6 +191,22 @@ def test_a_damaged_file_is_explained_in_plain_words(tmp_path, name, content, exp
     assert "DuckDB" not in message and "strict_mode" not in message
 
 
+def test_rows_appended_with_other_line_ends_are_explained(tmp_path):
+    path = tmp_path / "appended.csv"
+    first = b"".join(b"a%d,%d\r\n" % (i, i % 2) for i in range(3000))
+    later = b"".join(b"b%d,%d\n" % (i, i % 2) for i in range(3000))
+    path.write_bytes(b"item_id,predicted\r\n" + first + later)
+    message = refusal(path)
+    assert "rows end in different ways (Windows and Unix line ends mixed" in message
+
+
+def test_a_latin1_export_names_its_row_and_text(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_bytes("item_id,predicted\na1,1\nb2,0\ncaf\u00e9 7,1\n".encode("latin-1"))
+    message = refusal(path)
+    assert "row 4 ('caf\ufffd 7,1')" in message and "CSV UTF-8" in message
+
+
 def test_a_folder_and_a_missing_file_are_refused(tmp_path):
     assert "is a folder" in refusal(tmp_path)
     assert "no such file" in refusal(tmp_path / "nope.csv")
