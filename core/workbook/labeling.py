@@ -487,6 +487,90 @@ def _refuse_unstorable_text(selection: Selection) -> None:
         )
 
 
+#: The labelers' instructions: a sheet after the Labels sheet, and in short as a comment
+#: on the Label header.
+INSTRUCTIONS_SHEET = "How to label"
+LABELING_HELP_SHORT = (
+    "positive: the item belongs to the category; negative: it does not; skip: you cannot "
+    "tell. Leave Item id as it is."
+)
+_INSTRUCTIONS = (
+    ("How to label", None),  # the title, across both columns
+    ("1.", "On the Labels sheet, give every row a Label from the drop-down list:"),
+    ("", "positive: the item belongs to the category being checked;"),
+    ("", "negative: it does not;"),
+    ("", "skip: you cannot tell (the item is unreadable, or the rules do not cover it)."),
+    ("2.", "Write your name in Labeler, and anything worth knowing in Comment."),
+    (
+        "3.",
+        "Do not add, remove or change rows or item ids: the labels are checked against "
+        "the sample drawn, and a changed id is refused.",
+    ),
+    (
+        "4.",
+        "Save the file as an Excel workbook (.xlsx) and send it back. If several people "
+        "share the work, each labels a copy: the copies are read together.",
+    ),
+    (
+        "",
+        "The rows are in a random order, and you are not told which items the classifier "
+        "flagged, so that the labels do not lean either way.",
+    ),
+)
+
+
+def _add_instructions(sheet, bold) -> None:
+    from openpyxl.styles import Alignment
+
+    for number, text in _INSTRUCTIONS:
+        sheet.append([number, text])
+    sheet.merge_cells("A1:B1")
+    sheet["A1"].value = _INSTRUCTIONS[0][0]
+    sheet["A1"].font = bold
+    sheet.column_dimensions["A"].width = 4
+    sheet.column_dimensions["B"].width = 90
+    for number_cell, cell in sheet.iter_rows(min_row=2, max_col=2):
+        number_cell.alignment = Alignment(vertical="top")
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+        lines = -(-len(str(cell.value or "")) // 85)  # the programs keep a written height
+        if lines > 1:
+            sheet.row_dimensions[cell.row].height = 15 * lines
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
+    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToHeight = 0
+
+
+def _format_kept_columns(sheet, first: int, last: int, last_row: int) -> None:
+    """Kept columns as wide as their text needs (up to a limit) and wrapped inside their
+    cells beyond it, with the rows made tall enough, so that a long subject never runs
+    over the Label cell; web addresses become links the labelers can click."""
+    from math import ceil
+
+    from openpyxl.styles import Alignment, Font
+
+    wrapped = Alignment(wrap_text=True, vertical="top")
+    link_font = Font(color="0563C1", underline="single")  # Excel's Hyperlink style
+    heights: dict[int, int] = {}
+    for column in range(first, last + 1):
+        cells = [row[0] for row in sheet.iter_rows(2, last_row, column, column)]
+        texts = [str(cell.value) for cell in cells if cell.value is not None]
+        links = sum(text.startswith(("http://", "https://")) for text in texts)
+        longest = max((len(text) for text in texts), default=10)
+        width = min(max(longest + 2, 12), 60 if links else 50)
+        sheet.column_dimensions[_column_letter(column - 1)].width = width
+        for cell in cells:
+            text = "" if cell.value is None else str(cell.value)
+            cell.alignment = wrapped
+            if text.startswith(("http://", "https://")):
+                cell.hyperlink = text
+                cell.font = link_font
+            lines = ceil(len(text) / max(width - 2, 1)) if text else 1
+            heights[cell.row] = max(heights.get(cell.row, 1), lines)
+    for row, lines in heights.items():
+        if lines > 1:  # Excel and LibreOffice keep a written height; one line needs none
+            sheet.row_dimensions[row].height = 15 * min(lines, 8)
+
+
 def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
@@ -499,6 +583,7 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
         labelers; the default hides it.
     """
     from openpyxl import Workbook
+    from openpyxl.comments import Comment
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -538,6 +623,13 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
         min_row=2, max_row=last_row, min_col=label_column + 1, max_col=label_column + 1
     ):
         cell.fill = label_fill
+    _format_kept_columns(sheet, 3, 2 + len(selection.kept_columns), last_row)
+    if selection.kept_columns:  # rows may be taller than a line: rank and id at the top
+        top = Alignment(vertical="top")
+        for rank_cell, id_cell in sheet.iter_rows(min_row=2, max_row=last_row, max_col=2):
+            rank_cell.alignment = top
+            id_cell.alignment = top
+    sheet.cell(1, label_column + 1).comment = Comment(LABELING_HELP_SHORT, "PR Planner")
     validation = DataValidation(
         type="list",
         formula1='"' + ",".join(LABEL_CHOICES) + '"',
@@ -555,8 +647,10 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     sheet.freeze_panes = "C2"
     sheet.auto_filter.ref = f"A1:{_column_letter(len(headers) - 1)}{last_row}"
     widths = {0: 7, 1: 24, label_column: 12, label_column + 1: 14, label_column + 2: 40}
-    for index in range(len(headers)):
-        sheet.column_dimensions[_column_letter(index)].width = widths.get(index, 28)
+    for index, width in widths.items():
+        sheet.column_dimensions[_column_letter(index)].width = width
+    if not blind:
+        sheet.column_dimensions[_column_letter(label_column - 1)].width = 20
     del id_letter
     # Printed for labelers on paper: landscape, every column on one page width, the header
     # repeated on each page.
@@ -566,6 +660,7 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
     sheet.page_setup.fitToHeight = 0
     sheet.print_title_rows = "1:1"
 
+    _add_instructions(workbook.create_sheet(INSTRUCTIONS_SHEET), bold)
     design = workbook.create_sheet(DESIGN_SHEET)
     columns = selection.columns
     prediction = (

@@ -405,3 +405,34 @@ def test_control_characters_are_shown_in_kept_columns_and_refused_in_ids(tmp_pat
     with pytest.raises(InputError, match=r"control characters.*'b\\x01'"):
         write_labeling_workbook(tmp_path / "bad.xlsx", selection, sources=[items])
     assert not (tmp_path / "bad.xlsx").exists()
+
+
+def test_labelers_get_instructions_clickable_links_and_text_kept_in_its_cells(tmp_path):
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "subject", "link"])
+        for index in range(40):
+            writer.writerow(
+                [f"m{index}", index % 4 == 0, "A subject line long enough to wrap " * 3,
+                 f"https://mail.example.com/{index}"]
+            )  # fmt: skip
+    selection = select_sample(
+        items, ItemColumns(keep=("subject", "link")), n_pos=4, n_neg=6, seed=2
+    )
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    workbook = openpyxl.load_workbook(sheet)
+    assert workbook.sheetnames[:2] == ["Labels", "How to label"]
+    instructions = " ".join(
+        str(value) for row in workbook["How to label"].iter_rows(values_only=True) for value in row
+    )
+    assert "skip: you cannot tell" in instructions and "Do not add, remove" in instructions
+    labels = workbook["Labels"]
+    header = [cell.value for cell in labels[1]]
+    assert "positive" in labels.cell(1, header.index("Label") + 1).comment.text
+    link = labels.cell(2, header.index("link") + 1)
+    assert link.hyperlink.target == link.value
+    subject = labels.cell(2, header.index("subject") + 1)
+    assert subject.alignment.wrap_text  # stays in its cell instead of running over Label
+    assert labels.row_dimensions[2].height and labels.row_dimensions[2].height > 15
+    assert len(read_labeling_workbook(sheet).items) == 10
