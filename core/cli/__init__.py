@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ensemble": ("core.cli.ensemble", "Labels a child classifier needs when reusing a parent's"),
     "rounds": ("core.cli.rounds", "List the past rounds in a workbook and the refused rows"),
     "report": ("core.cli.report", "Write an Excel report of a rounds workbook or session"),
+    "count": ("core.cli.count", "Count the flagged and unflagged items of an item list"),
     "select": ("core.cli.select", "Draw a labeling round's sample from an item list"),
     "labels": ("core.cli.labels", "Count and evaluate a labeled labeling workbook"),
 }

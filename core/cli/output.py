@@ -224,10 +224,13 @@ def percentage_refusal(flag: str, value: object) -> str | None:
 def check_fractions(args: argparse.Namespace) -> None:
     """Refuse a percentage given to any fraction flag of the command (see
     :data:`FRACTION_FLAGS`), before the command runs, in the same words everywhere."""
-    for flag in FRACTION_FLAGS:
-        message = percentage_refusal(flag, getattr(args, flag[2:].replace("-", "_"), None))
-        if message is not None:
-            raise InputError(message)
+    messages = [
+        message
+        for flag in FRACTION_FLAGS
+        if (message := percentage_refusal(flag, getattr(args, flag[2:].replace("-", "_"), None)))
+    ]
+    if messages:  # all at once: a lead who typed 90 and 80 and 5 fixes them in one go
+        raise InputError("; ".join(messages))
 
 
 def path_argument(text: str) -> Path:

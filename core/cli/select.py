@@ -41,26 +41,8 @@ def _column_list(text: str) -> tuple[str, ...]:
     return names
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "items",
-        metavar="ITEMS",
-        type=Path,
-        help="item list: .csv, .tsv, .parquet or .xlsx with one row per item",
-    )
-    parser.add_argument(
-        "--n-pos", type=whole, required=True, metavar="N1", help="predicted positives to label"
-    )
-    parser.add_argument(
-        "--n-neg", type=whole, required=True, metavar="N0", help="predicted negatives to label"
-    )
-    parser.add_argument(
-        "--seed",
-        type=whole,
-        default=None,
-        metavar="S",
-        help="seed of the selection rule (default: a random one, reported)",
-    )
+def add_column_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags naming an item list's columns (``select`` and ``count`` share them)."""
     parser.add_argument("--id", metavar="COL", default=None, help="item id column")
     parser.add_argument(
         "--predicted", metavar="COL", default=None, help="predicted label column (1/0, yes/no, ...)"
@@ -82,6 +64,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="C1,C2",
         help="flag columns of further classifiers: each gets a coordinated sample",
     )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "items",
+        metavar="ITEMS",
+        type=Path,
+        help="item list: .csv, .tsv, .parquet or .xlsx with one row per item",
+    )
+    parser.add_argument(
+        "--n-pos", type=whole, required=True, metavar="N1", help="predicted positives to label"
+    )
+    parser.add_argument(
+        "--n-neg", type=whole, required=True, metavar="N0", help="predicted negatives to label"
+    )
+    parser.add_argument(
+        "--seed",
+        type=whole,
+        default=None,
+        metavar="S",
+        help="seed of the selection rule (default: a random one, reported)",
+    )
+    add_column_flags(parser)
     parser.add_argument(
         "--keep",
         type=_column_list,
@@ -121,7 +126,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _columns(args: argparse.Namespace, design=None):
+def item_columns(args: argparse.Namespace, design=None):
     from core.items import ItemColumns
 
     predicted, score, threshold = args.predicted, args.score, args.threshold
@@ -143,7 +148,7 @@ def _columns(args: argparse.Namespace, design=None):
         score=score,
         threshold=threshold,
         classifiers=classifiers,
-        keep=tuple(args.keep or ()),
+        keep=tuple(getattr(args, "keep", None) or ()),
     )
 
 
@@ -156,7 +161,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             raise InputError("--sql needs --seed S: the query must draw a known sample")
         if args.output is not None or args.extend is not None:
             raise InputError("--sql prints a query; it writes no workbook (drop -o/--extend)")
-        with open_items(args.items, _columns(args)) as table:
+        with open_items(args.items, item_columns(args)) as table:
             text = sample_sql(
                 args.sql,
                 table.columns,
@@ -204,7 +209,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             )
         selection = extend_sample(
             args.items,
-            _columns(args, design),
+            item_columns(args, design),
             seed=design.seed,
             previous_ids=[place.id for place in earlier.sample],
             previous_sizes={item.name: (item.n_pos, item.n_neg) for item in design.designs},
@@ -214,7 +219,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         )
     else:
         selection = select_sample(
-            args.items, _columns(args), n_pos=args.n_pos, n_neg=args.n_neg, seed=args.seed
+            args.items, item_columns(args), n_pos=args.n_pos, n_neg=args.n_neg, seed=args.seed
         )
     if selection.seed_drawn and not args.json:
         print(f"note: no --seed given; drew seed {selection.seed}", file=sys.stderr)

@@ -133,6 +133,7 @@ def valid_argv(command: str, paths: list[str]) -> list[str]:
         "rounds": [rounds],
         "report": [rounds, "-o", out],
         "select": [items, "--n-pos", "5", "--n-neg", "5", "--seed", "1", "-o", out],
+        "count": [items],
         "labels": [labeled],
     }[command]  # fmt: skip
 

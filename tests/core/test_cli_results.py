@@ -45,6 +45,7 @@ def argv_by_command(tmp_path, shared_fixtures):
         "select": ["select", str(items), "--n-pos", "5", "--n-neg", "5", "--seed", "3",
                    "-o", str(tmp_path / "labels.xlsx")],
         "labels": ["labels", str(tmp_path / "labels.xlsx")],
+        "count": ["count", str(items)],
     }  # fmt: skip
 
 

@@ -1,0 +1,51 @@
+"""``prplanner count``: the population of an item list, counted independently here with the
+csv module, and the refusals it shares with ``select``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+from core.cli import main
+
+COUNT_KEYS = ["file", "file_sha256", "rows", "population_pos", "population_neg", "classifiers"]
+
+
+def _items(path, count=500, seed=4):
+    rng = random.Random(seed)
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["item id", "prediction", "spam_flag"])
+        for index in range(count):
+            writer.writerow(
+                [f"x{index}", rng.choice(["yes", "no", "no", "no"]), rng.choice(["1", "0"])]
+            )
+    return path
+
+
+def test_count_matches_a_count_by_hand(capsys, tmp_path):
+    path = _items(tmp_path / "items.csv")
+    with path.open(newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    flagged = sum(row["prediction"] == "yes" for row in rows)
+    spam = sum(row["spam_flag"] == "1" for row in rows)
+    status = main(["count", str(path), "--classifiers", "spam_flag", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0 and list(data) == COUNT_KEYS
+    assert (data["rows"], data["population_pos"], data["population_neg"]) == (
+        len(rows), flagged, len(rows) - flagged,
+    )  # fmt: skip
+    (further,) = data["classifiers"]
+    assert (further["name"], further["population_pos"]) == ("spam_flag", spam)
+    status = main(["count", str(path)])
+    out = capsys.readouterr().out
+    assert status == 0 and f"prplanner plan --population {flagged} {len(rows) - flagged}" in out
+
+
+def test_count_refuses_what_select_refuses(capsys, tmp_path):
+    path = tmp_path / "dupes.csv"
+    path.write_text("id,predicted\na,1\nb,0\na,0\n", encoding="utf-8")
+    status = main(["count", str(path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "duplicate item ids" in err and err.count("dupes.csv") == 1
