@@ -61,7 +61,7 @@ SELECT = ["--n-pos", "1", "--n-neg", "1", "--seed", "1", "-o", "sample.xlsx"]
     [
         (["select", "dup.csv", *SELECT], "dup.csv", ["duplicate item ids", "row 2", "row 4"]),
         (["select", "dup.xlsx", *SELECT], "dup.xlsx", ["duplicate item ids", "row 2", "row 4"]),
-        (["select", "latin1.csv", *SELECT], "latin1.csv", ["not UTF-8", "save the file as CSV UTF-8"]),
+        (["select", "latin1.csv", *SELECT], "latin1.csv", ["not UTF-8", "as CSV UTF-8"]),
         (["select", "empty.csv", *SELECT], "empty.csv", ["is empty (0 bytes)"]),
         (["select", "folder.csv", *SELECT], "folder.csv", ["is a folder"]),
         (["select", "missing.csv", *SELECT], "missing.csv", ["no such file"]),
