@@ -491,7 +491,8 @@ class EvaluateTab(SessionTab):
         self.seed_spin = CountSpin(
             session,
             "evaluate.seed",
-            tooltip="Seed of the random draws: the same seed gives the same intervals",
+            tooltip="Seed of the bootstrap and Monte-Carlo draws (not the seed a sample was "
+            "drawn with): the same seed gives the same intervals",
             separators=False,
         )
         self.fpc_check = BoundCheck(
@@ -507,7 +508,7 @@ class EvaluateTab(SessionTab):
         design_form.addRow(self.population)
         design_form.addRow("Confidence", self.confidence_box)
         design_form.addRow("Bootstrap replicates", self.replicates_spin)
-        design_form.addRow("Seed", self.seed_spin)
+        design_form.addRow("Bootstrap seed", self.seed_spin)
         design_form.addRow(self.fpc_check)
 
         self.compare_label = QLabel()

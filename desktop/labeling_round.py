@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import html
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
     from core.round_targets import TargetCheck
     from core.selection import Selection
-    from core.workbook.labeling import ClassifierLabels, LabelingWorkbook
+    from core.workbook.labeling import ClassifierLabels, LabelingDesign, LabelingWorkbook
     from core.workbook.rounds import Round
 
 logger = logging.getLogger(__name__)
@@ -76,12 +77,16 @@ class ItemSampleDialog(QDialog):
     window : MainWindow
         Runs the slow work (``_in_background``), owns the session and the status bar.
     n_pos, n_neg : int
-        The sizes offered (the Plan tab's recommended design, or a top-up's new totals).
+        The sizes offered (the Plan tab's, or a top-up's new totals).
     earlier : LabelingWorkbook, optional
         Top-up mode: the round's latest labeling workbook. Its seed and columns are kept;
         only items not drawn before are written.
     item_list : Path, optional
         The item list to open at once.
+    sizes_from : str, optional
+        Which plan the sizes are (:meth:`desktop.plan_tab.PlanTab.sample_sizes`), shown
+        in the dialog. Sizes from a plan follow it when the counted list becomes its
+        population, until the user changes them; other sizes stay as given.
     """
 
     def __init__(
@@ -92,11 +97,16 @@ class ItemSampleDialog(QDialog):
         n_neg: int,
         earlier: LabelingWorkbook | None = None,
         item_list: Path | None = None,
+        sizes_from: str | None = None,
     ):
         super().__init__(window)
         self.setObjectName("item_sample_dialog")
         self._window = window
         self._earlier = earlier
+        #: The sizes follow the plan (they came from it and the user has not changed them).
+        self._sizes_follow_plan = sizes_from is not None
+        #: The spin boxes are being set by the dialog, not the user.
+        self._setting_sizes = False
         self._path: Path | None = None
         self.summary: ItemSummary | None = None
         self.written: Path | None = None
@@ -166,6 +176,8 @@ class ItemSampleDialog(QDialog):
             else:
                 self.predicted_edit.setText(primary.column)
             self.classifiers_edit.setText(", ".join(d.column for d in design.designs[1:]))
+            # The editors of the top-up see the columns they saw before (editable).
+            self.keep_edit.setText(", ".join(earlier.kept_columns))
             for edit in (self.id_edit, self.predicted_edit, self.score_edit):
                 edit.setReadOnly(True)
             for edit in (self.threshold_edit, self.classifiers_edit):
@@ -184,6 +196,12 @@ class ItemSampleDialog(QDialog):
 
         sample_box = QGroupBox("Sample", self)
         sample = QFormLayout(sample_box)
+        self.sizes_note = QLabel(self)
+        self.sizes_note.setObjectName("sizes_from")
+        self.sizes_note.setWordWrap(True)
+        self.sizes_note.setVisible(sizes_from is not None)
+        self._show_sizes_from(sizes_from)
+        sample.addRow(self.sizes_note)
         self.n_pos_spin = QSpinBox(self)
         self.n_neg_spin = QSpinBox(self)
         for spin, value in ((self.n_pos_spin, n_pos), (self.n_neg_spin, n_neg)):
@@ -319,8 +337,25 @@ class ItemSampleDialog(QDialog):
         return True
 
     def _on_size_changed(self) -> None:
+        if self._setting_sizes:
+            return
+        self._sizes_follow_plan = False  # the user's sizes now; the plan no longer sets them
         if self.summary is not None:
             self._say(self._too_large_warning(self.summary))
+
+    def _show_sizes_from(self, source: str | None) -> None:
+        self.sizes_note.setText(
+            f"The sizes below are {source}; change them if you like." if source else ""
+        )
+
+    def _set_sizes(self, n_pos: int, n_neg: int) -> None:
+        """Set the spin boxes as the dialog (they still follow the plan afterwards)."""
+        self._setting_sizes = True
+        try:
+            for spin, value in ((self.n_pos_spin, n_pos), (self.n_neg_spin, n_neg)):
+                spin.setValue(max(1, min(int(value), MAX_SIZE)))
+        finally:
+            self._setting_sizes = False
 
     def _too_large_warning(self, summary) -> str:
         """What to do when the sizes asked for exceed a stratum of the counted list."""
@@ -358,10 +393,31 @@ class ItemSampleDialog(QDialog):
         if refused:
             self._say(refused, error=True)
             return False
-        self._say(
-            "The Plan tab now plans for this population; its recommended sizes may change. "
-            "Adjust the sizes below if they did."
-        )
+        # The recommended plan for the new population: the sliders were set for the old one.
+        sizes = self._window.plan_tab.sample_sizes(prefer_sliders=False)
+        before = (self.n_pos_spin.value(), self.n_neg_spin.value())
+        if self._sizes_follow_plan:
+            self._set_sizes(sizes.n_pos, sizes.n_neg)
+            self._show_sizes_from(sizes.source)
+            if (sizes.n_pos, sizes.n_neg) == before:
+                text = (
+                    "The Plan tab now plans for this population; its sizes stay "
+                    f"{sizes.n_pos:,} + {sizes.n_neg:,}."
+                )
+            else:
+                text = (
+                    "The Plan tab now plans for this population, and the sizes below follow "
+                    f"it: <b>{sizes.n_pos:,} + {sizes.n_neg:,}</b> (were {before[0]:,} + "
+                    f"{before[1]:,})."
+                )
+        else:
+            text = (
+                "The Plan tab now plans for this population: it asks for "
+                f"<b>{sizes.n_pos:,} + {sizes.n_neg:,}</b> ({sizes.source}). The sizes below "
+                "are the ones set here; change them to follow the plan."
+            )
+        warning = self._too_large_warning(summary)
+        self._say(f"{text} {warning}" if warning else text)
         return True
 
     # --- drawing ---------------------------------------------------------------------
@@ -501,6 +557,9 @@ class LabeledRound:
     needed : tuple of int or None
         Labels in all a plan from this round asks for, when a margin is missed and some
         sample of the population meets both (None: none does).
+    replaced : Round or None
+        The earlier reading of the same draw that the round replaced in place (None: the
+        round was added).
     """
 
     workbooks: tuple
@@ -509,6 +568,14 @@ class LabeledRound:
     missed: tuple[str, ...]
     top_up: tuple[int, int] | None
     needed: tuple[int, int] | None = None
+    replaced: Round | None = None
+
+    @property
+    def verb(self) -> str:
+        """What reading did to the Rounds panel, for the status bar and the summary."""
+        if self.replaced is None:
+            return "added"
+        return "unchanged" if self.replaced == self.round else "updated"
 
 
 def new_round(
@@ -542,10 +609,89 @@ def new_round(
         notes=(
             f"labeling workbook{'s' if len(workbooks) > 1 else ''} "
             + ", ".join(book.path.name for book in workbooks)
-            + f"; seed {first.design.seed}; items from {first.design.file_name}; "
-            f"{labels.skipped} skipped, {labels.unlabeled} unlabeled"
+            + f"{draw_mark(first.design)}{labels.skipped} skipped, {labels.unlabeled} unlabeled"
         ),
     )
+
+
+def draw_mark(design: LabelingDesign) -> str:
+    """``; seed 41; items from items.csv; ``: the part of a round's notes (written by
+    :func:`new_round`) that names the draw its labels came from. Every reading of the
+    draw, whichever copies and top-ups were read, has it."""
+    return f"; seed {design.seed}; items from {design.file_name}; "
+
+
+def same_draw(
+    rounds: Sequence[Round], workbooks: Sequence[LabelingWorkbook], *, taken: Sequence[int] = ()
+) -> list[int]:
+    """Positions in ``rounds`` of earlier readings of ``workbooks``' draw (the same seed
+    and item file, :func:`draw_mark`), except those ``taken``."""
+    mark = draw_mark(workbooks[0].design)
+    return [
+        position
+        for position, item in enumerate(rounds)
+        if item.sheet == LABELED_SHEET and mark in (item.notes or "") and position not in taken
+    ]
+
+
+def earlier_reading(
+    rounds: Sequence[Round],
+    workbooks: Sequence[LabelingWorkbook],
+    classifier: str | None,
+    *,
+    taken: Sequence[int] = (),
+) -> int | None:
+    """Position in ``rounds`` of the latest earlier reading of ``workbooks``' draw for
+    ``classifier``; None when there is none. Positions ``taken`` were already matched to
+    another classifier of the same reading."""
+    found = [
+        position
+        for position in same_draw(rounds, workbooks, taken=taken)
+        if rounds[position].classifier == classifier
+    ]
+    return found[-1] if found else None
+
+
+def merged_rounds(
+    rounds: Sequence[Round],
+    results: Sequence[ClassifierLabels],
+    workbooks: Sequence[LabelingWorkbook],
+    classifier: str | None,
+) -> tuple[list[Round], list[tuple[int, Round | None]]]:
+    """The session's rounds with a reading of ``workbooks`` in them, and for each of
+    ``results`` (the main classifier first) its position and the round it replaced.
+
+    A draw read before (:func:`earlier_reading`) is replaced in place: same position,
+    sheet, row, name and date, the new counts and notes. The main classifier's earlier
+    reading is found under ``classifier`` (the current round's), else under the
+    classifier it was filed under when first read (the current round may have changed
+    since). Everything else is added after the last round.
+    """
+    merged = list(rounds)
+    placed: list[tuple[int, Round | None]] = []
+    further = {labels.design.name for labels in results[1:]}
+    for index, labels in enumerate(results):
+        name = classifier if index == 0 else labels.design.name
+        taken = [position for position, _ in placed]
+        position = earlier_reading(rounds, workbooks, name, taken=taken)
+        if position is None and index == 0:  # filed under another current round's name
+            main = [
+                candidate
+                for candidate in same_draw(rounds, workbooks, taken=taken)
+                if rounds[candidate].classifier not in further
+            ]
+            position = main[-1] if main else None
+        if position is None:
+            merged.append(new_round(labels, workbooks, merged, name))
+            placed.append((len(merged) - 1, None))
+            continue
+        earlier = rounds[position]
+        fresh = new_round(labels, workbooks, merged, earlier.classifier)
+        merged[position] = dataclasses.replace(
+            fresh, sheet=earlier.sheet, row=earlier.row, round=earlier.round, date=earlier.date
+        )
+        placed.append((position, earlier))
+    return merged, placed
 
 
 def margin_check(state, item: Round, labels: ClassifierLabels | None = None) -> TargetCheck:
@@ -579,7 +725,7 @@ def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
 def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     """Read labeled workbooks (a round and its top-ups), add the round to the session and
     show it on the Evaluate tab. Returns what was read, or None (the reason shown)."""
-    from core.workbook.labeling import count_labels, read_labeling_workbook
+    from core.workbook.labeling import count_labels
 
     paths = [Path(path) for path in paths]
     if not paths:
@@ -588,7 +734,10 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     current = next((item for item in state.rounds if _key(item) == state.current_round), None)
 
     def read():
-        workbooks = tuple(read_labeling_workbook(path) for path in paths)
+        for path in paths:  # an item list picked by mistake: say what to do with it
+            if path.suffix.casefold() in ITEM_LIST_SUFFIXES and path.is_file():
+                raise InputError(item_list_words(path))
+        workbooks = tuple(_read_labeling_workbook(path) for path in paths)
         return workbooks, count_labels(workbooks)
 
     names = ", ".join(path.name for path in paths)
@@ -616,21 +765,25 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         QMessageBox.information(window, "Not enough labels yet", text)
         return None
     classifier = current.classifier if current is not None else None
-    rounds = list(state.rounds)
-    added = [new_round(labels, workbooks, rounds, classifier)]
-    for further in results[1:]:
-        added.append(new_round(further, workbooks, rounds + added, further.design.name))
-    refused = window.session.set_values(
-        [("rounds", tuple(rounds + added))], text=f"Read the labels of {paths[0].name}"
-    )
+    rounds, placed = merged_rounds(state.rounds, results, workbooks, classifier)
+    position, replaced = placed[0]
+    item = rounds[position]
+    # The rule draws without replacement from a list of known size, so the finite
+    # population correction is exact here; without it a round that labels much of a small
+    # group is judged as if nothing were known about the rest. The round joins the session
+    # and the Evaluate tab shows it in one undo step.
+    changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
+    changes += window.rounds_panel.evaluate_changes(item, fpc=True)
+    if replaced is not None:
+        changes += _previous_round_follows(state, replaced, item)
+        text = f"Update {formatting.short_text(item.round or '', 40)} with the new labels"
+    else:
+        text = f"Read the labels of {paths[0].name}"
+    refused = window.session.set_values(changes, text=text)
     if refused:
         QMessageBox.warning(window, "Could not add the round", refused)
         return None
-    # The rule draws without replacement from a list of known size, so the finite
-    # population correction is exact here; without it a round that labels much of a small
-    # group is judged as if nothing were known about the rest.
-    window.rounds_panel.evaluate_round(len(rounds), fpc=True)
-    item = added[0]
+    window.show_tab("evaluate")
     check = None
     try:
         check = window._in_background(
@@ -646,17 +799,100 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         missed=() if check is None else missed_in_words(check),
         top_up=None if check is None else check.top_up,
         needed=None if check is None else check.needed,
+        replaced=replaced,
     )
     window.show_labeled_summary(result)
     return result
 
 
+def _previous_round_follows(state, replaced: Round, item: Round) -> list[tuple[str, object]]:
+    """When the Plan tab builds on the reading that ``item`` replaces (its counts and
+    population copied there), it builds on the new reading: the same round, more labels."""
+    from core.workbook.session_io import population_of_round
+    from desktop.rounds_panel import round_label
+
+    if state.previous_round != round_label(replaced) or state.plan.previous != replaced.matrix:
+        return []
+    changes: list[tuple[str, object]] = [("plan.previous", item.matrix)]
+    if state.plan.population == population_of_round(replaced):
+        changes.append(("plan.population", population_of_round(item)))
+    return changes
+
+
+#: Suffixes of item lists (never a labeling workbook), as ``prplanner labels`` knows them.
+ITEM_LIST_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".parquet")
+#: Rows of the first sheet searched for the Labels header (as the reader does).
+HEADER_ROWS = 20
+
+
+def item_list_words(path: Path) -> str:
+    """What to do when an item list is given where a labeled workbook is read."""
+    return (
+        f"{path.name} is an item list, not a labeling workbook. File › Draw a sample from "
+        "an item list… (or Draw this sample from your items… on the Plan tab) picks the "
+        "items to label from it and writes the workbook for the editors; read that "
+        "workbook here once they have labeled it."
+    )
+
+
+def _read_labeling_workbook(path: Path) -> LabelingWorkbook:
+    """:func:`core.workbook.labeling.read_labeling_workbook`, saying so when the workbook
+    is an item list saved as .xlsx (no Design sheet, no Item id / Label header)."""
+    from core.workbook.labeling import LabelingError, read_labeling_workbook
+
+    try:
+        return read_labeling_workbook(path)
+    except LabelingError:
+        if _is_item_list_workbook(path):
+            raise InputError(item_list_words(path)) from None
+        raise
+
+
+def _is_item_list_workbook(path: Path) -> bool:
+    """True when ``path`` has no Design sheet and its first sheet no header row with the
+    cells Item id and Label: a table of items, not a labeling workbook (damaged or edited)."""
+    from core.workbook.labeling import DESIGN_SHEET, ID_HEADER, LABEL_HEADER
+    from core.workbook.xlsx_reader import open_sheets
+
+    wanted = {ID_HEADER.casefold(), LABEL_HEADER.casefold()}
+    has_header = False
+    try:
+        with open_sheets(path) as sheets:
+            for position, sheet in enumerate(sheets):
+                if sheet.title == DESIGN_SHEET:
+                    return False
+                if position == 0:
+                    for row_number, values, _formulas in sheet.rows:
+                        if row_number > HEADER_ROWS:
+                            break
+                        texts = {str(value).strip().casefold() for value in values if value}
+                        if wanted <= texts:
+                            has_header = True
+                            break
+    except INPUT_FAILURES:  # unreadable: the reader's own message says why
+        return False
+    return not has_header
+
+
 def summary_text(result: LabeledRound) -> str:
     """The words shown after labels were read (what a lead needs, no formulas)."""
     labels = result.labels
+    name = html.escape(formatting.short_text(result.round.round or "", 80), quote=False)
+    if result.verb == "updated":
+        first = (
+            f"Updated <b>{name}</b> with the new labels: the earlier reading of the same "
+            "draw is replaced in the Rounds panel (Undo brings it back), and the Evaluate "
+            "tab shows the round."
+        )
+    elif result.verb == "unchanged":
+        first = (
+            f"<b>{name}</b> already holds these labels (the same draw was read before); "
+            "the Evaluate tab shows it."
+        )
+    else:
+        first = f"<b>{name}</b> is in the Rounds panel and the Evaluate tab shows it."
     lines = [
-        f"<b>{formatting.short_text(result.round.round or '', 80)}</b> is in the Rounds "
-        "panel and the Evaluate tab shows it.",
+        first,
         f"TP {labels.tp:,} · FP {labels.fp:,} · FN {labels.fn:,} · TN {labels.tn:,} "
         f"(labeled {labels.labeled_pos + labels.labeled_neg:,}; skipped {labels.skipped:,}; "
         f"without a label {labels.unlabeled:,}).",

@@ -280,6 +280,9 @@ class MainWindow(QMainWindow):
         self._connected_grids: set[int] = set()
         #: The item list last used for a labeling sample (its folder is where dialogs start).
         self._item_list: Path | None = None
+        #: Folder of the file last used (item list, labeled workbook, workbook opened or
+        #: saved): where Save As, Export report and Open start, the lead's files being there.
+        self._last_folder: Path | None = None
         self.item_sample_dialog: ItemSampleDialog | None = None
         self.labeled_summary_box: QMessageBox | None = None
 
@@ -437,8 +440,8 @@ class MainWindow(QMainWindow):
         self.save_as_action.setStatusTip("Save the session as a workbook under a new name")
         self.export_action.setStatusTip("Write an Excel report of the session")
         self.draw_sample_action.setStatusTip(
-            "Pick the items to label from your item list (the Plan's recommended sizes) and "
-            "write a labeling workbook for the editors"
+            "Pick the items to label from your item list (the Plan tab's sizes) and write a "
+            "labeling workbook for the editors"
         )
         self.read_labels_action.setStatusTip(
             "Count the labels of a returned labeling workbook: the round joins the Rounds "
@@ -571,6 +574,7 @@ class MainWindow(QMainWindow):
             columns=opened.book.columns if opened.book is not None else (),
         )
         self._remember_recent(path)
+        self.remember_folder(path)
         count = len(state.rounds)
         what = "session" if opened.is_session else "workbook"
         message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
@@ -763,6 +767,7 @@ class MainWindow(QMainWindow):
             return False
         self._set_document(path, path.name, is_session=True, seen=seen)
         self._remember_recent(path)
+        self.remember_folder(path)
         self._remove_own_recovery_file()
         message = f"Saved to {path}"
         if content.warnings:
@@ -878,7 +883,15 @@ class MainWindow(QMainWindow):
             return path
 
     def _start_folder(self) -> Path:
+        """Where file dialogs start: the folder of the file last used (an item list, a
+        labeled workbook, a workbook opened or saved), else the open document's, else home."""
+        if self._last_folder is not None and self._last_folder.is_dir():
+            return self._last_folder
         return self._path.parent if self._path is not None else Path.home()
+
+    def remember_folder(self, path: Path) -> None:
+        """``path`` was just used: dialogs start in its folder from now on."""
+        self._last_folder = Path(path).absolute().parent
 
     def _suggested_session_path(self) -> Path:
         if self._path is not None and self._path_is_session:
@@ -1034,6 +1047,7 @@ class MainWindow(QMainWindow):
 
     def remember_item_list(self, path: Path) -> None:
         self._item_list = Path(path)
+        self.remember_folder(self._item_list)
 
     def open_item_sample(
         self,
@@ -1045,17 +1059,23 @@ class MainWindow(QMainWindow):
     ) -> ItemSampleDialog:
         """Open the dialog that draws a sample from an item list (or tops a round up).
 
-        The sizes default to the Plan tab's recommended design (its slider design when
-        there is no recommendation).
+        The sizes default to the Plan tab's (:meth:`PlanTab.sample_sizes`: the sliders'
+        design when it meets both target margins, else the recommended plan); those sizes
+        follow the plan when the item list's counts become its population. Sizes given
+        here stay as given.
         """
+        source = None
         if n_pos is None or n_neg is None:
-            n_pos, n_neg = self.plan_tab.sample_sizes()
+            sizes = self.plan_tab.sample_sizes()
+            n_pos, n_neg, source = sizes.n_pos, sizes.n_neg, sizes.source
         if self.item_sample_dialog is not None:
             self.item_sample_dialog.close()
             self.item_sample_dialog.deleteLater()
         from desktop.labeling_round import ItemSampleDialog
 
-        dialog = ItemSampleDialog(self, n_pos=n_pos, n_neg=n_neg, earlier=earlier)
+        dialog = ItemSampleDialog(
+            self, n_pos=n_pos, n_neg=n_neg, earlier=earlier, sizes_from=source
+        )
         self.item_sample_dialog = dialog
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.show()
@@ -1094,6 +1114,9 @@ class MainWindow(QMainWindow):
             paths = ask_labeled_workbooks(self, self.item_folder())
             if not paths:
                 return None
+        paths = [Path(path) for path in paths]
+        if paths:
+            self.remember_folder(paths[0])
         return read_labeled_round(self, paths)
 
     def show_labeled_summary(self, result: LabeledRound) -> QMessageBox:
@@ -1117,15 +1140,25 @@ class MainWindow(QMainWindow):
             button.clicked.connect(lambda: self.top_up(result))
         box.setDefaultButton(QMessageBox.StandardButton.Close)
         box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.destroyed.connect(lambda: setattr(self, "labeled_summary_box", None))
+        # The box closed above is deleted later: it must not forget this one then.
+        box.destroyed.connect(lambda: self._forget_summary(box))
         self.labeled_summary_box = box
         box.show()
+        lead = {
+            "added": f"Read the labels of {result.round.round}",
+            "updated": f"Updated {result.round.round} with the new labels",
+            "unchanged": f"{result.round.round} already holds these labels",
+        }[result.verb]
         self.show_status(
-            f"Read the labels of {result.round.round}: TP {result.labels.tp:,}, FP "
-            f"{result.labels.fp:,}, FN {result.labels.fn:,}, TN {result.labels.tn:,}"
+            f"{lead}: TP {result.labels.tp:,}, FP {result.labels.fp:,}, FN "
+            f"{result.labels.fn:,}, TN {result.labels.tn:,}"
             + ("; a target margin is missed" if result.missed else "")
         )
         return box
+
+    def _forget_summary(self, box: QMessageBox) -> None:
+        if self.labeled_summary_box is box:
+            self.labeled_summary_box = None
 
     def top_up(self, result: LabeledRound) -> ItemSampleDialog | None:
         """Open the top-up dialog for a read round, with the totals its plan asks for."""

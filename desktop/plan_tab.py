@@ -285,6 +285,42 @@ def assured_plan(state: SessionState, basis: PlanBasis) -> AssuredPlan:
     return assured
 
 
+def meets_both_targets(design: Plan) -> bool:
+    """Whether a plan's margins meet both target margins (the "✓ both met" readout)."""
+    return (
+        design.margin_precision <= design.target_margin_precision
+        and design.margin_recall <= design.target_margin_recall
+    )
+
+
+#: Where the sizes offered for drawing a sample come from (:meth:`PlanTab.sample_sizes`),
+#: in the words the draw dialog shows ("The sizes below are ...").
+SLIDER_SIZES = "the sizes of the Plan tab's sliders, which meet both target margins"
+SLIDER_SIZES_ONLY = "the sizes of the Plan tab's sliders (there is no recommended plan)"
+RECOMMENDED_SIZES = "the sizes of the recommended plan"
+RECOMMENDED_NOT_SLIDERS = (
+    "the sizes of the recommended plan (the sliders' design misses a target margin)"
+)
+HALF_V_SIZES = "half of the Plan tab's labels v each way (the plan is incomplete)"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawSizes:
+    """Sample sizes to draw from an item list and the plan they come from.
+
+    Attributes
+    ----------
+    n_pos, n_neg : int
+        Flagged and unflagged items to draw.
+    source : str
+        Which plan they come from, in words (:data:`SLIDER_SIZES`, ...).
+    """
+
+    n_pos: int
+    n_neg: int
+    source: str
+
+
 def chance(value: float) -> str:
     """A probability for a readout: ``53.2 %`` (never a rounded 0 or 100 %)."""
     if 0.0 < value < 0.0005:
@@ -653,8 +689,9 @@ class PlanTab(SessionTab):
         self.draw_sample = QPushButton("Draw this sample from your items…", self)
         self.draw_sample.setObjectName("draw_sample_button")
         self.draw_sample.setToolTip(
-            "Pick the recommended numbers of items from your item list (.csv, .parquet, "
-            ".xlsx) and write a labeling workbook for the editors."
+            "Pick the numbers of items of the plan from your item list (.csv, .parquet, "
+            ".xlsx) and write a labeling workbook for the editors: the sliders' design "
+            "when it meets both target margins, else the recommended plan."
         )
         self.draw_sample.clicked.connect(self.draw_sample_requested)
         self.use_assured = QPushButton("Use it", self)
@@ -1458,17 +1495,31 @@ class PlanTab(SessionTab):
         if self._timer.isActive() or self._stale:
             self.refresh()
 
-    def sample_sizes(self) -> tuple[int, int]:
-        """``(n1, n0)`` to draw: the recommended plan's, else the slider design's."""
+    def sample_sizes(self, prefer_sliders: bool = True) -> DrawSizes:
+        """The sizes to draw from an item list, and which plan they come from.
+
+        The sliders' design when it meets both target margins (the user chose it: moved
+        the sliders, or pressed Use it under Assured), else the recommended plan; without
+        one the sliders' design all the same, and without that half of ``v`` each way.
+        ``prefer_sliders=False`` skips the first choice: just after the population
+        changed, the sliders still hold a design chosen for the old one.
+        """
+        self.flush()  # the inputs just edited (a population from an item list) count
+        state = self._session.state
+        try:
+            design: Plan | None = design_plan(state, self._basis)
+        except InputError:
+            design = None
+        if prefer_sliders and design is not None and meets_both_targets(design):
+            return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES)
         plan = self._basis.recommended
         if plan is not None:
-            return plan.n_pos, plan.n_neg
-        try:
-            design = design_plan(self._session.state, self._basis)
-        except InputError:  # incomplete inputs: half of v each way, for the user to edit
-            v = self._session.get("plan.v")
-            return max(1, v // 2), max(1, v - v // 2)
-        return design.n_pos, design.n_neg
+            source = RECOMMENDED_SIZES if design is None else RECOMMENDED_NOT_SLIDERS
+            return DrawSizes(plan.n_pos, plan.n_neg, source)
+        if design is not None:
+            return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES_ONLY)
+        v = state.plan.v  # incomplete inputs: half of v each way, for the user to edit
+        return DrawSizes(max(1, v // 2), max(1, v - v // 2), HALF_V_SIZES)
 
     def apply_recommended(self) -> None:
         """Move the sliders to the recommended plan: ``s`` rounded to the slider's 0.01."""

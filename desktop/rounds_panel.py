@@ -54,6 +54,11 @@ from desktop.widgets import affects
 CURRENT_BRUSH = QBrush(QColor(214, 234, 255))
 
 
+def plural(count: int, word: str) -> str:
+    """``1 round``, ``5 rounds``."""
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
 def round_label(item) -> str:
     """How a past round is named in the panel and in ``previous_round``."""
     return item.round or f"{item.sheet} row {item.row}"
@@ -285,6 +290,8 @@ class RoundsPanel(QWidget):
         self._session = session
         self._problems: list[str] = []
         self._source_text = ""
+        #: The rounds as read from the source (the header says when the session's differ).
+        self._source_rounds: tuple = ()
         #: The plain rounds workbook the rounds were read from (None for a session).
         self.workbook: Path | None = None
         #: What each sheet's columns were read as (from the last read of the workbook).
@@ -311,7 +318,9 @@ class RoundsPanel(QWidget):
         self.table.customContextMenuRequested.connect(self._show_menu)
         self.table.installEventFilter(self)
         self.source = QLabel(self)
-        self.source.setToolTip("The workbook these rounds were read from.")
+        self.source.setObjectName("rounds_source")
+        self.source.setTextFormat(Qt.TextFormat.PlainText)  # a file name is not markup
+        self.source.setToolTip("Where the rounds listed came from.")
         self.previous = QLabel(self)
         self.previous.setToolTip("The round the Plan tab builds on.")
         self.use_button = QPushButton("Use as previous round", self)
@@ -376,10 +385,10 @@ class RoundsPanel(QWidget):
         """
         self._problems = list(problems)
         self._source_text = text
+        self._source_rounds = self._session.state.rounds
         self.workbook = Path(workbook) if workbook is not None else None
         self.sheet_columns = tuple(columns)
-        count = len(self._session.state.rounds)
-        self.source.setText(f"{text}: {count} round{'s' if count != 1 else ''}")
+        self._refresh_source()
         self.problems_button.setVisible(bool(problems))
         self.problems_button.setText(f"{len(problems)} not loaded…")
         self.columns_button.setVisible(self.workbook is not None and bool(self.sheet_columns))
@@ -438,9 +447,19 @@ class RoundsPanel(QWidget):
         if item is None:
             return False
         label = round_label(item)
+        if self._session.set_values(self.evaluate_changes(item, fpc=fpc), text=f"Evaluate {label}"):
+            return False
+        self.status_message.emit(f"Evaluate shows {label}: its counts and population")
+        if show:
+            self.show_tab.emit("evaluate")
+        return True
+
+    def evaluate_changes(self, item, *, fpc: bool | None = None) -> list[tuple[str, object]]:
+        """The edits that make ``item`` the current round (see :meth:`evaluate_round`),
+        for a caller that makes them part of a larger undo step."""
         evaluate = self._session.get("evaluate")
         population = population_of_round(item)
-        changes = [
+        changes: list[tuple[str, object]] = [
             ("current_round", round_key(item)),
             ("evaluate.matrix", item.matrix),
             ("evaluate.population", population),
@@ -451,12 +470,7 @@ class RoundsPanel(QWidget):
             changes.append(("evaluate.fpc", fpc))
         elif evaluate.fpc and population.mode != "counts":
             changes.append(("evaluate.fpc", False))
-        if self._session.set_values(changes, text=f"Evaluate {label}"):
-            return False
-        self.status_message.emit(f"Evaluate shows {label}: its counts and population")
-        if show:
-            self.show_tab.emit("evaluate")
-        return True
+        return changes
 
     def plan_from_round(self, row: int) -> bool:
         """Plan the next round from round ``row``: it becomes the previous round (its counts
@@ -576,7 +590,26 @@ class RoundsPanel(QWidget):
                 self.table.scrollTo(self.model.index(row, 0))
                 return
 
+    def _refresh_source(self) -> None:
+        """Name where the rows listed came from and count them: the source's name while
+        the rounds are those read from it; once rounds were added, replaced or removed
+        (labels read, undo), the session's rounds and how many of them the source gave."""
+        rounds = self._session.state.rounds
+        count = len(rounds)
+        if rounds == self._source_rounds and self._source_text:
+            text = f"{self._source_text}: {plural(count, 'round')}"
+        else:
+            text = f"Rounds of this session: {count}"
+            kept = {id(item) for item in self._source_rounds}
+            from_source = sum(1 for item in rounds if id(item) in kept)
+            if from_source and self._source_text:
+                text += f" ({from_source} from {self._source_text})"
+        self.source.setText(formatting.short_text(text, 120))
+        self.source.setToolTip(f"Where the rounds listed came from: {text}")
+
     def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, "rounds"):
+            self._refresh_source()
         if affects(changed, "previous_round") or affects(changed, "rounds"):
             self._refresh_previous()
         if changed == "" or affects(changed, "rounds"):

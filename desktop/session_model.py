@@ -66,7 +66,7 @@ FIELD_LABELS: dict[str, str] = {
     "evaluate.population.k": "imbalance k (Evaluate)",
     "evaluate.matrix": "labeled counts",
     "evaluate.replicates": "bootstrap replicates",
-    "evaluate.seed": "random seed (Evaluate)",
+    "evaluate.seed": "bootstrap seed (Evaluate)",
     "evaluate.fpc": "finite population correction (Evaluate)",
     "prevalence": "prevalence inputs",
     "prevalence.reference_prevalence": "reference prevalence",

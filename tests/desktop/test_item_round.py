@@ -177,16 +177,22 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     more = label_like_an_editor(second, second_labeled, truth_of)
     assert not more & ids
     assert more | ids == rule_sample(truth_of, SEED, new_pos, new_neg)
-    rounds_before = len(window.session.state.rounds)
+    rounds_before = window.session.state.rounds
     both = window.read_labeled_workbook([labeled, second_labeled])
     assert both is not None
-    assert len(window.session.state.rounds) == rounds_before + 1
+    # The same draw read again: its round is updated in place, not added once more.
+    rounds_after = window.session.state.rounds
+    assert len(rounds_after) == len(rounds_before)
+    assert rounds_after[-1].matrix == counts_of(truth_of, more | ids)
+    assert rounds_after[-1].round == added.round
     assert window.session.get("evaluate.matrix") == counts_of(truth_of, more | ids)
 
-    # One undo step per read: undoing removes the round again.
+    # One undo step per read: the first undo brings the earlier reading back, the second
+    # removes the round.
     window.session.undo_stack.undo()
+    assert window.session.state.rounds == rounds_before
     window.session.undo_stack.undo()
-    assert len(window.session.state.rounds) == rounds_before
+    assert len(window.session.state.rounds) == len(rounds_before) - 1
 
 
 def test_a_bad_item_list_is_named_and_nothing_is_drawn(qtbot, window, tmp_path):

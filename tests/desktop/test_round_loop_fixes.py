@@ -1,0 +1,400 @@
+"""What a new lead ran into in the round loop, each fixed and kept fixed.
+
+* reading the same draw again (more editors' copies, a top-up) updates its round in place
+  instead of adding one more round of the same name;
+* the draw dialog offers the design the lead chose on the sliders when it meets both
+  target margins, says which plan its sizes come from, and follows the plan when the item
+  list becomes the Plan's population;
+* a top-up keeps the columns the editors saw;
+* an item list given as a labeled workbook is named as one, with what to do instead;
+* the Evaluate tab's seed is the bootstrap's; the Rounds panel's header counts the rows it
+  lists; Save and Export start where the lead's files are.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import random
+from pathlib import Path
+
+import openpyxl
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from core.confusion import ConfusionMatrix
+from core.workbook.labeling import count_labels, read_labeling_workbook
+from desktop.labeling_round import LABELED_SHEET
+
+ITEMS = 2_000
+SEED = 17
+
+
+def write_items(path: Path) -> dict[str, tuple[int, int, int]]:
+    """An item list flagged by two classifiers (``predicted``, ``other``), with a subject
+    column; returns {id: (predicted, other, truth)} (the truth for the test only)."""
+    rng = random.Random(11)
+    rows = {}
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["item_id", "predicted", "other", "subject"])
+        for number in range(ITEMS):
+            item_id = f"i{number:05d}"
+            predicted = int(rng.random() < 0.15)
+            other = int(rng.random() < 0.2)
+            truth = int(rng.random() < (0.8 if predicted else 0.03))
+            rows[item_id] = (predicted, other, truth)
+            writer.writerow([item_id, predicted, other, f"subject {number}"])
+    return rows
+
+
+def label_copy(drawn: Path, target: Path, truth, keep) -> set[str]:
+    """A labeler's copy of ``drawn``: the rows for which ``keep(row)`` is true labeled."""
+    workbook = openpyxl.load_workbook(drawn)
+    sheet = workbook.worksheets[0]
+    header = [cell.value for cell in sheet[1]]
+    id_column, label_column = header.index("Item id") + 1, header.index("Label") + 1
+    labeled = set()
+    for row in range(2, sheet.max_row + 1):
+        item_id = sheet.cell(row, id_column).value
+        if item_id is None or not keep(row):
+            continue
+        labeled.add(item_id)
+        sheet.cell(row, label_column).value = "positive" if truth[item_id][2] else "negative"
+    workbook.save(target)
+    return labeled
+
+
+def matrix_of(truth, ids, which: int = 0) -> ConfusionMatrix:
+    cells = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    for item_id in ids:
+        flagged, actual = truth[item_id][which], truth[item_id][2]
+        cells[("tp" if actual else "fp") if flagged else ("fn" if actual else "tn")] += 1
+    return ConfusionMatrix(**cells)
+
+
+@pytest.fixture
+def item_list(tmp_path):
+    folder = tmp_path / "items"
+    folder.mkdir()
+    path = folder / "items.csv"
+    return path, write_items(path)
+
+
+def draw(window, path: Path, target: Path, *, n_pos=40, n_neg=80, seed=SEED, other=False):
+    dialog = window.open_item_sample(n_pos, n_neg, item_list=path)
+    dialog.seed_edit.setText(str(seed))
+    dialog.keep_edit.setText("subject")
+    if other:
+        dialog.classifiers_edit.setText("other")
+    assert dialog.count_items()
+    assert dialog.draw_and_save(target) == target
+    dialog.close()
+    return target
+
+
+# --- 1. reading the same draw again ---------------------------------------------------------
+
+
+def test_reading_more_copies_of_a_draw_updates_its_round_in_place(
+    qtbot, window, item_list, tmp_path
+):
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    anna = tmp_path / "round1_anna.xlsx"
+    ben = tmp_path / "round1_ben.xlsx"
+    labeled_anna = label_copy(drawn, anna, truth, lambda row: row % 2 == 0)
+    labeled_ben = label_copy(drawn, ben, truth, lambda row: row % 2 == 1)
+    rounds_before = window.session.state.rounds
+
+    assert window.read_labeled_workbook([anna]) is not None
+    after_first = window.session.state.rounds
+    assert len(after_first) == len(rounds_before) + 1
+    position = len(after_first) - 1
+    assert after_first[position].matrix == matrix_of(truth, labeled_anna)
+    # A round joins after it, and the lead evaluates another classifier's round: the
+    # next reading still finds the earlier one (filed under no classifier then).
+    later = dataclasses.replace(after_first[0], row=99, round="TR-99")
+    window.session.set_values([("rounds", (*after_first, later))], text="a later round")
+    window.rounds_panel.evaluate_round(0)
+    assert window.session.state.rounds[0].classifier != after_first[position].classifier
+
+    both = window.read_labeled_workbook([ben, anna])  # another order, another first name
+    assert both is not None
+    rounds = window.session.state.rounds
+    assert len(rounds) == len(after_first) + 1  # nothing added
+    assert both.replaced == after_first[position]
+    updated = rounds[position]  # the same place in the session's rounds
+    assert updated.matrix == matrix_of(truth, labeled_anna | labeled_ben)
+    assert (updated.round, updated.sheet, updated.row) == ("round1_anna", LABELED_SHEET, 2)
+    assert updated.classifier == after_first[position].classifier  # as first filed
+    assert sum(item.round == "round1_anna" for item in rounds) == 1
+    assert window.session.get("evaluate.matrix") == updated.matrix
+    qtbot.wait(20)  # the first summary, closed, is deleted: the new one stays
+    assert window.labeled_summary_box is not None
+    text = window.labeled_summary_box.text()
+    assert "Updated <b>round1_anna</b> with the new labels" in text
+    assert "Updated round1_anna with the new labels" in window.statusBar().currentMessage()
+    assert window.session.undo_stack.undoText() == "Update round1_anna with the new labels"
+
+    # One undo step: the earlier reading is back, where it was.
+    window.session.undo_stack.undo()
+    assert window.session.state.rounds[position] == after_first[position]
+    assert len(window.session.state.rounds) == len(after_first) + 1
+
+
+def test_a_top_up_and_further_classifiers_update_their_rounds(qtbot, window, item_list, tmp_path):
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx", other=True)
+    labeled = tmp_path / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    first = window.read_labeled_workbook([labeled])
+    assert first is not None
+    rounds = window.session.state.rounds
+    assert [item.classifier for item in rounds[-2:]] == [None, "other"]
+
+    earlier = read_labeling_workbook(labeled)
+    dialog = window.open_item_sample(60, 120, earlier=earlier, item_list=path)
+    more = tmp_path / "round1 top-up.xlsx"
+    assert dialog.draw_and_save(more) == more
+    dialog.close()
+    more_labeled = tmp_path / "round1 top-up labeled.xlsx"
+    label_copy(more, more_labeled, truth, lambda _row: True)
+    again = window.read_labeled_workbook([labeled, more_labeled])
+    assert again is not None
+    now = window.session.state.rounds
+    assert len(now) == len(rounds)
+    assert again.replaced == rounds[-2]
+    # Each classifier counts the items of its own sample (an item drawn for one only is
+    # labeled but not counted for the other).
+    for counted, before, after in zip(
+        count_labels(again.workbooks), rounds[-2:], now[-2:], strict=True
+    ):
+        assert counted.unlabeled == 0 and after.matrix.total > before.matrix.total
+        assert after.matrix == ConfusionMatrix(
+            tp=counted.tp, fp=counted.fp, fn=counted.fn, tn=counted.tn
+        )
+    assert [item.round for item in now[-2:]] == [item.round for item in rounds[-2:]]
+
+    # Reading exactly the same labels again changes nothing, and says so.
+    same = window.read_labeled_workbook([labeled, more_labeled])
+    assert same is not None and same.verb == "unchanged"
+    assert window.session.state.rounds == now
+    assert "already holds these labels" in window.labeled_summary_box.text()
+
+
+def test_another_draw_is_another_round(qtbot, window, item_list, tmp_path):
+    path, truth = item_list
+    one = draw(window, path, tmp_path / "one.xlsx")
+    two = draw(window, path, tmp_path / "two.xlsx", seed=SEED + 1)
+    label_copy(one, tmp_path / "one labeled.xlsx", truth, lambda _row: True)
+    label_copy(two, tmp_path / "two labeled.xlsx", truth, lambda _row: True)
+    before = len(window.session.state.rounds)
+    assert window.read_labeled_workbook([tmp_path / "one labeled.xlsx"]) is not None
+    result = window.read_labeled_workbook([tmp_path / "two labeled.xlsx"])
+    assert result is not None
+    assert len(window.session.state.rounds) == before + 2
+    assert result.replaced is None and "is in the Rounds panel" in window.labeled_summary_box.text()
+
+
+# --- 2 and 3. the sizes the draw dialog offers ----------------------------------------------
+
+
+def test_the_draw_dialog_offers_the_assured_design_the_lead_chose(qtbot, window):
+    plan_tab = window.plan_tab
+    window.show_tab("plan")
+    with qtbot.waitSignal(plan_tab.assured_shown, timeout=30_000):
+        window.session.set_value("plan.assurance_target", 0.9)
+        plan_tab.flush()
+    qtbot.mouseClick(plan_tab.use_assured, Qt.MouseButton.LeftButton)
+    plan_tab.flush()
+    design, recommended = plan_tab.design, plan_tab.basis.recommended
+    assert design is not None and recommended is not None
+    assert (design.n_pos, design.n_neg) != (recommended.n_pos, recommended.n_neg)
+    qtbot.mouseClick(plan_tab.draw_sample, Qt.MouseButton.LeftButton)
+    dialog = window.item_sample_dialog
+    assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (design.n_pos, design.n_neg)
+    assert dialog.sizes_note.isVisibleTo(dialog)
+    assert "the sizes of the Plan tab's sliders" in dialog.sizes_note.text()
+    dialog.close()
+
+    # Sliders that miss a target margin: the recommended plan, and the dialog says so.
+    window.session.set_values([("plan.v", 100)], text="fewer labels")
+    qtbot.mouseClick(plan_tab.draw_sample, Qt.MouseButton.LeftButton)
+    dialog = window.item_sample_dialog
+    assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (
+        recommended.n_pos,
+        recommended.n_neg,
+    )
+    assert "the sizes of the recommended plan" in dialog.sizes_note.text()
+    assert "the sliders' design misses a target margin" in dialog.sizes_note.text()
+    dialog.close()
+
+
+def test_the_sizes_follow_the_plan_when_the_list_becomes_its_population(qtbot, window, item_list):
+    path, _truth = item_list
+    # Sliders that meet the targets for the example's population: chosen for that one only.
+    window.session.set_values([("plan.s", 2.0), ("plan.v", 12_000)])
+    window.open_item_sample()  # as the Plan tab's button does
+    dialog = window.item_sample_dialog
+    before = (dialog.n_pos_spin.value(), dialog.n_neg_spin.value())
+    assert dialog.set_item_list(path)
+    assert dialog.use_as_population()
+    after = (dialog.n_pos_spin.value(), dialog.n_neg_spin.value())
+    assert after != before  # the plan for the list's population asks for other sizes
+    # The recommended plan for the new population, never the sliders set for the old one.
+    sizes = window.plan_tab.sample_sizes(prefer_sliders=False)
+    recommended = window.plan_tab._basis.recommended
+    assert after == (sizes.n_pos, sizes.n_neg) == (recommended.n_pos, recommended.n_neg)
+    text = dialog.message.text()
+    assert f"{sizes.n_pos:,} + {sizes.n_neg:,}" in text
+    assert f"were {before[0]:,} + {before[1]:,}" in text
+    assert sizes.source in dialog.sizes_note.text()
+    dialog.close()
+
+
+def test_sizes_the_lead_typed_stay_when_the_list_becomes_the_population(qtbot, window, item_list):
+    path, _truth = item_list
+    dialog = window.open_item_sample(item_list=path)
+    dialog.n_pos_spin.setValue(33)
+    dialog.n_neg_spin.setValue(44)
+    assert dialog.use_as_population()
+    sizes = window.plan_tab.sample_sizes(prefer_sliders=False)
+    assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (33, 44)
+    assert f"{sizes.n_pos:,} + {sizes.n_neg:,}" in dialog.message.text()
+    dialog.close()
+
+
+# --- 4. the top-up keeps the columns ---------------------------------------------------------
+
+
+def test_the_top_up_keeps_the_columns_the_editors_saw(qtbot, window, item_list, tmp_path):
+    path, _truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    earlier = read_labeling_workbook(drawn)
+    assert earlier.kept_columns == ("subject",)
+    dialog = window.open_item_sample(60, 120, earlier=earlier, item_list=path)
+    assert dialog.keep_edit.text() == "subject"
+    more = dialog.draw_and_save(tmp_path / "top-up.xlsx")
+    assert more is not None and read_labeling_workbook(more).kept_columns == ("subject",)
+    dialog.close()
+
+
+# --- 5. an item list given as a labeled workbook ---------------------------------------------
+
+
+@pytest.fixture
+def warnings(monkeypatch):
+    said: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        QMessageBox, "warning", lambda _parent, title, text, *args: said.append((title, text))
+    )
+    return said
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet", ".xlsx"])
+def test_an_item_list_is_not_a_labeled_workbook(qtbot, window, tmp_path, warnings, suffix):
+    path = tmp_path / f"items{suffix}"
+    if suffix == ".xlsx":
+        workbook = openpyxl.Workbook()
+        workbook.active.append(["item_id", "predicted", "subject"])
+        workbook.active.append(["a1", 1, "one"])
+        workbook.save(path)
+    elif suffix == ".parquet":
+        path.write_bytes(b"PAR1 not really, but named so")
+    else:
+        separator = "\t" if suffix == ".tsv" else ","
+        path.write_text(f"item_id{separator}predicted\na1{separator}1\n", encoding="utf-8")
+    rounds = window.session.state.rounds
+    assert window.read_labeled_workbook([path]) is None
+    assert window.session.state.rounds == rounds
+    title, text = warnings[-1]
+    assert title == "Could not read the labels"
+    assert f"{path.name} is an item list, not a labeling workbook" in text
+    assert "Draw a sample" in text
+    assert "save it as an Excel" not in text and "no header row" not in text
+    assert path.name in window.statusBar().currentMessage()
+
+
+def test_a_labeling_workbook_without_its_design_sheet_is_not_called_an_item_list(
+    qtbot, window, item_list, tmp_path, warnings
+):
+    path, _truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    workbook = openpyxl.load_workbook(drawn)
+    del workbook["Design"]
+    workbook.save(tmp_path / "no design.xlsx")
+    assert window.read_labeled_workbook([tmp_path / "no design.xlsx"]) is None
+    text = warnings[-1][1]
+    assert "item list" not in text and "'Design'" in text
+
+
+# --- 6. the Evaluate tab's seed --------------------------------------------------------------
+
+
+def test_the_evaluate_tab_names_its_seed_the_bootstrap_seed(qtbot, window):
+    window.show_tab("evaluate")
+    tab = window.tabs.currentWidget()
+    form = tab.seed_spin.parentWidget().layout()
+    label = form.labelForField(tab.seed_spin)
+    assert label is not None and label.text() == "Bootstrap seed"
+    assert "bootstrap" in tab.seed_spin.toolTip().lower()
+
+
+# --- 7. the Rounds panel's header ------------------------------------------------------------
+
+
+def test_the_rounds_header_counts_the_rows_it_lists(
+    qtbot, window, item_list, tmp_path, monkeypatch
+):
+    path, truth = item_list
+    header = window.rounds_panel.source
+    example = len(window.session.state.rounds)
+    assert header.text() == f"Example rounds: {example} rounds"
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    assert window.read_labeled_workbook([labeled]) is not None
+    assert header.text() == (
+        f"Rounds of this session: {example + 1} ({example} from Example rounds)"
+    )
+    assert window.rounds_panel.model.rowCount() == example + 1
+    window.session.undo_stack.undo()
+    assert header.text() == f"Example rounds: {example} rounds"
+
+    window.session.undo_stack.setClean()
+    assert window.new_session()
+    assert header.text() == "No workbook: 0 rounds"
+    assert window.read_labeled_workbook([labeled]) is not None
+    assert header.text() == "Rounds of this session: 1"
+    assert window.rounds_panel.model.rowCount() == 1
+
+
+# --- 8. where Save and Export start ----------------------------------------------------------
+
+
+def test_save_and_export_start_where_the_leads_files_are(
+    qtbot, window, item_list, tmp_path, monkeypatch
+):
+    path, truth = item_list
+    asked: list[str] = []
+
+    def answer(_parent, _caption, start, *_args):
+        asked.append(start)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", answer)
+    drawn = draw(window, path, tmp_path / "round1.xlsx")  # the item list's folder
+    assert not window.save_as()
+    assert Path(asked[-1]).parent == path.parent
+    returned = tmp_path / "returned"
+    returned.mkdir()
+    labeled = returned / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    assert window.read_labeled_workbook([labeled]) is not None
+    assert not window.save_as()
+    assert Path(asked[-1]).parent == returned
+    assert not window.export_report()
+    assert Path(asked[-1]).parent == returned
+    assert all(Path(start).parent != Path.home() for start in asked)
