@@ -502,7 +502,6 @@ def _interval_note_warnings(
     once.
     """
     said_generally = {closed_form.HALDANE_NOTE, closed_form.BOUNDARY_NOTE}
-    said_by_the_correction = closed_form.HYPERGEOMETRIC_NOTE  # its warning says so
     seen = set(warnings)
     for name, metric in metrics.items():
         estimate_undefined = not math.isfinite(metric.estimate)
@@ -515,7 +514,6 @@ def _interval_note_warnings(
                 part
                 for part in interval.note.split("; ")
                 if not (matrix.has_zero_cell and part in said_generally)
-                and part != said_by_the_correction
                 and not (estimate_undefined and "undefined" in part)
             ]
             if not parts:

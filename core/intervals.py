@@ -65,7 +65,6 @@ DESIGNS = ("stratified", "random")
 HALDANE_NOTE = "zero cell: Haldane-Anscombe correction (+0.5 to every cell) applied"
 BOUNDARY_NOTE = "bound moved to the estimate, which lies on the boundary"
 NO_FPC = (1.0, 1.0)
-HYPERGEOMETRIC_NOTE = "hypergeometric: exact for items drawn without replacement"
 CENSUS_NOTE = "every item of the stratum is labeled: no sampling error is left"
 
 
@@ -292,9 +291,8 @@ def hypergeometric_precision(
     return Interval(
         lower=m_low / big_n,
         upper=m_high / big_n,
-        method="clopper_pearson",
-        note=HYPERGEOMETRIC_NOTE,
-    )
+        method="clopper_pearson",  # the exact interval's key; the correction's warning
+    )  # says it is hypergeometric (a note would mark the row as a caution)
 
 
 def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:

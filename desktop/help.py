@@ -50,12 +50,12 @@ TOPICS = {
 GUIDE_PAGES = {
     "start": "Start here",
     "plan": "Plan a round",
+    "item_loop": "Draw, label, read back, top up",
     "evaluate": "Evaluate a labeled round",
     "compare": "Compare with last time",
     "prevalence": "Precision at another prevalence",
     "classifiers": "Several classifiers",
     "report": "Report to a manager",
-    "item_loop": "Draw, label, read back, top up",
     "words": "Words and numbers",
 }
 

@@ -575,8 +575,14 @@ class HistoryTab(SessionTab):
                 for item in items.values():
                     item.setVisible(False)
         self._show_versions(classifiers)
+        stamps = [timestamp(day) for f in self.figures if (day := f.date) is not None]
         for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
-            plot.enableAutoRange(axis="x")
+            if stamps and max(stamps) - min(stamps) < 14 * DAY:
+                # One date (or a few close ones): a month around them, so that the bars'
+                # caps (a day wide) stay caps instead of spanning the plot.
+                plot.setXRange(min(stamps) - 15 * DAY, max(stamps) + 15 * DAY, padding=0)
+            else:
+                plot.enableAutoRange(axis="x")
             if low[metric]:
                 bottom, top = min(low[metric]), max(high[metric])
                 # A little room around the bars (never past 100 %: a rate cannot exceed it).

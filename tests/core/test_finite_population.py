@@ -91,6 +91,7 @@ def test_hypergeometric_interval_is_narrower_than_and_tends_to_clopper_pearson()
     binomial = clopper_pearson_precision(matrix)
     small = hypergeometric_precision(matrix, 120)
     assert binomial.lower < small.lower and small.upper < binomial.upper
+    assert small.note == ""  # no caution: the correction's warning says what it is
     huge = clopper_pearson_precision(matrix, population_pos=10**9)
     assert huge.as_list() == pytest.approx(binomial.as_list(), abs=2e-8)
 

@@ -239,3 +239,15 @@ def test_rise_and_fall_markers_use_no_classifier_colour():
     palette = {colour.casefold() for colour in PALETTE}
     assert IMPROVED_COLOR.casefold() not in palette
     assert DECLINED_COLOR.casefold() not in palette
+
+
+def test_one_dated_round_keeps_narrow_caps(qtbot, rounds):
+    one = [next(item for item in rounds if item.date is not None)]
+    state = dataclasses.replace(SessionState(), rounds=one)
+    widget = HistoryTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    widget.resize(1200, 800)
+    widget.show()
+    (low, high), _ = widget.precision_plot.plotItem.vb.viewRange()
+    assert high - low >= 28 * 86_400  # a month around the date, not a day
+    widget.shutdown()
