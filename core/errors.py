@@ -12,6 +12,7 @@ name in backticks (```fpc```).
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 
 #: Every parameter a ``core`` message may name, with what it is (the interfaces' word
@@ -72,3 +73,22 @@ class InputError(ValueError):
     so the command line and the GUI can show it unchanged; a parameter the user set in
     the interface is named with :func:`named`.
     """
+
+
+_READ_CAUSES = {
+    errno.ENOENT: "no such file or folder",
+    errno.EACCES: "permission denied; ask the owner of the file (or folder) for access",
+    errno.EPERM: "permission denied; ask the owner of the file (or folder) for access",
+    errno.EISDIR: "it is a folder; name a file",
+    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.ENOSPC: "the disk is full",
+    errno.EROFS: "the folder is on a read-only file system",
+    errno.ELOOP: "too many symbolic links",
+    errno.EBUSY: "the file is in use by another program",
+}
+
+
+def os_error_cause(exc: OSError) -> str:
+    """Why reading a file failed (an operating-system error), in plain words."""
+    return _READ_CAUSES.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__

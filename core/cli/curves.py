@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.cli.output import add_json_flag, flags_named, number, regular_file, significant
+from core.cli.output import add_json_flag, flags_named, number, significant
 from core.curves import CurveSummary, curves_of_sample, load_scored_sample
+from core.errors import InputError
+from core.workbook.xlsx_reader import check_regular_file
 
 HELP = "average precision, trapezoidal AUC-PR and AUC-ROC of a scored, labeled file"
 
@@ -42,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> CurveSummary:
     # A pipe or a device named like a CSV would block the read forever: refused first.
     if args.file.suffix.lower() in (".csv", ".xlsx", ".xlsm") or args.file.exists():
-        regular_file(args.file, "a table of scores and labels")
+        check_regular_file(args.file, "a table of scores and labels", InputError)
     sample = load_scored_sample(args.file)
     with flags_named({"reference prevalence": "reference prevalence (--reference-prevalence)"}):
         return curves_of_sample(sample).summary(args.reference_prevalence)

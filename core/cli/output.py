@@ -7,7 +7,6 @@ import errno
 import math
 import os
 import re
-import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from fractions import Fraction
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.errors import InputError
+from core.errors import InputError, os_error_cause
 
 #: The flags that set each parameter ``core`` messages name (:data:`core.errors.PARAMETERS`).
 FLAG_WORDS: Mapping[str, str] = {
@@ -252,25 +251,6 @@ def shown_path(path: object, limit: int = 120) -> str:
     return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({len(text):,} characters)"
 
 
-def regular_file(path: Path, what: str) -> Path:
-    """``path`` when it is a regular file; else :class:`InputError` saying what it is
-    instead (missing, a folder, a pipe or device that would block a read, empty)."""
-    shown = shown_path(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{shown} cannot be opened: {os_error_cause(exc)}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"{shown} is a folder, not {what}")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{shown} is not a regular file (a pipe or a device), not {what}")
-    if info.st_size == 0:
-        raise InputError(f"{shown} is empty (0 bytes), not {what}")
-    return path
-
-
 #: Suffixes of tables that a command reading Excel workbooks cannot read, with their kind.
 OTHER_TABLE_SUFFIXES = {
     ".csv": "CSV",
@@ -300,25 +280,6 @@ def refuse_text_table(path: Path, needs: str) -> None:
         else "open it in Excel or LibreOffice and save it as an Excel workbook (.xlsx)"
     )
     raise InputError(f"{shown_path(path)} is a {kind} file, but {needs}; {fix}")
-
-
-_OS_CAUSES = {
-    errno.ENOENT: "no such file or folder",
-    errno.EACCES: "permission denied; ask the owner of the file (or folder) for access",
-    errno.EPERM: "permission denied; ask the owner of the file (or folder) for access",
-    errno.EISDIR: "it is a folder; name a file",
-    errno.ENOTDIR: "a part of the path is not a folder",
-    errno.ENAMETOOLONG: "the name is too long",
-    errno.ENOSPC: "the disk is full",
-    errno.EROFS: "the folder is on a read-only file system",
-    errno.ELOOP: "too many symbolic links",
-    errno.EBUSY: "the file is in use by another program",
-}
-
-
-def os_error_cause(exc: OSError) -> str:
-    """Why an operating-system call failed, in plain words."""
-    return _OS_CAUSES.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__
 
 
 def os_error_message(exc: OSError) -> str:

@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Literal
 from xml.parsers import expat
 
-from core.errors import InputError
+from core.errors import InputError, os_error_cause
 
 __all__ = [
     "CELLS_PER_FILE_BYTE",
@@ -1369,7 +1369,7 @@ def check_regular_file(path: Path, what: str, error: type[InputError]) -> os.sta
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except OSError as exc:
-        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+        raise error(f"{path} cannot be opened: {os_error_cause(exc)}") from None
     if stat.S_ISDIR(info.st_mode):
         raise error(f"{path} is a folder, not {what}")
     if not stat.S_ISREG(info.st_mode):
