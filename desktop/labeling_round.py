@@ -774,6 +774,10 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     # and the Evaluate tab shows it in one undo step.
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
+    if not state.plan.fpc:
+        # The next round is drawn the same way, so the Plan tab plans (and judges its
+        # sliders) with the correction the round was judged with.
+        changes.append(("plan.fpc", True))
     if replaced is not None:
         changes += _previous_round_follows(state, replaced, item)
         text = f"Update {formatting.short_text(item.round or '', 40)} with the new labels"

@@ -155,6 +155,7 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     # The rule draws without replacement from a list of known size: the round is judged
     # with the finite population correction, and the Evaluate tab shows it so.
     assert window.session.get("evaluate.fpc") is True
+    assert window.session.get("plan.fpc") is True  # the next round is drawn the same way
     factors = Population.from_counts(positives, ITEMS - positives).fpc_factors(60, 140)
     wilson = wilson_precision(expected, 0.95, factors).half_width
     katz = katz_log_recall(expected, added.k, 0.95, factors).half_width
