@@ -267,9 +267,102 @@ def posterior_recall_interval_random(posterior: Posterior, confidence: float = 0
     return _beta_interval(posterior.z11, posterior.z10, confidence)
 
 
-def posterior_precision_interval(posterior: Posterior, confidence: float = 0.95) -> Interval:
-    """Equal-tailed posterior interval of the true precision, ``Beta(z11, z01)`` quantiles."""
+def posterior_precision_interval(
+    posterior: Posterior,
+    confidence: float = 0.95,
+    finite: tuple[int, int, int] | None = None,
+) -> Interval:
+    """Equal-tailed posterior interval of the true precision, ``Beta(z11, z01)`` quantiles.
+
+    With ``finite = (TP, n1, N1)`` (the finite population correction), the interval of the
+    stratum's own precision instead: :func:`finite_posterior_interval`.
+    """
+    if finite is not None:
+        return finite_posterior_interval(*finite, posterior.z11, posterior.z01, confidence)
     return _beta_interval(posterior.z11, posterior.z01, confidence)
+
+
+def finite_posterior_interval(
+    successes: int,
+    trials: int,
+    stratum: int,
+    a: float,
+    b: float,
+    confidence: float = 0.95,
+    method: str = "posterior",
+) -> Interval:
+    """Equal-tailed posterior interval of a finite stratum's own proportion ``M/N``.
+
+    ``trials`` items of a stratum of ``stratum`` were drawn without replacement and
+    ``successes`` of them were positive; ``Beta(a, b)`` is the posterior of the rate. The
+    stratum's positives are ``M = successes + X`` with ``X`` beta-binomial over the
+    ``stratum - trials`` items not labeled (methods, "Finite population correction"), so
+    labeling the whole stratum leaves the estimate itself.
+    """
+    from scipy.stats import betabinom  # deferred, like betaincinv
+
+    alpha = 1.0 - validation.confidence(confidence)
+    rest = stratum - trials
+    if rest <= 0:
+        share = successes / stratum
+        return Interval(lower=share, upper=share, method=method)
+    if rest <= _SCIPY_BETABINOM_LIMIT:
+        low, high = betabinom.ppf([alpha / 2, 1 - alpha / 2], rest, a, b)
+    else:
+        low, high = (_betabinom_quantile(q, rest, a, b) for q in (alpha / 2, 1 - alpha / 2))
+    return Interval(
+        lower=float((successes + low) / stratum),
+        upper=float((successes + high) / stratum),
+        method=method,
+    )
+
+
+#: scipy's beta-binomial quantile sums the pmf term by term: 0.2 s at 10^5 items and 24 s at
+#: 10^7. Above this many unlabeled items the quantile is found from one integral per step.
+_SCIPY_BETABINOM_LIMIT = 20_000
+
+
+def _betabinom_quantile(q: float, m: int, a: float, b: float) -> int:
+    """Smallest ``k`` with ``P(X <= k) >= q`` for ``X ~ BetaBinomial(m, a, b)``.
+
+    ``P(X <= k)`` is the binomial cdf averaged over the rate's ``Beta(a, b)``: one smooth
+    integral (``scipy.special.bdtr`` inside ``quad``), whatever ``m``. The search starts
+    around ``m`` times the Beta quantile, where the answer lies within a few binomial
+    standard deviations, and widens its bracket until it holds.
+    """
+    from scipy import integrate, special, stats
+
+    lower, upper = stats.beta.ppf([1e-13, 1 - 1e-13], a, b)
+    mode = (a - 1) / (a + b - 2) if a > 1 and b > 1 else (lower + upper) / 2
+    peak = min(max(mode, lower), upper)
+
+    log_norm = log_beta(a, b)
+    bdtr = special.bdtr
+
+    def cdf(k: int) -> float:
+        # The Beta density written out: scipy.stats' pdf costs ~50 us a call, and quad
+        # makes hundreds of calls per quantile step.
+        def integrand(t: float) -> float:
+            density = math.exp((a - 1) * math.log(t) + (b - 1) * math.log1p(-t) - log_norm)
+            return density * bdtr(k, m, t)
+
+        value, _error = integrate.quad(integrand, lower, upper, points=[peak], limit=200)
+        return value
+
+    guess = int(m * stats.beta.ppf(q, a, b))
+    spread = 10 * int(math.sqrt(m)) + 10
+    low, high = max(guess - spread, 0), min(guess + spread, m)
+    while low > 0 and cdf(low) >= q:
+        low = max(low - 4 * spread, 0)
+    while high < m and cdf(high) < q:
+        high = min(high + 4 * spread, m)
+    while low < high:  # cdf(high) >= q; the answer is in [low, high]
+        middle = (low + high) // 2
+        if cdf(middle) >= q:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _beta_interval(a: float, b: float, confidence: float) -> Interval:

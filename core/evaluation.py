@@ -318,9 +318,11 @@ def evaluate(
         warnings.append(
             "finite population correction applied to the Wald, Wilson, Katz and delta "
             f"intervals (variance factors {fpc_factors[0]:.4f} for predicted positives, "
-            f"{fpc_factors[1]:.4f} for predicted negatives) and the exact precision interval "
-            "made hypergeometric; the Agresti-Coull, Jeffreys, bootstrap and Bayesian "
-            "intervals are left uncorrected, which is conservative"
+            f"{fpc_factors[1]:.4f} for predicted negatives); the exact precision interval is "
+            "the hypergeometric one, and the Jeffreys and posterior precision intervals are "
+            "those of the flagged items' own precision; Agresti-Coull, the bootstrap, the "
+            "Bayes predictive intervals and the posterior of recall are left uncorrected, "
+            "which is conservative"
         )
 
     estimates = point_estimates(matrix, None if population is None else k)
@@ -385,7 +387,8 @@ def evaluate(
     )
     f1_intervals["bayes_mc"] = _interval_from_draws(predictive, "f1", "bayes_mc", confidence)
     # Precision's posterior is exactly Beta(z11, z01): quantiles, not draws.
-    precision_intervals["posterior"] = posterior_precision_interval(posterior, confidence)
+    finite = (matrix.tp, matrix.n_pos, stratum_size) if stratum_size is not None else None
+    precision_intervals["posterior"] = posterior_precision_interval(posterior, confidence, finite)
     if design == "random":  # exactly Beta(z11, z10): quantiles, not draws
         recall_intervals["posterior"] = posterior_recall_interval_random(posterior, confidence)
     else:

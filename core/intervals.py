@@ -36,8 +36,9 @@ normal intervals (Wald, Katz, delta) and to the Wilson score interval, which inv
 same corrected test and so equals Wilson's interval for ``n/f`` trials (methods, "Finite
 population correction"). The exact interval becomes the hypergeometric one when the
 stratum's size is given (:func:`hypergeometric_precision`): it is what Clopper-Pearson is
-for a sample drawn without replacement. Agresti-Coull and Jeffreys stay as they are, which
-is conservative.
+for a sample drawn without replacement, and Jeffreys gives the interval of the stratum's
+own precision (beta-binomial over the items not labeled). Agresti-Coull stays as it is,
+which is conservative.
 
 Scalar paths use ``math`` and ``scipy.special`` directly: all closed forms for one matrix
 take tens of microseconds, fast enough to recompute on every keystroke.
@@ -295,12 +296,23 @@ def hypergeometric_precision(
     )  # says it is hypergeometric (a note would mark the row as a caution)
 
 
-def jeffreys_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
+def jeffreys_precision(
+    matrix: ConfusionMatrix, confidence: float = 0.95, population_pos: int | None = None
+) -> Interval:
     """Jeffreys interval: equal-tailed Beta(x+1/2, n-x+1/2) quantiles, with the bound set to
-    0 (1) when ``x = 0`` (``x = n``) as recommended by Brown, Cai and DasGupta (2001)."""
+    0 (1) when ``x = 0`` (``x = n``) as recommended by Brown, Cai and DasGupta (2001).
+
+    With ``population_pos`` (the finite population correction) the same posterior's
+    interval for the stratum's own precision (:func:`core.bayes.finite_posterior_interval`).
+    """
     from scipy.special import betaincinv  # deferred: ~0.25 s that planning never needs
 
     x, n = _successes_and_trials(matrix)
+    if population_pos is not None:
+        from core.bayes import finite_posterior_interval
+
+        big_n = validation.whole_at_least("population_pos", population_pos, n, None)
+        return finite_posterior_interval(x, n, big_n, x + 0.5, n - x + 0.5, confidence, "jeffreys")
     alpha = 1.0 - validation.confidence(confidence)
     lower = 0.0 if x == 0 else float(betaincinv(x + 0.5, n - x + 0.5, alpha / 2))
     upper = 1.0 if x == n else float(betaincinv(x + 0.5, n - x + 0.5, 1 - alpha / 2))
@@ -316,14 +328,15 @@ def precision_intervals(
     """All closed-form precision intervals, keyed by method name (JSON order).
 
     ``fpc`` corrects Wald and Wilson; ``population_pos`` (given with the correction)
-    makes the exact interval hypergeometric.
+    makes the exact interval hypergeometric and Jeffreys that of the stratum's own
+    precision.
     """
     return {
         "wald": wald_precision(matrix, confidence, fpc),
         "wilson": wilson_precision(matrix, confidence, fpc),
         "agresti_coull": agresti_coull_precision(matrix, confidence),
         "clopper_pearson": clopper_pearson_precision(matrix, confidence, population_pos),
-        "jeffreys": jeffreys_precision(matrix, confidence),
+        "jeffreys": jeffreys_precision(matrix, confidence, population_pos),
     }
 
 

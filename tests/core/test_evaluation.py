@@ -158,8 +158,10 @@ def test_fpc_narrows_the_normal_intervals_and_says_so():
     )
     exact, binomial = (r.precision.intervals["clopper_pearson"] for r in (corrected, plain))
     assert binomial.lower < exact.lower <= exact.upper < binomial.upper  # hypergeometric
-    for method in ("agresti_coull", "jeffreys", "bootstrap", "bayes"):
+    for method in ("agresti_coull", "bootstrap", "bayes"):
         assert corrected.precision.intervals[method] == plain.precision.intervals[method]
+    for method in ("jeffreys", "posterior"):  # of the flagged items' own precision
+        assert corrected.precision.intervals[method].width < plain.precision.intervals[method].width
     assert any("finite population correction" in w for w in corrected.warnings)
     with pytest.raises(InputError, match="population counts"):
         evaluate(TABLE_1, population=0.05, fpc=True)

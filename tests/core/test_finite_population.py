@@ -6,6 +6,9 @@
   for every possible number of true positives (exact sums over every outcome).
 * Wilson with the correction against a numerical inversion of the corrected score test
   (scipy's ``brentq``), and its coverage when items are drawn without replacement.
+* Jeffreys and the posterior for a finite stratum against a simulation of the stratum's
+  unlabeled items (rate from the posterior, then a binomial count), and against the plain
+  Beta quantiles for a huge stratum.
 * A stratum labeled in full has no sampling error; a huge stratum gives back the plain
   intervals.
 """
@@ -25,11 +28,13 @@ from scipy.optimize import brentq
 from scipy.stats import hypergeom
 
 from core import batch_intervals
+from core.bayes import finite_posterior_interval
 from core.confusion import ConfusionMatrix
 from core.intervals import (
     CENSUS_NOTE,
     clopper_pearson_precision,
     hypergeometric_precision,
+    jeffreys_precision,
     wilson_precision,
 )
 
@@ -143,3 +148,36 @@ def test_corrected_wilson_keeps_its_level_when_drawing_without_replacement():
         coverage[name] = float(np.mean(covered))
     assert 0.94 <= coverage["corrected"] <= 0.965
     assert coverage["plain"] > 0.99
+
+
+@pytest.mark.parametrize(("tp", "n", "big_n"), [(40, 50, 120), (3, 30, 90), (0, 20, 400)])
+def test_finite_jeffreys_matches_a_simulation_of_the_unlabeled_items(tp, n, big_n):
+    """M = TP + X: the rate drawn from Beta(TP + 1/2, FP + 1/2), then X ~ Binomial(N - n)."""
+    rng = np.random.default_rng(7)
+    rates = rng.beta(tp + 0.5, n - tp + 0.5, size=400_000)
+    shares = (tp + rng.binomial(big_n - n, rates)) / big_n
+    expected = np.quantile(shares, [0.025, 0.975], method="inverted_cdf")
+    interval = jeffreys_precision(_matrix(tp, n), 0.95, big_n)
+    assert interval.as_list() == pytest.approx(list(expected), abs=1.01 / big_n)
+    plain = jeffreys_precision(_matrix(tp, n), 0.95)
+    assert interval.width < plain.width
+
+
+def test_finite_posterior_tends_to_the_beta_quantiles_and_ends_at_the_census():
+    huge = finite_posterior_interval(40, 50, 10**9, 40.5, 10.5)
+    plain = jeffreys_precision(_matrix(40, 50))
+    assert huge.as_list() == pytest.approx(plain.as_list(), abs=1e-6)
+    census = finite_posterior_interval(40, 50, 50, 40.5, 10.5)
+    assert census.as_list() == [0.8, 0.8]
+
+
+@pytest.mark.parametrize(("a", "b"), [(40.5, 10.5), (0.5, 200.5), (3000.5, 900.5)])
+def test_large_strata_use_an_integral_that_agrees_with_scipys_sum(a, b):
+    """Above 20,000 unlabeled items the quantiles come from one integral per step; scipy's
+    term-by-term beta-binomial (slow there, exact) must give the same counts."""
+    from scipy.stats import betabinom
+
+    rest = 30_000
+    expected = betabinom.ppf([0.025, 0.975], rest, a, b)
+    interval = finite_posterior_interval(0, 0, rest, a, b)
+    assert [interval.lower * rest, interval.upper * rest] == pytest.approx(list(expected), abs=0)
