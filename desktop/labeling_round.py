@@ -387,8 +387,11 @@ class ItemSampleDialog(QDialog):
             predicted_negative=summary.population_neg,
             k=summary.population_pos / summary.population_neg,
         )
+        # The sample is drawn without replacement from this very list: the correction is
+        # exact, and the round will be judged with it.
         refused = self._window.session.set_values(
-            [("plan.population", population)], text=f"Population from {summary.file_name}"
+            [("plan.population", population), ("plan.fpc", True)],
+            text=f"Population from {summary.file_name}",
         )
         if refused:
             self._say(refused, error=True)
@@ -774,12 +777,8 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     # and the Evaluate tab shows it in one undo step.
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
-    if not state.plan.fpc:
-        # The next round is drawn the same way, so the Plan tab plans (and judges its
-        # sliders) with the correction the round was judged with.
-        changes.append(("plan.fpc", True))
+    changes += _plan_from(state, item)
     if replaced is not None:
-        changes += _previous_round_follows(state, replaced, item)
         text = f"Update {formatting.short_text(item.round or '', 40)} with the new labels"
     else:
         text = f"Read the labels of {paths[0].name}"
@@ -809,18 +808,15 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     return result
 
 
-def _previous_round_follows(state, replaced: Round, item: Round) -> list[tuple[str, object]]:
-    """When the Plan tab builds on the reading that ``item`` replaces (its counts and
-    population copied there), it builds on the new reading: the same round, more labels."""
-    from core.workbook.session_io import population_of_round
+def _plan_from(state, item: Round) -> list[tuple[str, object]]:
+    """The Plan tab plans the next round from the round just read, as "Plan the next round
+    from it" does, so that its plan and the summary's agree; with the finite population
+    correction, since the next round is drawn the same way."""
+    from core.workbook.session_io import plan_from_round
     from desktop.rounds_panel import round_label
 
-    if state.previous_round != round_label(replaced) or state.plan.previous != replaced.matrix:
-        return []
-    changes: list[tuple[str, object]] = [("plan.previous", item.matrix)]
-    if state.plan.population == population_of_round(replaced):
-        changes.append(("plan.population", population_of_round(item)))
-    return changes
+    plan, _notes = plan_from_round(state.plan, item)
+    return [("previous_round", round_label(item)), ("plan", dataclasses.replace(plan, fpc=True))]
 
 
 #: Suffixes of item lists (never a labeling workbook), as ``prplanner labels`` knows them.

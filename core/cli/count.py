@@ -95,7 +95,10 @@ def format_text(counted: CountedItems) -> str:
             f"{item['population_neg']:,} unflagged"
         )
     lines.append("")
+    # --fpc: select draws without replacement from this very list, so the correction is
+    # exact, as labels (which applies it by default) will judge the round.
     lines.append(
-        f"plan with: prplanner plan --population {pos} {neg} --precision P --recall R --margin B"
+        f"plan with: prplanner plan --population {pos} {neg} --precision P --recall R "
+        "--margin B --fpc"
     )
     return "\n".join(lines)

@@ -164,7 +164,14 @@ def run(args: argparse.Namespace) -> LabeledSample:
             file=sys.stderr,
         )
     if target is not None:
-        result = dataclasses.replace(result, appended=_append(args, workbooks, primary, before))
+        from core.workbook.append_round import AlreadyRecorded
+
+        try:
+            appended = _append(args, workbooks, primary, before)
+        except AlreadyRecorded as exc:  # run twice: nothing to do is not a failure
+            print(f"note: {exc}", file=sys.stderr)
+        else:
+            result = dataclasses.replace(result, appended=appended)
     return result
 
 

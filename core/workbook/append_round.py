@@ -44,6 +44,7 @@ from core.workbook.xlsx_reader import WorkbookError, guard_workbook
 
 __all__ = [
     "ROUNDS_HEADER",
+    "AlreadyRecorded",
     "AppendedRound",
     "NewRound",
     "append_round",
@@ -172,6 +173,10 @@ def _only_classifier(path: Path, sheet: str, rounds) -> str | None:
     return names[0] if names else None
 
 
+class AlreadyRecorded(InputError):
+    """The rounds workbook holds this round with these very counts: nothing to add."""
+
+
 #: How ``prplanner labels`` notes the draw a round came from (its seed and item list).
 _DRAW_NOTE = re.compile(r"seed (\d+), items from ([^;]+)")
 
@@ -190,7 +195,7 @@ def _refuse_a_second_copy(path: Path, sheet: str, rounds, new_round: NewRound) -
         there = (item.tp, item.fp, item.fn, item.tn)
         shown = "TP {:,}, FP {:,}, FN {:,}, TN {:,}"
         if counts == there:
-            raise InputError(
+            raise AlreadyRecorded(
                 f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
                 f"{draw.group(1)}) with the same counts; nothing was written"
             )

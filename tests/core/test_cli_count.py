@@ -41,6 +41,7 @@ def test_count_matches_a_count_by_hand(capsys, tmp_path):
     status = main(["count", str(path)])
     out = capsys.readouterr().out
     assert status == 0 and f"prplanner plan --population {flagged} {len(rows) - flagged}" in out
+    assert out.rstrip().endswith("--fpc")
 
 
 def test_count_refuses_what_select_refuses(capsys, tmp_path):

@@ -465,12 +465,14 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     )  # fmt: skip
     # The same command again: the round is there already; nothing is added.
     before = rounds.read_bytes()
-    status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
-    assert status == 2 and "row 2 already holds this round (seed 9)" in captured.err
+    status, again, captured = run(capsys, "labels", done, "--append-to", rounds, "--json")
+    assert status == 0 and "appended" not in again  # nothing to do is not a failure
+    assert "note: " in captured.err and "row 2 already holds this round (seed 9)" in captured.err
     assert "same counts" in captured.err and rounds.read_bytes() == before
     # Under another name it is still the same draw: one round in the history, not two.
     status, _, captured = run(capsys, "labels", done, "--append-to", rounds, "--round", "again")
-    assert status == 2 and "already holds this round" in captured.err
+    assert status == 0 and "already holds this round" in captured.err
+    assert rounds.read_bytes() == before
     # More labels since: the message gives both counts, and the way to record the new ones.
     more = done.with_name("round_more.xlsx")
     fill_labels(done, more, ["positive", "negative", "negative", "negative", "positive"])

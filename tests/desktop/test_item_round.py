@@ -111,6 +111,7 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert f"{positives:,}" in dialog.counts_label.text()
     assert f"{ITEMS - positives:,}" in dialog.counts_label.text()
     assert dialog.use_as_population()
+    assert window.session.get("plan.fpc") is True  # drawn without replacement from it
     population = window.session.get("plan.population")
     assert (population.predicted_positive, population.predicted_negative) == (
         positives,
@@ -156,6 +157,10 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     # with the finite population correction, and the Evaluate tab shows it so.
     assert window.session.get("evaluate.fpc") is True
     assert window.session.get("plan.fpc") is True  # the next round is drawn the same way
+    # The Plan tab plans the next round from this one, as the summary's top-up does.
+    assert window.session.get("previous_round") == added.round
+    assert window.session.get("plan.previous") == expected
+    assert window.session.get("plan.belief") == "previous"
     factors = Population.from_counts(positives, ITEMS - positives).fpc_factors(60, 140)
     wilson = wilson_precision(expected, 0.95, factors).half_width
     katz = katz_log_recall(expected, added.k, 0.95, factors).half_width
