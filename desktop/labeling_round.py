@@ -588,6 +588,7 @@ def new_round(
     classifier: str | None,
 ) -> Round:
     """The Rounds panel's row for ``labels`` (sheet :data:`LABELED_SHEET`, next free row)."""
+    from core.workbook.labeling import round_name
     from core.workbook.rounds import Round
 
     design = labels.design
@@ -598,7 +599,7 @@ def new_round(
     return Round(
         sheet=LABELED_SHEET,
         row=max(rows, default=1) + 1,
-        round=first.path.stem,
+        round=round_name(workbooks),
         date=dt.date.today(),
         classifier=classifier,
         k=k,

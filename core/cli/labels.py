@@ -188,13 +188,14 @@ def _check(primary, workbooks, margins, confidence, fpc) -> TargetCheck:
     """The round against the margins, with the top-up a plan from it asks for."""
     from core.round_targets import check_targets
     from core.session import PlanInputs, SessionState
+    from core.workbook.labeling import round_name
     from core.workbook.rounds import Round
 
     design = primary.design
     item = Round(
         sheet="labels",
         row=1,
-        round=workbooks[0].path.stem,
+        round=round_name(workbooks),
         k=design.population_pos / design.population_neg,
         population_pos=design.population_pos,
         population_neg=design.population_neg,
@@ -215,6 +216,7 @@ def _check(primary, workbooks, margins, confidence, fpc) -> TargetCheck:
 
 def _append(args, workbooks, primary, before) -> AppendedRound:
     from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
+    from core.workbook.labeling import round_name
 
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
         raise InputError(
@@ -228,7 +230,7 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         f"{first.design.file_name}; {primary.skipped} skipped, {primary.unlabeled} unlabeled"
     )
     new_round = NewRound(
-        round=args.round or first.path.stem,
+        round=args.round or round_name(workbooks),
         date=dt.date.today(),
         classifier=args.classifier,  # None: the sheet's only classifier (append_round)
         population_pos=design.population_pos,

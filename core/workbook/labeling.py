@@ -98,6 +98,7 @@ _F_ITEMS = "Items in this workbook"
 _F_EARLIER = "Items drawn before (top-up)"
 _F_VERSION = "App version"
 _F_CREATED = "Created"
+_F_DRAWN_AS = "Drawn as"
 _TABLE_HEADER = (
     "Classifier",
     "Column",
@@ -135,6 +136,8 @@ class LabelingDesign:
     earlier_items : int
         Items drawn before this workbook (0 unless it is a top-up).
     app_version : str
+    drawn_as : str
+        The file name the workbook was written as ("" in workbooks older than the line).
     """
 
     seed: int
@@ -147,6 +150,7 @@ class LabelingDesign:
     items: int
     earlier_items: int
     app_version: str
+    drawn_as: str = ""
 
     @property
     def primary(self) -> ClassifierDesign:
@@ -571,7 +575,7 @@ def _format_kept_columns(sheet, first: int, last: int, last_row: int) -> None:
             sheet.row_dimensions[row].height = 15 * min(lines, 8)
 
 
-def build_labeling_workbook(selection: Selection, *, blind: bool = True):
+def build_labeling_workbook(selection: Selection, *, blind: bool = True, drawn_as: str = ""):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
     Parameters
@@ -686,6 +690,8 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True):
         (_F_VERSION, app_version()),
         (_F_CREATED, dt.datetime.now().replace(microsecond=0).isoformat(sep=" ")),
     ]
+    if drawn_as:  # names the round, whatever the labelers' copies are called
+        fields.append((_F_DRAWN_AS, drawn_as))
     for name, value in fields:
         design.append([name, value])
         design.cell(design.max_row, 1).font = bold
@@ -797,7 +803,7 @@ def write_labeling_workbook(
     """
     from core.workbook.safe_io import atomic_write, mark_as_ours
 
-    workbook = build_labeling_workbook(selection, blind=blind)
+    workbook = build_labeling_workbook(selection, blind=blind, drawn_as=Path(path).name)
     mark_as_ours(workbook)
     destination = Path(path)
     atomic_write(destination, workbook.save, sources=tuple(sources), purpose="labels")
@@ -912,7 +918,19 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         items=_whole(fields[_F_ITEMS], _F_ITEMS.lower(), where),
         earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
         app_version=_text(fields.get(_F_VERSION)) or "",
+        drawn_as=_text(fields.get(_F_DRAWN_AS)) or "",
     )
+
+
+def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:
+    """The round's name: the file name the first draw was written as (its Design sheet's
+    "Drawn as"), not that of a labeler's copy (``round1 anna``) or a top-up; the first
+    workbook's own name for workbooks written before that line existed."""
+    first_draws = [book for book in workbooks if book.design.earlier_items == 0]
+    for book in first_draws or workbooks:
+        if book.design.drawn_as:
+            return Path(book.design.drawn_as).stem
+    return workbooks[0].path.stem
 
 
 def _read_sample(

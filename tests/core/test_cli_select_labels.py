@@ -456,7 +456,8 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     status, listed, _ = run(capsys, "rounds", rounds, "--json")
     assert status == 0
     (only,) = listed["rounds"]
-    assert (only["round"], only["classifier"]) == ("round_done", "travel")
+    # Named after the workbook select wrote (round.xlsx), not the labeled copy's name.
+    assert (only["round"], only["classifier"]) == ("round", "travel")
     assert (only["tp"], only["fp"], only["fn"], only["tn"]) == (
         data["tp"], data["fp"], data["fn"], data["tn"],
     )  # fmt: skip

@@ -20,6 +20,7 @@ from core.workbook.labeling import (
     LabelingError,
     count_labels,
     read_labeling_workbook,
+    round_name,
     write_labeling_workbook,
 )
 from core.workbook.safe_io import SaveError, is_ours
@@ -332,6 +333,7 @@ def test_a_first_round_and_its_top_up_count_together(tmp_path):
     given = fill(first_sheet, tmp_path / "r1_done.xlsx", ["positive", "negative"])
     given |= fill(top_sheet, tmp_path / "r1b_done.xlsx", ["negative", "skip", "positive"])
     books = [read_labeling_workbook(tmp_path / name) for name in ("r1b_done.xlsx", "r1_done.xlsx")]
+    assert round_name(books) == "r1"  # the first draw's name, not a copy's or the top-up's
     primary, further = count_labels(books)
     full = select_sample(items, columns, n_pos=10, n_neg=12, seed=5)
     assert as_counts(primary) == expected_counts(full.items, given)

@@ -127,16 +127,17 @@ def test_reading_more_copies_of_a_draw_updates_its_round_in_place(
     assert both.replaced == after_first[position]
     updated = rounds[position]  # the same place in the session's rounds
     assert updated.matrix == matrix_of(truth, labeled_anna | labeled_ben)
-    assert (updated.round, updated.sheet, updated.row) == ("round1_anna", LABELED_SHEET, 2)
+    # Named after the workbook drawn (round1.xlsx), not after an editor's copy.
+    assert (updated.round, updated.sheet, updated.row) == ("round1", LABELED_SHEET, 2)
     assert updated.classifier == after_first[position].classifier  # as first filed
-    assert sum(item.round == "round1_anna" for item in rounds) == 1
+    assert sum(item.round == "round1" for item in rounds) == 1
     assert window.session.get("evaluate.matrix") == updated.matrix
     qtbot.wait(20)  # the first summary, closed, is deleted: the new one stays
     assert window.labeled_summary_box is not None
     text = window.labeled_summary_box.text()
-    assert "Updated <b>round1_anna</b> with the new labels" in text
-    assert "Updated round1_anna with the new labels" in window.statusBar().currentMessage()
-    assert window.session.undo_stack.undoText() == "Update round1_anna with the new labels"
+    assert "Updated <b>round1</b> with the new labels" in text
+    assert "Updated round1 with the new labels" in window.statusBar().currentMessage()
+    assert window.session.undo_stack.undoText() == "Update round1 with the new labels"
 
     # One undo step: the earlier reading is back, where it was.
     window.session.undo_stack.undo()
