@@ -628,11 +628,13 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True, drawn_a
     ):
         cell.fill = label_fill
     _format_kept_columns(sheet, 3, 2 + len(selection.kept_columns), last_row)
-    if selection.kept_columns:  # rows may be taller than a line: rank and id at the top
-        top = Alignment(vertical="top")
-        for rank_cell, id_cell in sheet.iter_rows(min_row=2, max_row=last_row, max_col=2):
-            rank_cell.alignment = top
-            id_cell.alignment = top
+    # Rows may be taller than a line: rank and id at the top, the id set off from the
+    # rank so that "2" and "A33796" never read as one.
+    rank_alignment = Alignment(vertical="top", horizontal="center")
+    id_alignment = Alignment(vertical="top", horizontal="left", indent=1)
+    for rank_cell, id_cell in sheet.iter_rows(min_row=2, max_row=last_row, max_col=2):
+        rank_cell.alignment = rank_alignment
+        id_cell.alignment = id_alignment
     sheet.cell(1, label_column + 1).comment = Comment(LABELING_HELP_SHORT, "PR Planner")
     validation = DataValidation(
         type="list",
