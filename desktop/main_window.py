@@ -1056,6 +1056,7 @@ class MainWindow(QMainWindow):
         *,
         earlier=None,
         item_list: Path | None = None,
+        sizes_from: str | None = None,
     ) -> ItemSampleDialog:
         """Open the dialog that draws a sample from an item list (or tops a round up).
 
@@ -1064,7 +1065,7 @@ class MainWindow(QMainWindow):
         follow the plan when the item list's counts become its population. Sizes given
         here stay as given.
         """
-        source = None
+        source = sizes_from
         if n_pos is None or n_neg is None:
             sizes = self.plan_tab.sample_sizes()
             n_pos, n_neg, source = sizes.n_pos, sizes.n_neg, sizes.source
@@ -1173,7 +1174,15 @@ class MainWindow(QMainWindow):
                 item_list = candidate
                 break
         n_pos, n_neg = result.top_up
-        return self.open_item_sample(n_pos, n_neg, earlier=latest, item_list=item_list)
+        drawn = latest.design.primary
+        source = (
+            "the totals a plan from this round asks for, making up for the skipped items; "
+            f"{drawn.n_pos:,} flagged and {drawn.n_neg:,} unflagged are drawn already, so "
+            "only the items beyond them are new"
+        )
+        return self.open_item_sample(
+            n_pos, n_neg, earlier=latest, item_list=item_list, sizes_from=source
+        )
 
     def show_tab(self, key: str) -> None:
         """Bring the tab ``key`` (``"evaluate"``, ``"plan"``, ...) to the front."""

@@ -177,6 +177,8 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert top_up is not None and top_up.summary is not None  # the list was found again
     assert top_up.seed_edit.text() == str(SEED) and top_up.seed_edit.isReadOnly()
     assert (top_up.n_pos_spin.value(), top_up.n_neg_spin.value()) == (new_pos, new_neg)
+    note = top_up.sizes_note.text()
+    assert "a plan from this round asks for" in note and "60 flagged and 140 unflagged" in note
     second = tmp_path / "round 1 top-up.xlsx"
     assert top_up.draw_and_save(second) == second
     second_labeled = tmp_path / "round 1 top-up labeled.xlsx"
