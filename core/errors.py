@@ -44,6 +44,7 @@ PARAMETERS: Mapping[str, str] = {
     "sheet": "the sheet to read",
     "classifier": "the classifier a round is filed under",
     "round": "the name of a round",
+    "update": "updating the round's row",
 }
 
 _words: Mapping[str, str] = {}

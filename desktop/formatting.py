@@ -145,6 +145,7 @@ FIELD_WORDS: dict[str, str] = {
     "sheet": "the sheet",
     "classifier": "the classifier's name",
     "round": "the round's name",
+    "update": "reading the labels again",
 }
 
 

@@ -16,7 +16,7 @@ the items still without a label), ``classifiers`` (the same counts for each furt
 classifier, when the sample has them), with a margin flag ``targets`` (:meth:`core.
 round_targets.TargetCheck.to_dict`: each quoted interval against its target, ``met``, the
 labels ``needed`` and the sample totals ``top_up`` to draw) and, with ``--append-to``,
-``appended: {file, sheet, row, classifier, created}``. ``evaluation`` is ``null`` while a
+``appended: {file, sheet, row, classifier, created, updated}``. ``evaluation`` is ``null`` while a
 stratum has no label yet.
 """
 
@@ -68,6 +68,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sheet", default=None, metavar="SHEET", help="the sheet of --append-to to add to"
+    )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="when --append-to already holds this round (the same draw) with other counts, "
+        "replace its counts and notes with the new ones",
     )
     parser.add_argument(
         "--confidence",
@@ -244,7 +250,12 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
     if before is None:  # a first round: start the lead's rounds workbook with it
         return start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
     appended = append_round(
-        args.append_to, new_round, sheet=args.sheet, sources=tuple(args.workbooks), expected=before
+        args.append_to,
+        new_round,
+        sheet=args.sheet,
+        sources=tuple(args.workbooks),
+        expected=before,
+        update=args.update,
     )
     if args.classifier is None and appended.classifier is not None:
         print(
@@ -311,7 +322,13 @@ def format_text(labeled: LabeledSample) -> str:
     if appended:
         assert isinstance(appended, dict)
         lines.append("")
-        done = "started" if appended.get("created") else "added to"
+        done = (
+            "started"
+            if appended.get("created")
+            else "updated the counts in"
+            if appended.get("updated")
+            else "added to"
+        )
         lines.append(
             f"{done} {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
         )

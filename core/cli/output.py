@@ -44,6 +44,7 @@ FLAG_WORDS: Mapping[str, str] = {
     "sheet": "--sheet",
     "classifier": "--classifier",
     "round": "--round",
+    "update": "--update",
 }
 
 

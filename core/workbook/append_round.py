@@ -110,15 +110,17 @@ class NewRound:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AppendedRound:
-    """Where the round went: the workbook, its sheet and the new row's number, the
-    classifier it was filed under (``None``: none written), and ``created`` when the
-    workbook was started for it (:func:`start_rounds_workbook`)."""
+    """Where the round went: the workbook, its sheet and the row's number, the classifier
+    it was filed under (``None``: none written), ``created`` when the workbook was started
+    for it (:func:`start_rounds_workbook`) and ``updated`` when a row of the same draw got
+    the new counts instead of a new row."""
 
     path: Path
     sheet: str
     row: int
     classifier: str | None = None
     created: bool = False
+    updated: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -127,6 +129,7 @@ class AppendedRound:
             "row": self.row,
             "classifier": self.classifier,
             "created": self.created,
+            "updated": self.updated,
         }
 
 
@@ -181,10 +184,13 @@ class AlreadyRecorded(InputError):
 _DRAW_NOTE = re.compile(r"seed (\d+), items from ([^;]+)")
 
 
-def _refuse_a_second_copy(path: Path, sheet: str, rounds, new_round: NewRound) -> None:
+def _refuse_a_second_copy(
+    path: Path, sheet: str, rounds, new_round: NewRound, update: bool = False
+) -> int | None:
     """A round of the same draw (seed and item list, from the notes ``labels`` writes) or
     of the same name (and classifier) on the sheet is most likely this one, added before:
-    a second copy would count twice in the history and its trends."""
+    a second copy would count twice in the history and its trends. With ``update``, the
+    row of the same draw holding other counts is returned, to be updated in place."""
     draw = _DRAW_NOTE.search(new_round.notes or "")
     for item in rounds:
         same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
@@ -199,15 +205,16 @@ def _refuse_a_second_copy(path: Path, sheet: str, rounds, new_round: NewRound) -
                 f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
                 f"{draw.group(1)}) with the same counts; nothing was written"
             )
+        if update and item.sheet == sheet:
+            return item.row
         raise InputError(
             f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
             f"{draw.group(1)}, items from {draw.group(2).strip()}) with {shown.format(*there)}; "
             f"the labels now give {shown.format(*counts)}. Nothing was written: to record the "
-            "new counts, type them into that row in Excel or LibreOffice (or delete the row "
-            "and run this again), so that the round is in the history once"
+            f"new counts in that row, run this again with {named('update')}"
         )
     if new_round.round is None:
-        return
+        return None
     for item in rounds:
         same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
         if item.sheet == sheet and item.round == new_round.round and same_classifier:
@@ -217,6 +224,50 @@ def _refuse_a_second_copy(path: Path, sheet: str, rounds, new_round: NewRound) -
                 f"count twice. Nothing was written; to add it anyway, give it another name "
                 f"with {named('round')} NAME"
             )
+    return None
+
+
+#: The roles whose cells an update rewrites: the counts and the notes (the round's name,
+#: date, classifier and population stay as the lead keeps them).
+_UPDATED_ROLES = ("tp", "fp", "fn", "tn", "notes")
+
+
+def _updated_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, row_number: int):
+    """``xml`` with the counts and notes of row ``row_number`` replaced (each cell keeps
+    its style; a missing cell is added in column order)."""
+    _last, prefix = _row_bounds(xml)
+    styles = _styles_of_row(xml, row_number)
+    cells = {
+        index: (letter, value)
+        for index, (letter, value) in _values_by_column(reading, new_round, False).items()
+        if any(item.role in _UPDATED_ROLES and item.column == letter for item in reading.roles)
+    }
+    row_match = next(
+        match
+        for match in _ROW.finditer(xml)
+        if (number := _ROW_NUMBER.search(match.group("attributes")))
+        and int(number.group(1)) == row_number
+    )
+    if row_match.group("empty"):
+        raise WorkbookError(f"row {row_number} of the rounds sheet is empty; nothing to update")
+    end = xml.find(b"</" + prefix + b"row>", row_match.end())
+    body = xml[row_match.end() : end]
+    kept = []
+    for cell in re.finditer(
+        rb"<(?:[A-Za-z_][\w.-]*:)?c\b[^>]*?(?:/>|>.*?</(?:[A-Za-z_][\w.-]*:)?c>)", body, re.S
+    ):
+        reference = dict(_ATTRIBUTE.findall(cell.group(0).split(b">", 1)[0])).get(b"r", b"")
+        letters = re.match(rb"[A-Z]+", reference)
+        index = _letters_to_index(letters.group(0).decode()) if letters else -1
+        kept.append((index, cell.group(0)))
+    replaced = {
+        index: _cell_xml(prefix, f"{letter}{row_number}", value, styles.get(index, (b"", b""))[0])
+        for index, (letter, value) in cells.items()
+    }
+    merged = dict(kept)
+    merged.update(replaced)
+    new_body = b"".join(cell for _index, cell in sorted(merged.items()))
+    return xml[: row_match.end()] + new_body + xml[end:]
 
 
 def _sheet_part(archive: zipfile.ZipFile, title: str) -> str:
@@ -388,8 +439,10 @@ def append_round(
     sheet: str | None = None,
     sources: Sequence[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
+    update: bool = False,
 ) -> AppendedRound:
-    """Add ``new_round`` as one new row at the end of the rounds sheet of ``path``.
+    """Add ``new_round`` as one new row at the end of the rounds sheet of ``path``; with
+    ``update``, a row of the same draw gets the new counts and notes instead.
 
     Parameters
     ----------
@@ -435,7 +488,7 @@ def append_round(
         new_round = replace(
             new_round, classifier=_only_classifier(path, reading.sheet, book.rounds)
         )
-    _refuse_a_second_copy(path, reading.sheet, book.rounds, new_round)
+    row_to_update = _refuse_a_second_copy(path, reading.sheet, book.rounds, new_round, update)
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
     )
@@ -445,7 +498,11 @@ def append_round(
         part = _sheet_part(archive, reading.sheet)
         contents = [(member, archive.read(member)) for member in archive.infolist()]
     old_xml = next(data for member, data in contents if member.filename == part)
-    new_xml, row_number = _new_sheet_xml(old_xml, reading, new_round, last_round_row)
+    if row_to_update is None:
+        new_xml, row_number = _new_sheet_xml(old_xml, reading, new_round, last_round_row)
+    else:
+        row_number = row_to_update
+        new_xml = _updated_sheet_xml(old_xml, reading, new_round, row_number)
 
     def write(temporary: Path) -> None:
         with zipfile.ZipFile(temporary, "w", allowZip64=True) as target:
@@ -472,7 +529,11 @@ def append_round(
         path, write, sources=sources, expected=before, replace_foreign=True, purpose="rounds"
     )
     return AppendedRound(
-        path=path, sheet=reading.sheet, row=row_number, classifier=new_round.classifier
+        path=path,
+        sheet=reading.sheet,
+        row=row_number,
+        classifier=new_round.classifier,
+        updated=row_to_update is not None,
     )
 
 

@@ -387,6 +387,7 @@ def test_labels_append_to_a_rounds_workbook(capsys, labeled, rounds):
     assert data["appended"] == {
         "file": str(rounds), "sheet": "Rounds", "row": 12, "classifier": "travel",
         "created": False,
+        "updated": False,
     }  # fmt: skip
     status, listed, _ = run(capsys, "rounds", rounds, "--json")
     last = listed["rounds"][-1]
@@ -398,6 +399,30 @@ def test_labels_append_to_a_rounds_workbook(capsys, labeled, rounds):
         data["population_pos"],
         data["population_neg"],
     )
+
+
+def test_update_rewrites_only_the_counts_of_that_row_in_a_libreoffice_workbook(
+    capsys, labeled, rounds
+):
+    done, _ = labeled
+    run(capsys, "labels", done, "--append-to", rounds, "--round", "TR-07", "--classifier", "travel")
+    _, before, _ = run(capsys, "rounds", rounds, "--json")
+    more = done.with_name("round_more.xlsx")
+    fill_labels(done, more, ["positive", "negative", "negative", "negative", "positive"])
+    status, data, captured = run(
+        capsys, "labels", more, "--append-to", rounds, "--classifier", "travel", "--update",
+        "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert data["appended"]["row"] == 12 and data["appended"]["updated"]
+    _, after, _ = run(capsys, "rounds", rounds, "--json")
+    assert after["rounds"][:-1] == before["rounds"][:-1]  # every other round as it was
+    old, new = before["rounds"][-1], after["rounds"][-1]
+    assert (new["tp"], new["fp"], new["fn"], new["tn"]) == (
+        data["tp"], data["fp"], data["fn"], data["tn"],
+    )  # fmt: skip
+    for key in ("round", "date", "classifier", "population_pos", "population_neg", "row"):
+        assert new[key] == old[key], key
 
 
 def test_append_to_refuses_an_open_workbook_and_writes_nothing(capsys, labeled, tmp_path, rounds):
@@ -452,6 +477,7 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     assert status == 0, captured.err
     assert data["appended"] == {
         "file": str(rounds), "sheet": "Rounds", "row": 2, "classifier": "travel", "created": True,
+        "updated": False,
     }  # fmt: skip
     status, listed, _ = run(capsys, "rounds", rounds, "--json")
     assert status == 0
@@ -482,7 +508,21 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     assert status == 2 and rounds.read_bytes() == before
     assert f"TP {only['tp']:,}, FP {only['fp']:,}" in captured.err
     assert f"now give TP {data['tp']:,}, FP {data['fp']:,}" in captured.err
-    assert "type them into that row" in captured.err
+    assert "--update" in captured.err
+    # --update puts the new counts in that row; everything else in the workbook stays.
+    status, updated, captured = run(
+        capsys, "labels", more, "--append-to", rounds, "--update", "--json"
+    )
+    assert status == 0, captured.err
+    assert updated["appended"]["row"] == 2 and updated["appended"]["updated"] is True
+    status, listed, _ = run(capsys, "rounds", rounds, "--json")
+    (only,) = listed["rounds"]
+    assert (only["tp"], only["fp"], only["fn"], only["tn"]) == (
+        data["tp"], data["fp"], data["fn"], data["tn"],
+    )  # fmt: skip
+    assert (only["round"], only["classifier"]) == ("round", "travel")
+    status, _, captured = run(capsys, "labels", more, "--append-to", rounds)
+    assert status == 0 and "same counts" in captured.err  # recorded once, up to date
 
 
 def test_report_with_fpc_quotes_what_labels_quoted(capsys, labeled, tmp_path):
