@@ -447,6 +447,8 @@ class RoundsPanel(QWidget):
         if item is None:
             return False
         label = round_label(item)
+        if fpc is None and item.drawn_by_the_rule:
+            fpc = True  # drawn without replacement from a list of known size: exact
         if self._session.set_values(self.evaluate_changes(item, fpc=fpc), text=f"Evaluate {label}"):
             return False
         self.status_message.emit(f"Evaluate shows {label}: its counts and population")

@@ -75,8 +75,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="finite population correction for the round's intervals and the next round's "
         "plan, where both population counts are known (the intervals prplanner labels and "
-        "the app's Read labeled workbook give; default: the session's setting, off for a "
-        "rounds workbook)",
+        "the app's Read labeled workbook give; default: the session's setting; for a rounds "
+        "workbook, on for a round PR Planner drew from an item list, else off)",
     )
     add_json_flag(parser)
 
@@ -126,6 +126,10 @@ def run(args: argparse.Namespace) -> WrittenReport:
         # A saved session: its current round while the Evaluate tab still shows it (what
         # the app's Export report writes too), else the counts typed on the Evaluate tab.
         subject = report_subject(state)
+    if args.fpc is None and not opened.is_session:
+        # A round PR Planner drew from an item list is reported as labels judged it: with
+        # the correction, which is exact for a draw without replacement from a known list.
+        args.fpc = True if getattr(subject, "drawn_by_the_rule", False) else None
     if args.fpc is not None:
         # One switch for the round's intervals and the next round's plan, as in labels.
         state = dataclasses.replace(

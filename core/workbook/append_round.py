@@ -32,7 +32,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
-from core.workbook.rounds import SheetColumns, read_rounds
+from core.workbook.rounds import DRAW_NOTE, SheetColumns, read_rounds
 from core.workbook.safe_io import (
     FileFingerprint,
     SaveError,
@@ -180,10 +180,6 @@ class AlreadyRecorded(InputError):
     """The rounds workbook holds this round with these very counts: nothing to add."""
 
 
-#: How ``prplanner labels`` notes the draw a round came from (its seed and item list).
-_DRAW_NOTE = re.compile(r"seed (\d+), items from ([^;]+)")
-
-
 def _refuse_a_second_copy(
     path: Path, sheet: str, rounds, new_round: NewRound, update: bool = False
 ) -> int | None:
@@ -191,10 +187,10 @@ def _refuse_a_second_copy(
     of the same name (and classifier) on the sheet is most likely this one, added before:
     a second copy would count twice in the history and its trends. With ``update``, the
     row of the same draw holding other counts is returned, to be updated in place."""
-    draw = _DRAW_NOTE.search(new_round.notes or "")
+    draw = DRAW_NOTE.search(new_round.notes or "")
     for item in rounds:
         same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
-        earlier = _DRAW_NOTE.search(item.notes or "")
+        earlier = DRAW_NOTE.search(item.notes or "")
         if not (draw and earlier and same_classifier and draw.groups() == earlier.groups()):
             continue
         counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)

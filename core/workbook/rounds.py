@@ -153,6 +153,14 @@ class Round:
             k=self.k, predicted_positive=self.population_pos, predicted_negative=self.population_neg
         )
 
+    @property
+    def drawn_by_the_rule(self) -> bool:
+        """The round's notes say PR Planner drew it from an item list (``seed S, items from
+        F`` as ``labels --append-to`` writes them, ``seed S; items from F`` as the app does):
+        a sample without replacement from a list of known size, for which the finite
+        population correction is exact."""
+        return bool(self.notes and DRAW_NOTE.search(self.notes))
+
     def fpc_factors(self) -> tuple[float, float] | None:
         """The finite population correction's variance factors ``(N - n)/(N - 1)`` of its
         two strata, or None when a population count is unknown or smaller than the sample
@@ -170,6 +178,10 @@ class Round:
         if self.date is not None:
             result["date"] = self.date.isoformat()
         return result
+
+
+#: The draw a round's labels came from, as its notes name it: seed and item list.
+DRAW_NOTE = re.compile(r"seed (\d+)[,;] items from ([^;]+)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

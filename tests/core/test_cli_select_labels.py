@@ -543,6 +543,14 @@ def test_report_with_fpc_quotes_what_labels_quoted(capsys, labeled, tmp_path):
         if row[0]
     }
     assert [rows["Precision"][2], rows["Precision"][3]] == pytest.approx(wilson, rel=1e-12)
+    # Without the flag: the round's notes say PR Planner drew it, so the correction is on.
+    status, _, _ = run(capsys, "report", rounds, "-o", report)
+    rows = {
+        row[0]: row
+        for row in openpyxl.load_workbook(report)["Summary"].iter_rows(values_only=True)
+        if row[0]
+    }
+    assert [rows["Precision"][2], rows["Precision"][3]] == pytest.approx(wilson, rel=1e-12)
     status, _, _ = run(capsys, "report", rounds, "-o", report, "--no-fpc")
     rows = {
         row[0]: row

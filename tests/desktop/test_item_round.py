@@ -314,3 +314,23 @@ def test_two_editors_copies_read_together_with_an_item_left_open(qtbot, window, 
     text = window.labeled_summary_box.text()
     assert "If every unlabeled item were positive" in text
     assert "without a label 1" in text
+
+
+def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
+    qtbot, window, items, tmp_path
+):
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    dialog.seed_edit.setText(str(SEED))
+    drawn = dialog.draw_and_save(tmp_path / "drawn.xlsx")
+    dialog.close()
+    labeled = tmp_path / "drawn labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    assert window.read_labeled_workbook([labeled]) is not None
+    rounds = window.session.state.rounds
+    ours = len(rounds) - 1
+    assert rounds[ours].drawn_by_the_rule and not rounds[0].drawn_by_the_rule
+    window.rounds_panel.evaluate_round(0)  # an example round: the lead's setting stays
+    window.session.set_value("evaluate.fpc", False)
+    window.rounds_panel.evaluate_round(ours)
+    assert window.session.get("evaluate.fpc") is True
