@@ -358,20 +358,40 @@ def _duckdb():
 _LINE_END_BYTES = 16 << 20
 
 
-def _mixed_line_ends(path: Path) -> str | None:
-    """Why a text table failed when its rows end in different ways (Windows ``\r\n``,
-    Unix ``\n``, old Mac ``\r``), as happens when rows are appended by another tool;
-    DuckDB only says its parser "reached an invalid state"."""
+def _line_end_kinds(path: Path, limit: int | None) -> list[str]:
+    """The kinds of line ends in the first ``limit`` bytes of a text file (all of it for
+    ``None``): Windows ``\r\n``, Unix ``\n``, old Mac ``\r``."""
+    windows = unix = mac = 0
+    carried = b""
+    read = 0
     try:
         with path.open("rb") as stream:
-            text = stream.read(_LINE_END_BYTES)
+            while limit is None or read < limit:
+                raw = stream.read(1 << 22 if limit is None else min(1 << 22, limit - read))
+                if not raw:
+                    mac += len(carried)  # the file ends in a lone "\r"
+                    break
+                read += len(raw)
+                # A "\r" at the end may be the first half of a "\r\n" the block split.
+                block = carried + raw
+                carried = b"\r" if block.endswith(b"\r") else b""
+                if carried:
+                    block = block[:-1]
+                both = block.count(b"\r\n")
+                windows += both
+                unix += block.count(b"\n") - both
+                mac += block.count(b"\r") - both
     except OSError:
-        return None
-    windows = text.count(b"\r\n")
-    unix = text.count(b"\n") - windows
-    mac = text.count(b"\r") - windows
+        return []
     counts = (("Windows", windows), ("Unix", unix), ("old Mac", mac))
-    used = [name for name, count in counts if count]
+    return [name for name, count in counts if count]
+
+
+def _mixed_line_ends(path: Path) -> str | None:
+    """Why a text table failed when its rows end in different ways further down than
+    :func:`open_items` looked before reading (DuckDB only says its parser "reached an
+    invalid state"). The whole file is read: only after a failure."""
+    used = _line_end_kinds(path, None)
     if len(used) < 2:
         return None
     return (
@@ -379,6 +399,25 @@ def _mixed_line_ends(path: Path) -> str | None:
         "are added by another tool); open it in a spreadsheet program and save it as CSV "
         "UTF-8, which writes one kind"
     )
+
+
+def _with_one_line_end(path: Path, folder: Path) -> Path:
+    """A copy of ``path`` in ``folder`` whose every line ends in ``\n``: rows appended by
+    another tool often end differently from the rest, which DuckDB's reader refuses. Lines
+    map one to one, so the rows a message names are the file's own."""
+    target = folder / path.name
+    with path.open("rb") as source, target.open("wb") as copy:
+        carried = b""
+        for block in iter(lambda: source.read(1 << 23), b""):
+            block = carried + block
+            # A "\r" at the end may be the first half of a "\r\n" split by the block.
+            carried = b"\r" if block.endswith(b"\r") else b""
+            if carried:
+                block = block[:-1]
+            copy.write(block.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+        if carried:
+            copy.write(b"\n")
+    return target
 
 
 _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
@@ -937,10 +976,18 @@ def open_items(
     else:
         _check_text_table(path)
         delimiter = ", delim = '\\t'" if kind == "tsv" else ""
+        read_path = path
+        if len(_line_end_kinds(path, _LINE_END_BYTES)) > 1:
+            temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
+            try:
+                read_path = _with_one_line_end(path, temporary)
+            except BaseException:
+                shutil.rmtree(temporary, ignore_errors=True)
+                raise
         # skip = 0: the header is the first line. Otherwise DuckDB's sniffer may skip the
         # lines above a longer row and take that row for the header.
         source_sql = (
-            f"read_csv({_sql_text(str(path))}, all_varchar = true, header = true, "
+            f"read_csv({_sql_text(str(read_path))}, all_varchar = true, header = true, "
             f"skip = 0{delimiter})"
         )
     connection = _new_connection()

@@ -191,7 +191,26 @@ def test_a_damaged_file_is_explained_in_plain_words(tmp_path, name, content, exp
     assert "DuckDB" not in message and "strict_mode" not in message
 
 
-def test_rows_appended_with_other_line_ends_are_explained(tmp_path):
+@pytest.mark.parametrize(
+    ("first_end", "later_end"), [(b"\r\n", b"\n"), (b"\n", b"\r\n"), (b"\r", b"\n")]
+)
+def test_rows_appended_with_other_line_ends_are_read(tmp_path, first_end, later_end):
+    path = tmp_path / "appended.csv"
+    first = b"".join(b"a%d,%d" % (i, i % 2) + first_end for i in range(3000))
+    later = b"".join(b"b%d,%d" % (i, i % 2) + later_end for i in range(3000))
+    path.write_bytes(b"item_id,predicted" + first_end + first + later)
+    before = path.read_bytes()
+    summary = count_items(path)
+    assert (summary.rows, summary.population_pos) == (6000, 3000)
+    assert path.read_bytes() == before  # read through a copy; the lead's file is untouched
+    sample = select_sample(path, n_pos=2, n_neg=2, seed=1)
+    assert all(not item.id.endswith("\r") for item in sample.items)
+
+
+def test_line_ends_mixed_beyond_the_first_look_are_explained(tmp_path, monkeypatch):
+    import core.items
+
+    monkeypatch.setattr(core.items, "_LINE_END_BYTES", 64)  # as if the mix came late
     path = tmp_path / "appended.csv"
     first = b"".join(b"a%d,%d\r\n" % (i, i % 2) for i in range(3000))
     later = b"".join(b"b%d,%d\n" % (i, i % 2) for i in range(3000))
@@ -269,3 +288,14 @@ def test_a_predicted_label_is_read_the_same_on_the_fast_path_for_1_and_0(raw, ex
         f"SELECT {label_expression('x')} FROM (SELECT ? AS x)", [raw]
     ).fetchone()
     assert value is expected
+
+
+def test_line_ends_made_alike_across_a_block_boundary(tmp_path):
+    from core.items import _with_one_line_end
+
+    source = tmp_path / "raw.csv"
+    head = b"a" * ((1 << 23) - 1)  # the copy reads 8 MiB blocks: "\r\n" straddles two
+    source.write_bytes(head + b"\r\nb\rc\nd\r")
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    assert _with_one_line_end(source, folder).read_bytes() == head + b"\nb\nc\nd\n"
