@@ -239,16 +239,16 @@ def _planned_totals(
         # the round's s a stratum can run out where another s does not.
         attempts.append(dataclasses.replace(plan, fpc=True))
         attempts.append(dataclasses.replace(plan, fpc=True, method="optimal"))
-    recommended = None
     for attempt in attempts:
-        recommended = _recommended(
-            dataclasses.replace(state, plan=attempt), PlanRequest, planning_inputs
-        )
-        if recommended is not None:
-            break
-    if recommended is None:
-        return None
-    return (max(recommended.n_pos, labeled[0]), max(recommended.n_neg, labeled[1]))
+        attempt_state = dataclasses.replace(state, plan=attempt)
+        try:
+            recommended = PlanRequest.from_session(
+                attempt_state, planning_inputs(attempt_state)
+            ).plan()
+        except InputError:
+            continue
+        return (max(recommended.n_pos, labeled[0]), max(recommended.n_neg, labeled[1]))
+    return None
 
 
 def _until_quoted_margins_met(
@@ -269,10 +269,14 @@ def _until_quoted_margins_met(
     known = item.population_pos is not None and item.population_neg is not None
     strata = (item.population_pos or 0, item.population_neg or 0)
 
-    def meets(scale: float) -> bool:
+    def sizes_at(scale: float) -> tuple[int, int]:
         n_pos, n_neg = (math.ceil(scale * n) for n in totals)
         if known:
-            n_pos, n_neg = min(n_pos, strata[0]), min(n_neg, strata[1])
+            return min(n_pos, strata[0]), min(n_neg, strata[1])
+        return n_pos, n_neg
+
+    def meets(scale: float) -> bool:
+        n_pos, n_neg = sizes_at(scale)
         tp, fn = round(rate_pos * n_pos), round(rate_neg * n_neg)
         projected = ConfusionMatrix(tp=tp, fp=n_pos - tp, fn=fn, tn=n_neg - fn)
         factors = NO_FPC
@@ -294,15 +298,4 @@ def _until_quoted_margins_met(
     while high - low > 1e-4 * low:
         middle = (low + high) / 2
         low, high = (low, middle) if meets(middle) else (middle, high)
-    scaled = (math.ceil(high * totals[0]), math.ceil(high * totals[1]))
-    if known:
-        scaled = (min(scaled[0], strata[0]), min(scaled[1], strata[1]))
-    return scaled
-
-
-def _recommended(state: SessionState, plan_request, planning_inputs):
-    try:
-        inputs = planning_inputs(state)
-        return plan_request.from_session(state, inputs).plan()
-    except InputError:
-        return None
+    return sizes_at(high)

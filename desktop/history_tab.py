@@ -39,7 +39,7 @@ from core import batch_intervals, validation
 from core.compare import Comparison, compare
 from core.confusion import point_estimates
 from core.errors import InputError
-from core.intervals import NO_FPC, Interval
+from core.intervals import Interval
 from core.prevalence import calibrated_metrics_from_round
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
@@ -180,9 +180,7 @@ def round_figures(
     tp, fp, fn, tn = np.array([past.matrix.as_tuple() for _, _, past, _, _ in usable]).T
     k = np.array([past.k for _, _, past, _, _ in usable], dtype=float)
     factors = tuple(
-        np.array(
-            [(fpc and past.fpc_factors()) or NO_FPC for _, _, past, _, _ in usable], dtype=float
-        ).T
+        np.array([past.variance_factors(fpc) for _, _, past, _, _ in usable], dtype=float).T
     )
     precision_intervals = batch_intervals.wilson_precision(tp, fp, confidence, factors)
     recall_intervals = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence, factors)

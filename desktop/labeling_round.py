@@ -698,22 +698,19 @@ def merged_rounds(
     return merged, placed
 
 
-def margin_check(state, item: Round, labels: ClassifierLabels | None = None) -> TargetCheck:
+def margin_check(state, item: Round, labels: ClassifierLabels) -> TargetCheck:
     """``item`` against the Plan tab's margins (:func:`core.round_targets.check_targets`),
     with the finite population correction when the Evaluate tab has it on, so that the
-    words match the intervals the tab marks to quote. With ``labels`` the top-up makes up
-    for the skipped items and counts the ones drawn but not labeled yet."""
+    words match the intervals the tab marks to quote; the top-up makes up for the skipped
+    items and counts the ones drawn but not labeled yet."""
     from core.round_targets import check_targets
 
-    fpc = state.evaluate.fpc and item.population_pos is not None
-    if labels is None:
-        return check_targets(state, item, fpc=fpc)
     return check_targets(
         state,
         item,
-        fpc=fpc,
-        drawn=(labels.design.n_pos, labels.design.n_neg),
-        skipped=(labels.skipped_pos, labels.skipped_neg),
+        fpc=state.evaluate.fpc and item.population_pos is not None,
+        drawn=labels.drawn,
+        skipped=labels.skipped_by_stratum,
     )
 
 
@@ -729,7 +726,7 @@ def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
 def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     """Read labeled workbooks (a round and its top-ups), add the round to the session and
     show it on the Evaluate tab. Returns what was read, or None (the reason shown)."""
-    from core.workbook.labeling import count_labels
+    from core.workbook.labeling import ITEM_LIST_SUFFIXES, count_labels
 
     paths = [Path(path) for path in paths]
     if not paths:
@@ -820,8 +817,6 @@ def _plan_from(state, item: Round) -> list[tuple[str, object]]:
     return [("previous_round", round_label(item)), ("plan", dataclasses.replace(plan, fpc=True))]
 
 
-#: Suffixes of item lists (never a labeling workbook), as ``prplanner labels`` knows them.
-ITEM_LIST_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".parquet")
 #: Rows of the first sheet searched for the Labels header (as the reader does).
 HEADER_ROWS = 20
 

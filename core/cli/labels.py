@@ -115,7 +115,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> LabeledSample:
     from core import validation
     from core.cli.output import confidence_flag
-    from core.workbook.labeling import evaluate_labels, read_labeling_workbook
+    from core.workbook.labeling import (
+        ITEM_LIST_SUFFIXES,
+        evaluate_labels,
+        read_labeling_workbook,
+    )
 
     confidence = confidence_flag(args.confidence)
     replicates = validation.whole_at_least(
@@ -137,9 +141,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
     margins = _margins(args)
     for path in args.workbooks:
-        if path.suffix.casefold() in (".csv", ".tsv", ".tab", ".txt", ".parquet") and (
-            path.is_file()
-        ):
+        if path.suffix.casefold() in ITEM_LIST_SUFFIXES and (path.is_file()):
             raise InputError(
                 f"{path.name} is an item list, not a labeling workbook; labels reads the "
                 ".xlsx that prplanner select wrote (prplanner select ITEMS --n-pos N1 "
@@ -215,8 +217,8 @@ def _check(primary, workbooks, margins, confidence, fpc) -> TargetCheck:
         SessionState(confidence=confidence, plan=plan),
         item,
         fpc=fpc,
-        drawn=(design.n_pos, design.n_neg),
-        skipped=(primary.skipped_pos, primary.skipped_neg),
+        drawn=primary.drawn,
+        skipped=primary.skipped_by_stratum,
     )
 
 

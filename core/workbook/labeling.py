@@ -76,6 +76,9 @@ _LABEL_WORDS = {
 }
 ID_HEADER = "Item id"
 LABEL_HEADER = "Label"
+#: Names of item lists (text tables and Parquet), never a labeling workbook: refused by
+#: name where one is read (``prplanner labels``, the app's Read labeled workbook).
+ITEM_LIST_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".parquet")
 #: The column a not-blind Labels sheet adds after the kept columns.
 STRATUM_HEADER = "Stratum"
 #: How many offending ids a refusal names.
@@ -273,6 +276,15 @@ class ClassifierLabels:
     @property
     def skipped(self) -> int:
         return self.skipped_pos + self.skipped_neg
+
+    @property
+    def drawn(self) -> tuple[int, int]:
+        """``(n_pos, n_neg)`` drawn, labeled or not."""
+        return self.design.n_pos, self.design.n_neg
+
+    @property
+    def skipped_by_stratum(self) -> tuple[int, int]:
+        return self.skipped_pos, self.skipped_neg
 
     @property
     def unlabeled(self) -> int:

@@ -626,7 +626,7 @@ def _round_intervals(
             k = validation.positive("k", item.k)
         except (InputError, ArithmeticError, ValueError):
             continue
-        usable.append((position, cells, k, (fpc and item.fpc_factors()) or NO_FPC))
+        usable.append((position, cells, k, item.variance_factors(fpc)))
     if not usable:
         return {}
     tp, fp, fn, tn = np.array([cells for _, cells, _, _ in usable], dtype=float).T
@@ -658,7 +658,7 @@ def _round_row(
     try:
         matrix = item.matrix
         if computed is None:  # a round the vectorized pass could not take: say why
-            factors = (fpc and item.fpc_factors()) or NO_FPC
+            factors = item.variance_factors(fpc)
             computed = (
                 wilson_precision(matrix, confidence, factors),
                 katz_log_recall(matrix, item.k, confidence, factors),
@@ -668,7 +668,7 @@ def _round_row(
         precision, lower_p, upper_p = matrix.pi1_hat, interval.lower, interval.upper
         recall = _finite(recall_value)
         lower_r, upper_r, note = _finite(katz.lower), _finite(katz.upper), katz.note
-        if fpc and item.fpc_factors() is not None:
+        if item.variance_factors(fpc) != NO_FPC:
             note = "; ".join(filter(None, (note, "intervals finite-population corrected")))
         if recall is not None and precision + recall > 0:
             f1 = 2 * precision * recall / (precision + recall)

@@ -172,6 +172,13 @@ class Round:
         except InputError:
             return None
 
+    def variance_factors(self, fpc: bool) -> tuple[float, float]:
+        """The factors its intervals use: :meth:`fpc_factors` with ``fpc`` where they are
+        known, else none (``(1, 1)``)."""
+        from core.intervals import NO_FPC
+
+        return (fpc and self.fpc_factors()) or NO_FPC
+
     def to_dict(self) -> dict[str, object]:
         """The ``prplanner rounds --json`` keys (date as ISO ``YYYY-MM-DD`` or ``None``)."""
         result = {key: getattr(self, key) for key in ROUND_KEYS}
