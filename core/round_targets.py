@@ -24,6 +24,70 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Targets:
+    """The target margins a round is drawn for, at a confidence level: what the
+    labeling workbook's Design sheet records, so that reading the labels back judges the
+    round by them without being told again.
+
+    Attributes
+    ----------
+    margin_precision, margin_recall : float
+        Target half-widths, e.g. 0.05 for ±5 points; each in (0, 0.5).
+    confidence : float
+        The level of the intervals, in (0.5, 1).
+    """
+
+    margin_precision: float
+    margin_recall: float
+    confidence: float
+
+    def __post_init__(self) -> None:
+        from core import validation
+
+        validation.margin("the target margin for precision", self.margin_precision)
+        validation.margin("the target margin for recall", self.margin_recall)
+        if not (isinstance(self.confidence, float | int) and 0.5 < self.confidence < 1):
+            raise InputError(
+                "the confidence of the targets must be strictly between 0.5 and 1 (e.g. "
+                f"0.95), got {self.confidence!r}"
+            )
+
+    @classmethod
+    def of(cls, state: SessionState) -> Targets:
+        """The Plan's target margins at the session's confidence."""
+        return cls(
+            margin_precision=state.plan.margin_precision,
+            margin_recall=state.plan.margin_recall,
+            confidence=state.confidence,
+        )
+
+    def applied_to(self, state: SessionState) -> SessionState:
+        """``state`` with these margins on its plan and this confidence."""
+        plan = dataclasses.replace(
+            state.plan, margin_precision=self.margin_precision, margin_recall=self.margin_recall
+        )
+        return dataclasses.replace(state, plan=plan, confidence=self.confidence)
+
+    def in_words(self) -> str:
+        """``precision ±5 %, recall ±5 % at 95 % confidence``."""
+
+        def points(value: float) -> str:
+            return f"{100 * value:.3g} %"
+
+        return (
+            f"precision ±{points(self.margin_precision)}, recall ±{points(self.margin_recall)}"
+            f" at {points(self.confidence)} confidence"
+        )
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "margin_precision": self.margin_precision,
+            "margin_recall": self.margin_recall,
+            "confidence": self.confidence,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MarginCheck:
     """One metric's quoted interval against its target margin.
 

@@ -48,7 +48,7 @@ from desktop import formatting
 
 if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
-    from core.round_targets import TargetCheck
+    from core.round_targets import TargetCheck, Targets
     from core.selection import Selection
     from core.workbook.labeling import ClassifierLabels, LabelingDesign, LabelingWorkbook
     from core.workbook.rounds import Round
@@ -229,6 +229,11 @@ class ItemSampleDialog(QDialog):
         )
         sample.addRow("Seed", self.seed_edit)
         sample.addRow(self.blind_check)
+        self.targets_note = QLabel(self)
+        self.targets_note.setObjectName("targets_note")
+        self.targets_note.setWordWrap(True)
+        self._show_targets()
+        sample.addRow(self.targets_note)
 
         self.message = QLabel(self)
         self.message.setObjectName("item_message")
@@ -425,6 +430,18 @@ class ItemSampleDialog(QDialog):
 
     # --- drawing ---------------------------------------------------------------------
 
+    def _targets(self) -> Targets:
+        """The Plan's target margins at the session's confidence, recorded in the workbook."""
+        from core.round_targets import Targets
+
+        return Targets.of(self._window.session.state)
+
+    def _show_targets(self) -> None:
+        self.targets_note.setText(
+            f"The workbook records the Plan's targets ({self._targets().in_words()}); "
+            "reading the labels back checks the round against them."
+        )
+
     def _seed(self) -> int | None:
         from core.selection import validate_seed
 
@@ -497,11 +514,13 @@ class ItemSampleDialog(QDialog):
             self._say(f"Nothing was written: {_plain(exc)}", error=True)
             return None
         blind = self.blind_check.isChecked()
+        targets = self._targets()
+        self._show_targets()
         try:
             written = self._window._in_background(
                 f"Writing {destination.name}…",
                 lambda: write_labeling_workbook(
-                    destination, selection, sources=sources, blind=blind
+                    destination, selection, sources=sources, blind=blind, targets=targets
                 ),
             )
         except INPUT_FAILURES as exc:
@@ -563,6 +582,9 @@ class LabeledRound:
     replaced : Round or None
         The earlier reading of the same draw that the round replaced in place (None: the
         round was added).
+    targets : Targets or None
+        The target margins the workbook records (now the Plan's); None when it records
+        none and the round is judged by the Plan's margins as they were.
     """
 
     workbooks: tuple
@@ -572,6 +594,7 @@ class LabeledRound:
     top_up: tuple[int, int] | None
     needed: tuple[int, int] | None = None
     replaced: Round | None = None
+    targets: Targets | None = None
 
     @property
     def verb(self) -> str:
@@ -775,7 +798,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     # and the Evaluate tab shows it in one undo step.
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
-    changes += _plan_from(state, item)
+    changes += _plan_from(state, item, _recorded_targets(workbooks))
     if replaced is not None:
         text = f"Update {formatting.short_text(item.round or '', 40)} with the new labels"
     else:
@@ -801,20 +824,34 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         top_up=None if check is None else check.top_up,
         needed=None if check is None else check.needed,
         replaced=replaced,
+        targets=_recorded_targets(workbooks),
     )
     window.show_labeled_summary(result)
     return result
 
 
-def _plan_from(state, item: Round) -> list[tuple[str, object]]:
+def _recorded_targets(workbooks: Sequence[LabelingWorkbook]) -> Targets | None:
+    """The target margins the round was drawn for: those the largest draw (the latest
+    top-up, which lists the whole sample) records; None when it records none."""
+    return max(workbooks, key=lambda book: len(book.sample)).design.targets
+
+
+def _plan_from(state, item: Round, targets: Targets | None = None) -> list[tuple[str, object]]:
     """The Plan tab plans the next round from the round just read, as "Plan the next round
     from it" does, so that its plan and the summary's agree; with the finite population
-    correction, since the next round is drawn the same way."""
+    correction, since the next round is drawn the same way, and with the target margins
+    (and confidence) the round was drawn for when its workbook records them."""
     from core.workbook.session_io import plan_from_round
     from desktop.rounds_panel import round_label
 
     plan, _notes = plan_from_round(state.plan, item)
-    return [("previous_round", round_label(item)), ("plan", dataclasses.replace(plan, fpc=True))]
+    plan = dataclasses.replace(plan, fpc=True)
+    changes: list[tuple[str, object]] = [("previous_round", round_label(item))]
+    if targets is not None:
+        plan = targets.applied_to(dataclasses.replace(state, plan=plan)).plan
+        changes.append(("confidence", targets.confidence))
+    changes.append(("plan", plan))
+    return changes
 
 
 #: Rows of the first sheet searched for the Labels header (as the reader does).
@@ -907,6 +944,11 @@ def summary_text(result: LabeledRound) -> str:
                     f"{formatting.percent(_rate(estimates['precision']))}, recall "
                     f"{formatting.percent(_rate(estimates['recall']))}."
                 )
+    if result.targets is not None:
+        lines.append(
+            f"The targets the round was drawn for ({result.targets.in_words()}) are the "
+            "Plan tab's now."
+        )
     if result.missed:
         lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")
         if result.needed is None:

@@ -13,11 +13,12 @@ without ``--fpc`` under ``--no-fpc``), then ``if_skipped_positive`` and
 ``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item
 had that label), ``if_skipped_or_unlabeled_positive`` and ``..._negative`` (the same with
 the items still without a label), ``classifiers`` (the same counts for each further
-classifier, when the sample has them), with a margin flag ``targets`` (:meth:`core.
-round_targets.TargetCheck.to_dict`: each quoted interval against its target, ``met``, the
-labels ``needed`` and the sample totals ``top_up`` to draw) and, with ``--append-to``,
-``appended: {file, sheet, row, classifier, created, updated}``. ``evaluation`` is ``null`` while a
-stratum has no label yet.
+classifier, when the sample has them), with a margin flag or margins recorded in the
+workbook (``select --margin``) ``targets`` (:meth:`core.round_targets.TargetCheck.to_dict`:
+each quoted interval against its target, ``met``, the labels ``needed``, the sample totals
+``top_up`` to draw, and ``from``: ``"flags"`` or the workbook recording them) and, with
+``--append-to``, ``appended: {file, sheet, row, classifier, created, updated}``.
+``evaluation`` is ``null`` while a stratum has no label yet.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.cli.output import add_json_flag, number, whole
+from core.cli.output import add_json_flag, confidence_flag, whole
+from core.cli.select import add_target_flags, given_targets
 from core.errors import InputError
 
 if TYPE_CHECKING:
-    from core.round_targets import TargetCheck
+    from core.round_targets import TargetCheck, Targets
     from core.workbook.append_round import AppendedRound
     from core.workbook.labeling import LabeledSample
 
@@ -76,13 +78,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "replace its counts and notes with the new ones",
     )
     parser.add_argument(
-        "--confidence",
-        type=number,
-        default=0.95,
-        metavar="C",
-        help="confidence level in (0.5, 1) (default 0.95)",
-    )
-    parser.add_argument(
         "--fpc",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -90,17 +85,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "without replacement from a list of known size, so it is exact; --no-fpc for the "
         "plain intervals)",
     )
-    targets = parser.add_argument_group(
-        "target margins (say whether the round met them, and what a top-up needs)"
-    )
-    targets.add_argument(
-        "--margin", type=number, metavar="B", help="target margin for both metrics (e.g. 0.05)"
-    )
-    targets.add_argument(
-        "--margin-precision", type=number, metavar="BP", help="target margin for precision"
-    )
-    targets.add_argument(
-        "--margin-recall", type=number, metavar="BR", help="target margin for recall"
+    add_target_flags(
+        parser,
+        "target margins (say whether the round met them, and what a top-up needs; default: "
+        "the margins the workbook was drawn for, when select recorded them)",
     )
     parser.add_argument(
         "--replicates",
@@ -114,14 +102,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> LabeledSample:
     from core import validation
-    from core.cli.output import confidence_flag
     from core.workbook.labeling import (
         ITEM_LIST_SUFFIXES,
         evaluate_labels,
         read_labeling_workbook,
     )
 
-    confidence = confidence_flag(args.confidence)
     replicates = validation.whole_at_least(
         "--replicates", args.replicates, 100, validation.MAX_REPLICATES
     )
@@ -139,7 +125,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
         before = fingerprint(target)
         if before is None and not target.parent.is_dir():
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
-    margins = _margins(args)
+    given = given_targets(args)  # refused before the (long) read when malformed
     for path in args.workbooks:
         if path.suffix.casefold() in ITEM_LIST_SUFFIXES and (path.is_file()):
             raise InputError(
@@ -148,14 +134,26 @@ def run(args: argparse.Namespace) -> LabeledSample:
                 "--n-neg N0 -o SHEET.xlsx draws one from the item list)"
             )
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
+    # The workbook of the largest draw lists the whole sample so far, and a top-up records
+    # the targets it was drawn for.
+    latest = max(workbooks, key=lambda book: len(book.sample))
+    stored = latest.design.targets
+    if args.confidence is not None:
+        confidence = confidence_flag(args.confidence)
+    else:
+        confidence = stored.confidence if stored is not None else 0.95
+    targets, source = None, None
+    if given is not None:
+        targets, source = dataclasses.replace(given, confidence=confidence), "flags"
+    elif stored is not None:
+        targets, source = dataclasses.replace(stored, confidence=confidence), latest.path.name
     result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates, fpc=args.fpc)
     primary = result.primary
-    if margins is not None and primary.labeled_pos and primary.labeled_neg:
-        # The workbook of the largest draw lists the whole sample so far.
-        latest = max(workbooks, key=lambda book: len(book.sample))
+    if targets is not None and primary.labeled_pos and primary.labeled_neg:
         result = dataclasses.replace(
             result,
-            targets=_check(primary, workbooks, margins, confidence, args.fpc),
+            targets=_check(primary, workbooks, targets, args.fpc),
+            targets_from=source,
             extend_from=str(latest.path),
             item_list=latest.design.file_name,
         )
@@ -183,16 +181,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
     return result
 
 
-def _margins(args: argparse.Namespace) -> tuple[float, float] | None:
-    """The target margins given, or None when no margin flag is."""
-    from core.cli.plan import margin_targets
-
-    if args.margin is None and args.margin_precision is None and args.margin_recall is None:
-        return None
-    return margin_targets(args)
-
-
-def _check(primary, workbooks, margins, confidence, fpc) -> TargetCheck:
+def _check(primary, workbooks, targets: Targets, fpc: bool) -> TargetCheck:
     """The round against the margins, with the top-up a plan from it asks for."""
     from core.round_targets import check_targets
     from core.session import PlanInputs, SessionState
@@ -212,9 +201,8 @@ def _check(primary, workbooks, margins, confidence, fpc) -> TargetCheck:
         fn=primary.fn,
         tn=primary.tn,
     )
-    plan = PlanInputs(margin_precision=margins[0], margin_recall=margins[1], fpc=fpc)
     return check_targets(
-        SessionState(confidence=confidence, plan=plan),
+        targets.applied_to(SessionState(plan=PlanInputs(fpc=fpc))),
         item,
         fpc=fpc,
         drawn=primary.drawn,
@@ -280,10 +268,11 @@ def format_text(labeled: LabeledSample) -> str:
         f"   (labeled {result['labeled_pos']:,} + {result['labeled_neg']:,}; skipped "
         f"{result['skipped']:,}; unlabeled {result['unlabeled']:,})",
     ]
-    for key, words in (
+    skipped_cases = (
         ("if_skipped_positive", "if every skipped item were positive"),
         ("if_skipped_negative", "if every skipped item were negative"),
-    ):
+    )
+    for key, words in skipped_cases if labeled.primary.skipped else ():
         item = result[key]
         assert isinstance(item, dict)
         lines.append(
@@ -344,7 +333,9 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
     check = labeled.targets
     assert check is not None
     corrected = ", finite population correction" if check.fpc else ""
-    lines = [f"target margins ({100 * check.confidence:g} % confidence{corrected}):"]
+    source = labeled.targets_from
+    recorded = "" if source in (None, "flags") else f", as recorded in {source}"
+    lines = [f"target margins ({100 * check.confidence:g} % confidence{corrected}{recorded}):"]
     quoted = {"wilson": "Wilson", "katz_log": "Katz log"}
     for margin in (check.precision, check.recall):
         verdict = "met" if margin.met else "MISSED"

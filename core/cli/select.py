@@ -4,13 +4,16 @@
 
     prplanner select ITEMS --n-pos N1 --n-neg N0 [--seed S] [--id COL]
                      [--predicted COL | --score COL --threshold T] [--classifiers C1,C2]
-                     [--keep COLS] [--extend SHEET.xlsx] [--show-strata] -o SHEET.xlsx [--json]
+                     [--keep COLS] [--extend SHEET.xlsx] [--show-strata]
+                     [--margin B | --margin-precision BP --margin-recall BR] [--confidence C]
+                     -o SHEET.xlsx [--json]
     prplanner select ITEMS --sql duckdb|bigquery|spark|postgres --n-pos N1 --n-neg N0 --seed S
                      [--table NAME] [...]
 
 JSON keys (the contract): ``seed, population_pos, population_neg, n_pos, n_neg,
 file_sha256, sample: [{id, stratum, rank}]`` (stratum ``"pos"``/``"neg"``, rank from 1 in
-key order), then ``output`` (the workbook written) and ``seed_drawn``. With
+key order), then ``output`` (the workbook written), ``seed_drawn`` and ``targets``
+(``{margin_precision, margin_recall, confidence}`` recorded in the workbook, or null). With
 ``--classifiers`` every sample entry also has ``classifiers: {name: {stratum, rank}}`` and
 the document a ``classifiers`` list of designs. With ``--extend`` the sizes are the new
 totals and ``sample`` lists only the items added. With ``--sql`` the document is ``dialect,
@@ -28,6 +31,7 @@ from core.cli.output import add_json_flag, number, refuse_text_table, whole
 from core.errors import InputError
 
 if TYPE_CHECKING:
+    from core.round_targets import Targets
     from core.selection import SampleQuery
     from core.workbook.labeling import DrawnSample
 
@@ -123,7 +127,49 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="table the --sql query reads (default: items)",
     )
+    add_target_flags(
+        parser,
+        "target margins the round is drawn for (recorded in the workbook: labels then says "
+        "whether the round met them without being told again; a top-up keeps the earlier "
+        "workbook's)",
+    )
     add_json_flag(parser)
+
+
+def add_target_flags(parser: argparse.ArgumentParser, title: str) -> None:
+    """``--margin``, ``--margin-precision``/``--margin-recall`` and ``--confidence``
+    (``select`` records them, ``labels`` judges by them); all default to None (not given)."""
+    targets = parser.add_argument_group(title)
+    targets.add_argument(
+        "--margin", type=number, metavar="B", help="target margin for both metrics (e.g. 0.05)"
+    )
+    targets.add_argument(
+        "--margin-precision", type=number, metavar="BP", help="target margin for precision"
+    )
+    targets.add_argument(
+        "--margin-recall", type=number, metavar="BR", help="target margin for recall"
+    )
+    targets.add_argument(
+        "--confidence",
+        type=number,
+        default=None,
+        metavar="C",
+        help="confidence level in (0.5, 1) (default 0.95)",
+    )
+
+
+def given_targets(args: argparse.Namespace) -> Targets | None:
+    """The targets the margin flags give (a margin not given is 0.05, the confidence
+    0.95), or None when no margin flag is given."""
+    from core.cli.output import confidence_flag
+    from core.cli.plan import margin_targets
+    from core.round_targets import Targets
+
+    if args.margin is None and args.margin_precision is None and args.margin_recall is None:
+        return None
+    precision, recall = margin_targets(args)
+    confidence = 0.95 if args.confidence is None else confidence_flag(args.confidence)
+    return Targets(margin_precision=precision, margin_recall=recall, confidence=confidence)
 
 
 def item_columns(args: argparse.Namespace, design=None):
@@ -161,6 +207,11 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             raise InputError("--sql needs --seed S: the query must draw a known sample")
         if args.output is not None or args.extend is not None:
             raise InputError("--sql prints a query; it writes no workbook (drop -o/--extend)")
+        if given_targets(args) is not None or args.confidence is not None:
+            raise InputError(
+                "--sql prints a query; the target margins are recorded in a labeling "
+                "workbook, which it does not write (drop --margin/--confidence)"
+            )
         with open_items(args.items, item_columns(args)) as table:
             text = sample_sql(
                 args.sql,
@@ -194,6 +245,12 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
 
     # Refuse a destination that may not be written before the (long) draw, not after.
     check_destination(args.output, sources=sources, purpose="labels")
+    targets = given_targets(args)
+    if targets is None and args.confidence is not None:
+        raise InputError(
+            "--confidence is the level of the target margins: give --margin (or "
+            "--margin-precision/--margin-recall) with it"
+        )
     if args.extend is not None:
         refuse_text_table(
             args.extend, "--extend takes the labeling workbook (.xlsx) prplanner select wrote"
@@ -202,6 +259,8 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         design = earlier.design
         if args.keep is None:  # the labelers of a top-up see what they saw before
             args.keep = earlier.kept_columns
+        if targets is None:  # the round is still drawn for the same targets
+            targets = design.targets
         if args.seed is not None and args.seed != design.seed:
             raise InputError(
                 f"--seed {args.seed} differs from the seed of {args.extend.name} "
@@ -230,9 +289,9 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             file=sys.stderr,
         )
     written = write_labeling_workbook(
-        args.output, selection, sources=sources, blind=not args.show_strata
+        args.output, selection, sources=sources, blind=not args.show_strata, targets=targets
     )
-    return DrawnSample(selection=selection, path=written)
+    return DrawnSample(selection=selection, path=written, targets=targets)
 
 
 def format_text(drawn: DrawnSample | SampleQuery) -> str:
@@ -259,6 +318,8 @@ def format_text(drawn: DrawnSample | SampleQuery) -> str:
             f"{design.population_neg:,} items, sample {design.n_pos:,} + {design.n_neg:,}"
         )
     lines.append(f"items to label    {len(selection.items):,}")
+    if drawn.targets is not None:
+        lines.append(f"target margins    {drawn.targets.in_words()} (labels checks the round)")
     lines.append(f"item file SHA-256 {selection.file_sha256}")
     lines.append(f"written           {drawn.path}")
     lines.append(

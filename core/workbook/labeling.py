@@ -35,6 +35,7 @@ from core import progress
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError
 from core.items import text_of_cell
+from core.round_targets import Targets
 from core.selection import RULE, ClassifierDesign, Membership, Selection, item_key, validate_seed
 from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
 
@@ -102,6 +103,9 @@ _F_EARLIER = "Items drawn before (top-up)"
 _F_VERSION = "App version"
 _F_CREATED = "Created"
 _F_DRAWN_AS = "Drawn as"
+_F_MARGIN_PRECISION = "Target margin for precision (±)"
+_F_MARGIN_RECALL = "Target margin for recall (±)"
+_F_CONFIDENCE = "Confidence of the targets"
 _TABLE_HEADER = (
     "Classifier",
     "Column",
@@ -141,6 +145,8 @@ class LabelingDesign:
     app_version : str
     drawn_as : str
         The file name the workbook was written as ("" in workbooks older than the line).
+    targets : Targets or None
+        The target margins the round was drawn for (None when none were recorded).
     """
 
     seed: int
@@ -154,6 +160,7 @@ class LabelingDesign:
     earlier_items: int
     app_version: str
     drawn_as: str = ""
+    targets: Targets | None = None
 
     @property
     def primary(self) -> ClassifierDesign:
@@ -376,7 +383,11 @@ class LabeledSample:
     appended : AppendedRound or None
         Where the round was added to a rounds workbook, if it was.
     targets : TargetCheck or None
-        The main classifier's round against target margins, when margins were given.
+        The main classifier's round against target margins, when margins were given or
+        the workbook records them.
+    targets_from : str or None
+        With ``targets``: ``"flags"`` (given on the command line) or the file name of the
+        workbook whose Design sheet records them.
     extend_from, item_list : str or None
         With ``targets``: the workbook a top-up extends (the largest draw) and the item
         list's file name, for the command that draws it.
@@ -387,6 +398,7 @@ class LabeledSample:
     evaluations: tuple[Evaluation | None, ...]
     appended: AppendedRound | None = None
     targets: TargetCheck | None = None
+    targets_from: str | None = None
     extend_from: str | None = None
     item_list: str | None = None
 
@@ -421,7 +433,7 @@ class LabeledSample:
                 for labels, evaluation in zip(self.labels[1:], self.evaluations[1:], strict=True)
             ]
         if self.targets is not None:
-            result["targets"] = self.targets.to_dict()
+            result["targets"] = {**self.targets.to_dict(), "from": self.targets_from}
         if self.appended is not None:
             result["appended"] = self.appended.to_dict()
         return result
@@ -587,7 +599,13 @@ def _format_kept_columns(sheet, first: int, last: int, last_row: int) -> None:
             sheet.row_dimensions[row].height = 15 * min(lines, 8)
 
 
-def build_labeling_workbook(selection: Selection, *, blind: bool = True, drawn_as: str = ""):
+def build_labeling_workbook(
+    selection: Selection,
+    *,
+    blind: bool = True,
+    drawn_as: str = "",
+    targets: Targets | None = None,
+):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
     Parameters
@@ -597,6 +615,11 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True, drawn_a
     blind : bool
         ``False`` adds a ``Stratum`` column (``predicted positive``/``negative``) for the
         labelers; the default hides it.
+    drawn_as : str
+        The file name the workbook is written as (names the round).
+    targets : Targets, optional
+        The target margins the round is drawn for, recorded on the Design sheet so that
+        reading the labels back judges the round by them.
     """
     from openpyxl import Workbook
     from openpyxl.comments import Comment
@@ -706,9 +729,20 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True, drawn_a
     ]
     if drawn_as:  # names the round, whatever the labelers' copies are called
         fields.append((_F_DRAWN_AS, drawn_as))
+    if targets is not None:
+        fields += [
+            (_F_MARGIN_PRECISION, targets.margin_precision),
+            (_F_MARGIN_RECALL, targets.margin_recall),
+            (_F_CONFIDENCE, targets.confidence),
+        ]
+    percent_fields = {_F_MARGIN_PRECISION, _F_MARGIN_RECALL, _F_CONFIDENCE}
     for name, value in fields:
         design.append([name, value])
         design.cell(design.max_row, 1).font = bold
+        if name in percent_fields:
+            # A number shown as a percentage (5.0%): the lead reads it, PR Planner reads
+            # the number, and a spreadsheet keeps it a number when re-saving.
+            design.cell(design.max_row, 2).number_format = "0.0##%"
     design.append([])
     design.append(list(_TABLE_HEADER))
     for cell in design[design.max_row]:
@@ -737,7 +771,8 @@ def build_labeling_workbook(selection: Selection, *, blind: bool = True, drawn_a
         design.column_dimensions[letter].width = 16
     field_rows: Any = design.iter_rows(min_row=1, max_row=len(fields), max_col=2)
     for name_cell, value_cell in field_rows:
-        value_cell.alignment = Alignment(wrap_text=True, vertical="top")
+        # Left as text is, numbers and percentages too: one column of values to read.
+        value_cell.alignment = Alignment(wrap_text=True, vertical="top", horizontal="left")
         name_cell.alignment = Alignment(vertical="top")
         lines = -(-len(str(value_cell.value or "")) // _DESIGN_LINE_CHARACTERS)
         if lines > 1:
@@ -780,14 +815,16 @@ class DrawnSample:
 
     selection: Selection
     path: Path
+    targets: Targets | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """The ``prplanner select --json`` document: the selection, then ``output`` and
-        ``seed_drawn``."""
+        """The ``prplanner select --json`` document: the selection, then ``output``,
+        ``seed_drawn`` and ``targets`` (the margins recorded, or null)."""
         return {
             **self.selection.to_dict(),
             "output": str(self.path),
             "seed_drawn": self.selection.seed_drawn,
+            "targets": None if self.targets is None else self.targets.to_dict(),
         }
 
 
@@ -797,6 +834,7 @@ def write_labeling_workbook(
     *,
     sources: Sequence[str | os.PathLike[str]] = (),
     blind: bool = True,
+    targets: Targets | None = None,
 ) -> Path:
     """Write the labeling workbook of ``selection`` to ``path``, atomically.
 
@@ -807,7 +845,7 @@ def write_labeling_workbook(
     sources : sequence of path-like
         The inputs (item list, an earlier labeling workbook); ``path`` may be none of
         them.
-    blind : bool
+    blind, targets
         See :func:`build_labeling_workbook`.
 
     Raises
@@ -817,7 +855,9 @@ def write_labeling_workbook(
     """
     from core.workbook.safe_io import atomic_write, mark_as_ours
 
-    workbook = build_labeling_workbook(selection, blind=blind, drawn_as=Path(path).name)
+    workbook = build_labeling_workbook(
+        selection, blind=blind, drawn_as=Path(path).name, targets=targets
+    )
     mark_as_ours(workbook)
     destination = Path(path)
     atomic_write(destination, workbook.save, sources=tuple(sources), purpose="labels")
@@ -933,7 +973,47 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
         app_version=_text(fields.get(_F_VERSION)) or "",
         drawn_as=_text(fields.get(_F_DRAWN_AS)) or "",
+        targets=_targets_from(where, fields),
     )
+
+
+def _fraction(value: object) -> float | None:
+    """A number cell, or text such as ``0.05``, ``5%`` or ``5 %`` (a percentage typed over
+    the cell); None when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    text = (_text(value) or "").replace(",", ".")
+    scale = 1.0
+    if text.endswith("%"):
+        text, scale = text[:-1].strip(), 0.01
+    try:
+        number = float(text) * scale
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _targets_from(where: str, fields: dict[str, object]) -> Targets | None:
+    """The target margins on the Design sheet; None when the workbook records none (drawn
+    without targets, or older than the lines)."""
+    names = (_F_MARGIN_PRECISION, _F_MARGIN_RECALL, _F_CONFIDENCE)
+    if all(_text(fields.get(name)) is None for name in names):
+        return None
+    values = []
+    for name in names:
+        number = _fraction(fields.get(name))
+        if number is None:
+            raise LabelingError(
+                f"{where}: {name!r} is {_text(fields.get(name))!r}, not a percentage; the "
+                "Design sheet was edited: type the value back as a percentage such as 5%"
+            )
+        values.append(number)
+    try:
+        return Targets(margin_precision=values[0], margin_recall=values[1], confidence=values[2])
+    except InputError as exc:
+        raise LabelingError(f"{where}: {exc} (the Design sheet was edited)") from None
 
 
 def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:

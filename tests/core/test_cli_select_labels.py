@@ -16,7 +16,7 @@ from core.cli import main
 
 SELECT_KEYS = [
     "seed", "population_pos", "population_neg", "n_pos", "n_neg", "file_sha256", "sample",
-    "output", "seed_drawn",
+    "output", "seed_drawn", "targets",
 ]  # fmt: skip
 LABELS_KEYS = [
     "tp", "fp", "fn", "tn", "labeled_pos", "labeled_neg", "skipped", "unlabeled",
@@ -299,6 +299,16 @@ def test_labels_text_output(capsys, labeled):
     assert "TP " in captured.out and "if every skipped item were positive" in captured.out
     assert "if every skipped or unlabeled item were negative" in captured.out
     assert "target margins" not in captured.out  # no margin given, no verdict
+
+
+def test_labels_text_leaves_out_what_ifs_about_nothing(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet, done = tmp_path / "round.xlsx", tmp_path / "done.xlsx"
+    run(capsys, "select", items, "--n-pos", 10, "--n-neg", 10, "--seed", 3, "-o", sheet)
+    fill_labels(sheet, done, ["positive", "negative"])
+    status, _, captured = run(capsys, "labels", done)
+    assert status == 0 and "skipped 0; unlabeled 0" in captured.out
+    assert "if every skipped" not in captured.out
 
 
 def test_labels_given_the_item_list_says_what_it_reads(capsys, tmp_path):

@@ -119,19 +119,31 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     )
     assert population.mode == "counts"
 
-    # Draw with a given seed: exactly the rule's sample.
+    # Draw with a given seed: exactly the rule's sample, for margins it cannot meet (the
+    # workbook records them).
+    window.session.set_values([("plan.margin_precision", 0.03), ("plan.margin_recall", 0.03)])
     dialog.seed_edit.setText(str(SEED))
     first = tmp_path / "round 1.xlsx"
     assert dialog.draw_and_save(first) == first
     assert "round 1.xlsx" in dialog.message.text()
+    assert "precision ±3 %, recall ±3 % at 95 % confidence" in dialog.targets_note.text()
     labeled = tmp_path / "round 1 labeled.xlsx"
     ids = label_like_an_editor(first, labeled, truth_of)
     assert ids == rule_sample(truth_of, SEED, 60, 140)
 
-    # Read back with margins the round cannot meet: the summary offers a top-up.
-    window.session.set_values([("plan.margin_precision", 0.03), ("plan.margin_recall", 0.03)])
+    # Read back after the Plan's margins were changed: the round is judged by those it was
+    # drawn for, which become the Plan's again; the summary offers a top-up.
+    window.session.set_values(
+        [("plan.margin_precision", 0.2), ("plan.margin_recall", 0.2), ("confidence", 0.9)]
+    )
     result = window.read_labeled_workbook([labeled])
     assert result is not None
+    assert window.session.get("plan.margin_precision") == 0.03
+    assert window.session.get("plan.margin_recall") == 0.03
+    assert window.session.get("confidence") == 0.95
+    assert "drawn for (precision ±3 %, recall ±3 % at 95 % confidence)" in (
+        window.labeled_summary_box.text()
+    )
     expected = counts_of(truth_of, ids)
     added = window.session.state.rounds[-1]
     assert added.sheet == LABELED_SHEET
