@@ -233,6 +233,8 @@ class ItemSampleDialog(QDialog):
         self.targets_note.setObjectName("targets_note")
         self.targets_note.setWordWrap(True)
         self._show_targets()
+        # The Plan's margins may change while the dialog is open (it is not modal).
+        window.session.changed.connect(self._on_session_changed)
         sample.addRow(self.targets_note)
 
         self.message = QLabel(self)
@@ -435,6 +437,10 @@ class ItemSampleDialog(QDialog):
         from core.round_targets import Targets
 
         return Targets.of(self._window.session.state)
+
+    def _on_session_changed(self, path: str) -> None:
+        if path in ("", "confidence") or path.startswith("plan"):
+            self._show_targets()
 
     def _show_targets(self) -> None:
         self.targets_note.setText(

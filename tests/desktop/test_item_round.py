@@ -122,6 +122,7 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     # Draw with a given seed: exactly the rule's sample, for margins it cannot meet (the
     # workbook records them).
     window.session.set_values([("plan.margin_precision", 0.03), ("plan.margin_recall", 0.03)])
+    assert "precision ±3 %, recall ±3 %" in dialog.targets_note.text()  # follows the Plan
     dialog.seed_edit.setText(str(SEED))
     first = tmp_path / "round 1.xlsx"
     assert dialog.draw_and_save(first) == first
