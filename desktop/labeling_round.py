@@ -658,12 +658,22 @@ def same_draw(
     rounds: Sequence[Round], workbooks: Sequence[LabelingWorkbook], *, taken: Sequence[int] = ()
 ) -> list[int]:
     """Positions in ``rounds`` of earlier readings of ``workbooks``' draw (the same seed
-    and item file, :func:`draw_mark`), except those ``taken``."""
-    mark = draw_mark(workbooks[0].design)
+    and item file in the notes, as :func:`draw_mark` and ``prplanner labels --append-to``
+    write them), except those ``taken``. Rounds the app read are on its Labeled sheet;
+    rounds ``labels`` appended come with the lead's rounds workbook, on any sheet."""
+    from core.workbook.rounds import DRAW_NOTE
+
+    design = workbooks[0].design
+    wanted = (str(design.seed), design.file_name.strip())
+
+    def of_this_draw(item: Round) -> bool:
+        found = DRAW_NOTE.search(item.notes or "")
+        return found is not None and (found.group(1), found.group(2).strip()) == wanted
+
     return [
         position
         for position, item in enumerate(rounds)
-        if item.sheet == LABELED_SHEET and mark in (item.notes or "") and position not in taken
+        if of_this_draw(item) and position not in taken
     ]
 
 

@@ -399,3 +399,33 @@ def test_save_and_export_start_where_the_leads_files_are(
     assert not window.export_report()
     assert Path(asked[-1]).parent == returned
     assert all(Path(start).parent != Path.home() for start in asked)
+
+
+def test_a_round_labels_appended_is_the_same_draw_to_the_app(qtbot, window, item_list, tmp_path):
+    """``prplanner labels --append-to`` wrote the round into the lead's rounds workbook
+    (its own notes); opened in the app, reading more copies of that draw updates it."""
+    from core.cli import main
+
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    anna = tmp_path / "round1_anna.xlsx"
+    ben = tmp_path / "round1_ben.xlsx"
+    labeled_anna = label_copy(drawn, anna, truth, lambda row: row % 2 == 0)
+    labeled_ben = label_copy(drawn, ben, truth, lambda row: row % 2 == 1)
+    rounds_workbook = tmp_path / "my rounds.xlsx"
+    assert main(["labels", str(anna), "--append-to", str(rounds_workbook)]) == 0
+    assert window.open_workbook(rounds_workbook, ask=False)
+    opened = window.session.state.rounds
+    (position,) = [i for i, item in enumerate(opened) if item.round == "round1"]
+    assert opened[position].matrix == matrix_of(truth, labeled_anna)
+    assert opened[position].sheet != LABELED_SHEET  # the lead's own sheet
+
+    both = window.read_labeled_workbook([anna, ben])
+    assert both is not None and both.replaced == opened[position]
+    rounds = window.session.state.rounds
+    assert len(rounds) == len(opened)  # updated, not added
+    assert rounds[position].matrix == matrix_of(truth, labeled_anna | labeled_ben)
+    assert (rounds[position].sheet, rounds[position].row) == (
+        opened[position].sheet,
+        opened[position].row,
+    )
