@@ -866,7 +866,10 @@ class MainWindow(QMainWindow):
                     purpose=purpose,
                 )
             except SaveError as exc:
-                QMessageBox.warning(self, failure_title, f"{exc}\n\nChoose another name.")
+                message = str(exc)
+                if "hoose another name" not in message:
+                    message += "\n\nChoose another name."
+                QMessageBox.warning(self, failure_title, message)
                 suggested = free_name(path.parent, f"{path.stem} {purpose}", ".xlsx")
                 continue
             if path.exists() and not is_open_session:

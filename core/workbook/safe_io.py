@@ -13,6 +13,8 @@ Before anything is written, :func:`check_destination` refuses a destination that
   the same name in other letter case, which is the same file on Windows and macOS);
 * exists and was not written by PR Planner (:func:`is_ours`): the user's own workbook,
   item list or notes are never replaced, whatever a file dialog asked;
+* is a labeling workbook (labelers may be working on copies of it), or a saved session
+  about to be replaced by anything but a session or a report (its rounds and settings);
 * is read-only;
 * changed on disk since the caller read it (:class:`FileFingerprint`), so a second writer
   is reported instead of silently overwritten.
@@ -387,26 +389,48 @@ def check_destination(
             f"be your own workbook); it was not replaced. Choose a new name, for example "
             f"{instead.name}"
         )
-    if _is_labeling_workbook(destination):
+    sheets = _sheet_names(destination)
+    if _is_labeling_workbook(sheets):
         raise SaveError(
             f"{destination.name} is a labeling workbook (a sample drawn for labelers, who may "
             f"be working on a copy of it); it was not replaced. Choose another name, for "
             f"example {instead.name}, or delete it first if nobody needs it"
         )
+    if _is_session(sheets) and purpose not in ("session", "report"):
+        # A session and a report are one format (a report opens as a session); anything
+        # else written over one loses the rounds and settings it holds.
+        raise SaveError(
+            f"{destination.name} is a saved PR Planner session (rounds and settings); it was "
+            f"not replaced. Choose another name, for example {instead.name}"
+        )
 
 
-def _is_labeling_workbook(path: Path) -> bool:
-    """A workbook holding a drawn sample (:mod:`core.workbook.labeling`'s Design and Sample
-    sheets). Its sheet list is one small part of the zip."""
-    from core.workbook.labeling import DESIGN_SHEET, SAMPLE_SHEET
-
+def _sheet_names(path: Path) -> set[str]:
+    """The names of a workbook's sheets (empty when it cannot be read as one); the sheet
+    list is one small part of the zip."""
     try:
         with zipfile.ZipFile(path) as archive:
             workbook = _small_part(archive, "xl/workbook.xml")
     except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
-        return False
-    names = {sheet.get("name") for sheet in workbook.iter(f"{{{_MAIN_NAMESPACE}}}sheet")}
-    return {DESIGN_SHEET, SAMPLE_SHEET} <= names
+        return set()
+    return {
+        str(sheet.get("name")) for sheet in workbook.iter(f"{{{_MAIN_NAMESPACE}}}sheet")
+    }
+
+
+def _is_labeling_workbook(sheets: set[str]) -> bool:
+    """A workbook holding a drawn sample (:mod:`core.workbook.labeling`'s Design and Sample
+    sheets)."""
+    from core.workbook.labeling import DESIGN_SHEET, SAMPLE_SHEET
+
+    return {DESIGN_SHEET, SAMPLE_SHEET} <= sheets
+
+
+def _is_session(sheets: set[str]) -> bool:
+    """A session or report PR Planner wrote (its hidden Inputs sheet restores the session)."""
+    from core.workbook.layout import SHEET_INPUTS
+
+    return SHEET_INPUTS in sheets
 
 
 def _cause(exc: OSError) -> str:

@@ -233,3 +233,26 @@ def test_the_cli_refusal_names_a_free_file_to_use_instead(rounds, capsys):
     assert err.rstrip().endswith("for example my_rounds report 2.xlsx")
     status, _err = report_of(rounds, rounds.parent / "my_rounds report 2.xlsx", capsys)
     assert status == 0
+
+
+def test_a_saved_session_is_replaced_only_by_a_session_or_a_report(rounds, tmp_path, capsys):
+    """A session (or report: one format) holds the lead's rounds and settings; a labeling
+    workbook, or a rounds workbook ``labels --append-to`` starts, never replaces it."""
+    session = tmp_path / "my session.xlsx"
+    assert report_of(rounds, session, capsys)[0] == 0
+    before = session.read_bytes()
+    for purpose in ("labels", "rounds", "output"):
+        with pytest.raises(SaveError) as caught:
+            check_destination(session, purpose=purpose)
+        assert "saved PR Planner session" in str(caught.value)
+        assert f"my session {purpose}.xlsx" in str(caught.value)
+    for purpose in ("session", "report"):
+        check_destination(session, purpose=purpose)
+    # Through the command line: a sample drawn onto the session is refused, nothing written.
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\n" + "".join(f"i{n},{n % 2}\n" for n in range(20)))
+    status = main(
+        ["select", str(items), "--n-pos", "2", "--n-neg", "2", "--seed", "1", "-o", str(session)]
+    )
+    assert status == 2 and "saved PR Planner session" in capsys.readouterr().err
+    assert session.read_bytes() == before
