@@ -14,6 +14,10 @@ paused (:class:`_CollectOnGuiThread`): a collection runs on whichever thread hap
 allocate, and one that frees a forgotten dialog or widget there destroys a Qt object off
 the GUI thread, which can crash the process. Collection resumes, on the GUI thread, when
 the last job has ended.
+
+A call's end reaches the GUI thread through one long-lived :class:`_Waker`, and what the
+call held is let go there (:meth:`_Call.let_go`): a queued signal to an object the call
+owned, freed meanwhile on the pool thread, crashed the app now and then.
 """
 
 from __future__ import annotations
@@ -202,16 +206,36 @@ class TaskRunner(QObject):
             self.failed.emit(message)
 
 
-class _CallSignals(QObject):
-    done = Signal()
+class _Waker(QObject):
+    """Brings word of an ended call to the GUI thread, ending its wait for more events.
 
-    def __init__(self):
+    One for the life of the app: a queued signal to an object that a call owned could
+    arrive after that object was freed (on the pool thread, by the call's last
+    reference), and delivering it crashed the app now and then. The ended call travels in
+    the event, so its last reference is dropped here, on the GUI thread.
+    """
+
+    ended = Signal(object)  # the _Call that ended
+
+    def __init__(self) -> None:
         super().__init__()
-        # A queued call back to the GUI thread: it wakes a wait for more events there.
-        self.done.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
+        self.ended.connect(self._on_ended, Qt.ConnectionType.QueuedConnection)
 
-    def _arrived(self) -> None:
-        """Nothing to do: the event that brought the call here ended the wait."""
+    def _on_ended(self, call: _Call) -> None:
+        if call in _ABANDONED:  # a cancelled call has ended: nothing waits for it now
+            call.let_go()
+            _ABANDONED.discard(call)
+
+
+_waker: _Waker | None = None
+
+
+def _the_waker() -> _Waker:
+    """The app's :class:`_Waker`, made on first use (on the GUI thread)."""
+    global _waker
+    if _waker is None:
+        _waker = _Waker()
+    return _waker
 
 
 class _Call(QRunnable):
@@ -224,7 +248,7 @@ class _Call(QRunnable):
         self.result: Any = None
         self.error: BaseException | None = None
         self.finished = False
-        self.signals = _CallSignals()
+        self.waker = _the_waker()
 
     def run(self) -> None:
         try:
@@ -233,7 +257,13 @@ class _Call(QRunnable):
             self.error = exc
         _collection.job_ended()
         self.finished = True
-        self.signals.done.emit()
+        self.waker.ended.emit(self)
+
+    def let_go(self) -> None:
+        """Drop the function, result and error (GUI thread only, once the call ended):
+        whatever they hold is freed here, not on the pool thread."""
+        self.function = None  # type: ignore[assignment]
+        self.result = self.error = None
 
 
 #: Cancelled calls still running on the pool (their objects must outlive the thread).
@@ -320,10 +350,10 @@ def _wait_for(call: _Call, parent: QWidget, label: str, cancellable: bool, delay
         dialog.deleteLater()
     if cancelled and not call.finished:
         # Kept alive until it ends: the pool thread is still running it.
-        _ABANDONED.add(call)
-        call.signals.done.connect(lambda: _ABANDONED.discard(call))
+        _ABANDONED.add(call)  # until the waker hears it ended
         raise Cancelled()
-    if call.error is not None:
-        error, call.error = call.error, None
+    result, error = call.result, call.error
+    call.let_go()
+    if error is not None:
         raise error
-    return call.result
+    return result

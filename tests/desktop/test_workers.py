@@ -96,3 +96,29 @@ def test_garbage_collection_waits_for_the_gui_thread_while_jobs_run(qtbot):
     runner.wait(10_000)
     qtbot.waitUntil(gc.isenabled, timeout=5_000)
     assert seen_by_jobs and not any(seen_by_jobs)
+
+
+def test_a_call_is_let_go_on_the_gui_thread(qtbot):
+    """What a read or save held is freed on the GUI thread, never on the pool thread that
+    ran it: a Qt object freed there while a signal to it waited in the GUI thread's queue
+    crashed the app now and then (a top-up drawn right after labels were read)."""
+    import threading
+
+    from PySide6.QtWidgets import QWidget
+
+    from desktop.workers import run_with_progress
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    freed_on = []
+
+    class Held:
+        def __del__(self):
+            freed_on.append(threading.current_thread() is threading.main_thread())
+
+    for _ in range(200):
+        held = Held()
+        assert run_with_progress(parent, "Reading", lambda held=held: 1) == 1
+        del held
+    qtbot.waitUntil(lambda: len(freed_on) == 200, timeout=10_000)
+    assert all(freed_on)
