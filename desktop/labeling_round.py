@@ -765,7 +765,7 @@ def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
 def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     """Read labeled workbooks (a round and its top-ups), add the round to the session and
     show it on the Evaluate tab. Returns what was read, or None (the reason shown)."""
-    from core.workbook.labeling import ITEM_LIST_SUFFIXES, count_labels
+    from core.workbook.labeling import count_labels, misread_as_labels, misread_words
 
     paths = [Path(path) for path in paths]
     if not paths:
@@ -774,9 +774,14 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     current = next((item for item in state.rounds if _key(item) == state.current_round), None)
 
     def read():
-        for path in paths:  # an item list picked by mistake: say what to do with it
-            if path.suffix.casefold() in ITEM_LIST_SUFFIXES and path.is_file():
+        for path in paths:  # a file picked by mistake: say what to do with it
+            kind = misread_as_labels(path)
+            if kind == "item_list":
                 raise InputError(item_list_words(path))
+            if kind == "session":
+                raise InputError(f"{misread_words(path, kind)}. File › Open opens it.")
+            if kind is not None:
+                raise InputError(misread_words(path, kind) + ".")
         workbooks = tuple(_read_labeling_workbook(path) for path in paths)
         return workbooks, count_labels(workbooks)
 

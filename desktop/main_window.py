@@ -69,7 +69,9 @@ from core.workbook.safe_io import (
     check_destination,
     fingerprint,
     free_name,
+    is_labeling_workbook,
     is_ours,
+    sheet_names,
 )
 
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
@@ -534,9 +536,11 @@ class MainWindow(QMainWindow):
         if self._busy:
             self.show_status("Wait until the workbook being read or saved is done")
             return False
+        path = Path(path)
+        if is_labeling_workbook(sheet_names(path)):
+            return self._open_labeling_workbook(path, ask=ask)
         if ask and not self.maybe_keep_changes():
             return False
-        path = Path(path)
         try:
             opened, seen, ours = self._in_background(
                 f"Reading {path.name}…", lambda: _read_workbook(path), cancellable=True
@@ -554,6 +558,17 @@ class MainWindow(QMainWindow):
             text = _unreadable(path, exc)
             self.show_status(f"Could not open {path.name}: {text}")
             QMessageBox.warning(self, "Could not open the workbook", text)
+            return False
+        if not opened.is_session and not opened.state.rounds:
+            # Nothing to open: the session stays (an item list or notes opened by mistake).
+            reasons = "\n".join(opened.problems[:6])
+            text = (
+                f"{path.name} holds no rounds PR Planner can use (a rounds workbook has a "
+                "header row with TP, FP, FN and TN); the open session was kept."
+                + (f"\n\n{reasons}" if reasons else "")
+            )
+            self.show_status(f"{path.name} holds no rounds; the open session was kept")
+            QMessageBox.warning(self, "No rounds in the workbook", text)
             return False
         if opened.is_session:
             state = opened.state
@@ -585,6 +600,24 @@ class MainWindow(QMainWindow):
             self.show_problems(path.name, problems)
         self.show_status(message)
         return True
+
+    def _open_labeling_workbook(self, path: Path, *, ask: bool) -> bool:
+        """File > Open given a labeling workbook: it is not a session, so instead of
+        replacing the session its labels are read into it (after asking, when ``ask``)."""
+        if ask:
+            answer = QMessageBox.question(
+                self,
+                "A labeling workbook",
+                f"{path.name} is a labeling workbook (a sample drawn for the editors), not a "
+                "session or a rounds workbook.\n\nRead its labels into the open session "
+                "(as File › Read labeled workbook… does)?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.Yes,
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                self.show_status(f"{path.name} was not opened; nothing changed")
+                return False
+        return self.read_labeled_workbook([path]) is not None
 
     def show_problems(self, name: str, problems: list[str]) -> QMessageBox:
         """Say what of ``name`` could not be used (a window-modal box, not blocking)."""

@@ -103,8 +103,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> LabeledSample:
     from core import validation
     from core.workbook.labeling import (
-        ITEM_LIST_SUFFIXES,
         evaluate_labels,
+        misread_as_labels,
+        misread_words,
         read_labeling_workbook,
     )
 
@@ -127,12 +128,15 @@ def run(args: argparse.Namespace) -> LabeledSample:
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
     given = given_targets(args)  # refused before the (long) read when malformed
     for path in args.workbooks:
-        if path.suffix.casefold() in ITEM_LIST_SUFFIXES and (path.is_file()):
+        kind = misread_as_labels(path)
+        if kind == "item_list":
             raise InputError(
                 f"{path.name} is an item list, not a labeling workbook; labels reads the "
                 ".xlsx that prplanner select wrote (prplanner select ITEMS --n-pos N1 "
                 "--n-neg N0 -o SHEET.xlsx draws one from the item list)"
             )
+        if kind is not None:
+            raise InputError(misread_words(path, kind))
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
     # The workbook of the largest draw lists the whole sample so far, and a top-up records
     # the targets it was drawn for.

@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -862,6 +863,53 @@ def write_labeling_workbook(
     destination = Path(path)
     atomic_write(destination, workbook.save, sources=tuple(sources), purpose="labels")
     return destination
+
+
+# --- what a file given as a labeled workbook is instead -----------------------------------
+
+
+def misread_as_labels(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is plainly not a labeling workbook, for a message that says
+    what to do: ``"labels_csv"`` (the Labels sheet saved as a text table: its ids can no
+    longer be checked against the draw), ``"item_list"`` (a text table or Parquet file),
+    ``"session"`` (a session or report PR Planner wrote); None otherwise (the reader then
+    says what is wrong)."""
+    from core.workbook.safe_io import is_session, sheet_names
+
+    path = Path(path)
+    if not path.is_file():
+        return None
+    if path.suffix.casefold() in ITEM_LIST_SUFFIXES:
+        try:
+            with path.open("rb") as stream:
+                first_line = stream.readline(64 * 1024).decode("utf-8", "replace")
+        except OSError:
+            return "item_list"
+        cells = {cell.strip().strip('"').casefold() for cell in re.split(r"[,;\t]", first_line)}
+        if {ID_HEADER.casefold(), LABEL_HEADER.casefold()} <= cells:
+            return "labels_csv"
+        return "item_list"
+    if is_session(sheet_names(path)):
+        return "session"
+    return None
+
+
+def misread_words(path: str | os.PathLike[str], kind: str) -> str:
+    """The message for :func:`misread_as_labels`'s ``kind`` (without program-specific
+    advice on what to use instead)."""
+    name = Path(path).name
+    if kind == "labels_csv":
+        return (
+            f"{name} is the Labels sheet saved as a text table; the labels must come back in "
+            "the .xlsx workbook PR Planner wrote (its Design and hidden Sample sheets check "
+            "every id against the draw). Ask for the labeled workbook itself, saved as .xlsx"
+        )
+    if kind == "session":
+        return (
+            f"{name} is a PR Planner session or report, not a labeling workbook; the labels "
+            "come back in the workbook drawn for the labelers"
+        )
+    return f"{name} is an item list, not a labeling workbook"
 
 
 # --- reading -------------------------------------------------------------------------------

@@ -389,14 +389,14 @@ def check_destination(
             f"be your own workbook); it was not replaced. Choose a new name, for example "
             f"{instead.name}"
         )
-    sheets = _sheet_names(destination)
-    if _is_labeling_workbook(sheets):
+    sheets = sheet_names(destination)
+    if is_labeling_workbook(sheets):
         raise SaveError(
             f"{destination.name} is a labeling workbook (a sample drawn for labelers, who may "
             f"be working on a copy of it); it was not replaced. Choose another name, for "
             f"example {instead.name}, or delete it first if nobody needs it"
         )
-    if _is_session(sheets) and purpose not in ("session", "report"):
+    if is_session(sheets) and purpose not in ("session", "report"):
         # A session and a report are one format (a report opens as a session); anything
         # else written over one loses the rounds and settings it holds.
         raise SaveError(
@@ -405,20 +405,18 @@ def check_destination(
         )
 
 
-def _sheet_names(path: Path) -> set[str]:
+def sheet_names(path: str | os.PathLike[str]) -> set[str]:
     """The names of a workbook's sheets (empty when it cannot be read as one); the sheet
-    list is one small part of the zip."""
+    list is one small part of the zip, read within a size bound."""
     try:
         with zipfile.ZipFile(path) as archive:
             workbook = _small_part(archive, "xl/workbook.xml")
     except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
         return set()
-    return {
-        str(sheet.get("name")) for sheet in workbook.iter(f"{{{_MAIN_NAMESPACE}}}sheet")
-    }
+    return {str(sheet.get("name")) for sheet in workbook.iter(f"{{{_MAIN_NAMESPACE}}}sheet")}
 
 
-def _is_labeling_workbook(sheets: set[str]) -> bool:
+def is_labeling_workbook(sheets: set[str]) -> bool:
     """A workbook holding a drawn sample (:mod:`core.workbook.labeling`'s Design and Sample
     sheets)."""
     from core.workbook.labeling import DESIGN_SHEET, SAMPLE_SHEET
@@ -426,7 +424,7 @@ def _is_labeling_workbook(sheets: set[str]) -> bool:
     return {DESIGN_SHEET, SAMPLE_SHEET} <= sheets
 
 
-def _is_session(sheets: set[str]) -> bool:
+def is_session(sheets: set[str]) -> bool:
     """A session or report PR Planner wrote (its hidden Inputs sheet restores the session)."""
     from core.workbook.layout import SHEET_INPUTS
 

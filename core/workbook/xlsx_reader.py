@@ -1422,10 +1422,15 @@ def check_workbook_file(path: str | Path) -> ReadBudget:
                     f"{path} is a text table, but an Excel workbook (.xlsx) is read here; "
                     "open it in Excel or LibreOffice and save it as an Excel workbook"
                 )
+            if path.suffix.casefold() in (".xlsx", ".xlsm", ".xls"):
+                raise WorkbookError(
+                    f"{path} is a text file (CSV or similar) with an Excel name, not an Excel "
+                    "workbook; rename it to .csv where a CSV is accepted, or open it in Excel "
+                    "or LibreOffice and save it as .xlsx"
+                )
             raise WorkbookError(
-                f"{path} is a text file (CSV or similar) with an Excel name, not an Excel "
-                "workbook; rename it to .csv where a CSV is accepted, or open it in Excel or "
-                "LibreOffice and save it as .xlsx"
+                f"{path} is a text file, not an Excel workbook (.xlsx); an Excel workbook is "
+                "read here"
             )
         raise WorkbookError(f"{path} is not an Excel workbook (.xlsx): it is not a zip container")
     try:

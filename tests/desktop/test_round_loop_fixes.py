@@ -429,3 +429,70 @@ def test_a_round_labels_appended_is_the_same_draw_to_the_app(qtbot, window, item
         opened[position].sheet,
         opened[position].row,
     )
+
+
+# --- 7. files given to the wrong command ------------------------------------------------------
+
+
+def test_file_open_on_a_labeling_workbook_reads_its_labels_into_the_session(
+    qtbot, window, item_list, tmp_path, monkeypatch
+):
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    ids = label_copy(drawn, labeled, truth, lambda row: True)
+    rounds = window.session.state.rounds
+    asked = []
+
+    def answer(reply):
+        def question(_parent, title, text, *args):
+            asked.append(text)
+            return reply
+
+        return question
+
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
+    assert window.open_workbook(labeled) is False
+    assert "is a labeling workbook" in asked[-1] and "Read its labels" in asked[-1]
+    assert window.session.state.rounds == rounds  # nothing changed
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
+    assert window.open_workbook(labeled) is True
+    assert window.session.state.rounds[: len(rounds)] == rounds  # the session stays
+    assert window.session.state.rounds[-1].matrix == matrix_of(truth, ids)
+
+
+def test_file_open_on_a_workbook_without_rounds_keeps_the_session(
+    qtbot, window, tmp_path, warnings
+):
+    path = tmp_path / "items.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["item_id", "predicted", "subject"])
+    workbook.active.append(["a1", 1, "one"])
+    workbook.save(path)
+    state = window.session.state
+    assert window.open_workbook(path, ask=False) is False
+    assert window.session.state == state
+    title, text = warnings[-1]
+    assert title == "No rounds in the workbook"
+    assert "holds no rounds" in text and "the open session was kept" in text
+
+
+def test_read_labels_names_a_report_and_a_labels_sheet_saved_as_csv(
+    qtbot, window, item_list, tmp_path, warnings
+):
+    path, _truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    report = tmp_path / "report.xlsx"
+    window.session.set_values([("plan.margin_recall", 0.04)])
+    assert window.save_session(report)
+    assert window.read_labeled_workbook([report]) is None
+    assert "is a PR Planner session or report" in warnings[-1][1]
+    assert "File › Open opens it" in warnings[-1][1]
+    exported = tmp_path / "labels.csv"
+    rows = openpyxl.load_workbook(drawn).worksheets[0].iter_rows(values_only=True)
+    exported.write_text(
+        "\n".join(",".join("" if cell is None else str(cell) for cell in row) for row in rows)
+    )
+    assert window.read_labeled_workbook([exported]) is None
+    assert "is the Labels sheet saved as a text table" in warnings[-1][1]
+    assert "item list" not in warnings[-1][1]
