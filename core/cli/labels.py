@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
         from core.workbook.append_round import AlreadyRecorded
 
         try:
-            appended = _append(args, workbooks, primary, before)
+            appended = _append(args, workbooks, result, before)
         except AlreadyRecorded as exc:  # run twice: nothing to do is not a failure
             print(f"note: {exc}", file=sys.stderr)
         else:
@@ -214,20 +214,30 @@ def _check(primary, workbooks, targets: Targets, fpc: bool) -> TargetCheck:
     )
 
 
-def _append(args, workbooks, primary, before) -> AppendedRound:
+def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
     from core.workbook.labeling import round_name
 
+    primary = result.primary
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
         raise InputError(
             "nothing to add to the rounds workbook yet: each stratum needs at least one item "
             "labeled positive or negative"
         )
-    design = primary.design
+    # --classifier naming a further classifier of the sample (--classifiers of select)
+    # records that classifier's counts and population, not the main one's.
+    further = {labels.design.name: labels for labels in result.labels[1:]}
+    chosen = further.get(args.classifier, primary)
+    if chosen.labeled_pos == 0 or chosen.labeled_neg == 0:
+        raise InputError(
+            f"nothing to add for classifier {args.classifier!r} yet: each of its strata needs "
+            "at least one item labeled positive or negative"
+        )
+    design = chosen.design
     first = workbooks[0]
     notes = (
         f"PR Planner labeling round: seed {first.design.seed}, items from "
-        f"{first.design.file_name}; {primary.skipped} skipped, {primary.unlabeled} unlabeled"
+        f"{first.design.file_name}; {chosen.skipped} skipped, {chosen.unlabeled} unlabeled"
     )
     new_round = NewRound(
         round=args.round or round_name(workbooks),
@@ -235,10 +245,10 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         classifier=args.classifier,  # None: the sheet's only classifier (append_round)
         population_pos=design.population_pos,
         population_neg=design.population_neg,
-        tp=primary.tp,
-        fp=primary.fp,
-        fn=primary.fn,
-        tn=primary.tn,
+        tp=chosen.tp,
+        fp=chosen.fp,
+        fn=chosen.fn,
+        tn=chosen.tn,
         notes=notes,
     )
     if before is None:  # a first round: start the lead's rounds workbook with it
@@ -250,6 +260,7 @@ def _append(args, workbooks, primary, before) -> AppendedRound:
         sources=tuple(args.workbooks),
         expected=before,
         update=args.update,
+        other_classifiers=tuple(further),
     )
     if args.classifier is None and appended.classifier is not None:
         print(

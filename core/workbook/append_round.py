@@ -161,12 +161,14 @@ def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, c
     )
 
 
-def _only_classifier(path: Path, sheet: str, rounds) -> str | None:
+def _only_classifier(path: Path, sheet: str, rounds, others: Sequence[str] = ()) -> str | None:
     """The classifier of the sheet's rounds when they are all of one (one sheet per
-    classifier is the usual layout); refused, naming them, when there are several: a round
-    filed under the wrong one would join that classifier's history and trends."""
+    classifier is the usual layout); refused, naming them, when there are several, or when
+    the one is among ``others`` (further classifiers of the same sample, whose rounds this
+    one is not): a round filed under the wrong one would join that classifier's history
+    and trends."""
     names = sorted({item.classifier for item in rounds if item.sheet == sheet and item.classifier})
-    if len(names) > 1:
+    if len(names) > 1 or (names and names[0] in others):
         shown = ", ".join(map(repr, names[:6])) + (", ..." if len(names) > 6 else "")
         raise InputError(
             f"which classifier is this round of? {path.name}, sheet {sheet!r} holds rounds of "
@@ -223,9 +225,10 @@ def _refuse_a_second_copy(
     return None
 
 
-#: The roles whose cells an update rewrites: the counts and the notes (the round's name,
-#: date, classifier and population stay as the lead keeps them).
-_UPDATED_ROLES = ("tp", "fp", "fn", "tn", "notes")
+#: The roles whose cells an update rewrites: the counts, the over-sampling ratio they give
+#: and the notes (the round's name, date, classifier and population stay as the lead keeps
+#: them).
+_UPDATED_ROLES = ("tp", "fp", "fn", "tn", "s", "notes")
 
 
 def _updated_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, row_number: int):
@@ -436,6 +439,7 @@ def append_round(
     sources: Sequence[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
     update: bool = False,
+    other_classifiers: Sequence[str] = (),
 ) -> AppendedRound:
     """Add ``new_round`` as one new row at the end of the rounds sheet of ``path``; with
     ``update``, a row of the same draw gets the new counts and notes instead.
@@ -452,6 +456,11 @@ def append_round(
         The files the round was read from (labeling workbooks); ``path`` may be none.
     expected : FileFingerprint, optional
         What ``path`` looked like when the caller read it; default: now.
+    update : bool
+        Rewrite the counts, ``s`` and notes of a row of the same draw instead of refusing.
+    other_classifiers : sequence of str
+        Further classifiers of the round's sample: a round without a classifier is not
+        filed under one of them because the sheet holds only its rounds.
 
     Returns
     -------
@@ -482,7 +491,8 @@ def append_round(
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
     if new_round.classifier is None:
         new_round = replace(
-            new_round, classifier=_only_classifier(path, reading.sheet, book.rounds)
+            new_round,
+            classifier=_only_classifier(path, reading.sheet, book.rounds, other_classifiers),
         )
     row_to_update = _refuse_a_second_copy(path, reading.sheet, book.rounds, new_round, update)
     last_round_row = max(

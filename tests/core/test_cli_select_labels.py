@@ -584,3 +584,84 @@ def test_no_output_replaces_a_labeling_workbook(capsys, labeled, tmp_path, round
     assert status == 2 and "round.xlsx is a labeling workbook" in captured.err
     assert "it was not replaced" in captured.err
     assert sheet.read_bytes() == before
+
+
+def two_classifier_round(capsys, tmp_path):
+    """A round drawn for ``predicted`` and ``other`` and fully labeled from a known truth;
+    returns the labeled workbook and each classifier's counts worked out here."""
+    rng = random.Random(5)
+    rows = []
+    for index in range(400):
+        predicted, other = int(rng.random() < 0.25), int(rng.random() < 0.3)
+        truth = int(rng.random() < (0.7 if predicted else 0.1))
+        rows.append((f"m{index}", predicted, other, truth))
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "other"])
+        writer.writerows(row[:3] for row in rows)
+    sheet = tmp_path / "round.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 15, "--n-neg", 20, "--seed", 4,
+        "--classifiers", "other", "-o", sheet, "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    truth = {row[0]: row for row in rows}
+    workbook = openpyxl.load_workbook(sheet)
+    labels_sheet = workbook["Labels"]
+    for row in range(2, labels_sheet.max_row + 1):
+        item = truth[labels_sheet.cell(row, 2).value]
+        labels_sheet.cell(row, 3).value = "positive" if item[3] else "negative"
+    done = tmp_path / "round_done.xlsx"
+    workbook.save(done)
+    counts = {}
+    for name, column in (("predicted", 1), ("other", 2)):
+        # The other classifier's own sample: its first items of each stratum in key order.
+        population = {
+            "pos": sorted((r for r in rows if r[column]), key=lambda r: key(4, r[0]))[:15],
+            "neg": sorted((r for r in rows if not r[column]), key=lambda r: key(4, r[0]))[:20],
+        }
+        tp = sum(r[3] for r in population["pos"])
+        fn = sum(r[3] for r in population["neg"])
+        counts[name] = {
+            "tp": tp, "fp": 15 - tp, "fn": fn, "tn": 20 - fn,
+            "population_pos": sum(r[column] for r in rows),
+            "population_neg": sum(1 - r[column] for r in rows),
+        }  # fmt: skip
+    return done, counts
+
+
+def test_append_to_under_a_further_classifier_records_that_classifiers_counts(capsys, tmp_path):
+    done, counts = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    assert run(capsys, "labels", done, "--append-to", book)[0] == 0  # the main classifier
+    status, _, captured = run(capsys, "labels", done, "--append-to", book, "--classifier", "other")
+    assert status == 0, captured.err
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    main_round, other_round = listed["rounds"]
+    for found, expected in ((main_round, counts["predicted"]), (other_round, counts["other"])):
+        assert {name: found[name] for name in expected} == expected
+    assert other_round["classifier"] == "other"
+    # The sheet now holds only the other classifier's rounds: a round of the main one is
+    # not filed under it because of that; the lead is asked.
+    again = tmp_path / "round_again.xlsx"
+    again.write_bytes(done.read_bytes())
+    status, _, captured = run(capsys, "labels", again, "--append-to", book, "--round", "R2")
+    assert status == 2 and "which classifier is this round of?" in captured.err
+
+
+def test_update_rewrites_s_with_the_counts(capsys, labeled, tmp_path):
+    done, _ = labeled
+    book = tmp_path / "rounds.xlsx"
+    run(capsys, "labels", done, "--append-to", book)
+    more = done.with_name("round_more.xlsx")
+    fill_labels(done, more, ["positive", "negative"])  # every item labeled now
+    status, data, captured = run(capsys, "labels", more, "--append-to", book, "--update", "--json")
+    assert status == 0 and data["appended"]["updated"], captured.err
+    row = openpyxl.load_workbook(book)["Rounds"][2]
+    header = [cell.value for cell in openpyxl.load_workbook(book)["Rounds"][1]]
+    values = dict(zip(header, (cell.value for cell in row), strict=True))
+    n_pos, n_neg = values["TP"] + values["FP"], values["FN"] + values["TN"]
+    k = data["population_pos"] / data["population_neg"]
+    assert (n_pos, n_neg) == (20, 25)
+    assert values["s"] == pytest.approx((n_pos / n_neg) / k)
