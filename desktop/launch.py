@@ -47,13 +47,17 @@ def _main(argv: Sequence[str] | None) -> None:
     if argv and (argv[0] in COMMANDS or argv[0].startswith("-")):
         gc.enable()
         sys.exit(cli_main(argv))
-    if len(argv) > 1:
-        _usage_error(f"the app opens one workbook at a time; subcommands: {', '.join(COMMANDS)}")
     if argv and not argv[0].lower().endswith(WORKBOOK_SUFFIXES):
+        import difflib
+
+        close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
         _usage_error(
-            f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} "
+            f"unknown command {argv[0]!r}; {hint}commands: {', '.join(COMMANDS)} "
             "(or give an .xlsx workbook to open it in the app)"
         )
+    if len(argv) > 1:
+        _usage_error(f"the app opens one workbook at a time; subcommands: {', '.join(COMMANDS)}")
     if not _has_display():
         _usage_error(
             "no display found (DISPLAY is not set): the desktop app needs a screen; "

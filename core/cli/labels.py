@@ -138,6 +138,16 @@ def run(args: argparse.Namespace) -> LabeledSample:
         if kind is not None:
             raise InputError(misread_words(path, kind))
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
+    from core.workbook.safe_io import lock_file_of
+
+    for path in args.workbooks:
+        lock = lock_file_of(Path(path))
+        if lock is not None:
+            print(
+                f"note: {Path(path).name} is open in another program (lock file {lock.name}); "
+                "labels typed there since it was last saved are not counted",
+                file=sys.stderr,
+            )
     # The workbook of the largest draw lists the whole sample so far, and a top-up records
     # the targets it was drawn for.
     latest = max(workbooks, key=lambda book: len(book.sample))
@@ -387,9 +397,31 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
             f"  then draw more (sample totals {n_pos:,} and {n_neg:,}; skipped items are "
             "made up for):"
         )
-        lines.append(
-            f"  prplanner select {labeled.item_list or 'ITEMS'} --extend "
-            f"{labeled.extend_from or 'SHEET.xlsx'} --n-pos {n_pos} --n-neg {n_neg} "
-            "-o TOPUP.xlsx"
-        )
+        lines.append("  " + _top_up_command(labeled, n_pos, n_neg))
     return lines
+
+
+def _top_up_command(labeled: LabeledSample, n_pos: int, n_neg: int) -> str:
+    """The ``select --extend`` command that draws the top-up, ready to paste into a shell:
+    names quoted, a new workbook name that is free, and the margin flags when the targets
+    were given on the command line (the top-up then records them, not the earlier ones)."""
+    import shlex
+
+    from core.workbook.safe_io import free_name
+
+    check = labeled.targets
+    assert check is not None
+    parts = ["prplanner", "select", labeled.item_list or "ITEMS"]
+    extend = Path(labeled.extend_from) if labeled.extend_from else None
+    parts += ["--extend", str(extend) if extend else "SHEET.xlsx"]
+    parts += ["--n-pos", str(n_pos), "--n-neg", str(n_neg)]
+    if labeled.targets_from == "flags":
+        precision, recall = check.precision.target, check.recall.target
+        if precision == recall:
+            parts += ["--margin", f"{precision:g}"]
+        else:
+            parts += ["--margin-precision", f"{precision:g}", "--margin-recall", f"{recall:g}"]
+        parts += ["--confidence", f"{check.confidence:g}"]
+    output = free_name(extend.parent, f"{extend.stem}_topup", ".xlsx") if extend else "TOPUP.xlsx"
+    parts += ["-o", str(output)]
+    return " ".join(shlex.quote(part) for part in parts)

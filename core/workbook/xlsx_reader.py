@@ -631,6 +631,12 @@ def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
     """Everything but the sheets' rows: which sheets, their parts, strings, date styles."""
     with _part_errors(path, "[Content_Types].xml"):
         if "[Content_Types].xml" not in archive.NameToInfo:
+            if "content.xml" in archive.NameToInfo or path.suffix.casefold() == ".ods":
+                raise WorkbookError(
+                    f"{path} is an OpenDocument spreadsheet (.ods), not an Excel workbook "
+                    "(.xlsx); in LibreOffice use File › Save As… with the type Excel "
+                    "2007-365 (.xlsx), then give that file"
+                )
             raise WorkbookError(
                 f"{path} is not a readable Excel workbook (.xlsx): it is a zip file without "
                 "the parts of a workbook"

@@ -665,3 +665,40 @@ def test_update_rewrites_s_with_the_counts(capsys, labeled, tmp_path):
     k = data["population_pos"] / data["population_neg"]
     assert (n_pos, n_neg) == (20, 25)
     assert values["s"] == pytest.approx((n_pos / n_neg) / k)
+
+
+def test_the_top_up_command_can_be_pasted_as_it_is(capsys, tmp_path, monkeypatch):
+    """The suggested command runs as printed: a free output name (a second top-up does not
+    collide with the first), names with spaces quoted, and the margins given to labels
+    (not the recorded ones) carried to the top-up."""
+    import shlex
+
+    folder = tmp_path / "my rounds"
+    folder.mkdir()
+    items, _ = make_items(folder / "items.csv")
+    sheet = folder / "round.xlsx"
+    run(capsys, "select", items, "--n-pos", 20, "--n-neg", 25, "--seed", 9, "-o", sheet)
+    done = folder / "round done.xlsx"
+    fill_labels(sheet, done, ["positive", "negative", "negative"])
+    (folder / "round done_topup.xlsx").write_bytes(b"taken")
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.12)
+    assert status == 0, captured.err
+    (command,) = [line.strip() for line in captured.out.splitlines() if "--extend" in line]
+    argv = shlex.split(command)
+    assert argv[:2] == ["prplanner", "select"]
+    assert argv[argv.index("--extend") + 1] == str(done)
+    assert argv[argv.index("--margin") + 1] == "0.12"
+    assert argv[argv.index("-o") + 1] == str(folder / "round done_topup 2.xlsx")
+    monkeypatch.chdir(folder)  # the item list is named as recorded: run where it lives
+    status, data, captured = run(capsys, *argv[1:], "--json")
+    assert status == 0, captured.err
+    assert data["targets"]["margin_precision"] == 0.12
+
+
+def test_labels_says_when_a_copy_is_open_elsewhere(capsys, labeled):
+    done, _ = labeled
+    lock = done.with_name(f".~lock.{done.name}#")
+    lock.write_text("someone,host,2026")
+    status, _, captured = run(capsys, "labels", done)
+    assert status == 0
+    assert f"{done.name} is open in another program" in captured.err

@@ -98,3 +98,21 @@ def test_the_entry_point_leaves_the_garbage_collector_on(capsys):
             main(argv)
         assert gc.isenabled()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["label", "round.xlsx"], "did you mean labels?"),
+        (["selct", "items.csv"], "did you mean select?"),
+        (["a.xlsx", "b.xlsx"], "one workbook at a time"),
+        (["zzzz"], "unknown command 'zzzz'; commands:"),
+    ],
+)
+def test_a_mistyped_command_is_named_with_the_one_meant(capsys, argv, words):
+    from desktop.launch import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert words in capsys.readouterr().err

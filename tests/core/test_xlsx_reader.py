@@ -347,3 +347,17 @@ def test_excel_serials_convert_as_openpyxl_converts_them(serial, mac, duration):
             xlsx_reader.from_excel(serial, epoch, duration=duration)
         return
     assert xlsx_reader.from_excel(serial, epoch, duration=duration) == expected
+
+
+@pytest.mark.parametrize("name", ["copy.ods", "copy.xlsx"])
+def test_an_opendocument_spreadsheet_says_how_to_save_it_as_xlsx(tmp_path, name):
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        archive.writestr("content.xml", "<office:document-content/>")
+        archive.writestr("META-INF/manifest.xml", "<manifest/>")
+    with pytest.raises(xlsx_reader.WorkbookError) as caught:
+        with xlsx_reader.open_sheets(path) as sheets:
+            list(sheets)
+    assert "OpenDocument spreadsheet (.ods)" in str(caught.value)
+    assert "Save As" in str(caught.value) and "(.xlsx)" in str(caught.value)
