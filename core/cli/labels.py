@@ -334,6 +334,19 @@ def format_text(labeled: LabeledSample) -> str:
             f"{item['fn']:,}  TN {item['tn']:,} (skipped {item['skipped']:,}, unlabeled "
             f"{item['unlabeled']:,})"
         )
+        evaluated = item.get("evaluation")
+        if evaluated:
+            # The intervals to quote (Wilson, Katz log), as the main classifier's table marks.
+            for metric, method, words in (
+                ("precision", "wilson", "Wilson"),
+                ("recall", "katz_log", "Katz log"),
+            ):
+                found = evaluated[metric]
+                lower, upper = found["intervals"].get(method, (None, None))
+                lines.append(
+                    f"  {metric} {percent(found['estimate'])} ({words} {percent(lower)} to "
+                    f"{percent(upper)})"
+                )
     appended = result.get("appended")
     if appended:
         assert isinstance(appended, dict)

@@ -317,7 +317,15 @@ def format_text(drawn: DrawnSample | SampleQuery) -> str:
             f"classifier        {design.name}: {design.population_pos:,} / "
             f"{design.population_neg:,} items, sample {design.n_pos:,} + {design.n_neg:,}"
         )
-    lines.append(f"items to label    {len(selection.items):,}")
+    extra = sum(item.stratum is None for item in selection.items)
+    if extra:  # a plan counts the main classifier's sample; say where the rest come from
+        lines.append(
+            f"items to label    {len(selection.items):,} ({len(selection.items) - extra:,} "
+            f"of the main classifier's sample, {extra:,} more that only the other "
+            "classifiers' samples hold)"
+        )
+    else:
+        lines.append(f"items to label    {len(selection.items):,}")
     if drawn.targets is not None:
         lines.append(f"target margins    {drawn.targets.in_words()} (labels checks the round)")
     lines.append(f"item file SHA-256 {selection.file_sha256}")

@@ -27,6 +27,7 @@ import datetime as dt
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1329,6 +1330,7 @@ def _match(
         )
     items = []
     not_labels: list[str] = []  # every cell is named at once, not one per reading
+    wrong_words: Counter[str] = Counter()
     for row, item_id, raw_label, labeler, comment in rows:
         assert item_id is not None
         text = _text(raw_label)
@@ -1337,6 +1339,7 @@ def _match(
             label = _LABEL_WORDS.get(text.casefold())
             if label is None:
                 not_labels.append(f"cell {_cell(label_index, row)} {text!r} (item {item_id!r})")
+                wrong_words[text] += 1
                 continue
         place = places[item_id]
         items.append(
@@ -1353,9 +1356,15 @@ def _match(
         )
     if not_labels:
         shown = ", ".join(not_labels[:_SHOWN]) + (", ..." if len(not_labels) > _SHOWN else "")
+        # The distinct words, most frequent first: what a find-and-replace fixes at once.
+        words = wrong_words.most_common(8)
+        distinct = ", ".join(f"{word!r} ×{count:,}" for word, count in words) + (
+            ", ..." if len(wrong_words) > len(words) else ""
+        )
         raise LabelingError(
             f"{where}: {len(not_labels):,} label cell(s) hold something that is not a label "
-            f"({shown}); use {', '.join(LABEL_CHOICES)} (or leave the cell empty)"
+            f"({distinct}; first: {shown}); use {', '.join(LABEL_CHOICES)} (or leave the "
+            "cell empty)"
         )
     return tuple(items)
 

@@ -702,3 +702,29 @@ def test_labels_says_when_a_copy_is_open_elsewhere(capsys, labeled):
     status, _, captured = run(capsys, "labels", done)
     assert status == 0
     assert f"{done.name} is open in another program" in captured.err
+
+
+def test_text_output_accounts_for_the_further_classifiers(capsys, tmp_path):
+    done, counts = two_classifier_round(capsys, tmp_path)
+    status, data, _ = run(capsys, "labels", done, "--json")
+    (other,) = data["classifiers"]
+    status, _, captured = run(capsys, "labels", done)
+    assert status == 0
+    wilson = other["evaluation"]["precision"]["intervals"]["wilson"]
+    precision = counts["other"]["tp"] / 15
+    assert f"  precision {100 * precision:.2f} % (Wilson {100 * wilson[0]:.2f} %" in captured.out
+    assert "  recall " in captured.out and "(Katz log " in captured.out
+    # select says how many items only the further classifiers' samples hold.
+    items = tmp_path / "items.csv"
+    status, drawn, _ = run(
+        capsys, "select", items, "--n-pos", 15, "--n-neg", 20, "--seed", 4,
+        "--classifiers", "other", "-o", tmp_path / "again.xlsx", "--json",
+    )  # fmt: skip
+    extra = sum("stratum" not in entry or entry["stratum"] is None for entry in drawn["sample"])
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 15, "--n-neg", 20, "--seed", 4,
+        "--classifiers", "other", "-o", tmp_path / "third.xlsx",
+    )  # fmt: skip
+    assert f"{len(drawn['sample']):,} (35 of the main classifier's sample, {extra:,} more" in (
+        captured.out
+    )

@@ -438,3 +438,18 @@ def test_labelers_get_instructions_clickable_links_and_text_kept_in_its_cells(tm
     assert subject.alignment.wrap_text  # stays in its cell instead of running over Label
     assert labels.row_dimensions[2].height and labels.row_dimensions[2].height > 15
     assert len(read_labeling_workbook(sheet).items) == 10
+
+
+def test_words_that_are_not_labels_are_counted_for_one_find_and_replace(drawn, tmp_path):
+    _, _, sheet = drawn
+    typed = ["No", "positive", "1", "No", "N/A", "No", "1", "negative"]
+    labeled = tmp_path / "typed.xlsx"
+    fill(sheet, labeled, typed)
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(labeled)
+    message = str(caught.value)
+    cells = 30  # 12 + 18 items, the typed words in turn
+    expected = {word: sum(typed[i % len(typed)] == word for i in range(cells)) for word in typed}
+    assert f"'No' ×{expected['No']}" in message and f"'1' ×{expected['1']}" in message
+    assert f"'N/A' ×{expected['N/A']}" in message
+    assert message.index("'No' ×") < message.index("'N/A' ×")  # most frequent first
