@@ -385,9 +385,10 @@ def check_destination(
         return
     if not replace_foreign and not is_ours(destination):
         raise SaveError(
-            f"{destination.name} already exists and was not written by PR Planner (it may "
-            f"be your own workbook); it was not replaced. Choose a new name, for example "
-            f"{instead.name}"
+            f"{destination.name} already exists and was not written by PR Planner, or was "
+            "changed since PR Planner wrote it (by someone's edit in Excel or LibreOffice: "
+            f"a labeled copy, your own workbook); it was not replaced. Choose a new name, "
+            f"for example {instead.name}"
         )
     sheets = sheet_names(destination)
     if is_labeling_workbook(sheets):
