@@ -202,6 +202,8 @@ class ItemSampleDialog(QDialog):
         self.sizes_note.setVisible(sizes_from is not None)
         self._show_sizes_from(sizes_from)
         sample.addRow(self.sizes_note)
+        #: The sizes the dialog was given (a plan's), quoted once the user changes them.
+        self._plan_sizes = (n_pos, n_neg)
         self.n_pos_spin = QSpinBox(self)
         self.n_neg_spin = QSpinBox(self)
         for spin, value in ((self.n_pos_spin, n_pos), (self.n_neg_spin, n_neg)):
@@ -347,16 +349,24 @@ class ItemSampleDialog(QDialog):
         if self._setting_sizes:
             return
         self._sizes_follow_plan = False  # the user's sizes now; the plan no longer sets them
+        if self._sizes_source is not None:
+            plan_pos, plan_neg = self._plan_sizes
+            self.sizes_note.setText(
+                f"The sizes below are yours; {self._sizes_source} were {plan_pos:,} flagged "
+                f"and {plan_neg:,} unflagged."
+            )
         if self.summary is not None:
             self._say(self._too_large_warning(self.summary))
 
     def _show_sizes_from(self, source: str | None) -> None:
+        self._sizes_source = source
         self.sizes_note.setText(
             f"The sizes below are {source}; change them if you like." if source else ""
         )
 
     def _set_sizes(self, n_pos: int, n_neg: int) -> None:
         """Set the spin boxes as the dialog (they still follow the plan afterwards)."""
+        self._plan_sizes = (n_pos, n_neg)
         self._setting_sizes = True
         try:
             for spin, value in ((self.n_pos_spin, n_pos), (self.n_neg_spin, n_neg)):
@@ -474,6 +484,10 @@ class ItemSampleDialog(QDialog):
             self._say(str(exc), error=True)
             return None
         n_pos, n_neg = self.n_pos_spin.value(), self.n_neg_spin.value()
+        too_large = self._too_large_warning(self.summary)
+        if too_large:  # said before a file name is asked for, not after
+            self._say(too_large, error=True)
+            return None
         if destination is None:
             stem = f"{earlier.path.stem} top-up" if earlier is not None else f"{path.stem} labels"
             destination = self._window._ask_save_name(

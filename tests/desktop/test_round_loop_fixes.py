@@ -496,3 +496,26 @@ def test_read_labels_names_a_report_and_a_labels_sheet_saved_as_csv(
     assert window.read_labeled_workbook([exported]) is None
     assert "is the Labels sheet saved as a text table" in warnings[-1][1]
     assert "item list" not in warnings[-1][1]
+
+
+def test_the_sizes_note_follows_the_lead_and_too_large_is_said_before_a_name(
+    qtbot, window, item_list, monkeypatch
+):
+    path, _truth = item_list
+    window.open_item_sample()  # the Plan tab's sizes, with where they come from
+    dialog = window.item_sample_dialog
+    assert dialog.set_item_list(path)
+    planned = (dialog.n_pos_spin.value(), dialog.n_neg_spin.value())
+    dialog.n_pos_spin.setValue(planned[0] + 1)
+    note = dialog.sizes_note.text()
+    assert note.startswith("The sizes below are yours;")
+    assert f"were {planned[0]:,} flagged and {planned[1]:,} unflagged" in note
+    asked = []
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *args, **kwargs: asked.append(args) or ("", "")
+    )
+    dialog.n_pos_spin.setValue(ITEMS)  # more than the list flags
+    assert dialog.draw_and_save() is None
+    assert asked == []  # no file name asked for a draw that cannot be made
+    assert "flagged items (the list has" in dialog.message.text()
+    dialog.close()
