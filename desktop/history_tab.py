@@ -370,6 +370,9 @@ class HistoryTab(SessionTab):
         self.recall_plot = self._trend_plot("Recall over time", "Recall")
         self.recall_plot.setXLink(self.precision_plot)
         self._series: dict[str, dict[str, pg.GraphicsObject]] = {}
+        #: Each classifier's colour (a PALETTE index), fixed when it first appears: a
+        #: classifier added later never takes the colour of one already drawn.
+        self._colour_numbers: dict[str, int] = {}
         # A legend sample only (never added to the plot): a grey dashed line.
         self.calibrated_key = pg.PlotDataItem(
             pen=pg.mkPen("#555", width=2, style=Qt.PenStyle.DashLine),
@@ -443,10 +446,16 @@ class HistoryTab(SessionTab):
         plot.setMouseEnabled(x=True, y=False)
         return plot
 
-    def _series_for(self, classifier: str, number: int) -> dict[str, pg.GraphicsObject]:
+    def _colour_number(self, classifier: str) -> int:
+        if classifier not in self._colour_numbers:
+            self._colour_numbers[classifier] = len(self._colour_numbers)
+        return self._colour_numbers[classifier]
+
+    def _series_for(self, classifier: str) -> dict[str, pg.GraphicsObject]:
         """Plot items of one classifier, created the first time it appears, then reused."""
         if classifier in self._series:
             return self._series[classifier]
+        number = self._colour_number(classifier)
         color = PALETTE[number % len(PALETTE)]
         items = {}
         for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
@@ -535,8 +544,8 @@ class HistoryTab(SessionTab):
     def _show_series(self) -> None:
         classifiers = sorted({f.classifier for f in self.figures})
         # New series add themselves to the legend; the legend is rebuilt below in order.
-        for number, classifier in enumerate(classifiers):
-            self._series_for(classifier, number)
+        for classifier in classifiers:
+            self._series_for(classifier)
         for legend in (self.precision_plot.legend, self.recall_plot.legend):
             legend.clear()
         low: dict[str, list[float]] = {"precision": [], "recall": []}
@@ -593,8 +602,8 @@ class HistoryTab(SessionTab):
         for plot, label in self.version_labels:
             plot.removeItem(label)
         self.version_labels = []
-        for number, classifier in enumerate(classifiers):
-            color = PALETTE[number % len(PALETTE)]
+        for classifier in classifiers:
+            color = PALETTE[self._colour_number(classifier) % len(PALETTE)]
             dated = sorted(
                 _dated(self.figures, classifier), key=lambda pair: (pair[0], pair[1].index)
             )

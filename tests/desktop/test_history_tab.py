@@ -251,3 +251,22 @@ def test_one_dated_round_keeps_narrow_caps(qtbot, rounds):
     (low, high), _ = widget.precision_plot.plotItem.vb.viewRange()
     assert high - low >= 28 * 86_400  # a month around the date, not a day
     widget.shutdown()
+
+
+def test_a_classifier_that_appears_later_takes_a_colour_of_its_own(qtbot, tab, rounds):
+    """A round without a classifier (sorted first) joins after travel and finance are
+    drawn: it must not take the colour of one of them, and theirs stay as they were."""
+
+    def colours():
+        return {
+            name: items["precision_line"].opts["pen"].color().name()
+            for name, items in tab._series.items()
+        }
+
+    before = colours()
+    extra = dataclasses.replace(rounds[-1], row=99, round="mine", classifier=None)
+    tab._session.set_values([("rounds", (*rounds, extra))])
+    qtbot.waitUntil(lambda: len(tab._series) == len(before) + 1, timeout=10_000)
+    after = colours()
+    assert {name: after[name] for name in before} == before
+    assert len(set(after.values())) == len(after)
