@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import formatting
-from desktop.session_model import SessionModel
+from desktop.session_model import SessionModel, field_label
 
 #: Largest count a Qt spin box holds (a signed 32-bit int); populations are far below it.
 MAX_COUNT = 2_147_483_647
@@ -211,6 +211,18 @@ class _Bound:
     def _show(self, value: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _say_kept(self, typed: str, kept: str, allowed: str) -> None:
+        """Say, where refusals are said (the status bar), that a typed value outside the
+        field's range was not taken: a spin box otherwise puts its old value back
+        without a word."""
+        session = getattr(self, "_session", None)
+        if session is None or not typed or typed == kept:
+            return
+        session.refused.emit(
+            self._path,
+            f"{field_label(self._path)}: {typed} is outside {allowed}; it stays {kept}",
+        )
+
 
 # --- spin boxes ---------------------------------------------------------------------------
 
@@ -263,8 +275,10 @@ class CountSpin(_Bound, QSpinBox):
         try:
             value = formatting.parse_count(stripped)
         except ValueError:
-            # A half-typed number ("1,2") is still on its way; letters are not.
-            if all(ch.isdigit() or ch in ", \u00a0'_" for ch in stripped):
+            # A half-typed number ("1,2", "-") is still on its way; letters are not. A
+            # minus sign is let through so that "-10" is said to be out of range rather
+            # than silently typed as 10.
+            if all(ch.isdigit() or ch in ", \u00a0'_-" for ch in stripped):
                 return QValidator.State.Intermediate, text, pos
             return QValidator.State.Invalid, text, pos
         if self.minimum() <= value <= self.maximum():
@@ -272,7 +286,13 @@ class CountSpin(_Bound, QSpinBox):
         return QValidator.State.Intermediate, text, pos
 
     def fixup(self, text: str) -> str:
-        return self.textFromValue(self.value())
+        kept = self.textFromValue(self.value())
+        self._say_kept(
+            text.strip(),
+            kept,
+            f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}",
+        )
+        return kept
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):
@@ -397,7 +417,13 @@ class PercentSpin(NumberSpin):
         return QValidator.State.Intermediate, text, pos
 
     def fixup(self, text: str) -> str:
-        return self.textFromValue(self.value())
+        kept = self.textFromValue(self.value())
+        self._say_kept(
+            text.strip(),
+            kept,
+            f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}",
+        )
+        return kept
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):

@@ -469,3 +469,27 @@ def test_a_wheel_burst_on_the_focused_log_slider_is_one_undo_step(qtbot, session
     assert session.undo_stack.count() == 1
     session.undo_stack.undo()
     assert session.get("plan.v") == 1000
+
+
+def test_a_typed_value_out_of_range_is_said_not_silently_undone(qtbot, session):
+    """A spin box puts its old value back when the typed one is out of range; the lead is
+    told so, and a minus sign is not swallowed (-10 is not taken as 10)."""
+    refused = []
+    session.refused.connect(lambda path, message: refused.append((path, message)))
+    margin = PercentSpin(
+        session, "plan.margin_recall", minimum=0.1, maximum=49.9, decimals=2, tooltip="m"
+    )
+    qtbot.addWidget(margin)
+    type_into(qtbot, margin, "50")
+    assert session.get("plan.margin_recall") == 0.05
+    path, message = refused[-1]
+    assert path == "plan.margin_recall"
+    assert "50" in message and "is outside 0.10 % to 49.90 %" in message
+    assert message.endswith("it stays 5.00 %")
+    population = PopulationInput(session, "plan.population")
+    qtbot.addWidget(population)
+    before = session.get("plan.population.predicted_positive")
+    type_into(qtbot, population.positives, "-10")
+    assert session.get("plan.population.predicted_positive") == before
+    assert "-10 is outside 1 to" in refused[-1][1]
+    assert population.positives.text() == formatting.thousands(before)
