@@ -82,6 +82,11 @@ def _none_if_nan(value: float | None) -> float | None:
     return float(value)
 
 
+#: How the note that the finite population correction was applied starts (among the
+#: warnings, so the command line and the report list it; the app words it for a lead).
+FPC_NOTE_START = "finite population correction applied"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetricResult:
     """Estimate and intervals of one metric.
@@ -316,7 +321,7 @@ def evaluate(
             )
         fpc_factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
         warnings.append(
-            "finite population correction applied to the Wald, Wilson, Katz and delta "
+            f"{FPC_NOTE_START} to the Wald, Wilson, Katz and delta "
             f"intervals (variance factors {fpc_factors[0]:.4f} for predicted positives, "
             f"{fpc_factors[1]:.4f} for predicted negatives); the exact precision interval is "
             "the hypergeometric one, and the Jeffreys and posterior precision intervals are "

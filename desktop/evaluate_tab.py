@@ -765,7 +765,19 @@ class EvaluateTab(SessionTab):
         self.fpr_forest.set_rows(rows)
 
     def _show_warnings(self, warnings: list[str], *, pending: bool = False, error=False) -> None:
+        from core.evaluation import FPC_NOTE_START
+
+        # The correction is a setting the lead chose (or reading labels chose), not a
+        # warning: said in words in the list, kept out of the status bar.
+        corrected = any(line.startswith(FPC_NOTE_START) for line in warnings)
+        warnings = [line for line in warnings if not line.startswith(FPC_NOTE_START)]
         lines = list(warnings)
+        if corrected:
+            lines.append(
+                "The intervals use the finite population correction: the sample was drawn "
+                "without replacement from a list of known size, so only the items not "
+                "labeled leave uncertainty."
+            )
         if pending:
             lines.append("Bootstrap and Monte-Carlo intervals are being computed…")
         if not lines:

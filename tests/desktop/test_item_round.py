@@ -347,3 +347,22 @@ def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
     window.session.set_value("evaluate.fpc", False)
     window.rounds_panel.evaluate_round(ours)
     assert window.session.get("evaluate.fpc") is True
+
+
+def test_the_correction_is_said_in_words_and_kept_out_of_the_status_bar(
+    qtbot, window, items, tmp_path
+):
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    dialog.seed_edit.setText(str(SEED))
+    drawn = dialog.draw_and_save(tmp_path / "drawn.xlsx")
+    dialog.close()
+    labeled = tmp_path / "drawn labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    assert window.read_labeled_workbook([labeled]) is not None
+    tab = window.tabs.currentWidget()
+    qtbot.waitUntil(lambda: "finite population correction" in tab.warnings_label.text())
+    words = tab.warnings_label.text()
+    assert "only the items not labeled leave uncertainty" in words
+    assert "variance factors" not in words and "applied to the Wald" not in words
+    assert "finite population correction applied" not in window.statusBar().currentMessage()
