@@ -1167,7 +1167,15 @@ class MainWindow(QMainWindow):
         box.setTextFormat(Qt.TextFormat.RichText)
         from desktop.labeling_round import summary_text
 
-        box.setText(summary_text(result))
+        text = summary_text(result)
+        examples = self._example_rounds()
+        if examples:
+            text += (
+                f"<br><br>This is the example session: its {len(examples)} example rounds sit "
+                "beside yours in the Rounds panel and on the History tab. <b>Keep only my "
+                "rounds</b> removes them (Undo brings them back)."
+            )
+        box.setText(text)
         box.setIcon(QMessageBox.Icon.Warning if result.missed else QMessageBox.Icon.Information)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.addButton(QMessageBox.StandardButton.Close)
@@ -1175,6 +1183,11 @@ class MainWindow(QMainWindow):
             button = box.addButton("Top up…", QMessageBox.ButtonRole.ActionRole)
             button.setObjectName("top_up_button")
             button.clicked.connect(lambda: self.top_up(result))
+        if examples:
+            keep = box.addButton("Keep only my rounds", QMessageBox.ButtonRole.ActionRole)
+            keep.setObjectName("keep_own_rounds_button")
+            keep.setToolTip("Remove the example rounds from this session (one undo step)")
+            keep.clicked.connect(self.keep_only_own_rounds)
         box.setDefaultButton(QMessageBox.StandardButton.Close)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         # The box closed above is deleted later: it must not forget this one then.
@@ -1192,6 +1205,39 @@ class MainWindow(QMainWindow):
             + ("; a target margin is missed" if result.missed else "")
         )
         return box
+
+    def _example_rounds(self) -> list:
+        """The example session's own rounds while the session is still the example one
+        (rounds read from labeling workbooks are the lead's)."""
+        from desktop.labeling_round import LABELED_SHEET
+
+        if self._path is not None or self._document_title != EXAMPLE_TITLE:
+            return []
+        return [item for item in self.session.state.rounds if item.sheet != LABELED_SHEET]
+
+    def keep_only_own_rounds(self) -> bool:
+        """Remove the example rounds, keeping the ones read from labeling workbooks, in one
+        undo step; the session is the lead's own from then on (Untitled)."""
+        from desktop.labeling_round import LABELED_SHEET
+
+        examples = self._example_rounds()
+        if not examples:
+            return False
+        own = tuple(item for item in self.session.state.rounds if item.sheet == LABELED_SHEET)
+        refused = self.session.set_values([("rounds", own)], text="Keep only my rounds")
+        if refused:
+            QMessageBox.warning(self, "Could not remove the example rounds", refused)
+            return False
+        self._document_title = "Untitled"
+        self._update_title()
+        self.rounds_panel.set_source("My rounds", [])
+        self.show_status(
+            f"Removed the {len(examples)} example rounds; {len(own)} round"
+            f"{'s' if len(own) != 1 else ''} of yours kept"
+        )
+        if self.labeled_summary_box is not None:
+            self.labeled_summary_box.close()
+        return True
 
     def _forget_summary(self, box: QMessageBox) -> None:
         if self.labeled_summary_box is box:

@@ -21,7 +21,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
 
 from core.confusion import ConfusionMatrix
 from core.workbook.labeling import count_labels, read_labeling_workbook
@@ -519,3 +519,28 @@ def test_the_sizes_note_follows_the_lead_and_too_large_is_said_before_a_name(
     assert asked == []  # no file name asked for a draw that cannot be made
     assert "flagged items (the list has" in dialog.message.text()
     dialog.close()
+
+
+def test_the_leads_round_can_leave_the_example_rounds_behind(qtbot, window, item_list, tmp_path):
+    path, truth = item_list
+    window.load_example()
+    examples = window.session.state.rounds
+    assert examples
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    ids = label_copy(drawn, labeled, truth, lambda row: True)
+    assert window.read_labeled_workbook([labeled]) is not None
+    box = window.labeled_summary_box
+    assert f"its {len(examples)} example rounds sit beside yours" in box.text()
+    keep = box.findChild(QPushButton, "keep_own_rounds_button")
+    assert keep is not None
+    keep.click()
+    (own,) = window.session.state.rounds
+    assert own.matrix == matrix_of(truth, ids) and own.sheet == LABELED_SHEET
+    assert "Example" not in window.windowTitle()
+    assert window.session.undo_stack.undoText() == "Keep only my rounds"
+    window.session.undo_stack.undo()
+    assert window.session.state.rounds == (*examples, own)
+    # A session of the lead's own offers nothing of the kind.
+    assert window.read_labeled_workbook([labeled]) is not None
+    assert "example rounds" not in window.labeled_summary_box.text()
