@@ -614,6 +614,9 @@ class EvaluateTab(SessionTab):
         self.results_splitter.setStretchFactor(1, 1)
         self.results_splitter.setSizes([480, 520])
         self._results_sized = False
+        #: The user dragged the split between table and plots: theirs from then on.
+        self._user_split = False
+        self.results_splitter.splitterMoved.connect(self._on_user_split)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -637,8 +640,14 @@ class EvaluateTab(SessionTab):
         if self._refresh_when_shown:
             self.refresh()
 
+    def _on_user_split(self, *_args) -> None:
+        self._user_split = True
+
     def _fit_table_column(self) -> None:
-        """Give the table column the width of its columns (once: then the user's split)."""
+        """Give the table column the width of its columns, as the rows change, until the
+        user moves the split (then it is theirs)."""
+        if self._user_split:
+            return
         header = self.table_view.horizontalHeader()
         header.resizeSections(QHeaderView.ResizeMode.ResizeToContents)
         width = sum(header.sectionSize(i) for i in range(header.count()))
@@ -760,6 +769,9 @@ class EvaluateTab(SessionTab):
 
     def _show_rows(self, evaluation: Evaluation | None, pending: bool = False) -> None:
         self.table_model.set_evaluation(evaluation, pending=pending)
+        if self._results_sized and self.isVisible():
+            # Wider rows (a ★ row in bold, longer numbers) must not push Width out of view.
+            self._fit_table_column()
         rows = self.table_model.result_rows()
         self.forest.set_rows(rows)
         self.fpr_forest.set_rows(rows)
@@ -869,9 +881,19 @@ class EvaluateTab(SessionTab):
         if past is None or current is None:
             self.compare_runner.cancel()
             self.compare_model.set_rows([])
-            self.compare_label.setText(
-                "Choose a previous round in the Rounds panel to see the change against it."
-            )
+            shown = self.current_round()
+            if current is not None and shown is not None:
+                whose = f"of {shown.classifier} " if shown.classifier else ""
+                self.compare_label.setText(
+                    f"No earlier round {whose}to compare with: this is the first. To compare "
+                    "with another round, select it in the Rounds panel and press Use as "
+                    "previous round."
+                )
+            else:
+                self.compare_label.setText(
+                    "Choose a previous round in the Rounds panel (Use as previous round) to "
+                    "see the change against it."
+                )
             return
         self.compare_label.setText(f"Against <b>{round_label(past)}</b>: computing…")
         matrix, k_current = current.matrix, current.k
