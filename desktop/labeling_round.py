@@ -118,9 +118,12 @@ class ItemSampleDialog(QDialog):
         intro = QLabel(self)
         intro.setWordWrap(True)
         if earlier is not None:
+            from core.workbook.labeling import round_name
+
             design = earlier.design
             intro.setText(
-                f"Top up the round of <b>{formatting.short_text(earlier.path.name, 80)}</b>: "
+                f"Top up round <b>{formatting.short_text(round_name([earlier]), 80)}</b> "
+                f"(read from {formatting.short_text(earlier.path.name, 80)}): "
                 f"{design.primary.n_pos:,} + {design.primary.n_neg:,} items were drawn with "
                 f"seed {design.seed} from {formatting.short_text(design.file_name, 80)}. Give "
                 "the new totals; only the additional items (the next ones in the same random "
@@ -837,7 +840,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     if replaced is not None:
         text = f"Update {formatting.short_text(item.round or '', 40)} with the new labels"
     else:
-        text = f"Read the labels of {paths[0].name}"
+        text = f"Read the labels of {formatting.short_text(item.round or paths[0].name, 40)}"
     refused = window.session.set_values(changes, text=text)
     if refused:
         QMessageBox.warning(window, "Could not add the round", refused)

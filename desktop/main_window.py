@@ -804,7 +804,8 @@ class MainWindow(QMainWindow):
         self._remove_own_recovery_file()
         message = f"Saved to {path}"
         if content.warnings:
-            message += f" ({len(content.warnings)} notes in the report's Summary)"
+            count = len(content.warnings)
+            message += f" ({count} note{'s' if count != 1 else ''} in the report's Summary)"
         self.show_status(message)
         return True
 

@@ -119,7 +119,15 @@ def run(args: argparse.Namespace) -> LabeledSample:
         raise InputError(f"--append-to {target}: is a folder; name a rounds workbook (.xlsx)")
     before = None
     if target is not None:
-        from core.workbook.safe_io import fingerprint
+        from core.workbook.safe_io import fingerprint, is_session, sheet_names
+
+        if target.is_file() and is_session(sheet_names(target)):
+            raise InputError(
+                f"--append-to {target.name}: it is a report or session PR Planner wrote; a row "
+                "added to its Rounds sheet would not change its Summary and charts. Add the "
+                "round to your rounds workbook, then make the report again (prplanner "
+                "report); or open the session in the app and read the labels there"
+            )
 
         # Fingerprinted before anything is read, so a save by another program while the
         # labels are counted is caught.
@@ -297,13 +305,14 @@ def format_text(labeled: LabeledSample) -> str:
         ("if_skipped_positive", "if every skipped item were positive"),
         ("if_skipped_negative", "if every skipped item were negative"),
     )
-    for key, words in skipped_cases if labeled.primary.skipped else ():
+    labeled_any = labeled.primary.labeled_pos or labeled.primary.labeled_neg
+    for key, words in skipped_cases if labeled.primary.skipped and labeled_any else ():
         item = result[key]
         assert isinstance(item, dict)
         lines.append(
             f"{words}: precision {percent(item['precision'])}, recall {percent(item['recall'])}"
         )
-    if labeled.primary.unlabeled:
+    if labeled.primary.unlabeled and (labeled.primary.labeled_pos or labeled.primary.labeled_neg):
         for key, words in (
             (
                 "if_skipped_or_unlabeled_positive",

@@ -60,7 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=number,
         default=None,
         help="target margin (half-width) for precision and recall of the next round, "
-        "in (0, 0.5), e.g. 0.03",
+        "in (0, 0.5), e.g. 0.03 (default: the session's margins; for a plain rounds "
+        "workbook 0.05)",
     )
     parser.add_argument(
         "--confidence",

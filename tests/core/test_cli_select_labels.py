@@ -728,3 +728,22 @@ def test_text_output_accounts_for_the_further_classifiers(capsys, tmp_path):
     assert f"{len(drawn['sample']):,} (35 of the main classifier's sample, {extra:,} more" in (
         captured.out
     )
+
+
+def test_append_to_a_report_is_refused_and_nothing_is_written(capsys, labeled, rounds, tmp_path):
+    done, _ = labeled
+    report = tmp_path / "report.xlsx"
+    assert main(["report", str(rounds), "-o", str(report)]) == 0
+    before = report.read_bytes()
+    status, _, captured = run(capsys, "labels", done, "--append-to", report)
+    assert status == 2 and "is a report or session PR Planner wrote" in captured.err
+    assert report.read_bytes() == before
+
+
+def test_nothing_labeled_yet_gives_no_what_ifs(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet = tmp_path / "round.xlsx"
+    run(capsys, "select", items, "--n-pos", 5, "--n-neg", 5, "--seed", 3, "-o", sheet)
+    status, _, captured = run(capsys, "labels", sheet)
+    assert status == 0 and "unlabeled 10" in captured.out
+    assert "if every" not in captured.out and "no evaluation yet" in captured.err
