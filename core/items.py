@@ -498,6 +498,9 @@ class ItemTable:
         self._first_row = first_row
         self._digest = digest
         self._temporary = temporary
+        #: Numbers are written 0,25 (a semicolon-separated export, as Excel writes CSV where
+        #: the comma is the decimal mark): scores are read with a decimal comma.
+        self.decimal_comma = False
         if columns.score is not None:
             self.primary_name = f"{columns.score} >= {columns.threshold:g}"
         else:
@@ -536,10 +539,10 @@ class ItemTable:
         """``TRUE`` (predicted positive), ``FALSE`` or ``NULL`` (not a label)."""
         columns = self.columns
         if columns.score is not None:
-            return (
-                f"(TRY_CAST(trim(CAST({quote_identifier(columns.score)} AS VARCHAR)) AS DOUBLE)"
-                f" >= {float(columns.threshold or 0.0)!r})"
-            )
+            value = f"trim(CAST({quote_identifier(columns.score)} AS VARCHAR))"
+            if self.decimal_comma:
+                value = f"replace({value}, ',', '.')"
+            return f"(TRY_CAST({value} AS DOUBLE) >= {float(columns.threshold or 0.0)!r})"
         return label_expression(quote_identifier(columns.predicted or ""))
 
     def classifier_sql(self, column: str) -> str:
@@ -1003,6 +1006,13 @@ def open_items(
         what = "Parquet" if kind == "parquet" else "CSV/TSV"
         why = (_mixed_line_ends(path) if kind != "parquet" else None) or _plain_duckdb_message(exc)
         raise ItemListError(f"{path} cannot be read as {what}: {why}") from None
+    decimal_comma = False
+    if kind == "csv":
+        with contextlib.suppress(_duckdb().Error):
+            sniffed = connection.execute(
+                f"SELECT Delimiter FROM sniff_csv({_sql_text(str(read_path))})"
+            ).fetchone()
+            decimal_comma = bool(sniffed) and sniffed[0] == ";"
     hidden = {_ROW_COLUMN, "file_row_number"} if row_sql else set()
     table_headers = tuple(str(row[0]) for row in described if row[0] not in hidden)
     table = ItemTable(
@@ -1017,6 +1027,7 @@ def open_items(
         digest,
         temporary,
     )
+    table.decimal_comma = decimal_comma
     with _closing_on_error(table):
         if len(table_headers) < 2:
             ragged = any(mark in "".join(table_headers) for mark in (",", ";", "\t"))

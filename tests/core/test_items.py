@@ -299,3 +299,22 @@ def test_line_ends_made_alike_across_a_block_boundary(tmp_path):
     folder = tmp_path / "copy"
     folder.mkdir()
     assert _with_one_line_end(source, folder).read_bytes() == head + b"\nb\nc\nd\n"
+
+
+def test_a_semicolon_export_reads_scores_with_a_decimal_comma(tmp_path):
+    """Excel writes CSV with semicolons where the comma is the decimal mark: 0,51 there is
+    0.51, counted against the threshold as written by hand here."""
+    import random
+
+    rng = random.Random(8)
+    scores = [round(rng.random(), 4) for _ in range(500)]
+    path = tmp_path / "export.csv"
+    lines = ["\ufeffMessage ID;Score;Subject"]
+    lines += [f"m{i};{str(score).replace('.', ',')};s {i}" for i, score in enumerate(scores)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    summary = count_items(path, ItemColumns(id="Message ID", score="Score", threshold=0.5))
+    flagged = sum(score >= 0.5 for score in scores)
+    assert (summary.primary.population_pos, summary.primary.population_neg) == (
+        flagged,
+        len(scores) - flagged,
+    )
