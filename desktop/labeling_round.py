@@ -1001,7 +1001,14 @@ def summary_text(result: LabeledRound) -> str:
                 f"{need_neg:,} unflagged items in all, if the rates stay as labeled."
             )
             if labels.unlabeled:
-                lines.append(f"First label the {labels.unlabeled:,} items that have no label yet.")
+                waiting = labels.unlabeled_items
+                where = ", ".join(
+                    html.escape(f"{item.id} ({item.workbook} row {item.row})", quote=False)
+                    for item in waiting[:3]
+                ) + (", …" if len(waiting) > 3 else "")
+                lines.append(
+                    f"First label the {labels.unlabeled:,} items that have no label yet: {where}."
+                )
             if result.top_up is not None:
                 lines.append(
                     "<b>Top up…</b> draws the additional items (making up for the skipped ones)."

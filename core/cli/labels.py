@@ -12,13 +12,15 @@ population_pos, population_neg, seed, evaluation`` (exactly the ``prplanner eval
 without ``--fpc`` under ``--no-fpc``), then ``if_skipped_positive`` and
 ``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item
 had that label), ``if_skipped_or_unlabeled_positive`` and ``..._negative`` (the same with
-the items still without a label), ``classifiers`` (the same counts for each further
-classifier, when the sample has them), with a margin flag or margins recorded in the
-workbook (``select --margin``) ``targets`` (:meth:`core.round_targets.TargetCheck.to_dict`:
-each quoted interval against its target, ``met``, the labels ``needed``, the sample totals
-``top_up`` to draw, and ``from``: ``"flags"`` or the workbook recording them) and, with
-``--append-to``, ``appended: {file, sheet, row, classifier, created, updated}``.
-``evaluation`` is ``null`` while a stratum has no label yet.
+the items still without a label), ``unlabeled_items`` (``[{id, workbook, row}]``: each
+item still without a label, and the workbook and row that hold it), ``classifiers`` (the
+same counts for each further classifier, when the sample has them), with a margin flag or
+margins recorded in the workbook (``select --margin``) ``targets``
+(:meth:`core.round_targets.TargetCheck.to_dict`: each quoted interval against its target,
+``met``, the labels ``needed``, the sample totals ``top_up`` to draw, and ``from``:
+``"flags"`` or the workbook recording them) and, with ``--append-to``, ``appended: {file,
+sheet, row, classifier, created, updated}``. ``evaluation`` is ``null`` while a stratum has
+no label yet.
 """
 
 from __future__ import annotations
@@ -181,8 +183,9 @@ def run(args: argparse.Namespace) -> LabeledSample:
         )
     if primary.unlabeled:
         print(
-            f"note: {primary.unlabeled:,} item(s) have no label yet; the counts and the "
-            "evaluation use the labeled items only",
+            f"note: {primary.unlabeled:,} item(s) have no label yet "
+            f"({_where_unlabeled(primary)}); the counts and the evaluation use the labeled "
+            "items only",
             file=sys.stderr,
         )
     if result.evaluations[0] is None:
@@ -201,6 +204,14 @@ def run(args: argparse.Namespace) -> LabeledSample:
         else:
             result = dataclasses.replace(result, appended=appended)
     return result
+
+
+def _where_unlabeled(labels, shown: int = 5) -> str:
+    """``'m12' in round.xlsx row 14, ...``: the first items without a label, where the
+    labelers find them (--json lists every one)."""
+    items = labels.unlabeled_items
+    listed = ", ".join(f"{item.id!r} in {item.workbook} row {item.row}" for item in items[:shown])
+    return listed + (", ...; --json lists them all" if len(items) > shown else "")
 
 
 def _check(primary, workbooks, targets: Targets, fpc: bool) -> TargetCheck:

@@ -247,6 +247,19 @@ class LabelingWorkbook:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UnlabeledItem:
+    """An item of the sample without a label yet, and where to find it: the row of the
+    Labels sheet in the workbook drawn as ``workbook`` (and in every copy of it)."""
+
+    id: str
+    workbook: str
+    row: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "workbook": self.workbook, "row": self.row}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClassifierLabels:
     """Labeled counts of one classifier's sample.
 
@@ -262,6 +275,8 @@ class ClassifierLabels:
         Items marked ``skip`` in each stratum.
     unlabeled_pos, unlabeled_neg : int
         Items with no label yet in each stratum.
+    unlabeled_items : tuple of UnlabeledItem
+        Those items, in key order, with the workbook and row that hold each.
     """
 
     design: ClassifierDesign
@@ -273,6 +288,7 @@ class ClassifierLabels:
     skipped_neg: int
     unlabeled_pos: int
     unlabeled_neg: int
+    unlabeled_items: tuple[UnlabeledItem, ...] = ()
 
     @property
     def labeled_pos(self) -> int:
@@ -422,6 +438,7 @@ class LabeledSample:
                 "if_skipped_or_unlabeled_negative": labels.estimates_if_skipped(
                     "negative", unlabeled_too=True
                 ),
+                "unlabeled_items": [item.to_dict() for item in labels.unlabeled_items],
             }
 
         result: dict[str, object] = {
@@ -1412,18 +1429,20 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
     for other in workbooks[1:]:
         _same_design(first, other)
     _refuse_repeated_files(workbooks)
-    labels = _merged_labels(workbooks)
+    labels, source = _merged_labels(workbooks)
     latest = max(workbooks, key=lambda book: len(book.sample))
     absent = [place.id for place in latest.sample if place.id not in labels]
     if absent:
         shown = ", ".join(repr(item_id) for item_id in absent[:_SHOWN])
         raise LabelingError(
             f"{len(absent):,} item(s) of the round's sample are in none of the workbooks "
-            f"given ({shown}{', ...' if len(absent) > _SHOWN else ''}): give the first "
-            f"workbook of the round together with {latest.path.name}"
+            f"given ({shown}{', ...' if len(absent) > _SHOWN else ''}): give every workbook "
+            f"of the round (the first draw and each top-up before {latest.path.name}) "
+            "together"
         )
     results = []
     for index, design in enumerate(latest.design.designs):
+        waiting: list[UnlabeledItem] = []
         tally = dict.fromkeys(
             (
                 "tp",
@@ -1444,13 +1463,21 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
             label = labels[place.id].label
             if label is None:
                 tally[f"unlabeled_{stratum}"] += 1
+                holder = source[place.id]
+                waiting.append(
+                    UnlabeledItem(
+                        id=place.id,
+                        workbook=holder.design.drawn_as or holder.path.name,
+                        row=labels[place.id].row,
+                    )
+                )
             elif label == "skip":
                 tally[f"skipped_{stratum}"] += 1
             elif stratum == "pos":
                 tally["tp" if label == "positive" else "fp"] += 1
             else:
                 tally["fn" if label == "positive" else "tn"] += 1
-        results.append(ClassifierLabels(design=design, **tally))
+        results.append(ClassifierLabels(design=design, unlabeled_items=tuple(waiting), **tally))
     return tuple(results)
 
 
@@ -1463,8 +1490,10 @@ def _refuse_repeated_files(workbooks: Sequence[LabelingWorkbook]) -> None:
         seen[where] = workbook.path.name
 
 
-def _merged_labels(workbooks: Sequence[LabelingWorkbook]) -> dict[str, LabeledItem]:
-    """Each item's label across the workbooks given.
+def _merged_labels(
+    workbooks: Sequence[LabelingWorkbook],
+) -> tuple[dict[str, LabeledItem], dict[str, LabelingWorkbook]]:
+    """Each item's label across the workbooks given, and the workbook it was taken from.
 
     An item may be in several of them when labelers shared the work on copies of one
     workbook: an empty cell takes the other copy's label, and ``skip`` (this labeler
@@ -1474,17 +1503,17 @@ def _merged_labels(workbooks: Sequence[LabelingWorkbook]) -> dict[str, LabeledIt
     """
     rank = {None: 0, "skip": 1, "positive": 2, "negative": 2}
     labels: dict[str, LabeledItem] = {}
-    source: dict[str, Path] = {}
+    source: dict[str, LabelingWorkbook] = {}
     disagreements: list[str] = []
     for workbook in workbooks:
         for item in workbook.items:
             held = labels.get(item.id)
             if held is None or rank[item.label] > rank[held.label]:
                 labels[item.id] = item
-                source[item.id] = workbook.path
+                source[item.id] = workbook
             elif rank[item.label] == rank[held.label] == 2 and item.label != held.label:
                 disagreements.append(
-                    f"{item.id!r} ({held.label} in {source[item.id].name} row {held.row}, "
+                    f"{item.id!r} ({held.label} in {source[item.id].path.name} row {held.row}, "
                     f"{item.label} in {workbook.path.name} row {item.row})"
                 )
     if disagreements:
@@ -1494,7 +1523,7 @@ def _merged_labels(workbooks: Sequence[LabelingWorkbook]) -> dict[str, LabeledIt
             f"{'; ...' if len(disagreements) > _SHOWN else ''}. Settle each one (change the "
             "label in one workbook, or leave it empty there) and read them again"
         )
-    return labels
+    return labels, source
 
 
 def _stratum_for(item: SamplePlace, index: int, name: str) -> str | None:

@@ -22,7 +22,7 @@ LABELS_KEYS = [
     "tp", "fp", "fn", "tn", "labeled_pos", "labeled_neg", "skipped", "unlabeled",
     "population_pos", "population_neg", "seed", "evaluation", "if_skipped_positive",
     "if_skipped_negative", "if_skipped_or_unlabeled_positive",
-    "if_skipped_or_unlabeled_negative",
+    "if_skipped_or_unlabeled_negative", "unlabeled_items",
 ]  # fmt: skip
 
 
@@ -747,3 +747,20 @@ def test_nothing_labeled_yet_gives_no_what_ifs(capsys, tmp_path):
     status, _, captured = run(capsys, "labels", sheet)
     assert status == 0 and "unlabeled 10" in captured.out
     assert "if every" not in captured.out and "no evaluation yet" in captured.err
+
+
+def test_the_items_without_a_label_are_named_where_the_labelers_find_them(capsys, labeled):
+    done, _ = labeled
+    status, data, _ = run(capsys, "labels", done, "--json")
+    sheet = openpyxl.load_workbook(done)["Labels"]
+    expected = [
+        {"id": sheet.cell(row, 2).value, "workbook": "round.xlsx", "row": row}
+        for row in range(2, sheet.max_row + 1)
+        if sheet.cell(row, 3).value is None
+    ]
+    assert data["unlabeled_items"] == expected and len(expected) == data["unlabeled"]
+    status, _, captured = run(capsys, "labels", done)
+    assert status == 0
+    first = expected[0]
+    assert f"{first['id']!r} in round.xlsx row {first['row']}" in captured.err
+    assert "--json lists them all" in captured.err
