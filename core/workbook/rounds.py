@@ -484,6 +484,12 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "predicted positives",
         "pred+ population",
         "pop pred+",
+        # The app's own words for the strata.
+        "N flagged",
+        "flagged",
+        "flagged (population)",
+        "population flagged",
+        "flagged population",
     ),
     "population_neg": (
         "N pred-",
@@ -500,6 +506,11 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "predicted negatives",
         "pred- population",
         "pop pred-",
+        "N unflagged",
+        "unflagged",
+        "unflagged (population)",
+        "population unflagged",
+        "unflagged population",
     ),
     "s": (
         "s",

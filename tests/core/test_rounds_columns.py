@@ -332,3 +332,20 @@ def test_column_choices_are_kept_with_the_session_exactly(tmp_path):
     reopened = read_session(saved)
     assert reopened.is_session and reopened.state == state
     assert SessionState().columns == () and SessionState().current_round == ""
+
+
+def test_the_apps_own_words_for_the_strata_are_population_columns(tmp_path):
+    """A lead who copies the app's words ("flagged", "unflagged") into a header gets the
+    population counts read."""
+    from core.workbook.rounds import read_rounds
+
+    path = tmp_path / "mine.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "History"
+    sheet.append(["Round", "N flagged", "N unflagged", "TP", "FP", "FN", "TN"])
+    sheet.append(["May", 10_287, 189_713, 353, 315, 88, 5_203])
+    workbook.save(path)
+    (found,) = read_rounds(path).rounds
+    assert (found.population_pos, found.population_neg) == (10_287, 189_713)
+    assert found.k == pytest.approx(10_287 / 189_713)
