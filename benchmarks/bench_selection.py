@@ -13,7 +13,7 @@ Targets:
 
 Also reported (no target): 1,000,000-row Parquet and ``.xlsx`` item lists, and the floor
 no implementation of the rule can go below on this machine: DuckDB computing the SHA-256
-key of every id and nothing else. On a 2-core machine that floor alone is 3 to 4.4 times
+key of every id and nothing else. On a 2-core machine that floor alone is 3 to 4.5 times
 the ``GROUP BY`` (2.07 s against 0.47 s in one run), which is why the 4x target is marked
 as expected to fail here (see ``test_ten_million_rows_within_four_times_duckdb``). The
 draw itself is one scan of the file (keys, population counts, every check and the ids'
@@ -133,7 +133,7 @@ def test_ten_million_rows_peak_memory(ten_million_run, benchmark):
 
 
 @pytest.mark.xfail(
-    reason="DuckDB's sha256 of every id alone takes 3-4x the GROUP BY on 2 cores; the rule "
+    reason="DuckDB's sha256 of every id alone takes 3-4.5x the GROUP BY on 2 cores; the rule "
     "needs every key, so 4x is not reachable here (see key_floor_seconds)",
     strict=False,
 )
