@@ -901,7 +901,7 @@ class MainWindow(QMainWindow):
                 )
             except SaveError as exc:
                 message = str(exc)
-                if "hoose another name" not in message:
+                if "choose a" not in message.casefold():  # another name / a new name
                     message += "\n\nChoose another name."
                 QMessageBox.warning(self, failure_title, message)
                 suggested = free_name(path.parent, f"{path.stem} {purpose}", ".xlsx")

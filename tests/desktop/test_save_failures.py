@@ -128,6 +128,8 @@ def test_save_of_a_rounds_workbook_never_touches_it_and_the_dialog_asks_again(
     )
     assert "it is the file this was read from" in texts[1]
     assert "was not written by PR Planner" in texts[2]
+    # Each refusal says once what to do (the dialog adds nothing to it).
+    assert all(text.casefold().count("choose a") == 1 for text in texts[:3])
     assert rounds_file.read_bytes() == source and theirs.read_bytes() == foreign
     assert new.is_file() and is_ours(new) and window.path == new
     assert not window.isWindowModified()
