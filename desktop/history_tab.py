@@ -439,7 +439,7 @@ class HistoryTab(SessionTab):
         plot = PlotPanel(title, "Date", metric_label, x_format=date_text)
         axis = MonthAxis(orientation="bottom", utcOffset=0)
         plot.plotItem.setAxisItems({"bottom": axis})
-        plot.setLabel("bottom", "Date labeled")
+        plot.setLabel("bottom", "Round date")
         use_percent_axes(plot, left=metric_label)
         # Rounds can be anywhere in the view: the legend goes under the axis, off the data.
         plot.legend_below(columns=3)

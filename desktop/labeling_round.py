@@ -16,7 +16,6 @@ with progress and Cancel (:func:`desktop.workers.run_with_progress`); the work i
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import html
 import logging
 from collections.abc import Sequence
@@ -634,7 +633,7 @@ def new_round(
     classifier: str | None,
 ) -> Round:
     """The Rounds panel's row for ``labels`` (sheet :data:`LABELED_SHEET`, next free row)."""
-    from core.workbook.labeling import round_name
+    from core.workbook.labeling import round_date, round_name
     from core.workbook.rounds import Round
 
     design = labels.design
@@ -646,7 +645,7 @@ def new_round(
         sheet=LABELED_SHEET,
         row=max(rows, default=1) + 1,
         round=round_name(workbooks),
-        date=dt.date.today(),
+        date=round_date(workbooks),
         classifier=classifier,
         k=k,
         population_pos=design.population_pos,

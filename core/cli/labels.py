@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -245,7 +244,7 @@ def _check(primary, workbooks, targets: Targets, fpc: bool) -> TargetCheck:
 
 def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
-    from core.workbook.labeling import round_name
+    from core.workbook.labeling import round_date, round_name
 
     primary = result.primary
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
@@ -270,7 +269,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     )
     new_round = NewRound(
         round=args.round or round_name(workbooks),
-        date=dt.date.today(),
+        date=round_date(workbooks),
         classifier=args.classifier,  # None: the sheet's only classifier (append_round)
         population_pos=design.population_pos,
         population_neg=design.population_neg,

@@ -149,6 +149,8 @@ class LabelingDesign:
         The file name the workbook was written as ("" in workbooks older than the line).
     targets : Targets or None
         The target margins the round was drawn for (None when none were recorded).
+    created : datetime.date or None
+        The day the sample was drawn (None when the line is missing or unreadable).
     """
 
     seed: int
@@ -163,6 +165,7 @@ class LabelingDesign:
     app_version: str
     drawn_as: str = ""
     targets: Targets | None = None
+    created: dt.date | None = None
 
     @property
     def primary(self) -> ClassifierDesign:
@@ -1040,7 +1043,24 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         app_version=_text(fields.get(_F_VERSION)) or "",
         drawn_as=_text(fields.get(_F_DRAWN_AS)) or "",
         targets=_targets_from(where, fields),
+        created=_day_of(fields.get(_F_CREATED)),
     )
+
+
+def _day_of(value: object) -> dt.date | None:
+    """The day of the Design sheet's "Created" line (text as written, or a date cell a
+    spreadsheet made of it); None when it is not one."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    text = _text(value)
+    if text is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
 
 
 def _fraction(value: object) -> float | None:
@@ -1091,6 +1111,14 @@ def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:
         if book.design.drawn_as:
             return Path(book.design.drawn_as).stem
     return workbooks[0].path.stem
+
+
+def round_date(workbooks: Sequence[LabelingWorkbook]) -> dt.date:
+    """The round's date: the day its first draw was made (the item list's snapshot the
+    sample represents), not the day the labels happen to be read; today for workbooks
+    that do not say."""
+    days = [book.design.created for book in workbooks if book.design.created is not None]
+    return min(days) if days else dt.date.today()
 
 
 def _read_sample(

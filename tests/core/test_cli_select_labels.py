@@ -4,6 +4,7 @@ written on every refusal, top-ups, and the evaluation being ``evaluate``'s own."
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import hashlib
 import json
 import random
@@ -764,3 +765,28 @@ def test_the_items_without_a_label_are_named_where_the_labelers_find_them(capsys
     first = expected[0]
     assert f"{first['id']!r} in round.xlsx row {first['row']}" in captured.err
     assert "--json lists them all" in captured.err
+
+
+def test_a_round_is_dated_by_its_draw_not_by_the_day_labels_are_read(capsys, labeled, tmp_path):
+    done, _ = labeled
+    workbook = openpyxl.load_workbook(done)
+    for name, value in workbook["Design"].iter_rows(max_col=2):
+        if name.value == "Created":
+            value.value = "2026-05-03 09:41:00"
+    dated = tmp_path / "dated.xlsx"
+    workbook.save(dated)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(capsys, "labels", dated, "--append-to", book)
+    assert status == 0, captured.err
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    assert listed["rounds"][0]["date"] == "2026-05-03"
+    # A Created line that is not a date: the day the labels are read.
+    for name, value in workbook["Design"].iter_rows(max_col=2):
+        if name.value == "Created":
+            value.value = "sometime"
+    undated = tmp_path / "undated.xlsx"
+    workbook.save(undated)
+    other = tmp_path / "other rounds.xlsx"
+    assert run(capsys, "labels", undated, "--append-to", other)[0] == 0
+    _, listed, _ = run(capsys, "rounds", other, "--json")
+    assert listed["rounds"][0]["date"] == dt.date.today().isoformat()

@@ -209,7 +209,7 @@ def test_summary_table_and_legends_speak_in_words(tab):
     assert not any("calibrated" in text for text in precision_legend)
     recall_legend = [label.text for _sample, label in tab.recall_plot.legend.items]
     assert CALIBRATED_KEY not in recall_legend
-    assert tab.precision_plot.plotItem.getAxis("bottom").labelText == "Date labeled"
+    assert tab.precision_plot.plotItem.getAxis("bottom").labelText == "Round date"
 
 
 def test_one_round_of_one_classifier_is_said_in_the_singular(qtbot, rounds):
