@@ -664,10 +664,15 @@ def new_round(
 
 
 def draw_mark(design: LabelingDesign) -> str:
-    """``; seed 41; items from items.csv; ``: the part of a round's notes (written by
-    :func:`new_round`) that names the draw its labels came from. Every reading of the
-    draw, whichever copies and top-ups were read, has it."""
-    return f"; seed {design.seed}; items from {design.file_name}; "
+    """``; seed 41; items from items.csv; item list SHA-256 1a2b3c4d5e6f; ``: the part of
+    a round's notes (written by :func:`new_round`) that names the draw its labels came
+    from (the list's contents too: one file name exported every week with one seed is
+    several draws). Every reading of the draw, whichever copies and top-ups were read, has
+    it."""
+    return (
+        f"; seed {design.seed}; items from {design.file_name}; item list SHA-256 "
+        f"{design.file_sha256[:12]}; "
+    )
 
 
 def same_draw(
@@ -677,14 +682,12 @@ def same_draw(
     and item file in the notes, as :func:`draw_mark` and ``prplanner labels --append-to``
     write them), except those ``taken``. Rounds the app read are on its Labeled sheet;
     rounds ``labels`` appended come with the lead's rounds workbook, on any sheet."""
-    from core.workbook.rounds import DRAW_NOTE
+    from core.workbook.rounds import same_draw_notes
 
-    design = workbooks[0].design
-    wanted = (str(design.seed), design.file_name.strip())
+    mark = draw_mark(workbooks[0].design)
 
     def of_this_draw(item: Round) -> bool:
-        found = DRAW_NOTE.search(item.notes or "")
-        return found is not None and (found.group(1), found.group(2).strip()) == wanted
+        return same_draw_notes(mark, item.notes)
 
     return [
         position

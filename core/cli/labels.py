@@ -265,7 +265,8 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     first = workbooks[0]
     notes = (
         f"PR Planner labeling round: seed {first.design.seed}, items from "
-        f"{first.design.file_name}; {chosen.skipped} skipped, {chosen.unlabeled} unlabeled"
+        f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
+        f"{chosen.skipped} skipped, {chosen.unlabeled} unlabeled"
     )
     new_round = NewRound(
         round=args.round or round_name(workbooks),

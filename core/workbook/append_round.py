@@ -32,7 +32,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
-from core.workbook.rounds import DRAW_NOTE, SheetColumns, read_rounds
+from core.workbook.rounds import SheetColumns, draw_in_notes, read_rounds, same_draw_notes
 from core.workbook.safe_io import (
     FileFingerprint,
     SaveError,
@@ -168,7 +168,11 @@ def _only_classifier(path: Path, sheet: str, rounds, others: Sequence[str] = ())
     one is not): a round filed under the wrong one would join that classifier's history
     and trends."""
     names = sorted({item.classifier for item in rounds if item.sheet == sheet and item.classifier})
-    if len(names) > 1 or (names and names[0] in others):
+    if others:
+        # The further classifiers of this very sample are not candidates: the main one's
+        # rounds are those without a classifier (as labels writes them) or another name.
+        names = [name for name in names if name not in others]
+    if len(names) > 1:
         shown = ", ".join(map(repr, names[:6])) + (", ..." if len(names) > 6 else "")
         raise InputError(
             f"which classifier is this round of? {path.name}, sheet {sheet!r} holds rounds of "
@@ -183,17 +187,29 @@ class AlreadyRecorded(InputError):
 
 
 def _refuse_a_second_copy(
-    path: Path, sheet: str, rounds, new_round: NewRound, update: bool = False
+    path: Path,
+    sheet: str,
+    rounds,
+    new_round: NewRound,
+    update: bool = False,
+    others: Sequence[str] = (),
 ) -> int | None:
     """A round of the same draw (seed and item list, from the notes ``labels`` writes) or
     of the same name (and classifier) on the sheet is most likely this one, added before:
     a second copy would count twice in the history and its trends. With ``update``, the
     row of the same draw holding other counts is returned, to be updated in place."""
-    draw = DRAW_NOTE.search(new_round.notes or "")
+    draw = draw_in_notes(new_round.notes)
+
+    def of_this_classifier(item) -> bool:
+        if new_round.classifier is not None:
+            return item.classifier == new_round.classifier
+        # No classifier: the main one's rows, not those of the sample's further classifiers.
+        return item.classifier is None or item.classifier not in others
+
     for item in rounds:
-        same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
-        earlier = DRAW_NOTE.search(item.notes or "")
-        if not (draw and earlier and same_classifier and draw.groups() == earlier.groups()):
+        if draw is None or not of_this_classifier(item):
+            continue
+        if not same_draw_notes(new_round.notes, item.notes):
             continue
         counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
         there = (item.tp, item.fp, item.fn, item.tn)
@@ -201,21 +217,20 @@ def _refuse_a_second_copy(
         if counts == there:
             raise AlreadyRecorded(
                 f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
-                f"{draw.group(1)}) with the same counts; nothing was written"
+                f"{draw[0]}) with the same counts; nothing was written"
             )
         if update and item.sheet == sheet:
             return item.row
         raise InputError(
             f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
-            f"{draw.group(1)}, items from {draw.group(2).strip()}) with {shown.format(*there)}; "
+            f"{draw[0]}, items from {draw[1]}) with {shown.format(*there)}; "
             f"the labels now give {shown.format(*counts)}. Nothing was written: to record the "
             f"new counts in that row, run this again with {named('update')}"
         )
     if new_round.round is None:
         return None
     for item in rounds:
-        same_classifier = new_round.classifier is None or item.classifier == new_round.classifier
-        if item.sheet == sheet and item.round == new_round.round and same_classifier:
+        if item.sheet == sheet and item.round == new_round.round and of_this_classifier(item):
             raise InputError(
                 f"{path.name}, sheet {sheet!r} already has a round named {new_round.round!r} "
                 f"(row {item.row}); it was probably added before, and a second copy would "
@@ -494,7 +509,9 @@ def append_round(
             new_round,
             classifier=_only_classifier(path, reading.sheet, book.rounds, other_classifiers),
         )
-    row_to_update = _refuse_a_second_copy(path, reading.sheet, book.rounds, new_round, update)
+    row_to_update = _refuse_a_second_copy(
+        path, reading.sheet, book.rounds, new_round, update, other_classifiers
+    )
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
     )

@@ -189,6 +189,28 @@ class Round:
 
 #: The draw a round's labels came from, as its notes name it: seed and item list.
 DRAW_NOTE = re.compile(r"seed (\d+)[,;] items from ([^;]+)")
+#: The start of the item list's SHA-256, which notes written since carry after the list's
+#: name: one file name (items.csv) exported every week with one seed is several draws.
+DRAW_LIST_DIGEST = re.compile(r"item list SHA-256 ([0-9a-f]{12})")
+
+
+def draw_in_notes(notes: str | None) -> tuple[str, str, str | None] | None:
+    """``(seed, item list name, SHA-256 start or None)`` of the draw a round's notes
+    name, or None when they name none."""
+    found = DRAW_NOTE.search(notes or "")
+    if found is None:
+        return None
+    digest = DRAW_LIST_DIGEST.search(notes or "")
+    return found.group(1), found.group(2).strip(), digest.group(1) if digest else None
+
+
+def same_draw_notes(first: str | None, second: str | None) -> bool:
+    """Both notes name one draw: the same seed and item list, and the same list contents
+    when both say (older notes do not)."""
+    a, b = draw_in_notes(first), draw_in_notes(second)
+    if a is None or b is None or a[:2] != b[:2]:
+        return False
+    return a[2] is None or b[2] is None or a[2] == b[2]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

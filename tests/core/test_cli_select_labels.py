@@ -643,12 +643,15 @@ def test_append_to_under_a_further_classifier_records_that_classifiers_counts(ca
     for found, expected in ((main_round, counts["predicted"]), (other_round, counts["other"])):
         assert {name: found[name] for name in expected} == expected
     assert other_round["classifier"] == "other"
-    # The sheet now holds only the other classifier's rounds: a round of the main one is
-    # not filed under it because of that; the lead is asked.
-    again = tmp_path / "round_again.xlsx"
-    again.write_bytes(done.read_bytes())
-    status, _, captured = run(capsys, "labels", again, "--append-to", book, "--round", "R2")
-    assert status == 2 and "which classifier is this round of?" in captured.err
+    # The sheet's only named classifier is the sample's further one: the main classifier's
+    # round is still the row without a classifier, found again (not filed under "other",
+    # not asked about, not added twice).
+    status, _, captured = run(capsys, "labels", done, "--append-to", book)
+    assert status == 0 and "already holds this round" in captured.err
+    status, _, captured = run(capsys, "labels", done, "--append-to", book, "--update")
+    assert status == 0
+    _, again, _ = run(capsys, "rounds", book, "--json")
+    assert again["rounds"] == listed["rounds"]
 
 
 def test_update_rewrites_s_with_the_counts(capsys, labeled, tmp_path):
@@ -790,3 +793,23 @@ def test_a_round_is_dated_by_its_draw_not_by_the_day_labels_are_read(capsys, lab
     assert run(capsys, "labels", undated, "--append-to", other)[0] == 0
     _, listed, _ = run(capsys, "rounds", other, "--json")
     assert listed["rounds"][0]["date"] == dt.date.today().isoformat()
+
+
+def test_one_file_name_and_seed_exported_again_is_another_draw(capsys, tmp_path):
+    """A lead who exports items.csv every week and draws with the same seed records two
+    rounds: the notes carry the list's SHA-256, so the second is not taken for the first."""
+    book = tmp_path / "rounds.xlsx"
+    for week, seed_of_rows in enumerate((2, 3), start=1):
+        folder = tmp_path / f"week{week}"
+        folder.mkdir()
+        items, _ = make_items(folder / "items.csv", seed=seed_of_rows)
+        sheet = folder / "round.xlsx"
+        run(capsys, "select", items, "--n-pos", 10, "--n-neg", 10, "--seed", 7, "-o", sheet)
+        done = folder / "done.xlsx"
+        fill_labels(sheet, done, ["positive", "negative"])
+        status, _, captured = run(
+            capsys, "labels", done, "--append-to", book, "--round", f"week {week}"
+        )
+        assert status == 0, captured.err
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    assert [item["round"] for item in listed["rounds"]] == ["week 1", "week 2"]
