@@ -1006,13 +1006,16 @@ def open_items(
         what = "Parquet" if kind == "parquet" else "CSV/TSV"
         why = (_mixed_line_ends(path) if kind != "parquet" else None) or _plain_duckdb_message(exc)
         raise ItemListError(f"{path} cannot be read as {what}: {why}") from None
-    decimal_comma = False
+    # Where the separator is not a comma (a semicolon export, tab-separated text) numbers
+    # may be written with a decimal comma, as core.curves reads them too.
+    decimal_comma = kind == "tsv"
     if kind == "csv":
         with contextlib.suppress(_duckdb().Error):
-            sniffed = connection.execute(
-                f"SELECT Delimiter FROM sniff_csv({_sql_text(str(read_path))})"
+            sniffed = connection.execute(  # with the read's own options: the same answer
+                f"SELECT Delimiter FROM sniff_csv({_sql_text(str(read_path))}, header = true, "
+                "skip = 0)"
             ).fetchone()
-            decimal_comma = bool(sniffed) and sniffed[0] == ";"
+            decimal_comma = bool(sniffed) and sniffed[0] != ","
     hidden = {_ROW_COLUMN, "file_row_number"} if row_sql else set()
     table_headers = tuple(str(row[0]) for row in described if row[0] not in hidden)
     table = ItemTable(

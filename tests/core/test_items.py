@@ -318,3 +318,18 @@ def test_a_semicolon_export_reads_scores_with_a_decimal_comma(tmp_path):
         flagged,
         len(scores) - flagged,
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("ids with commas.csv", "id;score\nm,0;0,25\nm,1;0,75\nm,2;0,5\nm,3;0,4999\n"),
+        ("tabs.tsv", "id\tscore\nm0\t0,25\nm1\t0,75\nm2\t0,5\nm3\t0,4999\n"),
+        ("dots.csv", "id,score\nm0,0.25\nm1,0.75\nm2,0.5\nm3,0.4999\n"),
+    ],
+)
+def test_decimal_commas_wherever_the_separator_is_not_a_comma(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    summary = count_items(path, ItemColumns(score="score", threshold=0.5))
+    assert (summary.primary.population_pos, summary.primary.population_neg) == (2, 2)
