@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli.output import add_json_flag, confidence_flag, whole
-from core.cli.select import add_target_flags, given_targets
+from core.cli.select import add_target_flags, resolve_targets
 from core.errors import InputError
 
 if TYPE_CHECKING:
@@ -89,7 +89,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_target_flags(
         parser,
         "target margins (say whether the round met them, and what a top-up needs; default: "
-        "the margins the workbook was drawn for, when select recorded them)",
+        "the margins the workbook was drawn for, when select recorded them; a margin not "
+        "given stays as recorded)",
+        "confidence level in (0.5, 1) of the evaluation and the targets (default: the level "
+        "the workbook records, else 0.95)",
     )
     parser.add_argument(
         "--replicates",
@@ -135,7 +138,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
         before = fingerprint(target)
         if before is None and not target.parent.is_dir():
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
-    given = given_targets(args)  # refused before the (long) read when malformed
+    resolve_targets(args)  # malformed margin flags are refused before the (long) read
     for path in args.workbooks:
         kind = misread_as_labels(path)
         if kind == "item_list":
@@ -161,15 +164,16 @@ def run(args: argparse.Namespace) -> LabeledSample:
     # the targets it was drawn for.
     latest = max(workbooks, key=lambda book: len(book.sample))
     stored = latest.design.targets
+    targets = resolve_targets(args, stored)  # what is not given stays as recorded
     if args.confidence is not None:
         confidence = confidence_flag(args.confidence)
     else:
-        confidence = stored.confidence if stored is not None else 0.95
-    targets, source = None, None
-    if given is not None:
-        targets, source = dataclasses.replace(given, confidence=confidence), "flags"
-    elif stored is not None:
-        targets, source = dataclasses.replace(stored, confidence=confidence), latest.path.name
+        confidence = targets.confidence if targets is not None else 0.95
+    # "As recorded" only when the flags changed nothing; otherwise the top-up command
+    # carries the targets used.
+    source = None
+    if targets is not None:
+        source = latest.path.name if targets == stored else "flags"
     result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates, fpc=args.fpc)
     primary = result.primary
     if targets is not None and primary.labeled_pos and primary.labeled_neg:

@@ -132,11 +132,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "target margins the round is drawn for (recorded in the workbook: labels then says "
         "whether the round met them without being told again; a top-up keeps the earlier "
         "workbook's)",
+        "confidence level of the targets, in (0.5, 1) (default 0.95; a top-up: the level the "
+        "earlier workbook records)",
     )
     add_json_flag(parser)
 
 
-def add_target_flags(parser: argparse.ArgumentParser, title: str) -> None:
+def add_target_flags(parser: argparse.ArgumentParser, title: str, confidence_help: str) -> None:
     """``--margin``, ``--margin-precision``/``--margin-recall`` and ``--confidence``
     (``select`` records them, ``labels`` judges by them); all default to None (not given)."""
     targets = parser.add_argument_group(title)
@@ -154,22 +156,38 @@ def add_target_flags(parser: argparse.ArgumentParser, title: str) -> None:
         type=number,
         default=None,
         metavar="C",
-        help="confidence level in (0.5, 1) (default 0.95)",
+        help=confidence_help,
     )
 
 
-def given_targets(args: argparse.Namespace) -> Targets | None:
-    """The targets the margin flags give (a margin not given is 0.05, the confidence
-    0.95), or None when no margin flag is given."""
+def resolve_targets(args: argparse.Namespace, recorded: Targets | None = None) -> Targets | None:
+    """The target margins the flags give, each margin or level not given taken from the
+    ``recorded`` targets (a workbook's), else 0.05 and 0.95; None when no margin flag is
+    given and nothing is recorded."""
+    from core import validation
     from core.cli.output import confidence_flag
-    from core.cli.plan import margin_targets
     from core.round_targets import Targets
 
-    if args.margin is None and args.margin_precision is None and args.margin_recall is None:
+    if args.margin is not None and (
+        args.margin_precision is not None or args.margin_recall is not None
+    ):
+        raise InputError("give --margin or --margin-precision/--margin-recall, not both")
+    flags = (("--margin-precision", args.margin_precision), ("--margin-recall", args.margin_recall))
+    if all(value is None for _, value in flags) and args.margin is None and recorded is None:
         return None
-    precision, recall = margin_targets(args)
-    confidence = 0.95 if args.confidence is None else confidence_flag(args.confidence)
-    return Targets(margin_precision=precision, margin_recall=recall, confidence=confidence)
+    defaults = (
+        (0.05, 0.05) if recorded is None else (recorded.margin_precision, recorded.margin_recall)
+    )
+    margins = []
+    for (flag, value), default in zip(flags, defaults, strict=True):
+        if value is None and args.margin is not None:
+            flag, value = "--margin", args.margin
+        margins.append(default if value is None else validation.margin(flag, value))
+    if args.confidence is not None:
+        confidence = confidence_flag(args.confidence)
+    else:
+        confidence = 0.95 if recorded is None else recorded.confidence
+    return Targets(margin_precision=margins[0], margin_recall=margins[1], confidence=confidence)
 
 
 def item_columns(args: argparse.Namespace, design=None):
@@ -207,7 +225,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             raise InputError("--sql needs --seed S: the query must draw a known sample")
         if args.output is not None or args.extend is not None:
             raise InputError("--sql prints a query; it writes no workbook (drop -o/--extend)")
-        if given_targets(args) is not None or args.confidence is not None:
+        if resolve_targets(args) is not None or args.confidence is not None:
             raise InputError(
                 "--sql prints a query; the target margins are recorded in a labeling "
                 "workbook, which it does not write (drop --margin/--confidence)"
@@ -245,8 +263,8 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
 
     # Refuse a destination that may not be written before the (long) draw, not after.
     check_destination(args.output, sources=sources, purpose="labels")
-    targets = given_targets(args)
-    if targets is None and args.confidence is not None:
+    targets = resolve_targets(args)  # checked before the draw; a top-up's fills in below
+    if targets is None and args.confidence is not None and args.extend is None:
         raise InputError(
             "--confidence is the level of the target margins: give --margin (or "
             "--margin-precision/--margin-recall) with it"
@@ -259,8 +277,13 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         design = earlier.design
         if args.keep is None:  # the labelers of a top-up see what they saw before
             args.keep = earlier.kept_columns
-        if targets is None:  # the round is still drawn for the same targets
-            targets = design.targets
+        # The round is still drawn for the targets recorded, except what the flags change.
+        targets = resolve_targets(args, design.targets)
+        if targets is None and args.confidence is not None:
+            raise InputError(
+                f"--confidence is the level of the target margins, and {args.extend.name} "
+                "records none: give --margin (or --margin-precision/--margin-recall) with it"
+            )
         if args.seed is not None and args.seed != design.seed:
             raise InputError(
                 f"--seed {args.seed} differs from the seed of {args.extend.name} "

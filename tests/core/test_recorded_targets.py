@@ -67,8 +67,7 @@ def test_labels_judges_by_the_recorded_targets_as_by_the_same_flags(
         "--confidence", 0.9, "--json",
     )  # fmt: skip
     assert recorded["targets"]["from"] == "round_done.xlsx"
-    assert flagged["targets"]["from"] == "flags"
-    assert {**recorded["targets"], "from": None} == {**flagged["targets"], "from": None}
+    assert flagged["targets"] == recorded["targets"]  # flags restating them change nothing
     assert recorded["targets"]["confidence"] == 0.9
     assert recorded["targets"]["precision"]["target"] == 0.12
     assert recorded["targets"]["recall"]["target"] == 0.2
@@ -77,12 +76,16 @@ def test_labels_judges_by_the_recorded_targets_as_by_the_same_flags(
     status, _, captured = run(capsys, "labels", done)
     assert "as recorded in round_done.xlsx" in captured.out
     assert "90 % confidence" in captured.out
-    # Flags given win; a --confidence alone keeps the recorded margins at that level.
+    # Flags given win; what they do not give stays as recorded.
     status, data, _ = run(capsys, "labels", done, "--margin", 0.3, "--json")
     assert data["targets"]["precision"]["target"] == 0.3 and data["targets"]["confidence"] == 0.9
-    status, data, _ = run(capsys, "labels", done, "--confidence", 0.95, "--json")
+    assert data["targets"]["from"] == "flags"
+    status, data, _ = run(capsys, "labels", done, "--margin-precision", 0.08, "--json")
+    assert data["targets"]["precision"]["target"] == 0.08
+    assert data["targets"]["recall"]["target"] == 0.2  # recorded, not 0.05
+    status, data, captured = run(capsys, "labels", done, "--confidence", 0.95, "--json")
     assert data["evaluation"] != recorded["evaluation"]
-    assert data["targets"]["from"] == "round_done.xlsx"
+    assert data["targets"]["from"] == "flags"  # not "as recorded": 95 % was not
     assert data["targets"]["confidence"] == 0.95
     assert data["targets"]["precision"]["target"] == 0.12
 
@@ -117,7 +120,14 @@ def test_a_top_up_keeps_the_targets_unless_new_ones_are_given(capsys, drawn_for_
         "select", items, "--extend", sheet, "--n-pos", 30, "--n-neg", 30, "--margin", 0.1,
         "-o", again, "--json",
     )  # fmt: skip
-    assert data["targets"] == {"margin_precision": 0.1, "margin_recall": 0.1, "confidence": 0.95}
+    assert data["targets"] == {"margin_precision": 0.1, "margin_recall": 0.1, "confidence": 0.9}
+    third = sheet.with_name("top_up_3.xlsx")
+    status, data, _ = run(
+        capsys,
+        "select", items, "--extend", sheet, "--n-pos", 30, "--n-neg", 30, "--margin-recall", 0.1,
+        "-o", third, "--json",
+    )  # fmt: skip
+    assert data["targets"] == {"margin_precision": 0.12, "margin_recall": 0.1, "confidence": 0.9}
 
 
 def test_targets_flags_are_checked_before_anything_is_written(capsys, tmp_path):
