@@ -984,6 +984,9 @@ def summary_text(result: LabeledRound) -> str:
                     f"{formatting.percent(_rate(estimates['precision']))}, recall "
                     f"{formatting.percent(_rate(estimates['recall']))}."
                 )
+    note = max(result.workbooks, key=lambda book: len(book.sample)).design.targets_note
+    if note:
+        lines.append(html.escape(note[0].upper() + note[1:], quote=False) + ".")
     if result.targets is not None:
         lines.append(
             f"The targets the round was drawn for ({result.targets.in_words()}) are the "

@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
         misread_as_labels,
         misread_words,
         read_labeling_workbook,
+        round_name,
     )
 
     replicates = validation.whole_at_least(
@@ -164,6 +165,11 @@ def run(args: argparse.Namespace) -> LabeledSample:
     # the targets it was drawn for.
     latest = max(workbooks, key=lambda book: len(book.sample))
     stored = latest.design.targets
+    margins_given = any(
+        value is not None for value in (args.margin, args.margin_precision, args.margin_recall)
+    )
+    if latest.design.targets_note and not margins_given:
+        print(f"note: {latest.design.targets_note}", file=sys.stderr)
     targets = resolve_targets(args, stored)  # what is not given stays as recorded
     if args.confidence is not None:
         confidence = confidence_flag(args.confidence)
@@ -183,6 +189,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
             targets_from=source,
             extend_from=str(latest.path),
             item_list=latest.design.file_name,
+            round_name=round_name(workbooks),
         )
     if primary.unlabeled:
         print(
@@ -442,7 +449,9 @@ def _top_up_command(labeled: LabeledSample, n_pos: int, n_neg: int) -> str:
     """The ``select --extend`` command that draws the top-up, ready to paste into a shell:
     names quoted, a new workbook name that is free, and the margin flags when the targets
     were given on the command line (the top-up then records them, not the earlier ones)."""
+    import os
     import shlex
+    import subprocess
 
     from core.workbook.safe_io import free_name
 
@@ -459,6 +468,8 @@ def _top_up_command(labeled: LabeledSample, n_pos: int, n_neg: int) -> str:
         else:
             parts += ["--margin-precision", f"{precision:g}", "--margin-recall", f"{recall:g}"]
         parts += ["--confidence", f"{check.confidence:g}"]
-    output = free_name(extend.parent, f"{extend.stem}_topup", ".xlsx") if extend else "TOPUP.xlsx"
+    stem = labeled.round_name or (extend.stem if extend else "")
+    output = free_name(extend.parent, f"{stem}_topup", ".xlsx") if extend else "TOPUP.xlsx"
     parts += ["-o", str(output)]
-    return " ".join(shlex.quote(part) for part in parts)
+    # Quoted for the shell the lead pastes it into.
+    return subprocess.list2cmdline(parts) if os.name == "nt" else shlex.join(parts)

@@ -149,6 +149,8 @@ class LabelingDesign:
         The file name the workbook was written as ("" in workbooks older than the line).
     targets : Targets or None
         The target margins the round was drawn for (None when none were recorded).
+    targets_note : str
+        Why target lines that are there cannot be used (edited by hand); "" otherwise.
     created : datetime.date or None
         The day the sample was drawn (None when the line is missing or unreadable).
     """
@@ -165,6 +167,7 @@ class LabelingDesign:
     app_version: str
     drawn_as: str = ""
     targets: Targets | None = None
+    targets_note: str = ""
     created: dt.date | None = None
 
     @property
@@ -409,9 +412,9 @@ class LabeledSample:
     targets_from : str or None
         With ``targets``: ``"flags"`` (given on the command line) or the file name of the
         workbook whose Design sheet records them.
-    extend_from, item_list : str or None
-        With ``targets``: the workbook a top-up extends (the largest draw) and the item
-        list's file name, for the command that draws it.
+    extend_from, item_list, round_name : str or None
+        With ``targets``: the workbook a top-up extends (the largest draw), the item
+        list's file name and the round's name, for the command that draws it.
     """
 
     seed: int
@@ -422,6 +425,7 @@ class LabeledSample:
     targets_from: str | None = None
     extend_from: str | None = None
     item_list: str | None = None
+    round_name: str | None = None
 
     @property
     def primary(self) -> ClassifierLabels:
@@ -1030,6 +1034,7 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         )
     if not designs:
         raise LabelingError(f"{where} has no classifier table (population and sample sizes)")
+    targets, targets_note = _targets_from(where, fields)
     return LabelingDesign(
         seed=seed,
         rule=RULE,
@@ -1042,7 +1047,8 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
         app_version=_text(fields.get(_F_VERSION)) or "",
         drawn_as=_text(fields.get(_F_DRAWN_AS)) or "",
-        targets=_targets_from(where, fields),
+        targets=targets,
+        targets_note=targets_note,
         created=_day_of(fields.get(_F_CREATED)),
     )
 
@@ -1081,25 +1087,39 @@ def _fraction(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _targets_from(where: str, fields: dict[str, object]) -> Targets | None:
-    """The target margins on the Design sheet; None when the workbook records none (drawn
-    without targets, or older than the lines)."""
+def _targets_from(where: str, fields: dict[str, object]) -> tuple[Targets | None, str]:
+    """The target margins on the Design sheet and, when its lines cannot be used (edited
+    by hand), why: the labels still count, the round is just not judged by them. None
+    and "" when the workbook records none (drawn without targets, or older than the
+    lines)."""
     names = (_F_MARGIN_PRECISION, _F_MARGIN_RECALL, _F_CONFIDENCE)
     if all(_text(fields.get(name)) is None for name in names):
-        return None
+        return None, ""
+    ranges = {
+        _F_MARGIN_PRECISION: (0.0, 0.5, "between 0 % and 50 %"),
+        _F_MARGIN_RECALL: (0.0, 0.5, "between 0 % and 50 %"),
+        _F_CONFIDENCE: (0.5, 1.0, "between 50 % and 100 %"),
+    }
     values = []
     for name in names:
+        text = _text(fields.get(name))
         number = _fraction(fields.get(name))
-        if number is None:
-            raise LabelingError(
-                f"{where}: {name!r} is {_text(fields.get(name))!r}, not a percentage; the "
-                "Design sheet was edited: type the value back as a percentage such as 5%"
-            )
-        values.append(number)
-    try:
-        return Targets(margin_precision=values[0], margin_recall=values[1], confidence=values[2])
-    except InputError as exc:
-        raise LabelingError(f"{where}: {exc} (the Design sheet was edited)") from None
+        low, high, words = ranges[name]
+        if text is None:
+            problem = "is empty"
+        elif number is None:
+            problem = f"is {text!r}, not a percentage such as 5%"
+        elif not low < number < high:
+            problem = f"is {100 * number:g} %, not {words}"
+        else:
+            values.append(number)
+            continue
+        return None, (
+            f"{where}: {name!r} {problem} (the Design sheet was edited), so the round is not "
+            "judged by the targets it was drawn for"
+        )
+    targets = Targets(margin_precision=values[0], margin_recall=values[1], confidence=values[2])
+    return targets, ""
 
 
 def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:

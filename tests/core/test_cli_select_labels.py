@@ -684,7 +684,7 @@ def test_the_top_up_command_can_be_pasted_as_it_is(capsys, tmp_path, monkeypatch
     run(capsys, "select", items, "--n-pos", 20, "--n-neg", 25, "--seed", 9, "-o", sheet)
     done = folder / "round done.xlsx"
     fill_labels(sheet, done, ["positive", "negative", "negative"])
-    (folder / "round done_topup.xlsx").write_bytes(b"taken")
+    (folder / "round_topup.xlsx").write_bytes(b"taken")  # named after the round drawn
     status, _, captured = run(capsys, "labels", done, "--margin", 0.12)
     assert status == 0, captured.err
     (command,) = [line.strip() for line in captured.out.splitlines() if "--extend" in line]
@@ -692,7 +692,7 @@ def test_the_top_up_command_can_be_pasted_as_it_is(capsys, tmp_path, monkeypatch
     assert argv[:2] == ["prplanner", "select"]
     assert argv[argv.index("--extend") + 1] == str(done)
     assert argv[argv.index("--margin") + 1] == "0.12"
-    assert argv[argv.index("-o") + 1] == str(folder / "round done_topup 2.xlsx")
+    assert argv[argv.index("-o") + 1] == str(folder / "round_topup 2.xlsx")
     monkeypatch.chdir(folder)  # the item list is named as recorded: run where it lives
     status, data, captured = run(capsys, *argv[1:], "--json")
     assert status == 0, captured.err

@@ -8,7 +8,7 @@ import openpyxl
 import pytest
 
 from core.round_targets import Targets
-from core.workbook.labeling import LabelingError, read_labeling_workbook
+from core.workbook.labeling import read_labeling_workbook
 from tests.core.test_cli_select_labels import fill_labels, make_items, run
 from tests.core.test_labeling_workbook import SOFFICE, libreoffice
 
@@ -172,16 +172,32 @@ def test_a_margin_typed_over_the_cell_is_read_as_a_lead_means_it(
     assert read_labeling_workbook(edited).design.targets.margin_precision == pytest.approx(margin)
 
 
-@pytest.mark.parametrize("typed", ["five", 0.7, "-5%", True])
-def test_a_broken_target_cell_is_named(drawn_for_targets, tmp_path, typed):
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("five", "is 'five', not a percentage such as 5%"),
+        (0.7, "is 70 %, not between 0 % and 50 %"),
+        ("-5%", "is -5 %, not between 0 % and 50 %"),
+        (None, "is empty"),
+    ],
+)
+def test_a_broken_target_cell_is_named_and_the_labels_still_count(
+    capsys, drawn_for_targets, tmp_path, typed, words
+):
     _, sheet, _ = drawn_for_targets
     edited = tmp_path / "edited.xlsx"
     edit_design(sheet, edited, "Target margin for recall (±)", typed)
-    with pytest.raises(LabelingError) as caught:
-        read_labeling_workbook(edited)
-    message = str(caught.value)
-    assert "edited.xlsx" in message and "Design" in message
-    assert "recall" in message
+    design = read_labeling_workbook(edited).design
+    assert design.targets is None
+    assert "edited.xlsx" in design.targets_note and "Design" in design.targets_note
+    assert f"'Target margin for recall (±)' {words}" in design.targets_note
+    done = tmp_path / "edited_done.xlsx"
+    fill_labels(edited, done, LABELS)
+    status, data, captured = run(capsys, "labels", done, "--json")
+    assert status == 0 and "targets" not in data
+    assert "not judged by the targets it was drawn for" in captured.err
+    status, data, captured = run(capsys, "labels", done, "--margin", 0.1, "--json")
+    assert data["targets"]["from"] == "flags" and "Design" not in captured.err
 
 
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
