@@ -882,6 +882,8 @@ class EvaluateTab(SessionTab):
             self.compare_runner.cancel()
             self.compare_model.set_rows([])
             shown = self.current_round()
+            if shown is not None and self._session.get("evaluate.matrix") != shown.matrix:
+                shown = None  # the counts were edited: no longer that round's
             if current is not None and shown is not None:
                 whose = f"of {shown.classifier} " if shown.classifier else ""
                 self.compare_label.setText(

@@ -607,6 +607,8 @@ class LabeledRound:
     targets : Targets or None
         The target margins the workbook records (now the Plan's); None when it records
         none and the round is judged by the Plan's margins as they were.
+    confidence_before : float or None
+        The session's confidence level before reading (the targets' level replaces it).
     """
 
     workbooks: tuple
@@ -617,6 +619,7 @@ class LabeledRound:
     needed: tuple[int, int] | None = None
     replaced: Round | None = None
     targets: Targets | None = None
+    confidence_before: float | None = None
 
     @property
     def verb(self) -> str:
@@ -865,6 +868,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         needed=None if check is None else check.needed,
         replaced=replaced,
         targets=_recorded_targets(workbooks),
+        confidence_before=state.confidence,
     )
     window.show_labeled_summary(result)
     return result
@@ -992,6 +996,12 @@ def summary_text(result: LabeledRound) -> str:
             f"The targets the round was drawn for ({result.targets.in_words()}) are the "
             "Plan tab's now."
         )
+        before = result.confidence_before
+        if before is not None and before != result.targets.confidence:
+            lines.append(
+                f"Every tab now uses {formatting.level(result.targets.confidence)} "
+                f"confidence, the level of those targets (it was {formatting.level(before)})."
+            )
     if result.missed:
         lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")
         if result.needed is None:

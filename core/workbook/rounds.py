@@ -506,9 +506,9 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "predicted positives",
         "pred+ population",
         "pop pred+",
-        # The app's own words for the strata.
+        # The app's own words for the strata (not "flagged" alone: a sample count may be
+        # headed so).
         "N flagged",
-        "flagged",
         "flagged (population)",
         "population flagged",
         "flagged population",
@@ -529,7 +529,6 @@ COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
         "pred- population",
         "pop pred-",
         "N unflagged",
-        "unflagged",
         "unflagged (population)",
         "population unflagged",
         "unflagged population",

@@ -334,8 +334,9 @@ def check_destination(
         adds a round to the lead's own rounds workbook (and keeps everything else in it)
         sets this.
     purpose : str
-        What is being written ("report", "session", "output"), for the name a refusal
-        suggests instead: ``my_rounds report.xlsx``.
+        What is being written ("report", "session", "labels", "rounds", "output"), for the
+        name a refusal suggests instead (``my_rounds report.xlsx``); anything but a session
+        or a report is refused over a saved session.
     """
     destination = Path(path)
     for source in sources:

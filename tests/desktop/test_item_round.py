@@ -145,6 +145,8 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert "drawn for (precision ±3 %, recall ±3 % at 95 % confidence)" in (
         window.labeled_summary_box.text()
     )
+    assert "Every tab now uses 95 % confidence" in window.labeled_summary_box.text()
+    assert "(it was 90 %)" in window.labeled_summary_box.text()
     expected = counts_of(truth_of, ids)
     added = window.session.state.rounds[-1]
     assert added.sheet == LABELED_SHEET
