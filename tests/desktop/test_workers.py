@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from core.progress import step
 from desktop.workers import TaskRunner
 
@@ -122,3 +124,40 @@ def test_a_call_is_let_go_on_the_gui_thread(qtbot):
         del held
     qtbot.waitUntil(lambda: len(freed_on) == 200, timeout=10_000)
     assert all(freed_on)
+
+
+def test_a_cancelled_call_is_let_go_on_the_gui_thread_once_it_ends(qtbot):
+    import threading
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QProgressDialog, QWidget
+
+    from core.progress import Cancelled
+    from desktop import workers
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    gate = threading.Event()
+    freed_on = []
+
+    class Held:
+        def __del__(self):
+            freed_on.append(threading.current_thread() is threading.main_thread())
+
+    def work(held=Held()):  # noqa: B008 - held by the call, freed with it
+        gate.wait(10)
+        return held
+
+    def press_cancel():
+        for dialog in parent.findChildren(QProgressDialog):
+            dialog.cancel()
+
+    QTimer.singleShot(100, press_cancel)
+    with pytest.raises(Cancelled):
+        workers.run_with_progress(parent, "Reading", work, cancellable=True, delay_ms=0)
+    assert workers._ABANDONED  # kept until the pool thread is done with it
+    gate.set()
+    qtbot.waitUntil(lambda: not workers._ABANDONED, timeout=10_000)
+    del work
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=10_000)
+    assert freed_on == [True]
