@@ -211,17 +211,22 @@ class _Bound:
     def _show(self, value: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _say_kept(self, typed: str, kept: str, allowed: str) -> None:
-        """Say, where refusals are said (the status bar), that a typed value outside the
-        field's range was not taken: a spin box otherwise puts its old value back
-        without a word."""
+    def _kept_after(self: Any, text: str) -> str:
+        """A spin box's ``fixup``: the value kept, shown again, and said where refusals are
+        said (the status bar) when something else was typed; a spin box otherwise puts its
+        old value back without a word."""
+        kept = self.textFromValue(self.value())
+        typed = text.strip()
         session = getattr(self, "_session", None)
-        if session is None or not typed or typed == kept:
-            return
-        session.refused.emit(
-            self._path,
-            f"{field_label(self._path)}: {typed} is outside {allowed}; it stays {kept}",
-        )
+        if session is not None and typed and typed != kept:
+            allowed = (
+                f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}"
+            )
+            session.refused.emit(
+                self._path,
+                f"{field_label(self._path)}: {typed} is outside {allowed}; it stays {kept}",
+            )
+        return kept
 
 
 # --- spin boxes ---------------------------------------------------------------------------
@@ -286,13 +291,7 @@ class CountSpin(_Bound, QSpinBox):
         return QValidator.State.Intermediate, text, pos
 
     def fixup(self, text: str) -> str:
-        kept = self.textFromValue(self.value())
-        self._say_kept(
-            text.strip(),
-            kept,
-            f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}",
-        )
-        return kept
+        return self._kept_after(text)
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):
@@ -417,13 +416,7 @@ class PercentSpin(NumberSpin):
         return QValidator.State.Intermediate, text, pos
 
     def fixup(self, text: str) -> str:
-        kept = self.textFromValue(self.value())
-        self._say_kept(
-            text.strip(),
-            kept,
-            f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}",
-        )
-        return kept
+        return self._kept_after(text)
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):

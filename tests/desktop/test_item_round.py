@@ -331,9 +331,8 @@ def test_two_editors_copies_read_together_with_an_item_left_open(qtbot, window, 
     assert "without a label 1" in text
 
 
-def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
-    qtbot, window, items, tmp_path
-):
+def draw_label_and_read(window, items, tmp_path) -> None:
+    """Draw 30 + 60 items with the seed, label all as an editor would, read them back."""
     path, truth_of = items
     dialog = window.open_item_sample(30, 60, item_list=path)
     dialog.seed_edit.setText(str(SEED))
@@ -342,6 +341,12 @@ def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
     labeled = tmp_path / "drawn labeled.xlsx"
     label_like_an_editor(drawn, labeled, truth_of)
     assert window.read_labeled_workbook([labeled]) is not None
+
+
+def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
+    qtbot, window, items, tmp_path
+):
+    draw_label_and_read(window, items, tmp_path)
     rounds = window.session.state.rounds
     ours = len(rounds) - 1
     assert rounds[ours].drawn_by_the_rule and not rounds[0].drawn_by_the_rule
@@ -354,14 +359,7 @@ def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
 def test_the_correction_is_said_in_words_and_kept_out_of_the_status_bar(
     qtbot, window, items, tmp_path
 ):
-    path, truth_of = items
-    dialog = window.open_item_sample(30, 60, item_list=path)
-    dialog.seed_edit.setText(str(SEED))
-    drawn = dialog.draw_and_save(tmp_path / "drawn.xlsx")
-    dialog.close()
-    labeled = tmp_path / "drawn labeled.xlsx"
-    label_like_an_editor(drawn, labeled, truth_of)
-    assert window.read_labeled_workbook([labeled]) is not None
+    draw_label_and_read(window, items, tmp_path)
     tab = window.tabs.currentWidget()
     qtbot.waitUntil(lambda: "finite population correction" in tab.warnings_label.text())
     words = tab.warnings_label.text()
