@@ -472,7 +472,15 @@ class MainWindow(QMainWindow):
         return not self.session.undo_stack.isClean()
 
     def _fresh_state(self, rounds=()) -> SessionState:
-        return SessionState(confidence=self.session.get("confidence"), rounds=tuple(rounds))
+        """A session of the lead's own: default inputs, no rounds, and none of the
+        example's classifiers on the Ensemble tab (they would reach the lead's report)."""
+        from core.session import EnsembleInputs
+
+        return SessionState(
+            confidence=self.session.get("confidence"),
+            rounds=tuple(rounds),
+            ensemble=EnsembleInputs(children=()),
+        )
 
     def load_example(self) -> None:
         """The bundled example session (inputs and past rounds), clean and untitled: Save

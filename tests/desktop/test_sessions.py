@@ -551,3 +551,14 @@ def test_run_app_opens_the_given_file(qtbot, settings, tmp_path):
     # The collector paused for start-up resumed once the window was up, with what
     # start-up made frozen (it may be paused again meanwhile while a workbook is read).
     assert lines["frozen"] == "True"
+
+
+def test_a_new_session_holds_none_of_the_examples_classifiers(qtbot, window):
+    """File > New is the lead's own session: the Ensemble tab starts without the example's
+    travel/finance/shopping children, so none of them reaches the lead's report."""
+    assert window.session.state.ensemble.children  # the example session has them
+    window.new_session()
+    assert window.session.state.ensemble.children == ()
+    window.show_tab("ensemble")
+    snapshots = window.plot_snapshots()
+    assert not any(name.startswith("Ensemble") for name in snapshots)
