@@ -46,11 +46,7 @@ class Targets:
 
         validation.margin("the target margin for precision", self.margin_precision)
         validation.margin("the target margin for recall", self.margin_recall)
-        if not (isinstance(self.confidence, float | int) and 0.5 < self.confidence < 1):
-            raise InputError(
-                "the confidence of the targets must be strictly between 0.5 and 1 (e.g. "
-                f"0.95), got {self.confidence!r}"
-            )
+        validation.confidence(self.confidence)
 
     @classmethod
     def of(cls, state: SessionState) -> Targets:

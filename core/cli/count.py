@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.cli.output import add_json_flag
-from core.cli.select import add_column_flags, item_columns
+from core.cli.select import add_column_flags, add_items_argument, item_columns
 
 if TYPE_CHECKING:
     from core.items import ItemSummary
@@ -56,12 +55,7 @@ class CountedItems:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "items",
-        metavar="ITEMS",
-        type=Path,
-        help="item list: .csv, .tsv, .parquet or .xlsx with one row per item",
-    )
+    add_items_argument(parser)
     add_column_flags(parser)
     add_json_flag(parser)
 

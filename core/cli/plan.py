@@ -144,8 +144,11 @@ def _population(args: argparse.Namespace) -> Population:
     return Population.from_k(validation.imbalance("--k", args.k))
 
 
-def margin_targets(args: argparse.Namespace) -> tuple[float, float]:
-    """``--margin`` or ``--margin-precision``/``--margin-recall`` (each 0.05 when not given)."""
+def margin_targets(
+    args: argparse.Namespace, defaults: tuple[float, float] = (0.05, 0.05)
+) -> tuple[float, float]:
+    """``--margin`` or ``--margin-precision``/``--margin-recall``; a margin not given is
+    its ``defaults`` entry (0.05, or what a workbook records)."""
     separate = (args.margin_precision, args.margin_recall)
     if args.margin is not None and any(value is not None for value in separate):
         raise InputError("give --margin or --margin-precision/--margin-recall, not both")
@@ -154,8 +157,8 @@ def margin_targets(args: argparse.Namespace) -> tuple[float, float]:
         return both, both
     precision_flag, recall_flag = "--margin-precision", "--margin-recall"
     return (
-        0.05 if separate[0] is None else validation.margin(precision_flag, separate[0]),
-        0.05 if separate[1] is None else validation.margin(recall_flag, separate[1]),
+        defaults[0] if separate[0] is None else validation.margin(precision_flag, separate[0]),
+        defaults[1] if separate[1] is None else validation.margin(recall_flag, separate[1]),
     )
 
 

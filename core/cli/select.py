@@ -70,13 +70,18 @@ def add_column_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
+def add_items_argument(parser: argparse.ArgumentParser) -> None:
+    """The item list argument (``select`` and ``count`` share it)."""
     parser.add_argument(
         "items",
         metavar="ITEMS",
         type=Path,
         help="item list: .csv, .tsv, .parquet or .xlsx with one row per item",
     )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_items_argument(parser)
     parser.add_argument(
         "--n-pos", type=whole, required=True, metavar="N1", help="predicted positives to label"
     )
@@ -164,30 +169,24 @@ def resolve_targets(args: argparse.Namespace, recorded: Targets | None = None) -
     """The target margins the flags give, each margin or level not given taken from the
     ``recorded`` targets (a workbook's), else 0.05 and 0.95; None when no margin flag is
     given and nothing is recorded."""
-    from core import validation
     from core.cli.output import confidence_flag
+    from core.cli.plan import margin_targets
     from core.round_targets import Targets
 
-    if args.margin is not None and (
-        args.margin_precision is not None or args.margin_recall is not None
-    ):
-        raise InputError("give --margin or --margin-precision/--margin-recall, not both")
-    flags = (("--margin-precision", args.margin_precision), ("--margin-recall", args.margin_recall))
-    if all(value is None for _, value in flags) and args.margin is None and recorded is None:
+    given = (args.margin, args.margin_precision, args.margin_recall)
+    if all(value is None for value in given) and recorded is None:
         return None
-    defaults = (
-        (0.05, 0.05) if recorded is None else (recorded.margin_precision, recorded.margin_recall)
-    )
-    margins = []
-    for (flag, value), default in zip(flags, defaults, strict=True):
-        if value is None and args.margin is not None:
-            flag, value = "--margin", args.margin
-        margins.append(default if value is None else validation.margin(flag, value))
+    if recorded is None:
+        precision, recall = margin_targets(args)
+        confidence = 0.95
+    else:
+        precision, recall = margin_targets(
+            args, (recorded.margin_precision, recorded.margin_recall)
+        )
+        confidence = recorded.confidence
     if args.confidence is not None:
         confidence = confidence_flag(args.confidence)
-    else:
-        confidence = 0.95 if recorded is None else recorded.confidence
-    return Targets(margin_precision=margins[0], margin_recall=margins[1], confidence=confidence)
+    return Targets(margin_precision=precision, margin_recall=recall, confidence=confidence)
 
 
 def item_columns(args: argparse.Namespace, design=None):
