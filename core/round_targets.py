@@ -7,6 +7,11 @@ of each is compared with the Plan's target margin. When a margin is missed, the 
 the recommended plan with the round as the previous round (methods §6-7, the same rule as
 the Plan tab and the report), never below what was already labeled. The app's summary
 after labels are read and ``prplanner labels --margin ...`` both use :func:`check_targets`.
+
+A top-up sized so that the margins are met *at the labeled rates* meets them only about
+half the time: the new labels scatter. :func:`top_up_chance` is the chance that the
+topped-up round meets each target given the labels so far (methods §14, "Topping up"), and
+with the Plan's assurance target the top-up is made large enough for that chance.
 """
 
 from __future__ import annotations
@@ -150,6 +155,13 @@ class TargetCheck:
         the skipped items are drawn again by others, the items still without a label are
         expected to get one. None when the sample drawn already suffices (or nothing is
         needed).
+    chance : TopUpChance or None
+        The chance that a round of ``needed`` labels meets the targets, given the labels so
+        far; None when nothing is needed.
+    chance_target : float
+        The chance the top-up was sized for (the Plan's assurance target; 0: sized to meet
+        the margins at the labeled rates). When no sample of the population reaches it,
+        ``needed`` is the plan at the labeled rates and ``chance`` says how far short it is.
     """
 
     precision: MarginCheck
@@ -160,6 +172,8 @@ class TargetCheck:
     drawn: tuple[int, int]
     needed: tuple[int, int] | None
     top_up: tuple[int, int] | None
+    chance: TopUpChance | None = None
+    chance_target: float = 0.0
 
     @property
     def met(self) -> bool:
@@ -187,6 +201,8 @@ class TargetCheck:
             "recall": self.recall.to_dict(),
             "needed": pair(self.needed),
             "top_up": pair(self.top_up),
+            "chance": None if self.chance is None else self.chance.to_dict(),
+            "chance_target": self.chance_target or None,
         }
 
 
@@ -249,7 +265,8 @@ def check_targets(
     }
     labeled = (matrix.n_pos, matrix.n_neg)
     drawn = labeled if drawn is None else drawn
-    needed = top_up = None
+    needed = top_up = chance = None
+    chance_target = state.plan.assurance_target
     if not all(check.met for check in checks.values()):
         needed = _planned_totals(state, item, labeled, fpc)
         if needed is not None:
@@ -257,6 +274,11 @@ def check_targets(
             # interval wider than the target (the plan's approximation said otherwise).
             needed = _until_quoted_margins_met(state, item, needed, fpc)
         if needed is not None:
+            chance = top_up_chance(state, item, needed, fpc=fpc)
+            if chance_target and chance.both < chance_target:
+                assured = _until_chance_reached(state, item, needed, fpc, chance_target)
+                if assured is not None:
+                    needed, chance = assured
             top_up = _to_draw(item, needed, drawn, skipped)
     return TargetCheck(
         precision=checks["precision"],
@@ -267,6 +289,8 @@ def check_targets(
         drawn=drawn,
         needed=needed,
         top_up=top_up,
+        chance=chance,
+        chance_target=chance_target,
     )
 
 
@@ -359,3 +383,160 @@ def _until_quoted_margins_met(
         middle = (low + high) / 2
         low, high = (low, middle) if meets(middle) else (middle, high)
     return sizes_at(high)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopUpChance:
+    """The chance that a topped-up round meets its target margins, given the labels so far.
+
+    Attributes
+    ----------
+    precision, recall, both : float
+        Probability that the quoted interval (Wilson, Katz log) of the round with the new
+        labels meets the precision target, the recall target, and both.
+    new_labels : tuple of int
+        ``(n_pos, n_neg)`` labels beyond those the round already has.
+    """
+
+    precision: float
+    recall: float
+    both: float
+    new_labels: tuple[int, int]
+
+    def to_dict(self) -> dict[str, float]:
+        return {"precision": self.precision, "recall": self.recall, "both": self.both}
+
+
+#: Largest grid of new (TP, FN) counts summed count by count; larger ones group counts.
+_CHANCE_CELL_BUDGET = 400_000
+#: Predictive probabilities below this share of the largest are left out.
+_CHANCE_RELATIVE_TAIL = 1e-12
+
+
+def _new_positives(new: int, positives: int, negatives: int):
+    """Counts and probabilities of the positives among ``new`` further labels of a stratum
+    in which ``positives`` of ``positives + negatives`` labels so far were positive.
+
+    The stratum's rate has the Jeffreys posterior ``Beta(positives + 1/2, negatives + 1/2)``
+    and the further items are exchangeable with the labeled ones, so their count of
+    positives is beta-binomial (with or without replacement alike).
+    """
+    import numpy as np
+    from scipy.stats import betabinom
+
+    counts = np.arange(new + 1, dtype=float)
+    log_pmf = betabinom.logpmf(counts, new, positives + 0.5, negatives + 0.5)
+    pmf = np.exp(log_pmf - log_pmf.max())
+    kept = np.flatnonzero(pmf >= _CHANCE_RELATIVE_TAIL)
+    counts, pmf = counts[kept[0] : kept[-1] + 1], pmf[kept[0] : kept[-1] + 1]
+    return counts, pmf / pmf.sum()
+
+
+def _thinned(counts, pmf, most: int):
+    """At most ``most`` whole counts: interior counts grouped into bins, each at its
+    probability-weighted mean rounded to a whole count."""
+    import numpy as np
+
+    if counts.size <= most:
+        return counts, pmf
+    width = math.ceil(counts.size / most)
+    starts = np.concatenate(([0], np.arange(1, counts.size - 1, width), [counts.size - 1]))
+    weight = np.add.reduceat(pmf, starts)
+    centre = np.rint(np.add.reduceat(pmf * counts, starts) / weight)
+    centre[0], centre[-1] = counts[0], counts[-1]
+    return centre, weight
+
+
+def top_up_chance(
+    state: SessionState, item: Round, needed: tuple[int, int], *, fpc: bool = False
+) -> TopUpChance:
+    """The chance that round ``item``, labeled up to ``needed`` items per stratum, meets
+    ``state``'s target margins with its quoted intervals (Wilson for precision, Katz log
+    for recall, Eq 4; with the finite population correction when ``fpc``).
+
+    The labels so far are kept; the new labels of each stratum are predicted from them
+    (beta-binomial, :func:`_new_positives`), the two strata independently. The chance is
+    the summed probability of every pair of new counts whose round meets the targets. A
+    top-up planned to meet the margins at the labeled rates gets about an even chance.
+
+    Raises
+    ------
+    InputError
+        ``needed`` is below what is labeled, or larger than a known stratum.
+    """
+    import numpy as np
+
+    from core import batch_intervals
+    from core.confusion import Population
+
+    matrix = item.matrix
+    new_pos, new_neg = needed[0] - matrix.n_pos, needed[1] - matrix.n_neg
+    if new_pos < 0 or new_neg < 0:
+        raise InputError(
+            f"a top-up to {needed[0]:,} and {needed[1]:,} labels has fewer than the "
+            f"{matrix.n_pos:,} and {matrix.n_neg:,} labeled already"
+        )
+    factors = (1.0, 1.0)
+    if fpc and item.population_pos is not None and item.population_neg is not None:
+        population = Population.from_counts(item.population_pos, item.population_neg)
+        factors = population.fpc_factors(*needed)
+    tp_new, weight_pos = _new_positives(new_pos, matrix.tp, matrix.fp)
+    fn_new, weight_neg = _new_positives(new_neg, matrix.fn, matrix.tn)
+    if tp_new.size * fn_new.size > _CHANCE_CELL_BUDGET:
+        side = math.isqrt(_CHANCE_CELL_BUDGET)
+        tp_new, weight_pos = _thinned(tp_new, weight_pos, side)
+        fn_new, weight_neg = _thinned(fn_new, weight_neg, _CHANCE_CELL_BUDGET // tp_new.size)
+    tp = matrix.tp + tp_new[:, np.newaxis]
+    fn = matrix.fn + fn_new[np.newaxis, :]
+    fp, tn = needed[0] - tp, needed[1] - fn
+    precision = batch_intervals.wilson_precision(
+        matrix.tp + tp_new, needed[0] - matrix.tp - tp_new, state.confidence, factors
+    )
+    precision_met = precision.width / 2.0 <= state.plan.margin_precision
+    recall = batch_intervals.katz_log_recall(tp, fp, fn, tn, item.k, state.confidence, factors)
+    with np.errstate(invalid="ignore"):
+        recall_met = recall.width / 2.0 <= state.plan.margin_recall
+    recall_given_tp = recall_met @ weight_neg
+    return TopUpChance(
+        precision=float(min(weight_pos @ precision_met, 1.0)),
+        recall=float(min(weight_pos @ recall_given_tp, 1.0)),
+        both=float(min((weight_pos * precision_met) @ recall_given_tp, 1.0)),
+        new_labels=(new_pos, new_neg),
+    )
+
+
+def _until_chance_reached(
+    state: SessionState, item: Round, totals: tuple[int, int], fpc: bool, target: float
+) -> tuple[tuple[int, int], TopUpChance] | None:
+    """The labels ``totals`` scaled up (same ratio) until the chance of meeting both
+    targets is at least ``target``, with that chance; None when the strata run out first.
+
+    The chance saw-tooths slightly with the sizes (whole counts), so the bisection's
+    answer is the smallest scale found whose own chance reaches the target.
+    """
+    known = item.population_pos is not None and item.population_neg is not None
+    strata = (item.population_pos or 0, item.population_neg or 0)
+    labeled = (item.matrix.n_pos, item.matrix.n_neg)
+
+    def sizes_at(scale: float) -> tuple[int, int]:
+        sizes = [max(math.ceil(scale * n), have) for n, have in zip(totals, labeled, strict=True)]
+        if known:
+            sizes = [min(n, size) for n, size in zip(sizes, strata, strict=True)]
+        return sizes[0], sizes[1]
+
+    def chance_at(scale: float) -> TopUpChance:
+        return top_up_chance(state, item, sizes_at(scale), fpc=fpc)
+
+    largest = min(s / n for s, n in zip(strata, totals, strict=True)) if known else 100.0
+    best = chance_at(largest)
+    if best.both < target:
+        return None
+    low, high = 1.0, largest  # the chance at high reaches the target, at low it does not
+    while high - low > 1e-3 * low:
+        middle = (low + high) / 2
+        chance = chance_at(middle)
+        if chance.both >= target:
+            high, best = middle, chance
+        else:
+            low = middle
+    return sizes_at(high), best

@@ -47,7 +47,7 @@ from desktop import formatting
 
 if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
-    from core.round_targets import TargetCheck, Targets
+    from core.round_targets import TargetCheck, Targets, TopUpChance
     from core.selection import Selection
     from core.workbook.labeling import ClassifierLabels, LabelingDesign, LabelingWorkbook
     from core.workbook.rounds import Round
@@ -601,6 +601,14 @@ class LabeledRound:
     needed : tuple of int or None
         Labels in all a plan from this round asks for, when a margin is missed and some
         sample of the population meets both (None: none does).
+    chance : TopUpChance or None
+        The chance that ``needed`` labels meet both targets, given the labels so far.
+    chance_target : float
+        The chance the top-up is sized for (the Plan's "Chance of meeting both margins";
+        0: sized to meet the margins at the labeled rates).
+    surer : TargetCheck or None
+        The top-up for a :data:`SURER_CHANCE` chance, offered beside the one at the
+        labeled rates when the Plan sets no chance (:func:`surer_check`).
     replaced : Round or None
         The earlier reading of the same draw that the round replaced in place (None: the
         round was added).
@@ -617,6 +625,9 @@ class LabeledRound:
     missed: tuple[str, ...]
     top_up: tuple[int, int] | None
     needed: tuple[int, int] | None = None
+    chance: TopUpChance | None = None
+    chance_target: float = 0.0
+    surer: TargetCheck | None = None
     replaced: Round | None = None
     targets: Targets | None = None
     confidence_before: float | None = None
@@ -775,6 +786,26 @@ def margin_check(state, item: Round, labels: ClassifierLabels) -> TargetCheck:
     )
 
 
+#: The chance a surer top-up is offered for, when the Plan sets none.
+SURER_CHANCE = 0.9
+
+
+def surer_check(
+    state, item: Round, labels: ClassifierLabels, check: TargetCheck
+) -> TargetCheck | None:
+    """The top-up for a :data:`SURER_CHANCE` chance of meeting both targets, when the
+    Plan sets no chance of its own and the top-up at the labeled rates has less; None
+    otherwise (or when no sample of the population reaches it)."""
+    chance = check.chance
+    if check.chance_target or chance is None or chance.both >= SURER_CHANCE:
+        return None
+    plan = dataclasses.replace(state.plan, assurance_target=SURER_CHANCE)
+    surer = margin_check(dataclasses.replace(state, plan=plan), item, labels)
+    if surer.top_up is None or surer.chance is None or surer.chance.both < SURER_CHANCE:
+        return None
+    return surer
+
+
 def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
     """``precision is known to ±6.1 %, the target is ±5.0 %`` for each missed margin."""
     return tuple(
@@ -851,12 +882,15 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         QMessageBox.warning(window, "Could not add the round", refused)
         return None
     window.show_tab("evaluate")
-    check = None
+    check = surer = None
+
+    def checked() -> tuple[TargetCheck, TargetCheck | None]:
+        state = window.session.state
+        check = margin_check(state, item, labels)
+        return check, surer_check(state, item, labels, check)
+
     try:
-        check = window._in_background(
-            "Checking the round against the targets…",
-            lambda: margin_check(window.session.state, item, labels),
-        )
+        check, surer = window._in_background("Checking the round against the targets…", checked)
     except INPUT_FAILURES as exc:  # the round is in; only the check could not be made
         logger.info("margin check failed: %s", exc)
     result = LabeledRound(
@@ -866,6 +900,9 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         missed=() if check is None else missed_in_words(check),
         top_up=None if check is None else check.top_up,
         needed=None if check is None else check.needed,
+        chance=None if check is None else check.chance,
+        chance_target=0.0 if check is None else check.chance_target,
+        surer=surer,
         replaced=replaced,
         targets=_recorded_targets(workbooks),
         confidence_before=state.confidence,
@@ -1010,11 +1047,7 @@ def summary_text(result: LabeledRound) -> str:
                 "margins on the Plan tab."
             )
         else:
-            need_pos, need_neg = result.needed
-            lines.append(
-                f"A plan from this round asks for labels on about {need_pos:,} flagged and "
-                f"{need_neg:,} unflagged items in all, if the rates stay as labeled."
-            )
+            lines += _needed_in_words(result)
             if labels.unlabeled:
                 waiting = labels.unlabeled_items
                 where = ", ".join(
@@ -1024,13 +1057,59 @@ def summary_text(result: LabeledRound) -> str:
                 lines.append(
                     f"First label the {labels.unlabeled:,} items that have no label yet: {where}."
                 )
-            if result.top_up is not None:
+            if result.top_up is not None and result.surer is not None:
+                lines.append(
+                    "Each <b>Top up</b> button draws the additional items for its chance "
+                    "(making up for the skipped ones)."
+                )
+            elif result.top_up is not None:
                 lines.append(
                     "<b>Top up…</b> draws the additional items (making up for the skipped ones)."
                 )
     else:
         lines.append("Both target margins are met.")
     return "<br>".join(lines)
+
+
+def chance_words(value: float) -> str:
+    """A chance as a lead acts on it: ``74 %``, never a rounded-up certainty."""
+    shown = f"{100 * value:.0f} %"
+    return {"100 %": "over 99 %", "0 %": "under 1 %"}.get(shown, shown)
+
+
+def _needed_in_words(result: LabeledRound) -> list[str]:
+    """The labels a top-up brings the round to, and its chance of meeting both targets
+    given the labels so far (a top-up at the labeled rates has far from a sure chance)."""
+    assert result.needed is not None
+    need_pos, need_neg = result.needed
+    sizes = f"about {need_pos:,} flagged and {need_neg:,} unflagged items in all"
+    chance, wanted = result.chance, result.chance_target
+    if chance is None:
+        return [f"A plan from this round asks for labels on {sizes}, if the rates stay as labeled."]
+    if wanted and chance.both >= wanted:
+        return [
+            f"For a {chance_words(wanted)} chance of meeting both targets (the Plan tab's "
+            f"<i>Chance of meeting both margins</i>), label {sizes}."
+        ]
+    lines = []
+    if wanted:
+        lines.append(
+            f"No sample of this population gives a {chance_words(wanted)} chance of meeting "
+            "both targets (the Plan tab's <i>Chance of meeting both margins</i>)."
+        )
+    lines.append(
+        f"A plan from this round asks for labels on {sizes}: they meet both targets if the "
+        f"rates stay as labeled, but new labels scatter; given the labels so far the chance "
+        f"that they do is about {chance_words(chance.both)}."
+    )
+    surer = result.surer
+    if surer is not None and surer.needed is not None and surer.chance is not None:
+        more_pos, more_neg = surer.needed
+        lines.append(
+            f"For a {chance_words(surer.chance_target)} chance, label about {more_pos:,} "
+            f"flagged and {more_neg:,} unflagged in all."
+        )
+    return lines
 
 
 def _rate(value: object) -> float | None:

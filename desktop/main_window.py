@@ -1189,9 +1189,26 @@ class MainWindow(QMainWindow):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.addButton(QMessageBox.StandardButton.Close)
         if result.top_up is not None:
-            button = box.addButton("Top up…", QMessageBox.ButtonRole.ActionRole)
+            from desktop.labeling_round import chance_words
+
+            surer = result.surer
+            title = "Top up…"
+            if surer is not None and result.chance is not None:
+                title = f"Top up ({chance_words(result.chance.both)} chance)…"
+            button = box.addButton(title, QMessageBox.ButtonRole.ActionRole)
             button.setObjectName("top_up_button")
             button.clicked.connect(lambda: self.top_up(result))
+            if surer is not None and surer.chance is not None:
+                sure = box.addButton(
+                    f"Top up ({chance_words(surer.chance.both)} chance)…",
+                    QMessageBox.ButtonRole.ActionRole,
+                )
+                sure.setObjectName("surer_top_up_button")
+                sure.setToolTip(
+                    "Draws enough that the topped-up round meets both targets with this "
+                    "chance, given the labels so far"
+                )
+                sure.clicked.connect(lambda: self.top_up(result, surer=True))
         if examples:
             keep = box.addButton("Keep only my rounds", QMessageBox.ButtonRole.ActionRole)
             keep.setObjectName("keep_own_rounds_button")
@@ -1252,9 +1269,13 @@ class MainWindow(QMainWindow):
         if self.labeled_summary_box is box:
             self.labeled_summary_box = None
 
-    def top_up(self, result: LabeledRound) -> ItemSampleDialog | None:
-        """Open the top-up dialog for a read round, with the totals its plan asks for."""
-        if result.top_up is None:
+    def top_up(self, result: LabeledRound, *, surer: bool = False) -> ItemSampleDialog | None:
+        """Open the top-up dialog for a read round, with the totals its plan asks for (with
+        ``surer``, those for the surer chance the summary offers)."""
+        sizes = result.top_up
+        if surer and result.surer is not None:
+            sizes = result.surer.top_up
+        if sizes is None:
             return None
         # The workbook of the largest draw lists the whole sample so far.
         latest = max(result.workbooks, key=lambda book: len(book.sample))
@@ -1264,10 +1285,24 @@ class MainWindow(QMainWindow):
             if candidate is not None and candidate.name == name and candidate.is_file():
                 item_list = candidate
                 break
-        n_pos, n_neg = result.top_up
+        n_pos, n_neg = sizes
         drawn = latest.design.primary
+        from desktop.labeling_round import chance_words
+
+        asked = "the totals a plan from this round asks for"
+        chosen = result.surer if surer else None
+        if chosen is not None and chosen.chance is not None:
+            asked = (
+                f"the totals for a {chance_words(chosen.chance.both)} chance of meeting both "
+                "targets, given the labels so far"
+            )
+        elif result.chance is not None:
+            asked += (
+                f" ({chance_words(result.chance.both)} chance of meeting both targets, given "
+                "the labels so far)"
+            )
         source = (
-            "the totals a plan from this round asks for, making up for the skipped items; "
+            f"{asked}, making up for the skipped items; "
             f"{drawn.n_pos:,} flagged and {drawn.n_neg:,} unflagged are drawn already, so "
             "only the items beyond them are new"
         )

@@ -4,7 +4,8 @@
 
     prplanner labels SHEET.xlsx [TOPUP.xlsx ...] [--append-to ROUNDS.xlsx [--round NAME]
                      [--classifier NAME] [--sheet SHEET]] [--confidence C] [--no-fpc]
-                     [--margin B | --margin-precision BP --margin-recall BR] [--json]
+                     [--margin B | --margin-precision BP --margin-recall BR]
+                     [--assurance-target G] [--json]
 
 JSON keys (the contract): ``tp, fp, fn, tn, labeled_pos, labeled_neg, skipped, unlabeled,
 population_pos, population_neg, seed, evaluation`` (exactly the ``prplanner evaluate --fpc
@@ -17,7 +18,10 @@ item still without a label, and the workbook and row that hold it), ``classifier
 same counts for each further classifier, when the sample has them), with a margin flag or
 margins recorded in the workbook (``select --margin``) ``targets``
 (:meth:`core.round_targets.TargetCheck.to_dict`: each quoted interval against its target,
-``met``, the labels ``needed``, the sample totals ``top_up`` to draw, and ``from``:
+``met``, the labels ``needed``, the sample totals ``top_up`` to draw, the ``chance``
+(``{precision, recall, both}``) that a round of ``needed`` labels meets the targets given
+the labels so far, the ``chance_target`` it was sized for (``--assurance-target``), and
+``from``:
 ``"flags"`` or the workbook recording them) and, with ``--append-to``, ``appended: {file,
 sheet, row, classifier, created, updated}``. ``evaluation`` is ``null`` while a stratum has
 no label yet.
@@ -31,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.cli.output import add_json_flag, confidence_flag, whole
+from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.cli.select import add_target_flags, resolve_targets
 from core.errors import InputError
 
@@ -95,6 +99,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the workbook records, else 0.95)",
     )
     parser.add_argument(
+        "--assurance-target",
+        type=number,
+        metavar="G",
+        help="size a top-up so that the chance that the topped-up round meets both margins "
+        "is at least G (0 < G < 1, e.g. 0.9), given the labels so far (default: a top-up "
+        "that meets them at the rates labeled so far; its chance is stated)",
+    )
+    parser.add_argument(
         "--replicates",
         type=whole,
         default=10_000,
@@ -140,6 +152,8 @@ def run(args: argparse.Namespace) -> LabeledSample:
         if before is None and not target.parent.is_dir():
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
     resolve_targets(args)  # malformed margin flags are refused before the (long) read
+    if args.assurance_target is not None:
+        validation.open_unit("--assurance-target", args.assurance_target)
     for path in args.workbooks:
         kind = misread_as_labels(path)
         if kind == "item_list":
@@ -185,7 +199,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
     if targets is not None and primary.labeled_pos and primary.labeled_neg:
         result = dataclasses.replace(
             result,
-            targets=_check(primary, workbooks, targets, args.fpc),
+            targets=_check(primary, workbooks, targets, args.fpc, args.assurance_target),
             targets_from=source,
             extend_from=str(latest.path),
             item_list=latest.design.file_name,
@@ -224,8 +238,11 @@ def _where_unlabeled(labels, shown: int = 5) -> str:
     return listed + (", ...; --json lists them all" if len(items) > shown else "")
 
 
-def _check(primary, workbooks, targets: Targets, fpc: bool) -> TargetCheck:
-    """The round against the margins, with the top-up a plan from it asks for."""
+def _check(
+    primary, workbooks, targets: Targets, fpc: bool, chance_target: float | None
+) -> TargetCheck:
+    """The round against the margins, with the top-up a plan from it asks for (large
+    enough for ``chance_target`` when given)."""
     from core.round_targets import check_targets
     from core.session import PlanInputs, SessionState
     from core.workbook.labeling import round_name
@@ -245,7 +262,9 @@ def _check(primary, workbooks, targets: Targets, fpc: bool) -> TargetCheck:
         tn=primary.tn,
     )
     return check_targets(
-        targets.applied_to(SessionState(plan=PlanInputs(fpc=fpc))),
+        targets.applied_to(
+            SessionState(plan=PlanInputs(fpc=fpc, assurance_target=chance_target or 0.0))
+        ),
         item,
         fpc=fpc,
         drawn=primary.drawn,
@@ -427,11 +446,7 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
             )
         )
         return lines
-    (need_pos, need_neg), (have_pos, have_neg) = check.needed, check.labeled
-    lines.append(
-        f"to meet both, about {need_pos:,} flagged and {need_neg:,} unflagged items need a "
-        f"label in all ({have_pos:,} and {have_neg:,} have one), if the rates stay as labeled"
-    )
+    lines += _needed_lines(check)
     waiting = labeled.primary.unlabeled
     if waiting:
         lines.append(f"  first label the {waiting:,} item(s) that have no label yet")
@@ -442,6 +457,45 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
             "made up for):"
         )
         lines.append("  " + _top_up_command(labeled, n_pos, n_neg))
+    return lines
+
+
+def _needed_lines(check: TargetCheck) -> list[str]:
+    """How many labels a top-up brings the round to, and its chance of meeting both
+    targets given the labels so far (the new labels scatter, so a top-up sized at the
+    labeled rates has about an even chance)."""
+    assert check.needed is not None and check.chance is not None
+    (need_pos, need_neg), (have_pos, have_neg) = check.needed, check.labeled
+    chance, wanted = check.chance.both, check.chance_target
+
+    def percent(value: float) -> str:  # a chance, to the point a lead acts on
+        shown = f"{100 * value:.0f} %"
+        return {"100 %": "over 99 %", "0 %": "under 1 %"}.get(shown, shown)
+
+    sizes = (
+        f"about {need_pos:,} flagged and {need_neg:,} unflagged items need a label in all "
+        f"({have_pos:,} and {have_neg:,} have one)"
+    )
+    if wanted and chance >= wanted:
+        return [
+            f"for a {percent(wanted)} chance of meeting both, {sizes}; chance that they do, "
+            f"given the labels so far: {percent(chance)}"
+        ]
+    lines = []
+    if wanted:
+        lines.append(
+            f"no sample of this population gives a {percent(wanted)} chance of meeting both; "
+            "at the rates labeled so far:"
+        )
+    lines.append(
+        f"to meet both at the rates labeled so far, {sizes}; chance that they do, given the "
+        f"labels so far: {percent(chance)}"
+        + (
+            ""
+            if wanted or chance >= 0.9
+            else " (--assurance-target 0.9 sizes it for a 90 % chance)"
+        )
+    )
     return lines
 
 

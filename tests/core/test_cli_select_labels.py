@@ -363,6 +363,8 @@ def test_labels_says_whether_the_targets_are_met_and_what_a_top_up_needs(capsys,
     assert "first label the 9 item(s) that have no label yet" in captured.out
     assert f"--n-pos {top_up['n_pos']} --n-neg {top_up['n_neg']}" in captured.out
     assert f"--extend {done}" in captured.out
+    assert "chance that they do, given the labels so far:" in captured.out
+    assert 0.0 < targets["chance"]["both"] < 1.0 and targets["chance_target"] is None
     status, data, _ = run(capsys, "labels", done, "--margin", 0.05, "--no-fpc", "--json")
     assert data["targets"]["needed"] is None  # 63 flagged items cannot give ±5 % uncorrected
     status, _, captured = run(capsys, "labels", done, "--margin", 0.05, "--no-fpc")
@@ -813,3 +815,24 @@ def test_one_file_name_and_seed_exported_again_is_another_draw(capsys, tmp_path)
         assert status == 0, captured.err
     _, listed, _ = run(capsys, "rounds", book, "--json")
     assert [item["round"] for item in listed["rounds"]] == ["week 1", "week 2"]
+
+
+def test_labels_sizes_a_top_up_for_a_chance_of_meeting_the_targets(capsys, labeled):
+    done, _ = labeled
+    status, plain, captured = run(capsys, "labels", done, "--margin", 0.15, "--json")
+    assert status == 0, captured.err
+    status, assured, captured = run(
+        capsys, "labels", done, "--margin", 0.15, "--assurance-target", 0.95, "--json"
+    )
+    assert status == 0, captured.err
+    before, after = plain["targets"], assured["targets"]
+    assert after["chance_target"] == 0.95 and after["chance"]["both"] >= 0.95
+    assert before["chance"]["both"] < 0.95
+    assert after["needed"]["n_pos"] >= before["needed"]["n_pos"]
+    assert sum(after["needed"].values()) > sum(before["needed"].values())
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.15, "--assurance-target", 0.95)
+    assert "for a 95 % chance of meeting both, about" in captured.out
+    top_up = after["top_up"]
+    assert f"--n-pos {top_up['n_pos']} --n-neg {top_up['n_neg']}" in captured.out
+    status, _, captured = run(capsys, "labels", done, "--assurance-target", 95)
+    assert status == 2 and "did you mean 0.95" in captured.err

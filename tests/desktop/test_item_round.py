@@ -185,6 +185,27 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert f"recall is known to ±{percent(katz)}" in result.missed[1]
     new_pos, new_neg = result.top_up
     assert new_pos >= 60 and new_neg >= 140 and (new_pos, new_neg) != (60, 140)
+    # The summary says how likely that top-up is to be enough, given the labels so far,
+    # and offers a surer one (the Plan sets no chance of its own).
+    from core.round_targets import top_up_chance
+    from desktop.labeling_round import SURER_CHANCE, chance_words
+
+    chance = top_up_chance(window.session.state, added, result.needed, fpc=True).both
+    assert result.chance is not None and result.chance.both == pytest.approx(chance)
+    assert chance < SURER_CHANCE
+    assert f"the chance that they do is about {chance_words(chance)}" in box.text()
+    surer = result.surer
+    assert surer is not None and surer.chance.both >= SURER_CHANCE
+    assert surer.needed[0] >= result.needed[0] and surer.needed[1] > result.needed[1]
+    assert f"label about {surer.needed[0]:,} flagged" in box.text()
+    buttons = {button.objectName(): button.text() for button in box.buttons()}
+    assert buttons["top_up_button"] == f"Top up ({chance_words(chance)} chance)…"
+    assert buttons["surer_top_up_button"] == f"Top up ({chance_words(surer.chance.both)} chance)…"
+    surer_dialog = window.top_up(result, surer=True)
+    assert surer_dialog is not None
+    assert (surer_dialog.n_pos_spin.value(), surer_dialog.n_neg_spin.value()) == surer.top_up
+    assert "chance of meeting both targets" in surer_dialog.sizes_note.text()
+    surer_dialog.close()
 
     # Top up: the dialog keeps the seed and columns, offers the new totals and writes only
     # the additional items; both workbooks together are the rule's bigger sample.
