@@ -407,6 +407,17 @@ class TopUpChance:
         return {"precision": self.precision, "recall": self.recall, "both": self.both}
 
 
+def chance_in_words(value: float, *, article: bool = False) -> str:
+    """A chance as a lead acts on it: ``74 %`` (``an 80 %`` with ``article``), never a
+    rounded-up certainty (``over 99 %``)."""
+    shown = f"{100 * value:.0f} %"
+    shown = {"100 %": "over 99 %", "0 %": "under 1 %"}.get(shown, shown)
+    if not article:
+        return shown
+    spoken_with_vowel = shown.startswith(("8", "11 ", "18 ", "over", "under"))
+    return f"{'an' if spoken_with_vowel else 'a'} {shown}"
+
+
 #: Largest grid of new (TP, FN) counts summed count by count; larger ones group counts.
 _CHANCE_CELL_BUDGET = 400_000
 #: Predictive probabilities below this share of the largest are left out.

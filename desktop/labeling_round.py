@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from core.workbook.labeling import ClassifierLabels, LabelingDesign, LabelingWorkbook
     from core.workbook.rounds import Round
 
+from core.round_targets import chance_in_words as chance_words
+
 logger = logging.getLogger(__name__)
 
 ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.parquet *.xlsx);;All files (*)"
@@ -1071,12 +1073,6 @@ def summary_text(result: LabeledRound) -> str:
     return "<br>".join(lines)
 
 
-def chance_words(value: float) -> str:
-    """A chance as a lead acts on it: ``74 %``, never a rounded-up certainty."""
-    shown = f"{100 * value:.0f} %"
-    return {"100 %": "over 99 %", "0 %": "under 1 %"}.get(shown, shown)
-
-
 def _needed_in_words(result: LabeledRound) -> list[str]:
     """The labels a top-up brings the round to, and its chance of meeting both targets
     given the labels so far (a top-up at the labeled rates has far from a sure chance)."""
@@ -1088,14 +1084,14 @@ def _needed_in_words(result: LabeledRound) -> list[str]:
         return [f"A plan from this round asks for labels on {sizes}, if the rates stay as labeled."]
     if wanted and chance.both >= wanted:
         return [
-            f"For a {chance_words(wanted)} chance of meeting both targets (the Plan tab's "
-            f"<i>Chance of meeting both margins</i>), label {sizes}."
+            f"For {chance_words(wanted, article=True)} chance of meeting both targets (the "
+            f"Plan tab's <i>Chance of meeting both margins</i>), label {sizes}."
         ]
     lines = []
     if wanted:
         lines.append(
-            f"No sample of this population gives a {chance_words(wanted)} chance of meeting "
-            "both targets (the Plan tab's <i>Chance of meeting both margins</i>)."
+            f"No sample of this population gives {chance_words(wanted, article=True)} chance "
+            "of meeting both targets (the Plan tab's <i>Chance of meeting both margins</i>)."
         )
     lines.append(
         f"A plan from this round asks for labels on {sizes}: they meet both targets if the "
@@ -1106,8 +1102,8 @@ def _needed_in_words(result: LabeledRound) -> list[str]:
     if surer is not None and surer.needed is not None and surer.chance is not None:
         more_pos, more_neg = surer.needed
         lines.append(
-            f"For a {chance_words(surer.chance_target)} chance, label about {more_pos:,} "
-            f"flagged and {more_neg:,} unflagged in all."
+            f"For {chance_words(surer.chance_target, article=True)} chance, label about "
+            f"{more_pos:,} flagged and {more_neg:,} unflagged in all."
         )
     return lines
 

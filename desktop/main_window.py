@@ -1293,7 +1293,8 @@ class MainWindow(QMainWindow):
         chosen = result.surer if surer else None
         if chosen is not None and chosen.chance is not None:
             asked = (
-                f"the totals for a {chance_words(chosen.chance.both)} chance of meeting both "
+                f"the totals for {chance_words(chosen.chance.both, article=True)} chance of "
+                "meeting both "
                 "targets, given the labels so far"
             )
         elif result.chance is not None:

@@ -464,13 +464,11 @@ def _needed_lines(check: TargetCheck) -> list[str]:
     """How many labels a top-up brings the round to, and its chance of meeting both
     targets given the labels so far (the new labels scatter, so a top-up sized at the
     labeled rates has about an even chance)."""
+    from core.round_targets import chance_in_words as percent
+
     assert check.needed is not None and check.chance is not None
     (need_pos, need_neg), (have_pos, have_neg) = check.needed, check.labeled
     chance, wanted = check.chance.both, check.chance_target
-
-    def percent(value: float) -> str:  # a chance, to the point a lead acts on
-        shown = f"{100 * value:.0f} %"
-        return {"100 %": "over 99 %", "0 %": "under 1 %"}.get(shown, shown)
 
     sizes = (
         f"about {need_pos:,} flagged and {need_neg:,} unflagged items need a label in all "
@@ -478,14 +476,14 @@ def _needed_lines(check: TargetCheck) -> list[str]:
     )
     if wanted and chance >= wanted:
         return [
-            f"for a {percent(wanted)} chance of meeting both, {sizes}; chance that they do, "
-            f"given the labels so far: {percent(chance)}"
+            f"for {percent(wanted, article=True)} chance of meeting both, {sizes}; chance "
+            f"that they do, given the labels so far: {percent(chance)}"
         ]
     lines = []
     if wanted:
         lines.append(
-            f"no sample of this population gives a {percent(wanted)} chance of meeting both; "
-            "at the rates labeled so far:"
+            f"no sample of this population gives {percent(wanted, article=True)} chance of "
+            "meeting both; at the rates labeled so far:"
         )
     lines.append(
         f"to meet both at the rates labeled so far, {sizes}; chance that they do, given the "

@@ -17,7 +17,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from core.errors import InputError
-from core.round_targets import check_targets, top_up_chance
+from core.round_targets import chance_in_words, check_targets, top_up_chance
 from core.session import PlanInputs, SessionState
 from core.workbook.rounds import Round
 
@@ -177,3 +177,19 @@ def test_a_huge_top_up_stays_quick_and_sums_to_a_probability():
     state = _state(0.002, 0.004)
     chance = top_up_chance(state, item, (20_000, 901_000), fpc=True)
     assert 0.0 <= chance.both <= chance.recall <= 1.0 and 0.0 <= chance.precision <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (0.74, "a 74 %"),
+        (0.8, "an 80 %"),
+        (0.11, "an 11 %"),
+        (0.9, "a 90 %"),
+        (0.9996, "an over 99 %"),
+        (0.003, "an under 1 %"),
+    ],
+)
+def test_a_chance_in_words_never_rounds_up_to_certainty(value, words):
+    assert chance_in_words(value, article=True) == words
+    assert chance_in_words(value) == words.split(" ", 1)[1]
