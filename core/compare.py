@@ -27,7 +27,10 @@ Full entries: docs/methods.md, References.
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
 import math
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -275,3 +278,22 @@ def compare(
         prior=prior,
         warnings=tuple(warnings),
     )
+
+
+def consecutive_pairs(
+    rounds: Iterable[tuple[int, Hashable, dt.date | None]],
+) -> list[tuple[int, int]]:
+    """``(previous, current)`` indices of consecutive rounds of one classifier.
+
+    ``rounds`` holds ``(index, classifier, date)`` of each round that can be compared.
+    Within a classifier, rounds are ordered by date; rounds without a date follow the
+    dated ones in their given order (the History tab and the report pair them alike).
+    """
+    by_classifier: dict[Hashable, list[tuple[int, dt.date | None]]] = {}
+    for index, classifier, date in rounds:
+        by_classifier.setdefault(classifier, []).append((index, date))
+    pairs: list[tuple[int, int]] = []
+    for group in by_classifier.values():
+        ordered = sorted(group, key=lambda r: (r[1] is None, r[1] or dt.date.min, r[0]))
+        pairs.extend((before[0], after[0]) for before, after in itertools.pairwise(ordered))
+    return pairs

@@ -14,7 +14,6 @@ version changes, the round is labelled with the new version (``v2.2``) on both p
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -37,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from core import batch_intervals, validation
 from core.compare import Comparison, compare
+from core.compare import consecutive_pairs as pairs_of_rounds
 from core.confusion import point_estimates
 from core.errors import InputError
 from core.intervals import Interval
@@ -208,18 +208,9 @@ def _dated(figures: list[RoundFigures], classifier: str) -> list[tuple[dt.date, 
 
 
 def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
-    """``(previous, current)`` indices into ``session.rounds``: same classifier, by date.
-
-    Rounds without a date keep their workbook order after the dated ones.
-    """
-    by_classifier: dict[str, list[RoundFigures]] = {}
-    for figure in figures:
-        by_classifier.setdefault(figure.classifier, []).append(figure)
-    pairs: list[tuple[int, int]] = []
-    for group in by_classifier.values():
-        ordered = sorted(group, key=lambda f: (f.date is None, f.date or dt.date.min, f.index))
-        pairs.extend((before.index, after.index) for before, after in itertools.pairwise(ordered))
-    return pairs
+    """``(previous, current)`` indices into ``session.rounds``: same classifier, by date
+    (:func:`core.compare.consecutive_pairs`)."""
+    return pairs_of_rounds((f.index, f.classifier, f.date) for f in figures)
 
 
 def compare_consecutive(rounds, pairs, confidence: float, seed: int, control=None) -> dict:

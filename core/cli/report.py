@@ -11,8 +11,9 @@ population, ``s`` and total labels; see :func:`core.workbook.session_io.session_
 so the Summary, the plan and the Inputs sheet are about that round only. A plain workbook
 with no usable rounds is an error (exit 2).
 
-JSON keys (``--json``): ``output, subject, round, rounds, estimates, plan, warnings,
-problems``.
+JSON keys (``--json``): ``output, subject, round, rounds, estimates, plan, change`` (the
+change since the previous round: ``prplanner compare``'s keys plus ``previous_round``; or
+null), ``warnings, problems``.
 """
 
 from __future__ import annotations

@@ -132,6 +132,8 @@ NUMBER_FORMATS = {
     "ratio": "0.000000",
     "number": "0.000",
     "small": "0.00E+00",
+    # a change in percentage points (the value is 100 times the change of the rate)
+    "points": '+0.0" points";-0.0" points";0.0" points"',
     "date": "yyyy-mm-dd",
     "int": "0",
     "text": "@",

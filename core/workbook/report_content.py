@@ -27,6 +27,7 @@ from core.session import (
 from core.workbook.rounds import Round
 
 if TYPE_CHECKING:
+    from core.compare import Comparison
     from core.confusion import Population
     from core.evaluation import Evaluation
     from core.plan_request import PlanningInputs
@@ -197,6 +198,25 @@ class PlanCurves:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RoundChange:
+    """The evaluated round against the same classifier's previous round (methods §9).
+
+    Attributes
+    ----------
+    previous : Round
+        The previous round (by date, as the History tab pairs them).
+    comparison : Comparison
+        Change of precision and recall, their intervals and ``p_worse``.
+    """
+
+    previous: Round
+    comparison: Comparison
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"previous_round": _round_label(self.previous), **self.comparison.to_dict()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportContent:
     """Everything the report shows, computed before any cell is written.
 
@@ -223,6 +243,8 @@ class ReportContent:
         The P3 sheet; ``p3_info`` holds its side notes.
     rounds : Table
         The Rounds sheet.
+    change : RoundChange or None
+        The change since the classifier's previous round, when the evaluated round has one.
     inputs : tuple of (str, object)
         The Inputs sheet's ``key, value`` rows (schema version first).
     warnings : tuple of str
@@ -243,6 +265,7 @@ class ReportContent:
     rounds: Table
     inputs: tuple[tuple[str, Any], ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    change: RoundChange | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Short JSON-able description (``prplanner report --json``)."""
@@ -257,6 +280,7 @@ class ReportContent:
             "rounds": len(self.state.rounds),
             "estimates": estimates,
             "plan": None if self.plan is None else self.plan.to_dict(),
+            "change": None if self.change is None else self.change.to_dict(),
             "warnings": list(self.warnings),
         }
 
@@ -757,6 +781,8 @@ def _shown(value, kind: str) -> str:
             return f"{value:.3f}"
         if kind == "small":
             return f"{value:.2E}"
+        if kind == "points":
+            return f"{value:+.1f} points"
         return str(value)
     except (ValueError, OverflowError):
         return str(value)
@@ -771,6 +797,101 @@ def _rate(value: float | None) -> str:
 SMALL_RATE_METRICS = ("fpr", "prevalence")
 
 
+#: Posterior draws per round for the recall change, and their seed: a report written twice
+#: from one session says the same.
+CHANGE_REPLICATES = 100_000
+CHANGE_SEED = 20_231_101
+
+
+def _comparable(item: Round) -> bool:
+    return item.matrix.n_pos > 0 and item.matrix.n_neg > 0 and item.k > 0
+
+
+def change_section(state: SessionState, item: Round | None) -> RoundChange | None:
+    """The evaluated round against its classifier's previous round (the pairing of the
+    History tab, :func:`core.compare.consecutive_pairs`); None when it has none."""
+    from core.compare import compare, consecutive_pairs
+
+    if item is None or not _comparable(item):
+        return None
+    rounds = state.rounds
+    index = next((i for i, past in enumerate(rounds) if past is item), None)
+    if index is None:
+        index = next((i for i in reversed(range(len(rounds))) if rounds[i] == item), None)
+    if index is None:
+        return None
+    pairs = consecutive_pairs(
+        (i, past.classifier, past.date) for i, past in enumerate(rounds) if _comparable(past)
+    )
+    before = next((previous for previous, current in pairs if current == index), None)
+    if before is None:
+        return None
+    previous = rounds[before]
+    comparison = compare(
+        previous.matrix,
+        item.matrix,
+        k_previous=previous.k,
+        k_current=item.k,
+        confidence=state.confidence,
+        replicates=CHANGE_REPLICATES,
+        seed=CHANGE_SEED,
+    )
+    return RoundChange(previous=previous, comparison=comparison)
+
+
+def _points(value: float | None) -> str:
+    """A change of a rate in percentage points, signed: ``+2.1 points``."""
+    return "-" if value is None else f"{100 * value:+.1f} points".replace("-", "\u2212")
+
+
+def change_rows(change: RoundChange, level: str) -> list[SummaryRow]:
+    """The Summary's "Change since the previous round" section, in words."""
+    comparison = change.comparison
+    name = _round_label(change.previous)
+    rows = [SummaryRow(style="heading", label=f"Change since the previous round, {name}")]
+    for metric, moved in (
+        ("precision", comparison.precision_change),
+        ("recall", comparison.recall_change),
+    ):
+        data = moved.to_dict()
+        lower, upper = data["interval"]
+        estimate, worse = data["estimate"], data["p_worse"]
+        if estimate is None or lower is None or upper is None:
+            note = f"The change of {metric} is undefined for these counts (see the warnings)."
+        else:
+            verdict = (
+                "more than sampling noise"
+                if lower > 0 or upper < 0
+                else "within sampling noise: it may not be a real change"
+            )
+            note = (
+                f"{metric.capitalize()} went from {_pct(moved.previous)} to "
+                f"{_pct(moved.current)}, {_points(estimate)}; with {level} confidence the "
+                f"change is between {_points(lower)} and {_points(upper)}, {verdict}. "
+                f"Chance that {metric} got worse: {_pct(worse)}."
+            )
+        rows.append(
+            SummaryRow(
+                label=f"{METRIC_NAMES[metric]} change",
+                value=None if estimate is None else 100 * estimate,
+                lower=None if lower is None else 100 * lower,
+                upper=None if upper is None else 100 * upper,
+                kind="points",
+                note=note,
+            )
+        )
+    rows.append(
+        SummaryRow(
+            style="text",
+            label="Each round is its own random sample, so part of any change is chance; "
+            "the interval of the change counts both rounds' uncertainty (Newcombe's interval "
+            "for precision, the two rounds' posteriors for recall).",
+        )
+    )
+    rows += [SummaryRow(style="text", label=f"• {text}") for text in comparison.warnings]
+    return rows
+
+
 def summary_rows(
     state: SessionState,
     subject: str,
@@ -780,6 +901,7 @@ def summary_rows(
     plan: Plan | None,
     chosen: Plan | None,
     warnings: Sequence[str],
+    change: RoundChange | None = None,
 ) -> tuple[SummaryRow, ...]:
     """The Summary sheet, section by section, in plain language."""
     level = (
@@ -911,6 +1033,9 @@ def summary_rows(
                 note=METRIC_MEANINGS["prevalence"],
             )
         )
+
+        if change is not None:
+            rows += change_rows(change, level)
 
         rows.append(SummaryRow(style="heading", label="Intervals by method"))
         quoted = evaluation.recommended()
@@ -1145,6 +1270,7 @@ def build_report(
         warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
     )
     rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
+    change = _guarded(warnings, "the change since the previous round", change_section, state, item)
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(
         state=state,
@@ -1153,7 +1279,9 @@ def build_report(
         evaluation=evaluation,
         plan=plan,
         chosen_design=chosen,
-        summary=summary_rows(state, subject, item, evaluation, planning, plan, chosen, warnings),
+        summary=summary_rows(
+            state, subject, item, evaluation, planning, plan, chosen, warnings, change
+        ),
         intervals=intervals_table(evaluation),
         plan_curves=curves,
         p3=p3,
@@ -1161,4 +1289,5 @@ def build_report(
         rounds=rounds,
         inputs=inputs_rows(state),
         warnings=tuple(warnings),
+        change=change,
     )

@@ -1,0 +1,115 @@
+"""The report's "Change since the previous round" (core.workbook.report_content).
+
+The previous round is the same classifier's latest earlier round by date, whatever the
+workbook order; the change of precision is checked against statsmodels' Newcombe
+interval, and the chance that precision got worse against a numerical integral of the two
+Jeffreys posteriors (the report draws them at random).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import openpyxl
+import pytest
+from scipy import integrate, stats
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+from core.session import SessionState
+from core.workbook.report import write_report
+from core.workbook.report_content import build_report
+from core.workbook.rounds import Round
+
+
+def _round(name, day, classifier, tp, fp, fn, tn, k=0.035) -> Round:
+    return Round(
+        sheet="Rounds",
+        row=2,
+        round=name,
+        date=dt.date(2026, 3, day),
+        classifier=classifier,
+        k=k,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+    )
+
+
+# Out of date order on purpose, with another classifier in between.
+ROUNDS = (
+    _round("TR-07", 23, "travel", 255, 47, 90, 4218),
+    _round("FI-01", 16, "finance", 230, 75, 92, 4323),
+    _round("TR-05", 2, "travel", 260, 20, 70, 4250),
+    _round("TR-06", 9, "travel", 248, 37, 82, 4243),
+)
+
+
+def _report(name: str):
+    state = SessionState(rounds=ROUNDS)
+    item = next(past for past in ROUNDS if past.round == name)
+    return build_report(state, round_name=item)
+
+
+def _summary_text(content) -> str:
+    return "\n".join(f"{row.label} | {row.note}" for row in content.summary)
+
+
+def test_the_previous_round_is_the_classifiers_latest_earlier_one():
+    content = _report("TR-07")
+    assert content.change is not None and content.change.previous.round == "TR-06"
+    assert "Change since the previous round, TR-06 (travel)" in _summary_text(content)
+    assert _report("TR-06").change.previous.round == "TR-05"
+    assert _report("TR-05").change is None  # the first travel round
+    assert _report("FI-01").change is None  # the only finance round
+    assert "Change since" not in _summary_text(_report("TR-05"))
+
+
+def test_the_precision_change_against_statsmodels_and_an_integral():
+    change = _report("TR-07").change
+    previous, current = change.previous, ROUNDS[0]
+    moved = change.comparison.precision_change
+    lower, upper = confint_proportions_2indep(
+        current.tp, current.tp + current.fp, previous.tp, previous.tp + previous.fp,
+        method="newcomb", compare="diff", alpha=0.05,
+    )  # fmt: skip
+    assert (moved.interval.lower, moved.interval.upper) == pytest.approx((lower, upper), abs=1e-9)
+    before = stats.beta(previous.tp + 0.5, previous.fp + 0.5)
+    after = stats.beta(current.tp + 0.5, current.fp + 0.5)
+    worse, _ = integrate.quad(lambda x: before.pdf(x) * after.cdf(x), 0, 1, limit=200)
+    assert moved.p_worse == pytest.approx(worse, abs=0.005)  # 100,000 draws: SE < 0.0016
+
+
+def test_the_summary_says_when_a_change_may_be_noise():
+    text = _summary_text(_report("TR-07"))
+    precision = next(line for line in text.splitlines() if line.startswith("Precision change"))
+    # 248/285 -> 255/302: the Newcombe interval of the change contains 0
+    assert "Precision went from 87.0% to 84.4%, −2.6 points" in precision
+    assert "within sampling noise: it may not be a real change" in precision
+    recall = next(line for line in text.splitlines() if line.startswith("Recall change"))
+    assert "Chance that recall got worse:" in recall
+
+
+def test_a_clear_drop_is_called_more_than_noise():
+    rounds = (
+        _round("A", 1, None, 450, 50, 60, 4440),
+        _round("B", 8, None, 350, 150, 60, 4440),
+    )
+    content = build_report(SessionState(rounds=rounds), round_name=rounds[1])
+    row = next(row for row in content.summary if row.label == "Precision change")
+    assert row.value == pytest.approx(-20.0)  # 90 % -> 70 %, in points
+    assert "−20.0 points" in row.note and "more than sampling noise" in row.note
+    assert "Chance that precision got worse: 100.0%" in row.note
+
+
+def test_the_written_summary_shows_signed_points(tmp_path):
+    path = tmp_path / "report.xlsx"
+    write_report(path, SessionState(rounds=ROUNDS), round_name=ROUNDS[0])
+    sheet = openpyxl.load_workbook(path)["Summary"]
+    rows = [row for row in sheet.iter_rows() if row[0].value == "Precision change"]
+    assert len(rows) == 1
+    value = rows[0][1]
+    assert value.number_format == '+0.0" points";-0.0" points";0.0" points"'
+    expected = 100 * (255 / 302 - 248 / 285)
+    assert math.isclose(value.value, expected, rel_tol=1e-12)
