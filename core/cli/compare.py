@@ -6,11 +6,18 @@ the previous one, the second (``--k2 --tp2 ...``) the current one: a positive ch
 improvement and ``p_worse`` is the probability that the current round is worse (shown as
 ``P(decline)`` in the text output). Each round's design is ``--k``/``--k2`` or, as for
 ``evaluate``, ``--population N_POS N_NEG``/``--population2``.
+
+``prplanner compare ROUNDS.xlsx [--round NAME]`` compares a round of the lead's rounds
+workbook (or saved session) with the same classifier's previous round by date, the pairing
+of the History tab and the report; without ``--round``, the most recent round. Its JSON
+adds ``previous_round`` and ``current_round`` (their names).
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from pathlib import Path
 
 from core import validation
 from core.cli.evaluate import add_count_flags, matrix_from_flags, percent
@@ -18,13 +25,15 @@ from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
+from core.workbook.report_content import CHANGE_SEED
 
 HELP = "Change in precision and recall between two labeled rounds, and P(decline)."
 
 
 def _add_design_flags(parser: argparse.ArgumentParser, suffix: str, which: str) -> None:
-    """``--k`` or ``--population`` of one round (``suffix`` ``""`` or ``"2"``), as evaluate."""
-    design = parser.add_mutually_exclusive_group(required=True)
+    """``--k`` or ``--population`` of one round (``suffix`` ``""`` or ``"2"``), as evaluate
+    (required unless a rounds workbook is given: :func:`run` checks)."""
+    design = parser.add_mutually_exclusive_group()
     design.add_argument(
         f"--k{suffix}", type=number, metavar=f"K{suffix}", help=f"k = N1/N0 of the {which} round"
     )
@@ -39,10 +48,24 @@ def _add_design_flags(parser: argparse.ArgumentParser, suffix: str, which: str) 
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "rounds_file",
+        metavar="ROUNDS.xlsx",
+        type=Path,
+        nargs="?",
+        help="your rounds workbook (or a saved session): compare a round with the same "
+        "classifier's previous round by date, instead of typing both rounds' counts",
+    )
+    parser.add_argument(
+        "--round",
+        metavar="NAME",
+        help="with ROUNDS.xlsx: the round to compare with its previous one (default: the "
+        "most recent round)",
+    )
     _add_design_flags(parser, "", "previous")
-    add_count_flags(parser)
+    add_count_flags(parser, required=False)
     _add_design_flags(parser, "2", "current")
-    add_count_flags(parser, suffix="2")
+    add_count_flags(parser, suffix="2", required=False)
     parser.add_argument(
         "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
     )
@@ -69,7 +92,36 @@ def _k(args: argparse.Namespace, suffix: str, matrix) -> float:
     return validation.imbalance(f"--k{suffix}", getattr(args, f"k{suffix}"))
 
 
-def run(args: argparse.Namespace) -> Comparison:
+_ROUND_FLAGS = tuple(
+    f"--{name}{suffix}"
+    for suffix in ("", "2")
+    for name in ("k", "population", "tp", "fp", "fn", "tn")
+)
+
+
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    return getattr(args, flag[2:].replace("-", "_")) is not None
+
+
+def run(args: argparse.Namespace) -> Comparison | RoundsCompared:
+    if args.rounds_file is not None:
+        return _run_on_workbook(args)
+    if args.round is not None:
+        raise InputError("--round names a round of ROUNDS.xlsx: give the rounds workbook too")
+    missing = []
+    for suffix in ("", "2"):
+        if not _given(args, f"--k{suffix}") and not _given(args, f"--population{suffix}"):
+            missing.append(f"--k{suffix} or --population{suffix}")
+        missing += [
+            flag
+            for flag in (f"--tp{suffix}", f"--fp{suffix}", f"--fn{suffix}", f"--tn{suffix}")
+            if not _given(args, flag)
+        ]
+    if missing:
+        raise InputError(
+            "compare needs your rounds workbook (prplanner compare ROUNDS.xlsx) or both "
+            f"rounds' counts; missing: {', '.join(missing)}"
+        )
     previous = matrix_from_flags(args)
     current = matrix_from_flags(args, suffix="2")
     k_previous, k_current = _k(args, "", previous), _k(args, "2", current)
@@ -86,6 +138,67 @@ def run(args: argparse.Namespace) -> Comparison:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundsCompared:
+    """Two rounds of a rounds workbook compared (``prplanner compare ROUNDS.xlsx``)."""
+
+    comparison: Comparison
+    previous_round: str
+    current_round: str
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "previous_round": self.previous_round,
+            "current_round": self.current_round,
+            **self.comparison.to_dict(),
+        }
+
+
+def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
+    import dataclasses
+
+    from core.cli.output import refuse_text_table
+    from core.workbook.layout import most_recent_round
+    from core.workbook.report_content import change_section, find_round, round_label
+    from core.workbook.session_io import read_session
+
+    given = [flag for flag in _ROUND_FLAGS if _given(args, flag)]
+    if given:
+        raise InputError(
+            f"give either ROUNDS.xlsx or the counts of two rounds, not both ({given[0]} "
+            f"was given with {args.rounds_file.name})"
+        )
+    refuse_text_table(args.rounds_file, "prplanner compare reads a rounds workbook (.xlsx)")
+    opened = read_session(args.rounds_file)
+    state = dataclasses.replace(opened.state, confidence=confidence_flag(args.confidence))
+    notes: list[str] = []
+    if args.round is not None:
+        item = find_round(state.rounds, args.round, notes)
+    else:
+        latest = most_recent_round(state.rounds)
+        if latest is None:
+            raise InputError(f"{args.rounds_file.name} has no usable rounds to compare")
+        item = latest
+    replicates = validation.whole_at_least(
+        "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
+    )
+    seed = CHANGE_SEED if args.seed is None else args.seed
+    change = change_section(state, item, replicates=replicates, seed=seed)
+    if change is None:
+        whose = f"of classifier {item.classifier!r} " if item.classifier else ""
+        raise InputError(
+            f"{round_label(item)} has no earlier round {whose}in {args.rounds_file.name} "
+            "(rounds are paired by classifier and date); name a later round with --round"
+        )
+    return RoundsCompared(
+        comparison=change.comparison,
+        previous_round=round_label(change.previous),
+        current_round=round_label(item),
+        notes=tuple(notes),
+    )
+
+
 def _points(value: float | None) -> str:
     """A change of a rate in percentage points, signed."""
     if value is None:
@@ -93,14 +206,25 @@ def _points(value: float | None) -> str:
     return f"{100 * value:+.2f} pp"
 
 
-def format_text(comparison: Comparison) -> str:
+def format_text(result_of_run: Comparison | RoundsCompared) -> str:
+    lines = []
+    if isinstance(result_of_run, RoundsCompared):
+        lines += [f"{line}" for line in result_of_run.notes]
+        lines.append(
+            f"{result_of_run.current_round} against the previous round, "
+            f"{result_of_run.previous_round}"
+        )
+        lines.append("")
+    comparison = (
+        result_of_run.comparison if isinstance(result_of_run, RoundsCompared) else result_of_run
+    )
     result = comparison.to_dict()
     previous, current = result["previous"], result["current"]
     header = (
         f"{'metric':<10} {'previous':>9} {'current':>9} {'change':>11} {'lower':>11} "
         f"{'upper':>11} {'P(decline)':>11}"
     )
-    lines = [header, "-" * len(header)]
+    lines += [header, "-" * len(header)]
     for metric in ("precision", "recall"):
         block = result[f"{metric}_change"]
         lower, upper = block["interval"]
@@ -110,8 +234,13 @@ def format_text(comparison: Comparison) -> str:
             f"{percent(block['p_worse']):>11}"
         )
     lines.append("")
+    which = (
+        "current minus previous"
+        if isinstance(result_of_run, RoundsCompared)
+        else "current (--tp2 ...) minus previous (--tp ...)"
+    )
     lines.append(
-        "change = current (--tp2 ...) minus previous (--tp ...); precision: Newcombe hybrid "
+        f"change = {which}; precision: Newcombe hybrid "
         "score interval; recall: Monte-Carlo from the two posteriors (Jeffreys prior); "
         "P(decline) = probability that the current round is worse (p_worse in --json)"
     )

@@ -29,8 +29,11 @@ HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labele
 METHOD_LABELS = {key: method.short_label for key, method in INTERVAL_METHODS.items()}
 
 
-def add_count_flags(parser: argparse.ArgumentParser, suffix: str = "") -> None:
-    """``--tp --fp --fn --tn`` (with ``suffix``, e.g. ``--tp2``), all required."""
+def add_count_flags(
+    parser: argparse.ArgumentParser, suffix: str = "", *, required: bool = True
+) -> None:
+    """``--tp --fp --fn --tn`` (with ``suffix``, e.g. ``--tp2``), all required unless
+    ``required`` is false (the caller then checks them)."""
     for cell, meaning in (
         ("tp", "actual positives among the sampled predicted positives"),
         ("fp", "actual negatives among the sampled predicted positives"),
@@ -40,7 +43,7 @@ def add_count_flags(parser: argparse.ArgumentParser, suffix: str = "") -> None:
         parser.add_argument(
             f"--{cell}{suffix}",
             type=number,
-            required=True,
+            required=required,
             metavar=cell.upper(),
             help=meaning,
         )

@@ -213,7 +213,7 @@ class RoundChange:
     comparison: Comparison
 
     def to_dict(self) -> dict[str, Any]:
-        return {"previous_round": _round_label(self.previous), **self.comparison.to_dict()}
+        return {"previous_round": round_label(self.previous), **self.comparison.to_dict()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,7 +292,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _round_label(item: Round) -> str:
+def round_label(item: Round) -> str:
     """``TR-06 (Fraud, model v2.3)``: the round, its classifier and model version."""
     name = item.round or f"row {item.row} of sheet {item.sheet}"
     about = [item.classifier] if item.classifier else []
@@ -807,7 +807,13 @@ def _comparable(item: Round) -> bool:
     return item.matrix.n_pos > 0 and item.matrix.n_neg > 0 and item.k > 0
 
 
-def change_section(state: SessionState, item: Round | None) -> RoundChange | None:
+def change_section(
+    state: SessionState,
+    item: Round | None,
+    *,
+    replicates: int = CHANGE_REPLICATES,
+    seed: int | None = CHANGE_SEED,
+) -> RoundChange | None:
     """The evaluated round against its classifier's previous round (the pairing of the
     History tab, :func:`core.compare.consecutive_pairs`); None when it has none."""
     from core.compare import compare, consecutive_pairs
@@ -833,8 +839,8 @@ def change_section(state: SessionState, item: Round | None) -> RoundChange | Non
         k_previous=previous.k,
         k_current=item.k,
         confidence=state.confidence,
-        replicates=CHANGE_REPLICATES,
-        seed=CHANGE_SEED,
+        replicates=replicates,
+        seed=seed,
     )
     return RoundChange(previous=previous, comparison=comparison)
 
@@ -847,7 +853,7 @@ def _points(value: float | None) -> str:
 def change_rows(change: RoundChange, level: str) -> list[SummaryRow]:
     """The Summary's "Change since the previous round" section, in words."""
     comparison = change.comparison
-    name = _round_label(change.previous)
+    name = round_label(change.previous)
     rows = [SummaryRow(style="heading", label=f"Change since the previous round, {name}")]
     for metric, moved in (
         ("precision", comparison.precision_change),
@@ -1253,7 +1259,7 @@ def build_report(
     else:
         item = None
     subject = (
-        f"round {_round_label(item)}"
+        f"round {round_label(item)}"
         if item is not None
         else "the labeled counts entered on the Evaluate tab"
     )
@@ -1265,7 +1271,7 @@ def build_report(
         warnings, "the plan", plan_section, state, planning, warnings, default=(None, None)
     )
     curves = _guarded(warnings, "the plan curves", plan_curves_section, state, planning, warnings)
-    name = _round_label(item) if item is not None else "Evaluate tab"
+    name = round_label(item) if item is not None else "Evaluate tab"
     p3, p3_info = _guarded(
         warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
     )

@@ -301,3 +301,52 @@ def test_text_marks_the_interval_to_quote_and_the_predictions(capsys):
     assert "Bayes predictive †" in text
     assert "not an interval for the true value" in text
     assert "bayes_mc" not in text
+
+
+# TR-05 and TR-06 of the shared fixture rounds_simple.xlsx (as `prplanner rounds` lists them)
+TR05 = ["--population", "44800", "1255900", "--tp", "248", "--fp", "37", "--fn", "82",
+        "--tn", "4243"]  # fmt: skip
+TR06 = ["--population2", "47300", "1249000", "--tp2", "255", "--fp2", "47", "--fn2", "90",
+        "--tn2", "4218"]  # fmt: skip
+
+
+def test_compare_reads_a_rounds_workbook(capsys, shared_fixtures):
+    rounds = str(shared_fixtures / "rounds_simple.xlsx")
+    document = run_json(capsys, ["compare", rounds, "--seed", "4"])
+    # the most recent round against its classifier's previous one by date
+    assert document["current_round"] == "TR-06 (travel)"
+    assert document["previous_round"] == "TR-05 (travel)"
+    typed = run_json(capsys, ["compare", *TR05, *TR06, "--seed", "4"])
+    assert {key: document[key] for key in typed} == typed
+    finance = run_json(capsys, ["compare", rounds, "--round", "FI-03"])
+    assert (finance["previous_round"], finance["current_round"]) == (
+        "FI-02 (finance)",
+        "FI-03 (finance)",
+    )
+    assert main(["compare", rounds]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("TR-06 (travel) against the previous round, TR-05 (travel)")
+    assert "change = current minus previous" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--round", "TR-01"], "TR-01 (travel) has no earlier round of classifier 'travel'"),
+        (["--tp", "3"], "give either ROUNDS.xlsx or the counts of two rounds, not both"),
+        (["--round", "TR-9"], "there is no round named 'TR-9'"),
+    ],
+)
+def test_compare_on_a_workbook_refuses_in_words(capsys, shared_fixtures, argv, words):
+    assert main(["compare", str(shared_fixtures / "rounds_simple.xlsx"), *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and words in captured.err
+
+
+def test_compare_without_a_workbook_lists_what_is_missing(capsys):
+    assert main(["compare"]) == 2
+    err = capsys.readouterr().err
+    assert "compare needs your rounds workbook (prplanner compare ROUNDS.xlsx)" in err
+    assert "missing: --k or --population, --tp, --fp, --fn, --tn, --k2 or" in err
+    assert main(["compare", "--round", "TR-06", "--k", "0.1", *COUNTS]) == 2
+    assert "--round names a round of ROUNDS.xlsx" in capsys.readouterr().err
