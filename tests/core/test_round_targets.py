@@ -2,7 +2,8 @@
 
 The quoted intervals are recomputed with statsmodels (Wilson) and by hand (Katz log,
 Eq 4), and the labels a top-up asks for are checked to meet both margins at the round's
-rates, which is what the lead is promised.
+rates, which is what the lead is promised; the chance that a top-up is enough is checked
+by hand and by simulation.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from core.round_targets import check_targets
+from core.errors import InputError
+from core.round_targets import chance_in_words, check_targets, top_up_chance
 from core.session import PlanInputs, SessionState
 from core.workbook.rounds import Round
 
@@ -35,9 +38,13 @@ def _round(tp, fp, fn, tn, population=(20_000, 1_000_000)) -> Round:
     )
 
 
-def _state(margin_precision, margin_recall) -> SessionState:
+def _state(margin_precision, margin_recall, chance_target=0.0) -> SessionState:
     return SessionState(
-        plan=PlanInputs(margin_precision=margin_precision, margin_recall=margin_recall)
+        plan=PlanInputs(
+            margin_precision=margin_precision,
+            margin_recall=margin_recall,
+            assurance_target=chance_target,
+        )
     )
 
 
@@ -107,3 +114,156 @@ def test_the_correction_needs_both_population_counts():
     with pytest.raises(Exception, match="population counts"):
         check_targets(_state(0.05, 0.05), item, fpc=True)
     assert check_targets(_state(0.05, 0.05), item).to_dict()["fpc"] is False
+
+
+# --- the chance that a top-up meets the targets ---------------------------------------
+#
+# Checked by hand where the new labels are few enough to list every outcome, and by
+# simulating the rounds: the stratum's rate drawn from its Jeffreys posterior, then the new
+# labels from it (Wilson by statsmodels, Katz by hand).
+
+
+def _wilson_halves(tp, n):
+    lower, upper = proportion_confint(tp, n, alpha=0.05, method="wilson")
+    return (np.asarray(upper) - np.asarray(lower)) / 2
+
+
+def _katz_halves(tp, fp, fn, tn, k):
+    """Eq 4 by hand (no zero cells in these rounds)."""
+    n1, n0 = tp + fp, fn + tn
+    x = (fn / n0) / (k * tp / n1)
+    se = np.sqrt(1 / tp - 1 / n1 + 1 / fn - 1 / n0)
+    return (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2
+
+
+def test_no_new_labels_is_certain_either_way():
+    item = _round(85, 15, 5, 995)
+    met = check_targets(_state(0.1, 0.4), item)
+    assert met.met
+    assert top_up_chance(_state(0.1, 0.4), item, (100, 1000)).both == 1.0
+    assert top_up_chance(_state(0.05, 0.05), item, (100, 1000)).both == 0.0
+
+
+def test_one_new_flagged_label_by_hand():
+    # 9 of 10 flagged items positive; one more label: positive with the Jeffreys predictive
+    # chance (9 + 1/2)/(10 + 1) = 19/22, giving 10/11 (narrower) or 9/11 (wider).
+    item = _round(9, 1, 5, 995)
+    narrow, wide = _wilson_halves(10, 11), _wilson_halves(9, 11)
+    between = (narrow + wide) / 2
+    chance = top_up_chance(_state(between, 0.49), item, (11, 1000))
+    assert chance.precision == pytest.approx(19 / 22, rel=1e-12)
+    assert chance.new_labels == (1, 0)
+
+
+def _simulated(item: Round, needed, margins, rounds=40_000, seed=5):
+    """Share of simulated top-ups meeting each margin: the rate of each stratum from its
+    Jeffreys posterior, then the new labels binomially from it (exchangeable items)."""
+    rng = np.random.default_rng(seed)
+    new_pos, new_neg = needed[0] - (item.tp + item.fp), needed[1] - (item.fn + item.tn)
+    rate_pos = rng.beta(item.tp + 0.5, item.fp + 0.5, rounds)
+    rate_neg = rng.beta(item.fn + 0.5, item.tn + 0.5, rounds)
+    tp = item.tp + rng.binomial(new_pos, rate_pos)
+    fn = item.fn + rng.binomial(new_neg, rate_neg)
+    precision = _wilson_halves(tp, needed[0]) <= margins[0]
+    recall = _katz_halves(tp, needed[0] - tp, fn, needed[1] - fn, item.k) <= margins[1]
+    return precision.mean(), recall.mean(), (precision & recall).mean()
+
+
+@pytest.mark.parametrize(
+    ("counts", "needed", "margins"),
+    [
+        ((85, 15, 5, 995), (281, 9437), (0.05, 0.05)),
+        ((40, 20, 8, 392), (150, 3000), (0.06, 0.08)),
+        ((12, 3, 2, 120), (60, 900), (0.1, 0.12)),
+    ],
+)
+def test_the_chance_agrees_with_simulated_top_ups(counts, needed, margins):
+    item = _round(*counts)
+    state = _state(*margins)
+    chance = top_up_chance(state, item, needed)
+    simulated = _simulated(item, needed, margins)
+    for exact, share in zip((chance.precision, chance.recall, chance.both), simulated, strict=True):
+        # 4 standard errors of a share of 40,000 rounds
+        assert exact == pytest.approx(share, abs=4 * math.sqrt(0.25 / 40_000) + 1e-9)
+
+
+def test_the_chance_with_the_correction_agrees_with_simulation():
+    # A small stratum: the correction narrows the intervals of the topped-up round.
+    item = _round(30, 10, 4, 396, population=(300, 20_000))
+    needed, margins = (200, 2_500), (0.04, 0.1)
+    chance = top_up_chance(_state(*margins), item, needed, fpc=True)
+    rng = np.random.default_rng(11)
+    rounds = 40_000
+    tp = item.tp + rng.binomial(needed[0] - 40, rng.beta(30.5, 10.5, rounds))
+    fn = item.fn + rng.binomial(needed[1] - 400, rng.beta(4.5, 396.5, rounds))
+    f1 = (300 - needed[0]) / 299
+    f0 = (20_000 - needed[1]) / 19_999
+    # Wilson for n/f trials; Katz with each stratum's variance times its factor
+    precision = _wilson_halves(tp, needed[0] / f1) <= margins[0]
+    n1, n0 = needed
+    x = (fn / n0) / (item.k * tp / n1)
+    se = np.sqrt(f1 * (1 / tp - 1 / n1) + f0 * (1 / fn - 1 / n0))
+    half = (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2
+    both = (precision & (half <= margins[1])).mean()
+    assert chance.both == pytest.approx(both, abs=4 * math.sqrt(0.25 / rounds))
+    assert 0.05 < chance.both < 0.95  # a case that tells the correction apart
+
+
+def test_a_top_up_at_the_labeled_rates_is_far_from_certain():
+    check = check_targets(_state(0.05, 0.05), _round(85, 15, 5, 995), fpc=True)
+    assert check.needed is not None and check.chance is not None
+    assert check.chance_target == 0.0
+    assert 0.3 < check.chance.both < 0.9
+
+
+def test_a_top_up_for_a_chance_reaches_it_and_costs_more():
+    item = _round(85, 15, 5, 995)
+    plain = check_targets(_state(0.05, 0.05), item, fpc=True)
+    assured = check_targets(_state(0.05, 0.05, chance_target=0.9), item, fpc=True)
+    assert assured.chance_target == 0.9
+    assert assured.chance.both >= 0.9
+    assert assured.needed[0] >= plain.needed[0] and assured.needed[1] > plain.needed[1]
+    assert assured.top_up == assured.needed  # nothing skipped, nothing left unlabeled
+    # the chance it states is the chance of the labels it asks for
+    again = top_up_chance(_state(0.05, 0.05), item, assured.needed, fpc=True)
+    assert again.both == assured.chance.both
+    # and it is close to the least that reaches it: 3 % fewer labels fall short
+    fewer = tuple(math.floor(0.97 * n) for n in assured.needed)
+    assert top_up_chance(_state(0.05, 0.05), item, fewer, fpc=True).both < 0.9
+
+
+def test_an_unreachable_chance_keeps_the_plan_at_the_labeled_rates():
+    item = _round(30, 10, 4, 396, population=(300, 20_000))
+    plain = check_targets(_state(0.04, 0.1), item, fpc=True)
+    hopeless = check_targets(_state(0.04, 0.1, chance_target=0.999999), item, fpc=True)
+    assert plain.needed is not None
+    assert hopeless.needed == plain.needed and hopeless.chance.both < 0.999999
+
+
+def test_fewer_labels_than_labeled_are_refused():
+    with pytest.raises(InputError, match="fewer than the 100 and 1,000 labeled already"):
+        top_up_chance(_state(0.05, 0.05), _round(85, 15, 5, 995), (90, 1000))
+
+
+def test_a_huge_top_up_stays_quick_and_sums_to_a_probability():
+    # 900,000 new unflagged labels: the grid of new counts is grouped, not enumerated.
+    item = _round(85, 15, 5, 995)
+    state = _state(0.002, 0.004)
+    chance = top_up_chance(state, item, (20_000, 901_000), fpc=True)
+    assert 0.0 <= chance.both <= chance.recall <= 1.0 and 0.0 <= chance.precision <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (0.74, "a 74 %"),
+        (0.8, "an 80 %"),
+        (0.11, "an 11 %"),
+        (0.9, "a 90 %"),
+        (0.9996, "an over 99 %"),
+        (0.003, "an under 1 %"),
+    ],
+)
+def test_a_chance_in_words_never_rounds_up_to_certainty(value, words):
+    assert chance_in_words(value, article=True) == words
+    assert chance_in_words(value) == words.split(" ", 1)[1]
