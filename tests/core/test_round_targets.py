@@ -48,17 +48,19 @@ def _state(margin_precision, margin_recall, chance_target=0.0) -> SessionState:
     )
 
 
-def _wilson_half(tp, n) -> float:
+def _wilson_half(tp, n):
+    """Half-width of statsmodels' Wilson interval (each of many counts, or one)."""
     lower, upper = proportion_confint(tp, n, alpha=0.05, method="wilson")
-    return (upper - lower) / 2
+    return (np.asarray(upper) - np.asarray(lower)) / 2
 
 
-def _katz_half(tp, fp, fn, tn, k) -> float:
-    """Eq 4 by hand: recall 1/(1+x), x = (FN/n0)/(k TP/n1), se^2 = 1/TP - 1/n1 + 1/FN - 1/n0."""
+def _katz_half(tp, fp, fn, tn, k):
+    """Eq 4 by hand: recall 1/(1+x), x = (FN/n0)/(k TP/n1), se^2 = 1/TP - 1/n1 + 1/FN - 1/n0
+    (each of many rounds, or one; no zero cells)."""
     n1, n0 = tp + fp, fn + tn
     x = (fn / n0) / (k * tp / n1)
-    se = math.sqrt(1 / tp - 1 / n1 + 1 / fn - 1 / n0)
-    return (1 / (1 + x * math.exp(-Z * se)) - 1 / (1 + x * math.exp(Z * se))) / 2
+    se = np.sqrt(1 / tp - 1 / n1 + 1 / fn - 1 / n0)
+    return (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2
 
 
 def test_a_round_meeting_both_margins_needs_nothing():
@@ -123,19 +125,6 @@ def test_the_correction_needs_both_population_counts():
 # labels from it (Wilson by statsmodels, Katz by hand).
 
 
-def _wilson_halves(tp, n):
-    lower, upper = proportion_confint(tp, n, alpha=0.05, method="wilson")
-    return (np.asarray(upper) - np.asarray(lower)) / 2
-
-
-def _katz_halves(tp, fp, fn, tn, k):
-    """Eq 4 by hand (no zero cells in these rounds)."""
-    n1, n0 = tp + fp, fn + tn
-    x = (fn / n0) / (k * tp / n1)
-    se = np.sqrt(1 / tp - 1 / n1 + 1 / fn - 1 / n0)
-    return (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2
-
-
 def test_no_new_labels_is_certain_either_way():
     item = _round(85, 15, 5, 995)
     met = check_targets(_state(0.1, 0.4), item)
@@ -148,7 +137,7 @@ def test_one_new_flagged_label_by_hand():
     # 9 of 10 flagged items positive; one more label: positive with the Jeffreys predictive
     # chance (9 + 1/2)/(10 + 1) = 19/22, giving 10/11 (narrower) or 9/11 (wider).
     item = _round(9, 1, 5, 995)
-    narrow, wide = _wilson_halves(10, 11), _wilson_halves(9, 11)
+    narrow, wide = _wilson_half(10, 11), _wilson_half(9, 11)
     between = (narrow + wide) / 2
     chance = top_up_chance(_state(between, 0.49), item, (11, 1000))
     assert chance.precision == pytest.approx(19 / 22, rel=1e-12)
@@ -164,8 +153,8 @@ def _simulated(item: Round, needed, margins, rounds=40_000, seed=5):
     rate_neg = rng.beta(item.fn + 0.5, item.tn + 0.5, rounds)
     tp = item.tp + rng.binomial(new_pos, rate_pos)
     fn = item.fn + rng.binomial(new_neg, rate_neg)
-    precision = _wilson_halves(tp, needed[0]) <= margins[0]
-    recall = _katz_halves(tp, needed[0] - tp, fn, needed[1] - fn, item.k) <= margins[1]
+    precision = _wilson_half(tp, needed[0]) <= margins[0]
+    recall = _katz_half(tp, needed[0] - tp, fn, needed[1] - fn, item.k) <= margins[1]
     return precision.mean(), recall.mean(), (precision & recall).mean()
 
 
@@ -199,7 +188,7 @@ def test_the_chance_with_the_correction_agrees_with_simulation():
     f1 = (300 - needed[0]) / 299
     f0 = (20_000 - needed[1]) / 19_999
     # Wilson for n/f trials; Katz with each stratum's variance times its factor
-    precision = _wilson_halves(tp, needed[0] / f1) <= margins[0]
+    precision = _wilson_half(tp, needed[0] / f1) <= margins[0]
     n1, n0 = needed
     x = (fn / n0) / (item.k * tp / n1)
     se = np.sqrt(f1 * (1 / tp - 1 / n1) + f0 * (1 / fn - 1 / n0))
