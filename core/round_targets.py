@@ -8,8 +8,8 @@ the recommended plan with the round as the previous round (methods §6-7, the sa
 the Plan tab and the report), never below what was already labeled. The app's summary
 after labels are read and ``prplanner labels --margin ...`` both use :func:`check_targets`.
 
-A top-up sized so that the margins are met *at the labeled rates* meets them only about
-half the time: the new labels scatter. :func:`top_up_chance` is the chance that the
+A top-up sized so that the margins are met *at the labeled rates* is far from sure to
+meet them (about half the time to three times in four): the new labels scatter. :func:`top_up_chance` is the chance that the
 topped-up round meets each target given the labels so far (methods §14, "Topping up"), and
 with the Plan's assurance target the top-up is made large enough for that chance.
 """
@@ -468,7 +468,7 @@ def top_up_chance(
     The labels so far are kept; the new labels of each stratum are predicted from them
     (beta-binomial, :func:`_new_positives`), the two strata independently. The chance is
     the summed probability of every pair of new counts whose round meets the targets. A
-    top-up planned to meet the margins at the labeled rates gets about an even chance.
+    top-up planned to meet the margins at the labeled rates is far from sure to.
 
     Raises
     ------
