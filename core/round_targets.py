@@ -8,10 +8,10 @@ the recommended plan with the round as the previous round (methods §6-7, the sa
 the Plan tab and the report), never below what was already labeled. The app's summary
 after labels are read and ``prplanner labels --margin ...`` both use :func:`check_targets`.
 
-A top-up sized so that the margins are met *at the labeled rates* is far from sure to
-meet them (about half the time to three times in four): the new labels scatter. :func:`top_up_chance` is the chance that the
-topped-up round meets each target given the labels so far (methods §14, "Topping up"), and
-with the Plan's assurance target the top-up is made large enough for that chance.
+A top-up sized so that the margins are met *at the labeled rates* is not sure to meet them:
+the new labels scatter. :func:`top_up_chance` is the chance that the topped-up round meets
+each target given the labels so far (methods §14, "Topping up"), and with the Plan's
+assurance target the top-up is made large enough for that chance.
 """
 
 from __future__ import annotations

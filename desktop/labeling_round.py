@@ -1019,14 +1019,19 @@ def summary_text(result: LabeledRound) -> str:
             for word, count in (("skipped", labels.skipped), ("unlabeled", labels.unlabeled))
             if count
         )
-        for label in ("positive", "negative"):
-            estimates = labels.estimates_if_skipped(label, unlabeled_too=True)
-            if estimates["precision"] is not None:  # both strata have a label
-                lines.append(
-                    f"If every {what_is_open} item were {label}: precision "
-                    f"{formatting.percent(_rate(estimates['precision']))}, recall "
-                    f"{formatting.percent(_rate(estimates['recall']))}."
-                )
+        spans = labels.range_if_skipped(unlabeled_too=True)
+        shown = [
+            f"{name} between {formatting.percent(span[0])} and {formatting.percent(span[1])}"
+            for name, span in spans.items()
+            if span is not None and name != "f1"
+        ]
+        if shown:  # both strata have a label
+            open_items = labels.skipped + labels.unlabeled
+            lines.append(
+                f"Whatever the {open_items:,} {what_is_open} "
+                f"{'item turns' if open_items == 1 else 'items turn'} out to be: "
+                f"{' and '.join(shown)}."
+            )
     note = max(result.workbooks, key=lambda book: len(book.sample)).design.targets_note
     if note:
         lines.append(html.escape(note[0].upper() + note[1:], quote=False) + ".")
@@ -1106,15 +1111,6 @@ def _needed_in_words(result: LabeledRound) -> list[str]:
             f"{more_pos:,} flagged and {more_neg:,} unflagged in all."
         )
     return lines
-
-
-def _rate(value: object) -> float | None:
-    """A rate of ``estimates_if_skipped``, whose dict mixes counts and rates as ``object``."""
-    if value is None:
-        return None
-    if not isinstance(value, int | float):
-        raise TypeError(f"a rate must be a number or None, got {value!r}")
-    return float(value)
 
 
 def _key(item) -> str:

@@ -12,8 +12,10 @@ population_pos, population_neg, seed, evaluation`` (exactly the ``prplanner eval
 --json`` document for these counts and populations, with ``--seed`` the design's seed;
 without ``--fpc`` under ``--no-fpc``), then ``if_skipped_positive`` and
 ``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item
-had that label), ``if_skipped_or_unlabeled_positive`` and ``..._negative`` (the same with
-the items still without a label), ``unlabeled_items`` (``[{id, workbook, row}]``: each
+had that label), ``range_if_skipped`` (``{precision, recall, f1}``, each ``[lowest,
+highest]`` over every way the skipped items could be labeled), ``if_skipped_or_unlabeled_
+positive`` and ``..._negative`` and ``range_if_skipped_or_unlabeled`` (the same with the
+items still without a label), ``unlabeled_items`` (``[{id, workbook, row}]``: each
 item still without a label, and the workbook and row that hold it), ``classifiers`` (the
 same counts for each further classifier, when the sample has them), with a margin flag or
 margins recorded in the workbook (``select --margin``) ``targets``
@@ -342,33 +344,27 @@ def format_text(labeled: LabeledSample) -> str:
         f"   (labeled {result['labeled_pos']:,} + {result['labeled_neg']:,}; skipped "
         f"{result['skipped']:,}; unlabeled {result['unlabeled']:,})",
     ]
-    skipped_cases = (
-        ("if_skipped_positive", "if every skipped item were positive"),
-        ("if_skipped_negative", "if every skipped item were negative"),
-    )
-    labeled_any = labeled.primary.labeled_pos or labeled.primary.labeled_neg
-    for key, words in skipped_cases if labeled.primary.skipped and labeled_any else ():
-        item = result[key]
-        assert isinstance(item, dict)
-        lines.append(
-            f"{words}: precision {percent(item['precision'])}, recall {percent(item['recall'])}"
-        )
-    if labeled.primary.unlabeled and (labeled.primary.labeled_pos or labeled.primary.labeled_neg):
-        for key, words in (
+    primary = labeled.primary
+    if primary.labeled_pos or primary.labeled_neg:
+        for key, count, words in (
+            ("range_if_skipped", primary.skipped, f"{primary.skipped:,} skipped"),
             (
-                "if_skipped_or_unlabeled_positive",
-                "if every skipped or unlabeled item were positive",
-            ),
-            (
-                "if_skipped_or_unlabeled_negative",
-                "if every skipped or unlabeled item were negative",
+                "range_if_skipped_or_unlabeled",
+                primary.unlabeled,
+                f"{primary.skipped:,} skipped and {primary.unlabeled:,} unlabeled",
             ),
         ):
-            item = result[key]
-            assert isinstance(item, dict)
-            lines.append(
-                f"{words}: precision {percent(item['precision'])}, recall {percent(item['recall'])}"
+            spans = result[key]
+            assert isinstance(spans, dict)
+            if not count or spans["precision"] is None:
+                continue
+            shown = ", ".join(
+                f"{name} between {percent(span[0])} and {percent(span[1])}"
+                for name, span in spans.items()
+                if span is not None
             )
+            one = count == 1 and key == "range_if_skipped"
+            lines.append(f"whatever the {words} {'item is' if one else 'items are'}: {shown}")
     if labeled.targets is not None:
         lines.append("")
         lines.extend(_target_lines(labeled))

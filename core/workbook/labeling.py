@@ -347,6 +347,43 @@ class ClassifierLabels:
             return tp, fp + open_pos, fn, tn + open_neg
         return tp, fp, fn, tn
 
+    def range_if_skipped(self, *, unlabeled_too: bool = False) -> dict[str, list | None]:
+        """``{precision, recall, f1}``: each as ``[lowest, highest]`` over every way the
+        skipped items (and with ``unlabeled_too`` the unlabeled ones) could be labeled;
+        ``None`` while a stratum has no label or a rate is undefined.
+
+        Precision depends on the flagged items only, so its bounds are all of them
+        negative and all positive. Recall and F1 rise with the flagged stratum's positives
+        and fall with the unflagged stratum's, so theirs are the two mixed corners: a
+        skipped flagged item that is positive raises recall, a skipped unflagged one that
+        is positive (a missed item) lowers it.
+        """
+        from core.confusion import point_estimates
+
+        tp, fp, fn, tn = self.tp, self.fp, self.fn, self.tn
+        open_pos, open_neg = self.skipped_pos, self.skipped_neg
+        if unlabeled_too:
+            open_pos, open_neg = open_pos + self.unlabeled_pos, open_neg + self.unlabeled_neg
+        if tp + fp + open_pos == 0 or fn + tn + open_neg == 0:
+            return {"precision": None, "recall": None, "f1": None}
+        k = self.design.population_pos / self.design.population_neg
+        worst = (tp, fp + open_pos, fn + open_neg, tn)
+        best = (tp + open_pos, fp, fn, tn + open_neg)
+        bounds = []
+        for cells in (worst, best):
+            if cells[0] + cells[1] == 0 or cells[2] + cells[3] == 0:
+                return {"precision": None, "recall": None, "f1": None}
+            tp_, fp_, fn_, tn_ = cells
+            bounds.append(point_estimates(ConfusionMatrix(tp=tp_, fp=fp_, fn=fn_, tn=tn_), k))
+
+        def span(name: str) -> list | None:
+            values = [getattr(estimates, name) for estimates in bounds]
+            if not all(math.isfinite(value) for value in values):
+                return None
+            return [min(values), max(values)]
+
+        return {name: span(name) for name in ("precision", "recall", "f1")}
+
     def estimates_if_skipped(
         self, skipped_as: str, *, unlabeled_too: bool = False
     ) -> dict[str, object]:
@@ -445,6 +482,8 @@ class LabeledSample:
                 "if_skipped_or_unlabeled_negative": labels.estimates_if_skipped(
                     "negative", unlabeled_too=True
                 ),
+                "range_if_skipped": labels.range_if_skipped(),
+                "range_if_skipped_or_unlabeled": labels.range_if_skipped(unlabeled_too=True),
                 "unlabeled_items": [item.to_dict() for item in labels.unlabeled_items],
             }
 

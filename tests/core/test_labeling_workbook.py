@@ -453,3 +453,56 @@ def test_words_that_are_not_labels_are_counted_for_one_find_and_replace(drawn, t
     assert f"'No' ×{expected['No']}" in message and f"'1' ×{expected['1']}" in message
     assert f"'N/A' ×{expected['N/A']}" in message
     assert message.index("'No' ×") < message.index("'N/A' ×")  # most frequent first
+
+
+def _labels_with_open_items(tp, fp, fn, tn, skipped, unlabeled, population=(1_200, 48_000)):
+    from core.selection import ClassifierDesign
+    from core.workbook.labeling import ClassifierLabels
+
+    design = ClassifierDesign(
+        name="main", column="predicted", population_pos=population[0],
+        population_neg=population[1], n_pos=tp + fp + skipped[0] + unlabeled[0],
+        n_neg=fn + tn + skipped[1] + unlabeled[1],
+    )  # fmt: skip
+    return ClassifierLabels(
+        design=design, tp=tp, fp=fp, fn=fn, tn=tn, skipped_pos=skipped[0],
+        skipped_neg=skipped[1], unlabeled_pos=unlabeled[0], unlabeled_neg=unlabeled[1],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("counts", "skipped", "unlabeled"),
+    [
+        ((40, 8, 6, 300), (3, 4), (0, 0)),
+        ((12, 30, 2, 90), (5, 2), (1, 3)),
+        ((0, 9, 1, 50), (2, 2), (0, 1)),
+    ],
+)
+def test_the_range_if_skipped_holds_every_way_they_could_be_labeled(counts, skipped, unlabeled):
+    """Brute force: every number of positives among the open items of each stratum,
+    precision, recall (Eq 2 by hand) and F1 from the counts, against the reported range."""
+    labels = _labels_with_open_items(*counts, skipped, unlabeled)
+    n1_big, n0_big = 1_200, 48_000
+    tp, fp, fn, tn = counts
+    for unlabeled_too, open_pos, open_neg in (
+        (False, skipped[0], skipped[1]),
+        (True, skipped[0] + unlabeled[0], skipped[1] + unlabeled[1]),
+    ):
+        seen = {"precision": [], "recall": [], "f1": []}
+        for flagged_positive in range(open_pos + 1):
+            for unflagged_positive in range(open_neg + 1):
+                a, b = tp + flagged_positive, fp + open_pos - flagged_positive
+                c, d = fn + unflagged_positive, tn + open_neg - unflagged_positive
+                precision = a / (a + b)
+                found = n1_big * precision + n0_big * c / (c + d)
+                if found == 0:
+                    continue
+                recall = n1_big * precision / found
+                seen["precision"].append(precision)
+                seen["recall"].append(recall)
+                # F1 is 0 when precision and recall both are (no true positive found)
+                both = precision + recall
+                seen["f1"].append(2 * precision * recall / both if both else 0.0)
+        spans = labels.range_if_skipped(unlabeled_too=unlabeled_too)
+        for name, values in seen.items():
+            assert spans[name] == pytest.approx([min(values), max(values)], rel=1e-12), name
