@@ -505,8 +505,15 @@ def _top_up_command(labeled: LabeledSample, n_pos: int, n_neg: int) -> str:
 
     check = labeled.targets
     assert check is not None
-    parts = ["prplanner", "select", labeled.item_list or "ITEMS"]
     extend = Path(labeled.extend_from) if labeled.extend_from else None
+    items = labeled.item_list or "ITEMS"
+    if labeled.item_list and not Path(items).is_file() and extend is not None:
+        # The Design sheet records the list's name only: look beside the workbook, so the
+        # command also runs from another folder.
+        beside = extend.parent / items
+        if beside.is_file():
+            items = str(beside)
+    parts = ["prplanner", "select", items]
     parts += ["--extend", str(extend) if extend else "SHEET.xlsx"]
     parts += ["--n-pos", str(n_pos), "--n-neg", str(n_neg)]
     if labeled.targets_from == "flags":

@@ -23,7 +23,8 @@ LABELS_KEYS = [
     "tp", "fp", "fn", "tn", "labeled_pos", "labeled_neg", "skipped", "unlabeled",
     "population_pos", "population_neg", "seed", "evaluation", "if_skipped_positive",
     "if_skipped_negative", "if_skipped_or_unlabeled_positive",
-    "if_skipped_or_unlabeled_negative", "unlabeled_items",
+    "if_skipped_or_unlabeled_negative", "range_if_skipped", "range_if_skipped_or_unlabeled",
+    "unlabeled_items",
 ]  # fmt: skip
 
 
@@ -695,7 +696,10 @@ def test_the_top_up_command_can_be_pasted_as_it_is(capsys, tmp_path, monkeypatch
     assert argv[argv.index("--extend") + 1] == str(done)
     assert argv[argv.index("--margin") + 1] == "0.12"
     assert argv[argv.index("-o") + 1] == str(folder / "round_topup 2.xlsx")
-    monkeypatch.chdir(folder)  # the item list is named as recorded: run where it lives
+    # The Design sheet records the list's name; the command names it beside the workbook,
+    # so it runs from any folder.
+    assert argv[2] == str(folder / "items.csv")
+    monkeypatch.chdir(tmp_path)
     status, data, captured = run(capsys, *argv[1:], "--json")
     assert status == 0, captured.err
     assert data["targets"]["margin_precision"] == 0.12
