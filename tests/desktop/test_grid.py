@@ -3,12 +3,12 @@
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLineEdit
 
 from core.confusion import ConfusionMatrix
 from desktop.formatting import percent, thousands
 from desktop.grid import ConfusionGrid, parse_block
 from desktop.session_model import SessionModel
+from tests.desktop.typing import type_into_cell
 
 
 @pytest.fixture
@@ -22,23 +22,9 @@ def grid(qtbot):
     return session, widget
 
 
-def type_into(qtbot, view, row, column, text):
-    """Keystrokes go where a user's would: the first opens the cell editor, the rest
-    reach that editor (offscreen no window is active, so focus cannot route them)."""
-    view.setCurrentIndex(view.model().index(row, column))
-    view.setFocus()
-    qtbot.keyClicks(view, text[0])
-    editor = view.viewport().findChild(QLineEdit)
-    assert editor is not None, "typing did not open a cell editor"
-    qtbot.keyClicks(editor, text[1:])
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
-    # Qt commits an editor on Enter through a queued call: let the event loop turn once.
-    qtbot.waitUntil(lambda: view.state() != view.State.EditingState, timeout=2000)
-
-
 def test_typing_a_count_with_thousands_separator_and_enter_moves_down(qtbot, grid):
     session, widget = grid
-    type_into(qtbot, widget.view, 0, 0, "1,234")
+    type_into_cell(qtbot, widget.view, 0, 0, "1,234")
     assert session.state.evaluate.matrix.tp == 1234
     assert widget.view.currentIndex().row() == 1
     assert widget.model.data(widget.model.index(0, 2)) == thousands(1234 + 31)
@@ -59,7 +45,7 @@ def test_a_bad_entry_is_refused_at_the_cell_and_the_old_value_stays(qtbot, grid,
     session, widget = grid
     before = session.state.evaluate.matrix
     with qtbot.waitSignal(widget.model.refused) as blocker:
-        type_into(qtbot, widget.view, 1, 1, text)
+        type_into_cell(qtbot, widget.view, 1, 1, text)
     assert reason in blocker.args[0]
     assert session.state.evaluate.matrix == before
     index = widget.model.index(1, 1)
@@ -67,7 +53,7 @@ def test_a_bad_entry_is_refused_at_the_cell_and_the_old_value_stays(qtbot, grid,
     assert widget.model.data(index, Qt.ItemDataRole.BackgroundRole) is not None
     assert widget.model.data(index) == thousands(before.tn)
     # A good entry afterwards clears the mark.
-    type_into(qtbot, widget.view, 1, 1, "700")
+    type_into_cell(qtbot, widget.view, 1, 1, "700")
     assert widget.model.cell_error(1, 1) is None
 
 
@@ -109,8 +95,8 @@ def test_copy_out_as_tab_separated_text(qtbot, grid):
 
 def test_every_edit_is_undoable(qtbot, grid):
     session, widget = grid
-    type_into(qtbot, widget.view, 0, 1, "40")
-    type_into(qtbot, widget.view, 1, 0, "20")
+    type_into_cell(qtbot, widget.view, 0, 1, "40")
+    type_into_cell(qtbot, widget.view, 1, 0, "20")
     assert session.undo_stack.count() == 2
     session.undo_stack.undo()
     session.undo_stack.undo()
@@ -119,7 +105,7 @@ def test_every_edit_is_undoable(qtbot, grid):
 
 def test_live_readout_follows_the_counts(qtbot, grid):
     _, widget = grid
-    type_into(qtbot, widget.view, 0, 0, "31")  # precision 31/62 = 50 %
+    type_into_cell(qtbot, widget.view, 0, 0, "31")  # precision 31/62 = 50 %
     text = widget.readout.text()
     assert f"Precision</b>&nbsp;{percent(0.5)}".replace(" ", "\u00a0") in text
     # Under the grid, not beside it: the grid has the column's whole width.

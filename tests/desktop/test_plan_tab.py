@@ -26,6 +26,7 @@ from core.session import PlanInputs, SessionState
 from desktop import formatting, plan_tab
 from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab, chance, margin
 from desktop.session_model import SessionModel
+from tests.desktop.typing import type_into_cell
 
 K = 41_200 / 1_251_000
 
@@ -53,20 +54,6 @@ def tab(qtbot, session):
 def wait_refresh(qtbot, tab):
     """Let the coalescing timer fire (as the event loop would after a slider move)."""
     qtbot.waitUntil(lambda: not tab._timer.isActive() and not tab._stale, timeout=2000)
-
-
-def type_into_cell(qtbot, view, row, column, text):
-    """Select a cell and type as into a spreadsheet: the first key opens the editor, the
-    rest reach it (offscreen no window is active, so focus cannot route them)."""
-    view.setCurrentIndex(view.model().index(row, column))
-    view.setFocus()
-    qtbot.keyClicks(view, text[0])
-    editor = view.viewport().findChild(QLineEdit)
-    assert editor is not None, "typing did not open the cell editor"
-    qtbot.keyClicks(editor, text[1:])
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
-    # Qt commits the editor on Enter through a queued call: let the event loop turn.
-    qtbot.waitUntil(lambda: view.state() != view.State.EditingState, timeout=2000)
 
 
 def drag(slider, positions):
