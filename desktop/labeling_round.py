@@ -346,8 +346,48 @@ class ItemSampleDialog(QDialog):
         self._grow_to_fit()
         self.use_population_button.setEnabled(self._earlier is None)
         self.draw_button.setEnabled(True)
-        self._say(self._too_large_warning(summary))
+        self._warn_about_sizes(summary)
         return True
+
+    def _planned_for_another_population(self, summary) -> str:
+        """Why the sizes, still the Plan's, do not fit the counted list: the Plan's
+        population is another one ("" when it is this list's, or the sizes are the
+        user's or a top-up's)."""
+        if self._earlier is not None or not self._sizes_follow_plan:
+            return ""
+        population = self._window.session.state.plan.population
+        if population.mode == "counts" and (
+            population.predicted_positive,
+            population.predicted_negative,
+        ) == (summary.population_pos, summary.population_neg):
+            return ""
+        if population.mode == "counts":
+            planned = (
+                f"{population.predicted_positive:,} flagged and "
+                f"{population.predicted_negative:,} unflagged items"
+            )
+        else:
+            planned = f"an imbalance k = {population.k:.4g}, not this list's counts"
+        return (
+            f"The sizes below are planned for the Plan tab's population ({planned}), not "
+            f"for this list ({summary.population_pos:,} and {summary.population_neg:,}). "
+            "Press <b>Use as the Plan's population</b> to plan for this list before "
+            "drawing: a small list needs fewer labels."
+        )
+
+    def _warn_about_sizes(self, summary) -> None:
+        """Say what is wrong with the sizes for this list, most pressing first."""
+        warnings = [
+            text
+            for text in (
+                self._too_large_warning(summary),
+                self._planned_for_another_population(summary),
+            )
+            if text
+        ]
+        mismatch = bool(self._planned_for_another_population(summary))
+        self.use_population_button.setDefault(mismatch)
+        self._say("<br>".join(warnings), error=mismatch)
 
     def _on_size_changed(self) -> None:
         if self._setting_sizes:
@@ -360,7 +400,7 @@ class ItemSampleDialog(QDialog):
                 f"and {plan_neg:,} unflagged."
             )
         if self.summary is not None:
-            self._say(self._too_large_warning(self.summary))
+            self._warn_about_sizes(self.summary)
 
     def _show_sizes_from(self, source: str | None) -> None:
         self._sizes_source = source
@@ -441,6 +481,7 @@ class ItemSampleDialog(QDialog):
                 "are the ones set here; change them to follow the plan."
             )
         warning = self._too_large_warning(summary)
+        self.use_population_button.setDefault(False)
         self._say(f"{text} {warning}" if warning else text)
         return True
 

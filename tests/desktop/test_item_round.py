@@ -103,6 +103,28 @@ def test_the_plan_tab_opens_the_dialog_with_the_recommended_sizes(qtbot, window)
     dialog.close()
 
 
+def test_the_dialog_warns_when_the_plan_is_for_another_population(window, items):
+    path, truth_of = items
+    positives = sum(predicted for predicted, _ in truth_of.values())
+    dialog = window.open_item_sample(item_list=path)  # the Plan's sizes, for its population
+    population = window.session.get("plan.population")
+    assert (population.predicted_positive, population.predicted_negative) != (
+        positives,
+        ITEMS - positives,
+    )
+    text = dialog.message.text()
+    assert "planned for the Plan tab's population" in text
+    assert f"not for this list ({positives:,} and {ITEMS - positives:,})" in text
+    assert dialog.use_population_button.isDefault()
+    assert dialog.use_as_population()
+    assert "planned for the Plan tab's population" not in dialog.message.text()
+    assert not dialog.use_population_button.isDefault()
+    # Counting the list again now finds the Plan planning for it: nothing to say.
+    assert dialog.count_items()
+    assert "planned for the Plan tab's population" not in dialog.message.text()
+    dialog.close()
+
+
 def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     path, truth_of = items
     positives = sum(predicted for predicted, _ in truth_of.values())
