@@ -1105,52 +1105,68 @@ def summary_text(result: LabeledRound) -> str:
                 lines.append(
                     f"First label the {labels.unlabeled:,} items that have no label yet: {where}."
                 )
-            if result.top_up is not None and result.surer is not None:
-                lines.append(
-                    "Each <b>Top up</b> button draws the additional items for its chance "
-                    "(making up for the skipped ones)."
+            if result.top_up is not None:
+                which = (
+                    "Each <b>Top up</b> button draws"
+                    if result.surer is not None
+                    else "<b>Top up…</b> draws"
                 )
-            elif result.top_up is not None:
-                lines.append(
-                    "<b>Top up…</b> draws the additional items (making up for the skipped ones)."
+                made_up = (
+                    f"; the {labels.skipped:,} skipped are drawn again, so the sample totals "
+                    "are that many larger"
+                    if labels.skipped
+                    else ""
                 )
+                lines.append(f"{which} the additional items{made_up}.")
     else:
         lines.append("Both target margins are met.")
     return "<br>".join(lines)
 
 
 def _needed_in_words(result: LabeledRound) -> list[str]:
-    """The labels a top-up brings the round to, and its chance of meeting both targets
-    given the labels so far (a top-up at the labeled rates has far from a sure chance)."""
+    """The labels in all a top-up brings the round to, and its chance of meeting both
+    targets given the labels so far (a top-up just enough at the labeled rates is not sure
+    to be enough); the Plan tab plans a new round instead, so its numbers differ."""
     assert result.needed is not None
     need_pos, need_neg = result.needed
-    sizes = f"about {need_pos:,} flagged and {need_neg:,} unflagged items in all"
+    have = f"{result.labels.labeled_pos:,} + {result.labels.labeled_neg:,}"
+    sizes = (
+        f"about {need_pos:,} flagged and {need_neg:,} unflagged items in all (counting the "
+        f"{have} labeled)"
+    )
     chance, wanted = result.chance, result.chance_target
     if chance is None:
-        return [f"A plan from this round asks for labels on {sizes}, if the rates stay as labeled."]
-    if wanted and chance.both >= wanted:
-        return [
-            f"For {chance_words(wanted, article=True)} chance of meeting both targets (the "
-            f"Plan tab's <i>Chance of meeting both margins</i>), label {sizes}."
-        ]
+        return [f"To meet both targets, this round needs labels on {sizes}."]
     lines = []
-    if wanted:
+    if wanted and chance.both >= wanted:
         lines.append(
-            f"No sample of this population gives {chance_words(wanted, article=True)} chance "
-            "of meeting both targets (the Plan tab's <i>Chance of meeting both margins</i>)."
+            f"For {chance_words(chance.both, article=True)} chance of meeting both targets "
+            f"(the Plan tab's <i>Chance of meeting both margins</i> asks for at least "
+            f"{chance_words(wanted)}), this round needs labels on {sizes}."
         )
+    else:
+        if wanted:
+            lines.append(
+                f"No sample of this population gives {chance_words(wanted, article=True)} "
+                "chance of meeting both targets (the Plan tab's <i>Chance of meeting both "
+                "margins</i>)."
+            )
+        lines.append(
+            f"To meet both targets at the rates labeled so far, this round needs labels on "
+            f"{sizes}. The labels still to come scatter: given the labels so far, the "
+            f"chance that they meet both is about {chance_words(chance.both)}."
+        )
+        surer = result.surer
+        if surer is not None and surer.needed is not None and surer.chance is not None:
+            more_pos, more_neg = surer.needed
+            lines.append(
+                f"For {chance_words(surer.chance.both, article=True)} chance, label about "
+                f"{more_pos:,} flagged and {more_neg:,} unflagged in all."
+            )
     lines.append(
-        f"A plan from this round asks for labels on {sizes}: they meet both targets if the "
-        f"rates stay as labeled, but new labels scatter; given the labels so far the chance "
-        f"that they do is about {chance_words(chance.both)}."
+        "(The Plan tab plans a new round from this one, without these labels, so its "
+        "sizes and chance differ.)"
     )
-    surer = result.surer
-    if surer is not None and surer.needed is not None and surer.chance is not None:
-        more_pos, more_neg = surer.needed
-        lines.append(
-            f"For {chance_words(surer.chance_target, article=True)} chance, label about "
-            f"{more_pos:,} flagged and {more_neg:,} unflagged in all."
-        )
     return lines
 
 

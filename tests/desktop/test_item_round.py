@@ -215,7 +215,8 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     chance = top_up_chance(window.session.state, added, result.needed, fpc=True).both
     assert result.chance is not None and result.chance.both == pytest.approx(chance)
     assert chance < SURER_CHANCE
-    assert f"the chance that they do is about {chance_words(chance)}" in box.text()
+    assert f"the chance that they meet both is about {chance_words(chance)}" in box.text()
+    assert "The Plan tab plans a new round from this one" in box.text()
     surer = result.surer
     assert surer is not None and surer.chance.both >= SURER_CHANCE
     assert surer.needed[0] >= result.needed[0] and surer.needed[1] > result.needed[1]
