@@ -792,7 +792,7 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
                 return found
         raise ItemListError(
             f"{path.name} has no {what} column (looked for {', '.join(aliases[:4])}); its "
-            f"columns are: {listed}. Give the name of the {what} column with {flag}."
+            f"columns are: {listed}. Give the name of the {what} column with {flag}"
         )
 
     id_column = (

@@ -547,6 +547,8 @@ class MainWindow(QMainWindow):
         path = Path(path)
         if is_labeling_workbook(sheet_names(path)):
             return self._open_labeling_workbook(path, ask=ask)
+        if self._opened_as_item_list(path):
+            return False
         if ask and not self.maybe_keep_changes():
             return False
         try:
@@ -608,6 +610,27 @@ class MainWindow(QMainWindow):
             self.show_problems(path.name, problems)
         self.show_status(message)
         return True
+
+    def _opened_as_item_list(self, path: Path) -> bool:
+        """File > Open given a text table or Parquet file: an item list opens the draw
+        dialog on it (nothing changes until a sample is drawn); the Labels sheet saved as
+        CSV is named for what it is. False for anything else (opened as a workbook)."""
+        from core.workbook.labeling import ITEM_LIST_SUFFIXES, misread_as_labels, misread_words
+
+        if path.suffix.casefold() not in ITEM_LIST_SUFFIXES:
+            return False
+        kind = misread_as_labels(path)
+        if kind == "item_list":
+            self.open_item_sample(item_list=path)
+            self.show_status(
+                f"{path.name} is an item list, not a session: the draw dialog counts it and "
+                "draws a sample from it; the open session is kept"
+            )
+            return True
+        if kind is not None:
+            QMessageBox.warning(self, "Not a session or rounds workbook", misread_words(path, kind))
+            return True
+        return False
 
     def _open_labeling_workbook(self, path: Path, *, ask: bool) -> bool:
         """File > Open given a labeling workbook: it is not a session, so instead of
@@ -856,7 +879,8 @@ class MainWindow(QMainWindow):
             return False
         message = f"Report written to {path}"
         if content.warnings:
-            message += f" ({len(content.warnings)} notes in its Summary)"
+            count = len(content.warnings)
+            message += f" ({count} note{'s' if count != 1 else ''} in its Summary)"
         self.show_status(message)
         return True
 

@@ -410,3 +410,26 @@ def test_the_correction_is_said_in_words_and_kept_out_of_the_status_bar(
     assert "only the items not labeled leave uncertainty" in words
     assert "variance factors" not in words and "applied to the Wald" not in words
     assert "finite population correction applied" not in window.statusBar().currentMessage()
+
+
+def test_file_open_on_an_item_list_opens_the_draw_dialog(window, items, tmp_path, monkeypatch):
+    path, truth_of = items
+    rounds, title = window.session.state.rounds, window.windowTitle()
+    assert window.open_workbook(path, ask=False) is False  # the session is not replaced
+    assert window.session.state.rounds == rounds and window.windowTitle() == title
+    dialog = window.item_sample_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.summary is not None and dialog.summary.rows == len(truth_of)
+    assert "is an item list" in window.statusBar().currentMessage()
+    dialog.close()
+    # The Labels sheet saved as CSV is named for what it is, nothing opens.
+    labels_csv = tmp_path / "labels.csv"
+    labels_csv.write_text("Rank,Item id,Label\n1,a,positive\n", encoding="utf-8")
+    warnings = []
+    monkeypatch.setattr(
+        QMessageBox, "warning", lambda _parent, title, text: warnings.append((title, text))
+    )
+    window.item_sample_dialog = None
+    assert window.open_workbook(labels_csv, ask=False) is False
+    assert warnings and "labels.csv" in warnings[0][1]
+    assert window.item_sample_dialog is None and window.session.state.rounds == rounds
