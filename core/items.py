@@ -925,6 +925,24 @@ def _closing_on_error(table: ItemTable) -> Iterator[ItemTable]:
         raise
 
 
+def _refuse_our_own_workbooks(path: Path) -> None:
+    """A labeling workbook or a session picked as an item list, named for what it is
+    (its columns would only be reported missing)."""
+    from core.workbook.safe_io import is_labeling_workbook, is_session, sheet_names
+
+    sheets = sheet_names(path)
+    if is_labeling_workbook(sheets):
+        raise ItemListError(
+            f"{path.name} is a labeling workbook (a sample drawn for the editors), not an item "
+            "list: choose the list the sample was drawn from (its Design sheet names it)"
+        )
+    if is_session(sheets):
+        raise ItemListError(
+            f"{path.name} is a session or report PR Planner wrote, not an item list: choose "
+            "the list of items (id and prediction per item)"
+        )
+
+
 def open_items(
     path: str | os.PathLike[str],
     columns: ItemColumns | None = None,
@@ -961,6 +979,7 @@ def open_items(
     row_sql: str | None = None
     first_row = 2
     if kind == "xlsx":
+        _refuse_our_own_workbooks(path)
         temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
         try:
             csv_path = _xlsx_to_csv(path, temporary, columns.id, control)

@@ -50,3 +50,25 @@ def test_count_refuses_what_select_refuses(capsys, tmp_path):
     status = main(["count", str(path)])
     err = capsys.readouterr().err
     assert status == 2 and "duplicate item ids" in err and err.count("dupes.csv") == 1
+
+
+def test_a_labeling_workbook_or_a_session_is_not_taken_for_an_item_list(
+    capsys, tmp_path, shared_fixtures
+):
+    from core.session import SessionState
+    from core.workbook.session_io import save_session
+
+    items = tmp_path / "items.csv"
+    items.write_text(
+        "id,predicted\n" + "".join(f"m{i},{int(i % 7 == 0)}\n" for i in range(200)),
+        encoding="utf-8",
+    )
+    sheet = tmp_path / "round.xlsx"
+    assert main(["select", str(items), "--n-pos", "5", "--n-neg", "5", "-o", str(sheet)]) == 0
+    capsys.readouterr()
+    assert main(["count", str(sheet)]) == 2
+    assert "round.xlsx is a labeling workbook" in capsys.readouterr().err
+    session = tmp_path / "session.xlsx"
+    save_session(session, SessionState())
+    assert main(["count", str(session)]) == 2
+    assert "session.xlsx is a session or report PR Planner wrote" in capsys.readouterr().err
