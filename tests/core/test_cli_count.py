@@ -52,9 +52,7 @@ def test_count_refuses_what_select_refuses(capsys, tmp_path):
     assert status == 2 and "duplicate item ids" in err and err.count("dupes.csv") == 1
 
 
-def test_a_labeling_workbook_or_a_session_is_not_taken_for_an_item_list(
-    capsys, tmp_path, shared_fixtures
-):
+def test_a_labeling_workbook_or_a_session_is_not_taken_for_an_item_list(capsys, tmp_path):
     from core.session import SessionState
     from core.workbook.session_io import save_session
 
