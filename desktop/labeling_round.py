@@ -852,8 +852,9 @@ def surer_check(
 def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
     """``precision is known to ±6.1 %, the target is ±5.0 %`` for each missed margin."""
     return tuple(
-        f"{margin.metric} is known to ±{formatting.percent(margin.half_width)}, the target "
-        f"is ±{formatting.percent(margin.target)}"
+        f"{margin.metric} is known to ±{formatting.percent(margin.half_width)} (between "
+        f"{formatting.percent(margin.lower)} and {formatting.percent(margin.upper)}: ± is "
+        f"half that width), the target is ±{formatting.percent(margin.target)}"
         for margin in check.missed()
     )
 

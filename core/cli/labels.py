@@ -424,9 +424,9 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
     for margin in (check.precision, check.recall):
         verdict = "met" if margin.met else "MISSED"
         lines.append(
-            f"  {margin.metric}: known to ±{percent(margin.half_width)} "
-            f"({quoted.get(margin.method, margin.method)}), target ±{percent(margin.target)}: "
-            f"{verdict}"
+            f"  {margin.metric}: known to ±{percent(margin.half_width)} ({percent(margin.lower)}"
+            f" to {percent(margin.upper)} by {quoted.get(margin.method, margin.method)}; ± is "
+            f"half the width), target ±{percent(margin.target)}: {verdict}"
         )
     if check.met:
         lines.append("both target margins are met")
