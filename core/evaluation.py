@@ -321,13 +321,11 @@ def evaluate(
             )
         fpc_factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
         warnings.append(
-            f"{FPC_NOTE_START} to the Wald, Wilson, Katz and delta "
-            f"intervals (variance factors {fpc_factors[0]:.4f} for predicted positives, "
-            f"{fpc_factors[1]:.4f} for predicted negatives); the exact precision interval is "
-            "the hypergeometric one, and the Jeffreys and posterior precision intervals are "
-            "those of the flagged items' own precision; Agresti-Coull, the bootstrap, the "
-            "Bayes predictive intervals and the posterior of recall are left uncorrected, "
-            "which is conservative"
+            f"{FPC_NOTE_START}: the sample is drawn without replacement from a list of "
+            f"known size, so the {100 * (1 - fpc_factors[0]):.1f} % of the flagged and "
+            f"{100 * (1 - fpc_factors[1]):.1f} % of the unflagged items labeled carry no "
+            "sampling error; the Wald, Wilson, exact, Jeffreys, Katz and delta intervals "
+            "account for it, the others are left a little wider"
         )
 
     estimates = point_estimates(matrix, None if population is None else k)
