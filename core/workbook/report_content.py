@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from core.evaluation import Evaluation
     from core.plan_request import PlanningInputs
     from core.planning import Plan
+    from core.round_targets import TargetCheck
 
 
 # The layout its readers rely on lives in core.workbook.layout (names kept here too).
@@ -845,6 +846,43 @@ def change_section(
     return RoundChange(previous=previous, comparison=comparison)
 
 
+def targets_section(state: SessionState, item: Round | None) -> TargetCheck | None:
+    """The reported round against the Plan's target margins, by the intervals quoted
+    (with the correction when the Evaluate tab uses it); None for counts typed on the
+    Evaluate tab."""
+    from core.round_targets import check_targets
+
+    if item is None or not _comparable(item):
+        return None
+    known = item.population_pos is not None and item.population_neg is not None
+    return check_targets(state, item, fpc=state.evaluate.fpc and known)
+
+
+def _targets_row(check: TargetCheck) -> SummaryRow:
+    """ "Were the target margins met?" in one row of the Results."""
+    verdicts = {True: "met", False: "missed"}
+    if check.met:
+        value = "both met"
+    elif not (check.precision.met or check.recall.met):
+        value = "both missed"
+    else:
+        value = "; ".join(
+            f"{margin.metric} {verdicts[margin.met]}" for margin in (check.precision, check.recall)
+        )
+    parts = [
+        f"{margin.metric} is known to ± {margin.half_width:.2%} against a target of "
+        f"± {margin.target:.2%}"
+        for margin in (check.precision, check.recall)
+    ]
+    parts[0] = parts[0][0].upper() + parts[0][1:]
+    return SummaryRow(
+        label="Met the target margins?",
+        value=value,
+        note=f"{'; '.join(parts)} (± is half the width of the interval quoted above). "
+        + ("" if check.met else "The plan below says how many labels the next round needs."),
+    )
+
+
 def _points(value: float | None) -> str:
     """A change of a rate in percentage points, signed: ``+2.1 points``."""
     return "-" if value is None else f"{100 * value:+.1f} points".replace("-", "\u2212")
@@ -908,6 +946,7 @@ def summary_rows(
     chosen: Plan | None,
     warnings: Sequence[str],
     change: RoundChange | None = None,
+    targets: TargetCheck | None = None,
 ) -> tuple[SummaryRow, ...]:
     """The Summary sheet, section by section, in plain language."""
     level = (
@@ -1039,6 +1078,8 @@ def summary_rows(
                 note=METRIC_MEANINGS["prevalence"],
             )
         )
+        if targets is not None:
+            rows.append(_targets_row(targets))
 
         if change is not None:
             rows += change_rows(change, level)
@@ -1091,7 +1132,7 @@ def summary_rows(
         )
         if plan is not None:
             how = {
-                "paper": "the paper's procedure (Section 5)",
+                "paper": "the planning rule of Shang et al. (2023)",
                 "optimal": "the smallest design meeting both targets",
             }.get(plan.method, plan.method)
             rows += [
@@ -1277,6 +1318,7 @@ def build_report(
     )
     rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
     change = _guarded(warnings, "the change since the previous round", change_section, state, item)
+    targets = _guarded(warnings, "the check against the targets", targets_section, state, item)
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(
         state=state,
@@ -1286,7 +1328,7 @@ def build_report(
         plan=plan,
         chosen_design=chosen,
         summary=summary_rows(
-            state, subject, item, evaluation, planning, plan, chosen, warnings, change
+            state, subject, item, evaluation, planning, plan, chosen, warnings, change, targets
         ),
         intervals=intervals_table(evaluation),
         plan_curves=curves,

@@ -113,3 +113,25 @@ def test_the_written_summary_shows_signed_points(tmp_path):
     assert value.number_format == '+0.0" points";-0.0" points";0.0" points"'
     expected = 100 * (255 / 302 - 248 / 285)
     assert math.isclose(value.value, expected, rel_tol=1e-12)
+
+
+def test_the_summary_says_whether_the_round_met_the_target_margins():
+    from statsmodels.stats.proportion import proportion_confint
+
+    current = ROUNDS[0]  # TR-07: 255/302 flagged positive, 90/4,308 unflagged
+    content = _report("TR-07")
+    row = next(row for row in content.summary if row.label == "Met the target margins?")
+    lower, upper = proportion_confint(current.tp, current.tp + current.fp, method="wilson")
+    wilson = (upper - lower) / 2
+    # Katz log (Eq 4) by hand
+    n1, n0 = current.tp + current.fp, current.fn + current.tn
+    x = (current.fn / n0) / (current.k * current.tp / n1)
+    se = math.sqrt(1 / current.tp - 1 / n1 + 1 / current.fn - 1 / n0)
+    z = stats.norm.ppf(0.975)
+    katz = (1 / (1 + x * math.exp(-z * se)) - 1 / (1 + x * math.exp(z * se))) / 2
+    assert wilson < 0.05 < katz  # the session's default targets: ±5 % each
+    assert row.value == "precision met; recall missed"
+    assert f"Precision is known to ± {wilson:.2%} against a target of ± 5.00%" in row.note
+    assert f"recall is known to ± {katz:.2%}" in row.note
+    met = build_report(SessionState(rounds=ROUNDS), round_name=ROUNDS[0], margin=0.2).summary
+    assert next(r for r in met if r.label == "Met the target margins?").value == "both met"
