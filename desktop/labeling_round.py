@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from core.errors import InputError
 from core.progress import Cancelled
 from core.session import PopulationInputs
+from core.workbook.labeling import MAX_CATEGORY_LENGTH
 from desktop import formatting
 
 if TYPE_CHECKING:
@@ -215,6 +216,23 @@ class ItemSampleDialog(QDialog):
             spin.setGroupSeparatorShown(True)
             spin.setValue(max(1, min(int(value), MAX_SIZE)))
             spin.valueChanged.connect(self._on_size_changed)
+        self.category_edit = QLineEdit(self)
+        self.category_edit.setObjectName("category")
+        self.category_edit.setPlaceholderText("what the editors decide, e.g. travel booking mails")
+        self.category_edit.setToolTip(
+            "Named in the editors' instructions (positive: the item belongs to it), and the "
+            "classifier the round is filed under when the labels are read back"
+        )
+        self.category_edit.setMaxLength(MAX_CATEGORY_LENGTH)
+        if earlier is not None:
+            self.category_edit.setText(earlier.design.category)
+        else:  # the next round of the lead's own rounds is most likely of the same one
+            state = window.session.state
+            current = next(
+                (item for item in state.rounds if _key(item) == state.current_round), None
+            )
+            if current is not None and current.sheet == LABELED_SHEET and current.classifier:
+                self.category_edit.setText(current.classifier)
         self.seed_edit = QLineEdit(self)
         self.seed_edit.setPlaceholderText("empty: a random seed, recorded in the workbook")
         if earlier is not None:
@@ -233,6 +251,7 @@ class ItemSampleDialog(QDialog):
             .replace("pred +", "pred −"),
             self.n_neg_spin,
         )
+        sample.addRow("Category checked", self.category_edit)
         sample.addRow("Seed", self.seed_edit)
         sample.addRow(self.blind_check)
         self.targets_note = QLabel(self)
@@ -580,12 +599,18 @@ class ItemSampleDialog(QDialog):
             return None
         blind = self.blind_check.isChecked()
         targets = self._targets()
+        category = self.category_edit.text()
         self._show_targets()
         try:
             written = self._window._in_background(
                 f"Writing {destination.name}…",
                 lambda: write_labeling_workbook(
-                    destination, selection, sources=sources, blind=blind, targets=targets
+                    destination,
+                    selection,
+                    sources=sources,
+                    blind=blind,
+                    targets=targets,
+                    category=category,
                 ),
             )
         except INPUT_FAILURES as exc:
@@ -906,7 +931,11 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         window.show_status(formatting.short_text(text, 300))
         QMessageBox.information(window, "Not enough labels yet", text)
         return None
-    classifier = current.classifier if current is not None else None
+    # The round is filed under the category the workbook names, else under the current
+    # round's classifier.
+    classifier = max(workbooks, key=lambda book: len(book.sample)).design.category or None
+    if classifier is None and current is not None:
+        classifier = current.classifier
     rounds, placed = merged_rounds(state.rounds, results, workbooks, classifier)
     position, replaced = placed[0]
     item = rounds[position]

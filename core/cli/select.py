@@ -4,7 +4,7 @@
 
     prplanner select ITEMS --n-pos N1 --n-neg N0 [--seed S] [--id COL]
                      [--predicted COL | --score COL --threshold T] [--classifiers C1,C2]
-                     [--keep COLS] [--extend SHEET.xlsx] [--show-strata]
+                     [--keep COLS] [--extend SHEET.xlsx] [--category TEXT] [--show-strata]
                      [--margin B | --margin-precision BP --margin-recall BR] [--confidence C]
                      -o SHEET.xlsx [--json]
     prplanner select ITEMS --sql duckdb|bigquery|spark|postgres --n-pos N1 --n-neg N0 --seed S
@@ -111,6 +111,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="SHEET.xlsx",
         help="top up this labeling workbook: --n-pos/--n-neg are the new totals; only new "
         "items are written",
+    )
+    parser.add_argument(
+        "--category",
+        default=None,
+        metavar="TEXT",
+        help="what the labelers decide, in your words (e.g. 'travel booking mails'): named "
+        "in their instructions, recorded in the workbook, and the round's classifier when "
+        "the app reads the labels (a top-up keeps the earlier workbook's)",
     )
     parser.add_argument(
         "--show-strata",
@@ -276,6 +284,8 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         design = earlier.design
         if args.keep is None:  # the labelers of a top-up see what they saw before
             args.keep = earlier.kept_columns
+        if args.category is None:
+            args.category = design.category
         # The round is still drawn for the targets recorded, except what the flags change.
         targets = resolve_targets(args, design.targets)
         if targets is None and args.confidence is not None:
@@ -311,7 +321,12 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             file=sys.stderr,
         )
     written = write_labeling_workbook(
-        args.output, selection, sources=sources, blind=not args.show_strata, targets=targets
+        args.output,
+        selection,
+        sources=sources,
+        blind=not args.show_strata,
+        targets=targets,
+        category=args.category or "",
     )
     return DrawnSample(selection=selection, path=written, targets=targets)
 

@@ -108,6 +108,9 @@ _F_DRAWN_AS = "Drawn as"
 _F_MARGIN_PRECISION = "Target margin for precision (±)"
 _F_MARGIN_RECALL = "Target margin for recall (±)"
 _F_CONFIDENCE = "Confidence of the targets"
+_F_CATEGORY = "Category checked"
+#: Longest category name kept (it is a name, not instructions).
+MAX_CATEGORY_LENGTH = 200
 _TABLE_HEADER = (
     "Classifier",
     "Column",
@@ -153,6 +156,9 @@ class LabelingDesign:
         Why target lines that are there cannot be used (edited by hand); "" otherwise.
     created : datetime.date or None
         The day the sample was drawn (None when the line is missing or unreadable).
+    category : str
+        What the labelers decide, in the lead's words (``"travel booking mails"``); ""
+        when none was given. The round read back is filed under it as its classifier.
     """
 
     seed: int
@@ -169,6 +175,7 @@ class LabelingDesign:
     targets: Targets | None = None
     targets_note: str = ""
     created: dt.date | None = None
+    category: str = ""
 
     @property
     def primary(self) -> ClassifierDesign:
@@ -584,13 +591,13 @@ def _refuse_unstorable_text(selection: Selection) -> None:
 #: on the Label header.
 INSTRUCTIONS_SHEET = "How to label"
 LABELING_HELP_SHORT = (
-    "positive: the item belongs to the category; negative: it does not; skip: you cannot "
+    "positive: the item belongs to {category}; negative: it does not; skip: you cannot "
     "tell. Leave Item id as it is."
 )
 _INSTRUCTIONS = (
     ("How to label", None),  # the title, across both columns
     ("1.", "On the Labels sheet, give every row a Label from the drop-down list:"),
-    ("", "positive: the item belongs to the category being checked;"),
+    ("", "positive: the item belongs to {category};"),
     ("", "negative: it does not;"),
     ("", "skip: you cannot tell (the item is unreadable, or the rules do not cover it)."),
     ("2.", "Write your name in Labeler, and anything worth knowing in Comment."),
@@ -612,10 +619,27 @@ _INSTRUCTIONS = (
 )
 
 
-def _add_instructions(sheet, bold) -> None:
+def category_words(category: str) -> str:
+    """``"travel booking mails"`` (quoted) or, with none given, ``the category being
+    checked``: what the instructions say an item must belong to."""
+    return f"“{category}”" if category else "the category being checked"
+
+
+def clean_category(category: object) -> str:
+    """The category as recorded: one line, trimmed, at most :data:`MAX_CATEGORY_LENGTH`
+    characters (the rest is cut), without characters a workbook cannot store."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    text = " ".join(str(category or "").split())
+    return ILLEGAL_CHARACTERS_RE.sub("", text)[:MAX_CATEGORY_LENGTH].strip()
+
+
+def _add_instructions(sheet, bold, category: str = "") -> None:
     from openpyxl.styles import Alignment
 
     for number, text in _INSTRUCTIONS:
+        if text is not None:
+            text = text.format(category=category_words(category))
         sheet.append([number, text])
     sheet.merge_cells("A1:B1")
     sheet["A1"].value = _INSTRUCTIONS[0][0]
@@ -670,6 +694,7 @@ def build_labeling_workbook(
     blind: bool = True,
     drawn_as: str = "",
     targets: Targets | None = None,
+    category: str = "",
 ):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
@@ -685,6 +710,9 @@ def build_labeling_workbook(
     targets : Targets, optional
         The target margins the round is drawn for, recorded on the Design sheet so that
         reading the labels back judges the round by them.
+    category : str, optional
+        What the labelers decide (:func:`clean_category`), named in their instructions and
+        recorded on the Design sheet.
     """
     from openpyxl import Workbook
     from openpyxl.comments import Comment
@@ -696,6 +724,7 @@ def build_labeling_workbook(
             "the sample has no new item to label (the new totals equal the earlier draw)"
         )
     _refuse_unstorable_text(selection)
+    category = clean_category(category)
     workbook = Workbook()
     sheet = workbook.active
     sheet.title = LABELS_SHEET
@@ -735,7 +764,9 @@ def build_labeling_workbook(
     for rank_cell, id_cell in sheet.iter_rows(min_row=2, max_row=last_row, max_col=2):
         rank_cell.alignment = rank_alignment
         id_cell.alignment = id_alignment
-    sheet.cell(1, label_column + 1).comment = Comment(LABELING_HELP_SHORT, "PR Planner")
+    sheet.cell(1, label_column + 1).comment = Comment(
+        LABELING_HELP_SHORT.format(category=category_words(category)), "PR Planner"
+    )
     validation = DataValidation(
         type="list",
         formula1='"' + ",".join(LABEL_CHOICES) + '"',
@@ -766,7 +797,7 @@ def build_labeling_workbook(
     sheet.page_setup.fitToHeight = 0
     sheet.print_title_rows = "1:1"
 
-    _add_instructions(workbook.create_sheet(INSTRUCTIONS_SHEET), bold)
+    _add_instructions(workbook.create_sheet(INSTRUCTIONS_SHEET), bold, category)
     design = workbook.create_sheet(DESIGN_SHEET)
     columns = selection.columns
     prediction = (
@@ -794,6 +825,8 @@ def build_labeling_workbook(
     ]
     if drawn_as:  # names the round, whatever the labelers' copies are called
         fields.append((_F_DRAWN_AS, drawn_as))
+    if category:
+        fields.append((_F_CATEGORY, category))
     if targets is not None:
         fields += [
             (_F_MARGIN_PRECISION, targets.margin_precision),
@@ -900,6 +933,7 @@ def write_labeling_workbook(
     sources: Sequence[str | os.PathLike[str]] = (),
     blind: bool = True,
     targets: Targets | None = None,
+    category: str = "",
 ) -> Path:
     """Write the labeling workbook of ``selection`` to ``path``, atomically.
 
@@ -910,7 +944,7 @@ def write_labeling_workbook(
     sources : sequence of path-like
         The inputs (item list, an earlier labeling workbook); ``path`` may be none of
         them.
-    blind, targets
+    blind, targets, category
         See :func:`build_labeling_workbook`.
 
     Raises
@@ -921,7 +955,7 @@ def write_labeling_workbook(
     from core.workbook.safe_io import atomic_write, mark_as_ours
 
     workbook = build_labeling_workbook(
-        selection, blind=blind, drawn_as=Path(path).name, targets=targets
+        selection, blind=blind, drawn_as=Path(path).name, targets=targets, category=category
     )
     mark_as_ours(workbook)
     destination = Path(path)
@@ -1089,6 +1123,7 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         targets=targets,
         targets_note=targets_note,
         created=_day_of(fields.get(_F_CREATED)),
+        category=clean_category(_text(fields.get(_F_CATEGORY))),
     )
 
 

@@ -840,3 +840,21 @@ def test_labels_sizes_a_top_up_for_a_chance_of_meeting_the_targets(capsys, label
     assert f"--n-pos {top_up['n_pos']} --n-neg {top_up['n_neg']}" in captured.out
     status, _, captured = run(capsys, "labels", done, "--assurance-target", 95)
     assert status == 2 and "did you mean 0.95" in captured.err
+
+
+def test_select_records_the_category_and_a_top_up_keeps_it(capsys, tmp_path):
+    from core.workbook.labeling import read_labeling_workbook
+
+    items, _ = make_items(tmp_path / "items.csv")
+    first, second = tmp_path / "round.xlsx", tmp_path / "topup.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 5, "--n-neg", 5, "--seed", 2,
+        "--category", "travel booking mails", "-o", first,
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert read_labeling_workbook(first).design.category == "travel booking mails"
+    status, _, captured = run(
+        capsys, "select", items, "--extend", first, "--n-pos", 8, "--n-neg", 8, "-o", second
+    )
+    assert status == 0, captured.err
+    assert read_labeling_workbook(second).design.category == "travel booking mails"

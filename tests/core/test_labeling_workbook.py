@@ -440,6 +440,39 @@ def test_labelers_get_instructions_clickable_links_and_text_kept_in_its_cells(tm
     assert len(read_labeling_workbook(sheet).items) == 10
 
 
+def test_the_category_checked_is_named_to_the_labelers_and_recorded(tmp_path):
+    items = tmp_path / "items.csv"
+    items.write_text(
+        "id,predicted\n" + "".join(f"m{i},{int(i % 3 == 0)}\n" for i in range(30)),
+        encoding="utf-8",
+    )
+    selection = select_sample(items, n_pos=3, n_neg=4, seed=5)
+    named = write_labeling_workbook(
+        tmp_path / "named.xlsx",
+        selection,
+        sources=[items],
+        category="  travel booking\nmails ",  # one line, trimmed
+    )
+    workbook = openpyxl.load_workbook(named)
+    instructions = " ".join(
+        str(value) for row in workbook["How to label"].iter_rows(values_only=True) for value in row
+    )
+    assert "positive: the item belongs to “travel booking mails”;" in instructions
+    labels = workbook["Labels"]
+    header = [cell.value for cell in labels[1]]
+    comment = labels.cell(1, header.index("Label") + 1).comment.text
+    assert "belongs to “travel booking mails”" in comment
+    assert read_labeling_workbook(named).design.category == "travel booking mails"
+    plain = write_labeling_workbook(tmp_path / "plain.xlsx", selection, sources=[items])
+    words = " ".join(
+        str(value)
+        for row in openpyxl.load_workbook(plain)["How to label"].iter_rows(values_only=True)
+        for value in row
+    )
+    assert "belongs to the category being checked" in words
+    assert read_labeling_workbook(plain).design.category == ""
+
+
 def test_words_that_are_not_labels_are_counted_for_one_find_and_replace(drawn, tmp_path):
     _, _, sheet = drawn
     typed = ["No", "positive", "1", "No", "N/A", "No", "1", "negative"]

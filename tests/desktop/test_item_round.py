@@ -433,3 +433,25 @@ def test_file_open_on_an_item_list_opens_the_draw_dialog(window, items, tmp_path
     assert window.open_workbook(labels_csv, ask=False) is False
     assert warnings and "labels.csv" in warnings[0][1]
     assert window.item_sample_dialog is None and window.session.state.rounds == rounds
+
+
+def test_the_category_names_the_round_and_the_next_draw_offers_it(window, items, tmp_path):
+    from core.workbook.labeling import read_labeling_workbook
+
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    assert dialog.category_edit.text() == ""  # the example's current round is not the lead's
+    dialog.category_edit.setText("travel booking mails")
+    dialog.seed_edit.setText(str(SEED))
+    drawn = dialog.draw_and_save(tmp_path / "drawn.xlsx")
+    assert read_labeling_workbook(drawn).design.category == "travel booking mails"
+    labeled = tmp_path / "labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    dialog.close()
+    result = window.read_labeled_workbook([labeled])
+    assert result is not None and result.round.classifier == "travel booking mails"
+    assert window.session.state.rounds[-1].classifier == "travel booking mails"
+    # The next draw is most likely of the same category.
+    again = window.open_item_sample(30, 60, item_list=path)
+    assert again.category_edit.text() == "travel booking mails"
+    again.close()
