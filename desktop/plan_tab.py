@@ -225,6 +225,9 @@ class PlanBasis:
         What the user should know (a substituted prior, a target that cannot be met).
     error : str
         Why nothing could be computed (empty when all is well).
+    hint : str
+        How to plan more surely, when the recommended plan is far from sure to meet the
+        margins (shown with the notes, not repeated in the status bar on every edit).
     """
 
     population: Population | None = None
@@ -236,6 +239,11 @@ class PlanBasis:
     notes: tuple[str, ...] = ()
     error: str = ""
     inputs: PlanningInputs | None = None
+    hint: str = ""
+
+
+#: Below this chance of meeting both margins, the Plan tab says how to plan more surely.
+UNSURE_CHANCE = 0.7
 
 
 def plan_basis(state: SessionState) -> PlanBasis:
@@ -253,6 +261,15 @@ def plan_basis(state: SessionState) -> PlanBasis:
         recommended = request.plan()
     except InputError as exc:
         notes = (*notes, f"No recommended plan: {exc}")
+    hint = ""
+    assurance = None if recommended is None else recommended.assurance
+    if assurance is not None and not state.plan.assurance_target:
+        if assurance.both < UNSURE_CHANCE:
+            hint = (
+                "The recommended plan meets the margins on average: a labeled round meets "
+                f"both with a {chance(assurance.both)} chance. For a surer plan, set Chance "
+                "of meeting both margins (under Targets), e.g. to 80 %."
+            )
     return PlanBasis(
         population=inputs.population,
         precision=inputs.precision,
@@ -262,6 +279,7 @@ def plan_basis(state: SessionState) -> PlanBasis:
         recommended=recommended,
         notes=notes,
         inputs=inputs,
+        hint=hint,
     )
 
 
@@ -1471,12 +1489,14 @@ class PlanTab(SessionTab):
         notes = list(self._basis.notes)
         if self._basis.error:
             notes.insert(0, self._basis.error)
-        text = "\n".join(notes)
+        shown = notes + ([self._basis.hint] if self._basis.hint else [])
+        text = "\n".join(shown)
         if text == self.notes.text():
             return  # already shown (and already in the status bar)
+        said_before = self.notes.text().split("\n")[: len(notes)]
         self.notes.setText(text)
-        self.notes.setVisible(bool(notes))
-        if notes:
+        self.notes.setVisible(bool(shown))
+        if notes and notes != said_before:
             self.status_message.emit(notes[0])
 
     # --- actions --------------------------------------------------------------------------

@@ -732,3 +732,16 @@ def test_the_targets_fit_without_scrolling(qtbot, window, size):
     for slider in (plan.s_slider, plan.v_slider):
         assert fully_visible(slider.slider) and fully_visible(slider.spin)
     assert fully_visible(plan.plan_box)
+
+
+def test_the_plan_says_how_to_plan_more_surely_when_it_is_far_from_sure():
+    from core.assurance import plan_assurance
+
+    state = SessionState(plan=PlanInputs(margin_precision=0.05, margin_recall=0.05))
+    basis = plan_tab.plan_basis(state)
+    both = plan_assurance(basis.recommended).both
+    assert both < plan_tab.UNSURE_CHANCE
+    assert f"meets both with a {chance(both)} chance" in basis.hint
+    assert "Chance of meeting both margins" in basis.hint
+    assured = plan_tab.plan_basis(SessionState(plan=replace(state.plan, assurance_target=0.8)))
+    assert assured.hint == ""
