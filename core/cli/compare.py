@@ -199,6 +199,11 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     )
 
 
+def _chance(value: float | None) -> str:
+    """P(decline) to one decimal: it comes from random draws, good to about 0.1 point."""
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
 def _points(value: float | None) -> str:
     """A change of a rate in percentage points, signed."""
     if value is None:
@@ -231,7 +236,7 @@ def format_text(result_of_run: Comparison | RoundsCompared) -> str:
         lines.append(
             f"{metric:<10} {percent(previous[metric]):>9} {percent(current[metric]):>9} "
             f"{_points(block['estimate']):>11} {_points(lower):>11} {_points(upper):>11} "
-            f"{percent(block['p_worse']):>11}"
+            f"{_chance(block['p_worse']):>11}"
         )
     lines.append("")
     which = (
