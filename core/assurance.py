@@ -6,18 +6,18 @@ margin sits just under its target misses it about half the time. The assurance o
 ``(n1, n0)`` is that probability: ``P(realized margin <= target)`` for precision, for
 recall, and for both together, under the planning values taken as the truth.
 
-The realized margin is what the evaluation of the labeled round reports for the plan's
-margin definition (Eq 10): the Wald half-width ``z*sqrt(p^(1-p^)/n1)`` for precision and
-the delta-method half-width ``z*x^/(1+x^)^2*se`` (Eq 5) for recall, both computed from the
-drawn counts ``TP`` and ``FN``, with each stratum's variance multiplied by its finite
-population correction ``(N - n)/(N - 1)`` when the plan uses one. Bayesian plans are
-checked the same way: after the round the margins reported are these.
+The realized margin is the half-width of the interval a lead quotes and the labeled round
+is judged by (``prplanner labels`` and the app's check against the targets): Wilson for
+precision and the Katz log-ratio interval (Eq 4) for recall, both computed from the drawn
+counts ``TP`` and ``FN``, with each stratum's variance multiplied by its finite population
+correction ``(N - n)/(N - 1)`` when the plan uses one (:mod:`core.batch_intervals`, the
+vector form of the evaluation's intervals). Bayesian plans are checked the same way: after
+the round the intervals quoted are these. The plan's own margins (Eq 10) are the Wald and
+delta-method ones; Wilson and Katz can be a little wider or narrower, so the chance says
+what the lead will see.
 
-Zero cells: a round with a zero cell has a degenerate Wald interval (zero width) and an
-undefined log ratio. As the evaluation does for the log ratio, the Haldane-Anscombe
-correction (0.5 added to every cell) is applied: to all four cells for recall when any is
-0, and to the predicted-positive stratum's two cells for precision when ``TP`` is 0 or
-``n1``. A zero-width interval is therefore never counted as a round that met its margin.
+Zero cells: the Katz interval of a round with a zero cell gets the Haldane-Anscombe
+correction (0.5 added to all four cells), as the evaluation does; Wilson needs none.
 
 Default computation: exact enumeration
 --------------------------------------
@@ -120,35 +120,34 @@ def stratum_positives(rate: float, size: int) -> int:
     return int(min(max(round(rate * size), 1), max(size - 1, 1)))
 
 
-def realized_margins(tp, fn, n_pos: int, n_neg: int, k: float, z: float, fpc=(1.0, 1.0)):
-    """Margins (Eq 10 from the estimates) of rounds with counts ``tp``, ``fn`` (vectorized).
+def realized_margins(tp, fn, n_pos: int, n_neg: int, k: float, confidence: float, fpc=(1.0, 1.0)):
+    """Margins of rounds with counts ``tp``, ``fn`` (vectorized, broadcast together).
 
-    Returns ``(precision_margin, recall_margin)``: Wald and delta method, each stratum's
-    variance times its FPC factor; zero cells as in the module docstring.
+    Returns ``(precision_margin, recall_margin)``: the half-widths of the Wilson and Katz
+    log-ratio intervals the round is judged by, each stratum's variance times its FPC
+    factor; NaN never counts as met.
     """
+    from core import batch_intervals
+
     tp = np.asarray(tp, dtype=float)
     fn = np.asarray(fn, dtype=float)
-    precision = precision_margins(tp, n_pos, z, fpc[0])
-    zero_cell = (tp == 0) | (tp == n_pos) | (fn == 0) | (fn == n_neg)
-    shift = np.where(zero_cell, 0.5, 0.0)
-    m1 = n_pos + 2.0 * shift
-    m0 = n_neg + 2.0 * shift
-    q1 = (tp + shift) / m1
-    q0 = (fn + shift) / m0
-    x = q0 / (k * q1)
-    se = np.sqrt((1.0 - q1) / (m1 * q1) * fpc[0] + (1.0 - q0) / (m0 * q0) * fpc[1])
-    recall = z * x / (1.0 + x) ** 2 * se
+    precision = precision_margins(tp, n_pos, confidence, fpc[0])
+    tp, fn = np.broadcast_arrays(tp, fn)
+    recall = (
+        batch_intervals.katz_log_recall(tp, n_pos - tp, fn, n_neg - fn, k, confidence, fpc).width
+        / 2.0
+    )
     return precision, recall
 
 
-def precision_margins(tp, n_pos: int, z: float, fpc_pos: float = 1.0):
-    """Wald precision margins of rounds with ``tp`` true positives among ``n_pos``
-    (Haldane-Anscombe when ``tp`` is 0 or ``n_pos``; vectorized)."""
+def precision_margins(tp, n_pos: int, confidence: float, fpc_pos: float = 1.0):
+    """Wilson half-widths of rounds with ``tp`` true positives among ``n_pos`` (vectorized;
+    the interval of ``n_pos/f`` trials under the finite population correction ``f``)."""
+    from core import batch_intervals
+
     tp = np.asarray(tp, dtype=float)
-    shift = np.where((tp == 0) | (tp == n_pos), 0.5, 0.0)
-    m1 = n_pos + 2.0 * shift
-    p1 = (tp + shift) / m1
-    return z * np.sqrt(p1 * (1.0 - p1) / m1 * fpc_pos)
+    interval = batch_intervals.wilson_precision(tp, n_pos - tp, confidence, (fpc_pos, 1.0))
+    return interval.width / 2.0
 
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -223,12 +222,13 @@ def count_distribution(n: int, rate: float, size: int | None = None):
 
 def _grouped(values: np.ndarray, pmf: np.ndarray, width: int):
     """Interior counts in bins of ``width`` (first and last kept alone: they may be the
-    zero cells), each at its probability-weighted mean."""
+    zero cells), each at its probability-weighted mean rounded to a whole count."""
     if width <= 1 or values.size < _SHORTEST_GROUPED_AXIS:
         return values, pmf
     starts = np.concatenate(([0], np.arange(1, values.size - 1, width), [values.size - 1]))
     weight = np.add.reduceat(pmf, starts)
-    centre = np.add.reduceat(pmf * values, starts) / weight
+    # each bin at its probability-weighted mean, a whole count (the intervals take counts)
+    centre = np.rint(np.add.reduceat(pmf * values, starts) / weight)
     # the ends are single counts: keep them exact
     centre[0], centre[-1] = values[0], values[-1]
     return centre, weight
@@ -248,8 +248,8 @@ class AssuranceModel:
         Planning values taken as the truth, and the imbalance ratio.
     target_precision, target_recall : float
         Target margins.
-    z : float
-        Normal quantile of the confidence level.
+    confidence : float
+        Level of the intervals the round is judged by.
     strata : tuple of int or None
         ``(N1, N0)``: sample without replacement from finite strata and apply the FPC to
         the realized margins. None: binomial sampling, no FPC.
@@ -262,7 +262,7 @@ class AssuranceModel:
     k: float
     target_precision: float
     target_recall: float
-    z: float
+    confidence: float
     strata: tuple[int, int] | None = None
     cell_budget: int = CELL_BUDGET
 
@@ -291,7 +291,7 @@ class AssuranceModel:
             k=validation.imbalance("k", k),
             target_precision=validation.margin("margin_precision", margin_precision),
             target_recall=validation.margin("margin_recall", margin_recall),
-            z=validation.z_value(confidence),
+            confidence=validation.confidence(confidence),
             strata=strata,
             cell_budget=validation.whole_at_least("cell_budget", cell_budget, 1),
         )
@@ -332,7 +332,7 @@ class AssuranceModel:
         return tp, weight, self._precision_met(tp, n_pos)
 
     def _precision_met(self, tp, n_pos: int) -> np.ndarray:
-        margin = precision_margins(tp, n_pos, self.z, self._fpc(n_pos, 0))
+        margin = precision_margins(tp, n_pos, self.confidence, self._fpc(n_pos, 0))
         return margin <= self.target_precision
 
     def precision_at(self, n_pos) -> float:
@@ -372,25 +372,10 @@ class AssuranceModel:
 
     def _recall_met(self, tp, fn, n_pos: int, n_neg: int) -> np.ndarray:
         """``(len(tp), len(fn))`` grid: whether each round's recall margin meets the target."""
-        f1, f0 = self._fpc(n_pos, 0), self._fpc(n_neg, 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q1 = tp / n_pos
-            q0 = fn / n_neg
-            variance_pos = (1.0 - q1) / (n_pos * q1) * f1
-            variance_neg = (1.0 - q0) / (n_neg * q0) * f0
-            x = q0[np.newaxis, :] / (self.k * q1[:, np.newaxis])
-            margin = (
-                self.z
-                * x
-                / (1.0 + x) ** 2
-                * np.sqrt(variance_pos[:, np.newaxis] + variance_neg[np.newaxis, :])
-            )
-        # zero cells (only ever at the ends of the axes): Haldane-Anscombe, as evaluated
-        fpc, k, z = (f1, f0), self.k, self.z
-        for row in np.flatnonzero((tp == 0) | (tp == n_pos)):
-            _, margin[row, :] = realized_margins(tp[row], fn, n_pos, n_neg, k, z, fpc)
-        for column in np.flatnonzero((fn == 0) | (fn == n_neg)):
-            _, margin[:, column] = realized_margins(tp, fn[column], n_pos, n_neg, k, z, fpc)
+        fpc = (self._fpc(n_pos, 0), self._fpc(n_neg, 1))
+        _, margin = realized_margins(
+            tp[:, np.newaxis], fn[np.newaxis, :], n_pos, n_neg, self.k, self.confidence, fpc
+        )
         return margin <= self.target_recall
 
 
@@ -475,7 +460,7 @@ def simulate_assurance(
     while done < reps:
         size = min(_CHUNK, reps - done)
         tp, fn = draw(size)
-        precision, recall = realized_margins(tp, fn, n_pos, n_neg, model.k, model.z, fpc)
+        precision, recall = realized_margins(tp, fn, n_pos, n_neg, model.k, model.confidence, fpc)
         ok_precision = precision <= model.target_precision
         ok_recall = recall <= model.target_recall
         met_precision += int(np.count_nonzero(ok_precision))

@@ -377,7 +377,7 @@ def test_chance_of_meeting_each_margin_is_shown_and_follows_the_sliders(qtbot, t
         assert r["design_chance_precision"].text() == chance(design.assurance.precision)
         assert r["design_chance_recall"].text() == chance(design.assurance.recall)
         assert r["design_chance_both"].text() == f"<b>{escape(chance(design.assurance.both))}</b>"
-        seen.add(r["design_chance_recall"].text())
+        seen.add((r["design_chance_precision"].text(), r["design_chance_recall"].text()))
     slider.setSliderDown(False)
     assert len(seen) == 3  # it moved with the design
 
