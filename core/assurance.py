@@ -140,6 +140,46 @@ def realized_margins(tp, fn, n_pos: int, n_neg: int, k: float, confidence: float
     return precision, recall
 
 
+def recall_margin_grid(tp, fn, n_pos: int, n_neg: int, k: float, confidence: float, fpc):
+    """Katz half-widths of every round ``(tp[i], fn[j])``: the ``(len(tp), len(fn))`` grid
+    of :func:`realized_margins`' recall margins, for the exact sum.
+
+    Without a zero cell the log ratio's variance is a sum of one term per stratum, so the
+    grid is built from the two axes (a few passes instead of dozens); rows and columns with
+    a zero cell (only ever at the ends of the axes) take the evaluation's own interval, with
+    its Haldane-Anscombe correction and boundary rule.
+    """
+
+    tp = np.asarray(tp, dtype=float)
+    fn = np.asarray(fn, dtype=float)
+    z = validation.z_value(confidence)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        q1, q0 = tp / n_pos, fn / n_neg
+        variance_pos = (1.0 - q1) / (n_pos * q1) * fpc[0]
+        variance_neg = (1.0 - q0) / (n_neg * q0) * fpc[1]
+        # bounds 1/(1 + x exp(+-spread)), x = q0/(k q1); computed in place: the grid is
+        # evaluated hundreds of times in an assured-plan search
+        spread = np.add.outer(variance_pos, variance_neg)
+        np.sqrt(spread, out=spread)
+        spread *= z
+        log_x = np.subtract.outer(-np.log(k * q1), -np.log(q0))
+        upper = np.subtract(log_x, spread)
+        np.exp(upper, out=upper)
+        upper += 1.0
+        np.reciprocal(upper, out=upper)
+        lower = np.add(log_x, spread, out=spread)
+        np.exp(lower, out=lower)
+        lower += 1.0
+        np.reciprocal(lower, out=lower)
+        margin = np.subtract(upper, lower, out=upper)
+        margin *= 0.5
+    for row in np.flatnonzero((tp == 0) | (tp == n_pos)):
+        _, margin[row, :] = realized_margins(tp[row], fn, n_pos, n_neg, k, confidence, fpc)
+    for column in np.flatnonzero((fn == 0) | (fn == n_neg)):
+        _, margin[:, column] = realized_margins(tp, fn[column], n_pos, n_neg, k, confidence, fpc)
+    return margin
+
+
 def precision_margins(tp, n_pos: int, confidence: float, fpc_pos: float = 1.0):
     """Wilson half-widths of rounds with ``tp`` true positives among ``n_pos`` (vectorized;
     the interval of ``n_pos/f`` trials under the finite population correction ``f``)."""
@@ -373,9 +413,7 @@ class AssuranceModel:
     def _recall_met(self, tp, fn, n_pos: int, n_neg: int) -> np.ndarray:
         """``(len(tp), len(fn))`` grid: whether each round's recall margin meets the target."""
         fpc = (self._fpc(n_pos, 0), self._fpc(n_neg, 1))
-        _, margin = realized_margins(
-            tp[:, np.newaxis], fn[np.newaxis, :], n_pos, n_neg, self.k, self.confidence, fpc
-        )
+        margin = recall_margin_grid(tp, fn, n_pos, n_neg, self.k, self.confidence, fpc)
         return margin <= self.target_recall
 
 

@@ -383,3 +383,16 @@ def test_same_seed_same_answer_and_input_checks():
         model.at(60, 100)
     with pytest.raises(InputError, match="n_neg"):
         model.at(10, 0)
+
+
+def test_the_recall_grid_equals_the_evaluations_katz_interval_cell_by_cell():
+    from core import batch_intervals
+    from core.assurance import recall_margin_grid
+
+    n1, n0, k, fpc = 40, 300, 0.07, (0.9, 0.97)
+    tp = np.array([0, 1, 5, 20, 39, 40], dtype=float)
+    fn = np.array([0, 1, 3, 150, 299, 300], dtype=float)
+    grid = recall_margin_grid(tp, fn, n1, n0, k, 0.9, fpc)
+    t, f = np.meshgrid(tp, fn, indexing="ij")
+    expected = batch_intervals.katz_log_recall(t, n1 - t, f, n0 - f, k, 0.9, fpc).width / 2
+    np.testing.assert_allclose(grid, expected, rtol=1e-12, atol=1e-15)
