@@ -621,7 +621,9 @@ class RoundsPanel(QWidget):
         name = self._session.get("previous_round")
         # A name may be a 32,000-character cell: shown cut (and escaped), whole in the tooltip.
         shown = html.escape(formatting.short_text(name), quote=False) if name else ""
-        self.previous.setText(f"Previous round: <b>{shown}</b>" if name else "No previous round")
+        self.previous.setText(
+            f"The Plan builds on: <b>{shown}</b>" if name else "The Plan builds on no round"
+        )
         self.previous.setToolTip(
             f"The round the Plan tab builds on: {formatting.short_text(name, 500)}"
             if name
