@@ -55,7 +55,8 @@ def test_exact_assurance_of_an_fpc_plan(benchmark):
     )
     model = AssuranceModel.from_plan(plan)
     result = benchmark(model.at, plan.n_pos, plan.n_neg)
-    assert 0.5 < result.precision < 0.75
+    # judged by Wilson (0.477 in the independent reference simulation of tests/data)
+    assert 0.42 < result.precision < 0.53
     _check_budget(benchmark, PER_DESIGN_BUDGET_SECONDS)
 
 
