@@ -304,8 +304,18 @@ def test_fpc_simulation_draws_without_replacement_from_the_finite_strata():
     assert plan.assurance == exact_value
     standard_error = math.sqrt(exact_value.precision * (1 - exact_value.precision) / 100_000)
     assert abs(simulated.precision - exact_value.precision) <= 4.5 * standard_error
-    # (the exact model's hypergeometric sum is checked count by count against scipy in
-    # test_enumeration_equals_a_double_loop_over_scipy_pmfs)
+    # binomial draws with the FPC factor applied afterwards give another share: drawing
+    # without replacement matters (Wilson of n/f trials, written out)
+    rng = np.random.default_rng(6)
+    f1 = (300 - plan.n_pos) / 299
+    z = norm.ppf(0.975)
+    trials = plan.n_pos / f1
+    p = rng.binomial(plan.n_pos, 0.9, 100_000) / plan.n_pos
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials**2))
+    widths = (np.minimum(centre + half, 1.0) - np.maximum(centre - half, 0.0)) / 2
+    binomial_share = np.mean(widths <= 0.05)
+    assert abs(exact_value.precision - binomial_share) > 0.01  # 0.475 against 0.490
 
 
 def test_realized_margins_agree_with_the_evaluation_intervals():
