@@ -260,7 +260,7 @@ def count_distribution(n: int, rate: float, size: int | None = None):
     return values, pmf / pmf.sum()
 
 
-def _grouped(values: np.ndarray, pmf: np.ndarray, width: int):
+def grouped_counts(values: np.ndarray, pmf: np.ndarray, width: int):
     """Interior counts in bins of ``width`` (first and last kept alone: they may be the
     zero cells), each at its probability-weighted mean rounded to a whole count."""
     if width <= 1 or values.size < _SHORTEST_GROUPED_AXIS:
@@ -399,10 +399,10 @@ class AssuranceModel:
         if cells > self.cell_budget:
             # Group TP first: FN keeps its lattice (the saw-tooth along n0) exactly.
             rows = max(_SHORTEST_GROUPED_AXIS, self.cell_budget // fn.size)
-            tp, weight_pos = _grouped(tp, weight_pos, math.ceil(tp.size / rows))
+            tp, weight_pos = grouped_counts(tp, weight_pos, math.ceil(tp.size / rows))
             if tp.size * fn.size > self.cell_budget:
                 columns = max(_SHORTEST_GROUPED_AXIS, self.cell_budget // tp.size)
-                fn, weight_neg = _grouped(fn, weight_neg, math.ceil(fn.size / columns))
+                fn, weight_neg = grouped_counts(fn, weight_neg, math.ceil(fn.size / columns))
             met_precision = self._precision_met(tp, n_pos)
         met_recall = self._recall_met(tp, fn, n_pos, n_neg)
         recall_given_tp = met_recall @ weight_neg

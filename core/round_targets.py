@@ -213,6 +213,7 @@ def check_targets(
     fpc: bool = False,
     drawn: tuple[int, int] | None = None,
     skipped: tuple[int, int] = (0, 0),
+    plan_top_up: bool = True,
 ) -> TargetCheck:
     """Judge round ``item`` by ``state``'s target margins and confidence.
 
@@ -229,6 +230,9 @@ def check_targets(
     drawn, skipped : tuple of int
         Items drawn per stratum (default: the labeled ones) and how many of them were
         skipped; the top-up draws enough that the skipped ones are made up for.
+    plan_top_up : bool
+        False: only say whether the margins are met (``needed``, ``top_up`` and ``chance``
+        stay None), for a report that shows no top-up.
 
     Raises
     ------
@@ -267,7 +271,7 @@ def check_targets(
     drawn = labeled if drawn is None else drawn
     needed = top_up = chance = None
     chance_target = state.plan.assurance_target
-    if not all(check.met for check in checks.values()):
+    if plan_top_up and not all(check.met for check in checks.values()):
         needed = _planned_totals(state, item, labeled, fpc)
         if needed is not None:
             # None: even the whole of a stratum, at this round's rates, leaves the quoted
@@ -375,7 +379,8 @@ def _until_quoted_margins_met(
 
     if meets(1.0):
         return totals
-    largest = min(s / n for s, n in zip(strata, totals, strict=True)) if known else 100.0
+    # sizes_at caps each stratum at its size: the largest scale labels both in full
+    largest = max(s / n for s, n in zip(strata, totals, strict=True)) if known else 100.0
     if largest <= 1.0 or not meets(largest):
         return None
     low, high = 1.0, largest  # meets(high), not meets(low)
@@ -422,6 +427,11 @@ def chance_in_words(value: float, *, article: bool = False) -> str:
 _CHANCE_CELL_BUDGET = 400_000
 #: Predictive probabilities below this share of the largest are left out.
 _CHANCE_RELATIVE_TAIL = 1e-12
+#: Quantile of the stratum's rate beyond which counts are not enumerated at all.
+_RATE_TAIL = 1e-14
+#: Largest scale of the plan a top-up for a chance is searched to when the population is
+#: not known (a known one stops at both strata labeled in full).
+_LARGEST_UNBOUNDED_SCALE = 64.0
 
 
 def _new_positives(new: int, positives: int, negatives: int):
@@ -430,32 +440,24 @@ def _new_positives(new: int, positives: int, negatives: int):
 
     The stratum's rate has the Jeffreys posterior ``Beta(positives + 1/2, negatives + 1/2)``
     and the further items are exchangeable with the labeled ones, so their count of
-    positives is beta-binomial (with or without replacement alike).
+    positives is beta-binomial (with or without replacement alike). Only the counts a rate
+    inside the posterior's central ``1 - 2e-14`` can give (with binomial room around them)
+    are enumerated, so a top-up of millions stays a short array.
     """
     import numpy as np
-    from scipy.stats import betabinom
+    from scipy.stats import beta, betabinom
 
-    counts = np.arange(new + 1, dtype=float)
-    log_pmf = betabinom.logpmf(counts, new, positives + 0.5, negatives + 0.5)
+    a, b = positives + 0.5, negatives + 0.5
+    rates = beta.ppf(_RATE_TAIL, a, b), beta.isf(_RATE_TAIL, a, b)
+    spread = [10.0 * math.sqrt(new * rate) + 10.0 for rate in rates]
+    low = max(0, math.floor(new * rates[0] - spread[0]))
+    high = min(new, math.ceil(new * rates[1] + spread[1]))
+    counts = np.arange(low, high + 1, dtype=float)
+    log_pmf = betabinom.logpmf(counts, new, a, b)
     pmf = np.exp(log_pmf - log_pmf.max())
     kept = np.flatnonzero(pmf >= _CHANCE_RELATIVE_TAIL)
     counts, pmf = counts[kept[0] : kept[-1] + 1], pmf[kept[0] : kept[-1] + 1]
     return counts, pmf / pmf.sum()
-
-
-def _thinned(counts, pmf, most: int):
-    """At most ``most`` whole counts: interior counts grouped into bins, each at its
-    probability-weighted mean rounded to a whole count."""
-    import numpy as np
-
-    if counts.size <= most:
-        return counts, pmf
-    width = math.ceil(counts.size / most)
-    starts = np.concatenate(([0], np.arange(1, counts.size - 1, width), [counts.size - 1]))
-    weight = np.add.reduceat(pmf, starts)
-    centre = np.rint(np.add.reduceat(pmf * counts, starts) / weight)
-    centre[0], centre[-1] = counts[0], counts[-1]
-    return centre, weight
 
 
 def top_up_chance(
@@ -467,17 +469,17 @@ def top_up_chance(
 
     The labels so far are kept; the new labels of each stratum are predicted from them
     (beta-binomial, :func:`_new_positives`), the two strata independently. The chance is
-    the summed probability of every pair of new counts whose round meets the targets. A
-    top-up planned to meet the margins at the labeled rates is far from sure to.
+    the summed probability of every pair of new counts whose round meets the targets (the
+    margins of :mod:`core.assurance`, which sums a plan's chance the same way). A top-up
+    planned to meet the margins at the labeled rates is far from sure to.
 
     Raises
     ------
     InputError
         ``needed`` is below what is labeled, or larger than a known stratum.
     """
-    import numpy as np
 
-    from core import batch_intervals
+    from core.assurance import grouped_counts, precision_margins, recall_margin_grid
     from core.confusion import Population
 
     matrix = item.matrix
@@ -487,26 +489,29 @@ def top_up_chance(
             f"a top-up to {needed[0]:,} and {needed[1]:,} labels has fewer than the "
             f"{matrix.n_pos:,} and {matrix.n_neg:,} labeled already"
         )
+    known = item.population_pos is not None and item.population_neg is not None
     factors = (1.0, 1.0)
-    if fpc and item.population_pos is not None and item.population_neg is not None:
+    if known:
         population = Population.from_counts(item.population_pos, item.population_neg)
-        factors = population.fpc_factors(*needed)
+        population.require_sample_fits(*needed)  # refused whether corrected or not
+        if fpc:
+            factors = population.fpc_factors(*needed)
     tp_new, weight_pos = _new_positives(new_pos, matrix.tp, matrix.fp)
     fn_new, weight_neg = _new_positives(new_neg, matrix.fn, matrix.tn)
     if tp_new.size * fn_new.size > _CHANCE_CELL_BUDGET:
         side = math.isqrt(_CHANCE_CELL_BUDGET)
-        tp_new, weight_pos = _thinned(tp_new, weight_pos, side)
-        fn_new, weight_neg = _thinned(fn_new, weight_neg, _CHANCE_CELL_BUDGET // tp_new.size)
-    tp = matrix.tp + tp_new[:, np.newaxis]
-    fn = matrix.fn + fn_new[np.newaxis, :]
-    fp, tn = needed[0] - tp, needed[1] - fn
-    precision = batch_intervals.wilson_precision(
-        matrix.tp + tp_new, needed[0] - matrix.tp - tp_new, state.confidence, factors
+        tp_new, weight_pos = grouped_counts(tp_new, weight_pos, math.ceil(tp_new.size / side))
+        columns = max(side, _CHANCE_CELL_BUDGET // tp_new.size)
+        fn_new, weight_neg = grouped_counts(fn_new, weight_neg, math.ceil(fn_new.size / columns))
+    tp, fn = matrix.tp + tp_new, matrix.fn + fn_new
+    precision_met = (
+        precision_margins(tp, needed[0], state.confidence, factors[0])
+        <= state.plan.margin_precision
     )
-    precision_met = precision.width / 2.0 <= state.plan.margin_precision
-    recall = batch_intervals.katz_log_recall(tp, fp, fn, tn, item.k, state.confidence, factors)
-    with np.errstate(invalid="ignore"):
-        recall_met = recall.width / 2.0 <= state.plan.margin_recall
+    recall_met = (
+        recall_margin_grid(tp, fn, needed[0], needed[1], item.k, state.confidence, factors)
+        <= state.plan.margin_recall
+    )
     recall_given_tp = recall_met @ weight_neg
     return TopUpChance(
         precision=float(min(weight_pos @ precision_met, 1.0)),
@@ -519,11 +524,14 @@ def top_up_chance(
 def _until_chance_reached(
     state: SessionState, item: Round, totals: tuple[int, int], fpc: bool, target: float
 ) -> tuple[tuple[int, int], TopUpChance] | None:
-    """The labels ``totals`` scaled up (same ratio) until the chance of meeting both
-    targets is at least ``target``, with that chance; None when the strata run out first.
+    """The labels ``totals`` scaled up (same ratio, each stratum at most its size) until
+    the chance of meeting both targets is at least ``target``, with that chance; None when
+    even both strata labeled in full (or, the population unknown, 64 times the plan) fall
+    short.
 
-    The chance saw-tooths slightly with the sizes (whole counts), so the bisection's
-    answer is the smallest scale found whose own chance reaches the target.
+    The scale doubles until the chance is reached, then a bisection narrows it; the chance
+    saw-tooths slightly with the sizes (whole counts), so the answer is the smallest scale
+    found whose own chance reaches the target.
     """
     known = item.population_pos is not None and item.population_neg is not None
     strata = (item.population_pos or 0, item.population_neg or 0)
@@ -538,12 +546,20 @@ def _until_chance_reached(
     def chance_at(scale: float) -> TopUpChance:
         return top_up_chance(state, item, sizes_at(scale), fpc=fpc)
 
-    largest = min(s / n for s, n in zip(strata, totals, strict=True)) if known else 100.0
-    best = chance_at(largest)
-    if best.both < target:
-        return None
-    low, high = 1.0, largest  # the chance at high reaches the target, at low it does not
-    while high - low > 1e-3 * low:
+    largest = (
+        max(s / n for s, n in zip(strata, totals, strict=True))
+        if known
+        else _LARGEST_UNBOUNDED_SCALE
+    )
+    low = 1.0
+    high = min(2.0, largest)
+    best = chance_at(high)
+    while best.both < target:
+        if high >= largest:
+            return None
+        low, high = high, min(2.0 * high, largest)
+        best = chance_at(high)
+    while high - low > 1e-3 * low and sizes_at(low) != sizes_at(high):
         middle = (low + high) / 2
         chance = chance_at(middle)
         if chance.both >= target:

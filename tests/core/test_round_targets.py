@@ -221,12 +221,47 @@ def test_a_top_up_for_a_chance_reaches_it_and_costs_more():
     assert top_up_chance(_state(0.05, 0.05), item, fewer, fpc=True).both < 0.9
 
 
-def test_an_unreachable_chance_keeps_the_plan_at_the_labeled_rates():
+def test_a_chance_is_reached_even_when_a_stratum_runs_out():
+    # 300 flagged items: a 99.9 % chance needs more flagged labels than the list has, so
+    # the flagged side is labeled in full and the unflagged side grows on.
     item = _round(30, 10, 4, 396, population=(300, 20_000))
     plain = check_targets(_state(0.04, 0.1), item, fpc=True)
-    hopeless = check_targets(_state(0.04, 0.1, chance_target=0.999999), item, fpc=True)
+    sure = check_targets(_state(0.04, 0.1, chance_target=0.999), item, fpc=True)
+    assert sure.chance.both >= 0.999 > plain.chance.both
+    assert sure.needed[0] <= 300 and sure.needed[1] > plain.needed[1]
+    assert top_up_chance(_state(0.04, 0.1), item, (300, 20_000), fpc=True).both == 1.0
+
+
+def test_an_unreachable_chance_keeps_the_plan_at_the_labeled_rates():
+    # Uncorrected, even all 400 flagged items give Wilson about ±3 % at a precision of 90 %:
+    # the labeled rate meets ±3 %, but a 90 % chance of it is out of reach.
+    item = _round(36, 4, 4, 396, population=(400, 20_000))
+    plain = check_targets(_state(0.03, 0.2), item)
+    hopeless = check_targets(_state(0.03, 0.2, chance_target=0.9), item)
     assert plain.needed is not None
-    assert hopeless.needed == plain.needed and hopeless.chance.both < 0.999999
+    assert hopeless.needed == plain.needed and hopeless.chance.both < 0.9
+    full = top_up_chance(_state(0.03, 0.2), item, (400, 20_000))
+    assert full.both < 0.9
+
+
+def test_the_population_unknown_a_chance_is_searched_without_running_away():
+    # k only: no stratum caps the top-up; the search doubles up to 64 times the plan and
+    # enumerates only the counts the posterior allows (a 55 s, 10 GB case before).
+    item = Round(sheet="labels", row=2, round="R1", k=0.03, tp=85, fp=15, fn=5, tn=995)
+    plain = check_targets(_state(0.01, 0.005), item)
+    sure = check_targets(_state(0.01, 0.005, chance_target=0.9), item)
+    assert plain.chance.both < 0.9 <= sure.chance.both
+    assert sure.needed[1] > plain.needed[1] > 500_000  # hundreds of thousands of labels
+    # the chance of the sizes asked for, recomputed: the same
+    again = top_up_chance(_state(0.01, 0.005), item, sure.needed)
+    assert again.both == pytest.approx(sure.chance.both, abs=1e-12)
+
+
+def test_a_top_up_larger_than_a_known_stratum_is_refused_corrected_or_not():
+    item = _round(30, 10, 4, 396, population=(300, 20_000))
+    for fpc in (False, True):
+        with pytest.raises(InputError, match="predicted-positive"):
+            top_up_chance(_state(0.04, 0.1), item, (301, 2_000), fpc=fpc)
 
 
 def test_fewer_labels_than_labeled_are_refused():
@@ -234,12 +269,27 @@ def test_fewer_labels_than_labeled_are_refused():
         top_up_chance(_state(0.05, 0.05), _round(85, 15, 5, 995), (90, 1000))
 
 
-def test_a_huge_top_up_stays_quick_and_sums_to_a_probability():
-    # 900,000 new unflagged labels: the grid of new counts is grouped, not enumerated.
-    item = _round(85, 15, 5, 995)
-    state = _state(0.002, 0.004)
-    chance = top_up_chance(state, item, (20_000, 901_000), fpc=True)
-    assert 0.0 <= chance.both <= chance.recall <= 1.0 and 0.0 <= chance.precision <= 1.0
+def test_a_huge_top_up_grouped_agrees_with_simulation():
+    # 350,000 new unflagged labels: the grid of new counts is grouped, not enumerated.
+    item = _round(85, 15, 5, 995, population=(20_000, 1_000_000))
+    needed, margins = (8_000, 351_000), (0.006, 0.0125)
+    chance = top_up_chance(_state(*margins), item, needed, fpc=True)
+    rng = np.random.default_rng(17)
+    rounds = 40_000
+    tp = item.tp + rng.binomial(needed[0] - 100, rng.beta(85.5, 15.5, rounds))
+    fn = item.fn + rng.binomial(needed[1] - 1000, rng.beta(5.5, 995.5, rounds))
+    f1 = (20_000 - needed[0]) / 19_999
+    f0 = (1_000_000 - needed[1]) / 999_999
+    precision = _wilson_half(tp / f1, needed[0] / f1) <= margins[0]  # n/f trials
+    n1, n0 = needed
+    x = (fn / n0) / (item.k * tp / n1)
+    se = np.sqrt(f1 * (1 / tp - 1 / n1) + f0 * (1 / fn - 1 / n0))
+    recall = (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2 <= margins[1]
+    tolerance = 4 * math.sqrt(0.25 / rounds)
+    assert chance.precision == pytest.approx(precision.mean(), abs=tolerance)
+    assert chance.recall == pytest.approx(recall.mean(), abs=tolerance)
+    assert chance.both == pytest.approx((precision & recall).mean(), abs=tolerance)
+    assert 0.05 < chance.both < 0.95  # a case that tells a wrong sum apart
 
 
 @pytest.mark.parametrize(
