@@ -67,7 +67,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _add_design_flags(parser, "2", "current")
     add_count_flags(parser, suffix="2", required=False)
     parser.add_argument(
-        "--confidence", type=number, default=0.95, metavar="C", help="level (default 0.95)"
+        "--confidence",
+        type=number,
+        default=None,
+        metavar="C",
+        help="level (default 0.95; with a saved session, its level)",
     )
     parser.add_argument(
         "--replicates",
@@ -130,7 +134,7 @@ def run(args: argparse.Namespace) -> Comparison | RoundsCompared:
         current,
         k_previous=k_previous,
         k_current=k_current,
-        confidence=confidence_flag(args.confidence),
+        confidence=confidence_flag(0.95 if args.confidence is None else args.confidence),
         replicates=validation.whole_at_least(
             "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
         ),
@@ -171,7 +175,9 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
         )
     refuse_text_table(args.rounds_file, "prplanner compare reads a rounds workbook (.xlsx)")
     opened = read_session(args.rounds_file)
-    state = dataclasses.replace(opened.state, confidence=confidence_flag(args.confidence))
+    state = opened.state
+    if args.confidence is not None:
+        state = dataclasses.replace(state, confidence=confidence_flag(args.confidence))
     notes: list[str] = []
     if args.round is not None:
         item = find_round(state.rounds, args.round, notes)

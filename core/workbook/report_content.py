@@ -670,7 +670,7 @@ def _chance(plan: Plan, which: str) -> str:
     """The plan's chance of meeting the ``precision``, ``recall`` or ``both`` margins."""
     if plan.assurance is None:  # make_plan always computes it; a bare Plan may not
         return "not computed"
-    return _pct(getattr(plan.assurance, which))
+    return _chance_text(getattr(plan.assurance, which))
 
 
 def _round_row(
@@ -855,7 +855,8 @@ def targets_section(state: SessionState, item: Round | None) -> TargetCheck | No
     if item is None or not _comparable(item):
         return None
     known = item.population_pos is not None and item.population_neg is not None
-    return check_targets(state, item, fpc=state.evaluate.fpc and known)
+    # met or missed only: no top-up is shown, so none is planned (that costs seconds)
+    return check_targets(state, item, fpc=state.evaluate.fpc and known, plan_top_up=False)
 
 
 def _targets_row(check: TargetCheck) -> SummaryRow:
@@ -878,9 +879,21 @@ def _targets_row(check: TargetCheck) -> SummaryRow:
     return SummaryRow(
         label="Met the target margins?",
         value=value,
-        note=f"{'; '.join(parts)} (± is half the width of the interval quoted above). "
-        + ("" if check.met else "The plan below says how many labels the next round needs."),
+        note=f"{'; '.join(parts)} (± is half the width of the interval quoted above; the "
+        "targets are the Plan's, ±5 % each unless set)."
+        + ("" if check.met else " The plan below is for the next round."),
     )
+
+
+def _chance_text(value: float | None) -> str:
+    """A chance to one decimal, never rounded to certainty (``over 99.9%``)."""
+    if value is None:
+        return "-"
+    if value >= 0.9995:  # every draw, or a sum that rounds up: still not a certainty
+        return "over 99.9%"
+    if value < 0.0005:
+        return "under 0.1%"
+    return f"{value:.1%}"
 
 
 def _points(value: float | None) -> str:
@@ -912,7 +925,7 @@ def change_rows(change: RoundChange, level: str) -> list[SummaryRow]:
                 f"{metric.capitalize()} went from {_pct(moved.previous)} to "
                 f"{_pct(moved.current)}, {_points(estimate)}; with {level} confidence the "
                 f"change is between {_points(lower)} and {_points(upper)}, {verdict}. "
-                f"Chance that {metric} got worse: {_pct(worse)}."
+                f"Chance that {metric} got worse: {_chance_text(worse)}."
             )
         rows.append(
             SummaryRow(

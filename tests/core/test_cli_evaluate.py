@@ -350,3 +350,19 @@ def test_compare_without_a_workbook_lists_what_is_missing(capsys):
     assert "missing: --k or --population, --tp, --fp, --fn, --tn, --k2 or" in err
     assert main(["compare", "--round", "TR-06", "--k", "0.1", *COUNTS]) == 2
     assert "--round names a round of ROUNDS.xlsx" in capsys.readouterr().err
+
+
+def test_compare_on_a_saved_session_uses_its_confidence(capsys, tmp_path, shared_fixtures):
+    import dataclasses
+
+    from core.workbook.session_io import read_session, save_session
+
+    rounds = shared_fixtures / "rounds_simple.xlsx"
+    state = dataclasses.replace(read_session(rounds).state, confidence=0.9)
+    session = tmp_path / "session.xlsx"
+    save_session(session, state)
+    saved = run_json(capsys, ["compare", str(session)])
+    ninety = run_json(capsys, ["compare", str(rounds), "--confidence", "0.9"])
+    default = run_json(capsys, ["compare", str(rounds)])
+    assert saved["precision_change"] == ninety["precision_change"]
+    assert saved["precision_change"] != default["precision_change"]
