@@ -412,14 +412,19 @@ class TopUpChance:
         return {"precision": self.precision, "recall": self.recall, "both": self.both}
 
 
+#: The chance a surer top-up or plan is offered for when the lead has set none: the app's
+#: second Top up button, labels' hint and the Plan tab's note.
+SURER_CHANCE = 0.9
+
+
 def chance_in_words(value: float, *, article: bool = False) -> str:
     """A chance as a lead acts on it: ``74 %`` (``an 80 %`` with ``article``), never a
-    rounded-up certainty (``over 99 %``)."""
+    rounded-up certainty (``more than 99 %``)."""
     shown = f"{100 * value:.0f} %"
-    shown = {"100 %": "over 99 %", "0 %": "under 1 %"}.get(shown, shown)
+    shown = {"100 %": "more than 99 %", "0 %": "less than 1 %"}.get(shown, shown)
     if not article:
         return shown
-    spoken_with_vowel = shown.startswith(("8", "11 ", "18 ", "over", "under"))
+    spoken_with_vowel = shown.startswith(("8", "11 ", "18 "))
     return f"{'an' if spoken_with_vowel else 'a'} {shown}"
 
 

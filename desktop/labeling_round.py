@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from core.workbook.labeling import ClassifierLabels, LabelingDesign, LabelingWorkbook
     from core.workbook.rounds import Round
 
+from core.round_targets import SURER_CHANCE
 from core.round_targets import chance_in_words as chance_words
 
 logger = logging.getLogger(__name__)
@@ -854,10 +855,6 @@ def margin_check(state, item: Round, labels: ClassifierLabels) -> TargetCheck:
     )
 
 
-#: The chance a surer top-up is offered for, when the Plan sets none.
-SURER_CHANCE = 0.9
-
-
 def surer_check(
     state, item: Round, labels: ClassifierLabels, check: TargetCheck
 ) -> TargetCheck | None:
@@ -1085,24 +1082,13 @@ def summary_text(result: LabeledRound) -> str:
         f"without a label {labels.unlabeled:,}).",
     ]
     if labels.skipped or labels.unlabeled:
-        what_is_open = " or ".join(
-            word
-            for word, count in (("skipped", labels.skipped), ("unlabeled", labels.unlabeled))
-            if count
-        )
+        from core.workbook.labeling import range_words
+
         spans = labels.range_if_skipped(unlabeled_too=True)
-        shown = [
-            f"{name} between {formatting.percent(span[0])} and {formatting.percent(span[1])}"
-            for name, span in spans.items()
-            if span is not None and name != "f1"
-        ]
+        shown = range_words(spans, formatting.percent, ("precision", "recall"))
         if shown:  # both strata have a label
-            open_items = labels.skipped + labels.unlabeled
-            lines.append(
-                f"Whatever the {open_items:,} {what_is_open} "
-                f"{'item turns' if open_items == 1 else 'items turn'} out to be: "
-                f"{' and '.join(shown)}."
-            )
+            subject = labels.open_items_in_words(unlabeled_too=True)
+            lines.append(f"Whatever {subject}: {' and '.join(shown)}.")
     note = max(result.workbooks, key=lambda book: len(book.sample)).design.targets_note
     if note:
         lines.append(html.escape(note[0].upper() + note[1:], quote=False) + ".")

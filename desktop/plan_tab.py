@@ -265,10 +265,13 @@ def plan_basis(state: SessionState) -> PlanBasis:
     assurance = None if recommended is None else recommended.assurance
     if assurance is not None and not state.plan.assurance_target:
         if assurance.both < UNSURE_CHANCE:
+            from core.round_targets import SURER_CHANCE, chance_in_words
+
             hint = (
                 "The recommended plan meets the margins on average: a labeled round meets "
-                f"both with a {chance(assurance.both)} chance. For a surer plan, set Chance "
-                "of meeting both margins (under Targets), e.g. to 80 %."
+                f"both with {chance_in_words(assurance.both, article=True)} chance. For a "
+                "surer plan, set Chance of meeting both margins (under Targets), e.g. to "
+                f"{chance_in_words(SURER_CHANCE)}."
             )
     return PlanBasis(
         population=inputs.population,

@@ -346,25 +346,19 @@ def format_text(labeled: LabeledSample) -> str:
     ]
     primary = labeled.primary
     if primary.labeled_pos or primary.labeled_neg:
-        for key, count, words in (
-            ("range_if_skipped", primary.skipped, f"{primary.skipped:,} skipped"),
-            (
-                "range_if_skipped_or_unlabeled",
-                primary.unlabeled,
-                f"{primary.skipped:,} skipped and {primary.unlabeled:,} unlabeled",
-            ),
+        from core.workbook.labeling import range_words
+
+        for key, unlabeled_too in (
+            ("range_if_skipped", False),
+            ("range_if_skipped_or_unlabeled", True),
         ):
+            subject = primary.open_items_in_words(unlabeled_too=unlabeled_too)
             spans = result[key]
             assert isinstance(spans, dict)
-            if not count or spans["precision"] is None:
-                continue
-            shown = ", ".join(
-                f"{name} between {percent(span[0])} and {percent(span[1])}"
-                for name, span in spans.items()
-                if span is not None
-            )
-            one = count == 1 and key == "range_if_skipped"
-            lines.append(f"whatever the {words} {'item is' if one else 'items are'}: {shown}")
+            if unlabeled_too and not primary.unlabeled:
+                continue  # the same items as the line above
+            if subject and spans["precision"] is not None:
+                lines.append(f"whatever {subject}: {', '.join(range_words(spans, percent))}")
     if labeled.targets is not None:
         lines.append("")
         lines.extend(_target_lines(labeled))
@@ -449,8 +443,9 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
     if check.top_up is not None:
         n_pos, n_neg = check.top_up
         lines.append(
-            f"  then draw more (sample totals {n_pos:,} and {n_neg:,}; skipped items are "
-            "made up for):"
+            f"  then draw more (sample totals {n_pos:,} and {n_neg:,}"
+            + ("; skipped items are made up for" if labeled.primary.skipped else "")
+            + "):"
         )
         lines.append("  " + _top_up_command(labeled, n_pos, n_neg))
     return lines
@@ -458,8 +453,9 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
 
 def _needed_lines(check: TargetCheck) -> list[str]:
     """How many labels a top-up brings the round to, and its chance of meeting both
-    targets given the labels so far (the new labels scatter, so a top-up sized at the
-    labeled rates has about an even chance)."""
+    targets given the labels so far (the new labels scatter, so a top-up just enough at
+    the labeled rates is not sure to be enough)."""
+    from core.round_targets import SURER_CHANCE
     from core.round_targets import chance_in_words as percent
 
     assert check.needed is not None and check.chance is not None
@@ -479,15 +475,16 @@ def _needed_lines(check: TargetCheck) -> list[str]:
     if wanted:
         lines.append(
             f"no sample of this population gives {percent(wanted, article=True)} chance of "
-            "meeting both; at the rates labeled so far:"
+            "meeting both"
         )
     lines.append(
         f"to meet both at the rates labeled so far, {sizes}; chance that they do, given the "
         f"labels so far: {percent(chance)}"
         + (
             ""
-            if wanted or chance >= 0.9
-            else " (--assurance-target 0.9 sizes it for a 90 % chance)"
+            if wanted or chance >= SURER_CHANCE
+            else f" (--assurance-target {SURER_CHANCE:g} sizes it for "
+            f"{percent(SURER_CHANCE, article=True)} chance)"
         )
     )
     return lines

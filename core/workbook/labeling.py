@@ -391,6 +391,17 @@ class ClassifierLabels:
 
         return {name: span(name) for name in ("precision", "recall", "f1")}
 
+    def open_items_in_words(self, *, unlabeled_too: bool = False) -> str:
+        """``the 3 skipped and 1 unlabeled items are`` (the subject of a range sentence);
+        "" when there are none."""
+        parts = [f"{self.skipped:,} skipped"] if self.skipped else []
+        if unlabeled_too and self.unlabeled:
+            parts.append(f"{self.unlabeled:,} unlabeled")
+        total = self.skipped + (self.unlabeled if unlabeled_too else 0)
+        if not total:
+            return ""
+        return f"the {' and '.join(parts)} {'item is' if total == 1 else 'items are'}"
+
     def estimates_if_skipped(
         self, skipped_as: str, *, unlabeled_too: bool = False
     ) -> dict[str, object]:
@@ -1125,6 +1136,23 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         created=_day_of(fields.get(_F_CREATED)),
         category=clean_category(_text(fields.get(_F_CATEGORY))),
     )
+
+
+def range_words(spans: dict, percent, names: Sequence[str] = ("precision", "recall", "f1")):
+    """``["precision between 80.1 % and 83.0 %", "recall 61.2 %"]``: the ranges of
+    :meth:`ClassifierLabels.range_if_skipped` in words, one value where the ends meet (no
+    open item on the side that moves it)."""
+    words = []
+    for name in names:
+        span = spans.get(name)
+        if span is None:
+            continue
+        low, high = span
+        if math.isclose(low, high, rel_tol=1e-12, abs_tol=1e-15):
+            words.append(f"{name} {percent(low)}")
+        else:
+            words.append(f"{name} between {percent(low)} and {percent(high)}")
+    return words
 
 
 def _day_of(value: object) -> dt.date | None:

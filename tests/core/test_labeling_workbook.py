@@ -539,3 +539,18 @@ def test_the_range_if_skipped_holds_every_way_they_could_be_labeled(counts, skip
         spans = labels.range_if_skipped(unlabeled_too=unlabeled_too)
         for name, values in seen.items():
             assert spans[name] == pytest.approx([min(values), max(values)], rel=1e-12), name
+
+
+def test_open_items_and_ranges_in_words():
+    from core.workbook.labeling import range_words
+
+    labels = _labels_with_open_items(40, 8, 6, 300, (0, 0), (0, 1))
+    assert labels.open_items_in_words() == ""
+    assert labels.open_items_in_words(unlabeled_too=True) == "the 1 unlabeled item is"
+    both = _labels_with_open_items(40, 8, 6, 300, (2, 1), (0, 1))
+    assert both.open_items_in_words(unlabeled_too=True) == "the 3 skipped and 1 unlabeled items are"
+    # only an unflagged item open: precision cannot move, so it is one value
+    spans = labels.range_if_skipped(unlabeled_too=True)
+    words = range_words(spans, lambda value: f"{100 * value:.2f} %")
+    assert words[0] == "precision 83.33 %"
+    assert words[1].startswith("recall between ")

@@ -299,8 +299,8 @@ def test_a_huge_top_up_grouped_agrees_with_simulation():
         (0.8, "an 80 %"),
         (0.11, "an 11 %"),
         (0.9, "a 90 %"),
-        (0.9996, "an over 99 %"),
-        (0.003, "an under 1 %"),
+        (0.9996, "a more than 99 %"),
+        (0.003, "a less than 1 %"),
     ],
 )
 def test_a_chance_in_words_never_rounds_up_to_certainty(value, words):

@@ -741,7 +741,10 @@ def test_the_plan_says_how_to_plan_more_surely_when_it_is_far_from_sure():
     basis = plan_tab.plan_basis(state)
     both = plan_assurance(basis.recommended).both
     assert both < plan_tab.UNSURE_CHANCE
-    assert f"meets both with a {chance(both)} chance" in basis.hint
+    from core.round_targets import chance_in_words
+
+    assert f"meets both with {chance_in_words(both, article=True)} chance" in basis.hint
+    assert "e.g. to 90 %" in basis.hint  # the level the app's surer top-up offers
     assert "Chance of meeting both margins" in basis.hint
     assured = plan_tab.plan_basis(SessionState(plan=replace(state.plan, assurance_target=0.8)))
     assert assured.hint == ""
