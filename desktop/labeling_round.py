@@ -227,12 +227,19 @@ class ItemSampleDialog(QDialog):
         self.category_edit.setMaxLength(MAX_CATEGORY_LENGTH)
         if earlier is not None:
             self.category_edit.setText(earlier.design.category)
-        else:  # the next round of the lead's own rounds is most likely of the same one
+        else:
+            # The lead's own rounds: the next round is most likely of the current round's
+            # classifier, and the round read back is filed under this name, so the History
+            # tab and the comparisons pair it with the earlier ones (the example's rounds
+            # are not the lead's).
             state = window.session.state
             current = next(
                 (item for item in state.rounds if _key(item) == state.current_round), None
             )
-            if current is not None and current.sheet == LABELED_SHEET and current.classifier:
+            own = current is not None and (
+                current.sheet == LABELED_SHEET or not window._example_rounds()
+            )
+            if own and current is not None and current.classifier:
                 self.category_edit.setText(current.classifier)
         self.seed_edit = QLineEdit(self)
         self.seed_edit.setPlaceholderText("empty: a random seed, recorded in the workbook")

@@ -455,3 +455,16 @@ def test_the_category_names_the_round_and_the_next_draw_offers_it(window, items,
     again = window.open_item_sample(30, 60, item_list=path)
     assert again.category_edit.text() == "travel booking mails"
     again.close()
+
+
+def test_the_category_starts_as_the_classifier_of_the_leads_own_current_round(
+    window, items, shared_fixtures, tmp_path
+):
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(rounds, ask=False)
+    path, _ = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    # TR-06 of travel is current: the new round is filed under travel unless changed
+    assert dialog.category_edit.text() == "travel"
+    dialog.close()
