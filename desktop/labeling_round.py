@@ -219,7 +219,9 @@ class ItemSampleDialog(QDialog):
             spin.valueChanged.connect(self._on_size_changed)
         self.category_edit = QLineEdit(self)
         self.category_edit.setObjectName("category")
-        self.category_edit.setPlaceholderText("what the editors decide, e.g. travel booking mails")
+        self.category_edit.setPlaceholderText(
+            "what the editors decide, e.g. travel (the classifier)"
+        )
         self.category_edit.setToolTip(
             "Named in the editors' instructions (positive: the item belongs to it), and the "
             "classifier the round is filed under when the labels are read back"

@@ -116,9 +116,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--category",
         default=None,
         metavar="TEXT",
-        help="what the labelers decide, in your words (e.g. 'travel booking mails'): named "
-        "in their instructions, recorded in the workbook, and the round's classifier when "
-        "the app reads the labels (a top-up keeps the earlier workbook's)",
+        help="what the labelers decide, e.g. 'travel': named in their instructions, "
+        "recorded in the workbook, and the round's classifier when the app reads the labels "
+        "(use the classifier's name in your rounds workbook; a top-up keeps the earlier "
+        "workbook's)",
     )
     parser.add_argument(
         "--show-strata",
