@@ -384,12 +384,21 @@ class ItemSampleDialog(QDialog):
         user's or a top-up's)."""
         if self._earlier is not None or not self._sizes_follow_plan:
             return ""
-        population = self._window.session.state.plan.population
-        if population.mode == "counts" and (
+        plan = self._window.session.state.plan
+        population = plan.population
+        same_counts = population.mode == "counts" and (
             population.predicted_positive,
             population.predicted_negative,
-        ) == (summary.population_pos, summary.population_neg):
+        ) == (summary.population_pos, summary.population_neg)
+        if same_counts and plan.fpc:
             return ""
+        if same_counts:
+            return (
+                "The Plan tab has this list's counts but does not yet account for its size "
+                "(finite population correction off). Press <b>Use as the Plan's "
+                "population</b> to plan for this list before drawing: labeling a large "
+                "share of it needs fewer labels."
+            )
         if population.mode == "counts":
             planned = (
                 f"{population.predicted_positive:,} flagged and "
@@ -406,17 +415,12 @@ class ItemSampleDialog(QDialog):
 
     def _warn_about_sizes(self, summary) -> None:
         """Say what is wrong with the sizes for this list, most pressing first."""
-        warnings = [
-            text
-            for text in (
-                self._too_large_warning(summary),
-                self._planned_for_another_population(summary),
-            )
-            if text
-        ]
-        mismatch = bool(self._planned_for_another_population(summary))
-        self.use_population_button.setDefault(mismatch)
-        self._say("<br>".join(warnings), error=mismatch)
+        too_large = self._too_large_warning(summary)
+        elsewhere = self._planned_for_another_population(summary)
+        self.use_population_button.setDefault(bool(elsewhere))
+        self._say(
+            "<br>".join(text for text in (too_large, elsewhere) if text), error=bool(elsewhere)
+        )
 
     def _on_size_changed(self) -> None:
         if self._setting_sizes:

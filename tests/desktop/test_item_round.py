@@ -468,3 +468,21 @@ def test_the_category_starts_as_the_classifier_of_the_leads_own_current_round(
     # TR-06 of travel is current: the new round is filed under travel unless changed
     assert dialog.category_edit.text() == "travel"
     dialog.close()
+
+
+def test_the_dialog_warns_while_the_plan_ignores_the_lists_size(window, items):
+    from core.session import PopulationInputs
+
+    path, truth_of = items
+    positives = sum(predicted for predicted, _ in truth_of.values())
+    population = PopulationInputs(
+        mode="counts",
+        predicted_positive=positives,
+        predicted_negative=ITEMS - positives,
+        k=positives / (ITEMS - positives),
+    )
+    window.session.set_values([("plan.population", population), ("plan.fpc", False)])
+    dialog = window.open_item_sample(item_list=path)
+    assert "does not yet account for its size" in dialog.message.text()
+    assert dialog.use_population_button.isDefault()
+    dialog.close()
