@@ -521,15 +521,27 @@ class MainWindow(QMainWindow):
         return True
 
     def open_dialog(self) -> bool:
-        if not self.maybe_keep_changes():
-            return False
+        """File > Open: a session or rounds workbook replaces the session (after asking
+        about unsaved changes); a labeling workbook's labels are read into it and an item
+        list opens the draw dialog, neither of which replaces anything."""
+        from core.workbook.labeling import ITEM_LIST_SUFFIXES
+
         name, _filter = QFileDialog.getOpenFileName(
             self,
-            "Open session or rounds workbook",
+            "Open session, rounds workbook or item list",
             str(self._start_folder()),
-            "Excel workbooks (*.xlsx *.xlsm);;All files (*)",
+            "Excel workbooks (*.xlsx *.xlsm);;Item lists (*.csv *.tsv *.txt *.parquet);;"
+            "All files (*)",
         )
-        return self.open_workbook(name, ask=False) if name else False
+        if not name:
+            return False
+        path = Path(name)
+        keeps_session = path.suffix.casefold() in ITEM_LIST_SUFFIXES or is_labeling_workbook(
+            sheet_names(path)
+        )
+        if not keeps_session and not self.maybe_keep_changes():
+            return False
+        return self.open_workbook(path, ask=False)
 
     def open_workbook(self, path, *, ask: bool = True) -> bool:
         """Open a saved session, or the past rounds of a plain ``.xlsx`` rounds workbook.

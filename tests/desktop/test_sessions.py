@@ -562,3 +562,19 @@ def test_a_new_session_holds_none_of_the_examples_classifiers(qtbot, window):
     window.show_tab("ensemble")
     snapshots = window.plot_snapshots()
     assert not any(name.startswith("Ensemble") for name in snapshots)
+
+
+def test_file_open_on_an_item_list_keeps_unsaved_changes_without_asking(window, dialogs, tmp_path):
+    items = tmp_path / "items.csv"
+    items.write_text(
+        "id,predicted\n" + "".join(f"m{i},{int(i % 9 == 0)}\n" for i in range(90)),
+        encoding="utf-8",
+    )
+    window.session.set_value("plan.margin_recall", 0.0432)  # an unsaved change
+    dialogs.open_names.append(items)
+    window.open_action.trigger()
+    assert dialogs.questions == []  # nothing is replaced, so nothing to ask
+    assert window.session.get("plan.margin_recall") == 0.0432
+    dialog = window.item_sample_dialog
+    assert dialog is not None and dialog.summary is not None and dialog.summary.rows == 90
+    dialog.close()
