@@ -190,6 +190,11 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
         "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
     )
     seed = CHANGE_SEED if args.seed is None else args.seed
+    if item.matrix.n_pos == 0 or item.matrix.n_neg == 0 or not item.k > 0:
+        raise InputError(
+            f"{round_label(item)} cannot be compared: each stratum needs labeled items and "
+            "the round its k (the share flagged)"
+        )
     change = change_section(state, item, replicates=replicates, seed=seed)
     if change is None:
         whose = f"of classifier {item.classifier!r} " if item.classifier else ""
