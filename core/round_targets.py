@@ -417,11 +417,15 @@ class TopUpChance:
 SURER_CHANCE = 0.9
 
 
-def chance_in_words(value: float, *, article: bool = False) -> str:
+def chance_in_words(value: float, *, article: bool = False, target: bool = False) -> str:
     """A chance as a lead acts on it: ``74 %`` (``an 80 %`` with ``article``), never a
-    rounded-up certainty (``more than 99 %``)."""
-    shown = f"{100 * value:.0f} %"
-    shown = {"100 %": "more than 99 %", "0 %": "less than 1 %"}.get(shown, shown)
+    rounded-up certainty (``more than 99 %``); a ``target`` the lead set is shown as set
+    (``99.9 %``)."""
+    if target:
+        shown = f"{100 * value:.4g} %"
+    else:
+        shown = f"{100 * value:.0f} %"
+        shown = {"100 %": "more than 99 %", "0 %": "less than 1 %"}.get(shown, shown)
     if not article:
         return shown
     spoken_with_vowel = shown.startswith(("8", "11 ", "18 "))

@@ -1171,14 +1171,14 @@ def _needed_in_words(result: LabeledRound) -> list[str]:
         lines.append(
             f"For {chance_words(chance.both, article=True)} chance of meeting both targets "
             f"(the Plan tab's <i>Chance of meeting both margins</i> asks for at least "
-            f"{chance_words(wanted)}), this round needs labels on {sizes}."
+            f"{chance_words(wanted, target=True)}), this round needs labels on {sizes}."
         )
     else:
         if wanted:
             lines.append(
-                f"No sample of this population gives {chance_words(wanted, article=True)} "
-                "chance of meeting both targets (the Plan tab's <i>Chance of meeting both "
-                "margins</i>)."
+                "No sample of this population gives "
+                f"{chance_words(wanted, article=True, target=True)} chance of meeting both "
+                "targets (the Plan tab's <i>Chance of meeting both margins</i>)."
             )
         lines.append(
             f"To meet both targets at the rates labeled so far, this round needs labels on "

@@ -466,17 +466,15 @@ def _needed_lines(check: TargetCheck) -> list[str]:
         f"about {need_pos:,} flagged and {need_neg:,} unflagged items need a label in all "
         f"({have_pos:,} and {have_neg:,} have one)"
     )
+    asked = percent(wanted, article=True, target=True)
     if wanted and chance >= wanted:
         return [
-            f"for {percent(wanted, article=True)} chance of meeting both, {sizes}; chance "
-            f"that they do, given the labels so far: {percent(chance)}"
+            f"for {asked} chance of meeting both, {sizes}; chance that they do, given the "
+            f"labels so far: {percent(chance)}"
         ]
     lines = []
     if wanted:
-        lines.append(
-            f"no sample of this population gives {percent(wanted, article=True)} chance of "
-            "meeting both"
-        )
+        lines.append(f"no sample of this population gives {asked} chance of meeting both")
     lines.append(
         f"to meet both at the rates labeled so far, {sizes}; chance that they do, given the "
         f"labels so far: {percent(chance)}"

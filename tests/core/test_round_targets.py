@@ -306,3 +306,9 @@ def test_a_huge_top_up_grouped_agrees_with_simulation():
 def test_a_chance_in_words_never_rounds_up_to_certainty(value, words):
     assert chance_in_words(value, article=True) == words
     assert chance_in_words(value) == words.split(" ", 1)[1]
+
+
+def test_a_chance_the_lead_asked_for_is_shown_as_asked():
+    assert chance_in_words(0.999, article=True, target=True) == "a 99.9 %"
+    assert chance_in_words(0.8, article=True, target=True) == "an 80 %"
+    assert chance_in_words(0.999) == "more than 99 %"  # a computed one is never certainty
