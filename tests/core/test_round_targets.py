@@ -48,18 +48,21 @@ def _state(margin_precision, margin_recall, chance_target=0.0) -> SessionState:
     )
 
 
-def _wilson_half(tp, n):
-    """Half-width of statsmodels' Wilson interval (each of many counts, or one)."""
-    lower, upper = proportion_confint(tp, n, alpha=0.05, method="wilson")
+def _wilson_half(tp, n, f1=1.0):
+    """Half-width of statsmodels' Wilson interval (each of many counts, or one); with a
+    finite population correction ``f1``, the interval of ``n/f1`` trials."""
+    lower, upper = proportion_confint(
+        np.asarray(tp) / f1, np.asarray(n) / f1, alpha=0.05, method="wilson"
+    )
     return (np.asarray(upper) - np.asarray(lower)) / 2
 
 
-def _katz_half(tp, fp, fn, tn, k):
-    """Eq 4 by hand: recall 1/(1+x), x = (FN/n0)/(k TP/n1), se^2 = 1/TP - 1/n1 + 1/FN - 1/n0
-    (each of many rounds, or one; no zero cells)."""
+def _katz_half(tp, fp, fn, tn, k, factors=(1.0, 1.0)):
+    """Eq 4 by hand: recall 1/(1+x), x = (FN/n0)/(k TP/n1), se^2 = f1 (1/TP - 1/n1) +
+    f0 (1/FN - 1/n0) (each of many rounds, or one; no zero cells)."""
     n1, n0 = tp + fp, fn + tn
     x = (fn / n0) / (k * tp / n1)
-    se = np.sqrt(1 / tp - 1 / n1 + 1 / fn - 1 / n0)
+    se = np.sqrt(factors[0] * (1 / tp - 1 / n1) + factors[1] * (1 / fn - 1 / n0))
     return (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2
 
 
@@ -144,17 +147,22 @@ def test_one_new_flagged_label_by_hand():
     assert chance.new_labels == (1, 0)
 
 
-def _simulated(item: Round, needed, margins, rounds=40_000, seed=5):
+def _simulated(item: Round, needed, margins, rounds=40_000, seed=5, fpc=False):
     """Share of simulated top-ups meeting each margin: the rate of each stratum from its
-    Jeffreys posterior, then the new labels binomially from it (exchangeable items)."""
+    Jeffreys posterior, then the new labels binomially from it (exchangeable items); with
+    ``fpc`` judged with the finite population correction of the round's strata."""
     rng = np.random.default_rng(seed)
     new_pos, new_neg = needed[0] - (item.tp + item.fp), needed[1] - (item.fn + item.tn)
     rate_pos = rng.beta(item.tp + 0.5, item.fp + 0.5, rounds)
     rate_neg = rng.beta(item.fn + 0.5, item.tn + 0.5, rounds)
     tp = item.tp + rng.binomial(new_pos, rate_pos)
     fn = item.fn + rng.binomial(new_neg, rate_neg)
-    precision = _wilson_half(tp, needed[0]) <= margins[0]
-    recall = _katz_half(tp, needed[0] - tp, fn, needed[1] - fn, item.k) <= margins[1]
+    factors = (1.0, 1.0)
+    if fpc:
+        strata = (item.population_pos, item.population_neg)
+        factors = tuple((big - n) / (big - 1) for big, n in zip(strata, needed, strict=True))
+    precision = _wilson_half(tp, needed[0], factors[0]) <= margins[0]
+    recall = _katz_half(tp, needed[0] - tp, fn, needed[1] - fn, item.k, factors) <= margins[1]
     return precision.mean(), recall.mean(), (precision & recall).mean()
 
 
@@ -181,20 +189,9 @@ def test_the_chance_with_the_correction_agrees_with_simulation():
     item = _round(30, 10, 4, 396, population=(300, 20_000))
     needed, margins = (200, 2_500), (0.04, 0.1)
     chance = top_up_chance(_state(*margins), item, needed, fpc=True)
-    rng = np.random.default_rng(11)
-    rounds = 40_000
-    tp = item.tp + rng.binomial(needed[0] - 40, rng.beta(30.5, 10.5, rounds))
-    fn = item.fn + rng.binomial(needed[1] - 400, rng.beta(4.5, 396.5, rounds))
-    f1 = (300 - needed[0]) / 299
-    f0 = (20_000 - needed[1]) / 19_999
-    # Wilson for n/f trials; Katz with each stratum's variance times its factor
-    precision = _wilson_half(tp, needed[0] / f1) <= margins[0]
-    n1, n0 = needed
-    x = (fn / n0) / (item.k * tp / n1)
-    se = np.sqrt(f1 * (1 / tp - 1 / n1) + f0 * (1 / fn - 1 / n0))
-    half = (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2
-    both = (precision & (half <= margins[1])).mean()
-    assert chance.both == pytest.approx(both, abs=4 * math.sqrt(0.25 / rounds))
+    simulated = _simulated(item, needed, margins, seed=11, fpc=True)
+    for exact, share in zip((chance.precision, chance.recall, chance.both), simulated, strict=True):
+        assert exact == pytest.approx(share, abs=4 * math.sqrt(0.25 / 40_000))
     assert 0.05 < chance.both < 0.95  # a case that tells the correction apart
 
 
@@ -274,21 +271,9 @@ def test_a_huge_top_up_grouped_agrees_with_simulation():
     item = _round(85, 15, 5, 995, population=(20_000, 1_000_000))
     needed, margins = (8_000, 351_000), (0.006, 0.0125)
     chance = top_up_chance(_state(*margins), item, needed, fpc=True)
-    rng = np.random.default_rng(17)
-    rounds = 40_000
-    tp = item.tp + rng.binomial(needed[0] - 100, rng.beta(85.5, 15.5, rounds))
-    fn = item.fn + rng.binomial(needed[1] - 1000, rng.beta(5.5, 995.5, rounds))
-    f1 = (20_000 - needed[0]) / 19_999
-    f0 = (1_000_000 - needed[1]) / 999_999
-    precision = _wilson_half(tp / f1, needed[0] / f1) <= margins[0]  # n/f trials
-    n1, n0 = needed
-    x = (fn / n0) / (item.k * tp / n1)
-    se = np.sqrt(f1 * (1 / tp - 1 / n1) + f0 * (1 / fn - 1 / n0))
-    recall = (1 / (1 + x * np.exp(-Z * se)) - 1 / (1 + x * np.exp(Z * se))) / 2 <= margins[1]
-    tolerance = 4 * math.sqrt(0.25 / rounds)
-    assert chance.precision == pytest.approx(precision.mean(), abs=tolerance)
-    assert chance.recall == pytest.approx(recall.mean(), abs=tolerance)
-    assert chance.both == pytest.approx((precision & recall).mean(), abs=tolerance)
+    simulated = _simulated(item, needed, margins, seed=17, fpc=True)
+    for exact, share in zip((chance.precision, chance.recall, chance.both), simulated, strict=True):
+        assert exact == pytest.approx(share, abs=4 * math.sqrt(0.25 / 40_000))
     assert 0.05 < chance.both < 0.95  # a case that tells a wrong sum apart
 
 
