@@ -295,6 +295,10 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         )
     design = chosen.design
     first = workbooks[0]
+    classifier = args.classifier
+    category = max(workbooks, key=lambda book: len(book.sample)).design.category
+    if classifier is None and chosen is primary and category:
+        classifier = category  # as the app files it: the category checked names the round
     notes = (
         f"PR Planner labeling round: seed {first.design.seed}, items from "
         f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
@@ -303,7 +307,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     new_round = NewRound(
         round=args.round or round_name(workbooks),
         date=round_date(workbooks),
-        classifier=args.classifier,  # None: the sheet's only classifier (append_round)
+        classifier=classifier,  # None: the sheet's only classifier (append_round)
         population_pos=design.population_pos,
         population_neg=design.population_neg,
         tp=chosen.tp,
@@ -313,17 +317,24 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         notes=notes,
     )
     if before is None:  # a first round: start the lead's rounds workbook with it
-        return start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
-    appended = append_round(
-        args.append_to,
-        new_round,
-        sheet=args.sheet,
-        sources=tuple(args.workbooks),
-        expected=before,
-        update=args.update,
-        other_classifiers=tuple(further),
-    )
-    if args.classifier is None and appended.classifier is not None:
+        appended = start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
+    else:
+        appended = append_round(
+            args.append_to,
+            new_round,
+            sheet=args.sheet,
+            sources=tuple(args.workbooks),
+            expected=before,
+            update=args.update,
+            other_classifiers=tuple(further),
+        )
+    if classifier is not None and args.classifier is None:
+        print(
+            f"note: the round is filed under classifier {classifier!r}, the category the "
+            "workbook was drawn for (--classifier NAME files it under another)",
+            file=sys.stderr,
+        )
+    elif args.classifier is None and appended.classifier is not None:
         print(
             f"note: the round is filed under classifier {appended.classifier!r}, the only one "
             f"on sheet {appended.sheet!r} (--classifier NAME files it under another)",

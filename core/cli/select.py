@@ -117,9 +117,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="TEXT",
         help="what the labelers decide, e.g. 'travel': named in their instructions, "
-        "recorded in the workbook, and the round's classifier when the app reads the labels "
-        "(use the classifier's name in your rounds workbook; a top-up keeps the earlier "
-        "workbook's)",
+        "recorded in the workbook, and the round's classifier when its labels are read "
+        "back (the app, labels --append-to); use the classifier's name in your rounds "
+        "workbook; a top-up keeps the earlier workbook's",
     )
     parser.add_argument(
         "--show-strata",

@@ -858,3 +858,25 @@ def test_select_records_the_category_and_a_top_up_keeps_it(capsys, tmp_path):
     )
     assert status == 0, captured.err
     assert read_labeling_workbook(second).design.category == "travel booking mails"
+
+
+def test_labels_files_the_round_under_the_category_it_was_drawn_for(
+    capsys, tmp_path, shared_fixtures
+):
+    from core.workbook.rounds import read_rounds
+
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet, done = tmp_path / "round.xlsx", tmp_path / "done.xlsx"
+    run(capsys, "select", items, "--n-pos", 10, "--n-neg", 10, "--seed", 4,
+        "--category", "travel", "-o", sheet)  # fmt: skip
+    fill_labels(sheet, done, ["positive", "negative"])
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
+    assert status == 0, captured.err
+    assert "filed under classifier 'travel', the category" in captured.err
+    added = read_rounds(rounds).rounds[-1]
+    assert added.classifier == "travel" and added.round == "round"
+    fresh = tmp_path / "fresh.xlsx"
+    status, _, captured = run(capsys, "labels", done, "--append-to", fresh)
+    assert status == 0 and read_rounds(fresh).rounds[0].classifier == "travel"
