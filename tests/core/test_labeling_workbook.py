@@ -554,3 +554,28 @@ def test_open_items_and_ranges_in_words():
     words = range_words(spans, lambda value: f"{100 * value:.2f} %")
     assert words[0] == "precision 83.33 %"
     assert words[1].startswith("recall between ")
+
+
+def test_text_that_starts_like_a_formula_stays_text(tmp_path):
+    items = tmp_path / "items.csv"
+    items.write_text(
+        'id,predicted,subject\n=A1,1,"=HYPERLINK(""http://x"")"\nb,0,ok\nc,1,fine\nd,0,=1+1\n',
+        encoding="utf-8",
+    )
+    selection = select_sample(items, ItemColumns(keep=("subject",)), n_pos=2, n_neg=2, seed=1)
+    sheet = write_labeling_workbook(
+        tmp_path / "round.xlsx", selection, sources=[items], category="=travel"
+    )
+    workbook = openpyxl.load_workbook(sheet)
+    cells = [cell for row in workbook["Labels"].iter_rows() for cell in row]
+    texts = {cell.value for cell in cells if isinstance(cell.value, str)}
+    assert {"=A1", '=HYPERLINK("http://x")', "=1+1"} <= texts
+    assert all(
+        cell.data_type != "f"
+        for sheet_ in workbook.worksheets
+        for row in sheet_.iter_rows()
+        for cell in row
+    )
+    read = read_labeling_workbook(sheet)  # the ids come back as drawn
+    assert {place.id for place in read.sample} == {"=A1", "b", "c", "d"}
+    assert read.design.category == "=travel"
