@@ -32,6 +32,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
+from core.workbook.layout import keep_text_as_text
 from core.workbook.rounds import SheetColumns, draw_in_notes, read_rounds, same_draw_notes
 from core.workbook.safe_io import (
     FileFingerprint,
@@ -601,6 +602,7 @@ def start_rounds_workbook(
     for cell in sheet[1]:
         cell.font = openpyxl.styles.Font(bold=True)
     sheet.freeze_panes = "A2"
+    keep_text_as_text(workbook)
     mark_as_ours(workbook)
 
     def write(temporary: Path) -> None:

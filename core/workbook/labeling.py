@@ -914,21 +914,10 @@ def build_labeling_workbook(
     # Very hidden: Excel's Unhide lists it not, so a labeler does not stumble on the strata.
     sample.sheet_state = "veryHidden"
     workbook.active = 0
-    _keep_text_as_text(workbook)
+    from core.workbook.layout import keep_text_as_text
+
+    keep_text_as_text(workbook)
     return workbook
-
-
-def _keep_text_as_text(workbook) -> None:
-    """Text that starts like a formula (an id ``=A1``, a subject ``=HYPERLINK(...)``, a
-    category) stays text: openpyxl would write it as a formula, which the spreadsheet then
-    runs for the labelers and which reads back as something else. The workbook holds no
-    formula of its own."""
-    for sheet in workbook.worksheets:
-        for row in sheet.iter_rows():
-            for cell in row:
-                if cell.data_type == "f" and isinstance(cell.value, str):
-                    cell.data_type = "s"
-                    cell.quotePrefix = True  # Excel and LibreOffice keep it text when edited
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

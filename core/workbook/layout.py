@@ -62,3 +62,16 @@ def _date_key(value) -> dt.date:
     if value is None:
         return dt.date.min
     return value.date() if isinstance(value, dt.datetime) else value
+
+
+def keep_text_as_text(workbook) -> None:
+    """Text that starts like a formula (an id ``=A1``, a subject ``=HYPERLINK(...)``, a
+    classifier name) stays text: openpyxl writes such a string as a formula, which the
+    spreadsheet then runs and which reads back as something else. For workbooks that hold
+    no formula of their own."""
+    for sheet in workbook.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                if cell.data_type == "f" and isinstance(cell.value, str):
+                    cell.data_type = "s"
+                    cell.quotePrefix = True  # Excel and LibreOffice keep it text when edited

@@ -165,3 +165,21 @@ def test_an_openpyxl_workbook_with_a_sum_row(tmp_path):
     book = read_rounds(path)
     assert [item.round for item in book.rounds] == ["R1", "R2", "TR-07"]
     assert book.rounds[-1].k == pytest.approx(45_000 / 1_250_000)
+
+
+def test_a_new_rounds_workbook_keeps_a_name_that_starts_like_a_formula(tmp_path):
+    import openpyxl
+
+    from core.workbook.append_round import NewRound, start_rounds_workbook
+    from core.workbook.rounds import read_rounds
+
+    path = tmp_path / "rounds.xlsx"
+    start_rounds_workbook(
+        path,
+        NewRound(round="=R1", date=None, classifier="=travel", population_pos=100,
+                 population_neg=900, tp=8, fp=2, fn=3, tn=87, notes="n"),
+    )  # fmt: skip
+    cells = [cell for row in openpyxl.load_workbook(path)["Rounds"].iter_rows() for cell in row]
+    assert all(cell.data_type != "f" for cell in cells)
+    (item,) = read_rounds(path).rounds
+    assert (item.round, item.classifier) == ("=R1", "=travel")
