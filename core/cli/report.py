@@ -146,6 +146,8 @@ def run(args: argparse.Namespace) -> WrittenReport:
         margin=margin,
         confidence=args.confidence,
         sources=(args.file,),
+        # A plain rounds workbook records no targets: judge the round only by given ones.
+        judge_targets=opened.is_session or margin is not None,
     )
     return WrittenReport(path=Path(args.output), content=content, problems=tuple(notes))
 

@@ -858,6 +858,7 @@ def write_report(
     sources: Iterable[str | os.PathLike[str]] = (),
     expected: FileFingerprint | None = None,
     purpose: str = "report",
+    judge_targets: bool = True,
 ) -> ReportContent:
     """Write the Excel report of ``state`` to ``path`` atomically.
 
@@ -878,6 +879,8 @@ def write_report(
         The destination as it was read or last saved; refused if it changed since.
     purpose : str
         "report" or "session": names the file a refusal suggests instead.
+    judge_targets : bool
+        See :func:`core.workbook.report_content.build_report`.
 
     Returns
     -------
@@ -897,7 +900,13 @@ def write_report(
         raise InputError(f"{destination}: the report must be an .xlsx file")
     sources = tuple(sources)
     check_destination(destination, sources=sources, expected=expected, purpose=purpose)
-    content = build_report(state, round_name=round_name, margin=margin, confidence=confidence)
+    content = build_report(
+        state,
+        round_name=round_name,
+        margin=margin,
+        confidence=confidence,
+        judge_targets=judge_targets,
+    )
     workbook = render_workbook(content, images)
     mark_as_ours(workbook)  # its save stamps the mark and closes the file even on failure
     atomic_write(destination, workbook.save, sources=sources, expected=expected, purpose=purpose)

@@ -879,8 +879,7 @@ def _targets_row(check: TargetCheck) -> SummaryRow:
     return SummaryRow(
         label="Met the target margins?",
         value=value,
-        note=f"{'; '.join(parts)} (± is half the width of the interval quoted above; the "
-        "targets are the Plan's, ±5 % each unless set)."
+        note=f"{'; '.join(parts)} (± is half the width of the interval quoted above)."
         + ("" if check.met else " The plan below is for the next round."),
     )
 
@@ -1276,6 +1275,7 @@ def build_report(
     round_name: str | Round | None = None,
     margin: float | None = None,
     confidence: float | None = None,
+    judge_targets: bool = True,
 ) -> ReportContent:
     """Compute every table of the report (no file is touched).
 
@@ -1291,6 +1291,9 @@ def build_report(
         Plan tab's two margins, and is saved in the Inputs sheet).
     confidence : float, optional
         Confidence level (overrides the session's).
+    judge_targets : bool
+        Say whether the round met the Plan's target margins. False for a plain rounds
+        workbook reported without ``margin``: its targets would be defaults nobody set.
 
     Returns
     -------
@@ -1331,7 +1334,9 @@ def build_report(
     )
     rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
     change = _guarded(warnings, "the change since the previous round", change_section, state, item)
-    targets = _guarded(warnings, "the check against the targets", targets_section, state, item)
+    targets = None
+    if judge_targets:
+        targets = _guarded(warnings, "the check against the targets", targets_section, state, item)
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(
         state=state,

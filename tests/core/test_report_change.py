@@ -135,3 +135,21 @@ def test_the_summary_says_whether_the_round_met_the_target_margins():
     assert f"recall is known to ± {katz:.2%}" in row.note
     met = build_report(SessionState(rounds=ROUNDS), round_name=ROUNDS[0], margin=0.2).summary
     assert next(r for r in met if r.label == "Met the target margins?").value == "both met"
+
+
+def test_a_plain_rounds_workbook_is_judged_only_by_targets_given(tmp_path, shared_fixtures):
+    import openpyxl
+
+    from core.cli import main
+
+    rounds = shared_fixtures / "rounds_simple.xlsx"
+
+    def verdict(*flags):
+        out = tmp_path / f"report{len(flags)}.xlsx"
+        assert main(["report", str(rounds), "-o", str(out), *flags]) == 0
+        summary = openpyxl.load_workbook(out)["Summary"]
+        rows = [row for row in summary.iter_rows(values_only=True) if row[0]]
+        return [row[1] for row in rows if row[0] == "Met the target margins?"]
+
+    assert verdict() == []  # the workbook records no targets: none are made up
+    assert verdict("--margin", "0.04") == ["both missed"]
