@@ -147,12 +147,19 @@ class Comparison:
 
 
 def newcombe_difference(
-    successes_1: int, trials_1: int, successes_2: int, trials_2: int, confidence: float = 0.95
+    successes_1: int,
+    trials_1: int,
+    successes_2: int,
+    trials_2: int,
+    confidence: float = 0.95,
+    fpc: tuple[float, float] = (1.0, 1.0),
 ) -> Interval:
     """Newcombe's hybrid score interval for ``p2 - p1`` (Newcombe 1998, method 10).
 
     Each proportion's Wilson interval ``(l, u)`` supplies the variance on the side where
-    the difference moves towards it; no continuity correction.
+    the difference moves towards it; no continuity correction. ``fpc`` holds each
+    proportion's finite population correction (methods §8): its Wilson interval is then
+    that of ``n/f`` trials, as the evaluation quotes it.
     """
     for label, successes, trials in (
         ("first", successes_1, trials_1),
@@ -166,8 +173,8 @@ def newcombe_difference(
     first = ConfusionMatrix(tp=successes_1, fp=trials_1 - successes_1, fn=0, tn=1)
     second = ConfusionMatrix(tp=successes_2, fp=trials_2 - successes_2, fn=0, tn=1)
     p1, p2 = successes_1 / trials_1, successes_2 / trials_2
-    w1 = wilson_precision(first, confidence)
-    w2 = wilson_precision(second, confidence)
+    w1 = wilson_precision(first, confidence, (fpc[0], 1.0))
+    w2 = wilson_precision(second, confidence, (fpc[1], 1.0))
     difference = p2 - p1
     lower = difference - math.hypot(p2 - w2.lower, w1.upper - p1)
     upper = difference + math.hypot(w2.upper - p2, p1 - w1.lower)
@@ -184,6 +191,7 @@ def compare(
     replicates: int = 100_000,
     seed=None,
     prior: Prior | None = None,
+    fpc: tuple[float, float] = (1.0, 1.0),
 ) -> Comparison:
     """Change in precision and recall from ``previous`` to ``current``.
 
@@ -200,6 +208,9 @@ def compare(
     seed : int, Generator or None
     prior : Prior, optional
         Prior of both posteriors; default Jeffreys (0.5 per cell).
+    fpc : tuple of float
+        The flagged stratum's finite population correction of the previous and the current
+        round, for the precision change's interval (1: none); the posteriors take none.
 
     Returns
     -------
@@ -231,7 +242,7 @@ def compare(
         posterior_draws.append((pi1, recall_from_rates(pi1, pi0, k)))
 
     precision_interval = newcombe_difference(
-        previous.tp, previous.n_pos, current.tp, current.n_pos, confidence
+        previous.tp, previous.n_pos, current.tp, current.n_pos, confidence, fpc
     )
     precision_change = Change(
         previous=estimates[0].precision,

@@ -213,8 +213,12 @@ def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     return pairs_of_rounds((f.index, f.classifier, f.date) for f in figures)
 
 
-def compare_consecutive(rounds, pairs, confidence: float, seed: int, control=None) -> dict:
-    """``{(previous, current): Comparison}`` for every pair (background work)."""
+def compare_consecutive(
+    rounds, pairs, confidence: float, seed: int, control=None, fpc: bool = False
+) -> dict:
+    """``{(previous, current): Comparison}`` for every pair (background work); with
+    ``fpc`` each round's precision carries its finite population correction, as the
+    intervals drawn do."""
     results = {}
     for done, (before, after) in enumerate(pairs):
         if control is not None:
@@ -228,6 +232,7 @@ def compare_consecutive(rounds, pairs, confidence: float, seed: int, control=Non
             confidence=confidence,
             replicates=COMPARE_REPLICATES,
             seed=seed,
+            fpc=(previous.variance_factors(fpc)[0], current.variance_factors(fpc)[0]),
         )
     if control is not None:
         control.step(len(pairs), len(pairs))
@@ -525,9 +530,11 @@ class HistoryTab(SessionTab):
         self.status_message.emit(f"History: {problems[0]}" if problems else "")
         pairs = consecutive_pairs(self.figures)
         if pairs:
-            confidence, seed = state.confidence, state.evaluate.seed
+            confidence, seed, fpc = state.confidence, state.evaluate.seed, state.evaluate.fpc
             self.runner.start(
-                lambda control: compare_consecutive(rounds, pairs, confidence, seed, control)
+                lambda control: compare_consecutive(
+                    rounds, pairs, confidence, seed, control, fpc=fpc
+                )
             )
         else:
             self.runner.cancel()

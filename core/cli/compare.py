@@ -195,7 +195,10 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
             f"{round_label(item)} cannot be compared: each stratum needs labeled items and "
             "the round its k (the share flagged)"
         )
-    change = change_section(state, item, replicates=replicates, seed=seed)
+    # A saved session compares as its Evaluate tab evaluates; in a plain rounds workbook
+    # a round drawn by the selection rule is corrected, as labels and report judge it.
+    fpc = None if opened.is_session else item.drawn_by_the_rule
+    change = change_section(state, item, replicates=replicates, seed=seed, fpc=fpc)
     if change is None:
         whose = f"of classifier {item.classifier!r} " if item.classifier else ""
         raise InputError(

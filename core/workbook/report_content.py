@@ -814,9 +814,15 @@ def change_section(
     *,
     replicates: int = CHANGE_REPLICATES,
     seed: int | None = CHANGE_SEED,
+    fpc: bool | None = None,
 ) -> RoundChange | None:
     """The evaluated round against its classifier's previous round (the pairing of the
-    History tab, :func:`core.compare.consecutive_pairs`); None when it has none."""
+    History tab, :func:`core.compare.consecutive_pairs`); None when it has none.
+
+    ``fpc``: apply each round's finite population correction to the precision change
+    (default: as the Evaluate tab does, ``state.evaluate.fpc``), for rounds that know
+    their population counts.
+    """
     from core.compare import compare, consecutive_pairs
 
     if item is None or not _comparable(item):
@@ -834,6 +840,7 @@ def change_section(
     if before is None:
         return None
     previous = rounds[before]
+    corrected = state.evaluate.fpc if fpc is None else fpc
     comparison = compare(
         previous.matrix,
         item.matrix,
@@ -842,6 +849,10 @@ def change_section(
         confidence=state.confidence,
         replicates=replicates,
         seed=seed,
+        fpc=(
+            previous.variance_factors(corrected)[0],
+            item.variance_factors(corrected)[0],
+        ),
     )
     return RoundChange(previous=previous, comparison=comparison)
 

@@ -147,3 +147,16 @@ def test_bad_input_is_refused():
     with pytest.raises(InputError, match="improper"):
         compare(ConfusionMatrix(tp=0, fp=3, fn=1, tn=1), CURRENT, k_previous=0.05,
                 k_current=0.05, prior=Prior.none())  # fmt: skip
+
+
+def test_the_precision_change_with_the_correction_is_newcombe_of_n_over_f_trials():
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    f1, f2 = 0.6, 0.85  # each round's share of its flagged stratum left unlabeled
+    interval = newcombe_difference(80, 100, 150, 200, 0.95, (f1, f2))
+    lower, upper = confint_proportions_2indep(
+        150 / f2, 200 / f2, 80 / f1, 100 / f1, method="newcomb", compare="diff"
+    )
+    assert (interval.lower, interval.upper) == pytest.approx((lower, upper), abs=1e-12)
+    plain = newcombe_difference(80, 100, 150, 200, 0.95)
+    assert interval.upper - interval.lower < plain.upper - plain.lower
