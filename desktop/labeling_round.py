@@ -1101,7 +1101,7 @@ def summary_text(result: LabeledRound) -> str:
         shown = range_words(spans, formatting.percent, ("precision", "recall"))
         if shown:  # both strata have a label
             subject = labels.open_items_in_words(unlabeled_too=True)
-            lines.append(f"Whatever {subject}: {' and '.join(shown)}.")
+            lines.append(f"Whatever {subject}, the estimates would be: {' and '.join(shown)}.")
     note = max(result.workbooks, key=lambda book: len(book.sample)).design.targets_note
     if note:
         lines.append(html.escape(note[0].upper() + note[1:], quote=False) + ".")

@@ -352,7 +352,8 @@ def format_text(labeled: LabeledSample) -> str:
         f"seed {result['seed']}; population {result['population_pos']:,} predicted positive, "
         f"{result['population_neg']:,} predicted negative",
         f"TP {result['tp']:,}  FP {result['fp']:,}  FN {result['fn']:,}  TN {result['tn']:,}"
-        f"   (labeled {result['labeled_pos']:,} + {result['labeled_neg']:,}; skipped "
+        f"   (labeled {result['labeled_pos']:,} flagged + {result['labeled_neg']:,} unflagged; "
+        "skipped "
         f"{result['skipped']:,}; unlabeled {result['unlabeled']:,})",
     ]
     primary = labeled.primary
@@ -369,7 +370,8 @@ def format_text(labeled: LabeledSample) -> str:
             if unlabeled_too and not primary.unlabeled:
                 continue  # the same items as the line above
             if subject and spans["precision"] is not None:
-                lines.append(f"whatever {subject}: {', '.join(range_words(spans, percent))}")
+                estimates = ", ".join(range_words(spans, percent))
+                lines.append(f"whatever {subject}, the estimates would be: {estimates}")
     if labeled.targets is not None:
         lines.append("")
         lines.extend(_target_lines(labeled))

@@ -321,6 +321,16 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             "they need to judge an item (a subject, a link)",
             file=sys.stderr,
         )
+    if args.category and not args.json:
+        from core.workbook.labeling import MAX_CATEGORY_LENGTH, clean_category
+
+        if len(" ".join(args.category.split())) > MAX_CATEGORY_LENGTH:
+            shown = clean_category(args.category)
+            print(
+                f"note: --category is cut to its first {MAX_CATEGORY_LENGTH} characters "
+                f"({shown[:40]}...): it names what the labelers decide, not how",
+                file=sys.stderr,
+            )
     written = write_labeling_workbook(
         args.output,
         selection,

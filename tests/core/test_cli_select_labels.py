@@ -298,8 +298,14 @@ def test_labels_json_contract_and_evaluation_is_evaluates_own(capsys, labeled):
 def test_labels_text_output(capsys, labeled):
     status, _, captured = run(capsys, "labels", labeled[0])
     assert status == 0
-    assert "TP " in captured.out and "whatever the 9 skipped items are: precision" in captured.out
-    assert "whatever the 9 skipped and 9 unlabeled items are: precision" in captured.out
+    assert (
+        "TP " in captured.out
+        and "whatever the 9 skipped items are, the estimates would be: precision" in captured.out
+    )
+    assert (
+        "whatever the 9 skipped and 9 unlabeled items are, the estimates would be: precision"
+        in captured.out
+    )
     assert "target margins" not in captured.out  # no margin given, no verdict
 
 
@@ -880,3 +886,16 @@ def test_labels_files_the_round_under_the_category_it_was_drawn_for(
     fresh = tmp_path / "fresh.xlsx"
     status, _, captured = run(capsys, "labels", done, "--append-to", fresh)
     assert status == 0 and read_rounds(fresh).rounds[0].classifier == "travel"
+
+
+def test_a_long_category_is_cut_with_a_note(capsys, tmp_path):
+    from core.workbook.labeling import MAX_CATEGORY_LENGTH, read_labeling_workbook
+
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet = tmp_path / "round.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 3, "--n-neg", 3, "--seed", 1,
+        "--category", "y" * 1000, "-o", sheet,
+    )  # fmt: skip
+    assert status == 0 and "--category is cut to its first 200 characters" in captured.err
+    assert read_labeling_workbook(sheet).design.category == "y" * MAX_CATEGORY_LENGTH

@@ -371,7 +371,7 @@ def test_two_editors_copies_read_together_with_an_item_left_open(qtbot, window, 
     assert window.session.state.rounds[-1].matrix == counts_of(truth_of, labeled)
     assert result.labels.unlabeled == 1
     text = window.labeled_summary_box.text()
-    assert "Whatever the 1 unlabeled item is: precision" in text
+    assert "Whatever the 1 unlabeled item is, the estimates would be: precision" in text
     assert "without a label 1" in text
 
 
