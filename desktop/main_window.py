@@ -880,10 +880,16 @@ class MainWindow(QMainWindow):
         try:
             check_destination(path, sources=sources, purpose="report")
             images = self.plot_snapshots()
+            judge = self._targets_were_set()
             content = self._in_background(
                 f"Writing the report {path.name}…",
                 lambda: write_report(
-                    path, state, round_name=subject, images=images, sources=sources
+                    path,
+                    state,
+                    round_name=subject,
+                    images=images,
+                    sources=sources,
+                    judge_targets=judge,
                 ),
             )
         except Exception as exc:  # as in save_to: never escapes, never closes the window
@@ -895,6 +901,22 @@ class MainWindow(QMainWindow):
             message += f" ({count} note{'s' if count != 1 else ''} in its Summary)"
         self.show_status(message)
         return True
+
+    def _targets_were_set(self) -> bool:
+        """Whether the report may judge the round by the Plan's target margins: they are
+        the lead's (a saved session, margins changed from the defaults, or rounds read
+        from labeling workbooks that record theirs), not defaults a plain rounds workbook
+        was opened with (as `prplanner report` decides)."""
+        from core.session import PlanInputs
+        from desktop.labeling_round import LABELED_SHEET
+
+        state, defaults = self.session.state, PlanInputs()
+        return (
+            self._path_is_session
+            or (state.plan.margin_precision, state.plan.margin_recall)
+            != (defaults.margin_precision, defaults.margin_recall)
+            or any(item.sheet == LABELED_SHEET for item in state.rounds)
+        )
 
     def _in_background(self, label: str, function, *, cancellable: bool = False):
         """``function()`` on the thread pool, the window responsive (see
