@@ -184,15 +184,24 @@ def test_the_chance_agrees_with_simulated_top_ups(counts, needed, margins):
         assert exact == pytest.approx(share, abs=4 * math.sqrt(0.25 / 40_000) + 1e-9)
 
 
-def test_the_chance_with_the_correction_agrees_with_simulation():
-    # A small stratum: the correction narrows the intervals of the topped-up round.
-    item = _round(30, 10, 4, 396, population=(300, 20_000))
-    needed, margins = (200, 2_500), (0.04, 0.1)
+@pytest.mark.parametrize(
+    ("counts", "population", "needed", "margins", "seed"),
+    [
+        # a small stratum: the correction narrows the intervals of the topped-up round
+        ((30, 10, 4, 396), (300, 20_000), (200, 2_500), (0.04, 0.1), 11),
+        # 350,000 new unflagged labels: the grid of new counts is grouped, not enumerated
+        ((85, 15, 5, 995), (20_000, 1_000_000), (8_000, 351_000), (0.006, 0.0125), 17),
+    ],
+)
+def test_the_chance_with_the_correction_agrees_with_simulation(
+    counts, population, needed, margins, seed
+):
+    item = _round(*counts, population=population)
     chance = top_up_chance(_state(*margins), item, needed, fpc=True)
-    simulated = _simulated(item, needed, margins, seed=11, fpc=True)
+    simulated = _simulated(item, needed, margins, seed=seed, fpc=True)
     for exact, share in zip((chance.precision, chance.recall, chance.both), simulated, strict=True):
         assert exact == pytest.approx(share, abs=4 * math.sqrt(0.25 / 40_000))
-    assert 0.05 < chance.both < 0.95  # a case that tells the correction apart
+    assert 0.05 < chance.both < 0.95  # a case that tells a wrong sum apart
 
 
 def test_a_top_up_at_the_labeled_rates_is_far_from_certain():
@@ -264,17 +273,6 @@ def test_a_top_up_larger_than_a_known_stratum_is_refused_corrected_or_not():
 def test_fewer_labels_than_labeled_are_refused():
     with pytest.raises(InputError, match="fewer than the 100 and 1,000 labeled already"):
         top_up_chance(_state(0.05, 0.05), _round(85, 15, 5, 995), (90, 1000))
-
-
-def test_a_huge_top_up_grouped_agrees_with_simulation():
-    # 350,000 new unflagged labels: the grid of new counts is grouped, not enumerated.
-    item = _round(85, 15, 5, 995, population=(20_000, 1_000_000))
-    needed, margins = (8_000, 351_000), (0.006, 0.0125)
-    chance = top_up_chance(_state(*margins), item, needed, fpc=True)
-    simulated = _simulated(item, needed, margins, seed=17, fpc=True)
-    for exact, share in zip((chance.precision, chance.recall, chance.both), simulated, strict=True):
-        assert exact == pytest.approx(share, abs=4 * math.sqrt(0.25 / 40_000))
-    assert 0.05 < chance.both < 0.95  # a case that tells a wrong sum apart
 
 
 @pytest.mark.parametrize(
