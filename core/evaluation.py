@@ -324,8 +324,9 @@ def evaluate(
             f"{FPC_NOTE_START}: the sample is drawn without replacement from a list of "
             f"known size, so the {100 * (1 - fpc_factors[0]):.1f} % of the flagged and "
             f"{100 * (1 - fpc_factors[1]):.1f} % of the unflagged items labeled carry no "
-            "sampling error; the Wald, Wilson, exact, Jeffreys, Katz and delta intervals "
-            "account for it, the others are left a little wider"
+            "sampling error; the Wald, Wilson, exact (Clopper-Pearson becomes hypergeometric), "
+            "Jeffreys, Katz and delta intervals account for it, the others are left a little "
+            "wider"
         )
 
     estimates = point_estimates(matrix, None if population is None else k)
