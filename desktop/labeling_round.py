@@ -755,8 +755,20 @@ def new_round(
             f"labeling workbook{'s' if len(workbooks) > 1 else ''} "
             + ", ".join(book.path.name for book in workbooks)
             + f"{draw_mark(first.design)}{labels.skipped} skipped, {labels.unlabeled} unlabeled"
+            + _targets_mark(workbooks)
         ),
     )
+
+
+def _targets_mark(workbooks: Sequence[LabelingWorkbook]) -> str:
+    """``; targets precision ±5 %, ...`` when the draw recorded its targets: a report of
+    the round judges it by them, whatever the Plan's margins are then."""
+    from core.workbook.rounds import targets_note
+
+    targets = _recorded_targets(workbooks)
+    if targets is None:
+        return ""
+    return "; " + targets_note(targets.margin_precision, targets.margin_recall, targets.confidence)
 
 
 def draw_mark(design: LabelingDesign) -> str:

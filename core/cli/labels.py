@@ -304,6 +304,11 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
         f"{chosen.skipped} skipped, {chosen.unlabeled} unlabeled"
     )
+    check = result.targets
+    if check is not None and chosen is primary:  # a report then judges it by them
+        from core.workbook.rounds import targets_note
+
+        notes += "; " + targets_note(check.precision.target, check.recall.target, check.confidence)
     new_round = NewRound(
         round=args.round or round_name(workbooks),
         date=round_date(workbooks),

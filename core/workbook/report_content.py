@@ -24,7 +24,7 @@ from core.session import (
     SessionState,
     flatten,
 )
-from core.workbook.rounds import Round
+from core.workbook.rounds import Round, targets_in_notes
 
 if TYPE_CHECKING:
     from core.compare import Comparison
@@ -858,14 +858,17 @@ def change_section(
 
 
 def targets_section(state: SessionState, item: Round | None) -> TargetCheck | None:
-    """The reported round against the Plan's target margins, by the intervals quoted
-    (with the correction when the Evaluate tab uses it); None for counts typed on the
-    Evaluate tab."""
+    """The reported round against its target margins, by the intervals quoted (with the
+    correction when the Evaluate tab uses it): those its notes record (the targets it was
+    drawn for), else the Plan's; None for counts typed on the Evaluate tab."""
     from core.round_targets import check_targets
 
     if item is None or not _comparable(item):
         return None
     known = item.population_pos is not None and item.population_neg is not None
+    recorded = targets_in_notes(item.notes)  # the targets the round was drawn for
+    if recorded is not None:
+        state = recorded.applied_to(state)
     # met or missed only: no top-up is shown, so none is planned (that costs seconds)
     return check_targets(state, item, fpc=state.evaluate.fpc and known, plan_top_up=False)
 
@@ -1304,7 +1307,9 @@ def build_report(
         Confidence level (overrides the session's).
     judge_targets : bool
         Say whether the round met the Plan's target margins. False for a plain rounds
-        workbook reported without ``margin``: its targets would be defaults nobody set.
+        workbook reported without ``margin``: its targets would be defaults nobody set. A
+        round whose notes record the targets it was drawn for (``labels --append-to``, the
+        app) is judged by those either way.
 
     Returns
     -------
@@ -1346,7 +1351,7 @@ def build_report(
     rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
     change = _guarded(warnings, "the change since the previous round", change_section, state, item)
     targets = None
-    if judge_targets:
+    if judge_targets or (item is not None and targets_in_notes(item.notes) is not None):
         targets = _guarded(warnings, "the check against the targets", targets_section, state, item)
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(

@@ -194,6 +194,38 @@ DRAW_NOTE = re.compile(r"seed (\d+)[,;] items from ([^;]+)")
 DRAW_LIST_DIGEST = re.compile(r"item list SHA-256 ([0-9a-f]{12})")
 
 
+#: The target margins a round was drawn for, as ``labels --append-to`` and the app write
+#: them into its notes (``targets precision ±4 %, recall ±5 % at 95 % confidence``).
+TARGETS_NOTE = re.compile(
+    r"targets precision ±(\d+(?:\.\d+)?) %, recall ±(\d+(?:\.\d+)?) % at "
+    r"(\d+(?:\.\d+)?) % confidence"
+)
+
+
+def targets_note(margin_precision: float, margin_recall: float, confidence: float) -> str:
+    """The notes' words for the targets a round was drawn for (:data:`TARGETS_NOTE`)."""
+    return (
+        f"targets precision ±{100 * margin_precision:.6g} %, recall ±"
+        f"{100 * margin_recall:.6g} % at {100 * confidence:.6g} % confidence"
+    )
+
+
+def targets_in_notes(notes: str | None):
+    """The :class:`core.round_targets.Targets` a round's notes record, or None (none, or
+    edited into something unusable)."""
+    from core.errors import InputError
+    from core.round_targets import Targets
+
+    found = TARGETS_NOTE.search(notes or "")
+    if found is None:
+        return None
+    precision, recall, confidence = (float(value) / 100 for value in found.groups())
+    try:
+        return Targets(margin_precision=precision, margin_recall=recall, confidence=confidence)
+    except InputError:
+        return None
+
+
 def draw_in_notes(notes: str | None) -> tuple[str, str, str | None] | None:
     """``(seed, item list name, SHA-256 start or None)`` of the draw a round's notes
     name, or None when they name none."""

@@ -899,3 +899,32 @@ def test_a_long_category_is_cut_with_a_note(capsys, tmp_path):
     )  # fmt: skip
     assert status == 0 and "--category is cut to its first 200 characters" in captured.err
     assert read_labeling_workbook(sheet).design.category == "y" * MAX_CATEGORY_LENGTH
+
+
+def test_a_report_judges_an_appended_round_by_the_targets_it_was_drawn_for(capsys, tmp_path):
+    import openpyxl
+
+    from core.workbook.rounds import read_rounds, targets_in_notes
+
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet, done = tmp_path / "round.xlsx", tmp_path / "done.xlsx"
+    run(capsys, "select", items, "--n-pos", 20, "--n-neg", 25, "--seed", 9,
+        "--margin", 0.04, "-o", sheet)  # fmt: skip
+    fill_labels(sheet, done, ["positive", "negative", "negative"])
+    rounds = tmp_path / "rounds.xlsx"
+    status, data, captured = run(capsys, "labels", done, "--append-to", rounds, "--json")
+    assert status == 0, captured.err
+    (item,) = read_rounds(rounds).rounds
+    recorded = targets_in_notes(item.notes)
+    assert (recorded.margin_precision, recorded.margin_recall) == (0.04, 0.04)
+    report = tmp_path / "report.xlsx"
+    assert run(capsys, "report", rounds, "-o", report)[0] == 0
+    summary = openpyxl.load_workbook(report)["Summary"]
+    (row,) = [r for r in summary.iter_rows(values_only=True) if r[0] == "Met the target margins?"]
+    targets = data["targets"]
+    met = (targets["precision"]["met"], targets["recall"]["met"])
+    expected = {(True, True): "both met", (False, False): "both missed"}.get(
+        met, f"precision {'met' if met[0] else 'missed'}; recall {'met' if met[1] else 'missed'}"
+    )
+    assert row[1] == expected  # the verdict labels gave, not one against a default
+    assert "± 4.00%" in row[4]
