@@ -278,9 +278,12 @@ def check_targets(
             # interval wider than the target (the plan's approximation said otherwise).
             needed = _until_quoted_margins_met(state, item, needed, fpc)
         if needed is not None:
-            chance = top_up_chance(state, item, needed, fpc=fpc)
+            # Skipped items stay without a label: a stratum drawn in full gives at most its
+            # size less them, and the chance is of the labels that can exist.
+            limits = _label_limits(item, labeled, skipped)
+            chance = top_up_chance(state, item, _within(needed, limits), fpc=fpc)
             if chance_target and chance.both < chance_target:
-                assured = _until_chance_reached(state, item, needed, fpc, chance_target)
+                assured = _until_chance_reached(state, item, needed, fpc, chance_target, limits)
                 if assured is not None:
                     needed, chance = assured
             top_up = _to_draw(item, needed, drawn, skipped)
@@ -296,6 +299,27 @@ def check_targets(
         chance=chance,
         chance_target=chance_target,
     )
+
+
+def _label_limits(
+    item: Round, labeled: tuple[int, int], skipped: tuple[int, int]
+) -> tuple[int, int] | None:
+    """The most labels each stratum can give: its size less its skipped items (never
+    below what is labeled); None when the population counts are not known."""
+    if item.population_pos is None or item.population_neg is None:
+        return None
+    strata = (item.population_pos, item.population_neg)
+    limits = [
+        max(size - left_out, have)
+        for size, left_out, have in zip(strata, skipped, labeled, strict=True)
+    ]
+    return limits[0], limits[1]
+
+
+def _within(sizes: tuple[int, int], limits: tuple[int, int] | None) -> tuple[int, int]:
+    if limits is None:
+        return sizes
+    return min(sizes[0], limits[0]), min(sizes[1], limits[1])
 
 
 def _to_draw(
@@ -531,7 +555,12 @@ def top_up_chance(
 
 
 def _until_chance_reached(
-    state: SessionState, item: Round, totals: tuple[int, int], fpc: bool, target: float
+    state: SessionState,
+    item: Round,
+    totals: tuple[int, int],
+    fpc: bool,
+    target: float,
+    limits: tuple[int, int] | None = None,
 ) -> tuple[tuple[int, int], TopUpChance] | None:
     """The labels ``totals`` scaled up (same ratio, each stratum at most its size) until
     the chance of meeting both targets is at least ``target``, with that chance; None when
@@ -540,10 +569,11 @@ def _until_chance_reached(
 
     The scale doubles until the chance is reached, then a bisection narrows it; the chance
     saw-tooths slightly with the sizes (whole counts), so the answer is the smallest scale
-    found whose own chance reaches the target.
+    found whose own chance reaches the target. ``limits`` caps the labels a stratum can
+    give (default: its size).
     """
     known = item.population_pos is not None and item.population_neg is not None
-    strata = (item.population_pos or 0, item.population_neg or 0)
+    strata = limits or (item.population_pos or 0, item.population_neg or 0)
     labeled = (item.matrix.n_pos, item.matrix.n_neg)
 
     def sizes_at(scale: float) -> tuple[int, int]:

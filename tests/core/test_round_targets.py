@@ -295,3 +295,15 @@ def test_a_chance_the_lead_asked_for_is_shown_as_asked():
     assert chance_in_words(0.999, article=True, target=True) == "a 99.9 %"
     assert chance_in_words(0.8, article=True, target=True) == "an 80 %"
     assert chance_in_words(0.999) == "more than 99 %"  # a computed one is never certainty
+
+
+def test_the_chance_counts_only_labels_a_stratum_can_still_give():
+    # 60 flagged items, 15 of them skipped: at most 45 flagged labels can ever exist, so
+    # the chance is of 45, not of the 50 a plan at the labeled rates asks for.
+    item = _round(30, 10, 6, 54, population=(60, 240))
+    state = _state(0.05, 0.05)
+    check = check_targets(state, item, fpc=True, drawn=(55, 60), skipped=(15, 0))
+    assert check.needed[0] > 45
+    expected = top_up_chance(state, item, (45, check.needed[1]), fpc=True)
+    assert check.chance.both == expected.both
+    assert check.top_up[0] == 60  # the whole stratum is drawn
