@@ -1360,10 +1360,10 @@ class MainWindow(QMainWindow):
                 f" ({chance_words(result.chance.both)} chance of meeting both targets, given "
                 "the labels so far)"
             )
+        made_up = ", making up for the skipped items" if result.labels.skipped else ""
         source = (
-            f"{asked}, making up for the skipped items; "
-            f"{drawn.n_pos:,} flagged and {drawn.n_neg:,} unflagged are drawn already, so "
-            "only the items beyond them are new"
+            f"{asked}{made_up}; {drawn.n_pos:,} flagged and {drawn.n_neg:,} unflagged are "
+            "drawn already, so only the items beyond them are new"
         )
         return self.open_item_sample(
             n_pos, n_neg, earlier=latest, item_list=item_list, sizes_from=source
