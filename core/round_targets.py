@@ -301,6 +301,33 @@ def check_targets(
     )
 
 
+def surer_top_up(
+    state: SessionState,
+    item: Round,
+    check: TargetCheck,
+    target: float,
+    *,
+    skipped: tuple[int, int] = (0, 0),
+) -> TargetCheck | None:
+    """``check`` with its top-up made large enough for a ``target`` chance of meeting both
+    targets (from the labels it already asks for, so the plan is not worked out again);
+    None when it needs no top-up, already has that chance, or no sample reaches it.
+    ``state``, ``item`` and ``skipped`` are those ``check`` was made with."""
+    if check.needed is None or check.chance is None or check.chance.both >= target:
+        return None
+    limits = _label_limits(item, check.labeled, skipped)
+    assured = _until_chance_reached(state, item, check.needed, check.fpc, target, limits)
+    if assured is None:
+        return None
+    needed, chance = assured
+    top_up = _to_draw(item, needed, check.drawn, skipped)
+    if top_up is None:
+        return None
+    return dataclasses.replace(
+        check, needed=needed, top_up=top_up, chance=chance, chance_target=target
+    )
+
+
 def _label_limits(
     item: Round, labeled: tuple[int, int], skipped: tuple[int, int]
 ) -> tuple[int, int] | None:

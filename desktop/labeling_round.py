@@ -886,14 +886,11 @@ def surer_check(
     """The top-up for a :data:`SURER_CHANCE` chance of meeting both targets, when the
     Plan sets no chance of its own and the top-up at the labeled rates has less; None
     otherwise (or when no sample of the population reaches it)."""
-    chance = check.chance
-    if check.chance_target or chance is None or chance.both >= SURER_CHANCE:
+    from core.round_targets import surer_top_up
+
+    if check.chance_target:
         return None
-    plan = dataclasses.replace(state.plan, assurance_target=SURER_CHANCE)
-    surer = margin_check(dataclasses.replace(state, plan=plan), item, labels)
-    if surer.top_up is None or surer.chance is None or surer.chance.both < SURER_CHANCE:
-        return None
-    return surer
+    return surer_top_up(state, item, check, SURER_CHANCE, skipped=labels.skipped_by_stratum)
 
 
 def missed_in_words(check: TargetCheck) -> tuple[str, ...]:

@@ -307,3 +307,22 @@ def test_the_chance_counts_only_labels_a_stratum_can_still_give():
     expected = top_up_chance(state, item, (45, check.needed[1]), fpc=True)
     assert check.chance.both == expected.both
     assert check.top_up[0] == 60  # the whole stratum is drawn
+
+
+def test_a_surer_top_up_from_a_check_equals_planning_with_that_chance():
+    from core.round_targets import surer_top_up
+
+    item = _round(85, 15, 5, 995)
+    state = _state(0.05, 0.05)
+    plain = check_targets(state, item, fpc=True, drawn=(110, 1000), skipped=(10, 0))
+    surer = surer_top_up(state, item, plain, 0.9, skipped=(10, 0))
+    direct = check_targets(
+        _state(0.05, 0.05, chance_target=0.9), item, fpc=True, drawn=(110, 1000), skipped=(10, 0)
+    )
+    assert (surer.needed, surer.top_up, surer.chance) == (
+        direct.needed,
+        direct.top_up,
+        direct.chance,
+    )
+    assert surer.chance.both >= 0.9 > plain.chance.both
+    assert surer_top_up(state, item, direct, 0.9) is None  # already that sure
