@@ -857,10 +857,13 @@ def change_section(
     return RoundChange(previous=previous, comparison=comparison)
 
 
-def targets_section(state: SessionState, item: Round | None) -> TargetCheck | None:
+def targets_section(
+    state: SessionState, item: Round | None, judge_defaults: bool = True
+) -> TargetCheck | None:
     """The reported round against its target margins, by the intervals quoted (with the
     correction when the Evaluate tab uses it): those its notes record (the targets it was
-    drawn for), else the Plan's; None for counts typed on the Evaluate tab."""
+    drawn for), else the Plan's unless ``judge_defaults`` is false; None for counts typed
+    on the Evaluate tab."""
     from core.round_targets import check_targets
 
     if item is None or not _comparable(item):
@@ -869,6 +872,8 @@ def targets_section(state: SessionState, item: Round | None) -> TargetCheck | No
     recorded = targets_in_notes(item.notes)  # the targets the round was drawn for
     if recorded is not None:
         state = recorded.applied_to(state)
+    elif not judge_defaults:
+        return None
     # met or missed only: no top-up is shown, so none is planned (that costs seconds)
     return check_targets(state, item, fpc=state.evaluate.fpc and known, plan_top_up=False)
 
@@ -1350,9 +1355,9 @@ def build_report(
     )
     rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
     change = _guarded(warnings, "the change since the previous round", change_section, state, item)
-    targets = None
-    if judge_targets or (item is not None and targets_in_notes(item.notes) is not None):
-        targets = _guarded(warnings, "the check against the targets", targets_section, state, item)
+    targets = _guarded(
+        warnings, "the check against the targets", targets_section, state, item, judge_targets
+    )
     warnings = list(dict.fromkeys(warnings))  # the same caution once
     return ReportContent(
         state=state,
