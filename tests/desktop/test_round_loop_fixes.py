@@ -97,15 +97,22 @@ def draw(window, path: Path, target: Path, *, n_pos=40, n_neg=80, seed=SEED, oth
 # --- 1. reading the same draw again ---------------------------------------------------------
 
 
-def test_reading_more_copies_of_a_draw_updates_its_round_in_place(
-    qtbot, window, item_list, tmp_path
-):
-    path, truth = item_list
+def two_labelers_copies(window, path: Path, truth, tmp_path: Path):
+    """Draw round1 and let two labelers each label half of it in their own copy: the
+    copies and the ids each labeled."""
     drawn = draw(window, path, tmp_path / "round1.xlsx")
     anna = tmp_path / "round1_anna.xlsx"
     ben = tmp_path / "round1_ben.xlsx"
     labeled_anna = label_copy(drawn, anna, truth, lambda row: row % 2 == 0)
     labeled_ben = label_copy(drawn, ben, truth, lambda row: row % 2 == 1)
+    return anna, ben, labeled_anna, labeled_ben
+
+
+def test_reading_more_copies_of_a_draw_updates_its_round_in_place(
+    qtbot, window, item_list, tmp_path
+):
+    path, truth = item_list
+    anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
     rounds_before = window.session.state.rounds
 
     assert window.read_labeled_workbook([anna]) is not None
@@ -407,11 +414,7 @@ def test_a_round_labels_appended_is_the_same_draw_to_the_app(qtbot, window, item
     from core.cli import main
 
     path, truth = item_list
-    drawn = draw(window, path, tmp_path / "round1.xlsx")
-    anna = tmp_path / "round1_anna.xlsx"
-    ben = tmp_path / "round1_ben.xlsx"
-    labeled_anna = label_copy(drawn, anna, truth, lambda row: row % 2 == 0)
-    labeled_ben = label_copy(drawn, ben, truth, lambda row: row % 2 == 1)
+    anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
     rounds_workbook = tmp_path / "my rounds.xlsx"
     assert main(["labels", str(anna), "--append-to", str(rounds_workbook)]) == 0
     assert window.open_workbook(rounds_workbook, ask=False)
