@@ -71,7 +71,7 @@ PRECISION_METHODS = (
 )
 RECALL_METHODS = ("katz_log", "delta", "bootstrap", "bayes", "bayes_mc", "posterior")
 F1_METHODS = ("bootstrap", "bayes_mc", "posterior")
-FPR_METHODS = ("katz_log",)
+FPR_METHODS = ("katz_log", "wilson_ratio")
 
 CELL_NAMES = ("TP", "FP", "FN", "TN")
 
@@ -341,7 +341,10 @@ def evaluate(
         "katz_log": closed_form.katz_log_recall(*ratio_args, design=design),
         "delta": closed_form.delta_recall(*ratio_args, design=design),
     }
-    fpr_intervals = {"katz_log": closed_form.katz_log_fpr(*ratio_args, design=design)}
+    fpr_intervals = {
+        "katz_log": closed_form.katz_log_fpr(*ratio_args, design=design),
+        "wilson_ratio": closed_form.wilson_ratio_fpr(*ratio_args, design=design),
+    }
 
     rng = resampling.as_generator(seed)
     boot = resampling.bootstrap(

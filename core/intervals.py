@@ -3,7 +3,8 @@
 Precision is a binomial proportion inside the predicted-positive stratum, so every
 standard proportion interval applies (Wald Eq 3, Wilson, Agresti-Coull, Clopper-Pearson,
 Jeffreys). Recall and FPR are ratios of the two strata's rates: Katz log-ratio (Eq 4) and
-the delta method (Eq 5).
+the delta method (Eq 5); FPR also gets the two strata's Wilson intervals combined into one
+for their ratio (MOVER-R), which keeps its level where the log-ratio does not.
 
 Zero cells (methods §3-4): when any of TP, FP, FN, TN is 0 the log-ratio is undefined and
 Wald collapses to zero width, so the ratio intervals use the Haldane-Anscombe correction
@@ -49,7 +50,7 @@ References
 * Wilson 1927; Agresti and Coull 1998; Clopper and Pearson 1934; Brown, Cai and DasGupta
   2001 (Jeffreys).
 * Katz, Baptista, Azen and Pike 1978 (log-ratio interval); Haldane 1956 and Anscombe 1956
-  (zero cells).
+  (zero cells); Zou and Donner 2008, Newcombe 2016 (MOVER-R).
 Full entries: docs/methods.md, References.
 """
 
@@ -67,6 +68,7 @@ HALDANE_NOTE = "zero cell: Haldane-Anscombe correction (+0.5 to every cell) appl
 BOUNDARY_NOTE = "bound moved to the estimate, which lies on the boundary"
 NO_FPC = (1.0, 1.0)
 CENSUS_NOTE = "every item of the stratum is labeled: no sampling error is left"
+NO_NEGATIVE_NOTE = "no actual negative was labeled (FP = TN = 0): FPR is undefined"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,15 +208,26 @@ def wilson_precision(
     trials; a stratum labeled in full (``f = 0``) has no sampling error left.
     """
     x, n = _successes_and_trials(matrix)
-    p, z = x / n, validation.z_value(confidence)
     factor = float(fpc[0])
+    lower, upper = wilson_bounds(x, n, validation.z_value(confidence), factor)
+    note = CENSUS_NOTE if factor <= 0.0 else ""
+    return Interval(lower=lower, upper=upper, method="wilson", note=note)
+
+
+def wilson_bounds(x: float, n: float, z: float, factor: float = 1.0) -> tuple[float, float]:
+    """Wilson's score interval of ``x`` successes in ``n`` trials, for ``n/factor`` trials
+    under the finite population correction (``factor = 0``: the point ``x/n``)."""
+    p = x / n
     if factor <= 0.0:
-        return Interval(lower=p, upper=p, method="wilson", note=CENSUS_NOTE)
+        return p, p
     trials = n / factor
     z2 = z * z
     center = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z / (1 + z2 / trials) * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
-    return Interval(lower=max(0.0, center - half), upper=min(1.0, center + half), method="wilson")
+    # The closed form leaves rounding noise (1e-17) where the bound is exactly 0 or 1.
+    lower = 0.0 if x <= 0 else max(0.0, center - half)
+    upper = 1.0 if x >= n else min(1.0, center + half)
+    return lower, upper
 
 
 def agresti_coull_precision(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
@@ -458,6 +471,86 @@ def katz_log_fpr(
     lower, upper = log_ratio_bounds(x, z * se)
     interval = Interval(lower=lower, upper=upper, method="katz_log", note=note)
     return _reaching_estimate(interval, estimate)
+
+
+def _mover_ratio_bounds(
+    share1: float, bounds1: tuple[float, float], share0: float, bounds0: tuple[float, float]
+) -> tuple[float, float]:
+    """Bounds of ``share1/share0`` from each share's own interval (MOVER-R: Zou and Donner
+    2008, Newcombe 2016; methods §4, "FPR: Wilson intervals of the two strata combined").
+
+    Each bound is the root of ``(t1 - r*t0)^2 = (t1 - b1)^2 + r^2*(t0 - b0)^2`` with the
+    shares' bounds ``b1, b0`` on the sides that move the ratio the same way. A quadratic
+    without a root (the denominator's interval reaches 0) leaves that side open: 0 or inf.
+    """
+    (low1, high1), (low0, high0) = bounds1, bounds0
+    product = share1 * share0
+
+    def root(b1: float, b0: float, sign: float) -> float:
+        quadratic = b0 * (2.0 * share0 - b0)
+        constant = b1 * (2.0 * share1 - b1)
+        discriminant = product * product - quadratic * constant
+        if quadratic == 0.0:
+            if sign < 0.0 and product > 0.0:
+                return constant / (2.0 * product)
+            return math.inf if sign > 0.0 else 0.0
+        if discriminant < 0.0:
+            return math.inf if sign > 0.0 else 0.0
+        return (product + sign * math.sqrt(discriminant)) / quadratic
+
+    lower = max(0.0, root(low1, high0, -1.0))
+    upper = root(high1, low0, +1.0)
+    if upper < 0.0:  # the upper root lies past a pole of the ratio: nothing bounds it
+        upper = math.inf
+    return lower, upper
+
+
+def wilson_ratio_fpr(
+    matrix: ConfusionMatrix,
+    k: float | None,
+    confidence: float = 0.95,
+    fpc: tuple[float, float] = NO_FPC,
+    *,
+    design: str = "stratified",
+) -> Interval:
+    """The false positive rate's interval from the Wilson intervals of the two strata
+    (methods §4, "FPR: Wilson intervals of the two strata combined").
+
+    Stratified: ``FPR = k*r/(k*r + 1)`` with ``r = q1/q0``, ``q1 = FP/n1`` and ``q0 =
+    TN/n0`` the shares of actual negatives in each stratum. Each share gets its Wilson
+    interval (for ``n/f`` trials under the finite population correction) and the ratio's
+    bounds combine them (:func:`_mover_ratio_bounds`). Unlike the log-ratio interval it
+    needs no correction for a zero cell and keeps its level when ``q1`` is near 1 (a round
+    with few or no true positives among the flagged items). Random: the Wilson interval of
+    ``FP/(FP + TN)``, the share of the actual negatives that were flagged.
+    """
+    matrix.require_both_strata()
+    z = validation.z_value(confidence)
+    negatives = matrix.fp + matrix.tn
+    if _design(design) == "random":
+        _random_counts(matrix, k, fpc)  # refuses a k or an FPC a random sample cannot have
+        if negatives == 0:
+            return Interval(lower=0.0, upper=1.0, method="wilson_ratio", note=NO_NEGATIVE_NOTE)
+        lower, upper = wilson_bounds(matrix.fp, negatives, z)
+        return Interval(lower=lower, upper=upper, method="wilson_ratio")
+    k = validation.imbalance("k", k)
+    if negatives == 0:
+        return Interval(lower=0.0, upper=1.0, method="wilson_ratio", note=NO_NEGATIVE_NOTE)
+    share1, share0 = matrix.fp / matrix.n_pos, matrix.tn / matrix.n_neg
+    ratio_lower, ratio_upper = _mover_ratio_bounds(
+        share1,
+        wilson_bounds(matrix.fp, matrix.n_pos, z, float(fpc[0])),
+        share0,
+        wilson_bounds(matrix.tn, matrix.n_neg, z, float(fpc[1])),
+    )
+
+    def fpr(ratio: float) -> float:
+        return 1.0 if math.isinf(ratio) else k * ratio / (k * ratio + 1.0)
+
+    note = CENSUS_NOTE if min(fpc) <= 0.0 else ""
+    return Interval(
+        lower=fpr(ratio_lower), upper=fpr(ratio_upper), method="wilson_ratio", note=note
+    )
 
 
 def recall_point(matrix: ConfusionMatrix, k: float) -> float:

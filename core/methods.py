@@ -138,6 +138,15 @@ _METHODS = (
         "from an over-sampled design.",
     ),
     IntervalMethod(
+        key="wilson_ratio",
+        label="Wilson ratio",
+        short_label="Wilson ratio",
+        equation="",
+        target="true value",
+        description="Wilson intervals of the two strata's shares of negatives, combined into "
+        "an interval for their ratio; keeps its level when few flagged items are positive.",
+    ),
+    IntervalMethod(
         key="delta",
         label="delta method",
         short_label="delta",
@@ -218,8 +227,9 @@ RECOMMENDED: dict[str, Recommendation] = {
         ),
         Recommendation(
             metric="fpr",
-            method="katz_log",
-            why="the false positive rate is a ratio of the two strata, like recall",
+            method="wilson_ratio",
+            why="the false positive rate is a ratio of the two strata; combining their "
+            "Wilson intervals keeps the confidence level where the log-ratio falls short",
         ),
     )
 }

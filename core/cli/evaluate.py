@@ -140,7 +140,7 @@ def percent(value: float | None) -> str:
         return "0 %"
     if abs(scaled) >= 1:
         return f"{scaled:.2f} %"
-    return f"{scaled:.3g} %"
+    return f"{scaled:#.3g} %"
 
 
 def interval_table(evaluation: Evaluation, metrics: tuple[str, ...] = METRICS) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from core import validation
 from core.errors import InputError
 from core.intervals import NO_FPC
-from core.methods import INTERVAL_METHODS
+from core.methods import INTERVAL_METHODS, RECOMMENDED
 from core.session import (
     SCHEMA_VERSION,
     EnsembleInputs,
@@ -64,13 +64,8 @@ METRIC_MEANINGS = {
 METHOD_NAMES = {key: method.qualified_label for key, method in INTERVAL_METHODS.items()} | {
     "estimate": "point estimate"
 }
-#: The interval quoted first for each metric (the paper's recommendations, methods §3-4).
-HEADLINE_METHODS = {
-    "precision": "wilson",
-    "recall": "katz_log",
-    "f1": "bootstrap",
-    "fpr": "katz_log",
-}
+#: The interval quoted first for each metric: the one the app marks (core.methods).
+HEADLINE_METHODS = {metric: item.method for metric, item in RECOMMENDED.items()}
 
 # Columns of the Rounds sheet. The first thirteen use names core.workbook.rounds recognises;
 # the rest must never match one of its aliases (a test checks), or the reader would see a

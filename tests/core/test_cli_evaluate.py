@@ -41,7 +41,7 @@ def test_evaluate_json_keys_for_each_design(capsys):
         assert list(document["precision"]["intervals"]) == precision
         assert list(document["recall"]["intervals"]) == recall + extra
         assert list(document["f1"]["intervals"]) == ["bootstrap", "bayes_mc", "posterior"]
-        assert list(document["fpr"]["intervals"]) == ["katz_log"]
+        assert list(document["fpr"]["intervals"]) == ["katz_log", "wilson_ratio"]
         assert list(document["prevalence"]) == ["estimate"]
         assert isinstance(document["warnings"], list)
     assert document["k"] == pytest.approx(160 / 4840)
@@ -287,7 +287,7 @@ def test_json_names_the_interval_to_quote_per_metric(capsys):
         "precision": "wilson",
         "recall": "katz_log",
         "f1": "bootstrap",
-        "fpr": "katz_log",
+        "fpr": "wilson_ratio",
     }
     for metric, method in data["recommended"].items():
         assert method in data[metric]["intervals"]

@@ -48,12 +48,12 @@ def test_json_document_has_exactly_the_contract_keys_stratified():
         "precision": "wilson",
         "recall": "katz_log",
         "f1": "bootstrap",
-        "fpr": "katz_log",
+        "fpr": "wilson_ratio",
     }
     assert list(document["precision"]["intervals"]) == PRECISION_METHODS
     assert list(document["recall"]["intervals"]) == RECALL_METHODS
     assert list(document["f1"]["intervals"]) == ["bootstrap", "bayes_mc", "posterior"]
-    assert list(document["fpr"]["intervals"]) == ["katz_log"]
+    assert list(document["fpr"]["intervals"]) == ["katz_log", "wilson_ratio"]
     assert list(document["prevalence"]) == ["estimate"]
     for metric in ("precision", "recall", "f1", "fpr"):
         assert set(document[metric]) == {"estimate", "intervals"}
@@ -197,7 +197,7 @@ def test_an_empty_stratum_is_refused():
 def test_rows_for_excel_and_the_gui():
     result = evaluate(TABLE_1, population=0.05, replicates=300, seed=1)
     rows = result.to_rows()
-    assert len(rows) == 9 + 6 + 3 + 1 + 1
+    assert len(rows) == 9 + 6 + 3 + 2 + 1
     assert rows[0][:2] == ("precision", "wald")
     assert rows[-1] == (
         "prevalence",

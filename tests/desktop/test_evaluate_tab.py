@@ -265,12 +265,13 @@ def test_the_interval_to_quote_is_marked_and_explained(qtbot, tab):
     qtbot.waitUntil(lambda: tab.evaluation is not None, timeout=20_000)
     evaluation = tab.evaluation
     recommended = evaluation.recommended()
-    # the command line's *: Wilson for precision, Katz log for recall and FPR, bootstrap for F1
+    # the command line's *: Wilson for precision, Katz log for recall, Wilson ratio for FPR,
+    # bootstrap for F1
     assert recommended == {
         "precision": "wilson",
         "recall": "katz_log",
         "f1": "bootstrap",
-        "fpr": "katz_log",
+        "fpr": "wilson_ratio",
     }
     assert sorted(marked_rows(tab)) == sorted(recommended.items())  # one row per metric
     model = tab.table_model
@@ -290,7 +291,7 @@ def test_the_interval_to_quote_is_marked_and_explained(qtbot, tab):
     assert all(item.why in tab.quote_legend.toolTip() for item in RECOMMENDED.values())
     # the forest marks the same rows
     assert "Wilson ★" in tab.forest._labels.values()
-    assert "Katz log ★" in tab.fpr_forest._labels.values()
+    assert "Wilson ratio ★" in tab.fpr_forest._labels.values()
     # the summary quotes each estimate with that interval, unit once
     precision = evaluation.precision.intervals["wilson"]
     expected = (

@@ -45,6 +45,7 @@ from desktop.help import (
     show_guide,
 )
 from desktop.main_window import MainWindow, app_settings
+from tests.core.mover_reference import mover_wilson_fpr
 
 #: Pages that walk through a screen full of numbers and must explain them.
 PAGES_WITH_NUMBERS = ("plan", "evaluate", "compare", "prevalence", "classifiers")
@@ -161,12 +162,11 @@ def test_the_evaluate_page_quotes_the_example_round_correctly():
     (f1,) = quoted("evaluate", "F1 {n} %")
     harmonic = 2 / (1 / rates["precision"] + 1 / rates["recall"])
     assert f1 == pytest.approx(100 * harmonic, abs=0.05)
-    fpr, low, high = quoted("evaluate", "FPR {n} % (★ Katz log {n}–{n} %)")
+    fpr, low, high = quoted("evaluate", "FPR {n} % (★ Wilson ratio {n}–{n} %)")
     assert fpr == pytest.approx(100 * rates["fpr"], abs=0.0005)
-    # The same log-ratio construction for FPR = 1/(1 + x'), on the negatives' side.
-    x = 1 / rates["fpr"] - 1
-    se = math.sqrt(1 / fp - 1 / (tp + fp) + 1 / tn - 1 / (fn + tn))
-    bounds = [100 / (1 + x * math.exp(sign * Z95 * se)) for sign in (1, -1)]
+    # The two strata's Wilson intervals of their shares of negatives, combined for the ratio.
+    k = EXAMPLE_POPULATION[0] / EXAMPLE_POPULATION[1]
+    bounds = [100 * bound for bound in mover_wilson_fpr(tp, fp, fn, tn, k)]
     assert (low, high) == pytest.approx(bounds, abs=0.0005)
     (prevalence,) = quoted("evaluate", "Prevalence {n} %")
     assert prevalence == pytest.approx(100 * rates["prevalence"], abs=0.005)
@@ -304,7 +304,7 @@ SCREEN_QUOTES = {
         "Precision 87.9 % (★ Wilson 83.3–91.3 %)",
         "Recall 60.6 % (★ Katz log 47.7–72.1 %)",
         "F1 71.7 % (★ Bootstrap 63.3–81.4 %)",
-        "FPR 0.405 % (★ Katz log 0.291–0.562 %)",
+        "FPR 0.405 % (★ Wilson ratio 0.290–0.557 %)",
         "Prevalence 4.62 %",
         "Width",
         "Note",
