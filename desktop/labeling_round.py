@@ -406,11 +406,21 @@ class ItemSampleDialog(QDialog):
             )
         else:
             planned = f"an imbalance k = {population.k:.4g}, not this list's counts"
+        listed = summary.population_pos + summary.population_neg
+        planned_total = (
+            population.predicted_positive + population.predicted_negative
+            if population.mode == "counts"
+            else None
+        )
+        if planned_total is not None and listed < 0.9 * planned_total:
+            why = "a smaller list needs fewer labels"
+        else:
+            why = "the plan then accounts for the list's own size and share of flagged items"
         return (
             f"The sizes below are planned for the Plan tab's population ({planned}), not "
             f"for this list ({summary.population_pos:,} and {summary.population_neg:,}). "
-            "Press <b>Use as the Plan's population</b> to plan for this list before "
-            "drawing: a small list needs fewer labels."
+            f"Press <b>Use as the Plan's population</b> to plan for this list before "
+            f"drawing: {why}."
         )
 
     def _warn_about_sizes(self, summary) -> None:
@@ -490,7 +500,8 @@ class ItemSampleDialog(QDialog):
         if refused:
             self._say(refused, error=True)
             return False
-        # The recommended plan for the new population: the sliders were set for the old one.
+        # The plan for the new population (the assured one when the lead set a chance): the
+        # sliders were set for the old one.
         sizes = self._window.plan_tab.sample_sizes(prefer_sliders=False)
         before = (self.n_pos_spin.value(), self.n_neg_spin.value())
         if self._sizes_follow_plan:

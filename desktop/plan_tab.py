@@ -38,6 +38,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QFormLayout,
     QFrame,
@@ -322,6 +323,17 @@ RECOMMENDED_SIZES = "the sizes of the recommended plan"
 RECOMMENDED_NOT_SLIDERS = (
     "the sizes of the recommended plan (the sliders' design misses a target margin)"
 )
+RECOMMENDED_FOR_POPULATION = "the sizes of the recommended plan for this population"
+
+
+def assured_sizes_source(target: float) -> str:
+    """Where assured sizes come from, in the draw dialog's words."""
+    return (
+        f"the sizes of the assured plan (at least {100 * target:g} % chance of meeting both "
+        "target margins)"
+    )
+
+
 HALF_V_SIZES = "half of the Plan tab's labels v each way (the plan is incomplete)"
 
 
@@ -513,6 +525,9 @@ class PlanTab(SessionTab):
         self._basis = PlanBasis(error="not computed yet")
         self._design: Plan | None = None
         self._assured: AssuredPlan | None = None
+        #: The inputs the shown assured plan was searched for, and those last asked for.
+        self._assured_for: SessionState | None = None
+        self._assured_requested: SessionState | None = None
         # the plan inputs and confidence a shown simulation was run with (stale mark)
         self._simulated_inputs: tuple | None = None
         self.refresh_count = 0
@@ -1434,10 +1449,12 @@ class PlanTab(SessionTab):
         for label in self.assured_readouts:
             label.setStyleSheet(STALE_STYLE)
         self.use_assured.setEnabled(False)
+        self._assured_requested = state
         self.assured_runner.start(lambda control: assured_plan(state, basis))
 
     def _on_assured_finished(self, assured: AssuredPlan) -> None:
         self._assured = assured
+        self._assured_for = self._assured_requested
         r = self.readouts
         total = formatting.thousands(assured.total)
         state = self._session.state
@@ -1522,10 +1539,12 @@ class PlanTab(SessionTab):
         """The sizes to draw from an item list, and which plan they come from.
 
         The sliders' design when it meets both target margins (the user chose it: moved
-        the sliders, or pressed Use it under Assured), else the recommended plan; without
-        one the sliders' design all the same, and without that half of ``v`` each way.
-        ``prefer_sliders=False`` skips the first choice: just after the population
-        changed, the sliders still hold a design chosen for the old one.
+        the sliders, or pressed Use it under Assured); else, when a chance of meeting both
+        margins is set, the assured plan (the lead asked for that chance); else the
+        recommended plan; without one the sliders' design all the same, and without that
+        half of ``v`` each way. ``prefer_sliders=False`` skips the first choice: just after
+        the population changed, the sliders still hold a design chosen for the old one,
+        while the assured plan is searched again for the new one.
         """
         self.flush()  # the inputs just edited (a population from an item list) count
         state = self._session.state
@@ -1535,14 +1554,37 @@ class PlanTab(SessionTab):
             design = None
         if prefer_sliders and design is not None and meets_both_targets(design):
             return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES)
+        assured = self._assured_now(state)
+        if assured is not None:
+            return DrawSizes(assured.n_pos, assured.n_neg, assured_sizes_source(assured.target))
         plan = self._basis.recommended
         if plan is not None:
-            source = RECOMMENDED_SIZES if design is None else RECOMMENDED_NOT_SLIDERS
+            if not prefer_sliders:
+                source = RECOMMENDED_FOR_POPULATION
+            else:
+                source = RECOMMENDED_SIZES if design is None else RECOMMENDED_NOT_SLIDERS
             return DrawSizes(plan.n_pos, plan.n_neg, source)
         if design is not None:
             return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES_ONLY)
         v = state.plan.v  # incomplete inputs: half of v each way, for the user to edit
         return DrawSizes(max(1, v // 2), max(1, v - v // 2), HALF_V_SIZES)
+
+    def _assured_now(self, state: SessionState) -> AssuredPlan | None:
+        """The assured plan for ``state`` when a chance is set: the one shown if it is
+        current, else searched here (tens of milliseconds, under a second for tight
+        margins), since the draw cannot wait for the background search."""
+        if not state.plan.assurance_target or self._basis.recommended is None:
+            return None
+        shown = self._assured
+        if shown is not None and not self.assured_runner.is_running and self._assured_for == state:
+            return shown
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            return assured_plan(state, self._basis)
+        except InputError:
+            return None
+        finally:
+            QApplication.restoreOverrideCursor()
 
     def apply_recommended(self) -> None:
         """Move the sliders to the recommended plan: ``s`` rounded to the slider's 0.01."""

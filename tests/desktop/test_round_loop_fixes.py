@@ -227,8 +227,20 @@ def test_the_draw_dialog_offers_the_assured_design_the_lead_chose(qtbot, window)
     assert "the sizes of the Plan tab's sliders" in dialog.sizes_note.text()
     dialog.close()
 
-    # Sliders that miss a target margin: the recommended plan, and the dialog says so.
+    # Sliders that miss a target margin: the assured plan, as the lead asked for a chance.
+    assured = plan_tab.assured
     window.session.set_values([("plan.v", 100)], text="fewer labels")
+    qtbot.mouseClick(plan_tab.draw_sample, Qt.MouseButton.LeftButton)
+    dialog = window.item_sample_dialog
+    assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (
+        assured.n_pos,
+        assured.n_neg,
+    )
+    assert "the sizes of the assured plan (at least 90 % chance" in dialog.sizes_note.text()
+    dialog.close()
+
+    # Without a chance asked for: the recommended plan, and the dialog says why.
+    window.session.set_value("plan.assurance_target", 0.0)
     qtbot.mouseClick(plan_tab.draw_sample, Qt.MouseButton.LeftButton)
     dialog = window.item_sample_dialog
     assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (
@@ -547,3 +559,39 @@ def test_the_leads_round_can_leave_the_example_rounds_behind(qtbot, window, item
     # A session of the lead's own offers nothing of the kind.
     assert window.read_labeled_workbook([labeled]) is not None
     assert "example rounds" not in window.labeled_summary_box.text()
+
+
+def test_the_chance_the_lead_asked_for_carries_over_to_the_list(qtbot, window, item_list):
+    """Use it under Assured, then Use as the Plan's population: the sizes are the assured
+    plan for the list, never the recommended plan's (about an even chance)."""
+    from desktop.plan_tab import assured_plan
+
+    path, _truth = item_list
+    tab = window.plan_tab
+    window.session.set_value("plan.assurance_target", 0.9)
+    qtbot.waitUntil(lambda: tab.assured is not None, timeout=20_000)
+    tab.apply_assured()
+    window.open_item_sample()
+    dialog = window.item_sample_dialog
+    assert "the Plan tab's sliders" in dialog.sizes_note.text()
+    assert dialog.set_item_list(path)
+    assert dialog.use_as_population()
+    tab.flush()
+    assured = assured_plan(window.session.state, tab._basis)
+    recommended = tab._basis.recommended
+    assert assured.assurance.both >= 0.9 > recommended.assurance.both
+    after = (dialog.n_pos_spin.value(), dialog.n_neg_spin.value())
+    assert after == (assured.n_pos, assured.n_neg) != (recommended.n_pos, recommended.n_neg)
+    assert "the assured plan (at least 90 % chance" in dialog.sizes_note.text()
+    assert "misses a target margin" not in dialog.sizes_note.text()
+    dialog.close()
+
+
+def test_without_a_chance_the_list_gets_the_recommended_plan_for_it(qtbot, window, item_list):
+    path, _truth = item_list
+    window.session.set_value("plan.assurance_target", 0.0)
+    dialog = window.open_item_sample(item_list=path)
+    assert dialog.use_as_population()
+    assert "the recommended plan for this population" in dialog.sizes_note.text()
+    assert "misses a target margin" not in dialog.sizes_note.text()
+    dialog.close()
