@@ -264,6 +264,14 @@ class ItemSampleDialog(QDialog):
         sample.addRow("Category checked", self.category_edit)
         sample.addRow("Seed", self.seed_edit)
         sample.addRow(self.blind_check)
+        self.blind_note = QLabel(self)
+        self.blind_note.setObjectName("blind_note")
+        self.blind_note.setWordWrap(True)
+        sample.addRow(self.blind_note)
+        for spin in (self.n_pos_spin, self.n_neg_spin):
+            spin.valueChanged.connect(self._show_blindness)
+        self.blind_check.toggled.connect(self._show_blindness)
+        self._show_blindness()
         self.targets_note = QLabel(self)
         self.targets_note.setObjectName("targets_note")
         self.targets_note.setWordWrap(True)
@@ -444,6 +452,25 @@ class ItemSampleDialog(QDialog):
             )
         if self.summary is not None:
             self._warn_about_sizes(self.summary)
+
+    def _show_blindness(self) -> None:
+        """Say when the new items all come from one stratum: a top-up of the flagged items
+        only cannot hide from the editors that every item was flagged."""
+        earlier = self._earlier
+        text = ""
+        if earlier is not None and self.blind_check.isChecked():
+            new_pos = self.n_pos_spin.value() - earlier.design.primary.n_pos
+            new_neg = self.n_neg_spin.value() - earlier.design.primary.n_neg
+            if new_pos > 0 >= new_neg or new_neg > 0 >= new_pos:
+                which, other = ("flagged", "unflagged") if new_pos > 0 else ("unflagged", "flagged")
+                text = (
+                    f"All {max(new_pos, new_neg):,} new items are {which} ones, so the editors "
+                    f"can tell, and the workbook says so. To keep them blind, raise the "
+                    f"{other} total a little: some {other} items are then mixed in (they also "
+                    "add to the round)."
+                )
+        self.blind_note.setText(text)
+        self.blind_note.setVisible(bool(text))
 
     def _show_sizes_from(self, source: str | None) -> None:
         self._sizes_source = source

@@ -598,6 +598,14 @@ def _refuse_unstorable_text(selection: Selection) -> None:
         )
 
 
+#: The Design sheet's "Blind labeling" field, by :func:`labelers_see`.
+BLIND_WORDS = {
+    "blind": "yes",
+    "shown": "no",
+    "all pos": "no: every item in this workbook was flagged by the classifier",
+    "all neg": "no: no item in this workbook was flagged by the classifier",
+}
+
 #: The labelers' instructions: a sheet after the Labels sheet, and in short as a comment
 #: on the Label header.
 INSTRUCTIONS_SHEET = "How to label"
@@ -622,12 +630,32 @@ _INSTRUCTIONS = (
         "Save the file as an Excel workbook (.xlsx) and send it back. If several people "
         "share the work, each labels a copy: the copies are read together.",
     ),
-    (
-        "",
-        "The rows are in a random order, and you are not told which items the classifier "
-        "flagged, so that the labels do not lean either way.",
-    ),
 )
+#: The instructions' last line, by what the labelers can tell of the classifier's flags.
+_ORDER_NOTE = {
+    "blind": "The rows are in a random order, and you are not told which items the "
+    "classifier flagged, so that the labels do not lean either way.",
+    "shown": "The Stratum column shows which items the classifier flagged. Label each item "
+    "for what it is, whatever the classifier said.",
+    "all pos": "Every item here was flagged by the classifier. Label each item for what it "
+    "is, whatever the classifier said.",
+    "all neg": "None of the items here was flagged by the classifier. Label each item for "
+    "what it is, whatever the classifier said.",
+}
+
+
+def labelers_see(selection: Selection, blind: bool) -> str:
+    """What the labelers can tell of the classifier's flags: ``"blind"``, ``"shown"`` (a
+    Stratum column), or ``"all pos"``/``"all neg"`` when every item comes from one
+    stratum (a top-up of the flagged items only, say), which no order can hide."""
+    if not blind:
+        return "shown"
+    strata = {item.stratum for item in selection.items}
+    if strata == {"pos"}:
+        return "all pos"
+    if strata == {"neg"}:
+        return "all neg"
+    return "blind"
 
 
 def category_words(category: str) -> str:
@@ -645,10 +673,10 @@ def clean_category(category: object) -> str:
     return ILLEGAL_CHARACTERS_RE.sub("", text)[:MAX_CATEGORY_LENGTH].strip()
 
 
-def _add_instructions(sheet, bold, category: str = "") -> None:
+def _add_instructions(sheet, bold, category: str = "", seen: str = "blind") -> None:
     from openpyxl.styles import Alignment
 
-    for number, text in _INSTRUCTIONS:
+    for number, text in (*_INSTRUCTIONS, ("", _ORDER_NOTE[seen])):
         if text is not None:
             text = text.format(category=category_words(category))
         sheet.append([number, text])
@@ -808,7 +836,8 @@ def build_labeling_workbook(
     sheet.page_setup.fitToHeight = 0
     sheet.print_title_rows = "1:1"
 
-    _add_instructions(workbook.create_sheet(INSTRUCTIONS_SHEET), bold, category)
+    seen = labelers_see(selection, blind)
+    _add_instructions(workbook.create_sheet(INSTRUCTIONS_SHEET), bold, category, seen)
     design = workbook.create_sheet(DESIGN_SHEET)
     columns = selection.columns
     prediction = (
@@ -828,7 +857,7 @@ def build_labeling_workbook(
         (_F_SHA, selection.file_sha256),
         (_F_ID, str(columns.id)),
         (_F_PRIMARY, prediction),
-        (_F_BLIND, "yes" if blind else "no"),
+        (_F_BLIND, BLIND_WORDS[seen]),
         (_F_ITEMS, len(selection.items)),
         (_F_EARLIER, len(selection.previous_ids)),
         (_F_VERSION, app_version()),
@@ -1129,7 +1158,7 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         file_sha256=_text(fields[_F_SHA]) or "",
         id_column=_text(fields[_F_ID]) or "",
         designs=tuple(designs),
-        blind=(_text(fields.get(_F_BLIND)) or "yes").casefold() != "no",
+        blind=(_text(fields.get(_F_BLIND)) or "yes").casefold().startswith("yes"),
         items=_whole(fields[_F_ITEMS], _F_ITEMS.lower(), where),
         earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
         app_version=_text(fields.get(_F_VERSION)) or "",

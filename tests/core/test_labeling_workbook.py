@@ -579,3 +579,41 @@ def test_text_that_starts_like_a_formula_stays_text(tmp_path):
     read = read_labeling_workbook(sheet)  # the ids come back as drawn
     assert {place.id for place in read.sample} == {"=A1", "b", "c", "d"}
     assert read.design.category == "=travel"
+
+
+def _instructions(path) -> str:
+    sheet = openpyxl.load_workbook(path)["How to label"]
+    return " ".join(str(value) for row in sheet.iter_rows(values_only=True) for value in row)
+
+
+def _design_field(path, name):
+    sheet = openpyxl.load_workbook(path)["Design"]
+    return next(row[1] for row in sheet.iter_rows(values_only=True) if row[0] == name)
+
+
+def test_a_top_up_of_flagged_items_only_does_not_claim_to_be_blind(tmp_path):
+    items = make_items(tmp_path / "items.csv")
+    first = select_sample(items, n_pos=6, n_neg=8, seed=5)
+    first_sheet = write_labeling_workbook(tmp_path / "r1.xlsx", first, sources=[items])
+    assert read_labeling_workbook(first_sheet).design.blind
+    assert "you are not told which items the classifier flagged" in _instructions(first_sheet)
+    top = extend_sample(
+        items, seed=5, previous_ids=[item.id for item in first.items],
+        previous_sizes={first.primary.name: (6, 8)}, n_pos=11, n_neg=8,
+    )  # fmt: skip
+    assert {item.stratum for item in top.items} == {"pos"}
+    top_sheet = write_labeling_workbook(tmp_path / "r1b.xlsx", top, sources=[items])
+    assert read_labeling_workbook(top_sheet).design.blind is False
+    assert _design_field(top_sheet, "Blind labeling").startswith("no: every item")
+    words = _instructions(top_sheet)
+    assert "not told" not in words and "Every item here was flagged" in words
+
+
+def test_a_workbook_that_shows_the_strata_says_so_to_the_labelers(tmp_path):
+    items = make_items(tmp_path / "items.csv")
+    selection = select_sample(items, n_pos=6, n_neg=8, seed=5)
+    sheet = write_labeling_workbook(tmp_path / "r.xlsx", selection, sources=[items], blind=False)
+    words = _instructions(sheet)
+    assert "not told" not in words and "The Stratum column shows" in words
+    assert _design_field(sheet, "Blind labeling") == "no"
+    assert read_labeling_workbook(sheet).design.blind is False

@@ -286,6 +286,24 @@ def test_sizes_the_lead_typed_stay_when_the_list_becomes_the_population(qtbot, w
     dialog.close()
 
 
+def test_a_top_up_of_flagged_items_only_says_the_editors_can_tell(
+    qtbot, window, item_list, tmp_path
+):
+    path, _truth = item_list
+    earlier = read_labeling_workbook(draw(window, path, tmp_path / "round1.xlsx"))
+    dialog = window.open_item_sample(60, 80, earlier=earlier, item_list=path)
+    assert dialog.blind_note.isVisibleTo(dialog)
+    assert "All 20 new items are flagged ones, so the editors can tell" in dialog.blind_note.text()
+    more = dialog.draw_and_save(tmp_path / "top-up.xlsx")
+    assert more is not None and read_labeling_workbook(more).design.blind is False
+    dialog.n_neg_spin.setValue(90)  # ten unflagged items mixed in: blind again
+    assert not dialog.blind_note.isVisibleTo(dialog)
+    dialog.blind_check.setChecked(False)
+    dialog.n_neg_spin.setValue(80)
+    assert not dialog.blind_note.isVisibleTo(dialog)  # not asked to be blind: nothing to say
+    dialog.close()
+
+
 # --- 4. the top-up keeps the columns ---------------------------------------------------------
 
 
