@@ -180,6 +180,11 @@ class TargetCheck:
         return self.precision.met and self.recall.met
 
     @property
+    def target_margins(self) -> dict[str, float]:
+        """``{"precision": 0.05, "recall": 0.05}``: the target half-widths."""
+        return {margin.metric: margin.target for margin in (self.precision, self.recall)}
+
+    @property
     def reachable(self) -> bool:
         """Both margins are met, or some sample of this population meets them."""
         return self.met or self.needed is not None

@@ -50,7 +50,12 @@ if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
     from core.round_targets import TargetCheck, Targets, TopUpChance
     from core.selection import Selection
-    from core.workbook.labeling import ClassifierLabels, LabelingDesign, LabelingWorkbook
+    from core.workbook.labeling import (
+        ClassifierLabels,
+        LabelingDesign,
+        LabelingWorkbook,
+        OpenItemsSwing,
+    )
     from core.workbook.rounds import Round
 
 from core.round_targets import SURER_CHANCE
@@ -751,6 +756,7 @@ class LabeledRound:
     replaced: Round | None = None
     targets: Targets | None = None
     confidence_before: float | None = None
+    swings: tuple[OpenItemsSwing, ...] = ()
 
     @property
     def verb(self) -> str:
@@ -1036,6 +1042,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         replaced=replaced,
         targets=_recorded_targets(workbooks),
         confidence_before=state.confidence,
+        swings=() if check is None else tuple(labels.swings_beyond(check.target_margins)),
     )
     window.show_labeled_summary(result)
     return result
@@ -1187,15 +1194,38 @@ def summary_text(result: LabeledRound) -> str:
                     if result.surer is not None
                     else "<b>Top up…</b> draws"
                 )
+                grows = (
+                    result.top_up[0] > labels.design.n_pos,
+                    result.top_up[1] > labels.design.n_neg,
+                )
+                replaced = [
+                    f"{count:,} {which}"
+                    for count, which, grown in (
+                        (labels.skipped_pos, "flagged", grows[0]),
+                        (labels.skipped_neg, "unflagged", grows[1]),
+                    )
+                    if count and grown
+                ]
                 made_up = (
-                    f"; the {labels.skipped:,} skipped are drawn again, so the sample totals "
-                    "are that many larger"
-                    if labels.skipped
+                    f"; it draws {' and '.join(replaced)} more to take the place of the "
+                    "skipped ones, which stay unlabeled"
+                    if replaced
                     else ""
                 )
                 lines.append(f"{which} the additional items{made_up}.")
     else:
         lines.append("Both target margins are met.")
+    if result.swings:
+        subject = labels.open_items_in_words(unlabeled_too=True, verb=False)
+        moves = "; ".join(
+            swing.in_words(formatting.percent, subject if index == 0 else "they")
+            for index, swing in enumerate(result.swings)
+        )
+        lines.append(
+            f"<b>Careful:</b> {html.escape(moves, quote=False)}. If the editors skipped the "
+            "hard cases, the estimate leans; have the skipped items labeled (they are the "
+            "rows marked skip) before you rely on it."
+        )
     return "<br>".join(lines)
 
 

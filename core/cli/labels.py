@@ -22,9 +22,10 @@ margins recorded in the workbook (``select --margin``) ``targets``
 (:meth:`core.round_targets.TargetCheck.to_dict`: each quoted interval against its target,
 ``met``, the labels ``needed``, the sample totals ``top_up`` to draw, the ``chance``
 (``{precision, recall, both}``) that a round of ``needed`` labels meets the targets given
-the labels so far, the ``chance_target`` it was sized for (``--assurance-target``), and
-``from``:
-``"flags"`` or the workbook recording them) and, with ``--append-to``, ``appended: {file,
+the labels so far, the ``chance_target`` it was sized for (``--assurance-target``),
+``from`` (``"flags"`` or the workbook recording them) and ``open_items_beyond_target``
+(``[{metric, estimate, lowest, highest, target}]``: each estimate the skipped and
+unlabeled items could move further than its target margin)) and, with ``--append-to``, ``appended: {file,
 sheet, row, classifier, created, updated}``. ``evaluation`` is ``null`` while a stratum has
 no label yet.
 """
@@ -439,6 +440,15 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
             f"  {margin.metric}: known to ±{percent(margin.half_width)} ({percent(margin.lower)}"
             f" to {percent(margin.upper)} by {quoted.get(margin.method, margin.method)}; ± is "
             f"half the width), target ±{percent(margin.target)}: {verdict}"
+        )
+    swings = labeled.primary.swings_beyond(check.target_margins)
+    if swings:
+        subject = labeled.primary.open_items_in_words(unlabeled_too=True, verb=False)
+        for index, swing in enumerate(swings):
+            lines.append(f"  careful: {swing.in_words(percent, subject if index == 0 else 'they')}")
+        lines.append(
+            "  if the editors skipped the hard cases the estimate leans: have the skipped "
+            "items labeled before relying on it"
         )
     if check.met:
         lines.append("both target margins are met")

@@ -28,7 +28,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -391,16 +391,44 @@ class ClassifierLabels:
 
         return {name: span(name) for name in ("precision", "recall", "f1")}
 
-    def open_items_in_words(self, *, unlabeled_too: bool = False) -> str:
-        """``the 3 skipped and 1 unlabeled items are`` (the subject of a range sentence);
-        "" when there are none."""
+    def swings_beyond(self, targets: Mapping[str, float]) -> list[OpenItemsSwing]:
+        """The metrics whose estimate the skipped and unlabeled items could move further
+        than its target margin (``targets``: ``{"precision": 0.05, ...}``): a round can
+        meet its margins by sampling error and still be unsure by what was skipped, above
+        all when skipped unflagged items each stand for many mails."""
+        from core.confusion import point_estimates
+
+        if not (self.skipped or self.unlabeled) or self.tp + self.fp == 0:
+            return []
+        if self.fn + self.tn == 0:
+            return []
+        k = self.design.population_pos / self.design.population_neg
+        estimates = point_estimates(self.matrix, k)
+        spans = self.range_if_skipped(unlabeled_too=True)
+        swings = []
+        for metric, target in targets.items():
+            span, estimate = spans.get(metric), getattr(estimates, metric)
+            if span is None or not math.isfinite(estimate):
+                continue
+            low, high = span
+            if max(estimate - low, high - estimate) > target:
+                swings.append(OpenItemsSwing(metric, estimate, low, high, target))
+        return swings
+
+    def open_items_in_words(self, *, unlabeled_too: bool = False, verb: bool = True) -> str:
+        """``the 3 skipped and 1 unlabeled items are`` (the subject of a range sentence;
+        without ``verb``, ``the 3 skipped and 1 unlabeled items``); "" when there are
+        none."""
         parts = [f"{self.skipped:,} skipped"] if self.skipped else []
         if unlabeled_too and self.unlabeled:
             parts.append(f"{self.unlabeled:,} unlabeled")
         total = self.skipped + (self.unlabeled if unlabeled_too else 0)
         if not total:
             return ""
-        return f"the {' and '.join(parts)} {'item is' if total == 1 else 'items are'}"
+        noun = "item" if total == 1 else "items"
+        if verb:
+            noun += " is" if total == 1 else " are"
+        return f"the {' and '.join(parts)} {noun}"
 
     def estimates_if_skipped(
         self, skipped_as: str, *, unlabeled_too: bool = False
@@ -516,7 +544,12 @@ class LabeledSample:
                 for labels, evaluation in zip(self.labels[1:], self.evaluations[1:], strict=True)
             ]
         if self.targets is not None:
-            result["targets"] = {**self.targets.to_dict(), "from": self.targets_from}
+            swings = self.primary.swings_beyond(self.targets.target_margins)
+            result["targets"] = {
+                **self.targets.to_dict(),
+                "from": self.targets_from,
+                "open_items_beyond_target": [swing.to_dict() for swing in swings],
+            }
         if self.appended is not None:
             result["appended"] = self.appended.to_dict()
         return result
@@ -1168,6 +1201,36 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         created=_day_of(fields.get(_F_CREATED)),
         category=clean_category(_text(fields.get(_F_CATEGORY))),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OpenItemsSwing:
+    """How far the skipped and unlabeled items could move one estimate, beyond its target
+    margin (:meth:`ClassifierLabels.swings_beyond`)."""
+
+    metric: str
+    estimate: float
+    lowest: float
+    highest: float
+    target: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "metric": self.metric,
+            "estimate": self.estimate,
+            "lowest": self.lowest,
+            "highest": self.highest,
+            "target": self.target,
+        }
+
+    def in_words(self, percent, subject: str) -> str:
+        """``the 84 skipped items could move recall from 48.9 % to anywhere between ...``
+        (``subject`` from :meth:`ClassifierLabels.open_items_in_words` without its verb)."""
+        return (
+            f"{subject} could move {self.metric} from {percent(self.estimate)} to anywhere "
+            f"between {percent(self.lowest)} and {percent(self.highest)}, further than the "
+            f"±{percent(self.target)} target"
+        )
 
 
 def range_words(spans: dict, percent, names: Sequence[str] = ("precision", "recall", "f1")):

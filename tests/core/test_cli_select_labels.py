@@ -928,3 +928,48 @@ def test_a_report_judges_an_appended_round_by_the_targets_it_was_drawn_for(capsy
     )
     assert row[1] == expected  # the verdict labels gave, not one against a default
     assert "± 4.00%" in row[4]
+
+
+def _recall(tp, fp, fn, tn, population_pos, population_neg):
+    """Recall of a stratified round, worked out directly (flagged positives found over all)."""
+    found = population_pos * tp / (tp + fp)
+    missed = population_neg * fn / (fn + tn)
+    return found / (found + missed)
+
+
+def test_labels_warns_when_skipped_items_could_move_an_estimate_past_its_target(capsys, labeled):
+    done, drawn = labeled
+    cells = dict.fromkeys(("tp", "fp", "fn", "tn", "open_pos", "open_neg"), 0)
+    cycle = ["positive", "negative", "negative", "skip", None]  # as the fixture labels
+    for position, item in enumerate(drawn["sample"]):
+        label, flagged = cycle[position % 5], item["stratum"] == "pos"
+        if label is None or label == "skip":
+            cells["open_pos" if flagged else "open_neg"] += 1
+        elif flagged:
+            cells["tp" if label == "positive" else "fp"] += 1
+        else:
+            cells["fn" if label == "positive" else "tn"] += 1
+    status, data, captured = run(
+        capsys, "labels", done, "--margin-precision", 0.45, "--margin-recall", 0.2, "--json"
+    )
+    assert status == 0, captured.err
+    populations = data["population_pos"], data["population_neg"]
+    tp, fp, fn, tn = (cells[name] for name in ("tp", "fp", "fn", "tn"))
+    estimate = _recall(tp, fp, fn, tn, *populations)
+    # the corners: open flagged items all negative and open unflagged all positive, and back
+    lowest = _recall(tp, fp + cells["open_pos"], fn + cells["open_neg"], tn, *populations)
+    highest = _recall(tp + cells["open_pos"], fp, fn, tn + cells["open_neg"], *populations)
+    assert max(estimate - lowest, highest - estimate) > 0.2
+    swings = {swing["metric"]: swing for swing in data["targets"]["open_items_beyond_target"]}
+    assert swings["recall"]["estimate"] == pytest.approx(estimate)
+    assert (swings["recall"]["lowest"], swings["recall"]["highest"]) == pytest.approx(
+        (lowest, highest)
+    )
+    assert swings["recall"]["target"] == 0.2
+    status, _, captured = run(
+        capsys, "labels", done, "--margin-precision", 0.45, "--margin-recall", 0.2
+    )
+    assert "careful: the 9 skipped and 9 unlabeled items could move recall from" in captured.out
+    # a margin wide enough for what was skipped: nothing to warn about
+    status, data, _ = run(capsys, "labels", done, "--margin", 0.49, "--json")
+    assert data["targets"]["open_items_beyond_target"] == []

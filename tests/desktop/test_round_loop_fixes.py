@@ -304,6 +304,60 @@ def test_a_top_up_of_flagged_items_only_says_the_editors_can_tell(
     dialog.close()
 
 
+def label_with_skips(drawn: Path, target: Path, truth, stratum: str) -> Path:
+    """Label ``drawn`` by the truth, but skip every other item of ``stratum``."""
+    strata = {item.id: item.stratum for item in read_labeling_workbook(drawn).sample}
+    workbook = openpyxl.load_workbook(drawn)
+    sheet = workbook.worksheets[0]
+    header = [cell.value for cell in sheet[1]]
+    id_column, label_column = header.index("Item id") + 1, header.index("Label") + 1
+    for row in range(2, sheet.max_row + 1):
+        item_id = sheet.cell(row, id_column).value
+        skip = strata[item_id] == stratum and row % 2 == 0
+        label = "skip" if skip else ("positive" if truth[item_id][2] else "negative")
+        sheet.cell(row, label_column).value = label
+    workbook.save(target)
+    return target
+
+
+def test_the_top_up_says_which_skipped_items_it_takes_the_place_of(
+    qtbot, window, item_list, tmp_path
+):
+    path, truth = item_list
+    window.session.set_values([("plan.margin_precision", 0.06), ("plan.margin_recall", 0.45)])
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    done = label_with_skips(drawn, tmp_path / "round1 labeled.xlsx", truth, "pos")
+    result = window.read_labeled_workbook([done])
+    assert result is not None and result.top_up is not None
+    labels = result.labels
+    assert labels.skipped_pos > 0 and labels.skipped_neg == 0
+    grown = result.top_up[0] > labels.design.n_pos
+    assert grown
+    text = window.labeled_summary_box.text()
+    assert (
+        f"it draws {labels.skipped_pos:,} flagged more to take the place of the skipped ones"
+        in text
+    )
+    assert "drawn again" not in text
+
+
+def test_met_margins_come_with_a_caveat_when_skipped_items_could_move_an_estimate(
+    qtbot, window, item_list, tmp_path
+):
+    path, truth = item_list
+    window.session.set_values([("plan.margin_precision", 0.2), ("plan.margin_recall", 0.45)])
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    done = label_with_skips(drawn, tmp_path / "round1 labeled.xlsx", truth, "neg")
+    result = window.read_labeled_workbook([done])
+    assert result is not None and not result.missed
+    swings = {swing.metric: swing for swing in result.swings}
+    assert "recall" in swings and "precision" not in swings  # no flagged item was skipped
+    text = window.labeled_summary_box.text()
+    assert "Both target margins are met." in text
+    assert "<b>Careful:</b> the " in text and "skipped items could move recall from" in text
+    assert "further than the ±45" in text
+
+
 # --- 4. the top-up keeps the columns ---------------------------------------------------------
 
 
