@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import InputError
 
 if TYPE_CHECKING:
+    from core.confusion import ConfusionMatrix
     from core.session import SessionState
     from core.workbook.rounds import Round
 
@@ -209,6 +211,97 @@ class TargetCheck:
             "chance": None if self.chance is None else self.chance.to_dict(),
             "chance_target": self.chance_target or None,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class OpenItemsSwing:
+    """How far the skipped and unlabeled items could move one estimate, beyond its target
+    margin (:meth:`ClassifierLabels.swings_beyond`)."""
+
+    metric: str
+    estimate: float
+    lowest: float
+    highest: float
+    target: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "metric": self.metric,
+            "estimate": self.estimate,
+            "lowest": self.lowest,
+            "highest": self.highest,
+            "target": self.target,
+        }
+
+    def in_words(self, percent, subject: str) -> str:
+        """``the 84 skipped items could move recall from 48.9 % to anywhere between ...``
+        (``subject`` from :meth:`ClassifierLabels.open_items_in_words` without its verb)."""
+        return (
+            f"{subject} could move {self.metric} from {percent(self.estimate)} to anywhere "
+            f"between {percent(self.lowest)} and {percent(self.highest)}, further than the "
+            f"±{percent(self.target)} target"
+        )
+
+
+def estimate_ranges(
+    matrix: ConfusionMatrix, open_items: tuple[int, int], k: float
+) -> dict[str, list | None]:
+    """``{precision, recall, f1}``: each as ``[lowest, highest]`` over every way the
+    ``open_items`` (``(flagged, unflagged)`` skipped or unlabeled) could be labeled; ``None``
+    while a stratum has no label or a rate is undefined.
+
+    Precision depends on the flagged items only, so its bounds are all of them negative
+    and all positive. Recall and F1 rise with the flagged stratum's positives and fall
+    with the unflagged stratum's, so theirs are the two mixed corners: a skipped flagged
+    item that is positive raises recall, a skipped unflagged one that is positive (a
+    missed item) lowers it.
+    """
+    from core.confusion import ConfusionMatrix, point_estimates
+
+    tp, fp, fn, tn = matrix.as_tuple()
+    open_pos, open_neg = open_items
+    if tp + fp + open_pos == 0 or fn + tn + open_neg == 0:
+        return {"precision": None, "recall": None, "f1": None}
+    worst = (tp, fp + open_pos, fn + open_neg, tn)
+    best = (tp + open_pos, fp, fn, tn + open_neg)
+    bounds = []
+    for cells in (worst, best):
+        if cells[0] + cells[1] == 0 or cells[2] + cells[3] == 0:
+            return {"precision": None, "recall": None, "f1": None}
+        tp_, fp_, fn_, tn_ = cells
+        bounds.append(point_estimates(ConfusionMatrix(tp=tp_, fp=fp_, fn=fn_, tn=tn_), k))
+
+    def span(name: str) -> list | None:
+        values = [getattr(estimates, name) for estimates in bounds]
+        if not all(math.isfinite(value) for value in values):
+            return None
+        return [min(values), max(values)]
+
+    return {name: span(name) for name in ("precision", "recall", "f1")}
+
+
+def open_items_swings(
+    matrix: ConfusionMatrix, open_items: tuple[int, int], k: float, targets: Mapping[str, float]
+) -> list[OpenItemsSwing]:
+    """The metrics of ``targets`` (``{"precision": 0.05, ...}``) whose estimate the
+    ``open_items`` (skipped or unlabeled, ``(flagged, unflagged)``) could move further than
+    its target margin: a round can meet its margins by sampling error and still be unsure
+    by what was skipped, above all when skipped unflagged items each stand for many."""
+    from core.confusion import point_estimates
+
+    if not any(open_items) or matrix.tp + matrix.fp == 0 or matrix.fn + matrix.tn == 0:
+        return []
+    estimates = point_estimates(matrix, k)
+    spans = estimate_ranges(matrix, open_items, k)
+    swings = []
+    for metric, target in targets.items():
+        span, estimate = spans.get(metric), getattr(estimates, metric)
+        if span is None or not math.isfinite(estimate):
+            continue
+        low, high = span
+        if max(estimate - low, high - estimate) > target:
+            swings.append(OpenItemsSwing(metric, estimate, low, high, target))
+    return swings
 
 
 def check_targets(

@@ -25,9 +25,9 @@ margins recorded in the workbook (``select --margin``) ``targets``
 the labels so far, the ``chance_target`` it was sized for (``--assurance-target``),
 ``from`` (``"flags"`` or the workbook recording them) and ``open_items_beyond_target``
 (``[{metric, estimate, lowest, highest, target}]``: each estimate the skipped and
-unlabeled items could move further than its target margin)) and, with ``--append-to``, ``appended: {file,
-sheet, row, classifier, created, updated}``. ``evaluation`` is ``null`` while a stratum has
-no label yet.
+unlabeled items could move further than its target margin)) and, with ``--append-to``,
+``appended: {file, sheet, row, classifier, created, updated}``. ``evaluation`` is ``null``
+while a stratum has no label yet.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from core import progress
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError
 from core.items import text_of_cell
-from core.round_targets import Targets
+from core.round_targets import OpenItemsSwing, Targets
 from core.selection import RULE, ClassifierDesign, Membership, Selection, item_key, validate_seed
 from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
 
@@ -357,63 +357,28 @@ class ClassifierLabels:
     def range_if_skipped(self, *, unlabeled_too: bool = False) -> dict[str, list | None]:
         """``{precision, recall, f1}``: each as ``[lowest, highest]`` over every way the
         skipped items (and with ``unlabeled_too`` the unlabeled ones) could be labeled;
-        ``None`` while a stratum has no label or a rate is undefined.
+        ``None`` while a stratum has no label or a rate is undefined
+        (:func:`core.round_targets.estimate_ranges`)."""
+        from core.round_targets import estimate_ranges
 
-        Precision depends on the flagged items only, so its bounds are all of them
-        negative and all positive. Recall and F1 rise with the flagged stratum's positives
-        and fall with the unflagged stratum's, so theirs are the two mixed corners: a
-        skipped flagged item that is positive raises recall, a skipped unflagged one that
-        is positive (a missed item) lowers it.
-        """
-        from core.confusion import point_estimates
+        return estimate_ranges(self.matrix, self.open_items(unlabeled_too), self._k)
 
-        tp, fp, fn, tn = self.tp, self.fp, self.fn, self.tn
-        open_pos, open_neg = self.skipped_pos, self.skipped_neg
+    def open_items(self, unlabeled_too: bool = False) -> tuple[int, int]:
+        """``(flagged, unflagged)`` items skipped (and with ``unlabeled_too`` unlabeled)."""
         if unlabeled_too:
-            open_pos, open_neg = open_pos + self.unlabeled_pos, open_neg + self.unlabeled_neg
-        if tp + fp + open_pos == 0 or fn + tn + open_neg == 0:
-            return {"precision": None, "recall": None, "f1": None}
-        k = self.design.population_pos / self.design.population_neg
-        worst = (tp, fp + open_pos, fn + open_neg, tn)
-        best = (tp + open_pos, fp, fn, tn + open_neg)
-        bounds = []
-        for cells in (worst, best):
-            if cells[0] + cells[1] == 0 or cells[2] + cells[3] == 0:
-                return {"precision": None, "recall": None, "f1": None}
-            tp_, fp_, fn_, tn_ = cells
-            bounds.append(point_estimates(ConfusionMatrix(tp=tp_, fp=fp_, fn=fn_, tn=tn_), k))
+            return self.skipped_pos + self.unlabeled_pos, self.skipped_neg + self.unlabeled_neg
+        return self.skipped_pos, self.skipped_neg
 
-        def span(name: str) -> list | None:
-            values = [getattr(estimates, name) for estimates in bounds]
-            if not all(math.isfinite(value) for value in values):
-                return None
-            return [min(values), max(values)]
-
-        return {name: span(name) for name in ("precision", "recall", "f1")}
+    @property
+    def _k(self) -> float:
+        return self.design.population_pos / self.design.population_neg
 
     def swings_beyond(self, targets: Mapping[str, float]) -> list[OpenItemsSwing]:
         """The metrics whose estimate the skipped and unlabeled items could move further
-        than its target margin (``targets``: ``{"precision": 0.05, ...}``): a round can
-        meet its margins by sampling error and still be unsure by what was skipped, above
-        all when skipped unflagged items each stand for many mails."""
-        from core.confusion import point_estimates
+        than its target margin (:func:`core.round_targets.open_items_swings`)."""
+        from core.round_targets import open_items_swings
 
-        if not (self.skipped or self.unlabeled) or self.tp + self.fp == 0:
-            return []
-        if self.fn + self.tn == 0:
-            return []
-        k = self.design.population_pos / self.design.population_neg
-        estimates = point_estimates(self.matrix, k)
-        spans = self.range_if_skipped(unlabeled_too=True)
-        swings = []
-        for metric, target in targets.items():
-            span, estimate = spans.get(metric), getattr(estimates, metric)
-            if span is None or not math.isfinite(estimate):
-                continue
-            low, high = span
-            if max(estimate - low, high - estimate) > target:
-                swings.append(OpenItemsSwing(metric, estimate, low, high, target))
-        return swings
+        return open_items_swings(self.matrix, self.open_items(True), self._k, targets)
 
     def open_items_in_words(self, *, unlabeled_too: bool = False, verb: bool = True) -> str:
         """``the 3 skipped and 1 unlabeled items are`` (the subject of a range sentence;
@@ -1201,36 +1166,6 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         created=_day_of(fields.get(_F_CREATED)),
         category=clean_category(_text(fields.get(_F_CATEGORY))),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class OpenItemsSwing:
-    """How far the skipped and unlabeled items could move one estimate, beyond its target
-    margin (:meth:`ClassifierLabels.swings_beyond`)."""
-
-    metric: str
-    estimate: float
-    lowest: float
-    highest: float
-    target: float
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "metric": self.metric,
-            "estimate": self.estimate,
-            "lowest": self.lowest,
-            "highest": self.highest,
-            "target": self.target,
-        }
-
-    def in_words(self, percent, subject: str) -> str:
-        """``the 84 skipped items could move recall from 48.9 % to anywhere between ...``
-        (``subject`` from :meth:`ClassifierLabels.open_items_in_words` without its verb)."""
-        return (
-            f"{subject} could move {self.metric} from {percent(self.estimate)} to anywhere "
-            f"between {percent(self.lowest)} and {percent(self.highest)}, further than the "
-            f"±{percent(self.target)} target"
-        )
 
 
 def range_words(spans: dict, percent, names: Sequence[str] = ("precision", "recall", "f1")):
