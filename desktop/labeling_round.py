@@ -774,7 +774,7 @@ def new_round(
 ) -> Round:
     """The Rounds panel's row for ``labels`` (sheet :data:`LABELED_SHEET`, next free row)."""
     from core.workbook.labeling import round_date, round_name
-    from core.workbook.rounds import Round
+    from core.workbook.rounds import Round, open_items_note
 
     design = labels.design
     first = workbooks[0]
@@ -798,7 +798,10 @@ def new_round(
         notes=(
             f"labeling workbook{'s' if len(workbooks) > 1 else ''} "
             + ", ".join(book.path.name for book in workbooks)
-            + f"{draw_mark(first.design)}{labels.skipped} skipped, {labels.unlabeled} unlabeled"
+            + draw_mark(first.design)
+            + open_items_note(
+                labels.skipped_by_stratum, (labels.unlabeled_pos, labels.unlabeled_neg)
+            )
             + _targets_mark(workbooks)
         ),
     )

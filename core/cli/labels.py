@@ -278,6 +278,7 @@ def _check(
 def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
     from core.workbook.labeling import round_date, round_name
+    from core.workbook.rounds import open_items_note
 
     primary = result.primary
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
@@ -303,7 +304,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     notes = (
         f"PR Planner labeling round: seed {first.design.seed}, items from "
         f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
-        f"{chosen.skipped} skipped, {chosen.unlabeled} unlabeled"
+        + open_items_note(chosen.skipped_by_stratum, (chosen.unlabeled_pos, chosen.unlabeled_neg))
     )
     check = result.targets
     if check is not None and chosen is primary:  # a report then judges it by them

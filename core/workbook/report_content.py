@@ -24,7 +24,7 @@ from core.session import (
     SessionState,
     flatten,
 )
-from core.workbook.rounds import Round, targets_in_notes
+from core.workbook.rounds import Round, open_items_in_notes, targets_in_notes
 
 if TYPE_CHECKING:
     from core.compare import Comparison
@@ -873,7 +873,30 @@ def targets_section(
     return check_targets(state, item, fpc=state.evaluate.fpc and known, plan_top_up=False)
 
 
-def _targets_row(check: TargetCheck) -> SummaryRow:
+def open_items_caveat(check: TargetCheck, item: Round | None) -> str:
+    """``Careful: the 84 skipped or unlabeled items could move recall ...`` when a round's
+    notes record its open items by stratum and they could move an estimate further than
+    its target margin; "" otherwise."""
+    from core.round_targets import open_items_swings
+
+    found = None if item is None else open_items_in_notes(item.notes)
+    if found is None or item is None:
+        return ""
+    swings = open_items_swings(item.matrix, found, item.k, check.target_margins)
+    if not swings:
+        return ""
+    subject = f"the {sum(found):,} skipped or unlabeled items"
+    moves = "; ".join(
+        swing.in_words(lambda value: f"{value:.1%}", subject if index == 0 else "they")
+        for index, swing in enumerate(swings)
+    )
+    return (
+        f" Careful: {moves}. If the editors skipped the hard cases, the estimate leans; "
+        "have the skipped items labeled before relying on it."
+    )
+
+
+def _targets_row(check: TargetCheck, item: Round | None = None) -> SummaryRow:
     """ "Were the target margins met?" in one row of the Results."""
     verdicts = {True: "met", False: "missed"}
     if check.met:
@@ -894,7 +917,8 @@ def _targets_row(check: TargetCheck) -> SummaryRow:
         label="Met the target margins?",
         value=value,
         note=f"{'; '.join(parts)} (± is half the width of the interval quoted above)."
-        + ("" if check.met else " The plan below is for the next round."),
+        + ("" if check.met else " The plan below is for the next round.")
+        + open_items_caveat(check, item),
     )
 
 
@@ -1105,7 +1129,7 @@ def summary_rows(
             )
         )
         if targets is not None:
-            rows.append(_targets_row(targets))
+            rows.append(_targets_row(targets, item))
 
         if change is not None:
             rows += change_rows(change, level)

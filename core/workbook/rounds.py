@@ -202,6 +202,33 @@ TARGETS_NOTE = re.compile(
 )
 
 
+#: The skipped and unlabeled items of a round read from labeling workbooks, by stratum, as
+#: :func:`open_items_note` writes them into its notes.
+OPEN_ITEMS_NOTE = re.compile(
+    r"(\d+) skipped \((\d+) flagged, (\d+) unflagged\), (\d+) unlabeled \((\d+) flagged, "
+    r"(\d+) unflagged\)"
+)
+
+
+def open_items_note(skipped: tuple[int, int], unlabeled: tuple[int, int]) -> str:
+    """The notes' words for a round's skipped and unlabeled items, ``(flagged,
+    unflagged)`` each: a report can then say how far they could move its estimates."""
+    return (
+        f"{sum(skipped)} skipped ({skipped[0]} flagged, {skipped[1]} unflagged), "
+        f"{sum(unlabeled)} unlabeled ({unlabeled[0]} flagged, {unlabeled[1]} unflagged)"
+    )
+
+
+def open_items_in_notes(notes: str | None) -> tuple[int, int] | None:
+    """``(flagged, unflagged)`` items skipped or unlabeled, as a round's notes record them;
+    None when they do not (typed counts, rounds added before the notes said so)."""
+    found = OPEN_ITEMS_NOTE.search(notes or "")
+    if found is None:
+        return None
+    _, skipped_pos, skipped_neg, _, unlabeled_pos, unlabeled_neg = map(int, found.groups())
+    return skipped_pos + unlabeled_pos, skipped_neg + unlabeled_neg
+
+
 def targets_note(margin_precision: float, margin_recall: float, confidence: float) -> str:
     """The notes' words for the targets a round was drawn for (:data:`TARGETS_NOTE`)."""
     return (

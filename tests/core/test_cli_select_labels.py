@@ -973,3 +973,33 @@ def test_labels_warns_when_skipped_items_could_move_an_estimate_past_its_target(
     # a margin wide enough for what was skipped: nothing to warn about
     status, data, _ = run(capsys, "labels", done, "--margin", 0.49, "--json")
     assert data["targets"]["open_items_beyond_target"] == []
+
+
+def test_the_report_of_the_rounds_workbook_carries_the_same_caveat(capsys, labeled, tmp_path):
+    done, _ = labeled
+    rounds = tmp_path / "mine.xlsx"
+    status, data, captured = run(
+        capsys, "labels", done, "--append-to", rounds, "--classifier", "mail",
+        "--margin-precision", 0.45, "--margin-recall", 0.2, "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    (swing,) = [s for s in data["targets"]["open_items_beyond_target"] if s["metric"] == "recall"]
+    notes = next(
+        row[10] for row in openpyxl.load_workbook(rounds).worksheets[0].iter_rows(values_only=True)
+        if row[0] == "round"
+    )  # fmt: skip
+    assert "9 skipped (" in notes and "9 unlabeled (" in notes
+    report = tmp_path / "report.xlsx"
+    status, _, captured = run(capsys, "report", rounds, "-o", report)
+    assert status == 0, captured.err
+    rows = {
+        row[0]: row
+        for row in openpyxl.load_workbook(report)["Summary"].iter_rows(values_only=True)
+        if row[0]
+    }
+    note = next(value for value in rows["Met the target margins?"] if "Careful" in str(value))
+    assert (
+        f"Careful: the 18 skipped or unlabeled items could move recall from "
+        f"{swing['estimate']:.1%} to anywhere between {swing['lowest']:.1%} and "
+        f"{swing['highest']:.1%}, further than the ±20.0% target" in note
+    )
