@@ -503,7 +503,10 @@ class PrevalenceTab(SessionTab):
     # --- past rounds to compare ----------------------------------------------------------
 
     def _fill_round_list(self) -> None:
+        from core.workbook.session_io import report_subject
+
         ticked = set(self._session.get("prevalence.compared_rounds"))
+        shown = report_subject(self._session.state)  # already drawn as "This round"
         with QSignalBlocker(self.round_list):
             self.round_list.clear()
             current = QListWidgetItem(f"{CURRENT_NAME} ({self.current_round_words()})")
@@ -512,6 +515,8 @@ class PrevalenceTab(SessionTab):
             current.setToolTip("The round on the Evaluate tab is always drawn")
             self.round_list.addItem(current)
             for past in self._session.get("rounds"):
+                if past == shown:
+                    continue
                 name = past.round or ""
                 item = QListWidgetItem(round_label(past))
                 item.setData(Qt.ItemDataRole.UserRole, name)

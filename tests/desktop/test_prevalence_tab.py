@@ -389,3 +389,23 @@ def test_first_showing_the_tab_in_the_window_keeps_the_window_size(qtbot, tmp_pa
         window.grab()
     assert window.size().height() == 800
     assert window.prevalence_tab.minimumSizeHint().height() < 600
+
+
+def test_the_round_on_the_evaluate_tab_is_listed_once(qtbot, tab):
+    from core.workbook.session_io import population_of_round, round_key
+
+    session = tab._session
+    shown = ROUNDS[0]
+    session.set_values(
+        [
+            ("current_round", round_key(shown)),
+            ("evaluate.matrix", shown.matrix),
+            ("evaluate.population", population_of_round(shown)),
+        ]
+    )
+    names = [tab.round_list.item(row).text() for row in range(tab.round_list.count())]
+    assert names[0].startswith(f"{CURRENT_NAME} ({shown.round}")
+    assert len(names) == len(ROUNDS)  # "This round" and the others, not it a second time
+    assert not any(name.startswith(f"{shown.round} (") for name in names[1:])
+    session.set_value("evaluate.matrix", dataclasses.replace(shown.matrix, tp=shown.tp + 1))
+    assert tab.round_list.count() == len(ROUNDS) + 1  # other counts: the round is listed again
