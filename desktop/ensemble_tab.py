@@ -696,6 +696,11 @@ class EnsembleTab(SessionTab):
             self.spread_bars.setData(x=empty, y=empty, top=empty, bottom=empty)
             self.tops_alone.setData([], [])
             self.tops_recycled.setData([], [])
+            # Nor the names and the finished bar of the last run: an empty chart is hidden.
+            self._names = []
+            self.plot.getAxis("bottom").setTicks([[], []])
+            self.plot.setVisible(False)
+            self.progress.setValue(0)
             self.status_label.setText("")
             self.sample_size_label.setText(
                 "No child classifiers: add the classifiers that reuse the parent's labels "
@@ -717,6 +722,7 @@ class EnsembleTab(SessionTab):
             f"{formatting.keep_together(formatting.level(size.confidence))} confidence "
             f"(assuming {assumed})."
         )
+        self.plot.setVisible(True)
         self.progress.setValue(0)
         self.status_label.setText(
             f"Simulating {formatting.thousands(inputs.trials)} trials per child…"

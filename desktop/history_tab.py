@@ -57,6 +57,9 @@ IMPROVED_COLOR = "#1A9850"
 DECLINED_COLOR = "#B2182B"
 #: The legend entry of the dashed lines (calibrated precision of every classifier).
 CALIBRATED_KEY = "Dashed: at reference prevalence"
+#: The diamonds of precision at the reference prevalence: large enough to read as a mark
+#: of their own when a classifier has one round (no dashed line joins them then).
+CALIBRATED_SYMBOL_SIZE = 10
 
 
 def timestamp(day: dt.date) -> float:
@@ -373,7 +376,7 @@ class HistoryTab(SessionTab):
         self.calibrated_key = pg.PlotDataItem(
             pen=pg.mkPen("#555", width=2, style=Qt.PenStyle.DashLine),
             symbol="d",
-            symbolSize=6,
+            symbolSize=CALIBRATED_SYMBOL_SIZE,
             symbolBrush=pg.mkBrush("#555"),
         )
         #: Text labels where a classifier's model version changes (rebuilt on refresh).
@@ -469,7 +472,7 @@ class HistoryTab(SessionTab):
             color=color,
         )
         calibrated.setSymbol("d")
-        calibrated.setSymbolSize(6)
+        calibrated.setSymbolSize(CALIBRATED_SYMBOL_SIZE)
         calibrated.setSymbolBrush(pg.mkBrush(color))
         items["calibrated_line"] = calibrated
         self._series[classifier] = items

@@ -120,6 +120,20 @@ def test_add_and_remove_child_buttons_undo(qtbot, tab):
     assert tab.sets_model.rowCount() == 4
 
 
+def test_without_children_nothing_of_the_last_run_is_left_on_screen(qtbot, tab):
+    session = tab._session
+    assert tab.plot.isVisibleTo(tab) and tab.progress.value() == 100
+    session.set_value("ensemble.children", ())
+    assert tab.run is None and tab.results_model.rowCount() == 0
+    assert not tab.plot.isVisibleTo(tab)  # no bars, no names of the removed classifiers
+    assert tab.plot.getAxis("bottom")._tickLevels == [[], []]
+    assert tab.progress.value() == 0
+    assert "No child classifiers" in tab.sample_size_label.text()
+    session.undo_stack.undo()
+    qtbot.waitUntil(lambda: tab.run is not None, timeout=10_000)
+    assert tab.plot.isVisibleTo(tab)
+
+
 def test_simulation_runs_in_background_and_can_be_cancelled(qtbot, tab):
     session = tab._session
     finished_run = tab.run
