@@ -72,6 +72,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> RoundsBook:
     from core.errors import InputError
     from core.workbook.rounds import ColumnChoice, describe_role, read_rounds
+    from core.workbook.session_io import sheets_skipped_worth_a_note
 
     # The choices are checked before the file is read, so a typo costs nothing.
     choices = [ColumnChoice.parse(text) for text in args.column]
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> RoundsBook:
     book = read_rounds(args.file, columns=choices)
     if book.unused_choices:
         raise InputError(_unused_message(book))
-    for skipped in book.skipped_sheets:
+    for skipped in sheets_skipped_worth_a_note(book):
         print(f"note: sheet {skipped.sheet!r} skipped: {skipped.reason}", file=sys.stderr)
     for reading in book.columns:
         for item in reading.guessed:

@@ -206,8 +206,7 @@ def read_session(
     )
     problems.extend(
         f"sheet {item.sheet!r} skipped: {item.reason}"
-        for item in book.skipped_sheets
-        if not (is_session and item.sheet in _REPORT_SHEETS)
+        for item in sheets_skipped_worth_a_note(book, is_session)
     )
     if not is_session and not book.rounds:
         problems.append(f"{path.name}: no rounds found")
@@ -270,6 +269,18 @@ def workbook_session(
         return state, None, []
     state, notes = session_for_round(state, chosen)
     return state, chosen, notes
+
+
+def sheets_skipped_worth_a_note(book, is_session: bool | None = None) -> list:
+    """The sheets of ``book`` (a :class:`core.workbook.rounds.RoundsBook`) that held no
+    rounds and are worth a note: not the report sheets of a session or report PR Planner
+    wrote, which never hold any. ``is_session`` is found from the sheet names when not
+    given (a session's hidden Inputs sheet is among the skipped ones)."""
+    if is_session is None:
+        is_session = SHEET_INPUTS in {item.sheet for item in book.skipped_sheets}
+    return [
+        item for item in book.skipped_sheets if not (is_session and item.sheet in _REPORT_SHEETS)
+    ]
 
 
 def report_subject(state: SessionState) -> Round | None:

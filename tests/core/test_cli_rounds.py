@@ -98,3 +98,15 @@ def test_skipped_sheets_are_listed_and_noted_on_stderr(capsys, tmp_path):
     (skipped,) = data["skipped_sheets"]
     assert skipped["sheet"] == "About" and skipped["reason"].startswith("no header row")
     assert err.startswith("note: sheet 'About' skipped: no header row")
+
+
+def test_a_saved_session_is_read_without_notes_about_its_report_sheets(capsys):
+    from importlib import resources
+
+    session = resources.files("resources") / "example_session.xlsx"
+    assert main(["rounds", str(session)]) == 0
+    captured = capsys.readouterr()
+    assert "TR-01" in captured.out
+    assert "skipped" not in captured.err  # Summary, Intervals, Plots ... never hold rounds
+    sheets = set(openpyxl.load_workbook(session, read_only=True).sheetnames)
+    assert {"Summary", "Inputs"} <= sheets
