@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -737,6 +738,9 @@ class LabeledRound:
     replaced : Round or None
         The earlier reading of the same draw that the round replaced in place (None: the
         round was added).
+    also_read : tuple of Path
+        Workbooks read before for this draw that were read again with those picked (a
+        top-up picked on its own counts with the copies of the first draw).
     targets : Targets or None
         The target margins the workbook records (now the Plan's); None when it records
         none and the round is judged by the Plan's margins as they were.
@@ -757,6 +761,7 @@ class LabeledRound:
     targets: Targets | None = None
     confidence_before: float | None = None
     swings: tuple[OpenItemsSwing, ...] = ()
+    also_read: tuple[Path, ...] = ()
 
     @property
     def verb(self) -> str:
@@ -816,6 +821,32 @@ def _targets_mark(workbooks: Sequence[LabelingWorkbook]) -> str:
     if targets is None:
         return ""
     return "; " + targets_note(targets.margin_precision, targets.margin_recall, targets.confidence)
+
+
+#: The workbooks a round read from labeling workbooks names at the start of its notes.
+WORKBOOKS_NOTE = re.compile(r"^labeling workbooks? (.+?); seed \d+")
+
+
+def workbooks_read_before(
+    rounds: Sequence[Round], workbooks: Sequence[LabelingWorkbook], paths: Sequence[Path]
+) -> list[Path]:
+    """Workbooks read before for the draw of ``workbooks`` (its round's notes name them)
+    that lie in the folder of one of ``paths`` and are not among them: a top-up read on
+    its own then counts with the editors' copies of the first draw."""
+    given = {path.resolve() for path in paths}
+    folders = list(dict.fromkeys(path.parent for path in paths))
+    found = []
+    for position in same_draw(rounds, workbooks):
+        listed = WORKBOOKS_NOTE.match(rounds[position].notes or "")
+        if listed is None:
+            continue
+        for name in listed.group(1).split(", "):
+            for folder in folders:
+                candidate = folder / name
+                if candidate.resolve() not in given and candidate.is_file():
+                    given.add(candidate.resolve())
+                    found.append(candidate)
+    return found
 
 
 def draw_mark(design: LabelingDesign) -> str:
@@ -953,13 +984,20 @@ def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
 def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     """Read labeled workbooks (a round and its top-ups), add the round to the session and
     show it on the Evaluate tab. Returns what was read, or None (the reason shown)."""
-    from core.workbook.labeling import count_labels, misread_as_labels, misread_words
+    from core.workbook.labeling import (
+        LabelingError,
+        count_labels,
+        misread_as_labels,
+        misread_words,
+    )
 
     paths = [Path(path) for path in paths]
     if not paths:
         return None
     state = window.session.state
     current = next((item for item in state.rounds if _key(item) == state.current_round), None)
+
+    known_rounds = state.rounds
 
     def read():
         for path in paths:  # a file picked by mistake: say what to do with it
@@ -971,11 +1009,28 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
             if kind is not None:
                 raise InputError(misread_words(path, kind) + ".")
         workbooks = tuple(_read_labeling_workbook(path) for path in paths)
-        return workbooks, count_labels(workbooks)
+        try:
+            return workbooks, count_labels(workbooks), ()
+        except LabelingError as refused:
+            # A top-up read alone: count it with the copies read before for this draw.
+            extra = workbooks_read_before(known_rounds, workbooks, paths)
+            if not extra:
+                raise
+            design = workbooks[0].design
+            more = tuple(
+                book
+                for book in map(_read_labeling_workbook, extra)
+                if (book.design.seed, book.design.file_sha256) == (design.seed, design.file_sha256)
+            )
+            try:
+                together = workbooks + more
+                return together, count_labels(together), tuple(book.path for book in more)
+            except LabelingError:
+                raise refused from None
 
     names = ", ".join(path.name for path in paths)
     try:
-        workbooks, results = window._in_background(
+        workbooks, results, also_read = window._in_background(
             f"Reading the labels of {formatting.short_text(names, 80)}…", read, cancellable=True
         )
     except Cancelled:
@@ -1046,6 +1101,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         targets=_recorded_targets(workbooks),
         confidence_before=state.confidence,
         swings=() if check is None else tuple(labels.swings_beyond(check.target_margins)),
+        also_read=also_read,
     )
     window.show_labeled_summary(result)
     return result
@@ -1145,8 +1201,14 @@ def summary_text(result: LabeledRound) -> str:
         )
     else:
         first = f"<b>{name}</b> is in the Rounds panel and the Evaluate tab shows it."
-    lines = [
-        first,
+    lines = [first]
+    if result.also_read:
+        lines.append(
+            "Read together with "
+            + html.escape(", ".join(path.name for path in result.also_read), quote=False)
+            + ", the workbooks read before for this round (found beside the one you picked)."
+        )
+    lines += [
         f"TP {labels.tp:,} · FP {labels.fp:,} · FN {labels.fn:,} · TN {labels.tn:,} "
         f"(labeled {labels.labeled_pos + labels.labeled_neg:,}; skipped {labels.skipped:,}; "
         f"without a label {labels.unlabeled:,}).",

@@ -192,6 +192,34 @@ def test_a_top_up_and_further_classifiers_update_their_rounds(qtbot, window, ite
     assert "already holds these labels" in window.labeled_summary_box.text()
 
 
+def test_a_top_up_read_on_its_own_counts_with_the_copies_read_before(
+    qtbot, window, item_list, tmp_path, warnings
+):
+    path, truth = item_list
+    anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
+    assert window.read_labeled_workbook([anna, ben]) is not None
+    earlier = read_labeling_workbook(anna)
+    dialog = window.open_item_sample(60, 120, earlier=earlier, item_list=path)
+    more = tmp_path / "round1 top-up.xlsx"
+    assert dialog.draw_and_save(more) == more
+    dialog.close()
+    more_labeled = tmp_path / "round1 top-up labeled.xlsx"
+    labeled_more = label_copy(more, more_labeled, truth, lambda _row: True)
+    alone = window.read_labeled_workbook([more_labeled])  # the earlier copies not picked
+    assert alone is not None
+    assert {path.name for path in alone.also_read} == {anna.name, ben.name}
+    counted = window.session.state.rounds[-1]
+    assert counted.matrix == matrix_of(truth, labeled_anna | labeled_ben | labeled_more)
+    assert alone.verb == "updated"
+    text = window.labeled_summary_box.text()
+    assert "Read together with round1_anna.xlsx, round1_ben.xlsx" in text
+    # Without the copies beside it, the top-up alone is refused as before, naming why.
+    anna.rename(tmp_path / "elsewhere_anna.xlsx")
+    ben.rename(tmp_path / "elsewhere_ben.xlsx")
+    assert window.read_labeled_workbook([more_labeled]) is None
+    assert "in none of the workbooks given" in warnings[-1][1]
+
+
 def test_another_draw_is_another_round(qtbot, window, item_list, tmp_path):
     path, truth = item_list
     one = draw(window, path, tmp_path / "one.xlsx")
