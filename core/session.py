@@ -212,6 +212,8 @@ class SessionState:
     (``""``: counts typed by hand); ``columns`` are the user's choices of what the
     workbook's columns hold (``ROLE=HEADER`` texts of
     :class:`core.workbook.rounds.ColumnChoice`), used whenever the workbook is read again.
+    ``awaiting_labels`` are the labeling workbooks drawn in the app whose labels have not
+    been read back yet (their paths): the rounds out with the editors.
     """
 
     confidence: float = 0.95
@@ -223,11 +225,15 @@ class SessionState:
     previous_round: str = ""
     current_round: str = ""
     columns: tuple[str, ...] = ()
+    awaiting_labels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validation.confidence(self.confidence)
         object.__setattr__(self, "rounds", tuple(self.rounds))
         object.__setattr__(self, "columns", tuple(str(text) for text in self.columns))
+        object.__setattr__(
+            self, "awaiting_labels", tuple(str(text) for text in self.awaiting_labels)
+        )
 
 
 # --- dotted-path access ---------------------------------------------------------------

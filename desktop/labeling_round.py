@@ -676,6 +676,7 @@ class ItemSampleDialog(QDialog):
             return None
         self.selection, self.written = selection, written
         self.seed_edit.setText(str(selection.seed))
+        self._await_labels(written)
         what = "additional items" if earlier is not None else "items"
         self._say(
             f"Wrote <b>{formatting.short_text(written.name, 80)}</b>: "
@@ -688,6 +689,17 @@ class ItemSampleDialog(QDialog):
             f"Wrote {written.name}: {len(selection.items):,} {what} to label, seed {selection.seed}"
         )
         return written
+
+    def _await_labels(self, written: Path) -> None:
+        """Record in the session that ``written`` is out with the editors, so that a saved
+        session, opened again, still says so (one undo step; the file stays)."""
+        session = self._window.session
+        entry = str(written.resolve())
+        waiting = tuple(item for item in session.state.awaiting_labels if item != entry)
+        session.set_values(
+            [("awaiting_labels", (*waiting, entry))],
+            text=f"Send {formatting.short_text(written.name, 40)} to the editors",
+        )
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setStyleSheet("color: #b00020;" if error else "")
@@ -1067,6 +1079,10 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
     changes += _plan_from(state, item, _recorded_targets(workbooks))
+    back = {book.design.drawn_as or book.path.name for book in workbooks}
+    waiting = tuple(entry for entry in state.awaiting_labels if Path(entry).name not in back)
+    if waiting != state.awaiting_labels:  # these workbooks are back from the editors
+        changes.append(("awaiting_labels", waiting))
     if replaced is not None:
         text = f"Update {formatting.short_text(item.round or '', 40)} with the new labels"
     else:

@@ -347,9 +347,13 @@ class RoundsPanel(QWidget):
         self.plan_action.triggered.connect(lambda: self._on_menu(self.plan_from_round))
         self.compare_action.triggered.connect(lambda: self._on_menu(self.compare_with_round_before))
 
+        #: The labeling workbooks drawn and not read back yet (session.awaiting_labels).
+        self.awaiting = QLabel(self)
+        self.awaiting.setObjectName("awaiting_labels")
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.source, 1)
+        bar.addWidget(self.awaiting)
         bar.addWidget(self.previous)
         bar.addWidget(self.problems_button)
         bar.addWidget(self.columns_button)
@@ -368,6 +372,7 @@ class RoundsPanel(QWidget):
         session.changed.connect(self._on_session_changed)
         self._update_button()
         self._refresh_previous()
+        self._refresh_awaiting()
 
     def set_source(
         self,
@@ -609,7 +614,29 @@ class RoundsPanel(QWidget):
         self.source.setText(formatting.short_text(text, 120))
         self.source.setToolTip(f"Where the rounds listed came from: {text}")
 
+    def _refresh_awaiting(self) -> None:
+        """Name the workbooks out with the editors (drawn, labels not read back yet)."""
+        waiting = [Path(entry) for entry in self._session.get("awaiting_labels")]
+        if not waiting:
+            self.awaiting.setText("")
+            self.awaiting.setVisible(False)
+            return
+        names = ", ".join(path.name for path in waiting)
+        self.awaiting.setText(
+            "Out with the editors: <b>"
+            + html.escape(formatting.short_text(names, 80), quote=False)
+            + "</b>"
+        )
+        self.awaiting.setToolTip(
+            "Drawn in this session, labels not read back yet:\n"
+            + "\n".join(str(path) for path in waiting)
+            + "\nWhen they come back: File › Read labeled workbook…"
+        )
+        self.awaiting.setVisible(True)
+
     def _on_session_changed(self, changed: str) -> None:
+        if affects(changed, "awaiting_labels"):
+            self._refresh_awaiting()
         if affects(changed, "rounds"):
             self._refresh_source()
         if affects(changed, "previous_round") or affects(changed, "rounds"):

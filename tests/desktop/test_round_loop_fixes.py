@@ -220,6 +220,32 @@ def test_a_top_up_read_on_its_own_counts_with_the_copies_read_before(
     assert "in none of the workbooks given" in warnings[-1][1]
 
 
+def test_a_drawn_round_is_out_with_the_editors_until_its_labels_are_read(
+    qtbot, window, item_list, tmp_path
+):
+    from core.workbook.session_io import read_session
+
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    assert window.session.state.awaiting_labels == (str(drawn.resolve()),)
+    panel = window.rounds_panel
+    assert panel.awaiting.isVisibleTo(panel)
+    assert "Out with the editors: <b>round1.xlsx</b>" in panel.awaiting.text()
+    assert str(drawn.resolve()) in panel.awaiting.toolTip()
+    # A saved session, opened again, still knows the round is out.
+    saved = tmp_path / "my session.xlsx"
+    assert window.save_session(saved)
+    assert read_session(saved).state.awaiting_labels == (str(drawn.resolve()),)
+    # The editors' copy comes back (another name): the round is no longer out.
+    copy = tmp_path / "round1_anna.xlsx"
+    label_copy(drawn, copy, truth, lambda _row: True)
+    assert window.read_labeled_workbook([copy]) is not None
+    assert window.session.state.awaiting_labels == ()
+    assert not panel.awaiting.isVisibleTo(panel)
+    window.session.undo_stack.undo()  # one step: the round and its return
+    assert window.session.state.awaiting_labels == (str(drawn.resolve()),)
+
+
 def test_another_draw_is_another_round(qtbot, window, item_list, tmp_path):
     path, truth = item_list
     one = draw(window, path, tmp_path / "one.xlsx")
