@@ -476,11 +476,12 @@ class MainWindow(QMainWindow):
         example's classifiers on the Ensemble tab (they would reach the lead's report)."""
         from core.session import EnsembleInputs
 
-        return SessionState(
+        state = SessionState(
             confidence=self.session.get("confidence"),
             rounds=tuple(rounds),
             ensemble=EnsembleInputs(children=()),
         )
+        return _sliders_at_recommended(state)
 
     def load_example(self) -> None:
         """The bundled example session (inputs and past rounds), clean and untitled: Save
@@ -1619,3 +1620,19 @@ def _book_problems(book) -> list[str]:
     lines = [f"{item.sheet}, row {item.row}: {item.reason}" for item in book.refused]
     lines += [f"{item.sheet} (sheet skipped): {item.reason}" for item in book.skipped_sheets]
     return lines
+
+
+def _sliders_at_recommended(state: SessionState) -> SessionState:
+    """``state`` with the Plan tab's sliders on its recommended plan, as Use it would set
+    them: a new session opens on a design that meets its targets, not on defaults that
+    miss both (unchanged when no plan can be made)."""
+    from core.plan_request import PlanRequest, planning_inputs
+    from desktop.plan_tab import S_RANGE, V_RANGE
+
+    try:
+        plan = PlanRequest.from_session(state, planning_inputs(state)).plan()
+    except InputError:
+        return state
+    s = min(max(round(plan.s, 2), S_RANGE[0]), S_RANGE[1])
+    v = min(max(plan.total, V_RANGE[0]), V_RANGE[1])
+    return dataclasses.replace(state, plan=dataclasses.replace(state.plan, s=s, v=v))

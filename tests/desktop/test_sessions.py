@@ -391,7 +391,7 @@ def test_open_recent_reopens_a_saved_session(window, dialogs, tmp_path):
     assert window.save_to(target)
     saved = window.session.state
     window.new_session()
-    assert window.session.get("plan.v") == SessionState().plan.v
+    assert window.session.get("plan.v") != 4321
     window._fill_recent_menu()
     action = window.recent_menu.actions()[0]
     assert action.text() == "recent.xlsx"
@@ -484,7 +484,8 @@ def test_example_falls_back_to_the_example_rounds(qtbot, make_window, monkeypatc
     window = make_window()
     expected = read_rounds(real_path(resources.EXAMPLE_ROUNDS)).rounds
     assert window.session.state.rounds == expected
-    assert window.session.state.plan == SessionState().plan
+    # default inputs, the sliders on their recommended plan as in a new session
+    assert dataclasses.replace(window.session.state.plan, s=2.0, v=1000) == SessionState().plan
     assert any("example session" in line for line in window.rounds_panel.problems)
 
 
@@ -551,6 +552,22 @@ def test_run_app_opens_the_given_file(qtbot, settings, tmp_path):
     # The collector paused for start-up resumed once the window was up, with what
     # start-up made frozen (it may be paused again meanwhile while a workbook is read).
     assert lines["frozen"] == "True"
+
+
+def test_a_new_session_opens_on_a_design_that_meets_its_targets(qtbot, window):
+    """File > New sets the sliders on the recommended plan, as Use it does: not on the
+    defaults (s = 2, 1,000 labels), which miss both margins with a 0 % chance."""
+    from core.plan_request import PlanRequest, planning_inputs
+    from desktop.plan_tab import meets_both_targets
+
+    window.new_session()
+    state = window.session.state
+    recommended = PlanRequest.from_session(state, planning_inputs(state)).plan()
+    assert state.plan.v == recommended.total
+    assert state.plan.s == pytest.approx(round(recommended.s, 2))
+    window.plan_tab.flush()
+    assert meets_both_targets(window.plan_tab.design)
+    assert not window.isWindowModified()
 
 
 def test_a_new_session_holds_none_of_the_examples_classifiers(qtbot, window):
