@@ -1288,8 +1288,8 @@ def summary_text(result: LabeledRound) -> str:
                     if count and grown
                 ]
                 made_up = (
-                    f"; it draws {' and '.join(replaced)} more to take the place of the "
-                    "skipped ones, which stay unlabeled"
+                    f", with {' and '.join(replaced)} more to take the place of the "
+                    "skipped ones (they stay unlabeled)"
                     if replaced
                     else ""
                 )

@@ -354,6 +354,7 @@ class RoundsPanel(QWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.source, 1)
         bar.addWidget(self.awaiting)
+        bar.addSpacing(16)
         bar.addWidget(self.previous)
         bar.addWidget(self.problems_button)
         bar.addWidget(self.columns_button)

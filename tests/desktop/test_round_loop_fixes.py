@@ -389,7 +389,7 @@ def test_the_top_up_says_which_skipped_items_it_takes_the_place_of(
     assert grown
     text = window.labeled_summary_box.text()
     assert (
-        f"it draws {labels.skipped_pos:,} flagged more to take the place of the skipped ones"
+        f"with {labels.skipped_pos:,} flagged more to take the place of the skipped ones"
         in text
     )
     assert "drawn again" not in text
