@@ -216,21 +216,24 @@ class _Sheet:
             self.widths[column] = max(self.widths.get(column, 0), longest)
         return cell
 
-    def header(self, row: int, column: int, text: str):
+    def header(self, row: int, column: int, text: str, *, numbers: bool = False):
         from openpyxl.styles import Alignment, Border, PatternFill, Side
 
         cell = self.put(row, column, text, fit=False)
         cell.font = _font(bold=True)
         cell.fill = PatternFill("solid", fgColor="DDE5F0")
         cell.border = Border(bottom=Side(style="thin", color="7F8FA6"))
-        cell.alignment = Alignment(wrap_text=True, vertical="bottom")
+        # Over a column of numbers (right-aligned) the title sits right too.
+        cell.alignment = Alignment(
+            wrap_text=True, vertical="bottom", horizontal="right" if numbers else None
+        )
         words = max((len(word) for word in text.split()), default=0)
         self.widths[column] = max(self.widths.get(column, 0), min(len(text), _HEADER_WRAP), words)
         return cell
 
     def table(self, table: Table, top: int = 1, left: int = 1) -> None:
         for offset, column in enumerate(table.columns):
-            self.header(top, left + offset, column.header)
+            self.header(top, left + offset, column.header, numbers=column.kind != "text")
         for r, values in enumerate(table.rows, start=top + 1):
             for offset, (column, value) in enumerate(zip(table.columns, values, strict=True)):
                 self.put(r, left + offset, value, column.kind)
@@ -544,11 +547,14 @@ def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
 #: history charts, where each round came from) stay in the sheet, hidden, so the sheet
 #: prints one page wide at a readable size and still reads back as a rounds workbook.
 ROUNDS_PRINTED = (
-    "Round", "Date", "Classifier", "Model version", "k", "s", "TP", "FP", "FN", "TN",
-    "Notes", "Precision", "Recall", "F1",
+    "Round", "Date", "Classifier", "Model version", "TP", "FP", "FN", "TN", "Notes",
+    "Precision", "Precision lower (Wilson)", "Precision upper (Wilson)",
+    "Recall", "Recall lower (Katz log)", "Recall upper (Katz log)", "F1",
 )  # fmt: skip
 #: Width of the Notes column when printed (longer notes wrap).
 _NOTES_WIDTH = 32
+#: Width of an interval bound's column on the Rounds sheet (its header wraps).
+_BOUND_WIDTH = 10
 
 
 def _write_rounds(ws, content: ReportContent) -> None:
@@ -560,14 +566,22 @@ def _write_rounds(ws, content: ReportContent) -> None:
     sheet.table(table)
     ws.freeze_panes = "B2"
     notes = table.headers.index("Notes") + 1
-    sheet.fit_columns({notes: _NOTES_WIDTH})
+    # The interval columns' long headers wrap: their numbers need no more than this.
+    bounds = {
+        column: _BOUND_WIDTH
+        for column, header in enumerate(table.headers, start=1)
+        if " lower (" in header or " upper (" in header
+    }
+    sheet.fit_columns({notes: _NOTES_WIDTH, **bounds})
+    if bounds:  # "Precision / lower / (Wilson)"
+        ws.row_dimensions[1].height = max(ws.row_dimensions[1].height or 0, 15 * 3 + 2)
     for row, values in enumerate(table.rows, start=2):
         ws.cell(row=row, column=notes).alignment = Alignment(wrap_text=True, vertical="top")
         # Spreadsheets do not grow a row for wrapped text on opening: give it the lines.
         text = str(values[notes - 1] or "")
         lines = max(1, math.ceil(len(text) / (_NOTES_WIDTH - 2)), text.count("\n") + 1)
         if lines > 1:
-            ws.row_dimensions[row].height = 15 * min(lines, 6)
+            ws.row_dimensions[row].height = 15 * min(lines, 10)
     for column, header in enumerate(table.headers, start=1):
         if header not in ROUNDS_PRINTED:
             ws.column_dimensions[get_column_letter(column)].hidden = True
@@ -579,6 +593,7 @@ def _history_charts(ws, content: ReportContent) -> list:
     from openpyxl.chart import LineChart, Reference
     from openpyxl.chart.legend import LegendEntry
     from openpyxl.chart.series import SeriesLabel
+    from openpyxl.chart.shapes import GraphicalProperties
 
     table = content.rounds
     if not table.rows:
@@ -615,7 +630,9 @@ def _history_charts(ws, content: ReportContent) -> list:
             title += f" (model {', '.join(dict.fromkeys(versions))})"
         chart.title = clean_text(title)
         chart.style = 12
-        chart.y_axis.title = "estimate (dashed: interval)"
+        chart.y_axis.title = (
+            "estimate (dashes: interval)" if stop == start else "estimate (dashed: interval)"
+        )
         chart.y_axis.number_format = "0%"
         chart.y_axis.scaling.min = 0
         chart.y_axis.scaling.max = 1
@@ -630,8 +647,16 @@ def _history_charts(ws, content: ReportContent) -> list:
             chart.add_data(Reference(ws, min_col=column, min_row=first, max_row=last))
             series = chart.series[-1]
             series.tx = SeriesLabel(v=headers[column - 1])
-            # markers only while they stay apart; hundreds of rounds read as a line
-            series.marker.symbol = "circle" if not dashed and stop - start < 40 else "none"
+            # markers only while they stay apart; hundreds of rounds read as a line. A
+            # classifier with one round has no line: its bounds are then dashes.
+            if dashed:
+                series.marker.symbol = "dash" if stop == start else "none"
+                if stop == start:
+                    series.marker.size = 9
+                    series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
+                    series.marker.graphicalProperties.line.solidFill = color
+            else:
+                series.marker.symbol = "circle" if stop - start < 40 else "none"
             series.smooth = False
             series.graphicalProperties.line.solidFill = color
             series.graphicalProperties.line.width = 15000 if dashed else 22000

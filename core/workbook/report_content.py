@@ -180,7 +180,7 @@ class PlanCurves:
     table : Table
         ``s`` then one precision-width and one recall-width column per curve.
     labels : tuple of str
-        Curve names (``"frequentist"``, ``"prior strength 5"``, ...).
+        Curve names (``"standard interval"``, ``"prior strength 5"``, ...).
     optimum : Table
         ``s*`` and the widths there, one row per curve.
     v : float
@@ -478,7 +478,8 @@ def plan_curves_section(
     except InputError as exc:
         warnings.append(f"no plan curves: {exc}")
         return None
-    labels = tuple(curves.labels)
+    # The app's name for the paper's closed-form curve; the others name their priors.
+    labels = tuple("standard interval" if name == "frequentist" else name for name in curves.labels)
     columns = [Column("s", "number")]
     columns += [Column(f"Precision width, {label}", "percent") for label in labels]
     columns += [Column(f"Recall width, {label}", "percent") for label in labels]

@@ -88,8 +88,10 @@ def test_chart_data_and_inputs_are_hidden_and_still_read_back(report, tmp_path):
         for column, header in enumerate(headers, start=1)
         if rounds.column_dimensions[get_column_letter(column)].hidden
     }
-    assert {"Source sheet", "Source row", "Precision lower (Wilson)"} <= hidden
+    assert {"Source sheet", "Source row", "k", "s"} <= hidden
     assert not {"Round", "TP", "FP", "FN", "TN", "Precision", "Recall"} & hidden
+    # the intervals print beside their estimates, as the guide says
+    assert not {"Precision lower (Wilson)", "Recall upper (Katz log)"} & hidden
     path = tmp_path / "again.xlsx"
     report.save(path)
     assert read_rounds(path).rounds  # hidden columns and sheets are read as before
