@@ -984,11 +984,12 @@ def surer_check(
 
 
 def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
-    """``precision is known to ±6.1 %, the target is ±5.0 %`` for each missed margin."""
+    """``precision lies between 73.8 % and 84.7 %, that is ±5.45 %, wider than the ±5.00 %
+    target`` for each missed margin."""
     return tuple(
-        f"{margin.metric} is known to ±{formatting.percent(margin.half_width)} (between "
-        f"{formatting.percent(margin.lower)} and {formatting.percent(margin.upper)}: ± is "
-        f"half that width), the target is ±{formatting.percent(margin.target)}"
+        f"{margin.metric} lies between {formatting.percent(margin.lower)} and "
+        f"{formatting.percent(margin.upper)}, that is ±{formatting.percent(margin.half_width)}"
+        f", wider than the ±{formatting.percent(margin.target)} target"
         for margin in check.missed()
     )
 
@@ -1251,6 +1252,7 @@ def summary_text(result: LabeledRound) -> str:
                 f"Every tab now uses {formatting.level(result.targets.confidence)} "
                 f"confidence, the level of those targets (it was {formatting.level(before)})."
             )
+    lines.append("")  # a paragraph of its own: the verdict and what to do
     if result.missed:
         lines.append("<b>A target margin is missed:</b> " + "; ".join(result.missed) + ".")
         if result.needed is None:
@@ -1302,6 +1304,7 @@ def summary_text(result: LabeledRound) -> str:
             swing.in_words(formatting.percent, subject if index == 0 else "they")
             for index, swing in enumerate(result.swings)
         )
+        lines.append("")
         lines.append(
             f"<b>Careful:</b> {html.escape(moves, quote=False)}. If the editors skipped the "
             "hard cases, the estimate leans; have the skipped items labeled (they are the "

@@ -355,7 +355,10 @@ def test_plan_curves_frequentist_precision_width_is_the_wald_width(written):
     assert any(str(h).startswith("Recall width, prior strength") for h in header)
     optimum = rows[len(curve_rows) + 2]
     assert optimum[:2] == ["Curve", "Best s (s*)"]
-    assert rows[len(curve_rows) + 3][:2] == ["standard interval", pytest.approx(content.plan.s_star)]
+    assert rows[len(curve_rows) + 3][:2] == [
+        "standard interval",
+        pytest.approx(content.plan.s_star),
+    ]
 
 
 def test_default_state_reports_the_evaluate_tab_and_the_plan_tab(tmp_path):

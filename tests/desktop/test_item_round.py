@@ -203,8 +203,9 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     katz = katz_log_recall(expected, added.k, 0.95, factors).half_width
     assert wilson > 0.03 and katz > 0.03  # both miss ±3 %
     assert wilson < wilson_precision(expected, 0.95).half_width
-    assert f"precision is known to ±{percent(wilson)}" in result.missed[0]
-    assert f"recall is known to ±{percent(katz)}" in result.missed[1]
+    assert "precision lies between" in result.missed[0]
+    assert f"that is ±{percent(wilson)}, wider than the ±3.00 % target" in result.missed[0]
+    assert f"that is ±{percent(katz)}, wider than the ±3.00 % target" in result.missed[1]
     new_pos, new_neg = result.top_up
     assert new_pos >= 60 and new_neg >= 140 and (new_pos, new_neg) != (60, 140)
     # The summary says how likely that top-up is to be enough, given the labels so far,
@@ -254,8 +255,11 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert rounds_after[-1].round == added.round
     assert window.session.get("evaluate.matrix") == counts_of(truth_of, more | ids)
 
-    # One undo step per read: the first undo brings the earlier reading back, the second
-    # removes the round.
+    # One undo step per read: the first undo brings the earlier reading back; past the
+    # step that sent the top-up to the editors, the next removes the round.
+    window.session.undo_stack.undo()
+    assert window.session.state.rounds == rounds_before
+    assert window.session.undo_stack.undoText() == "Send round 1 top-up.xlsx to the editors"
     window.session.undo_stack.undo()
     assert window.session.state.rounds == rounds_before
     window.session.undo_stack.undo()

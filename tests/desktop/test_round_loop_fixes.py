@@ -388,10 +388,7 @@ def test_the_top_up_says_which_skipped_items_it_takes_the_place_of(
     grown = result.top_up[0] > labels.design.n_pos
     assert grown
     text = window.labeled_summary_box.text()
-    assert (
-        f"with {labels.skipped_pos:,} flagged more to take the place of the skipped ones"
-        in text
-    )
+    assert f"with {labels.skipped_pos:,} flagged more to take the place of the skipped ones" in text
     assert "drawn again" not in text
 
 
