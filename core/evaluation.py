@@ -324,9 +324,10 @@ def evaluate(
             f"{FPC_NOTE_START}: the sample is drawn without replacement from a list of "
             f"known size, so the {100 * (1 - fpc_factors[0]):.1f} % of the flagged and "
             f"{100 * (1 - fpc_factors[1]):.1f} % of the unflagged items labeled carry no "
-            "sampling error; the Wald, Wilson, exact (Clopper-Pearson becomes hypergeometric), "
-            "Jeffreys, Katz and delta intervals account for it, the others are left a little "
-            "wider"
+            "sampling error; the closed-form intervals of precision, recall and the false "
+            "positive rate account for it (the exact one then counts what the unlabeled items "
+            "can still hold); Agresti-Coull, the bootstrap (F1's too) and the Bayesian ones "
+            "are left a little wider"
         )
 
     estimates = point_estimates(matrix, None if population is None else k)

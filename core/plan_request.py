@@ -108,7 +108,8 @@ def planning_inputs(state, past_round=None) -> PlanningInputs:
         if plan.prior_preset in NON_INFORMATIVE_PRESETS:
             posterior = None
             notes = (
-                "Bayes curves: the prior strengths only; for a curve of your own prior "
+                "The dashed Bayes curves show how much prior knowledge (5, 10 or 100 "
+                "pretend labels) would narrow the intervals. For a curve of what you expect, "
                 "and the best s with it, choose 'From expected precision and recall' under "
                 "Prior from, or plan from a previous round.",
             )

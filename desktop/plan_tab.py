@@ -651,7 +651,7 @@ class PlanTab(SessionTab):
             [
                 (
                     "paper",
-                    "Paper's procedure",
+                    "Published rule",
                     "Section 5 of Shang et al. (Eq 11 in docs/methods.md): fix the "
                     "over-sampling at s = max(s*, 1), size the flagged sample for recall, "
                     "then check precision. The reference people compare against.",
@@ -756,7 +756,7 @@ class PlanTab(SessionTab):
         grid.setHorizontalSpacing(8)
         self.recommended_header = QLabel("<b>Recommended</b>", self.plan_box)
         self.recommended_header.setToolTip(
-            "The plan of the chosen method (paper's procedure or optimal) for the targets."
+            "The plan of the chosen method (published rule or optimal) for the targets."
         )
         self.recommended_header.setAlignment(Qt.AlignmentFlag.AlignRight)
         design_header = QLabel("<b>Sliders</b>", self.plan_box)

@@ -1183,7 +1183,7 @@ def summary_rows(
         )
         if plan is not None:
             how = {
-                "paper": "the planning rule of Shang et al. (2023)",
+                "paper": "the published planning rule (Shang et al. 2023)",
                 "optimal": "the smallest design meeting both targets",
             }.get(plan.method, plan.method)
             rows += [

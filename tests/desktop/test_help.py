@@ -255,7 +255,7 @@ SCREEN_QUOTES = {
         "Precision margin ±",
         "Recall margin ±",
         "Label cost",
-        "Paper's procedure",
+        "Published rule",
         "Recommended",
         "Use it",
         "Chance of meeting both margins",

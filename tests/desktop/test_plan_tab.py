@@ -313,7 +313,7 @@ def test_non_informative_prior_without_data_gets_no_curve(qtbot, tab, session):
     x, _ = tab.s_curves["recall"][CURRENT_PRIOR].getData()
     assert x is None or len(x) == 0
     assert tab.readouts["s_star_bayes"].text() == "– (no prior)"
-    assert "prior strengths" in tab.notes.text()
+    assert "how much prior knowledge" in tab.notes.text()
     x, _ = tab.s_curves["recall"]["prior strength 10"].getData()
     assert len(x) > 0
 
