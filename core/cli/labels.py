@@ -137,6 +137,11 @@ def run(args: argparse.Namespace) -> LabeledSample:
         raise InputError(f"--append-to must name an .xlsx workbook, got {target.name}")
     if target is not None and target.is_dir():
         raise InputError(f"--append-to {target}: is a folder; name a rounds workbook (.xlsx)")
+    if target is not None and target.exists() and not target.is_file():
+        raise InputError(
+            f"--append-to {target}: is not a regular file (a device or a pipe); name a rounds "
+            "workbook (.xlsx)"
+        )
     before = None
     if target is not None:
         from core.workbook.safe_io import fingerprint, is_session, sheet_names

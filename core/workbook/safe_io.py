@@ -133,10 +133,13 @@ class FileFingerprint:
 
 
 def fingerprint(path: str | os.PathLike[str]) -> FileFingerprint | None:
-    """The :class:`FileFingerprint` of ``path``, or ``None`` when there is no such file."""
+    """The :class:`FileFingerprint` of ``path``, or ``None`` when there is no such file
+    (nor a regular one: a device or a pipe would be read for ever)."""
     path = Path(path)
     try:
         info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None
         digest = hashlib.sha256()
         with path.open("rb") as stream:
             for block in iter(lambda: stream.read(1 << 20), b""):
@@ -235,6 +238,15 @@ def _written_here(path: Path) -> bool:
     return _WRITTEN_HERE.get((info.st_dev, info.st_ino)) == (info.st_size, info.st_mtime_ns)
 
 
+def _regular_file(path: str | os.PathLike[str]) -> bool:
+    """A regular file (after links): never a device, pipe or socket, whose reading would
+    block or never end (``/dev/zero`` named ``x.xlsx``)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def is_ours(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a file PR Planner wrote and nobody has re-saved since.
 
@@ -247,6 +259,8 @@ def is_ours(path: str | os.PathLike[str]) -> bool:
     path = Path(path)
     if _written_here(path):
         return True
+    if not _regular_file(path):
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -361,6 +375,12 @@ def check_destination(
         return
     except OSError as exc:
         raise SaveError(f"could not save {destination}: {_cause(exc)}") from exc
+    if not stat.S_ISREG(info.st_mode):
+        # Writing to a device or a pipe never ends (or feeds nobody): refused at once.
+        raise SaveError(
+            f"could not save {destination}: it is not a regular file (a device or a pipe); "
+            "choose a file name"
+        )
     instead = free_name(destination.parent, f"{destination.stem} {purpose}", destination.suffix)
     lock = lock_file_of(destination)
     if lock is not None:
@@ -410,6 +430,8 @@ def check_destination(
 def sheet_names(path: str | os.PathLike[str]) -> set[str]:
     """The names of a workbook's sheets (empty when it cannot be read as one); the sheet
     list is one small part of the zip, read within a size bound."""
+    if not _regular_file(path):
+        return set()
     try:
         with zipfile.ZipFile(path) as archive:
             workbook = _small_part(archive, "xl/workbook.xml")

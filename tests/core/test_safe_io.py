@@ -289,3 +289,33 @@ def test_a_failure_before_anything_existed_says_nothing_was_written(tmp_path):
     with pytest.raises(SaveError, match="disk is full; nothing was written"):
         atomic_write(tmp_path / "new.xlsx", write)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def devices(tmp_path):
+    """A pipe and a link to /dev/zero, both named like workbooks: reading either would
+    block or never end."""
+    pipe = tmp_path / "pipe.xlsx"
+    os.mkfifo(pipe)
+    zero = tmp_path / "zero.xlsx"
+    zero.symlink_to("/dev/zero")
+    return pipe, zero, Path("/dev/null")
+
+
+def test_a_device_or_pipe_is_never_read_nor_written(devices):
+    for path in devices:
+        with pytest.raises(SaveError, match="not a regular file"):
+            safe_io.check_destination(path, purpose="report")
+        assert safe_io.fingerprint(path) is None
+        assert safe_io.sheet_names(path) == set()
+        assert not safe_io.is_ours(path)
+
+
+def test_labels_append_to_a_pipe_is_refused_at_once(devices, capsys, tmp_path):
+    from core.cli import main
+
+    pipe, zero, _null = devices
+    for target in (pipe, zero):
+        status = main(["labels", str(tmp_path / "none.xlsx"), "--append-to", str(target)])
+        assert status == 2
+        assert "not a regular file" in capsys.readouterr().err
