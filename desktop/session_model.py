@@ -34,6 +34,7 @@ FIELD_LABELS: dict[str, str] = {
     "previous_round": "previous round",
     "current_round": "round being evaluated",
     "columns": "what the workbook's columns hold",
+    "awaiting_labels": "workbooks out with the editors",
     "rounds": "past rounds",
     "plan": "plan inputs",
     "plan.population": "population",
