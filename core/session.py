@@ -377,6 +377,11 @@ def _rebuild(template: Any, prefix: str, values: dict, problems: list[str]) -> A
         return template
 
 
+#: The most entries a list in a saved session may have (ensemble children, compared
+#: rounds, column choices, workbooks out with the editors).
+MAX_LIST_LENGTH = 10_000
+
+
 def _rebuild_tuple(current: tuple, key: str, values: dict, problems: list[str]):
     if f"{key}.count" not in values:
         return None
@@ -384,6 +389,12 @@ def _rebuild_tuple(current: tuple, key: str, values: dict, problems: list[str]):
         length = validation.count(f"{key}.count", _coerce(0, values[f"{key}.count"], key))
     except InputError as exc:
         problems.append(str(exc))
+        return None
+    if length > MAX_LIST_LENGTH:  # a hand-edited cell: never loop over a billion entries
+        problems.append(
+            f"{key}.count: {length:,} entries is more than a session holds (at most "
+            f"{MAX_LIST_LENGTH:,}); defaults kept"
+        )
         return None
     element_type = type(current[0]) if current else None
     items: list[Any] = []

@@ -100,3 +100,14 @@ def test_random_states_round_trip_exactly(s, v, precision, alpha, counts, name):
     restored, problems = unflatten(flatten(state))
     assert problems == []
     assert restored == state
+
+
+def test_a_list_count_of_a_billion_keeps_the_defaults_at_once():
+    """A hand-edited count cell (ensemble.children.count = 1e9) used to loop for minutes:
+    it is refused before any entry is looked at."""
+    rows = [("ensemble.children.count", 1e9), ("prevalence.compared_rounds.count", 10**9)]
+    state, problems = unflatten(rows)
+    assert state.ensemble.children == SessionState().ensemble.children
+    assert state.prevalence.compared_rounds == SessionState().prevalence.compared_rounds
+    assert any("ensemble.children.count: 1,000,000,000 entries" in text for text in problems)
+    assert any("compared_rounds.count" in text and "defaults kept" in text for text in problems)
