@@ -447,9 +447,12 @@ def _restore(value: Any, exact: Any) -> Any:
         return value
     try:
         decoded = json.loads(exact)
-    except ValueError:
+        agrees = _agrees(decoded, value)
+    except (ValueError, RecursionError, OverflowError):
+        # Not what PR Planner writes (arrays nested thousands deep, a 4,000-digit number):
+        # an edited cell, so the visible value stands.
         return value
-    return decoded if _agrees(decoded, value) else value
+    return decoded if agrees else value
 
 
 def _agrees(decoded: Any, value: Any) -> bool:

@@ -134,6 +134,21 @@ def test_an_edit_made_in_excel_wins_over_the_stale_exact_column(tmp_path):
     assert state.plan.prior.name == "my prior"
 
 
+@pytest.mark.parametrize(
+    "exact",
+    ["[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000, "9" * 4_000],
+    ids=["arrays nested deep", "objects nested deep", "a 4,000-digit number"],
+)
+def test_a_hostile_exact_cell_gives_way_to_the_visible_one(tmp_path, exact):
+    """Such cells made the whole session fail with an internal error naming no cell."""
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState())
+    _edit_inputs(path, "plan.s", value=3.5, exact=exact)
+    state, problems = open_session(path)
+    assert problems == []
+    assert state.plan.s == 3.5
+
+
 def test_the_exact_column_restores_what_a_spreadsheet_rounded(tmp_path):
     k = 0.1 + 0.2  # 0.30000000000000004: 17 significant digits
     state = dataclasses.replace(
