@@ -978,7 +978,10 @@ class _SheetReader:
             return None
         if data_type == "s":
             try:
-                return shared_strings[int(raw)]
+                index = int(raw)
+                if index < 0:  # Python would count from the end: a made-up value
+                    raise IndexError(index)
+                return shared_strings[index]
             except (ValueError, IndexError):
                 raise _Damaged(
                     f"{where}, a cell refers to shared string {raw[:20]!r}, but the workbook "

@@ -192,6 +192,15 @@ def _dtd_in_shared_strings(tmp_path: Path) -> Path:
     )
 
 
+def _negative_shared_string(tmp_path: Path) -> Path:
+    """Index -1 would be the table's last string in Python: a made-up round name."""
+    strings = f'<sst xmlns="{MAIN}"><si><t>R1</t></si><si><t>MADE-UP</t></si></sst>'.encode()
+    row = '<row r="2"><c r="A2" t="s"><v>-1</v></c></row>'
+    return write_workbook(
+        tmp_path / "negative_index.xlsx", [sheet_xml(HEADER_ROW + row)], shared_strings=strings
+    )
+
+
 def _undefined_entity(tmp_path: Path) -> Path:
     row = data_row(2, "&lol9;")
     return write_workbook(tmp_path / "entity.xlsx", [sheet_xml(HEADER_ROW + row)])
@@ -304,6 +313,12 @@ CASES = [
         openpyxl_reads=False,
     ),
     Case("undefined entity", _undefined_entity, refusal="is damaged", openpyxl_reads=False),
+    Case(
+        "negative shared string index",
+        _negative_shared_string,
+        refusal="refers to shared string '-1'",
+        openpyxl_reads=None,  # openpyxl takes the last string, as the old reader did
+    ),
     Case(
         "bomb: 15 members of 8 MB",
         _bomb("bomb15.xlsx", 15, 8 << 20),
