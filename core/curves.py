@@ -577,7 +577,10 @@ def _column_positions(header, path: Path) -> dict[str, int]:
             positions[wanted] = matches[0]
     missing = [name for name in REQUIRED_COLUMNS if name not in positions]
     if missing:
-        found = ", ".join(repr(name) for name in names if name) or "nothing"
+        named = [repr(name) for name in names if name]
+        found = ", ".join(named[:_COLUMNS_SHOWN]) or "nothing"
+        if len(named) > _COLUMNS_SHOWN:
+            found += f", ... ({len(named):,} columns)"
         raise InputError(
             f"{path.name}: the first row must name the columns score, label[, weight] "
             f"(any case); missing {', '.join(missing)}, found {found}"
@@ -624,10 +627,23 @@ def _sample_from_rows(rows, path: Path, reader: _CellReader) -> ScoredSample:
 _MAX_CELL_TEXT = 1000
 
 
+#: Columns a refused header names (a header of millions of columns is not printed whole).
+_COLUMNS_SHOWN = 10
+#: The longest first line read as a header: far more than ``score,label,weight`` and any
+#: columns beside them, far less than a runaway file without line ends.
+_MAX_HEADER_CHARACTERS = 1 << 16
+
+
 def _load_csv(path: Path) -> ScoredSample:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            first_line = handle.readline()
+            first_line = handle.readline(_MAX_HEADER_CHARACTERS + 1)
+            if len(first_line) > _MAX_HEADER_CHARACTERS:
+                raise InputError(
+                    f"{path.name}: its first line is longer than {_MAX_HEADER_CHARACTERS:,} "
+                    "characters, so it is not a header row naming the columns score, "
+                    "label[, weight]"
+                )
             handle.seek(0)
             # Spreadsheets set to a decimal-comma locale export ';'-separated files.
             delimiter = max(",;\t", key=first_line.count)

@@ -81,6 +81,8 @@ _XLSX_SUFFIXES = (".xlsx", ".xlsm")
 #: The header of an .xlsx item list must sit within this many rows from the top.
 _XLSX_HEADER_ROWS = 20
 _SNIFF_BYTES = 4096
+#: DuckDB's longest CSV line (its max_line_size default), in bytes.
+_MAX_LINE_BYTES = 2_000_000
 #: Internal column names of the temporary CSV made from an .xlsx list.
 _ROW_COLUMN = "__prplanner_row"
 
@@ -289,11 +291,13 @@ def _check_file(path: Path) -> None:
 
 
 def _check_text_table(path: Path) -> None:
-    """Refuse a binary file given as CSV before DuckDB's sniffer produces nonsense."""
+    """Refuse a binary file given as CSV before DuckDB's sniffer produces nonsense, and a
+    first row longer than DuckDB reads before it spends seconds finding out."""
     with path.open("rb") as stream:
         head = stream.read(_SNIFF_BYTES)
-    if path.name.casefold().endswith(".gz"):
-        return
+        if path.name.casefold().endswith(".gz"):
+            return
+        start = head + stream.read(2 * _MAX_LINE_BYTES)
     if head.startswith((b"PK", b"PAR1", b"\xd0\xcf\x11\xe0")) or b"\x00" in head:
         raise ItemListError(
             f"{path} is not a table: it is a binary file, not text (CSV/TSV); give a .csv, "
@@ -313,6 +317,21 @@ def _check_text_table(path: Path) -> None:
                 "another encoding (an old export, Latin-1 or Windows-1252); save the file as "
                 "CSV UTF-8"
             ) from None
+    _refuse_long_first_rows(path, start)
+
+
+def _refuse_long_first_rows(path: Path, start: bytes) -> None:
+    """Refuse when the file's first bytes hold a row longer than DuckDB's line limit (a
+    last piece cut by the read counts too: its row is longer still)."""
+    if len(start) <= _MAX_LINE_BYTES:
+        return
+    for number, line in enumerate(start.split(b"\n"), start=1):
+        if len(line) > _MAX_LINE_BYTES:
+            raise ItemListError(
+                f"{path.name}: row {number:,} is longer than {_MAX_LINE_BYTES:,} bytes (a "
+                "field of megabytes, or a file without line ends); an item list has one "
+                "short row per item"
+            )
 
 
 class ScaledControl(progress.TaskControl):
@@ -442,6 +461,11 @@ def _plain_duckdb_message(exc: BaseException) -> str:
         return f"{row} is not UTF-8 text; save the file as CSV UTF-8"
     if "unterminated quote" in full.casefold():
         return f"{row} opens a quote that is never closed"
+    if "Maximum line size" in full:
+        return (
+            f"a row is longer than {_MAX_LINE_BYTES:,} bytes (a field of megabytes, or a file "
+            "without line ends); an item list has one short row per item"
+        )
     if "No magic bytes found" in full:
         return "it is not a Parquet file, or it was cut short (it has no Parquet footer)"
     if "Error when sniffing file" in full:
