@@ -207,23 +207,32 @@ def _refuse_a_second_copy(
         # No classifier: the main one's rows, not those of the sample's further classifiers.
         return item.classifier is None or item.classifier not in others
 
+    counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
     for item in rounds:
-        if draw is None or not of_this_classifier(item):
+        if draw is None or not same_draw_notes(new_round.notes, item.notes):
             continue
-        if not same_draw_notes(new_round.notes, item.notes):
-            continue
-        counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
         there = (item.tp, item.fp, item.fn, item.tn)
+        if not of_this_classifier(item):
+            if there == counts and item.sheet != sheet:
+                # The same labels filed on another sheet (under its classifier): a second
+                # copy would count this round twice.
+                raise InputError(
+                    f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this "
+                    f"round (seed {draw[0]}) with the same counts, under classifier "
+                    f"{item.classifier!r}; nothing was written. If it belongs on sheet "
+                    f"{sheet!r}, move that row there"
+                )
+            continue
         shown = "TP {:,}, FP {:,}, FN {:,}, TN {:,}"
         if counts == there:
             raise AlreadyRecorded(
-                f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
-                f"{draw[0]}) with the same counts; nothing was written"
+                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round "
+                f"(seed {draw[0]}) with the same counts; nothing was written"
             )
         if update and item.sheet == sheet:
             return item.row
         raise InputError(
-            f"{path.name}, sheet {sheet!r} row {item.row} already holds this round (seed "
+            f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round (seed "
             f"{draw[0]}, items from {draw[1]}) with {shown.format(*there)}; "
             f"the labels now give {shown.format(*counts)}. Nothing was written: to record the "
             f"new counts in that row, run this again with {named('update')}"
@@ -231,9 +240,12 @@ def _refuse_a_second_copy(
     if new_round.round is None:
         return None
     for item in rounds:
-        if item.sheet == sheet and item.round == new_round.round and of_this_classifier(item):
+        if item.round != new_round.round or not of_this_classifier(item):
+            continue
+        same_counts = (item.tp, item.fp, item.fn, item.tn) == counts
+        if item.sheet == sheet or same_counts:  # another sheet may have no notes to tell
             raise InputError(
-                f"{path.name}, sheet {sheet!r} already has a round named {new_round.round!r} "
+                f"{path.name}, sheet {item.sheet!r} already has a round named {new_round.round!r} "
                 f"(row {item.row}); it was probably added before, and a second copy would "
                 f"count twice. Nothing was written; to add it anyway, give it another name "
                 f"with {named('round')} NAME"

@@ -1003,3 +1003,21 @@ def test_the_report_of_the_rounds_workbook_carries_the_same_caveat(capsys, label
         f"{swing['estimate']:.1%} to anywhere between {swing['lowest']:.1%} and "
         f"{swing['highest']:.1%}, further than the ±20.0% target" in note
     )
+
+
+def test_one_round_is_not_added_to_two_sheets_of_one_workbook(
+    capsys, labeled, tmp_path, shared_fixtures
+):
+    """The messy fixture's finance sheet has no Notes column to recognise the draw by: the
+    round's name, classifier and counts still tell it is there already."""
+    done, _ = labeled
+    rounds = tmp_path / "messy.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_messy.xlsx").read_bytes())
+    first = ["labels", done, "--append-to", rounds, "--round", "X1", "--classifier", "travel"]
+    status, _, captured = run(capsys, *first, "--sheet", "finance")
+    assert status == 0, captured.err
+    before = rounds.read_bytes()
+    status, _, captured = run(capsys, *first, "--sheet", "travel")
+    assert status == 2
+    assert "sheet 'finance' already has a round named 'X1'" in captured.err
+    assert rounds.read_bytes() == before
