@@ -1183,6 +1183,8 @@ class _RowInterpreter:
         population_neg = self._population(
             "population_neg", values, row_number, problems_found, invalid
         )
+        if len(counts) == len(COUNT_FIELDS):
+            self._sample_fits(counts, population_pos, population_neg, row_number, problems_found)
         k = self._positive_number("k", values, row_number, problems_found, invalid)
         k = self._reconcile_k(k, population_pos, population_neg, problems_found, invalid)
         s = self._positive_number("s", values, row_number, problems_found, invalid)
@@ -1226,6 +1228,23 @@ class _RowInterpreter:
             notes=_as_text(values[get["notes"]]) if get["notes"] is not None else None,
         )
 
+    def _sample_fits(self, counts, population_pos, population_neg, row_number, problems):
+        """A stratum cannot give more labels than it has items: more means a mistyped
+        count or population, and every estimate of the row would be wrong."""
+        tp, fp, fn, tn = counts
+        for labeled, population, field, words in (
+            (tp + fp, population_pos, "population_pos", "TP + FP"),
+            (fn + tn, population_neg, "population_neg", "FN + TN"),
+        ):
+            if population is not None and labeled > population:
+                column = self.get[field]
+                where = f" (cell {self._cell(column, row_number)})" if column is not None else ""
+                problems.append(
+                    f"{words} = {labeled:,} items were labeled, more than the "
+                    f"{FIELD_LABELS[field]} of {population:,}{where}; check the counts and "
+                    "the population"
+                )
+
     def plain_rounds(self, batch: Sequence[RawRow]) -> list[Round] | None:
         """The rounds of ``batch`` when every cell in its known columns is of the usual
         kind, else ``None`` (then each row goes through :meth:`interpret`).
@@ -1260,6 +1279,11 @@ class _RowInterpreter:
         if population_pos is None or population_neg is None or k is None or s is None:
             return None
         if population_pos[0] is not None and population_neg[0] is not None:
+            tp, fp, fn, tn = counts
+            flagged = zip(tp, fp, population_pos, strict=True)
+            unflagged = zip(fn, tn, population_neg, strict=True)
+            if any(a + b > big for a, b, big in (*flagged, *unflagged)):
+                return None  # a sample larger than its stratum: interpret() says where
             ratios = [pos / neg for pos, neg in zip(population_pos, population_neg, strict=True)]
             if k[0] is not None and any(
                 abs(typed - ratio) > K_RELATIVE_TOLERANCE * ratio

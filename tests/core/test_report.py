@@ -548,10 +548,15 @@ positive_floats = st.floats(min_value=1e-12, max_value=1e300, allow_nan=False, a
 @st.composite
 def rounds_strategy(draw, sheet="Rounds", row=None):
     with_counts = draw(st.booleans())
-    if with_counts:
-        population_pos = draw(st.integers(1, 10**15))
+    tp, fp, fn, tn = (draw(counts) for _ in range(4))
+    population_pos = population_neg = None
+    if with_counts and tp + fp <= 10**15:
+        # a stratum holds at least the items labeled from it (the reader refuses less)
+        population_pos = draw(st.integers(max(1, tp + fp), 10**15))
         # k = N1/N0 stays at or above the reader's 1e-12 floor
-        population_neg = draw(st.integers(1, min(10**15, population_pos * 10**12)))
+        lowest, highest = max(1, fn + tn), min(10**15, population_pos * 10**12)
+        population_neg = draw(st.integers(lowest, highest)) if lowest <= highest else None
+    if population_pos is not None and population_neg is not None:
         k = population_pos / population_neg
     else:
         population_pos = population_neg = None
@@ -566,10 +571,10 @@ def rounds_strategy(draw, sheet="Rounds", row=None):
         population_pos=population_pos,
         population_neg=population_neg,
         s=draw(st.none() | positive_floats),
-        tp=draw(counts),
-        fp=draw(counts),
-        fn=draw(counts),
-        tn=draw(counts),
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
         notes=draw(st.none() | names),
     )
 

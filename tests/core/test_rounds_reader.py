@@ -473,8 +473,13 @@ def random_rounds(draw):
     result = []
     for _ in range(size):
         with_population = draw(st.booleans())
-        # Up to 10**15: Excel holds whole numbers exactly only up to 15 digits.
-        population = (draw(st.integers(1, 10**15)), draw(st.integers(1, 10**15)))
+        # Up to 10**15: Excel holds whole numbers exactly only up to 15 digits. A stratum
+        # holds at least the items labeled from it (the reader refuses less).
+        counts = draw(st.tuples(*[st.integers(0, 5 * 10**14)] * 4))
+        population = (
+            draw(st.integers(max(1, counts[0] + counts[1]), 10**15)),
+            draw(st.integers(max(1, counts[2] + counts[3]), 10**15)),
+        )
         result.append(
             {
                 "round": draw(names | formula_like),
@@ -483,7 +488,9 @@ def random_rounds(draw):
                 "population": population if with_population else None,
                 "k": None if with_population else draw(sixteen_digits(1e-12, 1e12)),
                 "s": draw(st.none() | sixteen_digits(1e-9, 1e9)),
-                "counts": draw(st.tuples(*[st.integers(0, 10**15)] * 4)),
+                "counts": counts if with_population else draw(
+                    st.tuples(*[st.integers(0, 10**15)] * 4)
+                ),
             }
         )  # fmt: skip
     return result
@@ -636,3 +643,22 @@ def test_total_decompressed_size_is_capped(tmp_path, shared_fixtures, monkeypatc
     monkeypatch.setattr(xlsx_reader, "MAX_UNCOMPRESSED_BYTES", 10_000)
     with pytest.raises(WorkbookError, match="once decompressed"):
         read_rounds(shared_fixtures / "rounds_simple.xlsx")
+
+
+def test_a_sample_larger_than_its_population_is_refused_naming_the_cell(tmp_path):
+    """Such a row loaded as usable, and compare printed a +61-point change from it."""
+    path = tmp_path / "rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    sheet.append(["Round", "Predicted positive", "Predicted negative", "TP", "FP", "FN", "TN"])
+    sheet.append(["fine", 1000, 50_000, 200, 30, 20, 4000])
+    sheet.append(["too many flagged", 10, 50_000, 200, 52, 20, 4000])
+    sheet.append(["too many unflagged", 1000, 100, 200, 30, 20, 4000])
+    workbook.save(path)
+    book = read_rounds(path)
+    assert [item.round for item in book.rounds] == ["fine"]
+    reasons = {refusal.row: refusal.reason for refusal in book.refused}
+    assert reasons[3].startswith("TP + FP = 252 items were labeled, more than the")
+    assert "population of 10 (cell B3)" in reasons[3]
+    assert "FN + TN = 4,020 items" in reasons[4] and "(cell C4)" in reasons[4]
