@@ -561,8 +561,10 @@ class _CellReader:
 
     def weight(self, value, row: int, column: str) -> float:
         number = self.number(value, row, column)
-        if number < 0.0:
-            raise self._fail(row, column, "a weight >= 0", value)
+        # A weight is how many items a labeled one stands for: at most a population's size
+        # (sums of larger ones overflow and leave every metric blank).
+        if not 0.0 <= number <= MAX_WEIGHT:
+            raise self._fail(row, column, f"a weight from 0 to {MAX_WEIGHT:.0e}", value)
         return number
 
 
@@ -627,6 +629,8 @@ def _sample_from_rows(rows, path: Path, reader: _CellReader) -> ScoredSample:
 _MAX_CELL_TEXT = 1000
 
 
+#: The largest weight a scored item may carry (how many items it stands for).
+MAX_WEIGHT = 1e15
 #: Columns a refused header names (a header of millions of columns is not printed whole).
 _COLUMNS_SHOWN = 10
 #: The longest first line read as a header: far more than ``score,label,weight`` and any

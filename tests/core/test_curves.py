@@ -376,3 +376,11 @@ def test_a_header_of_many_columns_is_named_in_short(tmp_path):
         load_scored_sample(path)
     message = str(refused.value)
     assert "'c9', ... (5,000 columns)" in message and "'c10'" not in message
+
+
+def test_a_weight_beyond_any_population_is_refused_naming_the_cell(tmp_path):
+    """Weights of 1e308 overflowed: numpy warnings on stderr and every metric blank."""
+    path = tmp_path / "scores.csv"
+    path.write_text("score,label,weight\n0.9,1,1\n0.2,0,1e308\n0.4,1,2\n")
+    with pytest.raises(InputError, match=r"row 3, column 'weight': expected a weight from 0"):
+        load_scored_sample(path)
