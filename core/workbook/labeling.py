@@ -262,7 +262,8 @@ class LabelingWorkbook:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnlabeledItem:
     """An item of the sample without a label yet, and where to find it: the row of the
-    Labels sheet in the workbook drawn as ``workbook`` (and in every copy of it)."""
+    Labels sheet in ``workbook``, the file read that holds it (an editor's copy, named as
+    the lead has it; the row is the same in every copy of the draw)."""
 
     id: str
     workbook: str
@@ -1647,7 +1648,7 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
                 waiting.append(
                     UnlabeledItem(
                         id=place.id,
-                        workbook=holder.design.drawn_as or holder.path.name,
+                        workbook=holder.path.name,
                         row=labels[place.id].row,
                     )
                 )

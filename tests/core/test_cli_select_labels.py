@@ -770,7 +770,7 @@ def test_the_items_without_a_label_are_named_where_the_labelers_find_them(capsys
     status, data, _ = run(capsys, "labels", done, "--json")
     sheet = openpyxl.load_workbook(done)["Labels"]
     expected = [
-        {"id": sheet.cell(row, 2).value, "workbook": "round.xlsx", "row": row}
+        {"id": sheet.cell(row, 2).value, "workbook": "round_done.xlsx", "row": row}
         for row in range(2, sheet.max_row + 1)
         if sheet.cell(row, 3).value is None
     ]
@@ -778,7 +778,8 @@ def test_the_items_without_a_label_are_named_where_the_labelers_find_them(capsys
     status, _, captured = run(capsys, "labels", done)
     assert status == 0
     first = expected[0]
-    assert f"{first['id']!r} in round.xlsx row {first['row']}" in captured.err
+    # the copy given, as the lead has it, not the blank workbook drawn (round.xlsx)
+    assert f"{first['id']!r} in round_done.xlsx row {first['row']}" in captured.err
     assert "--json lists them all" in captured.err
 
 
