@@ -39,6 +39,7 @@ from core.errors import InputError
 from core.items import text_of_cell
 from core.round_targets import OpenItemsSwing, Targets
 from core.selection import RULE, ClassifierDesign, Membership, Selection, item_key, validate_seed
+from core.validation import MAX_COUNT
 from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
 
 if TYPE_CHECKING:
@@ -1090,6 +1091,9 @@ def _whole(value: object, what: str, where: str) -> int:
         number = float("nan")
     if not number.is_integer() or number < 0:
         raise LabelingError(f"{where}: {what} must be a whole number >= 0, got {text!r}")
+    if number > MAX_COUNT:
+        shown = text if len(text or "") <= 20 else f"a number of {len(text or ''):,} characters"
+        raise LabelingError(f"{where}: {what} must be at most 10^15, got {shown}")
     return int(number)
 
 
@@ -1137,8 +1141,15 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
             _whole(_value(values, index), _TABLE_HEADER[index].lower(), row_where)
             for index in range(2, 6)
         ]
-        designs.append(
-            ClassifierDesign(
+        for sample, population, stratum in ((2, 0, "positive"), (3, 1, "negative")):
+            if numbers[sample] > numbers[population]:
+                raise LabelingError(
+                    f"{row_where}: the predicted-{stratum} sample ({numbers[sample]:,} items) "
+                    f"is larger than its population ({numbers[population]:,}); the Design "
+                    "sheet was edited: use the workbook as PR Planner wrote it"
+                )
+        try:
+            design = ClassifierDesign(
                 name=name,
                 column=_text(_value(values, 1)) or name,
                 population_pos=numbers[0],
@@ -1146,7 +1157,9 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
                 n_pos=numbers[2],
                 n_neg=numbers[3],
             )
-        )
+        except InputError as exc:
+            raise LabelingError(f"{row_where}: {exc}") from None
+        designs.append(design)
     if not designs:
         raise LabelingError(f"{where} has no classifier table (population and sample sizes)")
     targets, targets_note = _targets_from(where, fields)

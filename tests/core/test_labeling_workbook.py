@@ -617,3 +617,23 @@ def test_a_workbook_that_shows_the_strata_says_so_to_the_labelers(tmp_path):
     assert "not told" not in words and "The Stratum column shows" in words
     assert _design_field(sheet, "Blind labeling") == "no"
     assert read_labeling_workbook(sheet).design.blind is False
+
+
+@pytest.mark.parametrize(
+    ("population", "message"),
+    [(3, "sample (12 items) is larger than its population (3)"), (1e308, "at most 10^15")],
+    ids=["smaller than the sample", "beyond exact arithmetic"],
+)
+def test_an_edited_design_population_is_named_by_sheet_and_row(
+    drawn, tmp_path, population, message
+):
+    _items, selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    design = workbook["Design"]
+    row = next(cells for cells in design.iter_rows() if cells[0].value == selection.primary.name)
+    row[2].value = population  # the predicted-positive population
+    edited = tmp_path / "edited.xlsx"
+    workbook.save(edited)
+    with pytest.raises(LabelingError, match=r"edited\.xlsx, sheet 'Design', row \d+: ") as refused:
+        count_labels([read_labeling_workbook(edited)])
+    assert message in str(refused.value)
