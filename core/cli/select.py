@@ -202,6 +202,9 @@ def item_columns(args: argparse.Namespace, design=None):
     from core.items import ItemColumns
 
     predicted, score, threshold = args.predicted, args.score, args.threshold
+    for flag, value in (("--id", args.id), ("--predicted", predicted), ("--score", score)):
+        if value is not None and not value.strip():
+            raise InputError(f"{flag} needs a column name, got an empty one")
     classifiers = tuple(args.classifiers)
     identifier = args.id
     if design is not None:

@@ -199,6 +199,8 @@ def test_every_refusal_exits_2_and_writes_nothing(capsys, tmp_path):
     assert "--n-pos" in message and f"({positives:,} items)" in message
     message = refused(capsys, tmp_path, items, "--n-pos", 1, "--n-neg", 1, "--score", "x")
     assert "--score needs --threshold" in message
+    message = refused(capsys, tmp_path, items, *SIZES, "--id", "")  # not "find it by name"
+    assert "--id needs a column name" in message
 
 
 def test_output_may_not_be_the_item_list(capsys, tmp_path):
