@@ -489,9 +489,19 @@ def test_fixture_rounds_are_read_back_unchanged(tmp_path, fixture):
 def test_numbers_keep_every_digit(tmp_path):
     awkward = (
         make_round("A", k=0.1 + 0.2, population_pos=None, population_neg=None, s=1 / 3),
-        make_round("B", tp=2**49 + 1, fp=10**15, fn=0, tn=123456789012345),
+        # counts beyond float's 15 digits of text, within populations that hold them
+        make_round(
+            "B",
+            tp=2**49 + 1,
+            fp=10**15 - 2**49 - 1,
+            fn=0,
+            tn=123456789012345,
+            population_pos=10**15,
+            population_neg=123456789012345,
+            k=10**15 / 123456789012345,
+        ),
         make_round("C", k=1e-12, population_pos=None, population_neg=None, s=1e300),
-        make_round("D", population_pos=10**15, population_neg=3, k=10**15 / 3),
+        make_round("D", population_pos=10**15, population_neg=3, k=10**15 / 3, fn=1, tn=2),
         make_round("E", date=dt.date(1, 1, 1)),
         make_round("F", date=dt.date(1900, 1, 1)),
         make_round("G", date=dt.date(9999, 12, 31), notes="line one\nline two\tend"),
