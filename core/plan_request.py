@@ -233,3 +233,21 @@ class PlanRequest:
             if field.name != "fallbacks"
         }
         return make_plan(**arguments)
+
+
+def with_sliders_on_recommended(state, s_range: tuple[float, float], v_range: tuple[int, int]):
+    """``state`` with the design sliders (``plan.s``, ``plan.v``) on its recommended plan,
+    ``s`` rounded to 0.01 and both kept within the sliders' ranges, as the Plan tab's Use
+    it sets them: a new or example session then opens on a design that meets its targets
+    rather than on defaults that miss both. Unchanged when no plan can be made."""
+    import dataclasses
+
+    from core.errors import InputError
+
+    try:
+        plan = PlanRequest.from_session(state, planning_inputs(state)).plan()
+    except InputError:
+        return state
+    s = min(max(round(plan.s, 2), s_range[0]), s_range[1])
+    v = min(max(plan.total, v_range[0]), v_range[1])
+    return dataclasses.replace(state, plan=dataclasses.replace(state.plan, s=s, v=v))

@@ -1623,16 +1623,8 @@ def _book_problems(book) -> list[str]:
 
 
 def _sliders_at_recommended(state: SessionState) -> SessionState:
-    """``state`` with the Plan tab's sliders on its recommended plan, as Use it would set
-    them: a new session opens on a design that meets its targets, not on defaults that
-    miss both (unchanged when no plan can be made)."""
-    from core.plan_request import PlanRequest, planning_inputs
+    """``state`` with the Plan tab's sliders on its recommended plan (Use it)."""
+    from core.plan_request import with_sliders_on_recommended
     from desktop.plan_tab import S_RANGE, V_RANGE
 
-    try:
-        plan = PlanRequest.from_session(state, planning_inputs(state)).plan()
-    except InputError:
-        return state
-    s = min(max(round(plan.s, 2), S_RANGE[0]), S_RANGE[1])
-    v = min(max(plan.total, V_RANGE[0]), V_RANGE[1])
-    return dataclasses.replace(state, plan=dataclasses.replace(state.plan, s=s, v=v))
+    return with_sliders_on_recommended(state, S_RANGE, V_RANGE)

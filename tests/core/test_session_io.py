@@ -351,5 +351,10 @@ def test_the_bundled_example_session_reopens_as_defaults_plus_the_example_rounds
     assert problems == []
     rounds = read_rounds(resources.path("example_rounds.xlsx")).rounds
     # if this fails after a change of the defaults: python scripts/make_example_session.py
-    assert state == SessionState(rounds=rounds)
+    from core.plan_request import with_sliders_on_recommended
+    from desktop.plan_tab import S_RANGE, V_RANGE
+
+    expected = with_sliders_on_recommended(SessionState(rounds=rounds), S_RANGE, V_RANGE)
+    assert state == expected
+    assert (state.plan.s, state.plan.v) != (SessionState().plan.s, SessionState().plan.v)
     assert {item.classifier for item in state.rounds} == {"travel", "finance"}
