@@ -1446,11 +1446,14 @@ def read_labeling_workbook(
                 label_index = columns[LABEL_HEADER.casefold()]
                 labeler_index = columns.get("labeler")
                 comment_index = columns.get("comment")
-                for row_number, values, _ in sheet.rows:
+                uncached: list[int] = []
+                for row_number, values, formulas in sheet.rows:
                     if row_number <= header_row:
                         continue
                     item_id = _text(_value(values, id_index))
                     label = _value(values, label_index)
+                    if label is None and formulas and not formulas.get(label_index, ("", True))[1]:
+                        uncached.append(row_number)  # a formula whose value was never saved
                     labeler = _value(values, labeler_index)
                     comment = _value(values, comment_index)
                     if item_id is None and all(
@@ -1460,6 +1463,14 @@ def read_labeling_workbook(
                     labels_rows.append((row_number, item_id, label, labeler, comment))
                     if len(labels_rows) % 5000 == 0:
                         progress.step(control, len(labels_rows), 2 * len(labels_rows) + 1)
+                if uncached:
+                    listed = ", ".join(map(str, uncached[:_SHOWN]))
+                    raise LabelingError(
+                        f"{path.name}, sheet {sheet.title!r}: the Label cell of row(s) "
+                        f"{listed}{', ...' if len(uncached) > _SHOWN else ''} holds a formula "
+                        "whose value was never saved; type the labels, or open the workbook "
+                        "in Excel or LibreOffice and save it so the values are stored"
+                    )
             elif sheet.title == DESIGN_SHEET:
                 fields, table = _read_design(path, sheet.rows)
             elif sheet.title == SAMPLE_SHEET:

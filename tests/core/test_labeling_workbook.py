@@ -637,3 +637,19 @@ def test_an_edited_design_population_is_named_by_sheet_and_row(
     with pytest.raises(LabelingError, match=r"edited\.xlsx, sheet 'Design', row \d+: ") as refused:
         count_labels([read_labeling_workbook(edited)])
     assert message in str(refused.value)
+
+
+def test_a_label_formula_without_a_saved_value_is_named(drawn, tmp_path):
+    """openpyxl writes formulas without their values, as some tools do: such a label was
+    counted as missing without a word."""
+    _items, _selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    labels = workbook["Labels"]
+    header = [cell.value for cell in labels[1]]
+    column = header.index("Label") + 1
+    labels.cell(3, column).value = '=IF(1,"positive","negative")'
+    labels.cell(2, column).value = "negative"
+    edited = tmp_path / "formula.xlsx"
+    workbook.save(edited)
+    with pytest.raises(LabelingError, match=r"the Label cell of row\(s\) 3 holds a formula"):
+        read_labeling_workbook(edited)
