@@ -307,6 +307,12 @@ def assured_plan(state: SessionState, basis: PlanBasis) -> AssuredPlan:
     return assured
 
 
+def _assured_key(state: SessionState) -> tuple:
+    """What the assured plan depends on: the Plan tab's inputs and the confidence level
+    (not the rounds listed, nor the workbooks out with the editors)."""
+    return state.plan, state.confidence
+
+
 def meets_both_targets(design: Plan) -> bool:
     """Whether a plan's margins meet both target margins (the "✓ both met" readout)."""
     return (
@@ -525,9 +531,10 @@ class PlanTab(SessionTab):
         self._basis = PlanBasis(error="not computed yet")
         self._design: Plan | None = None
         self._assured: AssuredPlan | None = None
-        #: The inputs the shown assured plan was searched for, and those last asked for.
-        self._assured_for: SessionState | None = None
-        self._assured_requested: SessionState | None = None
+        #: The inputs the shown assured plan was searched for, and those last asked for
+        #: (:func:`_assured_key`).
+        self._assured_for: tuple | None = None
+        self._assured_requested: tuple | None = None
         # the plan inputs and confidence a shown simulation was run with (stale mark)
         self._simulated_inputs: tuple | None = None
         self.refresh_count = 0
@@ -1449,7 +1456,7 @@ class PlanTab(SessionTab):
         for label in self.assured_readouts:
             label.setStyleSheet(STALE_STYLE)
         self.use_assured.setEnabled(False)
-        self._assured_requested = state
+        self._assured_requested = _assured_key(state)
         self.assured_runner.start(lambda control: assured_plan(state, basis))
 
     def _on_assured_finished(self, assured: AssuredPlan) -> None:
@@ -1539,8 +1546,8 @@ class PlanTab(SessionTab):
         """The sizes to draw from an item list, and which plan they come from.
 
         The sliders' design when it meets both target margins (the user chose it: moved
-        the sliders, or pressed Use it under Assured); else, when a chance of meeting both
-        margins is set, the assured plan (the lead asked for that chance); else the
+        the sliders, or pressed Use it under Assured) with at least the chance of meeting
+        both that the lead set; else, when such a chance is set, the assured plan; else the
         recommended plan; without one the sliders' design all the same, and without that
         half of ``v`` each way. ``prefer_sliders=False`` skips the first choice: just after
         the population changed, the sliders still hold a design chosen for the old one,
@@ -1552,7 +1559,13 @@ class PlanTab(SessionTab):
             design: Plan | None = design_plan(state, self._basis)
         except InputError:
             design = None
-        if prefer_sliders and design is not None and meets_both_targets(design):
+        wanted = state.plan.assurance_target
+        sure_enough = (
+            not wanted
+            or design is None
+            or (design.assurance is not None and design.assurance.both >= wanted)
+        )
+        if prefer_sliders and design is not None and meets_both_targets(design) and sure_enough:
             return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES)
         assured = self._assured_now(state)
         if assured is not None:
@@ -1576,7 +1589,12 @@ class PlanTab(SessionTab):
         if not state.plan.assurance_target or self._basis.recommended is None:
             return None
         shown = self._assured
-        if shown is not None and not self.assured_runner.is_running and self._assured_for == state:
+        current = _assured_key(state)
+        if (
+            shown is not None
+            and not self.assured_runner.is_running
+            and self._assured_for == current
+        ):
             return shown
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:

@@ -718,3 +718,24 @@ def test_without_a_chance_the_list_gets_the_recommended_plan_for_it(qtbot, windo
     assert "the recommended plan for this population" in dialog.sizes_note.text()
     assert "misses a target margin" not in dialog.sizes_note.text()
     dialog.close()
+
+
+def test_a_new_session_with_a_chance_set_draws_the_assured_plan(qtbot, window):
+    """A new session's sliders sit on the recommended plan, which meets both margins with
+    about an even chance: with 90 % asked for, the draw takes the assured plan."""
+    from desktop.plan_tab import assured_plan
+
+    assert window.new_session()
+    tab = window.plan_tab
+    window.session.set_value("plan.assurance_target", 0.9)
+    tab.flush()
+    assert tab.design.assurance.both < 0.9  # the sliders alone are not sure enough
+    sizes = tab.sample_sizes()
+    assured = assured_plan(window.session.state, tab._basis)
+    assert (sizes.n_pos, sizes.n_neg) == (assured.n_pos, assured.n_neg)
+    assert "assured plan (at least 90 % chance" in sizes.source
+    qtbot.waitUntil(lambda: tab.assured is not None, timeout=20_000)
+    tab.apply_assured()  # Use it under Assured: the sliders now carry the chance
+    tab.flush()
+    assert tab.design.assurance.both >= 0.9
+    assert tab.sample_sizes().source.startswith("the sizes of the Plan tab's sliders")
