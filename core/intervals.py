@@ -537,11 +537,16 @@ def wilson_ratio_fpr(
     if negatives == 0:
         return Interval(lower=0.0, upper=1.0, method="wilson_ratio", note=NO_NEGATIVE_NOTE)
     share1, share0 = matrix.fp / matrix.n_pos, matrix.tn / matrix.n_neg
+    bounds0 = wilson_bounds(matrix.tn, matrix.n_neg, z, float(fpc[1]))
+    if bounds0[1] == 0.0:
+        # Every unflagged item was labeled and none is negative: every actual negative is
+        # flagged (FP > 0 here), so the FPR is exactly 1.
+        return Interval(lower=1.0, upper=1.0, method="wilson_ratio", note=CENSUS_NOTE)
     ratio_lower, ratio_upper = _mover_ratio_bounds(
         share1,
         wilson_bounds(matrix.fp, matrix.n_pos, z, float(fpc[0])),
         share0,
-        wilson_bounds(matrix.tn, matrix.n_neg, z, float(fpc[1])),
+        bounds0,
     )
 
     def fpr(ratio: float) -> float:

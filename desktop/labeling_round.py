@@ -753,6 +753,8 @@ class LabeledRound:
     also_read : tuple of Path
         Workbooks read before for this draw that were read again with those picked (a
         top-up picked on its own counts with the copies of the first draw).
+    not_read_again : tuple of str
+        Those that could not be read this time, each with why (their labels are missing).
     targets : Targets or None
         The target margins the workbook records (now the Plan's); None when it records
         none and the round is judged by the Plan's margins as they were.
@@ -774,6 +776,7 @@ class LabeledRound:
     confidence_before: float | None = None
     swings: tuple[OpenItemsSwing, ...] = ()
     also_read: tuple[Path, ...] = ()
+    not_read_again: tuple[str, ...] = ()
 
     @property
     def verb(self) -> str:
@@ -852,13 +855,25 @@ def workbooks_read_before(
         listed = WORKBOOKS_NOTE.match(rounds[position].notes or "")
         if listed is None:
             continue
-        for name in listed.group(1).split(", "):
+        for name in _names_listed(listed.group(1)):
             for folder in folders:
-                candidate = folder / name
+                candidate = folder / Path(name).name  # never a path taken from the notes
                 if candidate.resolve() not in given and candidate.is_file():
                     given.add(candidate.resolve())
                     found.append(candidate)
     return found
+
+
+def _names_listed(text: str) -> list[str]:
+    """``a.xlsx, Round 3, Anna.xlsx`` -> ``["a.xlsx", "Round 3, Anna.xlsx"]``: the notes
+    join file names with ", ", which a name may hold too; each name ends in .xlsx/.xlsm."""
+    names, pending = [], ""
+    for piece in text.split(", "):
+        pending = f"{pending}, {piece}" if pending else piece
+        if pending.casefold().endswith((".xlsx", ".xlsm")):
+            names.append(pending)
+            pending = ""
+    return names
 
 
 def draw_mark(design: LabelingDesign) -> str:
@@ -1023,27 +1038,37 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
                 raise InputError(misread_words(path, kind) + ".")
         workbooks = tuple(_read_labeling_workbook(path) for path in paths)
         try:
-            return workbooks, count_labels(workbooks), ()
+            return workbooks, count_labels(workbooks), (), ()
         except LabelingError as refused:
             # A top-up read alone: count it with the copies read before for this draw.
             extra = workbooks_read_before(known_rounds, workbooks, paths)
             if not extra:
                 raise
             design = workbooks[0].design
-            more = tuple(
-                book
-                for book in map(_read_labeling_workbook, extra)
-                if (book.design.seed, book.design.file_sha256) == (design.seed, design.file_sha256)
-            )
+            more, unreadable = [], []
+            for path in extra:  # one that cannot be read now is left out, and said so
+                try:
+                    book = _read_labeling_workbook(path)
+                except INPUT_FAILURES as exc:
+                    unreadable.append(f"{path.name} ({formatting.short_text(_plain(exc), 120)})")
+                    continue
+                if (book.design.seed, book.design.file_sha256) == (
+                    design.seed,
+                    design.file_sha256,
+                ):
+                    more.append(book)
+            if not more:
+                raise
             try:
-                together = workbooks + more
-                return together, count_labels(together), tuple(book.path for book in more)
-            except LabelingError:
+                together = workbooks + tuple(more)
+                found = tuple(book.path for book in more)
+                return together, count_labels(together), found, tuple(unreadable)
+            except INPUT_FAILURES:
                 raise refused from None
 
     names = ", ".join(path.name for path in paths)
     try:
-        workbooks, results, also_read = window._in_background(
+        workbooks, results, also_read, not_read = window._in_background(
             f"Reading the labels of {formatting.short_text(names, 80)}…", read, cancellable=True
         )
     except Cancelled:
@@ -1119,6 +1144,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         confidence_before=state.confidence,
         swings=() if check is None else tuple(labels.swings_beyond(check.target_margins)),
         also_read=also_read,
+        not_read_again=not_read,
     )
     window.show_labeled_summary(result)
     return result
@@ -1224,6 +1250,12 @@ def summary_text(result: LabeledRound) -> str:
             "Read together with "
             + html.escape(", ".join(path.name for path in result.also_read), quote=False)
             + ", the workbooks read before for this round (found beside the one you picked)."
+        )
+    if result.not_read_again:
+        lines.append(
+            "<b>Not read again:</b> "
+            + html.escape("; ".join(result.not_read_again), quote=False)
+            + ". Their labels are missing from these counts; pick them too once they open."
         )
     lines += [
         f"TP {labels.tp:,} · FP {labels.fp:,} · FN {labels.fn:,} · TN {labels.tn:,} "

@@ -1170,7 +1170,8 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         file_sha256=_text(fields[_F_SHA]) or "",
         id_column=_text(fields[_F_ID]) or "",
         designs=tuple(designs),
-        blind=(_text(fields.get(_F_BLIND)) or "yes").casefold().startswith("yes"),
+        # "no" or "no: every item ... was flagged" (anything else typed there: blind)
+        blind=not (_text(fields.get(_F_BLIND)) or "yes").casefold().startswith("no"),
         items=_whole(fields[_F_ITEMS], _F_ITEMS.lower(), where),
         earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
         app_version=_text(fields.get(_F_VERSION)) or "",

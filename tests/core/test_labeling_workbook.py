@@ -653,3 +653,17 @@ def test_a_label_formula_without_a_saved_value_is_named(drawn, tmp_path):
     workbook.save(edited)
     with pytest.raises(LabelingError, match=r"the Label cell of row\(s\) 3 holds a formula"):
         read_labeling_workbook(edited)
+
+
+@pytest.mark.parametrize(("typed", "blind"), [("true", True), ("y", True), ("No", False)])
+def test_a_hand_typed_blind_labeling_field_reads_as_before(drawn, tmp_path, typed, blind):
+    """Only a value starting with "no" (as PR Planner writes for a one-stratum top-up)
+    means the labelers saw the strata."""
+    _items, _selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    for name, value in workbook["Design"].iter_rows(max_col=2):
+        if name.value == "Blind labeling":
+            value.value = typed
+    edited = tmp_path / "typed.xlsx"
+    workbook.save(edited)
+    assert read_labeling_workbook(edited).design.blind is blind

@@ -213,6 +213,15 @@ def test_a_top_up_read_on_its_own_counts_with_the_copies_read_before(
     assert alone.verb == "updated"
     text = window.labeled_summary_box.text()
     assert "Read together with round1_anna.xlsx, round1_ben.xlsx" in text
+    # A copy that cannot be read now is left out, and the summary says so.
+    ben_bytes = ben.read_bytes()
+    ben.write_bytes(b"not a workbook")
+    partial = window.read_labeled_workbook([more_labeled])
+    assert partial is not None and [path.name for path in partial.also_read] == [anna.name]
+    assert partial.not_read_again and partial.not_read_again[0].startswith("round1_ben.xlsx (")
+    assert "<b>Not read again:</b> round1_ben.xlsx" in window.labeled_summary_box.text()
+    assert partial.labels.unlabeled == len(labeled_ben)  # ben's half waits for its copy
+    ben.write_bytes(ben_bytes)
     # Without the copies beside it, the top-up alone is refused as before, naming why.
     anna.rename(tmp_path / "elsewhere_anna.xlsx")
     ben.rename(tmp_path / "elsewhere_ben.xlsx")
@@ -739,3 +748,13 @@ def test_a_new_session_with_a_chance_set_draws_the_assured_plan(qtbot, window):
     tab.flush()
     assert tab.design.assurance.both >= 0.9
     assert tab.sample_sizes().source.startswith("the sizes of the Plan tab's sliders")
+
+
+def test_file_names_listed_in_notes_may_hold_commas():
+    from desktop.labeling_round import _names_listed
+
+    assert _names_listed("a.xlsx, Round 3, Anna.xlsx, b.XLSM") == [
+        "a.xlsx",
+        "Round 3, Anna.xlsx",
+        "b.XLSM",
+    ]
