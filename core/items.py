@@ -31,6 +31,7 @@ import shutil
 import tempfile
 import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1089,12 +1090,39 @@ def open_items(
                 )
             )
         table.columns = _resolve(path, table_headers, columns)
+        _refuse_repeated_headers(table)
         table.primary_name = (
             f"{table.columns.score} >= {table.columns.threshold:g}"
             if table.columns.score is not None
             else table.columns.predicted or ""
         )
     return table
+
+
+def _refuse_repeated_headers(table: ItemTable) -> None:
+    """Refuse a header that names a column the draw uses twice (``id,id,predicted``):
+    DuckDB reads the second as ``id_1`` and the first would be taken without a word."""
+    if table.kind == "parquet" or "header = true" not in table.source_sql:
+        return
+    raw = table.source_sql.replace("header = true", "header = false", 1)
+    try:
+        first = table.connection.execute(f"SELECT * FROM {raw} LIMIT 1").fetchone()
+    except _duckdb().Error:
+        return  # the header was read once already; nothing more to learn here
+    written = Counter(str(value).strip().casefold() for value in first or () if value)
+    columns = table.columns
+    used = {
+        "the item id": columns.id,
+        "the prediction": columns.predicted or columns.score,
+        **{f"classifier {name!r}": name for name in columns.classifiers},
+    }
+    for role, name in used.items():
+        if name and written[name.casefold()] > 1:
+            raise ItemListError(
+                f"{table.path.name}: the header names column {name!r} "
+                f"{written[name.casefold()]} times; rename the others so that it is clear "
+                f"which holds {role}"
+            )
 
 
 def population_aggregates(table: ItemTable) -> list[str]:

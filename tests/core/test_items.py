@@ -349,3 +349,28 @@ def test_a_row_longer_than_the_reader_takes_is_named_at_once(tmp_path, content, 
     path.write_bytes(content)
     with pytest.raises(ItemListError, match=f"row {row} is longer than 2,000,000 bytes"):
         count_items(path)
+
+
+@pytest.mark.parametrize(
+    ("header", "column", "role"),
+    [
+        ("id,id,predicted", "id", "the item id"),
+        ("id,predicted,predicted", "predicted", "the prediction"),
+        ("id;predicted;Predicted", "predicted", "the prediction"),
+    ],
+)
+def test_a_header_naming_a_used_column_twice_is_refused(tmp_path, header, column, role):
+    """DuckDB reads the second as ``id_1``; the first was taken without a word."""
+    separator = ";" if ";" in header else ","
+    rows = [separator.join(["a", "1", "0"]), separator.join(["b", "0", "1"])]
+    path = tmp_path / "items.csv"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    with pytest.raises(ItemListError, match=f"names column '{column}' 2 times") as refused:
+        count_items(path)
+    assert role in str(refused.value)
+
+
+def test_a_repeated_column_the_draw_does_not_use_is_fine(tmp_path):
+    path = tmp_path / "items.csv"
+    path.write_text("id,predicted,note,note\na,1,x,y\nb,0,x,y\n", encoding="utf-8")
+    assert count_items(path).population_pos == 1
