@@ -1105,8 +1105,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
     changes += _plan_from(state, item, _recorded_targets(workbooks))
-    back = {book.design.drawn_as or book.path.name for book in workbooks}
-    waiting = tuple(entry for entry in state.awaiting_labels if Path(entry).name not in back)
+    waiting = still_out(state.awaiting_labels, workbooks)
     if waiting != state.awaiting_labels:  # these workbooks are back from the editors
         changes.append(("awaiting_labels", waiting))
     if replaced is not None:
@@ -1148,6 +1147,28 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     )
     window.show_labeled_summary(result)
     return result
+
+
+def still_out(awaiting: Sequence[str], workbooks: Sequence[LabelingWorkbook]) -> tuple[str, ...]:
+    """The workbooks out with the editors once ``workbooks`` are back: those drawn under
+    another name. Two drawn under one name (in two folders) are told apart by their draw
+    (seed and item list), read from the file drawn; one that cannot be read stays out."""
+    back = {book.design.drawn_as or book.path.name for book in workbooks}
+    draws = {(book.design.seed, book.design.file_sha256) for book in workbooks}
+    named = [entry for entry in awaiting if Path(entry).name in back]
+
+    def returned(entry: str) -> bool:
+        if Path(entry).name not in back:
+            return False
+        if len(named) == 1:
+            return True
+        try:
+            design = _read_labeling_workbook(Path(entry)).design
+        except INPUT_FAILURES:
+            return False
+        return (design.seed, design.file_sha256) in draws
+
+    return tuple(entry for entry in awaiting if not returned(entry))
 
 
 def _recorded_targets(workbooks: Sequence[LabelingWorkbook]) -> Targets | None:

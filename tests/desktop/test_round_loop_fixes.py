@@ -758,3 +758,18 @@ def test_file_names_listed_in_notes_may_hold_commas():
         "Round 3, Anna.xlsx",
         "b.XLSM",
     ]
+
+
+def test_two_draws_of_one_name_are_told_apart_when_one_comes_back(
+    qtbot, window, item_list, tmp_path
+):
+    path, truth = item_list
+    (tmp_path / "march").mkdir()
+    (tmp_path / "april").mkdir()
+    march = draw(window, path, tmp_path / "march" / "round1.xlsx", seed=SEED)
+    april = draw(window, path, tmp_path / "april" / "round1.xlsx", seed=SEED + 1)
+    assert window.session.state.awaiting_labels == (str(march.resolve()), str(april.resolve()))
+    copy = tmp_path / "april" / "round1_anna.xlsx"
+    label_copy(april, copy, truth, lambda _row: True)
+    assert window.read_labeled_workbook([copy]) is not None
+    assert window.session.state.awaiting_labels == (str(march.resolve()),)  # still out
