@@ -207,16 +207,27 @@ class Population:
         strata = self.strata
         if strata is None:
             return
-        for label, n, big_n in (
-            ("predicted-positive", n_pos, strata[0]),
-            ("predicted-negative", n_neg, strata[1]),
-        ):
-            if n > big_n:
-                raise InputError(
-                    f"the {label} sample ({n:,} labeled items) is larger than its population "
-                    f"({big_n:,} items); check the counts and the population, a stratum "
-                    "cannot give more labels than it has items"
-                )
+        for label, n, big_n in oversized_strata((n_pos, n_neg), strata):
+            raise InputError(
+                f"the {label} sample ({n:,} labeled items) is larger than its population "
+                f"({big_n:,} items); check the counts and the population, a stratum "
+                "cannot give more labels than it has items"
+            )
+
+
+def oversized_strata(
+    labeled: tuple[int, int], strata: tuple[int | None, int | None]
+) -> list[tuple[str, int, int]]:
+    """``(stratum, labeled, population)`` for each stratum given more labels than it has
+    items (``"predicted-positive"``, ``"predicted-negative"``; unknown sizes pass): items
+    are labeled without replacement, so more means a mistyped count or population."""
+    return [
+        (label, n, big_n)
+        for label, n, big_n in zip(
+            ("predicted-positive", "predicted-negative"), labeled, strata, strict=True
+        )
+        if big_n is not None and n > big_n
+    ]
 
 
 # --- truth relations (vectorized) ----------------------------------------------------------

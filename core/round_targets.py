@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -241,6 +241,15 @@ class OpenItemsSwing:
             f"between {percent(self.lowest)} and {percent(self.highest)}, further than the "
             f"±{percent(self.target)} target"
         )
+
+
+def swings_in_words(swings: Sequence[OpenItemsSwing], percent, subject: str) -> list[str]:
+    """Each swing as a clause (:meth:`OpenItemsSwing.in_words`), the first naming the
+    items (``subject``), the others ``they``."""
+    return [
+        swing.in_words(percent, subject if index == 0 else "they")
+        for index, swing in enumerate(swings)
+    ]
 
 
 def estimate_ranges(

@@ -1352,11 +1352,10 @@ def summary_text(result: LabeledRound) -> str:
     else:
         lines.append("Both target margins are met.")
     if result.swings:
+        from core.round_targets import swings_in_words
+
         subject = labels.open_items_in_words(unlabeled_too=True, verb=False)
-        moves = "; ".join(
-            swing.in_words(formatting.percent, subject if index == 0 else "they")
-            for index, swing in enumerate(result.swings)
-        )
+        moves = "; ".join(swings_in_words(result.swings, formatting.percent, subject))
         lines.append("")
         lines.append(
             f"<b>Careful:</b> {html.escape(moves, quote=False)}. If the editors skipped the "

@@ -449,9 +449,10 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
         )
     swings = labeled.primary.swings_beyond(check.target_margins)
     if swings:
+        from core.round_targets import swings_in_words
+
         subject = labeled.primary.open_items_in_words(unlabeled_too=True, verb=False)
-        for index, swing in enumerate(swings):
-            lines.append(f"  careful: {swing.in_words(percent, subject if index == 0 else 'they')}")
+        lines += [f"  careful: {words}" for words in swings_in_words(swings, percent, subject)]
         lines.append(
             "  if the editors skipped the hard cases the estimate leans: have the skipped "
             "items labeled before relying on it"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import progress
-from core.confusion import ConfusionMatrix, Population
+from core.confusion import ConfusionMatrix, Population, oversized_strata
 from core.errors import InputError
 from core.items import text_of_cell
 from core.round_targets import OpenItemsSwing, Targets
@@ -347,9 +347,7 @@ class ClassifierLabels:
         counts if every skipped item (and with ``unlabeled_too`` every item without a label
         yet) had that label."""
         tp, fp, fn, tn = self.tp, self.fp, self.fn, self.tn
-        open_pos, open_neg = self.skipped_pos, self.skipped_neg
-        if unlabeled_too:
-            open_pos, open_neg = open_pos + self.unlabeled_pos, open_neg + self.unlabeled_neg
+        open_pos, open_neg = self.open_items(unlabeled_too)
         if skipped_as == "positive":
             return tp + open_pos, fp, fn + open_neg, tn
         if skipped_as == "negative":
@@ -410,8 +408,7 @@ class ClassifierLabels:
         result: dict[str, object] = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
         if tp + fp == 0 or fn + tn == 0:
             return {**result, "precision": None, "recall": None, "f1": None}
-        k = self.design.population_pos / self.design.population_neg
-        estimates = point_estimates(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), k)
+        estimates = point_estimates(ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), self._k)
         return {
             **result,
             **{
@@ -1141,13 +1138,14 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
             _whole(_value(values, index), _TABLE_HEADER[index].lower(), row_where)
             for index in range(2, 6)
         ]
-        for sample, population, stratum in ((2, 0, "positive"), (3, 1, "negative")):
-            if numbers[sample] > numbers[population]:
-                raise LabelingError(
-                    f"{row_where}: the predicted-{stratum} sample ({numbers[sample]:,} items) "
-                    f"is larger than its population ({numbers[population]:,}); the Design "
-                    "sheet was edited: use the workbook as PR Planner wrote it"
-                )
+        for stratum, labeled, population in oversized_strata(
+            (numbers[2], numbers[3]), (numbers[0], numbers[1])
+        ):
+            raise LabelingError(
+                f"{row_where}: the {stratum} sample ({labeled:,} items) is larger than its "
+                f"population ({population:,}); the Design sheet was edited: use the "
+                "workbook as PR Planner wrote it"
+            )
         try:
             design = ClassifierDesign(
                 name=name,

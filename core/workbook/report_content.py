@@ -878,7 +878,7 @@ def open_items_caveat(check: TargetCheck, item: Round | None) -> str:
     """``Careful: the 84 skipped or unlabeled items could move recall ...`` when a round's
     notes record its open items by stratum and they could move an estimate further than
     its target margin; "" otherwise."""
-    from core.round_targets import open_items_swings
+    from core.round_targets import open_items_swings, swings_in_words
 
     found = None if item is None else open_items_in_notes(item.notes)
     if found is None or item is None:
@@ -887,10 +887,7 @@ def open_items_caveat(check: TargetCheck, item: Round | None) -> str:
     if not swings:
         return ""
     subject = f"the {sum(found):,} skipped or unlabeled items"
-    moves = "; ".join(
-        swing.in_words(lambda value: f"{value:.1%}", subject if index == 0 else "they")
-        for index, swing in enumerate(swings)
-    )
+    moves = "; ".join(swings_in_words(swings, lambda value: f"{value:.1%}", subject))
     return (
         f" Careful: {moves}. If the editors skipped the hard cases, the estimate leans; "
         "have the skipped items labeled before relying on it."

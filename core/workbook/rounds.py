@@ -1231,19 +1231,24 @@ class _RowInterpreter:
     def _sample_fits(self, counts, population_pos, population_neg, row_number, problems):
         """A stratum cannot give more labels than it has items: more means a mistyped
         count or population, and every estimate of the row would be wrong."""
+        from core.confusion import oversized_strata
+
         tp, fp, fn, tn = counts
-        for labeled, population, field, words in (
-            (tp + fp, population_pos, "population_pos", "TP + FP"),
-            (fn + tn, population_neg, "population_neg", "FN + TN"),
+        fields = {
+            "predicted-positive": ("population_pos", "TP + FP"),
+            "predicted-negative": ("population_neg", "FN + TN"),
+        }
+        for stratum, labeled, population in oversized_strata(
+            (tp + fp, fn + tn), (population_pos, population_neg)
         ):
-            if population is not None and labeled > population:
-                column = self.get[field]
-                where = f" (cell {self._cell(column, row_number)})" if column is not None else ""
-                problems.append(
-                    f"{words} = {labeled:,} items were labeled, more than the "
-                    f"{FIELD_LABELS[field]} of {population:,}{where}; check the counts and "
-                    "the population"
-                )
+            field, words = fields[stratum]
+            column = self.get[field]
+            where = f" (cell {self._cell(column, row_number)})" if column is not None else ""
+            problems.append(
+                f"{words} = {labeled:,} items were labeled, more than the "
+                f"{FIELD_LABELS[field]} of {population:,}{where}; check the counts and "
+                "the population"
+            )
 
     def plain_rounds(self, batch: Sequence[RawRow]) -> list[Round] | None:
         """The rounds of ``batch`` when every cell in its known columns is of the usual
