@@ -38,12 +38,16 @@ import numpy as np
 from core import validation
 from core.confusion import ConfusionMatrix, f_beta, point_estimates
 from core.errors import InputError
-from core.intervals import katz_log_fpr, katz_log_recall
+from core.intervals import katz_log_recall, wilson_ratio_fpr
 
 DEFAULT_ETA_MIN = 1e-5
 DEFAULT_ETA_MAX = 0.5
 DEFAULT_POINTS = 200
 RANK_METRICS = ("precision", "f_beta")
+
+# The band's rate intervals are the ones the app tells a lead to quote (core.methods).
+_BAND_RECALL = katz_log_recall
+_BAND_FPR = wilson_ratio_fpr
 
 
 # --- argument checks for arrays ----------------------------------------------------------
@@ -347,11 +351,12 @@ class OperatingPoint:
         """From a stratified labeled round or a plain random sample (methods §2, 1.2 and 2.1).
 
         ``TPR = recall^`` and ``FPR^`` come from ``pi1^, pi0^, k``; the sigmas are the
-        half-widths of the Katz log-ratio intervals of recall (Eq 4) and FPR at
-        ``confidence`` (Haldane-Anscombe corrected on zero cells, as page 1 says). For a
-        random sample (``k=None``) those are the random-design intervals, whose standard
-        errors include the uncertainty of the estimated ``k = n1/n0``
-        (``design="random"`` in :mod:`core.intervals`).
+        half-widths of the intervals the app recommends quoting at ``confidence``: Katz
+        log-ratio for recall (Eq 4, Haldane-Anscombe corrected on zero cells) and the
+        Wilson intervals of the two strata combined for FPR (methods §4), so the band
+        agrees with the rates the Evaluate tab shows. For a random sample (``k=None``)
+        those are the random-design intervals (``design="random"`` in
+        :mod:`core.intervals`).
 
         Parameters
         ----------
@@ -373,8 +378,8 @@ class OperatingPoint:
         if not math.isfinite(estimates.fpr):
             raise InputError("the round labeled no actual negative (FP + TN = 0): FPR is unknown")
         design = "random" if k is None else "stratified"
-        recall_interval = katz_log_recall(matrix, estimates.k, confidence, design=design)
-        fpr_interval = katz_log_fpr(matrix, estimates.k, confidence, design=design)
+        recall_interval = _BAND_RECALL(matrix, estimates.k, confidence, design=design)
+        fpr_interval = _BAND_FPR(matrix, estimates.k, confidence, design=design)
         sample_prevalence = (matrix.tp + matrix.fn) / matrix.total
         return cls(
             tpr=estimates.recall,

@@ -12,7 +12,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from core.cli import main
 from core.confusion import ConfusionMatrix
-from core.intervals import katz_log_fpr, katz_log_recall
+from core.intervals import katz_log_recall, wilson_ratio_fpr
 
 P3_KEYS = ["tpr", "fpr", "sigma_tpr", "sigma_fpr", "delta", "eta_star", "delta_bound", "curve"]
 CURVE_POINT_KEYS = ["eta", "precision", "lower", "upper", "f1"]
@@ -99,7 +99,7 @@ def test_p3_from_a_labeled_round_uses_the_katz_half_widths(capsys):
     assert result["tpr"] == pytest.approx(1 / (1 + pi0 / (k * pi1)))
     assert result["fpr"] == pytest.approx(1 / (1 + (1 - pi0) / (k * (1 - pi1))))
     assert result["sigma_tpr"] == pytest.approx(katz_log_recall(matrix, k, 0.9).half_width)
-    assert result["sigma_fpr"] == pytest.approx(katz_log_fpr(matrix, k, 0.9).half_width)
+    assert result["sigma_fpr"] == pytest.approx(wilson_ratio_fpr(matrix, k, 0.9).half_width)
     assert result["delta"] is not None and 0 < result["eta_star"] < 1
 
 

@@ -19,7 +19,7 @@ from scipy.optimize import minimize_scalar
 
 from core.confusion import ConfusionMatrix
 from core.errors import InputError
-from core.intervals import katz_log_fpr, katz_log_recall
+from core.intervals import katz_log_recall, wilson_ratio_fpr
 from core.prevalence import (
     OperatingPoint,
     calibrated_metrics,
@@ -182,7 +182,7 @@ def test_operating_point_from_a_round_recovers_population_rates_and_prevalences(
     assert point.population_prevalence == pytest.approx((tp_pop + fn_pop) / 100_000, rel=1e-12)
     assert point.sample_prevalence == pytest.approx(184 / 600)
     assert point.sigma_tpr == katz_log_recall(matrix, 5_000 / 95_000, 0.9).half_width
-    assert point.sigma_fpr == katz_log_fpr(matrix, 5_000 / 95_000, 0.9).half_width
+    assert point.sigma_fpr == wilson_ratio_fpr(matrix, 5_000 / 95_000, 0.9).half_width
     assert point.name == "v2"
 
 
@@ -538,3 +538,12 @@ def test_table_at_round_prevalences_is_the_closed_form_and_keeps_the_level():
     (first, last) = narrow.at_round_prevalences()
     assert (first.prevalence, last.prevalence) == pytest.approx((0.03, 0.04))
     assert first.lower is None and not first.is_eta_star
+
+
+def test_the_band_uses_the_rate_intervals_a_lead_is_told_to_quote():
+    # If the recommendation changes, the band must follow it (methods, Theorem 5.1).
+    from core import prevalence
+    from core.methods import RECOMMENDED
+
+    assert prevalence._BAND_RECALL.__name__ == RECOMMENDED["recall"].method + "_recall"
+    assert prevalence._BAND_FPR.__name__ == RECOMMENDED["fpr"].method + "_fpr"
