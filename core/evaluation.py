@@ -453,6 +453,10 @@ def _names_are_zero(names: list[str]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]} are 0"
 
 
+#: The starred closed-form intervals, as the small-count warnings name them.
+_QUOTED = "Wilson for precision, Katz log for recall, Wilson ratio for FPR"
+
+
 def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
     cells = dict(zip(CELL_NAMES, matrix.as_tuple(), strict=True))
     zeros = [name for name, n in cells.items() if n == 0]
@@ -462,19 +466,17 @@ def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
             "FPR use the Haldane-Anscombe correction (+0.5 to every cell), so they are centred "
             "on a corrected estimate (a bound on 0 or 1 is moved to include the plain one); "
             "the bootstrap cannot resample what was "
-            "never observed, so its intervals can have zero width; prefer Wilson or Jeffreys "
-            "for precision and the Bayesian posterior interval for the true recall (bayes "
-            "and bayes_mc are predictions for the next round's estimate, not intervals for "
-            "the true value)"
+            "never observed, so its intervals can have zero width. The intervals marked to "
+            f"quote ({_QUOTED}) keep their level here (bayes and bayes_mc are predictions "
+            "for the next round's estimate, not intervals for the true value)"
         )
     small = [f"{name} = {n}" for name, n in cells.items() if n < SMALL_CELL]
     if small:
         warnings.append(
             f"the normal approximation is weak because {', '.join(small)} "
-            f"(below {SMALL_CELL}): treat the Wald, Katz, delta and analytic Bayes intervals "
-            "with care; prefer Wilson or Jeffreys for precision and the Bayesian posterior "
-            "interval for the true recall (the Monte-Carlo Bayesian interval is a "
-            "prediction for the next round's estimate, not an interval for the true value)"
+            f"(below {SMALL_CELL}): the Wald, delta and analytic Bayes intervals can be too "
+            f"narrow and the bootstrap is lumpy; the intervals marked to quote ({_QUOTED}) "
+            "keep their level at such counts (methods §4, zero and small cells)"
         )
 
 

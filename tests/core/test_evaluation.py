@@ -126,7 +126,8 @@ def test_small_cells_are_named_in_the_warning():
     )
     warning = next(w for w in result.warnings if "normal approximation" in w)
     assert "FP = 7" in warning and "FN = 3" in warning and "TP" not in warning
-    assert "Wilson" in warning and "Jeffreys" in warning and "Bayesian" in warning
+    assert "Katz log for recall" in warning and "Wilson for precision" in warning
+    assert "keep their level" in warning
 
 
 def test_an_explicit_improper_prior_is_refused_but_a_proper_one_is_used():
