@@ -434,7 +434,8 @@ class MainWindow(QMainWindow):
 
         self.new_action.setStatusTip("Start a new session with default inputs")
         self.open_action.setStatusTip(
-            "Open a saved session, or a workbook of past rounds (.xlsx) with the current inputs"
+            "Open a saved session, or a workbook of past rounds (.xlsx) keeping your targets "
+            "and settings"
         )
         self.save_action.setStatusTip(
             "Save the session as an Excel workbook (report, inputs and plot snapshots)"
@@ -549,7 +550,8 @@ class MainWindow(QMainWindow):
 
         A saved session restores every input exactly; a rounds workbook becomes a
         session about its latest round (``workbook_session``: Evaluate shows it, Plan
-        plans from it), keeping the current confidence level. Settings and
+        plans from it), keeping the lead's other inputs
+        (:meth:`inputs_kept_for_a_workbook`). Settings and
         rows that could not be used are listed in a dialog (and behind the Rounds panel's
         "not loaded" button); the rest loads. A file that cannot be read at all leaves
         the session as it was and says why.
@@ -565,8 +567,9 @@ class MainWindow(QMainWindow):
         if ask and not self.maybe_keep_changes():
             return False
         try:
+            base = self.inputs_kept_for_a_workbook()
             opened, seen, ours = self._in_background(
-                f"Reading {path.name}…", lambda: _read_workbook(path), cancellable=True
+                f"Reading {path.name}…", lambda: _read_workbook(path, base), cancellable=True
             )
         except Cancelled:
             self.show_status(f"Opening {path.name} was cancelled; nothing changed")
@@ -593,10 +596,7 @@ class MainWindow(QMainWindow):
             self.show_status(f"{path.name} holds no rounds; the open session was kept")
             QMessageBox.warning(self, "No rounds in the workbook", text)
             return False
-        if opened.is_session:
-            state = opened.state
-        else:  # about the workbook's most recent round (workbook_session), nothing else
-            state = dataclasses.replace(opened.state, confidence=self.session.get("confidence"))
+        state = opened.state
         problems = list(opened.problems)
         # A session re-saved by Excel or LibreOffice may hold the user's own additions:
         # it is opened like any workbook of theirs, and Save asks for a new name.
@@ -618,6 +618,8 @@ class MainWindow(QMainWindow):
         message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
         if not opened.is_session and state.current_round:
             message += f"; Evaluate and Plan show its latest round, {state.previous_round}"
+        if not opened.is_session and not self._is_example_document():
+            message += "; your targets and other settings were kept"
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"
             self.show_problems(path.name, problems)
@@ -1291,12 +1293,25 @@ class MainWindow(QMainWindow):
         )
         return box
 
+    def _is_example_document(self) -> bool:
+        """The window still shows the bundled example session (never saved)."""
+        return self._path is None and self._document_title == EXAMPLE_TITLE
+
+    def inputs_kept_for_a_workbook(self) -> SessionState:
+        """The inputs a rounds workbook opens with: the lead's own (targets, prior,
+        Evaluate settings, the Prevalence tab's reference, the ensemble), which the workbook
+        does not hold; only the confidence level of the example session, whose other
+        inputs (and classifiers) are not the lead's."""
+        if self._is_example_document():
+            return self._fresh_state()
+        return self.session.state
+
     def _example_rounds(self) -> list:
         """The example session's own rounds while the session is still the example one
         (rounds read from labeling workbooks are the lead's)."""
         from desktop.labeling_round import LABELED_SHEET
 
-        if self._path is not None or self._document_title != EXAMPLE_TITLE:
+        if not self._is_example_document():
             return []
         return [item for item in self.session.state.rounds if item.sheet != LABELED_SHEET]
 
@@ -1584,8 +1599,9 @@ class MainWindow(QMainWindow):
         event.accept()
 
 
-def _read_workbook(path: Path):
-    """``(OpenedSession, fingerprint before reading, is ours)`` (runs on the thread pool).
+def _read_workbook(path: Path, base: SessionState):
+    """``(OpenedSession, fingerprint before reading, is ours)`` (runs on the thread pool);
+    a rounds workbook opens over the inputs ``base``.
 
     The fingerprint is taken first, so a file changed while it was read is seen as
     changed when the session is saved.
@@ -1593,7 +1609,7 @@ def _read_workbook(path: Path):
     from core.workbook.session_io import read_session
 
     seen = fingerprint(path)
-    opened = read_session(path)
+    opened = read_session(path, base=base)
     return opened, seen, is_ours(path)
 
 

@@ -13,7 +13,6 @@ import datetime as dt
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -670,17 +669,19 @@ class RoundsPanel(QWidget):
 
     def apply_columns(self, choices: Sequence[str]) -> bool:
         """Read the workbook again with the column choices ``choices`` (``ROLE=HEADER``
-        texts): one undoable step; the most recent round is the current one again."""
+        texts): one undoable step; the most recent round is the current one again and the
+        other inputs stay."""
         from core.workbook.session_io import read_session
 
         if self.workbook is None:
             return False
         try:
-            opened = read_session(self.workbook, columns=tuple(choices))
+            # The lead's inputs stay; only the rounds (and the current round) are read again.
+            opened = read_session(self.workbook, columns=tuple(choices), base=self._session.state)
         except InputError as exc:
             self.status_message.emit(f"Could not read {self.workbook.name} again: {exc}")
             return False
-        state = replace(opened.state, confidence=self._session.get("confidence"))
+        state = opened.state
         self._session.replace_state(state, text="Read the columns as chosen", undoable=True)
         book = opened.book
         self.set_source(

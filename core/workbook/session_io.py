@@ -174,14 +174,18 @@ def open_session(path: str | os.PathLike[str]) -> tuple[SessionState, list[str]]
 
 
 def read_session(
-    path: str | os.PathLike[str], *, columns: tuple[str, ...] | list[str] = ()
+    path: str | os.PathLike[str],
+    *,
+    columns: tuple[str, ...] | list[str] = (),
+    base: SessionState | None = None,
 ) -> OpenedSession:
     """Like :func:`open_session`, and says whether the file was a saved session.
 
-    A plain rounds workbook becomes :func:`workbook_session` of its rounds: the most
-    recent round is the current one. ``columns`` are the user's choices of what its
-    columns hold (:class:`~core.workbook.rounds.ColumnChoice` texts); they are kept in
-    the state. A saved session's Rounds sheet is read as PR Planner wrote it.
+    A plain rounds workbook becomes :func:`workbook_session` of its rounds over the inputs
+    ``base`` (default: default inputs): the most recent round is the current one.
+    ``columns`` are the user's choices of what its columns hold
+    (:class:`~core.workbook.rounds.ColumnChoice` texts); they are kept in the state. A
+    saved session's Rounds sheet is read as PR Planner wrote it, with its own inputs.
     """
     path = Path(path)
     choices = tuple(ColumnChoice.parse(text).to_text() for text in columns)
@@ -218,7 +222,7 @@ def read_session(
             "header; ignored"
             for choice in book.unused_choices
         )
-        state, _item, notes = workbook_session(rounds, columns=choices)
+        state, _item, notes = workbook_session(rounds, columns=choices, base=base)
         problems.extend(notes)
     return OpenedSession(state=state, problems=tuple(problems), is_session=is_session, book=book)
 
@@ -248,20 +252,23 @@ def workbook_session(
 ) -> tuple[SessionState, Round | None, list[str]]:
     """A session about the user's rounds, never the bundled example.
 
-    Starts from ``base`` (default inputs) with ``rounds``, the column choices and no
-    ensemble (the example's classifiers are not the user's), then makes ``item`` (default:
-    the most recent round by date, else the last in row order, see
-    :func:`~core.workbook.report.most_recent_round`) the current round with
-    :func:`session_for_round`. Returns ``(state, current round or None, notes)``.
+    Starts from ``base``: the inputs the lead had (targets, prior, Evaluate settings, the
+    Prevalence tab's reference and range, the ensemble), or by default the default inputs
+    with no ensemble (the default classifiers are not the user's). The rounds, the column
+    choices and the current round are the workbook's: ``item`` (default: the most recent
+    round by date, else the last in row order, see
+    :func:`~core.workbook.report.most_recent_round`) becomes the current round with
+    :func:`session_for_round`, which also sets the populations and the Plan's planning
+    values. Returns ``(state, current round or None, notes)``.
     """
-    base = base or SessionState()
+    base = base or SessionState(ensemble=EnsembleInputs(children=()))
     state = replace(
         base,
         rounds=tuple(rounds),
         columns=tuple(columns),
-        ensemble=EnsembleInputs(children=()),
         previous_round="",
         current_round="",
+        awaiting_labels=(),
         prevalence=replace(base.prevalence, compared_rounds=()),
     )
     chosen = item if item is not None else most_recent_round(state.rounds)

@@ -595,3 +595,34 @@ def test_file_open_on_an_item_list_keeps_unsaved_changes_without_asking(window, 
     dialog = window.item_sample_dialog
     assert dialog is not None and dialog.summary is not None and dialog.summary.rows == 90
     dialog.close()
+
+
+def test_a_rounds_workbook_opens_with_the_leads_own_targets_and_settings(
+    window, dialogs, shared_fixtures
+):
+    # The lead's own session (File > New), set up, then a rounds workbook opened over it.
+    window.new_session()
+    session = window.session
+    session.set_value("plan.margin_precision", 0.03)
+    session.set_value("plan.margin_recall", 0.04)
+    session.set_value("prevalence.reference_prevalence", 0.01)
+    session.set_value(
+        "ensemble.children", (EnsembleChild(name="sports", size=60_200, overlap=52_000),)
+    )
+    session.set_value("ensemble.parent_size", 150_000)
+    session.undo_stack.setClean()
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    state = window.session.state
+    assert (state.plan.margin_precision, state.plan.margin_recall) == (0.03, 0.04)
+    assert state.prevalence.reference_prevalence == 0.01
+    assert state.ensemble.parent_size == 150_000
+    assert [child.name for child in state.ensemble.children] == ["sports"]
+    latest = max(enumerate(state.rounds), key=lambda pair: (pair[1].date, pair[0]))[1]
+    assert state.evaluate.matrix == latest.matrix and state.plan.previous == latest.matrix
+    assert "your targets and other settings were kept" in status(window)
+
+    # Reading the same workbook again with column choices keeps them too.
+    assert window.rounds_panel.apply_columns(["Rounds!model_version=Notes"])
+    state = window.session.state
+    assert state.plan.margin_recall == 0.04 and state.prevalence.reference_prevalence == 0.01
+    assert [child.name for child in state.ensemble.children] == ["sports"]
