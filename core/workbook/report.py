@@ -884,6 +884,7 @@ def write_report(
     expected: FileFingerprint | None = None,
     purpose: str = "report",
     judge_targets: bool = True,
+    not_loaded: Sequence[str] = (),
 ) -> ReportContent:
     """Write the Excel report of ``state`` to ``path`` atomically.
 
@@ -904,7 +905,7 @@ def write_report(
         The destination as it was read or last saved; refused if it changed since.
     purpose : str
         "report" or "session": names the file a refusal suggests instead.
-    judge_targets : bool
+    judge_targets, not_loaded
         See :func:`core.workbook.report_content.build_report`.
 
     Returns
@@ -931,6 +932,7 @@ def write_report(
         margin=margin,
         confidence=confidence,
         judge_targets=judge_targets,
+        not_loaded=not_loaded,
     )
     workbook = render_workbook(content, images)
     mark_as_ours(workbook)  # its save stamps the mark and closes the file even on failure

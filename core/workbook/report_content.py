@@ -1305,6 +1305,30 @@ def _guarded(warnings: list[str], what: str, compute, *args, default=None):
     return default
 
 
+#: How many of the rows not loaded the report's warning names.
+NOT_LOADED_SHOWN = 5
+
+
+def not_loaded_warning(lines: Sequence[str]) -> str:
+    """One warning for the rows and sheets of the workbook that were not loaded."""
+    shown = [line.removesuffix("; not loaded") for line in lines[:NOT_LOADED_SHOWN]]
+    more = len(lines) - len(shown)
+    rows = sum(line.endswith("; not loaded") for line in lines)
+    parts = [
+        f"{count:,} {word}{'s' if count != 1 else ''}"
+        for count, word in ((rows, "row"), (len(lines) - rows, "sheet"))
+        if count
+    ]
+    return (
+        f"{' and '.join(parts)} of the workbook could not be read and "
+        f"{'are' if len(lines) != 1 else 'is'} left out of this report ("
+        + "; ".join(shown)
+        + (f"; and {more:,} more" if more > 0 else "")
+        + "). If one of them is a newer round, the round reported here is not the latest: "
+        "correct the rows in the workbook and report again."
+    )
+
+
 def build_report(
     state: SessionState,
     *,
@@ -1312,6 +1336,7 @@ def build_report(
     margin: float | None = None,
     confidence: float | None = None,
     judge_targets: bool = True,
+    not_loaded: Sequence[str] = (),
 ) -> ReportContent:
     """Compute every table of the report (no file is touched).
 
@@ -1332,6 +1357,10 @@ def build_report(
         workbook reported without ``margin``: its targets would be defaults nobody set. A
         round whose notes record the targets it was drawn for (``labels --append-to``, the
         app) is judged by those either way.
+    not_loaded : sequence of str
+        The rows and sheets of the lead's workbook that were not loaded
+        (:attr:`core.workbook.session_io.OpenedSession.not_loaded`): the first warning
+        says the report leaves them out.
 
     Returns
     -------
@@ -1347,6 +1376,8 @@ def build_report(
         raise InputError(f"state must be a SessionState, got {type(state).__name__}")
     state = _apply_overrides(state, margin, confidence)
     warnings: list[str] = []
+    if not_loaded:
+        warnings.append(not_loaded_warning(not_loaded))
     if isinstance(round_name, Round):
         item = round_name
     elif round_name is not None:

@@ -54,6 +54,9 @@ __all__ = [
 
 #: The header row must sit within this many rows from the top of a sheet.
 HEADER_SEARCH_ROWS = 20
+#: How a refused totals row's reason starts.
+TOTALS_REASON = "a totals row"
+
 #: Counts above this are refused: a round never labels more items, a population of items
 #: is far smaller, and every count up to it is exact as a float (2**53 is about 9e15).
 MAX_COUNT = 10**15
@@ -285,11 +288,14 @@ class Refusal:
     reason : str
         Plain-language reason naming the column and cell, e.g.
         ``"TP must be a whole number >= 0, got -3 (cell G12)"``.
+    is_totals : bool
+        The row sums the rounds above it: rightly left out, not a round gone missing.
     """
 
     sheet: str
     row: int
     reason: str
+    is_totals: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {"sheet": self.sheet, "row": self.row, "reason": self.reason}
@@ -1149,7 +1155,12 @@ class _RowInterpreter:
             return None
         problems = self._totals_or_formula_problems(row_number, values, mapped_formulas)
         if problems:
-            return Refusal(sheet=self.sheet, row=row_number, reason=problems)
+            return Refusal(
+                sheet=self.sheet,
+                row=row_number,
+                reason=problems,
+                is_totals=problems.startswith(TOTALS_REASON),
+            )
 
         get = self.get
         problems_found: list[str] = []
@@ -1336,14 +1347,14 @@ class _RowInterpreter:
         if column is not None and isinstance(values[column], str):
             label = values[column].strip()
             if _TOTAL_LABEL.match(label):
-                return f"a totals row ({label!r}), not a round"
+                return f"{TOTALS_REASON} ({label!r}), not a round"
         if not formulas:
             return None
         for column in sorted(formulas):
             text = formulas[column][0]
             if _sums_own_column(text, _column_letter(column)):
                 return (
-                    f"a totals row (cell {self._cell(column, row_number)} holds "
+                    f"{TOTALS_REASON} (cell {self._cell(column, row_number)} holds "
                     f"={text}), not a round"
                 )
         uncached = [column for column in sorted(formulas) if not formulas[column][1]]

@@ -103,12 +103,16 @@ class OpenedSession:
         ``False`` for a plain rounds workbook.
     book : RoundsBook or None
         What the rounds reader found (what each sheet's columns were read as).
+    not_loaded : tuple of str
+        The rows and sheets of the workbook that were refused or skipped (part of
+        ``problems``): a report of the session says they are left out.
     """
 
     state: SessionState
     problems: tuple[str, ...]
     is_session: bool
     book: RoundsBook | None = None
+    not_loaded: tuple[str, ...] = ()
 
 
 def save_session(
@@ -205,13 +209,20 @@ def read_session(
     for item in book.rounds:
         origin = sources.get(item.row) if item.sheet == SHEET_ROUNDS else None
         rounds.append(replace(item, sheet=origin[0], row=origin[1]) if origin else item)
-    problems.extend(
+    refused = [
         f"sheet {item.sheet!r}, row {item.row}: {item.reason}; not loaded" for item in book.refused
-    )
-    problems.extend(
+    ]
+    problems.extend(refused)
+    # A totals row is rightly left out; a report names only what went missing.
+    not_loaded = [
+        line for line, item in zip(refused, book.refused, strict=True) if not item.is_totals
+    ]
+    skipped = [
         f"sheet {item.sheet!r} skipped: {item.reason}"
         for item in sheets_skipped_worth_a_note(book, is_session)
-    )
+    ]
+    problems.extend(skipped)
+    not_loaded += skipped
     if not is_session and not book.rounds:
         problems.append(f"{path.name}: no rounds found")
     if is_session:
@@ -224,7 +235,13 @@ def read_session(
         )
         state, _item, notes = workbook_session(rounds, columns=choices, base=base)
         problems.extend(notes)
-    return OpenedSession(state=state, problems=tuple(problems), is_session=is_session, book=book)
+    return OpenedSession(
+        state=state,
+        problems=tuple(problems),
+        is_session=is_session,
+        book=book,
+        not_loaded=tuple(not_loaded),
+    )
 
 
 def round_key(item: Round) -> str:

@@ -626,3 +626,20 @@ def test_a_rounds_workbook_opens_with_the_leads_own_targets_and_settings(
     state = window.session.state
     assert state.plan.margin_recall == 0.04 and state.prevalence.reference_prevalence == 0.01
     assert [child.name for child in state.ensemble.children] == ["sports"]
+
+
+def test_the_exported_report_names_the_rows_the_workbook_could_not_give(
+    window, dialogs, shared_fixtures, tmp_path
+):
+    assert window.open_workbook(shared_fixtures / "rounds_messy.xlsx")
+    window._problems_box.close()
+    output = tmp_path / "report.xlsx"
+    assert window.export_report(output)
+    texts = [
+        row[0] for row in openpyxl.load_workbook(output)["Summary"].iter_rows(values_only=True)
+    ]
+    warning = next(text for text in texts if text and "could not be read" in text)
+    assert warning.startswith("• 2 rows of the workbook") and "row 13" in warning
+    # File > New: the rows of that workbook are no longer the session's business.
+    window.new_session()
+    assert window.rounds_panel.not_loaded == ()
