@@ -41,6 +41,10 @@ from core.confusion import ConfusionMatrix, point_estimates, recall_from_rates
 from core.errors import InputError
 from core.intervals import Interval, wilson_precision
 
+#: Posterior draws per round: the Evaluate tab, the History tab, the report and
+#: ``prplanner compare`` use this many, so they say the same.
+DEFAULT_REPLICATES = 100_000
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Change:
@@ -188,7 +192,7 @@ def compare(
     k_previous: float,
     k_current: float,
     confidence: float = 0.95,
-    replicates: int = 100_000,
+    replicates: int = DEFAULT_REPLICATES,
     seed=None,
     prior: Prior | None = None,
     fpc: tuple[float, float] = (1.0, 1.0),

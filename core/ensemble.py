@@ -85,6 +85,17 @@ ORIGIN_REMAINDER = "remainder"  # S_rem: drawn from all of A_C
 # --------------------------------------------------------------------------------------
 
 
+def _child_generators(
+    rng: int | np.random.Generator | None, children: int
+) -> list[np.random.Generator]:
+    """One random stream per child. With a seed each child's stream starts at that seed,
+    so a child's numbers do not depend on the other children: the app's table and
+    ``prplanner ensemble`` for that one child agree. A generator is shared in turn."""
+    if isinstance(rng, np.random.Generator):
+        return [rng] * children
+    return [_generator(rng) for _ in range(children)]
+
+
 def _generator(rng: int | np.random.Generator | None) -> np.random.Generator:
     if isinstance(rng, np.random.Generator) or rng is None:
         return np.random.default_rng(rng)
@@ -779,7 +790,7 @@ def plan_recycled_labels(
 ) -> EnsemblePlan:
     """Labels each child still needs, and the saving's spread, from sizes alone (methods §13).
 
-    Simulates Algorithm 1 through its counts (Lemma 3), all children and trials at once:
+    Simulates Algorithm 1 through its counts (Lemma 3), each child's trials at once:
     ``|S+| ~ Bin(n_P, PIR)``; ``|S-| = round(|A_C - A_P| |S+| / |A_P ∩ A_C|)`` (population
     proportion, halves up, as in :func:`recycle_samples_for_precision`); the reused count
     is ``|S+|`` when ``|S+| + |S-| <= n_C`` (i.e. ``|S+|/n_C <= CIR`` up to rounding), else
@@ -873,18 +884,29 @@ def plan_recycled_labels(
     overlaps = np.array([child.overlap for child in cleaned], dtype=np.int64)[:, None]
     n_parents = np.array([parent_n for parent_n, _ in labels], dtype=np.int64)[:, None]
     n_childs = np.array([child_n for _, child_n in labels], dtype=np.int64)[:, None]
-    generator = _generator(rng)
-    chunks = []
-    for start in range(0, trials, TRIALS_PER_CHUNK):
-        progress.step(control, start, trials)
-        chunk = min(TRIALS_PER_CHUNK, trials - start)
-        chunks.append(
-            _simulate_reused(
-                generator, parent_size, sizes, overlaps, n_parents, n_childs, chunk, mix
+    rows = []
+    total = trials * len(cleaned)
+    for row, generator in enumerate(_child_generators(rng, len(cleaned))):
+        one = slice(row, row + 1)
+        chunks = []
+        for start in range(0, trials, TRIALS_PER_CHUNK):
+            progress.step(control, row * trials + start, total)
+            chunk = min(TRIALS_PER_CHUNK, trials - start)
+            chunks.append(
+                _simulate_reused(
+                    generator,
+                    parent_size,
+                    sizes[one],
+                    overlaps[one],
+                    n_parents[one],
+                    n_childs[one],
+                    chunk,
+                    mix,
+                )
             )
-        )
-    progress.step(control, trials, trials)
-    reused = np.concatenate(chunks, axis=1)
+        rows.append(np.concatenate(chunks, axis=1))
+    progress.step(control, total, total)
+    reused = np.concatenate(rows, axis=0)
 
     savings_pct = 100.0 * reused / n_childs
     mean_reused = reused.mean(axis=1)

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import batch_intervals, validation
-from core.compare import Comparison, compare
+from core.compare import DEFAULT_REPLICATES, Comparison, compare
 from core.compare import consecutive_pairs as pairs_of_rounds
 from core.confusion import point_estimates
 from core.errors import InputError
@@ -49,8 +49,9 @@ from desktop.widgets import ConfidenceBox, PercentSpin, affects
 
 DAY = 86_400.0
 UNNAMED = "(no classifier)"
-#: Posterior draws per round for the change of recall; plenty for a yes/no "beyond noise".
-COMPARE_REPLICATES = 20_000
+#: Posterior draws per round for the change of recall: as many as the Evaluate tab and the
+#: report draw, so the three say the same.
+COMPARE_REPLICATES = DEFAULT_REPLICATES
 #: Rise and fall markers: a green and a crimson that no classifier's line uses
 #: (desktop.plotting.PALETTE), so a fall is not lost on the second classifier's orange.
 IMPROVED_COLOR = "#1A9850"

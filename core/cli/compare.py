@@ -25,7 +25,7 @@ from core.cli.output import add_json_flag, confidence_flag, number, whole
 from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
-from core.workbook.report_content import CHANGE_SEED
+from core.session import EVALUATE_SEED
 
 HELP = "Change in precision and recall between two labeled rounds, and P(decline)."
 
@@ -80,7 +80,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="Q",
         help="posterior draws per round (default 100000, at most 1,000,000)",
     )
-    parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    parser.add_argument(
+        "--seed",
+        type=whole,
+        default=None,
+        metavar="S",
+        help=f"seed of the posterior draws (default: a saved session's, else {EVALUATE_SEED}, "
+        "as the app: the same numbers every run)",
+    )
     add_json_flag(parser)
 
 
@@ -138,7 +145,7 @@ def run(args: argparse.Namespace) -> Comparison | RoundsCompared:
         replicates=validation.whole_at_least(
             "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
         ),
-        seed=args.seed,
+        seed=EVALUATE_SEED if args.seed is None else args.seed,
     )
 
 
@@ -189,7 +196,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     replicates = validation.whole_at_least(
         "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
     )
-    seed = CHANGE_SEED if args.seed is None else args.seed
+    seed = state.evaluate.seed if args.seed is None else args.seed
     if item.matrix.n_pos == 0 or item.matrix.n_neg == 0 or not item.k > 0:
         raise InputError(
             f"{round_label(item)} cannot be compared: each stratum needs labeled items and "

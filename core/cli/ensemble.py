@@ -27,6 +27,7 @@ from core.ensemble import (
     precision_sample_size,
 )
 from core.errors import InputError
+from core.session import ENSEMBLE_SEED
 
 HELP = "Labels a child classifier still needs when it reuses a parent's sample (methods §13)."
 
@@ -105,7 +106,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="T",
         help="simulated trials (default 200, at most 10,000,000)",
     )
-    parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    parser.add_argument(
+        "--seed",
+        type=whole,
+        default=ENSEMBLE_SEED,
+        metavar="S",
+        help=f"seed of the simulation (default {ENSEMBLE_SEED}, as the app: the same numbers "
+        "every run)",
+    )
     add_json_flag(parser)
 
 

@@ -22,6 +22,7 @@ from core.cli.output import (
 from core.confusion import ConfusionMatrix, Population
 from core.evaluation import Evaluation, evaluate
 from core.methods import INTERVAL_METHODS, METRICS, RECOMMENDED
+from core.session import EVALUATE_SEED
 
 HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labeled round."
 
@@ -90,7 +91,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="Q",
         help="bootstrap and Monte-Carlo replicates (default 10000, at most 1,000,000)",
     )
-    parser.add_argument("--seed", type=whole, default=None, metavar="S", help="random seed")
+    parser.add_argument(
+        "--seed",
+        type=whole,
+        default=EVALUATE_SEED,
+        metavar="S",
+        help=f"seed of the bootstrap and Monte-Carlo draws (default {EVALUATE_SEED}, as the "
+        "app: the same numbers every run)",
+    )
     parser.add_argument(
         "--prior",
         type=number_list(4),

@@ -794,12 +794,6 @@ def _rate(value: float | None) -> str:
 SMALL_RATE_METRICS = ("fpr", "prevalence")
 
 
-#: Posterior draws per round for the recall change, and their seed: a report written twice
-#: from one session says the same.
-CHANGE_REPLICATES = 100_000
-CHANGE_SEED = 20_231_101
-
-
 def _comparable(item: Round) -> bool:
     return item.matrix.n_pos > 0 and item.matrix.n_neg > 0 and item.k > 0
 
@@ -808,18 +802,25 @@ def change_section(
     state: SessionState,
     item: Round | None,
     *,
-    replicates: int = CHANGE_REPLICATES,
-    seed: int | None = CHANGE_SEED,
+    replicates: int | None = None,
+    seed: int | None = None,
     fpc: bool | None = None,
 ) -> RoundChange | None:
     """The evaluated round against its classifier's previous round (the pairing of the
     History tab, :func:`core.compare.consecutive_pairs`); None when it has none.
 
+    ``replicates`` and ``seed`` of the posterior draws default to
+    :data:`core.compare.DEFAULT_REPLICATES` and the session's Evaluate seed, as the
+    Evaluate tab compares: a report says what the screen said, twice the same.
+
     ``fpc``: apply each round's finite population correction to the precision change
     (default: as the Evaluate tab does, ``state.evaluate.fpc``), for rounds that know
     their population counts.
     """
-    from core.compare import compare, consecutive_pairs
+    from core.compare import DEFAULT_REPLICATES, compare, consecutive_pairs
+
+    replicates = DEFAULT_REPLICATES if replicates is None else replicates
+    seed = state.evaluate.seed if seed is None else seed
 
     if item is None or not _comparable(item):
         return None

@@ -613,3 +613,11 @@ def test_a_sample_larger_than_its_set_gets_a_note():
     assert note.startswith("the parent's sample (500) is larger than its set (100 items)")
     assert sample_size_notes(100, 100, 80, 80) == ()
     assert len(sample_size_notes(101, 100, 81, 80)) == 2
+
+
+def test_a_childs_numbers_do_not_depend_on_the_other_children():
+    travel = ChildSet(size=47_300, overlap=40_000, name="travel")
+    finance = ChildSet(size=60_200, overlap=52_000, name="finance")
+    both = plan_recycled_labels(150_000, [travel, finance], trials=500, rng=7)
+    alone = plan_recycled_labels(150_000, [finance], trials=500, rng=7)
+    assert both.savings[1].to_dict() == alone.savings[0].to_dict()
