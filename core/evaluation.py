@@ -52,6 +52,7 @@ from core.bayes import (
 from core.confusion import ConfusionMatrix, PointEstimates, Population, point_estimates
 from core.errors import InputError, named
 from core.intervals import Interval
+from core.methods import Recommendation
 
 #: Cells below this make the normal approximations (Wald, Katz, delta, Eq 6-8) doubtful
 #: (the paper: "at least 5 or 10"; we warn below 10).
@@ -171,17 +172,33 @@ class Evaluation:
             "fpr": self.fpr,
         }
 
-    def recommended(self) -> dict[str, str]:
-        """Metric -> the interval method to quote (:data:`core.methods.RECOMMENDED`), for
-        the metrics whose recommended method was computed."""
-        from core.methods import METRICS, RECOMMENDED
+    def recommendations(self) -> dict[str, Recommendation]:
+        """Metric -> the interval to quote and why (:data:`core.methods.RECOMMENDED`), for
+        the metrics whose recommended interval was computed. F1's bootstrap gives way to
+        its posterior interval when it has no width (:data:`core.methods.F1_WITHOUT_SPREAD`):
+        a lead must never be told to quote a range of one value that is not certain."""
+        from core.methods import F1_WITHOUT_SPREAD, METRICS, RECOMMENDED
 
         metrics = self.metrics()
-        return {
-            metric: RECOMMENDED[metric].method
-            for metric in METRICS
-            if RECOMMENDED[metric].method in metrics[metric].intervals
-        }
+        chosen = {}
+        for metric in METRICS:
+            item = RECOMMENDED[metric]
+            intervals = metrics[metric].intervals
+            interval = intervals.get(item.method)
+            if interval is None:
+                continue
+            if (
+                metric == F1_WITHOUT_SPREAD.metric
+                and interval.lower == interval.upper
+                and F1_WITHOUT_SPREAD.method in intervals
+            ):
+                item = F1_WITHOUT_SPREAD
+            chosen[metric] = item
+        return chosen
+
+    def recommended(self) -> dict[str, str]:
+        """Metric -> the interval method to quote (see :meth:`recommendations`)."""
+        return {metric: item.method for metric, item in self.recommendations().items()}
 
     def to_dict(self) -> dict:
         """The ``prplanner evaluate --json`` document (its JSON contract)."""

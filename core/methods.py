@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "F1_WITHOUT_SPREAD",
     "INTERVAL_METHODS",
     "METRICS",
     "RECOMMENDED",
@@ -233,6 +234,17 @@ RECOMMENDED: dict[str, Recommendation] = {
         ),
     )
 }
+
+
+#: Quoted for F1 instead of the bootstrap when the bootstrap's interval has no width: it
+#: cannot vary a count that is 0 (no false positive and no false negative, or no true
+#: positive), so every replicate gives the same F1; the posterior can.
+F1_WITHOUT_SPREAD = Recommendation(
+    metric="f1",
+    method="posterior",
+    why="the bootstrap cannot vary a count of 0, so its interval has no width here; the "
+    "posterior interval keeps the uncertainty",
+)
 
 
 def method_label(key: str, *, short: bool = False) -> str:

@@ -104,11 +104,10 @@ def method_label(metric: str, method: str, design: str) -> str:
     return METHOD_NAMES.get(method, method)
 
 
-def quote_tip(metric: str) -> str:
+def quote_tip(metric: str, why: str | None = None) -> str:
     """Why the marked interval is the one to quote (core's reason, for a tooltip)."""
-    return (
-        f"{QUOTE_MARK} Quote this interval for {METRIC_NAMES[metric]}: {RECOMMENDED[metric].why}."
-    )
+    why = RECOMMENDED[metric].why if why is None else why
+    return f"{QUOTE_MARK} Quote this interval for {METRIC_NAMES[metric]}: {why}."
 
 
 def population_of(inputs: EvaluateInputs) -> Population | None:
@@ -163,14 +162,16 @@ class ResultRow:
     upper: float | None
     note: str
     pending: bool
-    #: The interval to quote for this metric (:meth:`Evaluation.recommended`).
+    #: The interval to quote for this metric (:meth:`Evaluation.recommendations`), and why.
     quoted: bool = False
+    why: str | None = None
 
     @property
     def digits(self) -> int:
         """Decimals of every percentage of this metric: those of its estimate, so the
-        estimate, the bounds and the width read alike (87.9 %, 83.3 %, 8.0 %)."""
-        return formatting.percent_digits(self.estimate)
+        estimate, the bounds and the width read alike (87.9 %, 83.3 %, 8.0 %); an estimate
+        of 0 takes its bounds' (:func:`desktop.formatting.interval_digits`)."""
+        return formatting.interval_digits(self.estimate, self.lower, self.upper)
 
 
 class EvaluationTableModel(QAbstractTableModel):
@@ -186,11 +187,12 @@ class EvaluationTableModel(QAbstractTableModel):
         rows = []
         if evaluation is not None:
             self._design = evaluation.design
-            recommended = evaluation.recommended()
+            recommended = evaluation.recommendations()
             for metric, method, estimate, lower, upper, note in evaluation.to_rows():
                 if metric == "prevalence":
                     continue
                 waiting = pending and is_resampled(metric, method)
+                quoted = recommended.get(metric)
                 rows.append(
                     ResultRow(
                         metric,
@@ -200,7 +202,8 @@ class EvaluationTableModel(QAbstractTableModel):
                         None if waiting else upper,
                         "" if waiting else note,
                         waiting,
-                        recommended.get(metric) == method,
+                        quoted is not None and quoted.method == method,
+                        quoted.why if quoted is not None else None,
                     )
                 )
         if [(r.metric, r.method) for r in rows] == [(r.metric, r.method) for r in self._rows]:
@@ -251,7 +254,7 @@ class EvaluationTableModel(QAbstractTableModel):
                 return METRIC_TIPS[row.metric]
             tip = METHOD_TIPS.get(row.method, "")
             if row.quoted:
-                tip = f"{quote_tip(row.metric)}\n{tip}"
+                tip = f"{quote_tip(row.metric, row.why)}\n{tip}"
             if row.pending:
                 tip += "\nComputing in the background…"
             if row.note:
@@ -747,9 +750,14 @@ class EvaluateTab(SessionTab):
         recommended = evaluation.recommended()
         parts = []
         for metric, result in metrics.items():
-            digits = formatting.percent_digits(result.estimate)
-            text = f"<b>{METRIC_NAMES[metric]}</b> {formatting.percent(result.estimate, digits)}"
             method = recommended.get(metric)
+            quoted = result.intervals.get(method) if method is not None else None
+            digits = formatting.interval_digits(
+                result.estimate,
+                quoted.lower if quoted is not None else None,
+                quoted.upper if quoted is not None else None,
+            )
+            text = f"<b>{METRIC_NAMES[metric]}</b> {formatting.percent(result.estimate, digits)}"
             if method is not None:
                 name = method_label(metric, method, evaluation.design)
                 if pending and is_resampled(metric, method):

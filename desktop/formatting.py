@@ -204,6 +204,16 @@ def percent_digits(value: float | None) -> int:
     return 1 if magnitude >= 10 or magnitude == 0 else 2 if magnitude >= 1 else 3
 
 
+def interval_digits(estimate: float | None, lower: float | None, upper: float | None) -> int:
+    """The decimals of an estimate and its interval: the estimate's (:func:`percent_digits`),
+    or, for an estimate of exactly 0, those its bounds need, so ``0.0 % (0.0–0.0 %)`` reads
+    ``0.000 % (0.000–0.043 %)`` rather than looking certain."""
+    if estimate is not None and math.isfinite(estimate) and estimate != 0:
+        return percent_digits(estimate)
+    bounds = [v for v in (lower, upper) if v is not None and math.isfinite(v) and v != 0]
+    return max((percent_digits(value) for value in bounds), default=percent_digits(estimate))
+
+
 def percent_range(lower: float | None, upper: float | None, digits: int | None = None) -> str:
     """An interval with its unit once: ``"83.3–91.3 %"`` (both ends with ``digits``
     decimals, by default those of the lower end); ``"–"`` when an end is missing."""

@@ -21,7 +21,7 @@ from core.cli.output import (
 )
 from core.confusion import ConfusionMatrix, Population
 from core.evaluation import Evaluation, evaluate
-from core.methods import INTERVAL_METHODS, METRICS, RECOMMENDED
+from core.methods import INTERVAL_METHODS, METRICS
 from core.session import EVALUATE_SEED
 
 HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labeled round."
@@ -193,8 +193,7 @@ def format_text(evaluation: Evaluation) -> str:
         lines.extend(f"  - {warning}" for warning in evaluation.warnings)
     lines.append("")
     lines.append("* the interval to quote:")
-    for metric in evaluation.recommended():
-        recommendation = RECOMMENDED[metric]
+    for metric, recommendation in evaluation.recommendations().items():
         lines.append(
             f"  {metric}: {INTERVAL_METHODS[recommendation.method].label}, because "
             f"{recommendation.why}"

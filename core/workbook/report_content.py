@@ -1095,7 +1095,7 @@ def summary_rows(
     else:
         for name, metric in evaluation.metrics().items():
             estimate = _finite(metric.estimate)
-            method = HEADLINE_METHODS[name]
+            method = evaluation.recommended().get(name, HEADLINE_METHODS[name])
             interval = metric.intervals.get(method)
             lower = _finite(interval.lower) if interval is not None else None
             upper = _finite(interval.upper) if interval is not None else None

@@ -240,3 +240,19 @@ def test_all_intervals_are_in_the_unit_interval_and_contain_the_estimate(tp, fp,
                 name,
                 method,
             )
+
+
+def test_f1_is_quoted_from_its_posterior_when_the_bootstrap_cannot_vary():
+    result = evaluate(
+        ConfusionMatrix(tp=180, fp=0, fn=0, tn=1788),
+        population=Population.from_counts(20_000, 980_000),
+        seed=1,
+    )
+    assert result.f1.intervals["bootstrap"].lower == result.f1.intervals["bootstrap"].upper
+    assert result.recommended()["f1"] == "posterior"
+    assert result.to_dict()["recommended"]["f1"] == "posterior"
+    posterior = result.f1.intervals["posterior"]
+    assert posterior.upper - posterior.lower > 0.01
+    # Counts with spread keep the bootstrap.
+    usual = evaluate(ConfusionMatrix(tp=180, fp=20, fn=12, tn=1788), population=0.02, seed=1)
+    assert usual.recommended()["f1"] == "bootstrap"

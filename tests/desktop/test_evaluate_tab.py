@@ -388,3 +388,38 @@ def test_the_evaluate_tab_fits_a_1280_by_800_window(qtbot, tmp_path, monkeypatch
         assert forest.plotItem.geometry().width() <= forest.width() + 1
         right = forest.mapTo(tab, forest.rect().topRight()).x()
         assert right <= tab.width()
+
+
+def test_no_false_positive_and_no_miss_is_not_shown_as_certain(qtbot):
+    # FP = FN = 0: the bootstrap cannot vary F1 (every replicate gives 100 %), and FPR's
+    # upper bound is 0.043 % (its value is core's business, tested there): the screen must
+    # show both as uncertain.
+    state = SessionState()
+    state = dataclasses.replace(
+        state,
+        evaluate=dataclasses.replace(
+            state.evaluate,
+            matrix=ConfusionMatrix(tp=180, fp=0, fn=0, tn=1788),
+            population=dataclasses.replace(
+                state.evaluate.population,
+                mode="counts",
+                predicted_positive=20_000,
+                predicted_negative=980_000,
+            ),
+        ),
+    )
+    tab = make_tab(qtbot, state)
+    qtbot.waitUntil(lambda: "computing" not in tab.summary_label.text(), timeout=20_000)
+    summary = tab.summary_label.text().replace("\u00a0", " ")
+    assert "(★ Posterior " in summary and "Bootstrap 100.0–100.0 %" not in summary
+    upper = tab.evaluation.fpr.intervals["wilson_ratio"].upper
+    assert 0.0004 < upper < 0.00045
+    assert "FPR</b> 0.000 % (★ Wilson ratio 0.000–0.043 %)" in summary, summary
+    rows = tab.table_model.result_rows()
+    f1_quoted = [row.method for row in rows if row.metric == "f1" and row.quoted]
+    assert f1_quoted == ["posterior"]
+    tip = tab.table_model.index(
+        next(i for i, row in enumerate(rows) if row.metric == "f1" and row.quoted), 1
+    ).data(Qt.ItemDataRole.ToolTipRole)
+    assert "cannot vary a count of 0" in tip
+    tab.shutdown()
