@@ -19,6 +19,7 @@ window with as many plots.
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 import time
@@ -35,6 +36,18 @@ def resume_garbage_collection() -> None:
     """
     gc.freeze()
     gc.enable()
+
+
+def _offer_recovery(window) -> bool:
+    """:meth:`MainWindow.offer_recovery`, which must never stop the start (the other tabs
+    and the file to open come after it): a failure is logged and said, and the app goes on
+    with the example session."""
+    try:
+        return window.offer_recovery()
+    except Exception:
+        logging.getLogger(__name__).exception("offering the recovered session failed")
+        window.show_status("The unsaved session of the last run could not be restored")
+        return False
 
 
 def run_app(path: str | os.PathLike[str] | None = None) -> int:
@@ -62,7 +75,7 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
         # "could not open" message then sit over the window, and on failure the example
         # session stays open.
         # The start-up benchmark must never wait on a question.
-        restored = not os.environ.get(EXIT_AFTER_SHOW_ENV) and window.offer_recovery()
+        restored = not os.environ.get(EXIT_AFTER_SHOW_ENV) and _offer_recovery(window)
         if path is None:
             return
         if restored:
@@ -77,11 +90,13 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
         resume_garbage_collection()  # before any job starts on a pool thread (workers.py)
         # The file is read off the GUI thread with the event loop running: the start-up
         # report waits until it is open.
-        start()
-        if os.environ.get(EXIT_AFTER_SHOW_ENV):
-            QTimer.singleShot(0, report_and_quit)
-        else:
-            QTimer.singleShot(0, window.build_deferred_tabs)
+        try:
+            start()
+        finally:  # whatever happened there, the other tabs are built
+            if os.environ.get(EXIT_AFTER_SHOW_ENV):
+                QTimer.singleShot(0, report_and_quit)
+            else:
+                QTimer.singleShot(0, window.build_deferred_tabs)
 
     QTimer.singleShot(0, start_then_report)
 

@@ -51,10 +51,12 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QLabel,
     QLineEdit,
     QMainWindow,
     QMessageBox,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -353,19 +355,40 @@ class MainWindow(QMainWindow):
         self.tabs.blockSignals(True)
         try:
             for key, entry in list(self._deferred_tabs.items()):
+                del self._deferred_tabs[key]
                 index = self.tab_keys.index(key)
                 title = self.tabs.tabText(index)
+                try:
+                    tab = self._make_tab(key, entry)
+                except Exception:
+                    # A bug in one tab must not cost the others (or shift their indices):
+                    # its stand-in stays, saying so.
+                    logger.exception("building the %s tab failed", key)
+                    self._say_tab_failed(index)
+                    continue
                 stand_in = self.tabs.widget(index)
                 self.tabs.removeTab(index)
-                self.tabs.insertTab(index, self._make_tab(key, entry), title)
+                self.tabs.insertTab(index, tab, title)
                 if stand_in is not None:
                     stand_in.deleteLater()
-                del self._deferred_tabs[key]
             self.tabs.setCurrentIndex(current)
         finally:
             self.tabs.blockSignals(False)
         self.connect_grids()
         guard_wheel(self.tabs)
+
+    def _say_tab_failed(self, index: int) -> None:
+        stand_in = self.tabs.widget(index)
+        if stand_in is None:
+            return
+        layout = stand_in.layout() or QVBoxLayout(stand_in)
+        message = QLabel(
+            "This tab could not be built, because of an error in PR Planner. The other tabs "
+            "work; saving keeps your session. Please report the log file's last lines.",
+            stand_in,
+        )
+        message.setWordWrap(True)
+        layout.addWidget(message)
 
     # --- menus --------------------------------------------------------------------------
 
@@ -705,6 +728,12 @@ class MainWindow(QMainWindow):
             return False
         entry = self.recovery.latest_entry()
         self._recovery_offered = True
+        if self.recovery.set_aside:
+            names = ", ".join(path.name for path in self.recovery.set_aside)
+            self.show_status(
+                f"A damaged copy of an unsaved session could not be restored and was set "
+                f"aside ({names} in {self.recovery.directory})"
+            )
         if entry is None:
             return False
         when = entry.saved_at.strftime("%Y-%m-%d %H:%M")

@@ -17,6 +17,7 @@ every edit; plot items are created once and updated with ``setData``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
@@ -777,7 +778,10 @@ class PrevalenceTab(SessionTab):
         except InputError:
             pass
         for past in state.rounds:
-            own_precision[round_label(past)] = point_estimates(past.matrix, past.k).precision
+            # A round without labels in one stratum has no precision of its own (its P3 point
+            # is refused too); the others are still shown.
+            with contextlib.suppress(InputError):
+                own_precision[round_label(past)] = point_estimates(past.matrix, past.k).precision
         rows = []
         for point in points:
             metrics = calibrated_metrics(point.tpr, point.fpr, reference)

@@ -35,6 +35,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import logging
+import math
 import os
 import uuid
 from dataclasses import dataclass, fields, replace
@@ -43,16 +45,19 @@ from typing import Any, BinaryIO
 
 from core.errors import InputError
 from core.session import SCHEMA_VERSION, SessionState, flatten, unflatten
-from core.workbook.rounds import Round
+from core.workbook.rounds import MAX_COUNT, MIN_K, Round
 from core.workbook.safe_io import SaveError, atomic_write_path
 
 __all__ = ["RecoveredSession", "RecoveryStore"]
+
+logger = logging.getLogger(__name__)
 
 FORMAT_NAME = "prplanner-recovery"
 FORMAT_VERSION = 1
 _PREFIX = "session-"
 _DATA_SUFFIX = ".json"
 _LOCK_SUFFIX = ".lock"
+_DAMAGED_SUFFIX = ".damaged"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,14 +94,73 @@ def round_to_json(item: Round) -> dict[str, Any]:
 
 
 def round_from_json(data: dict[str, Any]) -> Round:
-    """Inverse of :func:`round_to_json`; raises :class:`InputError` on a damaged entry."""
+    """Inverse of :func:`round_to_json`; raises :class:`InputError` on a damaged entry.
+
+    A round is checked as the rounds reader checks a row (whole counts in range, a
+    positive ``k``, population counts that hold the labeled items, texts as texts), so a
+    damaged file cannot put into the session a round no workbook could.
+    """
     try:
         values = dict(data)
         if values.get("date") is not None:
             values["date"] = dt.date.fromisoformat(values["date"])
-        return Round(**values)
+        item = Round(**values)
     except (TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"a past round could not be restored ({exc})") from None
+    problems = _round_problems(item)
+    if problems:
+        raise InputError(f"a past round could not be restored ({'; '.join(problems)})")
+    return item
+
+
+def _is_whole(value: object) -> bool:
+    return type(value) is int
+
+
+def _round_problems(item: Round) -> list[str]:
+    """What is wrong with a restored round (nothing for one PR Planner wrote)."""
+    from core.confusion import oversized_strata
+
+    problems = []
+    if not isinstance(item.sheet, str):
+        problems.append("sheet is not a text")
+    for name in ("round", "classifier", "model_version", "notes"):
+        if getattr(item, name) is not None and not isinstance(getattr(item, name), str):
+            problems.append(f"{name} is not a text")
+    if not _is_whole(item.row) or item.row < 1:
+        problems.append("its row is not a row number")
+    if item.date is not None and not isinstance(item.date, dt.date):
+        problems.append("its date is not a date")
+    counts = (item.tp, item.fp, item.fn, item.tn)
+    if not all(_is_whole(value) and 0 <= value <= MAX_COUNT for value in counts):
+        problems.append(f"TP, FP, FN and TN must be whole numbers from 0 to {MAX_COUNT:.0e}")
+    populations = (item.population_pos, item.population_neg)
+    if not all(
+        value is None or (_is_whole(value) and 1 <= value <= MAX_COUNT) for value in populations
+    ):
+        problems.append("a population count is not a whole number >= 1")
+    if not (
+        isinstance(item.k, int | float)
+        and not isinstance(item.k, bool)
+        and math.isfinite(item.k)
+        and item.k >= MIN_K
+    ):
+        problems.append(f"k must be a number >= {MIN_K:g}")
+    if item.s is not None and not (
+        isinstance(item.s, int | float)
+        and not isinstance(item.s, bool)
+        and math.isfinite(item.s)
+        and item.s > 0
+    ):
+        problems.append("s must be a number > 0")
+    if not problems:
+        for stratum, labeled, population in oversized_strata(
+            (item.tp + item.fp, item.fn + item.tn), populations
+        ):
+            problems.append(
+                f"{labeled:,} {stratum} items labeled, more than its population of {population:,}"
+            )
+    return problems
 
 
 class _Lock:
@@ -170,6 +234,8 @@ class RecoveryStore:
             raise InputError(f"session id must be letters, digits, - or _, got {session_id!r}")
         self._lock = _Lock(self.directory / f"{_PREFIX}{self.session_id}{_LOCK_SUFFIX}")
         self._locked = False
+        #: Leftover files that could not be read, renamed ``….damaged`` by latest_entry.
+        self.set_aside: list[Path] = []
 
     @property
     def path(self) -> Path:
@@ -219,11 +285,31 @@ class RecoveryStore:
         return None if entry is None else entry.state
 
     def latest_entry(self) -> RecoveredSession | None:
-        """Like :meth:`latest`, with when it was written and what could not be restored."""
-        found = [entry for entry in self._leftovers() if entry is not None]
+        """Like :meth:`latest`, with when it was written and what could not be restored.
+
+        A leftover file that cannot be read is renamed ``….damaged`` (kept for a look, never
+        offered again) and listed in :attr:`set_aside`.
+        """
+        found = []
+        for path in self._leftover_paths():
+            entry = _load(path)
+            if entry is None:
+                self._set_aside(path)
+            else:
+                found.append(entry)
         if not found:
             return None
         return max(found, key=lambda entry: entry.saved_at)
+
+    def _set_aside(self, path: Path) -> None:
+        damaged = path.with_suffix(_DAMAGED_SUFFIX)
+        try:
+            path.replace(damaged)
+        except OSError:
+            _remove(path)
+        else:
+            self.set_aside.append(damaged)
+        _remove(path.with_suffix(_LOCK_SUFFIX))
 
     def clear(self) -> None:
         """Delete this session's file and every file left by runs that are gone."""
@@ -264,29 +350,52 @@ class RecoveryStore:
                 gone.append(path)
         return gone
 
-    def _leftovers(self):
-        for path in self._leftover_paths():
-            yield _load(path)
-
 
 def _load(path: Path) -> RecoveredSession | None:
-    """A recovery file, or ``None`` when it is unreadable (never an exception)."""
+    """A recovery file, or ``None`` when it is unreadable (never an exception).
+
+    The file is the app's own, but a crash, a full disk or a hand edit can leave anything
+    in it; whatever it holds, reading it must not stop the app from starting.
+    """
+    try:
+        return _read(path)
+    except Exception:  # any damage means "not recoverable", never a crash
+        logger.warning("recovery file %s could not be read", path, exc_info=True)
+        return None
+
+
+def _read(path: Path) -> RecoveredSession | None:
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:
+    if (
+        not isinstance(payload, dict)
+        or payload.get("format") != FORMAT_NAME
+        or payload.get("version") != FORMAT_VERSION
+    ):
         return None
-    problems: list[str] = []
+    inputs = payload.get("inputs", [])
+    rounds_data = payload.get("rounds", [])
+    saved_at_text = payload.get("saved_at")
+    if not (
+        isinstance(inputs, list)
+        and isinstance(rounds_data, list)
+        and isinstance(saved_at_text, str)
+        and all(isinstance(row, list) and len(row) == 2 for row in inputs)
+    ):
+        return None
     try:
-        inputs = [(str(key), value) for key, value in payload.get("inputs", [])]
-        state, unflatten_problems = unflatten(inputs)
-        saved_at = dt.datetime.fromisoformat(payload["saved_at"])
-    except (TypeError, ValueError, KeyError):
+        saved_at = dt.datetime.fromisoformat(saved_at_text)
+    except ValueError:
         return None
+    if saved_at.tzinfo is not None:  # written elsewhere: compare it in local time
+        saved_at = saved_at.astimezone().replace(tzinfo=None)
+    problems: list[str] = []
+    state, unflatten_problems = unflatten([(str(key), value) for key, value in inputs])
     problems.extend(unflatten_problems)
     rounds = []
-    for number, data in enumerate(payload.get("rounds", []), start=1):
+    for number, data in enumerate(rounds_data, start=1):
         try:
             rounds.append(round_from_json(data))
         except InputError as exc:

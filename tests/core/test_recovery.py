@@ -163,3 +163,74 @@ def test_random_sessions_survive_recovery(tmp_path_factory, state):
     entry = RecoveryStore(folder).latest_entry()
     assert entry.problems == ()
     assert entry.state == state
+
+
+def _crashed_payload(tmp_path, session_id="crashed"):
+    crashed = RecoveryStore(tmp_path, session_id=session_id)
+    crashed.write(_edited_state())
+    crashed.close()
+    return crashed.path, json.loads(crashed.path.read_text())
+
+
+DAMAGE = {
+    "rounds not a list": lambda payload: payload.__setitem__("rounds", 5),
+    "rounds null": lambda payload: payload.__setitem__("rounds", None),
+    "inputs not a list": lambda payload: payload.__setitem__("inputs", 7),
+    "saved_at a number": lambda payload: payload.__setitem__("saved_at", 5),
+    "another version": lambda payload: payload.__setitem__("version", 999),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
+def test_a_damaged_file_is_set_aside_never_raised(tmp_path, damage):
+    path, payload = _crashed_payload(tmp_path)
+    DAMAGE[damage](payload)
+    path.write_text(json.dumps(payload))
+    store = RecoveryStore(tmp_path)
+    assert store.latest_entry() is None
+    assert not path.exists() and store.set_aside == [path.with_suffix(".damaged")]
+    assert RecoveryStore(tmp_path).latest_entry() is None  # not offered again
+
+
+def test_a_deeply_nested_or_huge_file_is_not_recoverable_but_does_not_raise(tmp_path):
+    (tmp_path / "session-deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    path, payload = _crashed_payload(tmp_path, "huge")
+    payload["inputs"][0] = [payload["inputs"][0][0], int("9" * 4000)]
+    path.write_text(json.dumps(payload))
+    entry = RecoveryStore(tmp_path).latest_entry()
+    # The huge number is one refused setting; the rest of that session is restored.
+    assert entry is not None and entry.path == path
+    assert any("characters" in text for text in entry.problems)
+
+
+def test_a_time_zone_in_one_file_does_not_lose_the_other(tmp_path):
+    good_path, _payload = _crashed_payload(tmp_path, "good")
+    other_path, payload = _crashed_payload(tmp_path, "other")
+    payload["saved_at"] = "2001-01-01T00:00:00+00:00"
+    other_path.write_text(json.dumps(payload))
+    assert RecoveryStore(tmp_path).latest_entry().path == good_path
+
+
+BAD_ROUNDS = {
+    "negative TP": {"tp": -5},
+    "TP as text": {"tp": "abc"},
+    "TP too large": {"tp": 10**30},
+    "TP a float": {"tp": 1e308},
+    "k zero": {"k": 0},
+    "k as text": {"k": "x"},
+    "k a list": {"k": [1, 2]},
+    "name a list": {"round": [1, 2]},
+    "row as text": {"row": "x"},
+    "negative population": {"population_pos": -10, "population_neg": 5},
+    "more labels than items": {"population_pos": 3, "population_neg": 10**6},
+}
+
+
+@pytest.mark.parametrize("damage", BAD_ROUNDS, ids=list(BAD_ROUNDS))
+def test_a_round_no_workbook_could_hold_is_not_restored(tmp_path, damage):
+    path, payload = _crashed_payload(tmp_path)
+    payload["rounds"][0].update(BAD_ROUNDS[damage])
+    path.write_text(json.dumps(payload))
+    entry = RecoveryStore(tmp_path).latest_entry()
+    assert len(entry.state.rounds) == len(payload["rounds"]) - 1
+    assert any(text.startswith("past round 1: a past round could not") for text in entry.problems)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QStandardPaths
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
 from core.session import SessionState
 from core.workbook.recovery import RecoveryStore
@@ -300,3 +300,49 @@ def test_window_without_recovery_folder_keeps_no_file(qtbot, folders, answers):
     window.session.undo_stack.setClean()
     window.close()
     assert not (folders / "recovery").exists()
+
+
+def test_a_damaged_recovery_file_is_set_aside_and_said(make_window, folders, answers):
+    recovery = folders / "recovery"
+    path = leave_a_gone_run(recovery, SessionState())
+    path.write_text('{"format": "prplanner-recovery", "version": 1, "rounds": 5}')
+    window = make_window()
+    assert window.offer_recovery() is False
+    assert answers == []  # nothing offered
+    assert "set aside" in window.statusBar().currentMessage()
+    assert (recovery / path.with_suffix(".damaged").name).exists()
+
+
+def test_a_failing_recovery_offer_does_not_stop_the_start(make_window, monkeypatch):
+    from desktop import app as app_module
+
+    window = make_window()
+
+    def broken() -> bool:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(window, "offer_recovery", broken)
+    assert app_module._offer_recovery(window) is False
+    assert "could not be restored" in window.statusBar().currentMessage()
+
+
+def test_a_tab_that_fails_to_build_leaves_the_others(qtbot, folders, answers, monkeypatch):
+    window = MainWindow(settings=app_settings(), defer_tabs=True)
+    qtbot.addWidget(window)
+    window.load_example()
+    real = window._make_tab
+
+    def make_tab(key, entry):
+        if key == "prevalence":
+            raise RuntimeError("a bug in one tab")
+        return real(key, entry)
+
+    monkeypatch.setattr(window, "_make_tab", make_tab)
+    window.build_deferred_tabs()
+    assert window.tabs.count() == len(window.tab_keys)
+    names = [type(window.tabs.widget(i)).__name__ for i in range(window.tabs.count())]
+    assert names == ["PlanTab", "EvaluateTab", "QWidget", "EnsembleTab", "HistoryTab"]
+    stand_in = window.tabs.widget(window.tab_keys.index("prevalence"))
+    assert any("could not be built" in label.text() for label in stand_in.findChildren(QLabel))
+    window.session.undo_stack.setClean()
+    window.close()

@@ -5,6 +5,7 @@ through the menus with QFileDialog/QMessageBox answered by the test)."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import errno
 import io
 import os
@@ -643,3 +644,18 @@ def test_the_exported_report_names_the_rows_the_workbook_could_not_give(
     # File > New: the rows of that workbook are no longer the session's business.
     window.new_session()
     assert window.rounds_panel.not_loaded == ()
+
+
+def test_a_round_without_labels_in_one_stratum_leaves_every_tab_working(window, tmp_path):
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Rounds"
+    sheet.append(["Round", "Date", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["A", dt.date(2026, 1, 5), 0.05, 40, 10, 3, 300])
+    sheet.append(["B", dt.date(2026, 1, 12), 0.05, 0, 0, 2, 310])  # no flagged labels
+    path = tmp_path / "rounds.xlsx"
+    book.save(path)
+    assert window.open_workbook(path)
+    for index in range(window.tabs.count()):  # an exception in a slot fails the test
+        window.tabs.setCurrentIndex(index)
+    assert len(window.session.state.rounds) == 2
