@@ -66,7 +66,7 @@ DEFAULT_CONFIDENCE = 0.95
 #: ``"sample"`` = UniformSample (a draw with replacement).
 MIXES = ("shuffle", "sample")
 #: Beyond this the (children x trials) arrays stop fitting comfortably in memory.
-MAX_TRIALS = 10_000_000
+MAX_TRIALS = 10_000_000  # core.session.MAX_ENSEMBLE_TRIALS: the same
 #: Trials simulated per vectorized chunk (progress and cancel are checked between chunks).
 TRIALS_PER_CHUNK = 20_000
 #: numpy's hypergeometric draw (the shuffle mix) needs both of its counts below 10^9.

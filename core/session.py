@@ -114,6 +114,8 @@ class PlanInputs:
 #: bootstrap or Monte Carlo number is the same on screen, in a report and in a terminal.
 EVALUATE_SEED = 2023
 ENSEMBLE_SEED = 7
+#: The most simulated trials of the Ensemble tab (as :data:`core.ensemble.MAX_TRIALS`).
+MAX_ENSEMBLE_TRIALS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +132,11 @@ class EvaluateInputs:
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "replicates", validation.whole_at_least("replicates", self.replicates, 100)
+            self,
+            "replicates",
+            validation.whole_at_least(
+                "replicates", self.replicates, 100, validation.MAX_REPLICATES
+            ),
         )
         object.__setattr__(self, "seed", validation.seed(self.seed))
 
@@ -204,7 +210,11 @@ class EnsembleInputs:
             raise InputError(f"the precision floor must be >= 0.5, got {floor:g}")
         if self.mix not in typing.get_args(MixOption):
             raise InputError(f"mix must be shuffle or sample, got {self.mix!r}")
-        object.__setattr__(self, "trials", validation.whole_at_least("trials", self.trials, 10))
+        object.__setattr__(
+            self,
+            "trials",
+            validation.whole_at_least("trials", self.trials, 10, MAX_ENSEMBLE_TRIALS),
+        )
         object.__setattr__(self, "seed", validation.seed(self.seed))
 
 
@@ -329,9 +339,15 @@ def _coerce(template: Any, value: Any, key: str) -> Any:
     if isinstance(template, float):
         try:
             return float(str(value).replace(",", "")) if isinstance(value, str) else float(value)
-        except (TypeError, ValueError):
-            raise InputError(f"{key}: expected a number, got {value!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{key}: expected a number, got {_short(value)}") from None
     return "" if value is None else str(value)
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, a long one cut (a 4,000-digit number in a damaged file)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}…({len(text):,} characters)"
 
 
 def unflatten(rows, base: SessionState | None = None) -> tuple[SessionState, list[str]]:

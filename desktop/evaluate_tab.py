@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import validation
 from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
@@ -486,7 +487,7 @@ class EvaluateTab(SessionTab):
             session,
             "evaluate.replicates",
             minimum=100,
-            maximum=2_000_000,
+            maximum=validation.MAX_REPLICATES,
             tooltip="Replicates Q of the bootstrap and the Monte-Carlo intervals; more is "
             "smoother but slower (computed in the background)",
         )

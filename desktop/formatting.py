@@ -63,26 +63,46 @@ def ratio(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+#: Thousands separators a person may type in a whole number.
+_GROUP_SEPARATORS = ",\u00a0\u202f '_"
+#: A whole number with one kind of separator between groups of three digits.
+_GROUPED = re.compile(r"-?\d{1,3}(?:([,\u00a0\u202f '_])\d{3})(?:\1\d{3})*")
+
+
 def parse_count(text: str) -> int:
     """A whole number typed or pasted by a person: ``"39,800"``, ``"1 251 000"``, ``"225"``.
 
+    A separator must stand between groups of three digits: ``"1,5"`` is refused (a
+    decimal comma?), not read as 15. Digits are read exactly (no float rounding).
+
     Raises ``ValueError`` with the reason shown at the cell.
     """
-    cleaned = text.strip()
-    for separator in (",", "\u00a0", "\u202f", " ", "'", "_"):
-        cleaned = cleaned.replace(separator, "")
+    shown = text.strip()
+    cleaned = shown
+    if any(separator in cleaned for separator in _GROUP_SEPARATORS):
+        if not _GROUPED.fullmatch(cleaned):
+            raise ValueError(
+                f"'{shown}' is not a whole number: a separator goes between groups of three "
+                "digits (1,251,000); counts have no decimals"
+            )
+        for separator in _GROUP_SEPARATORS:
+            cleaned = cleaned.replace(separator, "")
     if not cleaned:
         raise ValueError("empty: type a whole number")
-    try:
-        number = float(cleaned)
-    except ValueError:
-        raise ValueError(f"'{text.strip()}' is not a number") from None
-    if not math.isfinite(number):
-        raise ValueError(f"'{text.strip()}' is not a finite number")
+    digits = cleaned.removeprefix("-")
+    if digits.isdecimal() and digits.isascii():
+        number: float = int(cleaned)
+    else:
+        try:
+            number = float(cleaned)
+        except ValueError:
+            raise ValueError(f"'{shown}' is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"'{shown}' is not a finite number")
     if number < 0:
-        raise ValueError(f"{text.strip()} is negative: counts are >= 0")
-    if not number.is_integer():
-        raise ValueError(f"{text.strip()} is fractional: counts are whole numbers")
+        raise ValueError(f"{shown} is negative: counts are >= 0")
+    if not float(number).is_integer():
+        raise ValueError(f"{shown} is fractional: counts are whole numbers")
     return int(number)
 
 

@@ -22,6 +22,7 @@ still takes the wheel, and a burst of wheel clicks is one undo step.
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -49,8 +50,11 @@ from PySide6.QtWidgets import (
 from desktop import formatting
 from desktop.session_model import SessionModel, field_label
 
-#: Largest count a Qt spin box holds (a signed 32-bit int); populations are far below it.
-MAX_COUNT = 2_147_483_647
+logger = logging.getLogger(__name__)
+
+#: Largest count a :class:`CountSpin` holds: every whole number up to it is exact as a
+#: double (2^53), above the largest count the core accepts (10^15).
+MAX_COUNT = 2**53
 
 _drag_counter = itertools.count(1)
 
@@ -222,23 +226,30 @@ class _Bound:
             allowed = (
                 f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}"
             )
-            session.refused.emit(
-                self._path,
-                f"{field_label(self._path)}: {typed} is outside {allowed}; it stays {kept}",
-            )
+            why = f"{typed} is outside {allowed}"
+            if isinstance(self, CountSpin):
+                try:
+                    formatting.parse_count(typed)
+                except ValueError as exc:  # not a count at all ("1,5"): say why
+                    why = str(exc)
+            session.refused.emit(self._path, f"{field_label(self._path)}: {why}; it stays {kept}")
         return kept
 
 
 # --- spin boxes ---------------------------------------------------------------------------
 
 
-class CountSpin(_Bound, QSpinBox):
+class CountSpin(_Bound, QDoubleSpinBox):
     """A whole number with thousands separators, typed or pasted like in a spreadsheet.
 
     ``1,251,000``, ``1 251 000`` and ``1251000`` are all accepted. With ``path=None`` it is
     an unbound spin box (the :class:`LogSliderSpin` drives it itself). An identifier such
     as a random seed is a number but not a quantity: ``separators=False`` shows ``2023``,
     not ``2,023``.
+
+    A double spin box with no decimals, not a ``QSpinBox``: that one holds 32-bit values
+    only, and a mail population or a seed can be larger. Whole numbers are exact up to
+    2^53 (:data:`MAX_COUNT`); :meth:`value` is an ``int``.
     """
 
     def __init__(
@@ -252,8 +263,9 @@ class CountSpin(_Bound, QSpinBox):
         separators: bool = True,
         parent: QWidget | None = None,
     ):
-        QSpinBox.__init__(self, parent)
+        QDoubleSpinBox.__init__(self, parent)
         self._separators = separators
+        self.setDecimals(0)
         self.setRange(minimum, maximum)
         self.setKeyboardTracking(False)  # one edit per Enter/focus-out, not per keystroke
         self.setAlignment(Qt.AlignmentFlag.AlignRight)
@@ -264,14 +276,23 @@ class CountSpin(_Bound, QSpinBox):
             self._bind(session, path)
             self.valueChanged.connect(self._on_value_changed)
 
-    def textFromValue(self, value: int) -> str:
-        return formatting.thousands(value) if self._separators else str(int(value))
+    def value(self) -> int:
+        return int(QDoubleSpinBox.value(self))
 
-    def valueFromText(self, text: str) -> int:
+    def minimum(self) -> int:
+        return int(QDoubleSpinBox.minimum(self))
+
+    def maximum(self) -> int:
+        return int(QDoubleSpinBox.maximum(self))
+
+    def textFromValue(self, value: float) -> str:
+        return formatting.thousands(int(value)) if self._separators else str(int(value))
+
+    def valueFromText(self, text: str) -> float:
         try:
-            return formatting.parse_count(text)
+            return float(formatting.parse_count(text))
         except ValueError:
-            return self.value()
+            return float(self.value())
 
     def validate(self, text: str, pos: int):
         stripped = text.strip()
@@ -294,8 +315,14 @@ class CountSpin(_Bound, QSpinBox):
         return self._kept_after(text)
 
     def _show(self, value: Any) -> None:
+        shown = int(value)
+        if not self.minimum() <= shown <= self.maximum():
+            # The session's checks keep its values within the field's range; a spin box
+            # cannot show one beyond it (Qt raises), so the field says its bound instead.
+            logger.warning("%s holds %s, beyond its field's range", self._path, value)
+            shown = min(max(shown, self.minimum()), self.maximum())
         with QSignalBlocker(self):
-            self.setValue(int(value))
+            self.setValue(shown)
 
     def _on_value_changed(self, value: int) -> None:
         self._commit(int(value))
@@ -680,10 +707,15 @@ class RatioEdit(_Bound, QLineEdit):
         self.editingFinished.connect(self._on_edited)
 
     def _show(self, value: Any) -> None:
+        self._shown = ratio_text(float(value))
         with QSignalBlocker(self):
-            self.setText(ratio_text(float(value)))
+            self.setText(self._shown)
 
     def _on_edited(self) -> None:
+        if self.text() == self._shown:
+            # Enter or leaving the field without typing: the rounded text shown ("1/30.36")
+            # is not the value held, so reading it back would change k.
+            return
         try:
             value = parse_ratio(self.text())
         except ValueError as exc:

@@ -120,6 +120,7 @@ _CAUSES = {
     errno.EISDIR: "the destination is a folder",
     errno.ETXTBSY: "the file is in use by another program",
     errno.EBUSY: "the file is in use by another program",
+    errno.ENAMETOOLONG: "the file name is too long; choose a shorter name",
 }
 
 
@@ -292,8 +293,11 @@ def _same_file(first: Path, second: Path) -> bool:
     with contextlib.suppress(OSError):
         if os.path.samefile(first, second):
             return True
-    first_name = os.path.normcase(os.path.abspath(first.resolve()))
-    second_name = os.path.normcase(os.path.abspath(second.resolve()))
+    try:
+        first_name = os.path.normcase(os.path.abspath(first.resolve()))
+        second_name = os.path.normcase(os.path.abspath(second.resolve()))
+    except (OSError, RuntimeError):  # a name too long, a symbolic link loop
+        return False
     return first_name.casefold() == second_name.casefold()
 
 
@@ -362,9 +366,9 @@ def check_destination(
                 f"({source.name}), and writing there would replace it; choose another "
                 f"name, for example {instead.name}"
             )
-    if destination.is_dir():
-        raise SaveError(f"could not save {destination}: the destination is a folder")
     try:
+        if destination.is_dir():
+            raise SaveError(f"could not save {destination}: the destination is a folder")
         info = destination.stat()
     except FileNotFoundError:
         if expected is not None:

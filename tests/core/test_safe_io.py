@@ -319,3 +319,9 @@ def test_labels_append_to_a_pipe_is_refused_at_once(devices, capsys, tmp_path):
         status = main(["labels", str(tmp_path / "none.xlsx"), "--append-to", str(target)])
         assert status == 2
         assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_file_name_too_long_is_a_save_error_saying_so(tmp_path):
+    destination = tmp_path / ("x" * 300 + ".xlsx")
+    with pytest.raises(SaveError, match="the file name is too long; choose a shorter name"):
+        safe_io.check_destination(destination, sources=(tmp_path / "rounds.xlsx",))

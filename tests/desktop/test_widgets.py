@@ -21,6 +21,7 @@ from desktop.widgets import (
     LogSliderSpin,
     PercentSpin,
     PopulationInput,
+    RatioEdit,
     guard_wheel,
     parse_ratio,
     ratio_text,
@@ -491,5 +492,47 @@ def test_a_typed_value_out_of_range_is_said_not_silently_undone(qtbot, session):
     before = session.get("plan.population.predicted_positive")
     type_into(qtbot, population.positives, "-10")
     assert session.get("plan.population.predicted_positive") == before
-    assert "-10 is outside 1 to" in refused[-1][1]
+    assert "-10 is negative" in refused[-1][1]
     assert population.positives.text() == formatting.thousands(before)
+
+
+def test_a_count_field_holds_populations_and_seeds_beyond_32_bits(qtbot, session):
+    population = PopulationInput(session, "plan.population")
+    qtbot.addWidget(population)
+    # Five billion mails a month: beyond a 32-bit spin box, within the core's 10^15.
+    assert session.set_value("plan.population.predicted_negative", 5_000_000_000) is None
+    assert population.negatives.text() == "5,000,000,000"
+    type_into(qtbot, population.negatives, "7,000,000,123")
+    assert session.get("plan.population.predicted_negative") == 7_000_000_123
+    assert population.negatives.value() == 7_000_000_123
+    seed = CountSpin(session, "evaluate.seed", separators=False)
+    qtbot.addWidget(seed)
+    assert session.set_value("evaluate.seed", 2**40) is None
+    assert seed.text() == str(2**40)
+
+
+def test_a_decimal_comma_in_a_count_is_refused_not_read_as_thousands(qtbot, session):
+    refused = []
+    session.refused.connect(lambda path, message: refused.append(message))
+    population = PopulationInput(session, "plan.population")
+    qtbot.addWidget(population)
+    before = session.get("plan.population.predicted_positive")
+    type_into(qtbot, population.positives, "1,5")
+    assert session.get("plan.population.predicted_positive") == before
+    assert "'1,5' is not a whole number" in refused[-1]
+    type_into(qtbot, population.positives, "41,300")
+    assert session.get("plan.population.predicted_positive") == 41_300
+
+
+def test_enter_in_the_k_field_without_typing_changes_nothing(qtbot, session):
+    assert session.set_value("plan.population.k", 0.03293365307753797) is None
+    edit = RatioEdit(session, "plan.population.k")
+    qtbot.addWidget(edit)
+    steps = session.undo_stack.count()
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    edit.editingFinished.emit()
+    assert session.get("plan.population.k") == 0.03293365307753797
+    assert session.undo_stack.count() == steps
+    edit.setText("1/30")
+    edit.editingFinished.emit()
+    assert session.get("plan.population.k") == pytest.approx(1 / 30)
