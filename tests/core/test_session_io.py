@@ -358,3 +358,14 @@ def test_the_bundled_example_session_reopens_as_defaults_plus_the_example_rounds
     assert state == expected
     assert (state.plan.s, state.plan.v) != (SessionState().plan.s, SessionState().plan.v)
     assert {item.classifier for item in state.rounds} == {"travel", "finance"}
+
+
+def test_replicates_and_trials_beyond_the_engines_limits_are_noted_not_kept():
+    from core.session import unflatten
+
+    state, problems = unflatten([("evaluate.replicates", 10**12), ("ensemble.trials", 10**12)])
+    assert state.evaluate.replicates == SessionState().evaluate.replicates
+    assert state.ensemble.trials == SessionState().ensemble.trials
+    text = " ".join(problems)
+    assert "replicates must be at most 1,000,000" in text
+    assert "trials must be at most 10,000,000" in text
