@@ -75,6 +75,16 @@ class PlanningInputs:
         )
 
 
+def _named_round_holds(state, matrix) -> bool:
+    """The Plan tab's previous round is the round it names (not counts edited since)."""
+    from core.workbook.session_io import find_by_label
+
+    if not state.previous_round:
+        return False
+    named = find_by_label(state.rounds, state.previous_round)
+    return named is not None and named.matrix == matrix
+
+
 def planning_inputs(state, past_round=None) -> PlanningInputs:
     """Planning inputs of a :class:`core.session.SessionState`'s Plan tab.
 
@@ -94,11 +104,12 @@ def planning_inputs(state, past_round=None) -> PlanningInputs:
         else:
             population = Population.from_k(inputs.k)
         matrix = plan.previous if plan.belief == "previous" else None
-        source = (
-            "the previous round entered on the Plan tab"
-            if matrix is not None
-            else "the precision and recall expected on the Plan tab"
-        )
+        if matrix is None:
+            source = "the precision and recall expected on the Plan tab"
+        elif _named_round_holds(state, matrix):
+            source = f"round {state.previous_round}, the previous round on the Plan tab"
+        else:
+            source = "the previous round entered on the Plan tab"
     if matrix is not None:
         precision, recall, rate_notes = rates_from_round(matrix, population.k, plan.prior)
         posterior, notes = previous_round_posterior(matrix, plan.prior)

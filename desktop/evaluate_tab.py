@@ -47,11 +47,11 @@ from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
 from core.methods import INTERVAL_METHODS, RECOMMENDED
 from core.session import EvaluateInputs
-from core.workbook.session_io import find_round_key
+from core.workbook.session_io import compared_round, find_round_key
 from desktop import formatting
 from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
-from desktop.rounds_panel import find_by_label, round_before, round_label
+from desktop.rounds_panel import round_label
 from desktop.session_model import SessionModel
 from desktop.tab_support import RowsTableModel, SessionTab, TableRow, use_percent_axes
 from desktop.widgets import BoundCheck, ConfidenceBox, CountSpin, PopulationInput, affects
@@ -867,21 +867,9 @@ class EvaluateTab(SessionTab):
         return find_round_key(self._session.get("rounds"), self._session.get("current_round"))
 
     def previous_round(self):
-        """The round this one is compared with, or ``None``: the previous round chosen in
-        the Rounds panel, except when that is the round shown here (right after a workbook
-        opens, its latest round is both) or another classifier's: then the same
-        classifier's round before the one shown."""
-        rounds = self._session.get("rounds")
-        current = self.current_round()
-        if current is not None and self._session.get("evaluate.matrix") != current.matrix:
-            current = None  # the counts were edited: they are no longer that round
-        name = self._session.get("previous_round")
-        past = find_by_label(rounds, name, like=current) if name else None
-        if current is not None and (
-            past is None or past is current or past.classifier != current.classifier
-        ):
-            return round_before(rounds, current)
-        return past
+        """The round this one is compared with, or ``None``
+        (:func:`core.workbook.session_io.compared_round`, as the report compares)."""
+        return compared_round(self._session.state)
 
     def start_comparison(self) -> None:
         past = self.previous_round()

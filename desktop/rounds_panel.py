@@ -9,7 +9,6 @@ choice is kept in the session (``columns``) and the workbook is read again with 
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import math
 from collections.abc import Sequence
@@ -45,7 +44,12 @@ from PySide6.QtWidgets import (
 from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
 from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
-from core.workbook.session_io import plan_from_round, population_of_round, round_key
+from core.workbook.session_io import (
+    plan_from_round,
+    population_of_round,
+    round_before,
+    round_key,
+)
 from desktop import formatting
 from desktop.session_model import SessionModel
 from desktop.widgets import affects
@@ -61,33 +65,6 @@ def plural(count: int, word: str) -> str:
 def round_label(item) -> str:
     """How a past round is named in the panel and in ``previous_round``."""
     return item.round or f"{item.sheet} row {item.row}"
-
-
-def round_before(rounds: Sequence, item):
-    """The same classifier's round before ``item``, or ``None``.
-
-    Rounds are ordered as "most recent" is decided elsewhere: dated rounds by date after
-    the undated ones, and row order among equals.
-    """
-    same = [
-        (past.date is not None, past.date or dt.date.min, position, past)
-        for position, past in enumerate(rounds)
-        if (past.classifier or "") == (item.classifier or "")
-    ]
-    ordered = [entry[3] for entry in sorted(same, key=lambda entry: entry[:3])]
-    for index, past in enumerate(ordered):
-        if past is item:
-            return ordered[index - 1] if index > 0 else None
-    return None
-
-
-def find_by_label(rounds: Sequence, label: str, like=None):
-    """The round named ``label`` (of ``like``'s classifier when several share it)."""
-    found = [past for past in rounds if round_label(past) == label]
-    if len(found) > 1 and like is not None:
-        same = [past for past in found if past.classifier == like.classifier]
-        found = same or found
-    return found[-1] if found else None
 
 
 def previous_round_changes(item) -> list[tuple[str, object]]:

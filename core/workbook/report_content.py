@@ -8,6 +8,7 @@ about cells or formats, so the content has one source and is tested as data.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -805,9 +806,15 @@ def change_section(
     replicates: int | None = None,
     seed: int | None = None,
     fpc: bool | None = None,
+    evaluation: Evaluation | None = None,
 ) -> RoundChange | None:
-    """The evaluated round against its classifier's previous round (the pairing of the
-    History tab, :func:`core.compare.consecutive_pairs`); None when it has none.
+    """The evaluated round (or the counts typed on the Evaluate tab) against the round
+    before it; ``None`` when there is none.
+
+    The pair is the Evaluate tab's (:func:`core.workbook.session_io.compared_round`) when
+    the report is about what that tab shows: its current round, or with ``item=None`` the
+    counts typed there (their ``k`` and correction from ``evaluation``). Any other round is
+    paired as the History tab pairs them (:func:`core.compare.consecutive_pairs`).
 
     ``replicates`` and ``seed`` of the posterior draws default to
     :data:`core.compare.DEFAULT_REPLICATES` and the session's Evaluate seed, as the
@@ -817,14 +824,48 @@ def change_section(
     (default: as the Evaluate tab does, ``state.evaluate.fpc``), for rounds that know
     their population counts.
     """
-    from core.compare import DEFAULT_REPLICATES, compare, consecutive_pairs
+    from core.compare import DEFAULT_REPLICATES, compare
+    from core.workbook.session_io import compared_round, round_key
 
     replicates = DEFAULT_REPLICATES if replicates is None else replicates
     seed = state.evaluate.seed if seed is None else seed
+    corrected = state.evaluate.fpc if fpc is None else fpc
 
-    if item is None or not _comparable(item):
+    if item is None:
+        # The counts typed on the Evaluate tab, against the round the tab compares with.
+        if evaluation is None or evaluation.design != "stratified":
+            return None
+        matrix, k = evaluation.matrix, evaluation.k
+        current_fpc = evaluation.fpc[0] if corrected and evaluation.fpc else 1.0
+        previous = compared_round(state)
+    else:
+        if not _comparable(item):
+            return None
+        matrix, k = item.matrix, item.k
+        current_fpc = item.variance_factors(corrected)[0]
+        if round_key(item) == state.current_round:
+            previous = compared_round(state)
+        else:
+            previous = _history_previous(state.rounds, item)
+    if previous is None or not _comparable(previous):
         return None
-    rounds = state.rounds
+    comparison = compare(
+        previous.matrix,
+        matrix,
+        k_previous=previous.k,
+        k_current=k,
+        confidence=state.confidence,
+        replicates=replicates,
+        seed=seed,
+        fpc=(previous.variance_factors(corrected)[0], current_fpc),
+    )
+    return RoundChange(previous=previous, comparison=comparison)
+
+
+def _history_previous(rounds, item: Round) -> Round | None:
+    """``item``'s previous round as the History tab pairs them."""
+    from core.compare import consecutive_pairs
+
     index = next((i for i, past in enumerate(rounds) if past is item), None)
     if index is None:
         index = next((i for i in reversed(range(len(rounds))) if rounds[i] == item), None)
@@ -834,24 +875,7 @@ def change_section(
         (i, past.classifier, past.date) for i, past in enumerate(rounds) if _comparable(past)
     )
     before = next((previous for previous, current in pairs if current == index), None)
-    if before is None:
-        return None
-    previous = rounds[before]
-    corrected = state.evaluate.fpc if fpc is None else fpc
-    comparison = compare(
-        previous.matrix,
-        item.matrix,
-        k_previous=previous.k,
-        k_current=item.k,
-        confidence=state.confidence,
-        replicates=replicates,
-        seed=seed,
-        fpc=(
-            previous.variance_factors(corrected)[0],
-            item.variance_factors(corrected)[0],
-        ),
-    )
-    return RoundChange(previous=previous, comparison=comparison)
+    return None if before is None else rounds[before]
 
 
 def targets_section(
@@ -1246,7 +1270,7 @@ def summary_rows(
             for note in plan.notes:
                 rows.append(SummaryRow(style="text", label=note))
         if chosen is not None:
-            whose = "Your design"
+            whose = "The design on the Plan tab"
             if (
                 item is not None
                 and chosen.total == item.matrix.total
@@ -1403,7 +1427,13 @@ def build_report(
         warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
     )
     rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
-    change = _guarded(warnings, "the change since the previous round", change_section, state, item)
+    change = _guarded(
+        warnings,
+        "the change since the previous round",
+        functools.partial(change_section, evaluation=evaluation),
+        state,
+        item,
+    )
     targets = _guarded(
         warnings, "the check against the targets", targets_section, state, item, judge_targets
     )

@@ -22,6 +22,7 @@ describe the same round the same way.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
@@ -402,6 +403,54 @@ def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str
 def previous_round_label(item: Round) -> str:
     """How ``previous_round`` names a round (the Rounds panel's label)."""
     return item.round or f"{item.sheet} row {item.row}"
+
+
+def round_before(rounds, item) -> Round | None:
+    """The same classifier's round before ``item``, or ``None``.
+
+    Rounds are ordered as "most recent" is decided elsewhere: dated rounds by date after
+    the undated ones, and row order among equals.
+    """
+    same = [
+        (past.date is not None, past.date or dt.date.min, position, past)
+        for position, past in enumerate(rounds)
+        if (past.classifier or "") == (item.classifier or "")
+    ]
+    ordered = [entry[3] for entry in sorted(same, key=lambda entry: entry[:3])]
+    for index, past in enumerate(ordered):
+        if past is item:
+            return ordered[index - 1] if index > 0 else None
+    return None
+
+
+def find_by_label(rounds, label: str, like=None) -> Round | None:
+    """The round named ``label`` (of ``like``'s classifier when several share it)."""
+    found = [past for past in rounds if previous_round_label(past) == label]
+    if len(found) > 1 and like is not None:
+        same = [past for past in found if past.classifier == like.classifier]
+        found = same or found
+    return found[-1] if found else None
+
+
+def compared_round(state: SessionState) -> Round | None:
+    """The past round the Evaluate tab's counts are compared with, or ``None``.
+
+    The previous round chosen in the Rounds panel, except when that is the round shown
+    (right after a workbook opens its latest round is both) or another classifier's: then
+    the same classifier's round before the one shown. The Evaluate tab and the report both
+    ask this, so they compare the same two rounds.
+    """
+    rounds = state.rounds
+    current = find_round_key(rounds, state.current_round)
+    if current is not None and state.evaluate.matrix != current.matrix:
+        current = None  # the counts were edited: they are no longer that round
+    name = state.previous_round
+    past = find_by_label(rounds, name, like=current) if name else None
+    if current is not None and (
+        past is None or past is current or past.classifier != current.classifier
+    ):
+        return round_before(rounds, current)
+    return past
 
 
 def _read_inputs_and_sources(path: Path):

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from core.cli import main
+from core.confusion import ConfusionMatrix
 from core.errors import InputError
 from core.evaluation import evaluate
 from core.session import SessionState, flatten
@@ -927,3 +928,45 @@ def test_a_report_names_the_rows_of_the_workbook_it_left_out(tmp_path, capsys):
     assert first.startswith("• 2 rows of the workbook could not be read")
     assert "row 12" in first and "row 13" in first and "row 14" not in first
     assert "None." not in warnings[: warnings.index("About this file")]
+
+
+def test_counts_typed_on_the_evaluate_tab_are_reported_with_their_change(tmp_path):
+    # The lead opens the workbook (TR-06 is the latest round) and types the next round's
+    # counts on the Evaluate tab: the report compares them with TR-06, as the tab does.
+    from core.compare import DEFAULT_REPLICATES, compare
+    from core.workbook.session_io import find_by_label, read_session
+
+    source = SHARED_FIXTURES / "rounds_simple.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    state = read_session(source).state
+    typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
+    population = dataclasses.replace(
+        state.evaluate.population,
+        mode="counts",
+        predicted_positive=46_000,
+        predicted_negative=1_251_000,
+        k=46_000 / 1_251_000,
+    )
+    state = dataclasses.replace(
+        state, evaluate=dataclasses.replace(state.evaluate, matrix=typed, population=population)
+    )
+    content = write_report(tmp_path / "r.xlsx", state)
+    assert content.evaluated_round is None and content.change is not None
+    tr06 = find_by_label(state.rounds, "TR-06")
+    assert content.change.previous is tr06
+    expected = compare(
+        tr06.matrix,
+        typed,
+        k_previous=tr06.k,
+        k_current=46_000 / 1_251_000,
+        replicates=DEFAULT_REPLICATES,
+        seed=state.evaluate.seed,
+    )
+    assert content.change.comparison.precision_change.p_worse == pytest.approx(
+        expected.precision_change.p_worse
+    )
+    texts = [row.label for row in content.summary]
+    assert any(text.startswith("Change since the previous round, TR-06") for text in texts)
+    planning = next(row for row in content.summary if row.label == "Planning values")
+    assert planning.note == "From round TR-06, the previous round on the Plan tab."
