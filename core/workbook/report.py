@@ -575,15 +575,34 @@ def _write_rounds(ws, content: ReportContent) -> None:
     sheet.fit_columns({notes: _NOTES_WIDTH, **bounds})
     if bounds:  # "Precision / lower / (Wilson)"
         ws.row_dimensions[1].height = max(ws.row_dimensions[1].height or 0, 15 * 3 + 2)
+    # Texts after a right-aligned number column start one indent in: "TN  Notes", not
+    # "TNNotes" ("Date Classifier" read as one header in print).
+    texts = [
+        table.headers.index(header) + 1
+        for header in ("Classifier", "Model version")
+        if header in table.headers
+    ]
+    for column in texts:
+        for row in range(1, len(table.rows) + 2):
+            cell = ws.cell(row=row, column=column)
+            cell.alignment = cell.alignment.copy(horizontal="left", indent=1)
+    header_cell = ws.cell(row=1, column=notes)
+    header_cell.alignment = header_cell.alignment.copy(horizontal="left", indent=1)
     for row, values in enumerate(table.rows, start=2):
-        ws.cell(row=row, column=notes).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.cell(row=row, column=notes).alignment = Alignment(
+            wrap_text=True, vertical="top", horizontal="left", indent=1
+        )
         # Spreadsheets do not grow a row for wrapped text on opening: give it the lines.
         text = str(values[notes - 1] or "")
         lines = max(1, math.ceil(len(text) / (_NOTES_WIDTH - 2)), text.count("\n") + 1)
         if lines > 1:
             ws.row_dimensions[row].height = 15 * min(lines, 10)
     for column, header in enumerate(table.headers, start=1):
-        if header not in ROUNDS_PRINTED:
+        # An empty optional column (no model versions, no notes) only takes print width.
+        empty = header in ("Model version", "Notes") and not any(
+            values[column - 1] not in (None, "") for values in table.rows
+        )
+        if header not in ROUNDS_PRINTED or empty:
             ws.column_dimensions[get_column_letter(column)].hidden = True
     sheet.page_setup()
 

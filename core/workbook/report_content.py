@@ -1300,8 +1300,8 @@ def summary_rows(
             style="text",
             label="Intervals: every interval method. Rounds: the history, one round per "
             "row. The charts' data (Plan curves, P3) and the settings (Inputs) are on hidden "
-            "sheets (Format > Sheet > Unhide, or Unhide in Excel's sheet menu); open this "
-            "file in PR Planner to continue the session.",
+            "sheets (right-click a sheet tab: Show Sheet in LibreOffice, Unhide in Excel); "
+            "open this file in PR Planner to continue the session.",
         )
     )
     return tuple(rows)
