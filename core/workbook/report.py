@@ -557,6 +557,18 @@ _NOTES_WIDTH = 32
 _BOUND_WIDTH = 10
 
 
+def _indented(alignment):
+    """``alignment`` left-aligned one indent in (its wrapping and vertical kept)."""
+    from openpyxl.styles import Alignment
+
+    return Alignment(
+        horizontal="left",
+        indent=1,
+        vertical=alignment.vertical,
+        wrap_text=alignment.wrap_text,
+    )
+
+
 def _write_rounds(ws, content: ReportContent) -> None:
     from openpyxl.styles import Alignment
     from openpyxl.utils import get_column_letter
@@ -585,9 +597,9 @@ def _write_rounds(ws, content: ReportContent) -> None:
     for column in texts:
         for row in range(1, len(table.rows) + 2):
             cell = ws.cell(row=row, column=column)
-            cell.alignment = cell.alignment.copy(horizontal="left", indent=1)
+            cell.alignment = _indented(cell.alignment)
     header_cell = ws.cell(row=1, column=notes)
-    header_cell.alignment = header_cell.alignment.copy(horizontal="left", indent=1)
+    header_cell.alignment = _indented(header_cell.alignment)
     for row, values in enumerate(table.rows, start=2):
         ws.cell(row=row, column=notes).alignment = Alignment(
             wrap_text=True, vertical="top", horizontal="left", indent=1
