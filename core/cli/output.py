@@ -85,13 +85,24 @@ MAX_NUMBER_TEXT = 60
 
 
 def number(text: str) -> float:
-    """A float; fractions such as ``1/19`` are accepted (handy for ``--k``)."""
+    """A float; fractions such as ``1/19`` or ``1/26.4`` (how the app shows ``k``) and
+    thousands set off by commas (``1,255``, as the app's cells take them) are accepted."""
     if len(text) > MAX_NUMBER_TEXT:
         raise argparse.ArgumentTypeError(
             f"expected a number of at most {MAX_NUMBER_TEXT} characters, got one of {len(text):,}"
         )
+    stripped = text.strip()
+    if _THOUSANDS.match(stripped):
+        stripped = stripped.replace(",", "")
     try:
-        value = float(Fraction(text.strip())) if "/" in text else float(text)
+        if "/" in stripped:
+            numerator, denominator = stripped.split("/", 1)
+            if "." in numerator or "." in denominator:
+                value = float(numerator) / float(denominator)
+            else:  # exact for whole numbers
+                value = float(Fraction(stripped))
+        else:
+            value = float(stripped)
     except (ValueError, ZeroDivisionError, OverflowError):
         raise argparse.ArgumentTypeError(
             f"expected a number, got {text!r}{_number_hint(text)}"

@@ -206,7 +206,7 @@ def test_file_names_no_one_can_have(capsys, files, argv, expected):
 def test_a_huge_value_is_cut_in_the_message(capsys, files):
     error = _refused(capsys, "report", str(SHARED_FIXTURES / "rounds_simple.xlsx"), "-o",
                      "a" * 5000 + ".xlsx")  # fmt: skip
-    assert len(error) < 400 and "(5,005 characters)" in error
+    assert len(error) < 400 and "characters)" in error and "file name is too long" in error
     error = _refused(capsys, "select", "dup.csv", *SELECT, "--id", "c" * 5000)
     assert len(error) < 600 and "characters)" in error and "(given by --id)" in error
 
