@@ -47,7 +47,7 @@ class ConfusionMatrix:
 
     def __post_init__(self) -> None:
         for name in ("tp", "fp", "fn", "tn"):
-            object.__setattr__(self, name, validation.count(name, getattr(self, name)))
+            object.__setattr__(self, name, validation.count(name.upper(), getattr(self, name)))
 
     @classmethod
     def from_sequence(cls, values) -> ConfusionMatrix:

@@ -187,7 +187,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
         state = dataclasses.replace(state, confidence=confidence_flag(args.confidence))
     notes: list[str] = []
     if args.round is not None:
-        item = find_round(state.rounds, args.round, notes)
+        item = find_round(state.rounds, args.round, notes, _refused(opened))
     else:
         latest = most_recent_round(state.rounds)
         if latest is None:
@@ -274,3 +274,8 @@ def format_text(result_of_run: Comparison | RoundsCompared) -> str:
         lines.append("warnings:")
         lines.extend(f"  - {warning}" for warning in result["warnings"])
     return "\n".join(lines)
+
+
+def _refused(opened) -> tuple:
+    """The rows the workbook's reader refused (a round asked for by name may be one)."""
+    return opened.book.refused if opened.book is not None else ()

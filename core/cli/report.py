@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
             raise InputError(f"{args.file} has no usable rounds ({_why_no_rounds(notes)})")
         warnings: list[str] = []
         if args.round is not None:
-            subject = find_round(state.rounds, args.round, warnings)
+            subject = find_round(state.rounds, args.round, warnings, _refused(opened))
             state, _item, round_notes = workbook_session(
                 state.rounds, item=subject, columns=state.columns
             )
@@ -190,3 +190,8 @@ def format_text(written: WrittenReport) -> str:
     lines.extend(f"note: {text}" for text in written.problems)
     lines.extend(f"warning: {text}" for text in content.warnings)
     return "\n".join(lines)
+
+
+def _refused(opened) -> tuple:
+    """The rows the workbook's reader refused (a round asked for by name may be one)."""
+    return opened.book.refused if opened.book is not None else ()

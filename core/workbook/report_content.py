@@ -298,10 +298,14 @@ def round_label(item: Round) -> str:
     return f"{name} ({', '.join(about)})" if about else name
 
 
-def find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
+def find_round(
+    rounds: Sequence[Any], name: str, warnings: list[str], refused: Sequence[Any] = ()
+) -> Round:
     """The round of ``rounds`` named ``name`` (case-insensitive as a fallback).
 
     When several share the name the last one is returned and ``warnings`` says so.
+    ``refused`` are the rows the reader refused (:class:`core.workbook.rounds.Refusal`):
+    a name among them is said to be refused, with why, rather than missing.
 
     Raises
     ------
@@ -318,6 +322,12 @@ def find_round(rounds: Sequence[Any], name: str, warnings: list[str]) -> Round:
             if isinstance(item, Round) and (item.round or "").strip().casefold() == folded
         ]
     if not matches:
+        for row in refused:
+            if (row.round or "").strip().casefold() == wanted.casefold():
+                raise InputError(
+                    f"round {wanted!r} (sheet {row.sheet!r}, row {row.row}) could not be "
+                    f"read: {row.reason}; correct it in the workbook"
+                )
         names = [item.round for item in rounds if isinstance(item, Round) and item.round]
         if not names:
             raise InputError(f"there is no round named {wanted!r}: the session has no named rounds")

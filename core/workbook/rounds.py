@@ -290,12 +290,16 @@ class Refusal:
         ``"TP must be a whole number >= 0, got -3 (cell G12)"``.
     is_totals : bool
         The row sums the rounds above it: rightly left out, not a round gone missing.
+    round : str or None
+        The round's name in the row, if it has one (so a name asked for can be said to
+        be refused rather than missing).
     """
 
     sheet: str
     row: int
     reason: str
     is_totals: bool = False
+    round: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {"sheet": self.sheet, "row": self.row, "reason": self.reason}
@@ -1160,6 +1164,7 @@ class _RowInterpreter:
                 row=row_number,
                 reason=problems,
                 is_totals=problems.startswith(TOTALS_REASON),
+                round=self._name(values),
             )
 
         get = self.get
@@ -1211,7 +1216,12 @@ class _RowInterpreter:
                     f"(cell {self._cell(get['date'], row_number)})"
                 )
         if problems_found:
-            return Refusal(sheet=self.sheet, row=row_number, reason="; ".join(problems_found))
+            return Refusal(
+                sheet=self.sheet,
+                row=row_number,
+                reason="; ".join(problems_found),
+                round=self._name(values),
+            )
         assert k is not None  # _reconcile_k reports every way k can be missing
 
         tp, fp, fn, tn = counts
@@ -1341,6 +1351,10 @@ class _RowInterpreter:
                 ),
             )
         )
+
+    def _name(self, values) -> str | None:
+        column = self.get["round"]
+        return _as_text(values[column]) if column is not None else None
 
     def _totals_or_formula_problems(self, row_number, values, formulas) -> str | None:
         column = self.get["round"]

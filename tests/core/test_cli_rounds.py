@@ -110,3 +110,14 @@ def test_a_saved_session_is_read_without_notes_about_its_report_sheets(capsys):
     assert "skipped" not in captured.err  # Summary, Intervals, Plots ... never hold rounds
     sheets = set(openpyxl.load_workbook(session, read_only=True).sheetnames)
     assert {"Summary", "Inputs"} <= sheets
+
+
+def test_a_round_asked_for_by_name_that_was_refused_says_why(capsys, shared_fixtures):
+    for command in ("compare", "report"):
+        extra = ["-o", "unused.xlsx"] if command == "report" else []
+        status = main([command, str(shared_fixtures / "rounds_messy.xlsx"), "--round", "TR-07",
+                       *extra])  # fmt: skip
+        error = capsys.readouterr().err
+        assert status != 0
+        assert "round 'TR-07' (sheet 'travel', row 12) could not be read" in error
+        assert "TP must be a whole number >= 0, got -3" in error

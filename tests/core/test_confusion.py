@@ -99,10 +99,10 @@ def test_stratum_sizes_round_halves_up():
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ((-1, 2, 3, 4), "tp must be a whole number >= 0, got -1"),
-        ((1, 2.5, 3, 4), "fp must be a whole number >= 0, got 2.5"),
-        ((1, 2, "x", 4), "fn must be a whole number >= 0, got 'x'"),
-        ((1, 2, 3, math.nan), "tn must be a whole number >= 0"),
+        ((-1, 2, 3, 4), "TP must be a whole number >= 0, got -1"),
+        ((1, 2.5, 3, 4), "FP must be a whole number >= 0, got 2.5"),
+        ((1, 2, "x", 4), "FN must be a whole number >= 0, got 'x'"),
+        ((1, 2, 3, math.nan), "TN must be a whole number >= 0"),
         ((1, 2, 3), "needs 4 counts"),
     ],
 )

@@ -35,7 +35,7 @@ def test_replace_path_returns_a_new_valid_state_and_leaves_the_old_one():
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        ("evaluate.matrix.tp", -1, "tp must be a whole number"),
+        ("evaluate.matrix.tp", -1, "TP must be a whole number"),
         ("plan.margin_precision", 0.7, "precision margin must be strictly between 0 and 0.5"),
         ("confidence", 1.5, "confidence must be strictly between 0.5 and 1"),
         ("plan.s", 0, "s must be a number > 0"),
