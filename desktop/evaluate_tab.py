@@ -28,10 +28,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QDialog,
     QFormLayout,
     QGroupBox,
     QHeaderView,
     QLabel,
+    QPushButton,
     QSizePolicy,
     QSplitter,
     QStyle,
@@ -49,6 +51,7 @@ from core.methods import INTERVAL_METHODS, RECOMMENDED
 from core.session import EvaluateInputs
 from core.workbook.session_io import compared_round, find_round_key
 from desktop import formatting
+from desktop.entered_round import KeepRoundDialog, already_a_round, keep_as_round
 from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.rounds_panel import round_label
@@ -455,6 +458,7 @@ class EvaluateTab(SessionTab):
         self.compare_runner.finished.connect(self._on_compared)
         self.compare_runner.failed.connect(self._on_compare_failed)
         session.changed.connect(self._on_session_changed)
+        self._update_keep_button()
         self.refresh()
 
     # --- layout --------------------------------------------------------------------------
@@ -473,6 +477,10 @@ class EvaluateTab(SessionTab):
         counts_box = QGroupBox("Labeled counts")
         counts_layout = QVBoxLayout(counts_box)
         counts_layout.addWidget(self.grid)
+        self.keep_button = QPushButton("Keep as a round…")
+        self.keep_button.setObjectName("keep_round")
+        self.keep_button.clicked.connect(self.keep_as_round)
+        counts_layout.addWidget(self.keep_button)
 
         self.random_check = QCheckBox("Plain random sample (k from the sample)")
         self.random_check.setToolTip(
@@ -688,6 +696,8 @@ class EvaluateTab(SessionTab):
         self.fpc_check.setEnabled(not random)
 
     def _on_session_changed(self, path: str) -> None:
+        if any(affects(path, key) for key in ("evaluate", "current_round", "rounds")):
+            self._update_keep_button()
         if affects(path, "evaluate") or affects(path, "confidence"):
             self.refresh()
         elif any(affects(path, key) for key in ("previous_round", "current_round", "rounds")):
@@ -695,6 +705,34 @@ class EvaluateTab(SessionTab):
                 self.start_comparison()
             else:
                 self._refresh_when_shown = True
+
+    # --- keeping typed counts as a round -------------------------------------------------
+
+    def _update_keep_button(self) -> None:
+        state = self._session.state
+        name = already_a_round(state)
+        random = state.evaluate.population.mode == "random"
+        self.keep_button.setEnabled(name is None and not random)
+        if name is not None:
+            tip = f"These counts are round {name} already"
+        elif random:
+            tip = "A plain random sample cannot be kept as a round: its k is not known"
+        else:
+            tip = (
+                "File these counts in the Rounds panel as a round of their own (name, date, "
+                "classifier), so the History tab, comparisons and reports include them"
+            )
+        self.keep_button.setToolTip(tip)
+
+    def keep_as_round(self) -> bool:
+        """ "Keep as a round…": ask for its name, date and classifier, then file it."""
+        dialog = KeepRoundDialog(self._session.state, self)
+        self.keep_dialog = dialog
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        done, message = keep_as_round(self._session, *dialog.values())
+        self.status_message.emit(message)
+        return done
 
     # --- computing -----------------------------------------------------------------------
 
@@ -887,6 +925,12 @@ class EvaluateTab(SessionTab):
                     f"No earlier round {whose}to compare with: this is the first. To compare "
                     "with another round, select it in the Rounds panel and press Use as "
                     "previous round."
+                )
+            elif not self._session.get("rounds"):
+                self.compare_label.setText(
+                    "No past rounds to compare with yet: open a workbook of past rounds "
+                    "(File > Open…), or keep these counts as a round to compare the next "
+                    "ones with them."
                 )
             else:
                 self.compare_label.setText(

@@ -504,10 +504,19 @@ class HistoryTab(SessionTab):
         self._show_series()
         self._show_markers()
         self._show_table()
+        # Without a dated round the plots would show the last session's axes: the note
+        # above says what to do instead.
+        drawn = any(f.date is not None for f in self.figures)
+        for plot in (self.precision_plot, self.recall_plot):
+            plot.setVisible(drawn)
         undated = [f.name for f in self.figures if f.date is None]
         notes = []
         if not rounds:
-            notes.append("Open a workbook of past rounds (File > Open…) to see their history.")
+            notes.append(
+                "No past rounds yet. Open a workbook of past rounds (File > Open…), read a "
+                "labeled workbook back, or keep counts typed on the Evaluate tab as a round "
+                "(Keep as a round…) to see their history."
+            )
         else:
             classifiers = len({f.classifier for f in self.figures})
             level = formatting.keep_together(formatting.level(state.confidence))

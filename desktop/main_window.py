@@ -1340,22 +1340,19 @@ class MainWindow(QMainWindow):
 
     def _example_rounds(self) -> list:
         """The example session's own rounds while the session is still the example one
-        (rounds read from labeling workbooks are the lead's)."""
-        from desktop.labeling_round import LABELED_SHEET
-
+        (rounds read from labeling workbooks or kept from typed counts are the lead's)."""
         if not self._is_example_document():
             return []
-        return [item for item in self.session.state.rounds if item.sheet != LABELED_SHEET]
+        return [item for item in self.session.state.rounds if not _leads_own(item)]
 
     def keep_only_own_rounds(self) -> bool:
-        """Remove the example rounds, keeping the ones read from labeling workbooks, in one
-        undo step; the session is the lead's own from then on (Untitled)."""
-        from desktop.labeling_round import LABELED_SHEET
-
+        """Remove the example rounds, keeping the ones read from labeling workbooks or kept
+        from typed counts, in one undo step; the session is the lead's own from then on
+        (Untitled)."""
         examples = self._example_rounds()
         if not examples:
             return False
-        own = tuple(item for item in self.session.state.rounds if item.sheet == LABELED_SHEET)
+        own = tuple(item for item in self.session.state.rounds if _leads_own(item))
         refused = self.session.set_values([("rounds", own)], text="Keep only my rounds")
         if refused:
             QMessageBox.warning(self, "Could not remove the example rounds", refused)
@@ -1629,6 +1626,14 @@ class MainWindow(QMainWindow):
         if self._reference is not None:
             self._reference.close()
         event.accept()
+
+
+def _leads_own(item) -> bool:
+    """A round the lead added in the app (labels read back, or typed counts kept)."""
+    from core.workbook.session_io import ENTERED_SHEET
+    from desktop.labeling_round import LABELED_SHEET
+
+    return item.sheet in (LABELED_SHEET, ENTERED_SHEET)
 
 
 def _read_workbook(path: Path, base: SessionState):

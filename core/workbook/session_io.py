@@ -26,6 +26,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -242,6 +243,75 @@ def read_session(
         is_session=is_session,
         book=book,
         not_loaded=tuple(not_loaded),
+    )
+
+
+#: The Rounds panel's "sheet" of rounds whose counts were typed on the Evaluate tab.
+ENTERED_SHEET = "Entered"
+#: A round name ending in a number ("TR-06", "Round 9"): the next one counts on.
+_NUMBERED_NAME = re.compile(r"^(.*?)(\d+)$")
+
+
+def next_round_name(rounds, classifier: str | None) -> str:
+    """A name for the next round of ``classifier``: its latest round's name with the
+    number counted on (``TR-06`` -> ``TR-07``), else ``Round N``."""
+    same = [item for item in rounds if (item.classifier or "") == (classifier or "")]
+    latest = max(
+        ((item.date is not None, item.date or dt.date.min, index, item)
+         for index, item in enumerate(same) if item.round),
+        default=None,
+    )  # fmt: skip
+    if latest is not None:
+        found = _NUMBERED_NAME.match(latest[3].round.strip())
+        if found:
+            prefix, number = found.groups()
+            return f"{prefix}{int(number) + 1:0{len(number)}d}"
+    return f"Round {len(same) + 1}"
+
+
+def entered_round(
+    state: SessionState, *, name: str, date: dt.date | None, classifier: str | None
+) -> Round:
+    """The Evaluate tab's typed counts as a past round (sheet :data:`ENTERED_SHEET`, the
+    next free row), with its population, so History, comparisons and reports take it in.
+
+    Raises
+    ------
+    InputError
+        A plain random sample (its ``k`` is not known), counts without labels in one
+        stratum, or no name.
+    """
+    evaluate = state.evaluate
+    if evaluate.population.mode == "random":
+        raise InputError(
+            "a plain random sample cannot be kept as a round: a round needs the share "
+            "flagged (k) of its population"
+        )
+    matrix = evaluate.matrix
+    matrix.require_both_strata()
+    name = str(name).strip()
+    if not name:
+        raise InputError("give the round a name")
+    population = evaluate.population
+    k = population.effective_k
+    assert k is not None
+    counts = population.mode == "counts"
+    rows = [item.row for item in state.rounds if item.sheet == ENTERED_SHEET]
+    return Round(
+        sheet=ENTERED_SHEET,
+        row=max(rows, default=1) + 1,
+        round=name,
+        date=date,
+        classifier=(classifier or "").strip() or None,
+        k=k,
+        population_pos=population.predicted_positive if counts else None,
+        population_neg=population.predicted_negative if counts else None,
+        s=(matrix.n_pos / matrix.n_neg) / k,
+        tp=matrix.tp,
+        fp=matrix.fp,
+        fn=matrix.fn,
+        tn=matrix.tn,
+        notes="counts entered on the Evaluate tab",
     )
 
 

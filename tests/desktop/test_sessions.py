@@ -18,8 +18,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PIL import Image
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QDate, Qt
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from core.bayes import Prior
 from core.confusion import ConfusionMatrix
@@ -659,3 +659,44 @@ def test_a_round_without_labels_in_one_stratum_leaves_every_tab_working(window, 
     for index in range(window.tabs.count()):  # an exception in a slot fails the test
         window.tabs.setCurrentIndex(index)
     assert len(window.session.state.rounds) == 2
+
+
+def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
+    window, dialogs, shared_fixtures, tmp_path, monkeypatch
+):
+    from desktop.entered_round import KeepRoundDialog
+
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    window.show_tab("evaluate")
+    evaluate_tab = window.tabs.currentWidget()
+    assert not evaluate_tab.keep_button.isEnabled()  # TR-06 is a round already
+    typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
+    window.session.set_value("evaluate.matrix", typed)
+    assert evaluate_tab.keep_button.isEnabled()
+    seen = {}
+
+    def accept(dialog):
+        seen["name"] = dialog.name_edit.text()
+        seen["classifier"] = dialog.classifier_box.currentText()
+        dialog.date_edit.setDate(QDate(2026, 4, 6))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(KeepRoundDialog, "exec", accept)
+    assert evaluate_tab.keep_as_round()
+    assert seen == {"name": "TR-07", "classifier": "travel"}
+    state = window.session.state
+    kept = state.rounds[-1]
+    assert (kept.round, kept.date, kept.classifier, kept.matrix) == (
+        "TR-07", dt.date(2026, 4, 6), "travel", typed,
+    )  # fmt: skip
+    assert not evaluate_tab.keep_button.isEnabled()
+    assert "Kept TR-07 as a round" in status(window)
+    # The report is about it, compared with TR-06; one undo takes it out again.
+    output = tmp_path / "report.xlsx"
+    assert window.export_report(output)
+    texts = [
+        row[0] for row in openpyxl.load_workbook(output)["Summary"].iter_rows(values_only=True)
+    ]
+    assert any(str(text).startswith("Change since the previous round, TR-06") for text in texts)
+    window.session.undo_stack.undo()
+    assert len(window.session.state.rounds) == 10

@@ -1,0 +1,126 @@
+"""Keeping the counts typed on the Evaluate tab as a past round.
+
+A lead who counted a round by hand types its counts on the Evaluate tab; "Keep as a
+round…" files them in the Rounds panel (sheet "Entered") with a name, a date and a
+classifier, in one undo step, so the History tab, the comparisons and the report take
+the round in like one read from a workbook (:func:`core.workbook.session_io.entered_round`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from PySide6.QtCore import QDate
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDateEdit,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QWidget,
+)
+
+from core.errors import InputError
+from core.session import SessionState
+from core.workbook.session_io import (
+    entered_round,
+    find_round_key,
+    next_round_name,
+    round_key,
+)
+from desktop.session_model import SessionModel
+
+
+def default_classifier(state: SessionState) -> str:
+    """The classifier the typed counts most likely belong to: the current round's, else
+    the Plan tab's previous round's, else the only one there is."""
+    from core.workbook.session_io import find_by_label
+
+    current = find_round_key(state.rounds, state.current_round)
+    if current is not None and current.classifier:
+        return current.classifier
+    previous = find_by_label(state.rounds, state.previous_round) if state.previous_round else None
+    if previous is not None and previous.classifier:
+        return previous.classifier
+    names = {item.classifier for item in state.rounds if item.classifier}
+    return names.pop() if len(names) == 1 else ""
+
+
+def already_a_round(state: SessionState) -> str | None:
+    """The name of the round the Evaluate tab's counts already are, or ``None``."""
+    current = find_round_key(state.rounds, state.current_round)
+    if current is not None and current.matrix == state.evaluate.matrix:
+        return current.round or f"{current.sheet} row {current.row}"
+    return None
+
+
+class KeepRoundDialog(QDialog):
+    """Name, date and classifier of the round the typed counts become."""
+
+    def __init__(self, state: SessionState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Keep as a round")
+        self.setObjectName("keep_round_dialog")
+        classifier = default_classifier(state)
+        self.classifier_box = QComboBox(self)
+        self.classifier_box.setEditable(True)
+        names = sorted({item.classifier for item in state.rounds if item.classifier})
+        self.classifier_box.addItems(names)
+        self.classifier_box.setCurrentText(classifier)
+        self.classifier_box.setToolTip("The classifier these labels judge (type a new one)")
+        self.name_edit = QLineEdit(next_round_name(state.rounds, classifier or None), self)
+        self.name_edit.setToolTip("How the Rounds panel, the History tab and reports name it")
+        self.date_edit = QDateEdit(QDate.currentDate(), self)
+        self.date_edit.setCalendarPopup(True)
+        self.date_edit.setDisplayFormat("yyyy-MM-dd")
+        self.date_edit.setToolTip("When the items were labeled (the History tab's order)")
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form = QFormLayout(self)
+        form.addRow(
+            QLabel(
+                "The counts on the Evaluate tab join the past rounds, with their population, "
+                "so the History tab, comparisons and reports include them."
+            )
+        )
+        form.addRow("Round", self.name_edit)
+        form.addRow("Date", self.date_edit)
+        form.addRow("Classifier", self.classifier_box)
+        form.addRow(buttons)
+        form.itemAt(0).widget().setWordWrap(True)
+
+    def values(self) -> tuple[str, dt.date, str]:
+        """``(name, date, classifier)`` as entered."""
+        date = self.date_edit.date()
+        return (
+            self.name_edit.text(),
+            dt.date(date.year(), date.month(), date.day()),
+            self.classifier_box.currentText(),
+        )
+
+
+def keep_as_round(
+    session: SessionModel, name: str, date: dt.date | None, classifier: str
+) -> tuple[bool, str]:
+    """File the Evaluate tab's counts as a round (one undo step); it becomes the current
+    round. Returns ``(done, message for the status bar)``."""
+    state = session.state
+    try:
+        item = entered_round(state, name=name, date=date, classifier=classifier)
+    except InputError as exc:
+        return False, f"Not kept as a round: {exc}"
+    refused = session.set_values(
+        [("rounds", (*state.rounds, item)), ("current_round", round_key(item))],
+        text=f"Keep {item.round} as a round",
+    )
+    if refused:
+        return False, f"Not kept as a round: {refused}"
+    return True, (
+        f"Kept {item.round} as a round: the Rounds panel, the History tab and reports "
+        "include it (Edit > Undo takes it out)"
+    )
