@@ -45,6 +45,7 @@ from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
 from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
 from core.workbook.session_io import (
+    find_round_key,
     plan_from_round,
     population_of_round,
     round_before,
@@ -436,9 +437,16 @@ class RoundsPanel(QWidget):
         label = round_label(item)
         if fpc is None and item.drawn_by_the_rule:
             fpc = True  # drawn without replacement from a list of known size: exact
+        state = self._session.state
+        shown = find_round_key(state.rounds, state.current_round)
+        typed = shown is None or shown.matrix != state.evaluate.matrix
         if self._session.set_values(self.evaluate_changes(item, fpc=fpc), text=f"Evaluate {label}"):
             return False
-        self.status_message.emit(f"Evaluate shows {label}: its counts and population")
+        message = f"Evaluate shows {label}: its counts and population"
+        if typed and state.evaluate.matrix != item.matrix:
+            # Counts typed by hand were replaced: say where they went.
+            message += " (the counts you typed there are back with Edit > Undo)"
+        self.status_message.emit(message)
         if show:
             self.show_tab.emit("evaluate")
         return True

@@ -700,3 +700,13 @@ def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
     assert any(str(text).startswith("Change since the previous round, TR-06") for text in texts)
     window.session.undo_stack.undo()
     assert len(window.session.state.rounds) == 10
+
+
+def test_evaluating_a_round_over_typed_counts_says_where_they_went(window, shared_fixtures):
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
+    window.session.set_value("evaluate.matrix", typed)
+    assert window.rounds_panel.evaluate_round(0)
+    assert "the counts you typed there are back with Edit > Undo" in status(window)
+    window.session.undo_stack.undo()
+    assert window.session.state.evaluate.matrix == typed
