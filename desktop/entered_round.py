@@ -82,17 +82,16 @@ class KeepRoundDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
-        form.addRow(
-            QLabel(
-                "The counts on the Evaluate tab join the past rounds, with their population, "
-                "so the History tab, comparisons and reports include them."
-            )
+        about = QLabel(
+            "The counts on the Evaluate tab join the past rounds, with their population, "
+            "so the History tab, comparisons and reports include them."
         )
+        about.setWordWrap(True)
+        form.addRow(about)
         form.addRow("Round", self.name_edit)
         form.addRow("Date", self.date_edit)
         form.addRow("Classifier", self.classifier_box)
         form.addRow(buttons)
-        form.itemAt(0).widget().setWordWrap(True)
 
     def values(self) -> tuple[str, dt.date, str]:
         """``(name, date, classifier)`` as entered."""

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -477,10 +478,6 @@ class EvaluateTab(SessionTab):
         counts_box = QGroupBox("Labeled counts")
         counts_layout = QVBoxLayout(counts_box)
         counts_layout.addWidget(self.grid)
-        self.keep_button = QPushButton("Keep as a round…")
-        self.keep_button.setObjectName("keep_round")
-        self.keep_button.clicked.connect(self.keep_as_round)
-        counts_layout.addWidget(self.keep_button)
 
         self.random_check = QCheckBox("Plain random sample (k from the sample)")
         self.random_check.setToolTip(
@@ -546,7 +543,14 @@ class EvaluateTab(SessionTab):
         self.compare_view.setToolTip("Change against the previous round chosen in Rounds")
         compare_box = QGroupBox("Compared with the previous round")
         compare_layout = QVBoxLayout(compare_box)
-        compare_layout.addWidget(self.compare_label)
+        # Beside the comparison: a round kept is what the next one is compared with.
+        self.keep_button = QPushButton("Keep as a round…")
+        self.keep_button.setObjectName("keep_round")
+        self.keep_button.clicked.connect(self.keep_as_round)
+        compare_top = QHBoxLayout()
+        compare_top.addWidget(self.compare_label, 1)
+        compare_top.addWidget(self.keep_button, 0, Qt.AlignmentFlag.AlignTop)
+        compare_layout.addLayout(compare_top)
         compare_layout.addWidget(self.compare_view)
 
         left = QWidget()

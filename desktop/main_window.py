@@ -267,6 +267,9 @@ class MainWindow(QMainWindow):
         self._fingerprint: FileFingerprint | None = None
         #: A workbook is being read or written in the background (see _in_background).
         self._busy = False
+        #: The tab whose message the status bar shows (its empty message clears only that).
+        self._status_owner: QWidget | None = None
+        self._status_is_refusal = False
         self._document_title = "Untitled"
         self._problems_box: QMessageBox | None = None
         self.recovery: RecoveryStore | None = (
@@ -323,7 +326,7 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self.statusBar().setSizeGripEnabled(True)
-        self.session.refused.connect(lambda _path, message: self.show_status(f"Refused: {message}"))
+        self.session.refused.connect(lambda _path, message: self._show_refusal(message))
         self.connect_grids()
         self.session.undo_stack.cleanChanged.connect(self._update_title)
         self.session.undo_stack.cleanChanged.connect(self._on_clean_changed)
@@ -339,8 +342,32 @@ class MainWindow(QMainWindow):
     def _make_tab(self, key: str, entry: str) -> SessionTab:
         widget = tab_class(entry)(self.session, self.tabs)
         widget.setObjectName(f"{key}_tab")
-        widget.status_message.connect(self.show_status)
+        widget.status_message.connect(
+            lambda message, tab=widget: self._show_tab_status(tab, message)
+        )
         return widget
+
+    def _show_tab_status(self, tab: QWidget, message: str) -> None:
+        """A tab's message; its empty message clears only a message of its own, never one
+        another part of the window just gave ("Kept TR-07 as a round", a refusal)."""
+        if message:
+            self._show_owned(message, tab)
+        elif self._status_owner is tab:
+            self._clear_status()
+
+    def _show_refusal(self, message: str) -> None:
+        """A refused edit, said until the next edit is taken or another tab is shown."""
+        self._show_owned(f"Refused: {message}", self.tabs.currentWidget(), refusal=True)
+
+    def _show_owned(self, message: str, owner: QWidget | None, *, refusal: bool = False):
+        self.statusBar().showMessage(message)
+        self._status_owner = owner
+        self._status_is_refusal = refusal
+
+    def _clear_status(self) -> None:
+        self.statusBar().clearMessage()
+        self._status_owner = None
+        self._status_is_refusal = False
 
     def build_deferred_tabs(self) -> None:
         """Build the tabs a ``defer_tabs`` window left for after its first paint.
@@ -1485,9 +1512,11 @@ class MainWindow(QMainWindow):
 
     def _on_tab_changed(self, index: int) -> None:
         self.build_deferred_tabs()  # a click on a tab before they were built
-        # A message belongs to the tab that raised it (each tab also shows its own warnings
-        # in place): an Ensemble refusal must not linger over History.
-        self.statusBar().clearMessage()
+        # A tab's message belongs to it (each tab also shows its own warnings in place): an
+        # Ensemble refusal must not linger over History. What the window said (a workbook
+        # opened, a round kept) stays until the next message.
+        if self._status_owner is not None:
+            self._clear_status()
         if self._reference is not None and self._reference.isVisible():
             self._reference.show_topic(self.tab_keys[index])
 
@@ -1495,16 +1524,18 @@ class MainWindow(QMainWindow):
 
     def show_status(self, message: str) -> None:
         """Show a warning or refusal until the next message (no timer, nothing to outlive)."""
-        self.statusBar().showMessage(message)
+        self._show_owned(message, None)
 
     def connect_grids(self) -> None:
         """Route every grid's refusals to the status bar (grids of tabs added later too)."""
         for model in self.findChildren(ConfusionGridModel):
             if id(model) not in self._connected_grids:
                 self._connected_grids.add(id(model))
-                model.refused.connect(lambda message: self.show_status(f"Refused: {message}"))
+                model.refused.connect(self._show_refusal)
 
     def _on_session_changed(self, changed: str) -> None:
+        if self._status_is_refusal:
+            self._clear_status()  # an edit was taken: the earlier refusal is history
         if self.recovery is not None:
             self.recovery_timer.start()  # restarted: written after a few quiet seconds
         if affects(changed, "confidence"):

@@ -710,3 +710,15 @@ def test_evaluating_a_round_over_typed_counts_says_where_they_went(window, share
     assert "the counts you typed there are back with Edit > Undo" in status(window)
     window.session.undo_stack.undo()
     assert window.session.state.evaluate.matrix == typed
+
+
+def test_a_refusal_clears_once_an_edit_is_taken_and_a_window_message_survives_a_tab_change(
+    window,
+):
+    window.session.set_value("plan.v", -5)  # refused
+    assert status(window).startswith("Refused:")
+    window.session.set_value("plan.v", 4_000)
+    assert status(window) == ""
+    window.show_status("Opened workbook rounds.xlsx")
+    window.show_tab("history")
+    assert status(window) == "Opened workbook rounds.xlsx"
