@@ -156,7 +156,10 @@ class PrevalenceInputs:
         low = validation.open_unit("lowest prevalence", self.eta_min)
         high = validation.open_unit("highest prevalence", self.eta_max)
         if low >= high:
-            raise InputError(f"the prevalence range must increase, got {low:g} .. {high:g}")
+            raise InputError(
+                f"the lowest prevalence, {100 * low:.3g} %, must be below the highest, "
+                f"{100 * high:.3g} %"
+            )
         object.__setattr__(self, "compared_rounds", tuple(str(n) for n in self.compared_rounds))
 
 

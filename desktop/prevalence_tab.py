@@ -385,6 +385,10 @@ class PrevalenceTab(SessionTab):
         right.setSizes([700, 160])
         right.setStretchFactor(0, 4)
         right.setStretchFactor(1, 1)
+        self.right_splitter = right
+        #: The user dragged the split between plots and table: theirs from then on.
+        self._user_split = False
+        right.splitterMoved.connect(self._on_user_split)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
@@ -392,6 +396,32 @@ class PrevalenceTab(SessionTab):
         splitter.setSizes([330, 1170])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
+
+    def _on_user_split(self, *_args) -> None:
+        self._user_split = True
+
+    def _fit_table(self) -> None:
+        """Give the table the height of its rows (each ticked round one more), up to half
+        of the column: four rounds must not hide behind the text under the table."""
+        if self._user_split:
+            return
+        view = self.calibrated_view
+        rows = max(self.calibrated_model.rowCount(), 2)
+        table = (
+            view.horizontalHeader().sizeHint().height()
+            + rows * view.verticalHeader().defaultSectionSize()
+            + 2 * view.frameWidth()
+            + 2
+        )
+        box = self.calibrated_box
+        margins = box.contentsMargins().top() + box.contentsMargins().bottom() + 24
+        swaps = self.swaps_label.sizeHint().height() if self.swaps_label.text() else 0
+        wanted = table + margins + swaps + 8
+        total = sum(self.right_splitter.sizes())
+        if total <= 0:
+            return
+        bottom = min(max(wanted, 160), total // 2)
+        self.right_splitter.setSizes([total - bottom, bottom])
 
     def _build_plots(self) -> None:
         """Every plot item is created here once; refreshes only call ``setData``."""
@@ -755,7 +785,9 @@ class PrevalenceTab(SessionTab):
                 + "; ".join(
                     f"{formatting_html(swap.better_below)} is ahead below a prevalence of "
                     f"{pct(swap.prevalence)}, {formatting_html(swap.better_above)} above it "
-                    f"(both F1 {pct(swap.value)} there)"
+                    f"(both F1 {pct(swap.value)} there"
+                    + (", so poor that the order hardly matters" if swap.value < 0.1 else "")
+                    + ")"
                     for swap in swaps
                 )
                 + "."
@@ -802,6 +834,7 @@ class PrevalenceTab(SessionTab):
                 )
             )
         self.calibrated_model.set_rows(rows)
+        self._fit_table()
 
     # --- scored sample -------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ def test_replace_path_returns_a_new_valid_state_and_leaves_the_old_one():
         ("confidence", 1.5, "confidence must be strictly between 0.5 and 1"),
         ("plan.s", 0, "s must be a number > 0"),
         ("plan.nonsense", 1, "unknown session field"),
-        ("prevalence.eta_min", 0.9, "prevalence range must increase"),
+        ("prevalence.eta_min", 0.9, "the lowest prevalence, 90 %, must be below the highest, 50 %"),
     ],
 )
 def test_refused_edits_raise_input_error_naming_the_value(path, value, message):

@@ -409,3 +409,18 @@ def test_the_round_on_the_evaluate_tab_is_listed_once(qtbot, tab):
     assert not any(name.startswith(f"{shown.round} (") for name in names[1:])
     session.set_value("evaluate.matrix", dataclasses.replace(shown.matrix, tp=shown.tp + 1))
     assert tab.round_list.count() == len(ROUNDS) + 1  # other counts: the round is listed again
+
+
+def test_every_ticked_round_has_a_visible_row_in_the_table(qtbot, window):
+    # The lead ticks three past rounds at the laptop size the guide assumes (1500 x 950).
+    window.resize(1500, 950)
+    window.show_tab("prevalence")
+    names = [item.round for item in window.session.state.rounds[:3]]
+    window.session.set_value("prevalence.compared_rounds", tuple(names))
+    qtbot.wait(50)
+    tab = window.tabs.currentWidget()
+    view = tab.calibrated_view
+    rows = tab.calibrated_model.rowCount()
+    assert rows == 4
+    shown = view.viewport().height() // view.verticalHeader().defaultSectionSize()
+    assert shown >= rows
