@@ -1077,7 +1077,7 @@ class MainWindow(QMainWindow):
                 logger.error("saving %s failed", path, exc_info=exc)
             cause = formatting.short_text(f"{type(exc).__name__}: {exc}", 300)
             detail = f"Saving {path.name} failed unexpectedly ({cause})."
-        if isinstance(exc, SaveError):
+        if isinstance(exc, SaveError) and _is_file(path):
             detail += f"\n\nThe file that was there ({path.name}) is unchanged."
         if self.is_modified:
             detail += "\nYour changes are still open in the window: try another folder."
@@ -1179,7 +1179,8 @@ class MainWindow(QMainWindow):
             path = name
         tab.import_scored_sample(path)
         self.tabs.setCurrentWidget(tab)
-        self.show_status(f"Reading the scored sample {Path(path).name}…")
+        # The tab's own: it clears (or replaces) this once the file is read.
+        self._show_owned(f"Reading the scored sample {Path(path).name}…", tab)
         return True
 
     # --- previous round -------------------------------------------------------------------
@@ -1657,6 +1658,14 @@ class MainWindow(QMainWindow):
         if self._reference is not None:
             self._reference.close()
         event.accept()
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False where even asking fails (a name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _leads_own(item) -> bool:

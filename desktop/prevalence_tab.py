@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 
 from core.confusion import point_estimates
 from core.curves import ScoredCurves, curves_of_sample, load_scored_sample
-from core.errors import InputError
+from core.errors import InputError, os_error_cause
 from core.prevalence import (
     OperatingPoint,
     P3Curve,
@@ -130,7 +130,10 @@ def load_scored_curves(path: str, eta_min: float, eta_max: float, control=None) 
     """Read a scored sample and compute its curves (background work: file I/O)."""
     if control is not None:
         control.step(0, 3)
-    sample = load_scored_sample(path)
+    try:
+        sample = load_scored_sample(path)
+    except OSError as exc:  # raised as an InputError, which the tab shows as it is
+        raise InputError(f"{os.path.basename(path)}: {os_error_cause(exc)}") from None
     if control is not None:
         control.step(1, 3)
     curves = curves_of_sample(sample)
@@ -235,6 +238,12 @@ class PrevalenceTab(SessionTab):
         self.curve: P3Curve | None = None
         self.comparison: PrevalenceComparison | None = None
         self.scored: ScoredResult | None = None
+        #: A file picked with Import scored sample…, read before the session takes it:
+        #: one that cannot be read changes nothing.
+        self._importing: str | None = None
+        #: (path, lowest, highest prevalence) of the read running and of the one shown.
+        self._reading_key: tuple[str, float, float] | None = None
+        self._scored_key: tuple[str, float, float] | None = None
         self.runner = self.new_runner()
         self.runner.finished.connect(self._on_scored_loaded)
         self.runner.failed.connect(self._on_scored_failed)
@@ -857,15 +866,25 @@ class PrevalenceTab(SessionTab):
         if path == self._session.get("prevalence.scored_sample_path"):
             self._load_scored_sample()
             return
-        self._session.set_value(
-            "prevalence.scored_sample_path",
-            path,
-            text=f"Import scored sample {os.path.basename(path)}",
-        )
+        # Read first; the session (and its undo history) takes the path only once the
+        # file has been read (see _on_scored_loaded).
+        self._importing = path
+        settings = self._session.get("prevalence")
+        eta_min, eta_max = settings.eta_min, settings.eta_max
+        self._reading_key = (path, eta_min, eta_max)
+        self.scored_label.setText(f"Reading {formatting_html(os.path.basename(path))}…")
+        self.runner.start(lambda control: load_scored_curves(path, eta_min, eta_max, control))
 
     def _load_scored_sample(self) -> None:
+        self._importing = None
         settings = self._session.get("prevalence")
         path = settings.scored_sample_path
+        if self.scored is not None and self._scored_key == (
+            path,
+            settings.eta_min,
+            settings.eta_max,
+        ):
+            return  # just read for this path and range (an import the session took)
         if not path:
             self.runner.cancel()
             self.scored = None
@@ -874,15 +893,36 @@ class PrevalenceTab(SessionTab):
             return
         self.scored_label.setText(f"Reading {formatting_html(os.path.basename(path))}…")
         eta_min, eta_max = settings.eta_min, settings.eta_max
+        self._reading_key = (path, eta_min, eta_max)
         self.runner.start(lambda control: load_scored_curves(path, eta_min, eta_max, control))
 
     def _on_scored_loaded(self, result: ScoredResult) -> None:
         self.scored = result
+        self._scored_key = self._reading_key
         self._show_scored(result)
         self.status_message.emit("")
+        if self._importing is not None and self._importing == result.path:
+            self._importing = None
+            self._session.set_value(
+                "prevalence.scored_sample_path",
+                result.path,
+                text=f"Import scored sample {os.path.basename(result.path)}",
+            )
 
     def _on_scored_failed(self, message: str) -> None:
+        if self._importing is not None:
+            # The picked file could not be read: the sample shown before stays.
+            self._importing = None
+            self.status_message.emit(f"Scored sample not imported: {message}")
+            if self.scored is not None:
+                self._show_scored(self.scored)
+            else:
+                self.scored_label.setText(
+                    f"<span style='color:#a00'>{formatting_html(message)}</span>"
+                )
+            return
         self.scored = None
+        self._scored_key = None
         self._clear_scored()
         self.scored_label.setText(f"<span style='color:#a00'>{formatting_html(message)}</span>")
         self.status_message.emit(f"Scored sample: {message}")

@@ -233,10 +233,31 @@ def test_bad_scored_sample_is_reported(qtbot, tab, tmp_path):
     path.write_text("score,label\n0.3,1\nabc,0\n", encoding="utf-8")
     messages = []
     tab.status_message.connect(messages.append)
+    steps = tab._session.undo_stack.count()
     tab.import_scored_sample(path)
-    qtbot.waitUntil(lambda: any(m.startswith("Scored sample:") for m in messages), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(m.startswith("Scored sample not imported:") for m in messages),
+        timeout=10_000,
+    )
     assert "bad.csv" in tab.scored_label.text()
     assert tab.scored is None
+    # Nothing the session holds changed: no path to a file that could not be read.
+    assert tab._session.get("prevalence.scored_sample_path") == ""
+    assert tab._session.undo_stack.count() == steps
+
+
+def test_a_missing_scored_sample_keeps_the_one_shown(qtbot, tab, tmp_path):
+    good = tmp_path / "good.csv"
+    good.write_text("score,label\n0.9,1\n0.8,1\n0.3,0\n0.1,0\n", encoding="utf-8")
+    tab.import_scored_sample(good)
+    qtbot.waitUntil(lambda: tab._session.get("prevalence.scored_sample_path") == str(good))
+    messages = []
+    tab.status_message.connect(messages.append)
+    tab.import_scored_sample(tmp_path / "gone.csv")
+    qtbot.waitUntil(lambda: bool(messages), timeout=10_000)
+    assert messages[-1] == "Scored sample not imported: gone.csv: no such file or folder"
+    assert tab._session.get("prevalence.scored_sample_path") == str(good)
+    assert tab.scored is not None and tab.scored.path == str(good)
 
 
 def test_inputs_have_tooltips(tab):

@@ -433,7 +433,11 @@ def test_import_scored_sample_from_the_file_menu(qtbot, window, dialogs, tmp_pat
     window.import_scored_action.trigger()
     prevalence = window.tabs.widget(window.tab_keys.index("prevalence"))
     assert window.tabs.currentWidget() is prevalence
-    assert window.session.get("prevalence.scored_sample_path") == str(sample)
+    # The session takes the path once the file has been read.
+    qtbot.waitUntil(
+        lambda: window.session.get("prevalence.scored_sample_path") == str(sample),
+        timeout=10_000,
+    )
     qtbot.waitUntil(lambda: prevalence.scored is not None, timeout=10_000)
     assert "scores.csv" in prevalence.scored_label.text() or prevalence.scored.path == str(sample)
     names = list(window.plot_snapshots())
