@@ -638,9 +638,12 @@ class WidthCurveModel:
             + self._recall_coefficient_pos * inverse_pos
             + self._recall_coefficient_neg * inverse_neg
         )
-        t = np.exp(z * sd)
         x = self._ratio
-        recall_width = 1.0 / (1.0 + x / t) - 1.0 / (1.0 + x * t)
+        # A few labels give a huge sd: exp overflows to inf and the width to its limit, 1
+        # (the interval is all of [0, 1]); that is the answer, not a fault to warn about.
+        with np.errstate(over="ignore"):
+            t = np.exp(z * sd)
+            recall_width = 1.0 / (1.0 + x / t) - 1.0 / (1.0 + x * t)
         if self._any_delta:
             delta = 2.0 * z * x / (1.0 + x) ** 2 * sd
             recall_width = np.where(self._delta_rows, delta, recall_width)

@@ -266,7 +266,7 @@ class _Damaged(Exception):
 
 
 def _refuse_declaration(*_args) -> None:
-    raise _Refused("it declares a document type (DTD) or entities, which workbooks never need")
+    raise _Refused("declares a document type (DTD) or entities, which workbooks never need")
 
 
 def _hardened_parser(*, namespaces: bool = True) -> expat.XMLParserType:
@@ -319,14 +319,15 @@ def _part_errors(path: Path, part: str):
     except InputError:
         raise
     except _Refused as exc:
-        raise WorkbookError(f"{path} cannot be read safely: part {part} {exc}") from None
+        where = getattr(exc, "part", part)  # the part parsed (a .rels inside ``part``)
+        raise WorkbookError(f"{path} cannot be read safely: part {where} {exc}") from None
     except _Damaged as exc:
         raise WorkbookError(
             f"{path} is damaged: {exc}; open it in Excel or LibreOffice to repair it"
         ) from None
     except expat.ExpatError as exc:
         raise WorkbookError(
-            f"{path} is damaged: part {part} is not well-formed XML "
+            f"{path} is damaged: part {getattr(exc, 'part', part)} is not well-formed XML "
             f"({expat.ErrorString(exc.code)} at line {exc.lineno}, column {exc.offset}); "
             "open it in Excel or LibreOffice to repair it"
         ) from None
@@ -346,12 +347,21 @@ def _plain(exc: BaseException) -> str:
 
 
 def _parse_part(archive: zipfile.ZipFile, part: str, parser, meter: _Meter) -> None:
-    """Feed ``part`` to ``parser`` in chunks, checking the time between chunks."""
-    with archive.open(part) as stream:
-        while chunk := stream.read(_CHUNK_BYTES):
-            parser.Parse(chunk, False)
-            meter.charge(0, f"part {part}")
-        parser.Parse(b"", True)
+    """Feed ``part`` to ``parser`` in chunks, checking the time between chunks.
+
+    A refusal or a parse error names ``part`` (``exc.part``): a relationships part read
+    while another part is being read is named for what it is.
+    """
+    try:
+        with archive.open(part) as stream:
+            while chunk := stream.read(_CHUNK_BYTES):
+                parser.Parse(chunk, False)
+                meter.charge(0, f"part {part}")
+            parser.Parse(b"", True)
+    except (_Refused, expat.ExpatError) as exc:
+        if not hasattr(exc, "part"):
+            exc.part = part  # type: ignore[union-attr]
+        raise
 
 
 # --- the package: content types, workbook, relationships, styles, shared strings -----------

@@ -469,3 +469,20 @@ def test_command_line_exits_2_with_one_line_for_every_refusal(case, command, cap
     else:
         assert status == 0, captured.err
     assert _peak_memory() < PEAK_MEMORY_BYTES
+
+
+def test_a_dtd_in_the_workbook_relationships_is_named_in_that_part(tmp_path):
+    # The entities sit in xl/_rels/workbook.xml.rels, read while xl/workbook.xml is: the
+    # refusal must name the part that holds them.
+    path = write_workbook(tmp_path / "rels.xlsx", [sheet_xml(HEADER_ROW + data_row(2, "A"))])
+    with zipfile.ZipFile(path) as source:
+        parts = {name: source.read(name) for name in source.namelist()}
+    rels = "xl/_rels/workbook.xml.rels"
+    text = parts[rels].decode()
+    declaration_end = text.index("?>") + 2 if text.startswith("<?xml") else 0
+    parts[rels] = (text[:declaration_end] + BILLION_LAUGHS + text[declaration_end:]).encode()
+    with zipfile.ZipFile(path, "w") as target:
+        for name, data in parts.items():
+            target.writestr(name, data)
+    with pytest.raises(WorkbookError, match=r"part xl/_rels/workbook\.xml\.rels declares a"):
+        read_rounds(path)
