@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QValidator, QWheelEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence, QValidator, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QAbstractSlider,
@@ -178,6 +178,29 @@ def keep_wrapped_height(label: QLabel) -> QLabel:
     return label
 
 
+class _SessionUndo(QObject):
+    """Ctrl+Z / Ctrl+Y in a field whose entry was taken go to the session's undo.
+
+    A line edit claims the undo keys for itself even when it has nothing to undo (its
+    text was just set from the session), so a spreadsheet user's Ctrl+Z right after Enter
+    did nothing. While the user is still typing, the field keeps its own undo.
+    """
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.ShortcutOverride:
+            editor = watched.lineEdit() if isinstance(watched, QAbstractSpinBox) else watched
+            if not isinstance(editor, QLineEdit):
+                return False
+            if event.matches(QKeySequence.StandardKey.Undo) and not editor.isUndoAvailable():
+                return True  # not the field's: the window's Edit > Undo takes it
+            if event.matches(QKeySequence.StandardKey.Redo) and not editor.isRedoAvailable():
+                return True
+        return False
+
+
+_SESSION_UNDO = _SessionUndo()
+
+
 class _Bound:
     """Mixin: keeps one widget in step with ``session`` at ``path``.
 
@@ -193,6 +216,10 @@ class _Bound:
         self._path = path
         session.changed.connect(self._on_session_changed)
         self._show(session.get(path))
+        if isinstance(self, QLineEdit | QAbstractSpinBox):
+            # On the field itself: a spin box hands the shortcut check to its line edit
+            # directly, past any filter on the line edit.
+            self.installEventFilter(_SESSION_UNDO)
 
     @property
     def path(self) -> str:

@@ -19,7 +19,7 @@ import openpyxl
 import pytest
 from PIL import Image
 from PySide6.QtCore import QDate, Qt
-from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QAbstractSpinBox, QDialog, QFileDialog, QMessageBox
 
 from core.bayes import Prior
 from core.confusion import ConfusionMatrix
@@ -726,3 +726,24 @@ def test_a_refusal_clears_once_an_edit_is_taken_and_a_window_message_survives_a_
     window.show_status("Opened workbook rounds.xlsx")
     window.show_tab("history")
     assert status(window) == "Opened workbook rounds.xlsx"
+
+
+def test_ctrl_z_right_after_an_entry_undoes_it_from_inside_the_field(qtbot, window):
+    window.show_tab("plan")
+    plan = window.tabs.currentWidget()
+    field = next(
+        spin
+        for spin in plan.findChildren(QAbstractSpinBox)
+        if getattr(spin, "path", None) == "plan.margin_precision"
+    )
+    before = window.session.get("plan.margin_precision")
+    window.activateWindow()  # Edit > Undo's Ctrl+Z works in the active window
+    field.setFocus()
+    field.lineEdit().selectAll()
+    qtbot.keyClicks(field.lineEdit(), "10")
+    qtbot.keyClick(field.lineEdit(), Qt.Key.Key_Return)
+    assert window.session.get("plan.margin_precision") == 0.10
+    # The key goes to the focused field, as a keyboard sends it.
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.get("plan.margin_precision") == before
+    assert field.value() == pytest.approx(100 * before)
