@@ -142,6 +142,16 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
         except ValueError as exc:
             self._refuse((row, column), str(exc))
             return False
+        height, width = len(block), max(len(values) for values in block)
+        if height > 3 or width > 3:
+            # More than the counts and their totals: not a confusion matrix; taking its
+            # corner without a word would hide that the wrong range was copied.
+            self._refuse(
+                (row, column),
+                f"the pasted block is {height:,} rows by {width:,} columns; paste the four "
+                "counts (2 by 2, or 3 by 3 with totals)",
+            )
+            return False
         if len(block) >= 2 and len(block[0]) >= 2:
             row, column = 0, 0
         changes = []

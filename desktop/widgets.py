@@ -247,6 +247,8 @@ class _Bound:
         said (the status bar) when something else was typed; a spin box otherwise puts its
         old value back without a word."""
         kept = self.textFromValue(self.value())
+        if self.specialValueText() and self.value() == self.minimum():
+            kept = self.specialValueText()  # "off", as the field shows it
         typed = text.strip()
         session = getattr(self, "_session", None)
         if session is not None and typed and typed != kept:

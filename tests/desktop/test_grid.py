@@ -110,3 +110,13 @@ def test_live_readout_follows_the_counts(qtbot, grid):
     assert f"Precision</b>&nbsp;{percent(0.5)}".replace(" ", "\u00a0") in text
     # Under the grid, not beside it: the grid has the column's whole width.
     assert widget.readout.geometry().top() >= widget.view.geometry().bottom()
+
+
+def test_a_block_larger_than_the_counts_is_refused_not_cut_to_its_corner(qtbot, grid):
+    session, widget = grid
+    before = session.state.evaluate.matrix
+    QGuiApplication.clipboard().setText("\n".join("\t".join(["5"] * 6) for _ in range(5)))
+    with qtbot.waitSignal(widget.model.refused) as blocker:
+        widget.view.paste_clipboard()
+    assert "5 rows by 6 columns" in blocker.args[0]
+    assert session.state.evaluate.matrix == before
