@@ -1589,6 +1589,11 @@ def _read_sheet(
         _collect(interpret(raw), rounds, refused)
     plain_rounds = interpreter.plain_rounds
     while batch := list(itertools.islice(rows, _BATCH_ROWS)):
+        # Rows with no value and no formula (a million formatted empty rows below the
+        # table) hold nothing: dropped before the checks, which would look at each cell.
+        batch = [raw for raw in batch if raw[1] or raw[2]]
+        if not batch:
+            continue
         plain = plain_rounds(batch)
         if plain is not None:
             rounds.extend(plain)

@@ -1169,6 +1169,11 @@ class _ScannedSheetRows:
             plain = _ROW_PLAIN.match(piece, start) if start >= 0 else None
             if plain is not None:  # the usual row: number and cells, nothing to decide
                 row_number = self._last_row = int(plain.group(1))
+                if b"<v" not in piece and b"<is" not in piece and b"<f" not in piece:
+                    # Formatted but empty cells only (the rest of a formatted column).
+                    rows.append((row_number, [], None))
+                    cells += 1
+                    continue
                 row, count = self._cells(piece, plain.end(), row_number)
                 rows.append(row)
                 cells += count + 1
@@ -1192,6 +1197,10 @@ class _ScannedSheetRows:
                     rows.append((row_number, [], None))
                     start = piece.find(b"<row", match.end())
                     continue
+                if b"<v" not in piece and b"<is" not in piece and b"<f" not in piece:
+                    rows.append((row_number, [], None))  # formatted empty cells only
+                    cells += 1
+                    break
                 row, count = self._cells(piece, match.end(), row_number)
                 rows.append(row)
                 cells += count + 1
