@@ -1686,12 +1686,13 @@ class PlanTab(SessionTab):
 
         # One row per interval method (core's order), precision and recall side by side;
         # precision's Wald and recall's Katz log share the first row.
-        methods = ("Wald / Katz", "Bootstrap", "Bayes", "Bayes MC")
+        # The Evaluate tab's names for the same methods.
+        methods = ("Wald / Katz log", "Bootstrap", "Bayes predictive", "Bayes predictive MC")
         coverage_rows = "".join(
             (
                 "<tr><td colspan='3'>&nbsp;&nbsp;<i>Prediction for the next round's "
                 "estimate:</i></td></tr>"
-                if label == "Bayes"
+                if label == "Bayes predictive"
                 else ""
             )
             + f"<tr><td>&nbsp;&nbsp;{label}</td>"

@@ -273,7 +273,9 @@ def test_simulation_runs_in_background_and_can_be_cancelled(qtbot, tab, monkeypa
     text = tab.simulation_result.text()
     assert "Chance met (simulated)" in text and "Coverage" in text
     # the Bayesian rows predict the next round's estimate, and say so
-    assert text.index("Prediction for the next round's estimate") < text.index("Bayes MC")
+    assert text.index("Prediction for the next round's estimate") < text.index(
+        "Bayes predictive MC"
+    )
     assert tab.progress.value() == 1000
     assert not tab.cancel_button.isEnabled()
 
