@@ -27,6 +27,7 @@ from core.session import SessionState
 from core.workbook.session_io import (
     entered_round,
     find_round_key,
+    insertion_point,
     next_round_name,
     round_key,
 )
@@ -113,8 +114,10 @@ def keep_as_round(
         item = entered_round(state, name=name, date=date, classifier=classifier)
     except InputError as exc:
         return False, f"Not kept as a round: {exc}"
+    rounds = list(state.rounds)
+    rounds.insert(insertion_point(rounds, item.classifier), item)
     refused = session.set_values(
-        [("rounds", (*state.rounds, item)), ("current_round", round_key(item))],
+        [("rounds", tuple(rounds)), ("current_round", round_key(item))],
         text=f"Keep {item.round} as a round",
     )
     if refused:

@@ -940,8 +940,11 @@ def merged_rounds(
     sheet, row, name and date, the new counts and notes. The main classifier's earlier
     reading is found under ``classifier`` (the current round's), else under the
     classifier it was filed under when first read (the current round may have changed
-    since). Everything else is added after the last round.
+    since). Everything else is added after its classifier's last round
+    (:func:`core.workbook.session_io.insertion_point`), else at the end.
     """
+    from core.workbook.session_io import insertion_point
+
     merged = list(rounds)
     placed: list[tuple[int, Round | None]] = []
     further = {labels.design.name for labels in results[1:]}
@@ -957,10 +960,15 @@ def merged_rounds(
             ]
             position = main[-1] if main else None
         if position is None:
-            merged.append(new_round(labels, workbooks, merged, name))
-            placed.append((len(merged) - 1, None))
+            # After its classifier's last round: one classifier's rounds stay together.
+            fresh = new_round(labels, workbooks, merged, name)
+            spot = insertion_point(merged, fresh.classifier)
+            merged.insert(spot, fresh)
+            placed = [(at + (at >= spot), before) for at, before in placed]
+            placed.append((spot, None))
             continue
         earlier = rounds[position]
+        position = merged.index(earlier)  # rounds inserted above moved it down
         fresh = new_round(labels, workbooks, merged, earlier.classifier)
         merged[position] = dataclasses.replace(
             fresh, sheet=earlier.sheet, row=earlier.row, round=earlier.round, date=earlier.date

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -697,19 +698,33 @@ class LogSliderSpin(_Bound, QWidget):
 # --- population -----------------------------------------------------------------------------
 
 
+#: Thousands set off by commas (``41,200``), not a decimal comma (``0,033``).
+_GROUPED_THOUSANDS = re.compile(r"[1-9]\d{0,2}(?:,\d{3})+")
+
+
+def _ratio_part(text: str) -> float:
+    """One number of a ratio: ``41,200`` (thousands) or ``0,033`` (a decimal comma)."""
+    if _GROUPED_THOUSANDS.fullmatch(text):
+        return float(text.replace(",", ""))
+    if text.count(",") == 1 and "." not in text:
+        return float(text.replace(",", "."))
+    return float(text)
+
+
 def parse_ratio(text: str) -> float:
-    """``k`` typed as ``1/19``, ``0.0526`` or ``5.26 %``; raises ``ValueError`` with a reason."""
+    """``k`` typed as ``1/19``, ``0.0526``, ``0,0526``, ``41,200/1,251,000`` or ``5.26 %``;
+    raises ``ValueError`` with a reason."""
     cleaned = text.strip().replace(" ", "")
     if not cleaned:
         raise ValueError("type k as a fraction such as 1/30 or a number such as 0.033")
     try:
         if "/" in cleaned:
             numerator, _, denominator = cleaned.partition("/")
-            value = float(numerator.replace(",", "")) / float(denominator.replace(",", ""))
+            value = _ratio_part(numerator) / _ratio_part(denominator)
         elif cleaned.endswith("%"):
-            value = float(cleaned[:-1]) / 100.0
+            value = _ratio_part(cleaned[:-1]) / 100.0
         else:
-            value = float(cleaned.replace(",", ""))
+            value = _ratio_part(cleaned)
     except (ValueError, ZeroDivisionError):
         raise ValueError(f"'{text.strip()}' is not a ratio: type 1/30 or 0.033") from None
     if not math.isfinite(value) or value <= 0:

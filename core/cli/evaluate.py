@@ -13,6 +13,7 @@ from core import validation
 from core.cli.output import (
     add_json_flag,
     confidence_flag,
+    count_number,
     number,
     number_list,
     population_flag,
@@ -43,7 +44,7 @@ def add_count_flags(
     ):
         parser.add_argument(
             f"--{cell}{suffix}",
-            type=number,
+            type=count_number,
             required=required,
             metavar=cell.upper(),
             help=meaning,

@@ -85,14 +85,24 @@ MAX_NUMBER_TEXT = 60
 
 
 def number(text: str) -> float:
-    """A float; fractions such as ``1/19`` or ``1/26.4`` (how the app shows ``k``) and
-    thousands set off by commas (``1,255``, as the app's cells take them) are accepted."""
+    """A float; fractions such as ``1/19`` or ``1/26.4`` (how the app shows ``k``) are
+    accepted. A comma is refused with a hint (``0,125`` is a decimal comma, not 125)."""
+    return _number(text, thousands=False)
+
+
+def count_number(text: str) -> float:
+    """A count as a float (its checks name the flag later), with thousands set off by
+    commas as the app's cells take them (``1,255``)."""
+    return _number(text, thousands=True)
+
+
+def _number(text: str, *, thousands: bool) -> float:
     if len(text) > MAX_NUMBER_TEXT:
         raise argparse.ArgumentTypeError(
             f"expected a number of at most {MAX_NUMBER_TEXT} characters, got one of {len(text):,}"
         )
     stripped = text.strip()
-    if _THOUSANDS.match(stripped):
+    if thousands and _THOUSANDS.match(stripped):
         stripped = stripped.replace(",", "")
     try:
         if "/" in stripped:
@@ -113,8 +123,9 @@ def number(text: str) -> float:
 
 
 _DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+\s*$")
-#: A whole number with its thousands set off by commas: ``1,000`` or ``12,345,678``.
-_THOUSANDS = re.compile(r"^\d{1,3}(,\d{3})+$")
+#: A whole number with its thousands set off by commas: ``1,000`` or ``12,345,678``
+#: (not ``0,125``, a decimal comma).
+_THOUSANDS = re.compile(r"^[1-9]\d{0,2}(,\d{3})+$")
 
 
 def _number_hint(text: str) -> str:

@@ -114,7 +114,7 @@ CHART_ROWS = 16
 CHART_ROW_HEIGHT = 15
 #: Summary column widths (characters): item, value, lower, upper, explanation. About
 #: 25.5 cm in all, so a landscape A4 page prints the Summary at 100 %.
-SUMMARY_WIDTHS = (38, 22, 10, 10, 54)
+SUMMARY_WIDTHS = (38, 22, 13, 13, 48)  # bounds fit "+14.1 points"
 
 _FORMULA_START = ("=", "+", "-", "@")
 # Dates Excel's 1900 date system can show (serial 1 is 1900-01-01); older ones go as ISO

@@ -853,9 +853,11 @@ def change_section(
             return None
         matrix, k = item.matrix, item.k
         current_fpc = item.variance_factors(corrected)[0]
-        if round_key(item) == state.current_round:
-            previous = compared_round(state)
-        else:
+        shown = round_key(item) == state.current_round and state.evaluate.matrix == item.matrix
+        # The Evaluate tab's pair only when the tab shows this round (not counts typed
+        # over it): otherwise the round is paired as the History tab pairs it.
+        previous = compared_round(state) if shown else None
+        if previous is None or previous is item:
             previous = _history_previous(state.rounds, item)
     if previous is None or not _comparable(previous):
         return None

@@ -252,6 +252,17 @@ ENTERED_SHEET = "Entered"
 _NUMBERED_NAME = re.compile(r"^(.*?)(\d+)$")
 
 
+def insertion_point(rounds, classifier: str | None) -> int:
+    """Where a new round of ``classifier`` goes in the session's rounds: after that
+    classifier's last round, else at the end. One classifier's rounds stay together, as
+    the Rounds sheet of a session or report lists them and its history charts draw them
+    (one run of rows per classifier)."""
+    positions = [
+        index for index, item in enumerate(rounds) if (item.classifier or "") == (classifier or "")
+    ]
+    return positions[-1] + 1 if positions else len(rounds)
+
+
 def next_round_name(rounds, classifier: str | None) -> str:
     """A name for the next round of ``classifier``: its latest round's name with the
     number counted on (``TR-06`` -> ``TR-07``), else ``Round N``."""

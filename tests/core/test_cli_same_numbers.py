@@ -106,3 +106,10 @@ def test_numbers_are_taken_as_the_app_shows_them(capsys):
     )
     assert shown["k"] == plain["k"] == 1 / 26.4
     assert shown["precision"] == plain["precision"]
+
+
+def test_a_decimal_comma_in_k_is_refused_not_read_as_thousands(capsys):
+    status = main(["evaluate", "--tp", "255", "--fp", "47", "--fn", "90", "--tn", "4218",
+                   "--k", "0,125"])  # fmt: skip
+    assert status != 0
+    assert "write decimals with a point: 0.125" in capsys.readouterr().err

@@ -970,3 +970,19 @@ def test_counts_typed_on_the_evaluate_tab_are_reported_with_their_change(tmp_pat
     assert any(text.startswith("Change since the previous round, TR-06") for text in texts)
     planning = next(row for row in content.summary if row.label == "Planning values")
     assert planning.note == "From round TR-06, the previous round on the Plan tab."
+
+
+def test_a_round_typed_over_is_compared_with_the_round_before_it_not_itself():
+    # Saved with counts typed over TR-06 on the Evaluate tab: TR-06 itself is still
+    # compared with TR-05 (review: it was compared with itself).
+    from core.workbook.report_content import change_section
+    from core.workbook.session_io import find_by_label, read_session
+
+    source = SHARED_FIXTURES / "rounds_simple.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    state = read_session(source).state
+    typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
+    state = dataclasses.replace(state, evaluate=dataclasses.replace(state.evaluate, matrix=typed))
+    change = change_section(state, find_by_label(state.rounds, "TR-06"), replicates=2_000)
+    assert change.previous is find_by_label(state.rounds, "TR-05")

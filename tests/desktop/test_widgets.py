@@ -536,3 +536,16 @@ def test_enter_in_the_k_field_without_typing_changes_nothing(qtbot, session):
     edit.setText("1/30")
     edit.editingFinished.emit()
     assert session.get("plan.population.k") == pytest.approx(1 / 30)
+
+
+@pytest.mark.parametrize(
+    ("text", "k"),
+    [
+        ("0,033", 0.033),  # a decimal comma, not 33 (review)
+        ("41,200/1,251,000", 41_200 / 1_251_000),  # the two population counts
+        ("1/26,4", 1 / 26.4),
+        ("5,26 %", 0.0526),
+    ],
+)
+def test_k_takes_a_decimal_comma_and_counts_with_thousands(text, k):
+    assert parse_ratio(text) == pytest.approx(k, rel=1e-12)
