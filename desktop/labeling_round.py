@@ -45,6 +45,7 @@ from core.errors import InputError
 from core.progress import Cancelled
 from core.session import PopulationInputs
 from core.workbook.labeling import MAX_CATEGORY_LENGTH
+from core.workbook.session_io import LABELED_SHEET
 from desktop import formatting
 
 if TYPE_CHECKING:
@@ -66,8 +67,6 @@ logger = logging.getLogger(__name__)
 
 ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.parquet *.xlsx);;All files (*)"
 LABELED_FILTER = "Labeling workbooks (*.xlsx);;All files (*)"
-#: Sheet name of rounds read from labeling workbooks (they have no rounds sheet of their own).
-LABELED_SHEET = "Labeled"
 #: Spin boxes hold an int; no stratum of a real list is larger.
 MAX_SIZE = 2**31 - 1
 #: Failures of reading an item list or a workbook that are the input's, not ours.

@@ -618,6 +618,7 @@ class MainWindow(QMainWindow):
             return False
         try:
             base = self.inputs_kept_for_a_workbook()
+            from_example = self._is_example_document()  # before the document is renamed
             opened, seen, ours = self._in_background(
                 f"Reading {path.name}…", lambda: _read_workbook(path, base), cancellable=True
             )
@@ -669,7 +670,7 @@ class MainWindow(QMainWindow):
         message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
         if not opened.is_session and state.current_round:
             message += f"; Evaluate and Plan show its latest round, {state.previous_round}"
-        if not opened.is_session and not self._is_example_document():
+        if not opened.is_session and not from_example:
             message += "; your targets and other settings were kept"
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"

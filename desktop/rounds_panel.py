@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -45,7 +46,10 @@ from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
 from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
 from core.workbook.session_io import (
+    ENTERED_SHEET,
+    LABELED_SHEET,
     find_round_key,
+    insertion_point,
     plan_from_round,
     population_of_round,
     round_before,
@@ -671,7 +675,13 @@ class RoundsPanel(QWidget):
         except InputError as exc:
             self.status_message.emit(f"Could not read {self.workbook.name} again: {exc}")
             return False
-        state = opened.state
+        # The rounds the lead added in the app (labels read back, counts kept) are not in
+        # the workbook: they stay.
+        rounds = list(opened.state.rounds)
+        for item in self._session.state.rounds:
+            if item.sheet in (LABELED_SHEET, ENTERED_SHEET):
+                rounds.insert(insertion_point(rounds, item.classifier), item)
+        state = replace(opened.state, rounds=tuple(rounds))
         self._session.replace_state(state, text="Read the columns as chosen", undoable=True)
         book = opened.book
         self.set_source(

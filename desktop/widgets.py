@@ -619,6 +619,9 @@ class LogSliderSpin(_Bound, QWidget):
             self.spin.setToolTip(tooltip)
             self.spin.setMinimumWidth(80)
         self.spin.setParent(self)
+        # Bound through this widget, not itself: Ctrl+Z after an entry still goes to the
+        # session's undo (see _SessionUndo).
+        self.spin.installEventFilter(_SESSION_UNDO)
         self.setToolTip(tooltip)
 
         layout = QHBoxLayout(self)

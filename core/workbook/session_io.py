@@ -248,6 +248,8 @@ def read_session(
 
 #: The Rounds panel's "sheet" of rounds whose counts were typed on the Evaluate tab.
 ENTERED_SHEET = "Entered"
+#: ... and of rounds read from labeling workbooks drawn in the app.
+LABELED_SHEET = "Labeled"
 #: A round name ending in a number ("TR-06", "Round 9"): the next one counts on.
 _NUMBERED_NAME = re.compile(r"^(.*?)(\d+)$")
 

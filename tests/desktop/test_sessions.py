@@ -750,3 +750,41 @@ def test_ctrl_z_right_after_an_entry_undoes_it_from_inside_the_field(qtbot, wind
     qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.session.get("plan.margin_precision") == before
     assert field.value() == pytest.approx(100 * before)
+
+
+def test_ctrl_z_after_an_entry_in_a_slider_field_undoes_it(qtbot, window):
+    window.show_tab("plan")
+    field = window.tabs.currentWidget().s_slider.spin
+    before = window.session.get("plan.s")
+    window.activateWindow()
+    field.setFocus()
+    field.lineEdit().selectAll()
+    qtbot.keyClicks(field.lineEdit(), "3")
+    qtbot.keyClick(field.lineEdit(), Qt.Key.Key_Return)
+    assert window.session.get("plan.s") == 3
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.get("plan.s") == before
+
+
+def test_opening_a_workbook_from_the_example_does_not_claim_to_keep_its_targets(
+    window, dialogs, shared_fixtures
+):
+    window.session.set_value("plan.margin_precision", 0.031)
+    window.session.undo_stack.setClean()
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    assert window.session.get("plan.margin_precision") == SessionState().plan.margin_precision
+    assert "were kept" not in status(window)
+
+
+def test_columns_read_again_keeps_the_rounds_the_lead_added(
+    window, dialogs, shared_fixtures, monkeypatch
+):
+    from desktop.entered_round import keep_as_round
+
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    window.session.set_value("evaluate.matrix", ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205))
+    done, _message = keep_as_round(window.session, "TR-07", dt.date(2026, 4, 6), "travel")
+    assert done
+    assert window.rounds_panel.apply_columns(["Rounds!model_version=Notes"])
+    names = [item.round for item in window.session.state.rounds]
+    assert "TR-07" in names and len(names) == 11
