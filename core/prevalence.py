@@ -45,6 +45,12 @@ DEFAULT_ETA_MAX = 0.5
 DEFAULT_POINTS = 200
 RANK_METRICS = ("precision", "f_beta")
 
+
+def _held(interval, estimate: float) -> tuple[float, float]:
+    """An interval's ends, stretched (if a correction moved them) to hold the estimate."""
+    return (min(interval.lower, estimate), max(interval.upper, estimate))
+
+
 # The band's rate intervals are the ones the app tells a lead to quote (core.methods).
 _BAND_RECALL = katz_log_recall
 _BAND_FPR = wilson_ratio_fpr
@@ -287,6 +293,10 @@ class OperatingPoint:
     confidence : float or None
         Level of the intervals whose half-widths are the sigmas, when they come from a
         labeled round (:meth:`from_round`); ``None`` when the sigmas were given as they are.
+    tpr_bounds, fpr_bounds : (float, float) or None
+        The ends of those intervals, when they are known (:meth:`from_round`): the band
+        is built from them rather than from ``rate +- sigma``, so it keeps the intervals'
+        asymmetry (an FPR of 0 with an upper end of 0.1 % is not "0 +- 0.05 %").
     """
 
     tpr: float
@@ -297,6 +307,8 @@ class OperatingPoint:
     population_prevalence: float | None = None
     sample_prevalence: float | None = None
     confidence: float | None = None
+    tpr_bounds: tuple[float, float] | None = None
+    fpr_bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         tpr = validation.non_negative("tpr", self.tpr)
@@ -321,6 +333,21 @@ class OperatingPoint:
             object.__setattr__(
                 self, "sigma_fpr", validation.non_negative("sigma_fpr", self.sigma_fpr)
             )
+        if (self.tpr_bounds is None) != (self.fpr_bounds is None) or (
+            self.tpr_bounds is not None and self.sigma_tpr is None
+        ):
+            raise InputError("give both rate intervals' ends with the sigmas, or neither")
+        for attribute, estimate in (("tpr_bounds", tpr), ("fpr_bounds", fpr)):
+            bounds = getattr(self, attribute)
+            if bounds is None:
+                continue
+            low, high = (validation.non_negative(attribute, value) for value in bounds)
+            if not low <= estimate <= high <= 1.0:
+                raise InputError(
+                    f"{attribute} must hold the estimate within [0, 1], got ({low}, {high}) "
+                    f"around {estimate}"
+                )
+            object.__setattr__(self, attribute, (low, high))
         object.__setattr__(self, "name", str(self.name))
         for attribute in ("population_prevalence", "sample_prevalence"):
             cleaned = _optional_open_unit(attribute.replace("_", " "), getattr(self, attribute))
@@ -386,6 +413,8 @@ class OperatingPoint:
             fpr=estimates.fpr,
             sigma_tpr=recall_interval.half_width,
             sigma_fpr=fpr_interval.half_width,
+            tpr_bounds=_held(recall_interval, estimates.recall),
+            fpr_bounds=_held(fpr_interval, estimates.fpr),
             name=name,
             population_prevalence=estimates.prevalence,
             sample_prevalence=sample_prevalence if 0.0 < sample_prevalence < 1.0 else None,
@@ -571,18 +600,32 @@ def precision_band(point: OperatingPoint) -> PrecisionBand:
     tpr, fpr, s_t, s_f = point.tpr, point.fpr, point.sigma_tpr, point.sigma_fpr
     if s_t is None or s_f is None:
         raise InputError("the uncertainty band needs sigma_tpr and sigma_fpr")
-    tpr_lower, tpr_upper = max(tpr - s_t, 0.0), min(tpr + s_t, 1.0)
-    fpr_lower, fpr_upper = max(fpr - s_f, 0.0), min(fpr + s_f, 1.0)
     notes = []
-    if tpr_lower == 0.0 and fpr_upper == 0.0:
-        raise InputError(
-            f"the lower precision bound is 0/0: sigma_tpr ({s_t}) >= tpr ({tpr}) while fpr "
-            "and sigma_fpr are both 0"
-        )
-    if tpr - s_t <= 0.0:
-        notes.append("sigma_tpr >= tpr: TPR's lower end clipped to 0, so LB = 0 everywhere")
-    if fpr - s_f <= 0.0 and fpr_upper > 0.0:
-        notes.append("sigma_fpr >= fpr: FPR's lower end clipped to 0, so UB = 1 everywhere")
+    if point.tpr_bounds is not None and point.fpr_bounds is not None:
+        # The rate intervals' own ends (a labeled round): asymmetric as they are.
+        tpr_lower, tpr_upper = point.tpr_bounds
+        fpr_lower, fpr_upper = point.fpr_bounds
+        if tpr_lower == 0.0 and fpr_upper == 0.0:
+            raise InputError(
+                "the lower precision bound is 0/0: the intervals' lower TPR end and upper "
+                "FPR end are both 0"
+            )
+        if tpr_lower == 0.0:
+            notes.append("TPR's interval reaches 0, so LB = 0 everywhere")
+        if fpr_lower == 0.0 and fpr_upper > 0.0:
+            notes.append("FPR's interval reaches 0, so UB = 1 everywhere")
+    else:
+        tpr_lower, tpr_upper = max(tpr - s_t, 0.0), min(tpr + s_t, 1.0)
+        fpr_lower, fpr_upper = max(fpr - s_f, 0.0), min(fpr + s_f, 1.0)
+        if tpr_lower == 0.0 and fpr_upper == 0.0:
+            raise InputError(
+                f"the lower precision bound is 0/0: sigma_tpr ({s_t}) >= tpr ({tpr}) while "
+                "fpr and sigma_fpr are both 0"
+            )
+        if tpr - s_t <= 0.0:
+            notes.append("sigma_tpr >= tpr: TPR's lower end clipped to 0, so LB = 0 everywhere")
+        if fpr - s_f <= 0.0 and fpr_upper > 0.0:
+            notes.append("sigma_fpr >= fpr: FPR's lower end clipped to 0, so UB = 1 everywhere")
     ratio_upper = fpr_lower / tpr_upper
     ratio_lower = math.inf if tpr_lower == 0.0 else fpr_upper / tpr_lower
     if ratio_upper == ratio_lower:
@@ -607,7 +650,7 @@ def precision_band(point: OperatingPoint) -> PrecisionBand:
         root = math.sqrt(ratio_upper / ratio_lower)
         delta = (1.0 - root) / (1.0 + root)
         eta_star = 1.0 / (1.0 + 1.0 / math.sqrt(ratio_upper * ratio_lower))
-    if tpr + s_t > 1.0 or fpr + s_f > 1.0:
+    if point.tpr_bounds is None and (tpr + s_t > 1.0 or fpr + s_f > 1.0):
         notes.append("an upper rate bound clipped to 1")
     delta_bound = max(_variation(s_t, tpr), _variation(s_f, fpr))
     if delta_bound == math.inf:

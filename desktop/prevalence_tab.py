@@ -202,6 +202,15 @@ BAND_NOTE_WORDS = (
         "the false positive rate's interval reaches 0, so the band's upper edge is 100 % at "
         "every prevalence",
     ),
+    (
+        "TPR's interval reaches 0",
+        "recall's interval reaches 0, so the band's lower edge is 0 % at every prevalence",
+    ),
+    (
+        "FPR's interval reaches 0",
+        "no false positive was found, so precision could be 100 % at any prevalence: the "
+        "band's upper edge is 100 % everywhere",
+    ),
     ("the band has zero width", "the band has no width at any prevalence"),
     ("the band is [0, 1]", "the band spans 0 % to 100 % at every prevalence"),
     ("an upper rate bound clipped", "an interval of a rate was cut at 100 %"),

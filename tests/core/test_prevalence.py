@@ -547,3 +547,21 @@ def test_the_band_uses_the_rate_intervals_a_lead_is_told_to_quote():
 
     assert prevalence._BAND_RECALL.__name__ == RECOMMENDED["recall"].method + "_recall"
     assert prevalence._BAND_FPR.__name__ == RECOMMENDED["fpr"].method + "_fpr"
+
+
+def test_a_rounds_band_is_built_from_its_intervals_ends_not_plus_minus_half_widths():
+    # FP = 0 (review): the quoted FPR interval is [0, u]; "FPR^ + half-width" would put the
+    # band's lower edge at FPR = u/2. Checked at 0.1 % prevalence from the ends by hand.
+    from core.intervals import katz_log_recall
+
+    matrix = ConfusionMatrix(tp=200, fp=0, fn=3, tn=397)
+    k = 5_000 / 95_000
+    point = OperatingPoint.from_round(matrix, k)
+    recall = katz_log_recall(matrix, k, 0.95)
+    fpr = wilson_ratio_fpr(matrix, k, 0.95)
+    assert point.fpr_bounds == (0.0, fpr.upper)
+    eta = 0.001
+    lower_by_hand = eta * recall.lower / (eta * recall.lower + (1 - eta) * fpr.upper)
+    curve = p3_curve(point, eta_min=eta, eta_max=0.5, points=2)
+    assert curve.lower[0] == pytest.approx(lower_by_hand, rel=1e-9)
+    assert curve.upper[0] == 1.0  # no false positive seen: precision may be 100 %

@@ -343,7 +343,7 @@ SCREEN_QUOTES = {
         "labeled sample",
         "widest band",
         "Uncertainty band",
-        "Uncertainty band: at most 26.7 % wide, widest at a prevalence of 0.640 %",
+        "Uncertainty band: at most 26.0 % wide, widest at a prevalence of 0.680 %",
         "Each round at its own prevalence and at the reference prevalence",
         "Own prevalence",
         "4.62 %",
