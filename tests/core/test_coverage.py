@@ -248,3 +248,25 @@ def test_the_quoted_recall_interval_keeps_its_level_at_small_counts(pi1, pi0, n1
     covered = np.mean((interval.lower <= true_recall) & (true_recall <= interval.upper))
     # 20,000 rounds: a standard error of about 0.0015 around a true 0.95.
     assert covered >= 0.945
+
+
+@pytest.mark.parametrize(("pi1", "low", "high"), [(0.995, 0.90, 0.94), (0.975, 0.955, 0.98)])
+def test_the_quoted_fpr_interval_falls_short_only_at_about_one_false_positive(pi1, low, high):
+    # As the small-count warning says: Wilson ratio covers about 92 % with one false
+    # positive expected among 200 flagged items, and its level from five on.
+    from core.intervals import wilson_ratio_fpr
+
+    k, n1, n0, pi0 = 20_000 / 980_000, 200, 5_000, 0.001
+    true_fpr = k * (1 - pi1) / (k * (1 - pi1) + (1 - pi0))
+    rng = np.random.default_rng(11)
+    reps = 20_000
+    tp = rng.binomial(n1, pi1, reps)
+    fn = rng.binomial(n0, pi0, reps)
+    held: dict[tuple[int, int], bool] = {}
+    covered = 0
+    for a, b in zip(tp.tolist(), fn.tolist(), strict=True):
+        if (a, b) not in held:
+            interval = wilson_ratio_fpr(ConfusionMatrix(tp=a, fp=n1 - a, fn=b, tn=n0 - b), k)
+            held[a, b] = interval.lower <= true_fpr <= interval.upper
+        covered += held[a, b]
+    assert low < covered / reps < high
