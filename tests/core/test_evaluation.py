@@ -137,8 +137,10 @@ def test_an_explicit_improper_prior_is_refused_but_a_proper_one_is_used():
     result = evaluate(matrix, population=0.1, replicates=200, seed=1, prior=Prior.uniform())
     assert result.prior == Prior.uniform()
     assert not any("Jeffreys prior" in w for w in result.warnings)
-    expected = beta_distribution.ppf([0.025, 0.975], 21, 1)
-    assert result.precision.intervals["posterior"].as_list() == pytest.approx(list(expected))
+    # Beta(21, 1) quantiles, the upper end taken to 1: precision is 20/20 (the boundary
+    # rule every interval follows).
+    lower, _upper = beta_distribution.ppf([0.025, 0.975], 21, 1)
+    assert result.precision.intervals["posterior"].as_list() == pytest.approx([lower, 1.0])
 
 
 def test_fpc_narrows_the_normal_intervals_and_says_so():
@@ -253,6 +255,9 @@ def test_f1_is_quoted_from_its_posterior_when_the_bootstrap_cannot_vary():
     assert result.to_dict()["recommended"]["f1"] == "posterior"
     posterior = result.f1.intervals["posterior"]
     assert posterior.upper - posterior.lower > 0.01
+    # It holds its own estimate, 100 % (review): the boundary is taken in.
+    assert posterior.upper == 1.0 == result.f1.estimate
+    assert "stretched to hold the estimate" in posterior.note
     # Counts with spread keep the bootstrap.
     usual = evaluate(ConfusionMatrix(tp=180, fp=20, fn=12, tn=1788), population=0.02, seed=1)
     assert usual.recommended()["f1"] == "bootstrap"
