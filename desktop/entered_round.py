@@ -73,6 +73,10 @@ class KeepRoundDialog(QDialog):
         self.classifier_box.setToolTip("The classifier these labels judge (type a new one)")
         self.name_edit = QLineEdit(next_round_name(state.rounds, classifier or None), self)
         self.name_edit.setToolTip("How the Rounds panel, the History tab and reports name it")
+        # The suggested name follows the classifier until the lead types one of their own.
+        self._suggested = self.name_edit.text()
+        self._rounds = state.rounds
+        self.classifier_box.currentTextChanged.connect(self._suggest_name)
         self.date_edit = QDateEdit(QDate.currentDate(), self)
         self.date_edit.setCalendarPopup(True)
         self.date_edit.setDisplayFormat("yyyy-MM-dd")
@@ -93,6 +97,11 @@ class KeepRoundDialog(QDialog):
         form.addRow("Date", self.date_edit)
         form.addRow("Classifier", self.classifier_box)
         form.addRow(buttons)
+
+    def _suggest_name(self, classifier: str) -> None:
+        if self.name_edit.text() == self._suggested:
+            self._suggested = next_round_name(self._rounds, classifier.strip() or None)
+            self.name_edit.setText(self._suggested)
 
     def values(self) -> tuple[str, dt.date, str]:
         """``(name, date, classifier)`` as entered."""

@@ -293,10 +293,10 @@ class RecoveryStore:
         found = []
         for path in self._leftover_paths():
             entry = _load(path)
-            if entry is None:
-                self._set_aside(path)
-            else:
+            if entry is not None:
                 found.append(entry)
+            elif _readable(path):  # damaged, not just out of reach for a moment
+                self._set_aside(path)
         if not found:
             return None
         return max(found, key=lambda entry: entry.saved_at)
@@ -409,6 +409,15 @@ def _read(path: Path) -> RecoveredSession | None:
         document=document if isinstance(document, str) else None,
         path=path,
     )
+
+
+def _readable(path: Path) -> bool:
+    """The file can be opened now (one an antivirus holds for a moment is left alone)."""
+    try:
+        with path.open("rb"):
+            return True
+    except OSError:
+        return False
 
 
 def _remove(path: Path) -> None:

@@ -305,6 +305,16 @@ def entered_round(
     name = str(name).strip()
     if not name:
         raise InputError("give the round a name")
+    label = (classifier or "").strip()
+    if any(
+        (item.round or "").strip().casefold() == name.casefold()
+        and (item.classifier or "") == label
+        for item in state.rounds
+    ):
+        whose = f" of {label}" if label else ""
+        raise InputError(
+            f"there is a round named {name}{whose} already; give this one another name"
+        )
     population = evaluate.population
     k = population.effective_k
     assert k is not None

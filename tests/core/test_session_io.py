@@ -369,3 +369,28 @@ def test_replicates_and_trials_beyond_the_engines_limits_are_noted_not_kept():
     text = " ".join(problems)
     assert "replicates must be at most 1,000,000" in text
     assert "trials must be at most 10,000,000" in text
+
+
+def test_kept_counts_need_a_name_of_their_own_and_a_known_k():
+    import datetime as dt
+
+    from core.workbook.session_io import entered_round, next_round_name
+
+    state = read_session(SHARED_FIXTURES / "rounds_simple.xlsx").state
+    assert next_round_name(state.rounds, "travel") == "TR-07"
+    assert next_round_name(state.rounds, "finance") == "FI-05"
+    assert next_round_name(state.rounds, "sports") == "Round 1"
+    with pytest.raises(InputError, match="a round named tr-06 of travel already"):
+        entered_round(state, name="tr-06", date=None, classifier="travel")
+    kept = entered_round(state, name="TR-07", date=dt.date(2026, 4, 6), classifier="travel")
+    n1, n0 = kept.tp + kept.fp, kept.fn + kept.tn
+    assert kept.s == pytest.approx((n1 / n0) / kept.k)  # the over-sampling it implies
+    random = dataclasses.replace(
+        state,
+        evaluate=dataclasses.replace(
+            state.evaluate,
+            population=dataclasses.replace(state.evaluate.population, mode="random"),
+        ),
+    )
+    with pytest.raises(InputError, match="plain random sample cannot be kept"):
+        entered_round(random, name="TR-07", date=None, classifier="travel")

@@ -788,3 +788,31 @@ def test_columns_read_again_keeps_the_rounds_the_lead_added(
     assert window.rounds_panel.apply_columns(["Rounds!model_version=Notes"])
     names = [item.round for item in window.session.state.rounds]
     assert "TR-07" in names and len(names) == 11
+
+
+@pytest.mark.parametrize("typed_over", [False, True])
+def test_the_evaluate_tab_and_its_report_say_the_same_change(
+    qtbot, window, dialogs, shared_fixtures, tmp_path, typed_over
+):
+    # The screen and the report the lead sends are compared number for number: the
+    # latest round as opened, and counts typed over it.
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    window.show_tab("evaluate")
+    tab = window.tabs.currentWidget()
+    if typed_over:
+        window.session.set_value("evaluate.matrix", ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205))
+    qtbot.waitUntil(lambda: tab.comparison is not None, timeout=20_000)
+    shown = tab.comparison
+    output = tmp_path / "report.xlsx"
+    assert window.export_report(output)
+    from core.workbook.report_content import build_report
+    from core.workbook.session_io import report_subject
+
+    state = window.session.state
+    content = build_report(state, round_name=report_subject(state))
+    reported = content.change.comparison
+    for metric in ("precision_change", "recall_change"):
+        on_screen, in_report = getattr(shown, metric), getattr(reported, metric)
+        assert in_report.p_worse == on_screen.p_worse
+        assert in_report.interval.as_list() == on_screen.interval.as_list()
+        assert in_report.estimate == on_screen.estimate
