@@ -123,15 +123,24 @@ def keep_as_round(
         item = entered_round(state, name=name, date=date, classifier=classifier)
     except InputError as exc:
         return False, f"Not kept as a round: {exc}"
+    from desktop.rounds_panel import previous_round_changes
+
     rounds = list(state.rounds)
     rounds.insert(insertion_point(rounds, item.classifier), item)
+    # As for a round read from labels: the Plan tab plans the next round from it, so the
+    # screen and a report plan from the same round.
     refused = session.set_values(
-        [("rounds", tuple(rounds)), ("current_round", round_key(item))],
+        [
+            ("rounds", tuple(rounds)),
+            ("current_round", round_key(item)),
+            *previous_round_changes(item),
+        ],
         text=f"Keep {item.round} as a round",
     )
     if refused:
         return False, f"Not kept as a round: {refused}"
     return True, (
         f"Kept {item.round} as a round: the Rounds panel, the History tab and reports "
-        "include it (Edit > Undo takes it out)"
+        "include it, and the Plan tab plans the next round from it (Edit > Undo takes it "
+        "out)"
     )

@@ -735,7 +735,7 @@ class EvaluateTab(SessionTab):
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return False
         done, message = keep_as_round(self._session, *dialog.values())
-        self.status_message.emit(message)
+        (self.announce if done else self.status_message).emit(message)
         return done
 
     # --- computing -----------------------------------------------------------------------

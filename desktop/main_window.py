@@ -345,6 +345,7 @@ class MainWindow(QMainWindow):
         widget.status_message.connect(
             lambda message, tab=widget: self._show_tab_status(tab, message)
         )
+        widget.announce.connect(self.show_status)
         return widget
 
     def _show_tab_status(self, tab: QWidget, message: str) -> None:

@@ -282,6 +282,10 @@ class RoundsPanel(QWidget):
         self.model = RoundsTableModel(session, self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
+        # After the rounds change (one kept, labels read, a workbook opened) the current
+        # round's row is selected and shown, not left below the fold (connected after the
+        # view's own reset handler, which clears the selection).
+        self.model.modelReset.connect(self._select_current)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

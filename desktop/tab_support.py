@@ -33,10 +33,15 @@ class SessionTab(QWidget):
     Signals
     -------
     status_message(str)
-        A warning or refusal for the window's status bar.
+        A warning or refusal for the window's status bar; the tab's empty message clears
+        it.
+    announce(str)
+        What an action of the lead's did ("Kept TR-07 as a round"): the window's own
+        message, which the tab's later empty messages leave alone.
     """
 
     status_message = Signal(str)
+    announce = Signal(str)
 
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)

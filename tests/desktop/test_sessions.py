@@ -666,7 +666,7 @@ def test_a_round_without_labels_in_one_stratum_leaves_every_tab_working(window, 
 
 
 def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
-    window, dialogs, shared_fixtures, tmp_path, monkeypatch
+    qtbot, window, dialogs, shared_fixtures, tmp_path, monkeypatch
 ):
     from desktop.entered_round import KeepRoundDialog
 
@@ -697,7 +697,13 @@ def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
         "TR-07", dt.date(2026, 4, 6), "travel", typed,
     )  # fmt: skip
     assert not evaluate_tab.keep_button.isEnabled()
-    assert "Kept TR-07 as a round" in status(window)
+    # The Plan tab plans from it too, as after reading labels (trial 10b).
+    assert state.previous_round == "TR-07" and state.plan.previous == typed
+    qtbot.waitUntil(lambda: evaluate_tab.comparison is not None, timeout=20_000)
+    assert "Kept TR-07 as a round" in status(window)  # not cleared by the tab's refresh
+    panel = window.rounds_panel
+    selected = panel.table.selectionModel().selectedRows()
+    assert [index.row() for index in selected] == [names.index("TR-07")]
     # The report is about it, compared with TR-06; one undo takes it out again.
     output = tmp_path / "report.xlsx"
     assert window.export_report(output)
