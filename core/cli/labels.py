@@ -8,9 +8,10 @@
                      [--assurance-target G] [--json]
 
 JSON keys (the contract): ``tp, fp, fn, tn, labeled_pos, labeled_neg, skipped, unlabeled,
-population_pos, population_neg, seed, evaluation`` (exactly the ``prplanner evaluate --fpc
---json`` document for these counts and populations, with ``--seed`` the design's seed;
-without ``--fpc`` under ``--no-fpc``), then ``if_skipped_positive`` and
+population_pos, population_neg, seed, evaluation`` (``seed`` is the draw's; ``evaluation``
+is exactly the ``prplanner evaluate --fpc --json`` document for these counts and
+populations, with evaluate's default seed as the app uses it; without ``--fpc`` under
+``--no-fpc``), then ``if_skipped_positive`` and
 ``if_skipped_negative`` (``{tp, fp, fn, tn, precision, recall, f1}`` if every skipped item
 had that label), ``range_if_skipped`` (``{precision, recall, f1}``, each ``[lowest,
 highest]`` over every way the skipped items could be labeled), ``if_skipped_or_unlabeled_

@@ -525,15 +525,21 @@ def evaluate_labels(
     confidence: float = 0.95,
     replicates: int = 10_000,
     fpc: bool = False,
+    resampling_seed: int | None = None,
 ) -> LabeledSample:
     """Count one round's labeling workbooks (:func:`count_labels`) and evaluate each
-    classifier's counts, stratified by its population (methods §3-§6), with the round's
-    seed for the resampling; ``fpc`` applies the finite population correction (the sample
-    is drawn without replacement)."""
+    classifier's counts, stratified by its population (methods §3-§6); ``fpc`` applies
+    the finite population correction (the sample is drawn without replacement).
+
+    The bootstrap and Monte-Carlo draws use ``resampling_seed``, by default the app's
+    (:data:`core.session.EVALUATE_SEED`), not the draw's seed: the interval to quote for
+    F1 is then the same number here, on the Evaluate tab and in the report."""
     from core.evaluation import evaluate
+    from core.session import EVALUATE_SEED
 
     counted = count_labels(workbooks)
     seed = workbooks[0].design.seed
+    resampling_seed = EVALUATE_SEED if resampling_seed is None else resampling_seed
     evaluations = tuple(
         None
         if labels.labeled_pos == 0 or labels.labeled_neg == 0
@@ -542,7 +548,7 @@ def evaluate_labels(
             population=labels.population,
             confidence=confidence,
             replicates=replicates,
-            seed=seed,
+            seed=resampling_seed,
             fpc=fpc,
         )
         for labels in counted
