@@ -71,6 +71,7 @@ from core.workbook.safe_io import (
     check_destination,
     fingerprint,
     free_name,
+    is_exported_report,
     is_labeling_workbook,
     is_ours,
     sheet_names,
@@ -620,7 +621,7 @@ class MainWindow(QMainWindow):
         try:
             base = self.inputs_kept_for_a_workbook()
             from_example = self._is_example_document()  # before the document is renamed
-            opened, seen, ours = self._in_background(
+            opened, seen, ours, report = self._in_background(
                 f"Reading {path.name}…", lambda: _read_workbook(path, base), cancellable=True
             )
         except Cancelled:
@@ -651,8 +652,9 @@ class MainWindow(QMainWindow):
         state = opened.state
         problems = list(opened.problems)
         # A session re-saved by Excel or LibreOffice may hold the user's own additions:
-        # it is opened like any workbook of theirs, and Save asks for a new name.
-        ours = opened.is_session and ours
+        # it is opened like any workbook of theirs, and Save asks for a new name. So is a
+        # report exported for others: saving over it would replace what was sent.
+        ours = opened.is_session and ours and not report
         if not ours:
             self._brought.append(path)
         self.session.replace_state(state)
@@ -1679,7 +1681,8 @@ def _leads_own(item) -> bool:
 
 
 def _read_workbook(path: Path, base: SessionState):
-    """``(OpenedSession, fingerprint before reading, is ours)`` (runs on the thread pool);
+    """``(OpenedSession, fingerprint before reading, is ours, is an exported report)``
+    (runs on the thread pool);
     a rounds workbook opens over the inputs ``base``.
 
     The fingerprint is taken first, so a file changed while it was read is seen as
@@ -1689,7 +1692,7 @@ def _read_workbook(path: Path, base: SessionState):
 
     seen = fingerprint(path)
     opened = read_session(path, base=base)
-    return opened, seen, is_ours(path)
+    return opened, seen, is_ours(path), is_exported_report(path)
 
 
 def _unreadable(path: Path, exc: BaseException) -> str:

@@ -52,7 +52,13 @@ from typing import TYPE_CHECKING
 from core.errors import InputError
 from core.session import SessionState
 from core.workbook.rounds import Round
-from core.workbook.safe_io import FileFingerprint, atomic_write, check_destination, mark_as_ours
+from core.workbook.safe_io import (
+    REPORT_CATEGORY,
+    FileFingerprint,
+    atomic_write,
+    check_destination,
+    mark_as_ours,
+)
 
 if TYPE_CHECKING:
     pass
@@ -967,5 +973,7 @@ def write_report(
     )
     workbook = render_workbook(content, images)
     mark_as_ours(workbook)  # its save stamps the mark and closes the file even on failure
+    if purpose == "report":  # a file sent to others: Save in the app asks for a new name
+        workbook.properties.category = REPORT_CATEGORY
     atomic_write(destination, workbook.save, sources=sources, expected=expected, purpose=purpose)
     return content

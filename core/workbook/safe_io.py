@@ -278,6 +278,23 @@ def is_ours(path: str | os.PathLike[str]) -> bool:
     )
 
 
+#: The core-properties category of a report exported for others (a session has none).
+REPORT_CATEGORY = "PR Planner report"
+
+
+def is_exported_report(path: str | os.PathLike[str]) -> bool:
+    """True for a workbook PR Planner wrote as a report for others (Export report…,
+    ``prplanner report``): it opens like a session, but saving over it would replace what
+    was sent. Anything that cannot be read says False."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            core = _small_part(archive, _CORE_PART)
+    except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
+        return False
+    category = core.findtext("cp:category", default="", namespaces=_CORE_NAMESPACES)
+    return category == REPORT_CATEGORY
+
+
 def _small_part(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
     member = archive.getinfo(name)
     if member.file_size > _MAX_CORE_PROPERTIES_BYTES:

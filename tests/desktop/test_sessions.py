@@ -822,3 +822,16 @@ def test_the_evaluate_tab_and_its_report_say_the_same_change(
         assert in_report.p_worse == on_screen.p_worse
         assert in_report.interval.as_list() == on_screen.interval.as_list()
         assert in_report.estimate == on_screen.estimate
+
+
+def test_an_exported_report_reopens_but_save_asks_before_replacing_it(
+    window, dialogs, shared_fixtures, tmp_path
+):
+    report = tmp_path / "April report.xlsx"
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    assert window.export_report(report)
+    sent = report.read_bytes()
+    assert window.open_workbook(report)  # it restores the inputs: useful
+    window.session.set_value("plan.margin_recall", 0.0321)
+    window.save_action.trigger()  # asks for a name (cancelled in the dialog)
+    assert dialogs.asked_save and report.read_bytes() == sent
