@@ -174,12 +174,16 @@ class ItemSummary:
         The classifier of the predicted (or score) column.
     classifiers : tuple of ClassifierCount
         The flag columns' classifiers, in the order given.
+    other_columns : tuple of str
+        The list's columns that hold neither the id, nor a prediction or score, nor a
+        classifier's flags: what the editors may need to see (subject, link).
     """
 
     file_name: str
     rows: int
     primary: ClassifierCount
     classifiers: tuple[ClassifierCount, ...] = ()
+    other_columns: tuple[str, ...] = ()
 
     @property
     def population_pos(self) -> int:
@@ -1173,8 +1177,19 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
         )
         table.refuse_empty(name, name, count.population_pos, count.population_neg)
         classifiers.append(count)
+    used = {
+        table.columns.id,
+        table.columns.predicted,
+        table.columns.score,
+        *table.columns.classifiers,
+        _ROW_COLUMN,
+    }
     return ItemSummary(
-        file_name=table.path.name, rows=rows, primary=primary, classifiers=tuple(classifiers)
+        file_name=table.path.name,
+        rows=rows,
+        primary=primary,
+        classifiers=tuple(classifiers),
+        other_columns=tuple(header for header in table.headers if header and header not in used),
     )
 
 

@@ -384,6 +384,15 @@ class ItemSampleDialog(QDialog):
                 f"{formatting.short_text(count.name, 60)}: {count.population_pos:,} flagged, "
                 f"{count.population_neg:,} unflagged."
             )
+        if summary.other_columns and not _columns_text(self.keep_edit.text()):
+            # A new user leaves the field empty: the editors would see bare ids.
+            shown = ", ".join(formatting.short_text(name, 30) for name in summary.other_columns[:6])
+            more = ", …" if len(summary.other_columns) > 6 else ""
+            lines.append(
+                "<span style='color:#8a5a00'>The editors will see only the item id. The "
+                f"list also has {html.escape(shown)}{more}: name the ones they need under "
+                "<i>Keep for labelers</i>.</span>"
+            )
         self.counts_label.setText("<br>".join(lines))
         self._grow_to_fit()
         self.use_population_button.setEnabled(self._earlier is None)

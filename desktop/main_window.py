@@ -460,7 +460,11 @@ class MainWindow(QMainWindow):
         self.undo_action = self.session.undo_action(self)  # "Undo: label cost, ..."
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.redo_action = self.session.redo_action(self)
-        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        # Ctrl+Y as well, as in Excel (on Linux Qt's standard Redo is Ctrl+Shift+Z only).
+        redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
+        if QKeySequence("Ctrl+Y") not in redo_keys:
+            redo_keys.append(QKeySequence("Ctrl+Y"))
+        self.redo_action.setShortcuts(redo_keys)
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
         edit_menu.addSeparator()

@@ -490,3 +490,14 @@ def test_the_dialog_warns_while_the_plan_ignores_the_lists_size(window, items):
     assert "does not yet account for its size" in dialog.message.text()
     assert dialog.use_population_button.isDefault()
     dialog.close()
+
+
+def test_counting_says_when_the_editors_would_see_only_ids(qtbot, window, items):
+    path, _truth = items
+    dialog = window.open_item_sample(60, 140, item_list=path)
+    text = dialog.counts_label.text()
+    assert "The editors will see only the item id" in text and "subject" in text
+    dialog.keep_edit.setText("subject")
+    assert dialog.count_items()
+    assert "will see only the item id" not in dialog.counts_label.text()
+    dialog.close()

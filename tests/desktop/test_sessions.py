@@ -19,6 +19,7 @@ import openpyxl
 import pytest
 from PIL import Image
 from PySide6.QtCore import QDate, Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QAbstractSpinBox, QDialog, QFileDialog, QMessageBox
 
 from core.bayes import Prior
@@ -835,3 +836,7 @@ def test_an_exported_report_reopens_but_save_asks_before_replacing_it(
     window.session.set_value("plan.margin_recall", 0.0321)
     window.save_action.trigger()  # asks for a name (cancelled in the dialog)
     assert dialogs.asked_save and report.read_bytes() == sent
+
+
+def test_ctrl_y_redoes_as_in_a_spreadsheet(window):
+    assert QKeySequence("Ctrl+Y") in window.redo_action.shortcuts()
