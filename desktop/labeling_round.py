@@ -1114,6 +1114,25 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     rounds, placed = merged_rounds(state.rounds, results, workbooks, classifier)
     position, replaced = placed[0]
     item = rounds[position]
+    if replaced is not None and item.matrix.total < replaced.matrix.total:
+        # An older or partial copy picked by mistake must not quietly take the place of a
+        # fuller reading of the same draw.
+        fewer = replaced.matrix.total - item.matrix.total
+        answer = QMessageBox.question(
+            window,
+            "Fewer labels than before",
+            f"{formatting.short_text(replaced.round or '', 60)} was read before with "
+            f"{replaced.matrix.total:,} labels; these workbooks give {item.matrix.total:,} "
+            f"({fewer:,} fewer). Replace the earlier reading with these?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            window.show_status(
+                f"Kept the earlier reading of {formatting.short_text(replaced.round or '', 60)}"
+                f" ({replaced.matrix.total:,} labels)"
+            )
+            return None
     # The rule draws without replacement from a list of known size, so the finite
     # population correction is exact here; without it a round that labels much of a small
     # group is judged as if nothing were known about the rest. The round joins the session

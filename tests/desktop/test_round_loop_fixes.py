@@ -773,3 +773,28 @@ def test_two_draws_of_one_name_are_told_apart_when_one_comes_back(
     label_copy(april, copy, truth, lambda _row: True)
     assert window.read_labeled_workbook([copy]) is not None
     assert window.session.state.awaiting_labels == (str(march.resolve()),)  # still out
+
+
+def test_a_copy_with_fewer_labels_asks_before_replacing_a_fuller_reading(
+    qtbot, window, item_list, tmp_path, monkeypatch
+):
+    path, truth = item_list
+    anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
+    assert window.read_labeled_workbook([anna, ben]) is not None
+    full = window.session.state.rounds
+    asked = []
+
+    def answer(reply):
+        def question(*args, **kwargs):
+            asked.append(args[2])
+            return reply
+
+        return question
+
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
+    assert window.read_labeled_workbook([anna]) is None
+    assert "fewer" in asked[-1] and window.session.state.rounds == full
+    assert "Kept the earlier reading" in window.statusBar().currentMessage()
+    monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
+    assert window.read_labeled_workbook([anna]) is not None
+    assert matrix_of(truth, labeled_anna) in [item.matrix for item in window.session.state.rounds]
