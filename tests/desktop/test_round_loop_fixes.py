@@ -779,7 +779,7 @@ def test_a_copy_with_fewer_labels_asks_before_replacing_a_fuller_reading(
     qtbot, window, item_list, tmp_path, monkeypatch
 ):
     path, truth = item_list
-    anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
+    anna, ben, labeled_anna, _labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
     assert window.read_labeled_workbook([anna, ben]) is not None
     full = window.session.state.rounds
     asked = []
