@@ -193,7 +193,7 @@ def test_a_top_up_and_further_classifiers_update_their_rounds(qtbot, window, ite
 
 
 def test_a_top_up_read_on_its_own_counts_with_the_copies_read_before(
-    qtbot, window, item_list, tmp_path, warnings
+    qtbot, window, item_list, tmp_path, warnings, monkeypatch
 ):
     path, truth = item_list
     anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
@@ -216,6 +216,8 @@ def test_a_top_up_read_on_its_own_counts_with_the_copies_read_before(
     # A copy that cannot be read now is left out, and the summary says so.
     ben_bytes = ben.read_bytes()
     ben.write_bytes(b"not a workbook")
+    # Fewer labels than the reading before: the lead is asked, and says replace.
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     partial = window.read_labeled_workbook([more_labeled])
     assert partial is not None and [path.name for path in partial.also_read] == [anna.name]
     assert partial.not_read_again and partial.not_read_again[0].startswith("round1_ben.xlsx (")
