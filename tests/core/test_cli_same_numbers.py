@@ -76,34 +76,12 @@ def test_ensemble_simulates_from_the_apps_seed(capsys):
 
 def test_numbers_are_taken_as_the_app_shows_them(capsys):
     # k as the app displays it ("0.0379 (1/26.4)") and a count with a thousands comma.
-    shown = run_json(
-        capsys,
-        "evaluate",
-        "--tp",
-        "1,255",
-        "--fp",
-        "47",
-        "--fn",
-        "90",
-        "--tn",
-        "4218",
-        "--k",
-        "1/26.4",
-    )
-    plain = run_json(
-        capsys,
-        "evaluate",
-        "--tp",
-        "1255",
-        "--fp",
-        "47",
-        "--fn",
-        "90",
-        "--tn",
-        "4218",
-        "--k",
-        str(1 / 26.4),
-    )
+    def evaluated(tp: str, k: str) -> dict:
+        rest = ("--fp", "47", "--fn", "90", "--tn", "4218")
+        return run_json(capsys, "evaluate", "--tp", tp, *rest, "--k", k)
+
+    shown = evaluated("1,255", "1/26.4")
+    plain = evaluated("1255", str(1 / 26.4))
     assert shown["k"] == plain["k"] == 1 / 26.4
     assert shown["precision"] == plain["precision"]
 

@@ -738,39 +738,35 @@ def test_a_refusal_clears_once_an_edit_is_taken_and_a_window_message_survives_a_
     assert status(window) == "Opened workbook rounds.xlsx"
 
 
-def test_ctrl_z_right_after_an_entry_undoes_it_from_inside_the_field(qtbot, window):
+@pytest.mark.parametrize(
+    ("path", "typed", "entered"), [("plan.margin_precision", "10", 0.10), ("plan.s", "3", 3)]
+)
+def test_ctrl_z_right_after_an_entry_undoes_it_from_inside_the_field(
+    qtbot, window, path, typed, entered
+):
+    # A percent field, and the spin box of a slider field (bound through its slider).
     window.show_tab("plan")
     plan = window.tabs.currentWidget()
-    field = next(
-        spin
-        for spin in plan.findChildren(QAbstractSpinBox)
-        if getattr(spin, "path", None) == "plan.margin_precision"
+    field = (
+        plan.s_slider.spin
+        if path == "plan.s"
+        else next(
+            spin
+            for spin in plan.findChildren(QAbstractSpinBox)
+            if getattr(spin, "path", None) == path
+        )
     )
-    before = window.session.get("plan.margin_precision")
+    before = window.session.get(path)
     window.activateWindow()  # Edit > Undo's Ctrl+Z works in the active window
     field.setFocus()
     field.lineEdit().selectAll()
-    qtbot.keyClicks(field.lineEdit(), "10")
+    qtbot.keyClicks(field.lineEdit(), typed)
     qtbot.keyClick(field.lineEdit(), Qt.Key.Key_Return)
-    assert window.session.get("plan.margin_precision") == 0.10
+    assert window.session.get(path) == entered
     # The key goes to the focused field, as a keyboard sends it.
     qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert window.session.get("plan.margin_precision") == before
-    assert field.value() == pytest.approx(100 * before)
-
-
-def test_ctrl_z_after_an_entry_in_a_slider_field_undoes_it(qtbot, window):
-    window.show_tab("plan")
-    field = window.tabs.currentWidget().s_slider.spin
-    before = window.session.get("plan.s")
-    window.activateWindow()
-    field.setFocus()
-    field.lineEdit().selectAll()
-    qtbot.keyClicks(field.lineEdit(), "3")
-    qtbot.keyClick(field.lineEdit(), Qt.Key.Key_Return)
-    assert window.session.get("plan.s") == 3
-    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert window.session.get("plan.s") == before
+    assert window.session.get(path) == before
+    assert field.value() == pytest.approx(100 * before if path != "plan.s" else before)
 
 
 def test_opening_a_workbook_from_the_example_does_not_claim_to_keep_its_targets(
