@@ -34,7 +34,6 @@ Full entries: docs/methods.md, References.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -430,7 +429,7 @@ def evaluate(
         (recall_intervals, estimates.recall),
         (f1_intervals, estimates.f1),
     ):
-        intervals["posterior"] = _holding(intervals["posterior"], estimate)
+        intervals["posterior"] = closed_form.reaching_estimate(intervals["posterior"], estimate)
     if int(predictive.undefined_recall):
         left_out = "recall" if design == "random" else "recall and F1"
         warnings.append(
@@ -488,21 +487,6 @@ _FPR_AT_SMALL_COUNTS = (
     "the false positive rate's (Wilson ratio) covers about 92 % instead of 95 % when about "
     "one false positive is expected"
 )
-
-
-def _holding(interval: Interval, estimate: float) -> Interval:
-    """``interval`` stretched to hold ``estimate`` (unchanged when it does already)."""
-    if not math.isfinite(estimate) or interval.lower <= estimate <= interval.upper:
-        return interval
-    if not (math.isfinite(interval.lower) and math.isfinite(interval.upper)):
-        return interval
-    note = "stretched to hold the estimate at the boundary"
-    return dataclasses.replace(
-        interval,
-        lower=min(interval.lower, estimate),
-        upper=max(interval.upper, estimate),
-        note=f"{interval.note}; {note}" if interval.note else note,
-    )
 
 
 def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:

@@ -105,7 +105,7 @@ class Interval:
         return [self.lower, self.upper]
 
 
-def _reaching_estimate(interval: Interval, estimate: float) -> Interval:
+def reaching_estimate(interval: Interval, estimate: float) -> Interval:
     """Widen ``interval`` to contain a finite ``estimate`` on the boundary (module docstring)."""
     if not math.isfinite(estimate) or interval.contains(estimate):
         return interval
@@ -399,7 +399,7 @@ def katz_log_recall(
     z = validation.z_value(confidence)
     lower, upper = log_ratio_bounds(x, z * se)
     interval = Interval(lower=lower, upper=upper, method="katz_log", note=note)
-    return _reaching_estimate(interval, estimate)
+    return reaching_estimate(interval, estimate)
 
 
 def delta_recall(
@@ -418,7 +418,7 @@ def delta_recall(
     z = validation.z_value(confidence)
     center = 1 / (1 + x)
     half = z * x / (1 + x) ** 2 * se
-    return _reaching_estimate(_clipped(center - half, center + half, "delta", note), estimate)
+    return reaching_estimate(_clipped(center - half, center + half, "delta", note), estimate)
 
 
 def wald_recall_random(matrix: ConfusionMatrix, confidence: float = 0.95) -> Interval:
@@ -470,7 +470,7 @@ def katz_log_fpr(
     z = validation.z_value(confidence)
     lower, upper = log_ratio_bounds(x, z * se)
     interval = Interval(lower=lower, upper=upper, method="katz_log", note=note)
-    return _reaching_estimate(interval, estimate)
+    return reaching_estimate(interval, estimate)
 
 
 def _mover_ratio_bounds(

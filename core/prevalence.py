@@ -38,7 +38,7 @@ import numpy as np
 from core import validation
 from core.confusion import ConfusionMatrix, f_beta, point_estimates
 from core.errors import InputError
-from core.intervals import katz_log_recall, wilson_ratio_fpr
+from core.intervals import katz_log_recall, reaching_estimate, wilson_ratio_fpr
 
 DEFAULT_ETA_MIN = 1e-5
 DEFAULT_ETA_MAX = 0.5
@@ -46,9 +46,8 @@ DEFAULT_POINTS = 200
 RANK_METRICS = ("precision", "f_beta")
 
 
-def _held(interval, estimate: float) -> tuple[float, float]:
-    """An interval's ends, stretched (if a correction moved them) to hold the estimate."""
-    return (min(interval.lower, estimate), max(interval.upper, estimate))
+def _ends(interval) -> tuple[float, float]:
+    return (interval.lower, interval.upper)
 
 
 # The band's rate intervals are the ones the app tells a lead to quote (core.methods).
@@ -413,8 +412,8 @@ class OperatingPoint:
             fpr=estimates.fpr,
             sigma_tpr=recall_interval.half_width,
             sigma_fpr=fpr_interval.half_width,
-            tpr_bounds=_held(recall_interval, estimates.recall),
-            fpr_bounds=_held(fpr_interval, estimates.fpr),
+            tpr_bounds=_ends(reaching_estimate(recall_interval, estimates.recall)),
+            fpr_bounds=_ends(reaching_estimate(fpr_interval, estimates.fpr)),
             name=name,
             population_prevalence=estimates.prevalence,
             sample_prevalence=sample_prevalence if 0.0 < sample_prevalence < 1.0 else None,

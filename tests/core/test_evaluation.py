@@ -257,7 +257,7 @@ def test_f1_is_quoted_from_its_posterior_when_the_bootstrap_cannot_vary():
     assert posterior.upper - posterior.lower > 0.01
     # It holds its own estimate, 100 % (review): the boundary is taken in.
     assert posterior.upper == 1.0 == result.f1.estimate
-    assert "stretched to hold the estimate" in posterior.note
+    assert "bound moved to the estimate" in posterior.note
     # Counts with spread keep the bootstrap.
     usual = evaluate(ConfusionMatrix(tp=180, fp=20, fn=12, tn=1788), population=0.02, seed=1)
     assert usual.recommended()["f1"] == "bootstrap"
