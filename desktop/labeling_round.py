@@ -1384,6 +1384,9 @@ def summary_text(result: LabeledRound) -> str:
                     else ""
                 )
                 lines.append(f"{which} the additional items{made_up}.")
+    elif result.swings:
+        # Met by the labels in hand only: the caveat below says what could undo it.
+        lines.append("Both target margins are met by the labels in hand, but not yet for sure:")
     else:
         lines.append("Both target margins are met.")
     if result.swings:
