@@ -36,16 +36,16 @@ import contextlib
 import datetime as dt
 import json
 import logging
-import math
 import os
 import uuid
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from core import validation
 from core.errors import InputError
 from core.session import SCHEMA_VERSION, SessionState, flatten, unflatten
-from core.workbook.rounds import MAX_COUNT, MIN_K, Round
+from core.workbook.rounds import MIN_K, Round
 from core.workbook.safe_io import SaveError, atomic_write_path
 
 __all__ = ["RecoveredSession", "RecoveryStore"]
@@ -107,60 +107,56 @@ def round_from_json(data: dict[str, Any]) -> Round:
         item = Round(**values)
     except (TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"a past round could not be restored ({exc})") from None
-    problems = _round_problems(item)
-    if problems:
-        raise InputError(f"a past round could not be restored ({'; '.join(problems)})")
-    return item
+    try:
+        return _checked(item)
+    except InputError as exc:
+        raise InputError(f"a past round could not be restored ({exc})") from None
 
 
-def _is_whole(value: object) -> bool:
-    return type(value) is int
+def _optional_count(name: str, value: object) -> int | None:
+    return None if value is None else validation.count(name, value)
 
 
-def _round_problems(item: Round) -> list[str]:
-    """What is wrong with a restored round (nothing for one PR Planner wrote)."""
+def _checked(item: Round) -> Round:
+    """``item`` with its numbers checked by the rules the rest of core applies
+    (:mod:`core.validation`, :class:`~core.confusion.ConfusionMatrix`) and the reader's
+    for ``k`` (at least :data:`~core.workbook.rounds.MIN_K`); raises :class:`InputError`."""
     from core.confusion import oversized_strata
 
-    problems = []
-    if not isinstance(item.sheet, str):
-        problems.append("sheet is not a text")
-    for name in ("round", "classifier", "model_version", "notes"):
-        if getattr(item, name) is not None and not isinstance(getattr(item, name), str):
-            problems.append(f"{name} is not a text")
-    if not _is_whole(item.row) or item.row < 1:
-        problems.append("its row is not a row number")
+    for name in ("sheet", "round", "classifier", "model_version", "notes"):
+        value = getattr(item, name)
+        if (value is not None or name == "sheet") and not isinstance(value, str):
+            raise InputError(f"{name} is not a text")
+    if type(item.row) is not int or item.row < 1:
+        raise InputError("its row is not a row number")
     if item.date is not None and not isinstance(item.date, dt.date):
-        problems.append("its date is not a date")
-    counts = (item.tp, item.fp, item.fn, item.tn)
-    if not all(_is_whole(value) and 0 <= value <= MAX_COUNT for value in counts):
-        problems.append(f"TP, FP, FN and TN must be whole numbers from 0 to {MAX_COUNT:.0e}")
-    populations = (item.population_pos, item.population_neg)
-    if not all(
-        value is None or (_is_whole(value) and 1 <= value <= MAX_COUNT) for value in populations
-    ):
-        problems.append("a population count is not a whole number >= 1")
-    if not (
-        isinstance(item.k, int | float)
-        and not isinstance(item.k, bool)
-        and math.isfinite(item.k)
-        and item.k >= MIN_K
-    ):
-        problems.append(f"k must be a number >= {MIN_K:g}")
-    if item.s is not None and not (
-        isinstance(item.s, int | float)
-        and not isinstance(item.s, bool)
-        and math.isfinite(item.s)
-        and item.s > 0
-    ):
-        problems.append("s must be a number > 0")
-    if not problems:
-        for stratum, labeled, population in oversized_strata(
-            (item.tp + item.fp, item.fn + item.tn), populations
-        ):
-            problems.append(
-                f"{labeled:,} {stratum} items labeled, more than its population of {population:,}"
-            )
-    return problems
+        raise InputError("its date is not a date")
+    matrix = item.matrix  # whole counts from 0 to 10^15
+    populations = (
+        _optional_count("predicted-positive population", item.population_pos),
+        _optional_count("predicted-negative population", item.population_neg),
+    )
+    if 0 in populations:
+        raise InputError("a population count is 0")
+    k = validation.positive("k", item.k)
+    if k < MIN_K:
+        raise InputError(f"k must be at least {MIN_K:g}, got {k:g}")
+    s = None if item.s is None else validation.positive("s", item.s)
+    for stratum, labeled, population in oversized_strata((matrix.n_pos, matrix.n_neg), populations):
+        raise InputError(
+            f"{labeled:,} {stratum} items labeled, more than its population of {population:,}"
+        )
+    return replace(
+        item,
+        tp=matrix.tp,
+        fp=matrix.fp,
+        fn=matrix.fn,
+        tn=matrix.tn,
+        population_pos=populations[0],
+        population_neg=populations[1],
+        k=k,
+        s=s,
+    )
 
 
 class _Lock:
