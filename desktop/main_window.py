@@ -1377,18 +1377,22 @@ class MainWindow(QMainWindow):
     def _example_rounds(self) -> list:
         """The example session's own rounds while the session is still the example one
         (rounds read from labeling workbooks or kept from typed counts are the lead's)."""
+        from core.workbook.session_io import added_in_app
+
         if not self._is_example_document():
             return []
-        return [item for item in self.session.state.rounds if not _leads_own(item)]
+        return [item for item in self.session.state.rounds if not added_in_app(item)]
 
     def keep_only_own_rounds(self) -> bool:
         """Remove the example rounds, keeping the ones read from labeling workbooks or kept
         from typed counts, in one undo step; the session is the lead's own from then on
         (Untitled)."""
+        from core.workbook.session_io import added_in_app
+
         examples = self._example_rounds()
         if not examples:
             return False
-        own = tuple(item for item in self.session.state.rounds if _leads_own(item))
+        own = tuple(item for item in self.session.state.rounds if added_in_app(item))
         refused = self.session.set_values([("rounds", own)], text="Keep only my rounds")
         if refused:
             QMessageBox.warning(self, "Could not remove the example rounds", refused)
@@ -1674,14 +1678,6 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:
         return False
-
-
-def _leads_own(item) -> bool:
-    """A round the lead added in the app (labels read back, or typed counts kept)."""
-    from core.workbook.session_io import ENTERED_SHEET
-    from desktop.labeling_round import LABELED_SHEET
-
-    return item.sheet in (LABELED_SHEET, ENTERED_SHEET)
 
 
 def _read_workbook(path: Path, base: SessionState):

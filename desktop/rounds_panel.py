@@ -46,8 +46,7 @@ from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
 from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
 from core.workbook.session_io import (
-    ENTERED_SHEET,
-    LABELED_SHEET,
+    added_in_app,
     find_round_key,
     insertion_point,
     plan_from_round,
@@ -683,7 +682,7 @@ class RoundsPanel(QWidget):
         # the workbook: they stay.
         rounds = list(opened.state.rounds)
         for item in self._session.state.rounds:
-            if item.sheet in (LABELED_SHEET, ENTERED_SHEET):
+            if added_in_app(item):
                 rounds.insert(insertion_point(rounds, item.classifier), item)
         state = replace(opened.state, rounds=tuple(rounds))
         self._session.replace_state(state, text="Read the columns as chosen", undoable=True)

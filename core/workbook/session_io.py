@@ -254,6 +254,12 @@ LABELED_SHEET = "Labeled"
 _NUMBERED_NAME = re.compile(r"^(.*?)(\d+)$")
 
 
+def added_in_app(item: Round) -> bool:
+    """A round the lead added in the app (labels read back, or typed counts kept): in no
+    workbook they opened, so reading one again keeps it."""
+    return item.sheet in (LABELED_SHEET, ENTERED_SHEET)
+
+
 def insertion_point(rounds, classifier: str | None) -> int:
     """Where a new round of ``classifier`` goes in the session's rounds: after that
     classifier's last round, else at the end. One classifier's rounds stay together, as
