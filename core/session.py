@@ -232,7 +232,10 @@ class SessionState:
     workbook's columns hold (``ROLE=HEADER`` texts of
     :class:`core.workbook.rounds.ColumnChoice`), used whenever the workbook is read again.
     ``awaiting_labels`` are the labeling workbooks drawn in the app whose labels have not
-    been read back yet (their paths): the rounds out with the editors.
+    been read back yet (their paths): the rounds out with the editors. ``rows_not_loaded``
+    are the rows and sheets of the lead's rounds workbook that could not be used
+    (``"sheet 'travel', row 12: ...; not loaded"``): kept with the session so that its
+    report still says they are left out after Save and reopen.
     """
 
     confidence: float = 0.95
@@ -245,6 +248,7 @@ class SessionState:
     current_round: str = ""
     columns: tuple[str, ...] = ()
     awaiting_labels: tuple[str, ...] = ()
+    rows_not_loaded: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validation.confidence(self.confidence)
@@ -252,6 +256,9 @@ class SessionState:
         object.__setattr__(self, "columns", tuple(str(text) for text in self.columns))
         object.__setattr__(
             self, "awaiting_labels", tuple(str(text) for text in self.awaiting_labels)
+        )
+        object.__setattr__(
+            self, "rows_not_loaded", tuple(str(text) for text in self.rows_not_loaded)
         )
 
 

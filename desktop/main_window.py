@@ -668,7 +668,6 @@ class MainWindow(QMainWindow):
             problems,
             workbook=None if opened.is_session else path,
             columns=opened.book.columns if opened.book is not None else (),
-            not_loaded=opened.not_loaded,
         )
         self._remember_recent(path)
         self.remember_folder(path)
@@ -949,7 +948,6 @@ class MainWindow(QMainWindow):
             check_destination(path, sources=sources, purpose="report")
             images = self.plot_snapshots()
             judge = self._targets_were_set()
-            not_loaded = self.rounds_panel.not_loaded
             content = self._in_background(
                 f"Writing the report {path.name}…",
                 lambda: write_report(
@@ -959,7 +957,6 @@ class MainWindow(QMainWindow):
                     images=images,
                     sources=sources,
                     judge_targets=judge,
-                    not_loaded=not_loaded,
                 ),
             )
         except Exception as exc:  # as in save_to: never escapes, never closes the window

@@ -269,7 +269,6 @@ class RoundsPanel(QWidget):
         super().__init__(parent)
         self._session = session
         self._problems: list[str] = []
-        self.not_loaded: tuple[str, ...] = ()
         self._source_text = ""
         #: The rounds as read from the source (the header says when the session's differ).
         self._source_rounds: tuple = ()
@@ -367,18 +366,17 @@ class RoundsPanel(QWidget):
         *,
         workbook: str | Path | None = None,
         columns: Sequence[SheetColumns] = (),
-        not_loaded: Sequence[str] = (),
     ) -> None:
         """Say where the rounds came from and keep the rows that could not be used.
 
         ``workbook`` is the plain rounds workbook they were read from (``None`` for a
         session, the example or nothing) and ``columns`` what its sheets' columns were read
-        as: with them "Columns…" can read it again as the user chooses. ``not_loaded`` are
-        the workbook's rows and sheets that were refused (part of ``problems``), which a
-        report of the session names.
+        as: with them "Columns…" can read it again as the user chooses. The rows the
+        session's rounds workbook could not give (``rows_not_loaded``, kept with a saved
+        session) are listed with ``problems``.
         """
-        self._problems = list(problems)
-        self.not_loaded = tuple(not_loaded)
+        problems = list(dict.fromkeys((*problems, *self._session.state.rows_not_loaded)))
+        self._problems = problems
         self._source_text = text
         self._source_rounds = self._session.state.rounds
         self.workbook = Path(workbook) if workbook is not None else None
@@ -692,7 +690,6 @@ class RoundsPanel(QWidget):
             list(opened.problems),
             workbook=self.workbook,
             columns=book.columns if book is not None else (),
-            not_loaded=opened.not_loaded,
         )
         self.status_message.emit(
             f"Read {self.workbook.name} again with your column choices: {len(state.rounds)} rounds"

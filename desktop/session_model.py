@@ -35,6 +35,7 @@ FIELD_LABELS: dict[str, str] = {
     "current_round": "round being evaluated",
     "columns": "what the workbook's columns hold",
     "awaiting_labels": "workbooks out with the editors",
+    "rows_not_loaded": "rows of the workbook not loaded",
     "rounds": "past rounds",
     "plan": "plan inputs",
     "plan.population": "population",

@@ -148,7 +148,6 @@ def run(args: argparse.Namespace) -> WrittenReport:
         sources=(args.file,),
         # A plain rounds workbook records no targets: judge the round only by given ones.
         judge_targets=opened.is_session or margin is not None,
-        not_loaded=opened.not_loaded,
     )
     return WrittenReport(path=Path(args.output), content=content, problems=tuple(notes))
 

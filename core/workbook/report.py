@@ -921,7 +921,6 @@ def write_report(
     expected: FileFingerprint | None = None,
     purpose: str = "report",
     judge_targets: bool = True,
-    not_loaded: Sequence[str] = (),
 ) -> ReportContent:
     """Write the Excel report of ``state`` to ``path`` atomically.
 
@@ -942,7 +941,7 @@ def write_report(
         The destination as it was read or last saved; refused if it changed since.
     purpose : str
         "report" or "session": names the file a refusal suggests instead.
-    judge_targets, not_loaded
+    judge_targets
         See :func:`core.workbook.report_content.build_report`.
 
     Returns
@@ -969,7 +968,6 @@ def write_report(
         margin=margin,
         confidence=confidence,
         judge_targets=judge_targets,
-        not_loaded=not_loaded,
     )
     workbook = render_workbook(content, images)
     mark_as_ours(workbook)  # its save stamps the mark and closes the file even on failure

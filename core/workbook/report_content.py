@@ -1373,7 +1373,6 @@ def build_report(
     margin: float | None = None,
     confidence: float | None = None,
     judge_targets: bool = True,
-    not_loaded: Sequence[str] = (),
 ) -> ReportContent:
     """Compute every table of the report (no file is touched).
 
@@ -1394,10 +1393,6 @@ def build_report(
         workbook reported without ``margin``: its targets would be defaults nobody set. A
         round whose notes record the targets it was drawn for (``labels --append-to``, the
         app) is judged by those either way.
-    not_loaded : sequence of str
-        The rows and sheets of the lead's workbook that were not loaded
-        (:attr:`core.workbook.session_io.OpenedSession.not_loaded`): the first warning
-        says the report leaves them out.
 
     Returns
     -------
@@ -1413,8 +1408,9 @@ def build_report(
         raise InputError(f"state must be a SessionState, got {type(state).__name__}")
     state = _apply_overrides(state, margin, confidence)
     warnings: list[str] = []
-    if not_loaded:
-        warnings.append(not_loaded_warning(not_loaded))
+    # The rows of the lead's workbook left out (read_session keeps them with the state).
+    if state.rows_not_loaded:
+        warnings.append(not_loaded_warning(state.rows_not_loaded))
     if isinstance(round_name, Round):
         item = round_name
     elif round_name is not None:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from core.confusion import ConfusionMatrix
 from core.errors import InputError, named
 from core.session import (
+    MAX_LIST_LENGTH,
     SCHEMA_VERSION,
     EnsembleInputs,
     PlanInputs,
@@ -106,8 +107,9 @@ class OpenedSession:
     book : RoundsBook or None
         What the rounds reader found (what each sheet's columns were read as).
     not_loaded : tuple of str
-        The rows and sheets of the workbook that were refused or skipped (part of
-        ``problems``): a report of the session says they are left out.
+        The rows and sheets of the lead's rounds workbook that were refused or skipped
+        (``state.rows_not_loaded``): a report of the session says they are left out. For
+        a saved session, also those its rounds workbook had when the session began.
     """
 
     state: SessionState
@@ -228,7 +230,9 @@ def read_session(
     if not is_session and not book.rounds:
         problems.append(f"{path.name}: no rounds found")
     if is_session:
-        state = replace(state, rounds=tuple(rounds))
+        # The rows its rounds workbook could not give when the session began stay named.
+        kept = tuple(dict.fromkeys((*state.rows_not_loaded, *not_loaded)))
+        state = replace(state, rounds=tuple(rounds), rows_not_loaded=kept[:MAX_LIST_LENGTH])
     else:
         problems.extend(
             f"{named('column')} {choice.to_text()}: no column of {path.name} has that "
@@ -236,13 +240,14 @@ def read_session(
             for choice in book.unused_choices
         )
         state, _item, notes = workbook_session(rounds, columns=choices, base=base)
+        state = replace(state, rows_not_loaded=tuple(not_loaded[:MAX_LIST_LENGTH]))
         problems.extend(notes)
     return OpenedSession(
         state=state,
         problems=tuple(problems),
         is_session=is_session,
         book=book,
-        not_loaded=tuple(not_loaded),
+        not_loaded=state.rows_not_loaded,
     )
 
 
@@ -386,6 +391,7 @@ def workbook_session(
         previous_round="",
         current_round="",
         awaiting_labels=(),
+        rows_not_loaded=(),
         prevalence=replace(base.prevalence, compared_rounds=()),
     )
     chosen = item if item is not None else most_recent_round(state.rounds)

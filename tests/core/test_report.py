@@ -930,6 +930,34 @@ def test_a_report_names_the_rows_of_the_workbook_it_left_out(tmp_path, capsys):
     assert "None." not in warnings[: warnings.index("About this file")]
 
 
+def test_a_saved_session_still_names_the_rows_its_workbook_left_out(tmp_path, capsys):
+    # The lead opens the messy workbook in the app, saves the session and reports it
+    # weeks later: the two refused rounds are still named, though the session file itself
+    # holds no bad row.
+    from core.workbook.session_io import read_session, save_session
+
+    source = SHARED_FIXTURES / "rounds_messy.xlsx"
+    if not source.is_file():
+        pytest.skip(f"shared fixture {source} not found")
+    opened = read_session(source)
+    session = tmp_path / "session.xlsx"
+    save_session(session, opened.state)
+    reopened = read_session(session)
+    assert reopened.is_session and not reopened.problems
+    assert reopened.state.rows_not_loaded == opened.state.rows_not_loaded
+    assert len(reopened.not_loaded) == 2
+
+    output = tmp_path / "report.xlsx"
+    assert main(["report", str(session), "-o", str(output)]) == 0
+    capsys.readouterr()
+    texts = [
+        row[0] for row in openpyxl.load_workbook(output)["Summary"].iter_rows(values_only=True)
+    ]
+    first = texts[texts.index("Warnings") + 1]
+    assert first.startswith("• 2 rows of the workbook could not be read")
+    assert "sheet 'travel', row 12" in first and "sheet 'travel', row 13" in first
+
+
 def test_counts_typed_on_the_evaluate_tab_are_reported_with_their_change(tmp_path):
     # The lead opens the workbook (TR-06 is the latest round) and types the next round's
     # counts on the Evaluate tab: the report compares them with TR-06, as the tab does.

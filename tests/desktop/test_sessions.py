@@ -646,9 +646,21 @@ def test_the_exported_report_names_the_rows_the_workbook_could_not_give(
     ]
     warning = next(text for text in texts if text and "could not be read" in text)
     assert warning.startswith("• 2 rows of the workbook") and "row 13" in warning
-    # File > New: the rows of that workbook are no longer the session's business.
+    # Saved and reopened, the session still knows them: the panel lists them and the
+    # next report names them again.
+    saved = tmp_path / "session.xlsx"
+    assert window.save_to(saved)
     window.new_session()
-    assert window.rounds_panel.not_loaded == ()
+    assert window.open_workbook(saved)
+    assert len(window.session.state.rows_not_loaded) == 2
+    assert any("row 13" in text for text in window.rounds_panel._problems)
+    again = tmp_path / "again.xlsx"
+    assert window.export_report(again)
+    texts = [row[0] for row in openpyxl.load_workbook(again)["Summary"].iter_rows(values_only=True)]
+    assert any(text and text.startswith("• 2 rows of the workbook") for text in texts)
+    # File > New: the rows of that workbook are no longer the session's business.
+    assert window.new_session()
+    assert window.session.state.rows_not_loaded == ()
 
 
 def test_a_round_without_labels_in_one_stratum_leaves_every_tab_working(window, tmp_path):
