@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
             state, _item, round_notes = workbook_session(
                 state.rounds, item=subject, columns=state.columns
             )
+            state = dataclasses.replace(state, rows_not_loaded=opened.state.rows_not_loaded)
             notes.extend(round_notes)
         else:
             subject = report_subject(state)
