@@ -46,7 +46,10 @@ from core.progress import Cancelled
 from core.session import PopulationInputs
 from core.workbook.labeling import MAX_CATEGORY_LENGTH
 from core.workbook.session_io import LABELED_SHEET
-from desktop import formatting
+
+# mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
+# resources/ to desktop.resources, so it sees no such module.
+from desktop import formatting, resources  # type: ignore[attr-defined]
 
 if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
@@ -243,9 +246,7 @@ class ItemSampleDialog(QDialog):
             current = next(
                 (item for item in state.rounds if _key(item) == state.current_round), None
             )
-            own = current is not None and (
-                current.sheet == LABELED_SHEET or not window._example_rounds()
-            )
+            own = current is not None and not resources.is_example_round(current)
             if own and current is not None and current.classifier:
                 self.category_edit.setText(current.classifier)
         self.seed_edit = QLineEdit(self)
@@ -763,6 +764,9 @@ class LabeledRound:
         top-up picked on its own counts with the copies of the first draw).
     not_read_again : tuple of str
         Those that could not be read this time, each with why (their labels are missing).
+    examples_removed : int
+        Rounds of the bundled example taken out of the session with this, the lead's
+        first round of their own (none to compare it with but their own).
     targets : Targets or None
         The target margins the workbook records (now the Plan's); None when it records
         none and the round is judged by the Plan's margins as they were.
@@ -785,6 +789,7 @@ class LabeledRound:
     swings: tuple[OpenItemsSwing, ...] = ()
     also_read: tuple[Path, ...] = ()
     not_read_again: tuple[str, ...] = ()
+    examples_removed: int = 0
 
     @property
     def verb(self) -> str:
@@ -1137,6 +1142,9 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     # population correction is exact here; without it a round that labels much of a small
     # group is judged as if nothing were known about the rest. The round joins the session
     # and the Evaluate tab shows it in one undo step.
+    # The lead's own round is never paired with the example's made-up ones (the History
+    # tab, the comparisons, the report): they leave the session in the same undo step.
+    rounds, examples_removed = resources.without_example_rounds(rounds)
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
     changes += _plan_from(state, item, _recorded_targets(workbooks))
@@ -1151,6 +1159,8 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     if refused:
         QMessageBox.warning(window, "Could not add the round", refused)
         return None
+    if examples_removed:
+        window.examples_taken_out()
     window.show_tab("evaluate")
     check = surer = None
 
@@ -1179,6 +1189,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         swings=() if check is None else tuple(labels.swings_beyond(check.target_margins)),
         also_read=also_read,
         not_read_again=not_read,
+        examples_removed=examples_removed,
     )
     window.show_labeled_summary(result)
     return result

@@ -1303,12 +1303,11 @@ class MainWindow(QMainWindow):
         from desktop.labeling_round import summary_text
 
         text = summary_text(result)
-        examples = self._example_rounds()
-        if examples:
+        if result.examples_removed:
             text += (
-                f"<br><br>This is the example session: its {len(examples)} example rounds sit "
-                "beside yours in the Rounds panel and on the History tab. <b>Keep only my "
-                "rounds</b> removes them (Undo brings them back)."
+                f"<br><br>The example's {result.examples_removed} rounds were taken out of "
+                "this session: this round is yours, and comparing it with made-up rounds "
+                "would mislead. Edit > Undo brings them back."
             )
         box.setText(text)
         box.setIcon(QMessageBox.Icon.Warning if result.missed else QMessageBox.Icon.Information)
@@ -1335,11 +1334,6 @@ class MainWindow(QMainWindow):
                     "chance, given the labels so far"
                 )
                 sure.clicked.connect(lambda: self.top_up(result, surer=True))
-        if examples:
-            keep = box.addButton("Keep only my rounds", QMessageBox.ButtonRole.ActionRole)
-            keep.setObjectName("keep_own_rounds_button")
-            keep.setToolTip("Remove the example rounds from this session (one undo step)")
-            keep.clicked.connect(self.keep_only_own_rounds)
         box.setDefaultButton(QMessageBox.StandardButton.Close)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         # The box closed above is deleted later: it must not forget this one then.
@@ -1371,39 +1365,13 @@ class MainWindow(QMainWindow):
             return self._fresh_state()
         return self.session.state
 
-    def _example_rounds(self) -> list:
-        """The example session's own rounds while the session is still the example one
-        (rounds read from labeling workbooks or kept from typed counts are the lead's)."""
-        from core.workbook.session_io import added_in_app
-
-        if not self._is_example_document():
-            return []
-        return [item for item in self.session.state.rounds if not added_in_app(item)]
-
-    def keep_only_own_rounds(self) -> bool:
-        """Remove the example rounds, keeping the ones read from labeling workbooks or kept
-        from typed counts, in one undo step; the session is the lead's own from then on
-        (Untitled)."""
-        from core.workbook.session_io import added_in_app
-
-        examples = self._example_rounds()
-        if not examples:
-            return False
-        own = tuple(item for item in self.session.state.rounds if added_in_app(item))
-        refused = self.session.set_values([("rounds", own)], text="Keep only my rounds")
-        if refused:
-            QMessageBox.warning(self, "Could not remove the example rounds", refused)
-            return False
-        self._document_title = "Untitled"
-        self._update_title()
+    def examples_taken_out(self) -> None:
+        """The example's rounds left the session for the lead's first round of their own:
+        an example document is the lead's own (Untitled) from then on."""
+        if self._is_example_document():
+            self._document_title = "Untitled"
+            self._update_title()
         self.rounds_panel.set_source("My rounds", [])
-        self.show_status(
-            f"Removed the {len(examples)} example rounds; {len(own)} round"
-            f"{'s' if len(own) != 1 else ''} of yours kept"
-        )
-        if self.labeled_summary_box is not None:
-            self.labeled_summary_box.close()
-        return True
 
     def _forget_summary(self, box: QMessageBox) -> None:
         if self.labeled_summary_box is box:

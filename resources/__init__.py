@@ -8,6 +8,7 @@ which finds them in a checkout, an installed wheel and the PyInstaller app alike
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 
@@ -31,3 +32,38 @@ def path(name: str) -> Path:
 def read_text(name: str) -> str:
     """Text of the bundled resource ``name`` (UTF-8)."""
     return path(name).read_text(encoding="utf-8")
+
+
+def round_fingerprint(item) -> tuple:
+    """What tells one round from another whatever file it was saved in: name, date,
+    classifier and counts (a :class:`core.workbook.rounds.Round`)."""
+    return (item.round, item.date, item.classifier, item.tp, item.fp, item.fn, item.tn)
+
+
+@functools.cache
+def example_round_fingerprints() -> frozenset[tuple]:
+    """:func:`round_fingerprint` of every round of the bundled example, so that they are
+    known as the example's after the session holding them was saved and reopened (empty
+    when the install is damaged)."""
+    from core.errors import InputError
+    from core.workbook.rounds import read_rounds
+
+    try:
+        book = read_rounds(path(EXAMPLE_ROUNDS))
+    except (InputError, FileNotFoundError):
+        return frozenset()
+    return frozenset(round_fingerprint(item) for item in book.rounds)
+
+
+def is_example_round(item) -> bool:
+    """``item`` is one of the bundled example's rounds (in the example session or in a
+    session saved from it), not a round of the lead's own."""
+    from core.workbook.session_io import added_in_app
+
+    return not added_in_app(item) and round_fingerprint(item) in example_round_fingerprints()
+
+
+def without_example_rounds(rounds) -> tuple[tuple, int]:
+    """``rounds`` without the bundled example's, and how many were taken out."""
+    own = tuple(item for item in rounds if not is_example_round(item))
+    return own, len(rounds) - len(own)

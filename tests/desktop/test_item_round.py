@@ -127,6 +127,7 @@ def test_the_dialog_warns_when_the_plan_is_for_another_population(window, items)
 
 def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     path, truth_of = items
+    rounds_at_start = window.session.state.rounds
     positives = sum(predicted for predicted, _ in truth_of.values())
     dialog = window.open_item_sample(60, 140, item_list=path)
     # The counts are the list's, and become the Plan's population on request.
@@ -262,8 +263,8 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert window.session.undo_stack.undoText() == "Send round 1 top-up.xlsx to the editors"
     window.session.undo_stack.undo()
     assert window.session.state.rounds == rounds_before
-    window.session.undo_stack.undo()
-    assert len(window.session.state.rounds) == len(rounds_before) - 1
+    window.session.undo_stack.undo()  # the round out, the example's rounds back
+    assert window.session.state.rounds == rounds_at_start
 
 
 def test_a_bad_item_list_is_named_and_nothing_is_drawn(qtbot, window, tmp_path):
@@ -392,13 +393,14 @@ def draw_label_and_read(window, items, tmp_path) -> None:
 
 
 def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
-    qtbot, window, items, tmp_path
+    qtbot, window, items, tmp_path, shared_fixtures
 ):
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
     draw_label_and_read(window, items, tmp_path)
     rounds = window.session.state.rounds
-    ours = len(rounds) - 1
+    ours = next(i for i, item in enumerate(rounds) if item.sheet == "Labeled")
     assert rounds[ours].drawn_by_the_rule and not rounds[0].drawn_by_the_rule
-    window.rounds_panel.evaluate_round(0)  # an example round: the lead's setting stays
+    window.rounds_panel.evaluate_round(0)  # a round typed in a workbook: the setting stays
     window.session.set_value("evaluate.fpc", False)
     window.rounds_panel.evaluate_round(ours)
     assert window.session.get("evaluate.fpc") is True

@@ -21,7 +21,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from core.confusion import ConfusionMatrix
 from core.workbook.labeling import count_labels, read_labeling_workbook
@@ -75,6 +75,14 @@ def matrix_of(truth, ids, which: int = 0) -> ConfusionMatrix:
 
 
 @pytest.fixture
+def leads_rounds(window, shared_fixtures):
+    """The window on a rounds workbook of the lead's own (the example's rounds would leave
+    the session with the lead's first round read from labels)."""
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    return window.session.state.rounds
+
+
+@pytest.fixture
 def item_list(tmp_path):
     folder = tmp_path / "items"
     folder.mkdir()
@@ -109,7 +117,7 @@ def two_labelers_copies(window, path: Path, truth, tmp_path: Path):
 
 
 def test_reading_more_copies_of_a_draw_updates_its_round_in_place(
-    qtbot, window, item_list, tmp_path
+    qtbot, window, leads_rounds, item_list, tmp_path
 ):
     path, truth = item_list
     anna, ben, labeled_anna, labeled_ben = two_labelers_copies(window, path, truth, tmp_path)
@@ -118,14 +126,18 @@ def test_reading_more_copies_of_a_draw_updates_its_round_in_place(
     assert window.read_labeled_workbook([anna]) is not None
     after_first = window.session.state.rounds
     assert len(after_first) == len(rounds_before) + 1
-    position = len(after_first) - 1
+    position = next(i for i, item in enumerate(after_first) if item.sheet == LABELED_SHEET)
     assert after_first[position].matrix == matrix_of(truth, labeled_anna)
     # A round joins after it, and the lead evaluates another classifier's round: the
-    # next reading still finds the earlier one (filed under no classifier then).
-    later = dataclasses.replace(after_first[0], row=99, round="TR-99")
+    # next reading still finds the earlier one.
+    other = next(
+        i
+        for i, item in enumerate(after_first)
+        if item.classifier != after_first[position].classifier
+    )
+    later = dataclasses.replace(after_first[other], row=99, round="TR-99")
     window.session.set_values([("rounds", (*after_first, later))], text="a later round")
-    window.rounds_panel.evaluate_round(0)
-    assert window.session.state.rounds[0].classifier != after_first[position].classifier
+    window.rounds_panel.evaluate_round(other)
 
     both = window.read_labeled_workbook([ben, anna])  # another order, another first name
     assert both is not None
@@ -257,7 +269,7 @@ def test_a_drawn_round_is_out_with_the_editors_until_its_labels_are_read(
     assert window.session.state.awaiting_labels == (str(drawn.resolve()),)
 
 
-def test_another_draw_is_another_round(qtbot, window, item_list, tmp_path):
+def test_another_draw_is_another_round(qtbot, window, leads_rounds, item_list, tmp_path):
     path, truth = item_list
     one = draw(window, path, tmp_path / "one.xlsx")
     two = draw(window, path, tmp_path / "two.xlsx", seed=SEED + 1)
@@ -500,22 +512,22 @@ def test_the_evaluate_tab_names_its_seed_the_bootstrap_seed(qtbot, window):
 
 
 def test_the_rounds_header_counts_the_rows_it_lists(
-    qtbot, window, item_list, tmp_path, monkeypatch
+    qtbot, window, leads_rounds, item_list, tmp_path, monkeypatch
 ):
     path, truth = item_list
     header = window.rounds_panel.source
-    example = len(window.session.state.rounds)
-    assert header.text() == f"Example rounds: {example} rounds"
+    theirs = len(leads_rounds)
+    assert header.text() == f"rounds_simple.xlsx: {theirs} rounds"
     drawn = draw(window, path, tmp_path / "round1.xlsx")
     labeled = tmp_path / "round1 labeled.xlsx"
     label_copy(drawn, labeled, truth, lambda _row: True)
     assert window.read_labeled_workbook([labeled]) is not None
     assert header.text() == (
-        f"Rounds of this session: {example + 1} ({example} from Example rounds)"
+        f"Rounds of this session: {theirs + 1} ({theirs} from rounds_simple.xlsx)"
     )
-    assert window.rounds_panel.model.rowCount() == example + 1
+    assert window.rounds_panel.model.rowCount() == theirs + 1
     window.session.undo_stack.undo()
-    assert header.text() == f"Example rounds: {example} rounds"
+    assert header.text() == f"rounds_simple.xlsx: {theirs} rounds"
 
     window.session.undo_stack.setClean()
     assert window.new_session()
@@ -584,7 +596,7 @@ def test_a_round_labels_appended_is_the_same_draw_to_the_app(qtbot, window, item
 
 
 def test_file_open_on_a_labeling_workbook_reads_its_labels_into_the_session(
-    qtbot, window, item_list, tmp_path, monkeypatch
+    qtbot, window, leads_rounds, item_list, tmp_path, monkeypatch
 ):
     path, truth = item_list
     drawn = draw(window, path, tmp_path / "round1.xlsx")
@@ -606,8 +618,10 @@ def test_file_open_on_a_labeling_workbook_reads_its_labels_into_the_session(
     assert window.session.state.rounds == rounds  # nothing changed
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
     assert window.open_workbook(labeled) is True
-    assert window.session.state.rounds[: len(rounds)] == rounds  # the session stays
-    assert window.session.state.rounds[-1].matrix == matrix_of(truth, ids)
+    now = window.session.state.rounds
+    assert [item for item in now if item.sheet != LABELED_SHEET] == list(rounds)  # they stay
+    (read,) = [item for item in now if item.sheet == LABELED_SHEET]
+    assert read.matrix == matrix_of(truth, ids)
 
 
 def test_file_open_on_a_workbook_without_rounds_keeps_the_session(
@@ -670,29 +684,45 @@ def test_the_sizes_note_follows_the_lead_and_too_large_is_said_before_a_name(
     dialog.close()
 
 
-def test_the_leads_round_can_leave_the_example_rounds_behind(qtbot, window, item_list, tmp_path):
+@pytest.mark.parametrize("saved_first", [False, True])
+def test_the_leads_first_round_leaves_the_example_rounds_behind(
+    qtbot, window, item_list, tmp_path, saved_first
+):
+    # The lead tries the loop from the example session, perhaps after saving it under a
+    # name of their own: their round must never be compared with the example's made-up
+    # TR-06, whose classifier ("travel") may well be the category they draw for.
     path, truth = item_list
     window.load_example()
     examples = window.session.state.rounds
     assert examples
+    if saved_first:
+        saved = tmp_path / "my session.xlsx"
+        assert window.save_to(saved)
+        assert window.open_workbook(saved)
+        assert window.session.state.rounds == examples
     drawn = draw(window, path, tmp_path / "round1.xlsx")
     labeled = tmp_path / "round1 labeled.xlsx"
     ids = label_copy(drawn, labeled, truth, lambda row: True)
     assert window.read_labeled_workbook([labeled]) is not None
     box = window.labeled_summary_box
-    assert f"its {len(examples)} example rounds sit beside yours" in box.text()
-    keep = box.findChild(QPushButton, "keep_own_rounds_button")
-    assert keep is not None
-    keep.click()
+    assert f"The example's {len(examples)} rounds were taken out" in box.text()
     (own,) = window.session.state.rounds
     assert own.matrix == matrix_of(truth, ids) and own.sheet == LABELED_SHEET
     assert "Example" not in window.windowTitle()
-    assert window.session.undo_stack.undoText() == "Keep only my rounds"
+    evaluate_tab = window.tabs.currentWidget()
+    assert "No earlier round to compare with: this is the first" in (
+        evaluate_tab.compare_label.text()
+    )
+    # One undo step takes the round out and brings the example back.
+    assert window.session.undo_stack.undoText().startswith("Read the labels of")
     window.session.undo_stack.undo()
-    assert window.session.state.rounds == (*examples, own)
-    # A session of the lead's own offers nothing of the kind.
+    assert window.session.state.rounds == examples
+    window.session.undo_stack.redo()
+    assert window.session.state.rounds == (own,)
+    # A session of the lead's own takes nothing out.
     assert window.read_labeled_workbook([labeled]) is not None
-    assert "example rounds" not in window.labeled_summary_box.text()
+    assert "example" not in window.labeled_summary_box.text()
+    assert window.session.state.rounds[-1].matrix == own.matrix
 
 
 def test_the_chance_the_lead_asked_for_carries_over_to_the_list(qtbot, window, item_list):
