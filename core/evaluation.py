@@ -337,10 +337,14 @@ def evaluate(
                 f"({named('population')}); a random sample has none"
             )
         fpc_factors = population.fpc_factors(matrix.n_pos, matrix.n_neg)
+        strata = population.strata
+        assert strata is not None  # fpc_factors needs both counts
+        # The share labeled is n/N; 1 - f is (n - 1)/(N - 1), not what a lead counts.
+        labeled_pos, labeled_neg = matrix.n_pos / strata[0], matrix.n_neg / strata[1]
         warnings.append(
             f"{FPC_NOTE_START}: the sample is drawn without replacement from a list of "
-            f"known size, so the {100 * (1 - fpc_factors[0]):.1f} % of the flagged and "
-            f"{100 * (1 - fpc_factors[1]):.1f} % of the unflagged items labeled carry no "
+            f"known size, so the {100 * labeled_pos:.1f} % of the flagged and "
+            f"{100 * labeled_neg:.1f} % of the unflagged items labeled carry no "
             "sampling error; the closed-form intervals of precision, recall and the false "
             "positive rate account for it (the exact one then counts what the unlabeled items "
             "can still hold); Agresti-Coull, the bootstrap (F1's too) and the Bayesian ones "

@@ -181,3 +181,20 @@ def test_large_strata_use_an_integral_that_agrees_with_scipys_sum(a, b):
     expected = betabinom.ppf([0.025, 0.975], rest, a, b)
     interval = finite_posterior_interval(0, 0, rest, a, b)
     assert [interval.lower * rest, interval.upper * rest] == pytest.approx(list(expected), abs=0)
+
+
+def test_the_correction_note_gives_the_share_labeled_as_a_lead_counts_it():
+    # 150 of 300 flagged and 600 of 1,500 unflagged items labeled: half and two fifths,
+    # not (n - 1)/(N - 1) = 49.8 % and 39.96 %.
+    from core.confusion import Population
+    from core.evaluation import evaluate
+
+    result = evaluate(
+        ConfusionMatrix(tp=120, fp=30, fn=20, tn=580),
+        population=Population(k=300 / 1500, predicted_positive=300, predicted_negative=1500),
+        fpc=True,
+        replicates=1000,
+        seed=1,
+    )
+    note = next(text for text in result.warnings if "without replacement" in text)
+    assert "the 50.0 % of the flagged and 40.0 % of the unflagged items labeled" in note
