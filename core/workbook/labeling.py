@@ -1386,12 +1386,24 @@ def _check_ranks(where: str, places: dict[str, SamplePlace], design: LabelingDes
 
 
 def _find_labels_header(path: Path, title: str, rows: Iterator[RawRow]):
+    """``(header row, {header text: column}, kept columns)`` of a sheet whose header row
+    holds the cells ``Item id`` and ``Label``, or None for a sheet without one."""
     for row_number, values, _ in rows:
         if row_number > _HEADER_ROWS:
             break
         texts = [(_text(value) or "").casefold() for value in values]
         if ID_HEADER.casefold() in texts and LABEL_HEADER.casefold() in texts:
-            columns = {text: index for index, text in reversed(list(enumerate(texts)))}
+            for header in (ID_HEADER, LABEL_HEADER):
+                places = [i for i, text in enumerate(texts) if text == header.casefold()]
+                if len(places) > 1:
+                    letters = " and ".join(_column_letter(i) for i in places)
+                    raise LabelingError(
+                        f"{path.name}, sheet {title!r}: columns {letters} are both headed "
+                        f"{header!r}, so which one to count is not clear; keep the "
+                        f"{header!r} header on one column only (rename the other, e.g. "
+                        "'Note'), then read again"
+                    )
+            columns = {text: index for index, text in enumerate(texts)}
             between = values[columns[ID_HEADER.casefold()] + 1 : columns[LABEL_HEADER.casefold()]]
             kept = tuple(
                 text
@@ -1399,9 +1411,80 @@ def _find_labels_header(path: Path, title: str, rows: Iterator[RawRow]):
                 if text is not None and text != STRATUM_HEADER
             )
             return row_number, columns, kept
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _LabelsSheet:
+    """One sheet with the labels header, as read."""
+
+    title: str
+    rows: list[tuple[int, str | None, object, object, object]]
+    label_index: int
+    kept_columns: tuple[str, ...]
+
+    @property
+    def labels(self) -> int:
+        return sum(_text(label) is not None for _row, _id, label, _who, _note in self.rows)
+
+
+def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
+    """The rows of ``sheet`` under its labels header (None: no such header)."""
+    found = _find_labels_header(path, sheet.title, sheet.rows)
+    if found is None:
+        return None
+    header_row, columns, kept_columns = found
+    id_index = columns[ID_HEADER.casefold()]
+    label_index = columns[LABEL_HEADER.casefold()]
+    labeler_index = columns.get("labeler")
+    comment_index = columns.get("comment")
+    rows: list[tuple[int, str | None, object, object, object]] = []
+    uncached: list[int] = []
+    for row_number, values, formulas in sheet.rows:
+        if row_number <= header_row:
+            continue
+        item_id = _text(_value(values, id_index))
+        label = _value(values, label_index)
+        if label is None and formulas and not formulas.get(label_index, ("", True))[1]:
+            uncached.append(row_number)  # a formula whose value was never saved
+        labeler = _value(values, labeler_index)
+        comment = _value(values, comment_index)
+        if item_id is None and all(_text(value) is None for value in (label, labeler, comment)):
+            continue
+        rows.append((row_number, item_id, label, labeler, comment))
+        if len(rows) % 5000 == 0:
+            progress.step(control, len(rows), 2 * len(rows) + 1)
+    if uncached:
+        listed = ", ".join(map(str, uncached[:_SHOWN]))
+        raise LabelingError(
+            f"{path.name}, sheet {sheet.title!r}: the Label cell of row(s) "
+            f"{listed}{', ...' if len(uncached) > _SHOWN else ''} holds a formula "
+            "whose value was never saved; type the labels, or open the workbook "
+            "in Excel or LibreOffice and save it so the values are stored"
+        )
+    return _LabelsSheet(sheet.title, rows, label_index, kept_columns)
+
+
+def _the_labels_sheet(path: Path, found: list[_LabelsSheet], first_title: str) -> _LabelsSheet:
+    """The sheet the editors filled in: the only one with the labels header, or the only
+    one of several that holds labels (a copy of the sheet made in Excel lands before the
+    original, so the first sheet is not always it)."""
+    if not found:
+        raise LabelingError(
+            f"{path.name}: no sheet has a header row with the cells {ID_HEADER!r} and "
+            f"{LABEL_HEADER!r} in its first {_HEADER_ROWS} rows (the first sheet is "
+            f"{first_title!r}); is this a labeling workbook?"
+        )
+    filled = [sheet for sheet in found if sheet.labels]
+    if len(found) == 1 or len(filled) == 0:
+        return found[0]
+    if len(filled) == 1:
+        return filled[0]
+    listed = " and ".join(f"{sheet.title!r} ({sheet.labels:,} labels)" for sheet in filled)
     raise LabelingError(
-        f"{path.name}, sheet {title!r}: no header row with the cells {ID_HEADER!r} and "
-        f"{LABEL_HEADER!r} in the first {_HEADER_ROWS} rows; is this a labeling workbook?"
+        f"{path.name}: sheets {listed} both hold labels for this sample, so which ones "
+        "count is not clear; keep the sheet the editors finished (copy any labels over "
+        "from the other) and delete the other, then read again"
     )
 
 
@@ -1432,63 +1515,34 @@ def read_labeling_workbook(
         The file cannot be read as a workbook at all.
     """
     path = Path(path)
-    labels_rows: list[tuple[int, str | None, object, object, object]] = []
     fields: dict[str, object] | None = None
     table: list[list] = []
     sample_rows: list[RawRow] = []
-    labels_title = ""
-    id_index = label_index = 0
-    labeler_index = comment_index = None
-    kept_columns: tuple[str, ...] = ()
+    found: list[_LabelsSheet] = []
+    first_title = ""
     with open_sheets(path) as sheets:
         for position, sheet in enumerate(sheets):
             if position == 0:
-                labels_title = sheet.title
-                header_row, columns, kept_columns = _find_labels_header(
-                    path, sheet.title, sheet.rows
-                )
-                id_index = columns[ID_HEADER.casefold()]
-                label_index = columns[LABEL_HEADER.casefold()]
-                labeler_index = columns.get("labeler")
-                comment_index = columns.get("comment")
-                uncached: list[int] = []
-                for row_number, values, formulas in sheet.rows:
-                    if row_number <= header_row:
-                        continue
-                    item_id = _text(_value(values, id_index))
-                    label = _value(values, label_index)
-                    if label is None and formulas and not formulas.get(label_index, ("", True))[1]:
-                        uncached.append(row_number)  # a formula whose value was never saved
-                    labeler = _value(values, labeler_index)
-                    comment = _value(values, comment_index)
-                    if item_id is None and all(
-                        _text(value) is None for value in (label, labeler, comment)
-                    ):
-                        continue
-                    labels_rows.append((row_number, item_id, label, labeler, comment))
-                    if len(labels_rows) % 5000 == 0:
-                        progress.step(control, len(labels_rows), 2 * len(labels_rows) + 1)
-                if uncached:
-                    listed = ", ".join(map(str, uncached[:_SHOWN]))
-                    raise LabelingError(
-                        f"{path.name}, sheet {sheet.title!r}: the Label cell of row(s) "
-                        f"{listed}{', ...' if len(uncached) > _SHOWN else ''} holds a formula "
-                        "whose value was never saved; type the labels, or open the workbook "
-                        "in Excel or LibreOffice and save it so the values are stored"
-                    )
-            elif sheet.title == DESIGN_SHEET:
+                first_title = sheet.title
+            if sheet.title == DESIGN_SHEET:
                 fields, table = _read_design(path, sheet.rows)
             elif sheet.title == SAMPLE_SHEET:
                 sample_rows = list(sheet.rows)
+            else:
+                labels_sheet = _read_labels_sheet(path, sheet, control)
+                if labels_sheet is not None:
+                    found.append(labels_sheet)
+    chosen = _the_labels_sheet(path, found, first_title)
     if fields is None or not sample_rows:
         missing = DESIGN_SHEET if fields is None else SAMPLE_SHEET
         raise LabelingError(
             f"{path.name} has no {missing!r} sheet: it is not a labeling workbook written by "
             "PR Planner (prplanner select writes one), or the sheet was deleted"
         )
+    kept_columns = chosen.kept_columns
     design = _design_from(path, fields, table)
     places = _read_sample(path, iter(sample_rows), design)
-    items = _match(path, labels_title, labels_rows, places, label_index)
+    items = _match(path, chosen.title, chosen.rows, places, chosen.label_index)
     progress.step(control, 1, 1)
     sample = tuple(sorted(places.values(), key=lambda place: place.key))
     return LabelingWorkbook(

@@ -302,6 +302,75 @@ def test_an_edited_sample_sheet_is_refused(drawn, tmp_path):
         read_labeling_workbook(tmp_path / "key.xlsx")
 
 
+def _copy_labels_sheet_first(source, target, change_copy):
+    """Excel's Move or Copy > Create a copy: the copy lands before the original."""
+    workbook = openpyxl.load_workbook(source)
+    copy = workbook.copy_worksheet(workbook["Labels"])
+    copy.title = "Labels (2)"
+    change_copy(copy)
+    workbook.move_sheet(copy, offset=-workbook.index(copy))
+    workbook.save(target)
+    assert workbook.sheetnames[0] == "Labels (2)"
+    return target
+
+
+def test_the_sheet_with_the_labels_is_read_whichever_sheet_comes_first(drawn, tmp_path):
+    _, selection, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    given = fill(sheet, labeled, LABELS)
+    expected = expected_counts(selection.items, given)
+
+    def clear_labels(copy):
+        for row in range(2, copy.max_row + 1):
+            copy.cell(row, [c.value for c in copy[1]].index("Label") + 1).value = None
+
+    # An empty copy before the labeled sheet, or a notes sheet of the lead's: the labels
+    # are where the editors typed them.
+    empty_copy = _copy_labels_sheet_first(labeled, tmp_path / "copy.xlsx", clear_labels)
+    (labels,) = count_labels([read_labeling_workbook(empty_copy)])
+    assert as_counts(labels) == expected
+    workbook = openpyxl.load_workbook(labeled)
+    notes = workbook.create_sheet("Notes", 0)
+    notes["A1"] = "Labelers: Anna (rows 2-15), Ben (the rest)"
+    workbook.save(tmp_path / "notes.xlsx")
+    (labels,) = count_labels([read_labeling_workbook(tmp_path / "notes.xlsx")])
+    assert as_counts(labels) == expected
+
+
+def test_two_sheets_holding_labels_are_named_not_guessed_between(drawn, tmp_path):
+    # A stale copy placed first by Excel: reading the first sheet gave its counts silently.
+    _, _, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    fill(sheet, labeled, LABELS)
+
+    def stale(copy):
+        label = [c.value for c in copy[1]].index("Label") + 1
+        for row in range(2, copy.max_row + 1):
+            copy.cell(row, label).value = "negative" if row % 3 else None
+
+    two = _copy_labels_sheet_first(labeled, tmp_path / "two.xlsx", stale)
+    with pytest.raises(LabelingError) as refused:
+        read_labeling_workbook(two)
+    message = str(refused.value)
+    assert "sheets 'Labels (2)' (" in message and "'Labels' (" in message
+    assert "both hold labels" in message and "delete the other" in message
+
+
+def test_two_columns_headed_label_are_refused_naming_them(drawn, tmp_path):
+    _, _, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    fill(sheet, labeled, LABELS)
+
+    def second_label_column(labels):
+        column = labels.max_column + 1
+        labels.cell(1, column).value = "Label"
+        labels.cell(2, column).value = "negative"
+
+    twice = edit(labeled, tmp_path / "twice.xlsx", second_label_column)
+    with pytest.raises(LabelingError, match=r"columns [A-Z]+ and [A-Z]+ are both headed 'Label'"):
+        read_labeling_workbook(twice)
+
+
 def test_a_workbook_that_is_not_a_labeling_workbook(tmp_path, shared_fixtures):
     with pytest.raises(LabelingError, match="'Item id' and 'Label'"):
         read_labeling_workbook(shared_fixtures / "rounds_simple.xlsx")
