@@ -169,13 +169,29 @@ class ItemSampleDialog(QDialog):
         self.keep_edit = QLineEdit(self)
         self.keep_edit.setPlaceholderText("columns the editors need, e.g. subject, link")
         self.classifiers_edit = QLineEdit(self)
-        self.classifiers_edit.setPlaceholderText("flag columns of further classifiers")
+        self.classifiers_edit.setPlaceholderText("flag columns of the same category's classifiers")
+        self.classifiers_edit.setToolTip(
+            "Flag columns of further classifiers of the same category (model versions, an "
+            "ensemble's members). The editors give each item one label, and every classifier "
+            "is judged by it: a classifier of another category needs a draw of its own."
+        )
         columns.addRow("Item id", self.id_edit)
         columns.addRow("Predicted", self.predicted_edit)
         columns.addRow("Score", self.score_edit)
         columns.addRow("Threshold", self.threshold_edit)
         columns.addRow("Keep for labelers", self.keep_edit)
         columns.addRow("Other classifiers", self.classifiers_edit)
+        self.classifiers_note = QLabel(
+            "The editors give each item one label, and every classifier is judged by it: "
+            "name only classifiers of the same category here.",
+            self,
+        )
+        self.classifiers_note.setWordWrap(True)
+        columns.addRow(self.classifiers_note)
+        self.classifiers_edit.textChanged.connect(
+            lambda text: self.classifiers_note.setVisible(bool(text.strip()))
+        )
+        self.classifiers_note.setVisible(False)
         self.count_button = QPushButton("Count the items again", self)
         self.count_button.setToolTip("Read the list again with the columns above")
         self.count_button.clicked.connect(self.count_items)

@@ -66,7 +66,9 @@ def add_column_flags(parser: argparse.ArgumentParser) -> None:
         type=_column_list,
         default=(),
         metavar="C1,C2",
-        help="flag columns of further classifiers: each gets a coordinated sample",
+        help="flag columns of further classifiers of the same category (model versions, an "
+        "ensemble's members): each gets a coordinated sample, judged by the same one label "
+        "per item",
     )
 
 
@@ -367,6 +369,13 @@ def format_text(drawn: DrawnSample | SampleQuery) -> str:
         lines.append(
             f"classifier        {design.name}: {design.population_pos:,} / "
             f"{design.population_neg:,} items, sample {design.n_pos:,} + {design.n_neg:,}"
+        )
+    if selection.classifiers:
+        # Labels are shared item by item: one label must answer every classifier's question.
+        lines.append(
+            "one label         the editors give each item one label, and every classifier "
+            "above is judged by it: list only classifiers of the same category (model "
+            "versions, an ensemble's members); one of another category needs a draw of its own"
         )
     extra = sum(item.stratum is None for item in selection.items)
     if extra:  # a plan counts the main classifier's sample; say where the rest come from

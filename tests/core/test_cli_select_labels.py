@@ -758,6 +758,14 @@ def test_text_output_accounts_for_the_further_classifiers(capsys, tmp_path):
     assert f"{len(drawn['sample']):,} (35 of the main classifier's sample, {extra:,} more" in (
         captured.out
     )
+    # ...and that one label judges them all, so they must be of one category.
+    assert "every classifier above is judged by it" in captured.out
+    assert "of another category needs a draw of its own" in captured.out
+    _, _, alone = run(
+        capsys, "select", items, "--n-pos", 15, "--n-neg", 20, "--seed", 4,
+        "-o", tmp_path / "fourth.xlsx",
+    )  # fmt: skip
+    assert "one label" not in alone.out
 
 
 def test_append_to_a_report_is_refused_and_nothing_is_written(capsys, labeled, rounds, tmp_path):

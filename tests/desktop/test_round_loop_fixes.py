@@ -94,8 +94,12 @@ def draw(window, path: Path, target: Path, *, n_pos=40, n_neg=80, seed=SEED, oth
     dialog = window.open_item_sample(n_pos, n_neg, item_list=path)
     dialog.seed_edit.setText(str(seed))
     dialog.keep_edit.setText("subject")
+    assert not dialog.classifiers_note.isVisibleTo(dialog)
     if other:
         dialog.classifiers_edit.setText("other")
+        # One label judges them all: the dialog says so as soon as another is named.
+        assert dialog.classifiers_note.isVisibleTo(dialog)
+        assert "same category" in dialog.classifiers_note.text()
     assert dialog.count_items()
     assert dialog.draw_and_save(target) == target
     dialog.close()
