@@ -282,6 +282,36 @@ def posterior_precision_interval(
     return _beta_interval(posterior.z11, posterior.z01, confidence)
 
 
+def finite_population_rates(rates_pos, rates_neg, matrix, strata, rng):
+    """Draws of the two strata's own rates from draws of the rates behind them.
+
+    ``rates_pos`` are draws of the precision rate ``pi1`` and ``rates_neg`` of the rate of
+    actual positives among the unflagged, ``pi0``. A stratum of ``N`` items of which ``n``
+    were labeled holds ``M = labeled positives + Binomial(N - n, pi)`` positives, so its
+    own rate ``M/N`` keeps what the labels showed and only the rest is uncertain (methods,
+    "Finite population correction"): a stratum labeled in full has no uncertainty left.
+
+    Parameters
+    ----------
+    rates_pos, rates_neg : ndarray
+        Posterior draws of ``pi1`` and ``pi0``.
+    matrix : ConfusionMatrix
+        The round's labeled counts.
+    strata : (int, int)
+        ``(N1, N0)``, at least the sample sizes.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Draws of ``M1/N1`` (precision) and ``M0/N0``.
+    """
+    flagged, unflagged = strata
+    own_pos = (matrix.tp + rng.binomial(flagged - matrix.n_pos, rates_pos)) / flagged
+    own_neg = (matrix.fn + rng.binomial(unflagged - matrix.n_neg, rates_neg)) / unflagged
+    return own_pos, own_neg
+
+
 def finite_posterior_interval(
     successes: int,
     trials: int,

@@ -15,6 +15,12 @@
 * ``p_worse`` is the posterior probability that the current round's true value is below
   the previous round's, from the same draws (for precision the draws are exactly the Beta
   posteriors).
+* With the finite population correction (a round drawn without replacement from a list of
+  known size) the values compared are the strata's own: the labeled items count as they
+  are and only the unlabeled ones are drawn, ``M = TP + Binomial(N - n, pi)``
+  (:func:`core.bayes.finite_population_rates`, methods "Finite population correction"),
+  and each precision's Wilson interval is that of ``n/f`` trials. Without it a round
+  labeling half of a small flagged set is compared as if nothing were known of it.
 
 ``change = current - previous``: a positive change is an improvement.
 
@@ -36,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import resampling, validation
-from core.bayes import Prior
-from core.confusion import ConfusionMatrix, point_estimates, recall_from_rates
+from core.bayes import Prior, finite_population_rates
+from core.confusion import ConfusionMatrix, Population, point_estimates, recall_from_rates
 from core.errors import InputError
 from core.intervals import Interval, wilson_precision
 
@@ -100,6 +106,9 @@ class Comparison:
         Prior used for both posteriors.
     warnings : tuple of str
         Plain-language cautions (undefined estimates, ...).
+    corrected : (bool, bool)
+        Whether the previous and the current round carry the finite population
+        correction (their lists' own values are compared).
     """
 
     previous: ConfusionMatrix
@@ -112,6 +121,7 @@ class Comparison:
     replicates: int
     prior: Prior
     warnings: tuple[str, ...]
+    corrected: tuple[bool, bool] = (False, False)
 
     def round_estimates(self, which: str) -> dict[str, object]:
         """``{tp, fp, fn, tn, k, precision, recall}`` of the ``"previous"`` or ``"current"``
@@ -138,6 +148,7 @@ class Comparison:
             "current": self.round_estimates("current"),
             "precision_change": self.precision_change.to_dict(),
             "recall_change": self.recall_change.to_dict(),
+            "fpc": list(self.corrected),
             "warnings": list(self.warnings),
         }
 
@@ -195,7 +206,7 @@ def compare(
     replicates: int = DEFAULT_REPLICATES,
     seed=None,
     prior: Prior | None = None,
-    fpc: tuple[float, float] = (1.0, 1.0),
+    corrected: tuple[Population | None, Population | None] = (None, None),
 ) -> Comparison:
     """Change in precision and recall from ``previous`` to ``current``.
 
@@ -212,9 +223,10 @@ def compare(
     seed : int, Generator or None
     prior : Prior, optional
         Prior of both posteriors; default Jeffreys (0.5 per cell).
-    fpc : tuple of float
-        The flagged stratum's finite population correction of the previous and the current
-        round, for the precision change's interval (1: none); the posteriors take none.
+    corrected : pair of Population or None
+        The population of the previous and of the current round when its intervals carry
+        the finite population correction (both counts known), else None: the change is
+        then that of the strata's own precision and recall (module docstring).
 
     Returns
     -------
@@ -238,15 +250,34 @@ def compare(
         point_estimates(previous, k_previous),
         point_estimates(current, k_current),
     ]
+    fpc = []
+    for name, matrix, population in zip(
+        ("previous", "current"), (previous, current), corrected, strict=True
+    ):
+        if population is None:
+            fpc.append(1.0)
+            continue
+        if not isinstance(population, Population):
+            raise InputError(
+                f"the {name} round's population must be a Population, got "
+                f"{type(population).__name__}"
+            )
+        fpc.append(population.fpc_factors(matrix.n_pos, matrix.n_neg)[0])
+
     posterior_draws = []
-    for matrix, k in ((previous, k_previous), (current, k_current)):
+    for matrix, k, population in (
+        (previous, k_previous, corrected[0]),
+        (current, k_current, corrected[1]),
+    ):
         post = prior.posterior(matrix)
         pi1 = rng.beta(post.z11, post.z01, size=replicates)
         pi0 = rng.beta(post.z10, post.z00, size=replicates)
+        if population is not None and population.strata is not None:
+            pi1, pi0 = finite_population_rates(pi1, pi0, matrix, population.strata, rng)
         posterior_draws.append((pi1, recall_from_rates(pi1, pi0, k)))
 
     precision_interval = newcombe_difference(
-        previous.tp, previous.n_pos, current.tp, current.n_pos, confidence, fpc
+        previous.tp, previous.n_pos, current.tp, current.n_pos, confidence, (fpc[0], fpc[1])
     )
     precision_change = Change(
         previous=estimates[0].precision,
@@ -292,6 +323,7 @@ def compare(
         replicates=replicates,
         prior=prior,
         warnings=tuple(warnings),
+        corrected=(corrected[0] is not None, corrected[1] is not None),
     )
 
 

@@ -945,10 +945,13 @@ class EvaluateTab(SessionTab):
         self.compare_label.setText(f"Against <b>{round_label(past)}</b>: computing…")
         matrix, k_current = current.matrix, current.k
         confidence, seed = current.confidence, self._session.get("evaluate.seed")
-        # The precision change carries the finite population correction the intervals
-        # shown here carry (the current counts' and the past round's own).
+        # The change carries the finite population correction the intervals shown here
+        # carry (the current counts' and the past round's own).
         corrected = current.fpc is not None
-        fpc = (past.variance_factors(corrected)[0], current.fpc[0] if current.fpc else 1.0)
+        populations = (
+            past.corrected_population(corrected),
+            population_of(self._session.state.evaluate) if corrected else None,
+        )
 
         def task(control):
             control.step(0, 1)
@@ -959,7 +962,7 @@ class EvaluateTab(SessionTab):
                 k_current=k_current,
                 confidence=confidence,
                 seed=seed,
-                fpc=fpc,
+                corrected=populations,
             )
 
         self.compare_runner.start(task)

@@ -221,7 +221,7 @@ def compare_consecutive(
     rounds, pairs, confidence: float, seed: int, control=None, fpc: bool = False
 ) -> dict:
     """``{(previous, current): Comparison}`` for every pair (background work); with
-    ``fpc`` each round's precision carries its finite population correction, as the
+    ``fpc`` each round's change carries its finite population correction, as the
     intervals drawn do."""
     results = {}
     for done, (before, after) in enumerate(pairs):
@@ -236,7 +236,7 @@ def compare_consecutive(
             confidence=confidence,
             replicates=COMPARE_REPLICATES,
             seed=seed,
-            fpc=(previous.variance_factors(fpc)[0], current.variance_factors(fpc)[0]),
+            corrected=(previous.corrected_population(fpc), current.corrected_population(fpc)),
         )
     if control is not None:
         control.step(len(pairs), len(pairs))

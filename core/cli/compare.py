@@ -81,6 +81,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="posterior draws per round (default 100000, at most 1,000,000)",
     )
     parser.add_argument(
+        "--fpc",
+        action="store_true",
+        help="finite population correction: each round was drawn without replacement from "
+        "a list of known size (needs --population and --population2), so the change is that "
+        "of the lists' own precision and recall; with ROUNDS.xlsx, for rounds that record "
+        "both population counts (a round drawn by select is corrected anyway)",
+    )
+    parser.add_argument(
         "--seed",
         type=whole,
         default=None,
@@ -136,6 +144,18 @@ def run(args: argparse.Namespace) -> Comparison | RoundsCompared:
     previous = matrix_from_flags(args)
     current = matrix_from_flags(args, suffix="2")
     k_previous, k_current = _k(args, "", previous), _k(args, "2", current)
+    corrected: tuple[Population | None, Population | None] = (None, None)
+    if args.fpc:
+        absent = [f"--population{s}" for s in ("", "2") if not _given(args, f"--population{s}")]
+        if absent:
+            raise InputError(
+                "--fpc needs both population counts of each round (the correction is about "
+                f"what the unlabeled items of a known list can hold); missing: {', '.join(absent)}"
+            )
+        corrected = (
+            Population.from_counts(*args.population),
+            Population.from_counts(*args.population2),
+        )
     return compare(
         previous,
         current,
@@ -146,6 +166,7 @@ def run(args: argparse.Namespace) -> Comparison | RoundsCompared:
             "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
         ),
         seed=EVALUATE_SEED if args.seed is None else args.seed,
+        corrected=corrected,
     )
 
 
@@ -204,7 +225,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
         )
     # A saved session compares as its Evaluate tab evaluates; in a plain rounds workbook
     # a round drawn by the selection rule is corrected, as labels and report judge it.
-    fpc = None if opened.is_session else item.drawn_by_the_rule
+    fpc = True if args.fpc else (None if opened.is_session else item.drawn_by_the_rule)
     change = change_section(state, item, replicates=replicates, seed=seed, fpc=fpc)
     if change is None:
         whose = f"of classifier {item.classifier!r} " if item.classifier else ""
@@ -269,11 +290,24 @@ def format_text(result_of_run: Comparison | RoundsCompared) -> str:
         f"change = {which}; precision: Newcombe hybrid "
         "score interval; recall: Monte-Carlo from the two posteriors (Jeffreys prior); "
         "P(decline) = probability that the current round is worse (p_worse in --json)"
+        + _corrected_words(result.get("fpc", [False, False]))
     )
     if result.get("warnings"):
         lines.append("warnings:")
         lines.extend(f"  - {warning}" for warning in result["warnings"])
     return "\n".join(lines)
+
+
+def _corrected_words(corrected) -> str:
+    """Which rounds carry the finite population correction, for the footnote."""
+    which = [name for name, flag in zip(("previous", "current"), corrected, strict=True) if flag]
+    if not which:
+        return ""
+    rounds = " and ".join(which) + (" rounds" if len(which) == 2 else " round")
+    return (
+        f"; the {rounds} with the finite population correction (what their lists' "
+        "unlabeled items can still hold)"
+    )
 
 
 def _refused(opened) -> tuple:

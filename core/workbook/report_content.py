@@ -846,13 +846,14 @@ def change_section(
         if evaluation is None or evaluation.design != "stratified":
             return None
         matrix, k = evaluation.matrix, evaluation.k
-        current_fpc = evaluation.fpc[0] if corrected and evaluation.fpc else 1.0
+        _matrix, population, _fpc = _evaluate_population(state, None)
+        current_population = population if corrected and evaluation.fpc is not None else None
         previous = compared_round(state)
     else:
         if not _comparable(item):
             return None
         matrix, k = item.matrix, item.k
-        current_fpc = item.variance_factors(corrected)[0]
+        current_population = item.corrected_population(corrected)
         shown = round_key(item) == state.current_round and state.evaluate.matrix == item.matrix
         # The Evaluate tab's pair only when the tab shows this round (not counts typed
         # over it): otherwise the round is paired as the History tab pairs it.
@@ -869,7 +870,7 @@ def change_section(
         confidence=state.confidence,
         replicates=replicates,
         seed=seed,
-        fpc=(previous.variance_factors(corrected)[0], current_fpc),
+        corrected=(previous.corrected_population(corrected), current_population),
     )
     return RoundChange(previous=previous, comparison=comparison)
 

@@ -175,6 +175,12 @@ class Round:
         except InputError:
             return None
 
+    def corrected_population(self, fpc: bool) -> Population | None:
+        """Its population when ``fpc`` and the correction can be applied to it (both
+        counts known and at least the sample), else None: what
+        :func:`core.compare.compare` takes."""
+        return self.population if fpc and self.fpc_factors() is not None else None
+
     def variance_factors(self, fpc: bool) -> tuple[float, float]:
         """The factors its intervals use: :meth:`fpc_factors` with ``fpc`` where they are
         known, else none (``(1, 1)``)."""
