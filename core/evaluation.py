@@ -346,9 +346,9 @@ def evaluate(
             f"known size, so the {100 * labeled_pos:.1f} % of the flagged and "
             f"{100 * labeled_neg:.1f} % of the unflagged items labeled carry no "
             "sampling error; the closed-form intervals of precision, recall and the false "
-            "positive rate account for it (the exact one then counts what the unlabeled items "
-            "can still hold); Agresti-Coull, the bootstrap (F1's too) and the Bayesian ones "
-            "are left a little wider"
+            "positive rate and the bootstrap (F1's too) account for it (the exact one then "
+            "counts what the unlabeled items can still hold); Agresti-Coull and the Bayesian "
+            "ones are left wider, the more so the more of a list is labeled"
         )
 
     estimates = point_estimates(matrix, None if population is None else k)
@@ -370,8 +370,9 @@ def evaluate(
 
     rng = resampling.as_generator(seed)
     boot = resampling.bootstrap(
-        *matrix.as_tuple(), k, replicates=replicates, seed=rng, design=design, control=control
-    )
+        *matrix.as_tuple(), k, replicates=replicates, seed=rng, design=design, control=control,
+        fpc=fpc_factors,
+    )  # fmt: skip
     undefined = int(boot.undefined_recall)
     if undefined:
         warnings.append(

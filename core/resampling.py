@@ -337,6 +337,7 @@ def bootstrap(
     design: str = "stratified",
     include_f1: bool = True,
     control: progress.TaskControl | None = None,
+    fpc: tuple[float, float] = (1.0, 1.0),
 ) -> Replicates:
     """Bootstrap replicates of precision, recall and F1 (Algorithm 1, methods §5).
 
@@ -365,6 +366,12 @@ def bootstrap(
         Skip F1 (saves time in the coverage experiment).
     control : TaskControl, optional
         Progress and cancel between chunks of rows.
+    fpc : (float, float)
+        Finite population correction factors ``f = (N - n)/(N - 1)`` of the two strata
+        (stratified design; 1: none). Each resampled rate is pulled towards the labeled
+        one, ``pi^ + sqrt(f) (pi* - pi^)``, so that its variance is the without-replacement
+        one, ``f pi(1 - pi)/n`` (the rescaling bootstrap of Rao and Wu 1988): a stratum
+        labeled in full has no spread left.
 
     Returns
     -------
@@ -376,6 +383,12 @@ def bootstrap(
         raise InputError(f"design must be 'stratified' or 'random', got {design!r}")
     rng = as_generator(seed)
     q = _replicate_count(replicates)
+    factors = [validation.non_negative("finite population correction", f) for f in fpc]
+    if any(f > 1 for f in factors):
+        raise InputError(f"finite population correction factors are at most 1, got {fpc!r}")
+    shrink_pos, shrink_neg = (math.sqrt(f) for f in factors)
+    if design == "random" and (shrink_pos, shrink_neg) != (1.0, 1.0):
+        raise InputError("the finite population correction needs the stratified design")
     counts = {
         name: _as_count_array(name, value)
         for name, value in zip(("tp", "fp", "fn", "tn"), (tp, fp, fn, tn), strict=True)
@@ -421,6 +434,12 @@ def bootstrap(
         with np.errstate(divide="ignore", invalid="ignore"):
             pi1_star = tp_star / n1_star
             pi0_star = fn_star / n0_star
+            if shrink_pos != 1.0:
+                hat = pi1_hat[part, None]
+                pi1_star = hat + shrink_pos * (pi1_star - hat)
+            if shrink_neg != 1.0:
+                hat = pi0_hat[part, None]
+                pi0_star = hat + shrink_neg * (pi0_star - hat)
             if design == "random":
                 # recall* = TP*/(TP* + FN*) directly: k* = n1*/n0* is 0 or inf at the edges.
                 recall = tp_star / (tp_star + fn_star)

@@ -161,8 +161,11 @@ def test_fpc_narrows_the_normal_intervals_and_says_so():
     )
     exact, binomial = (r.precision.intervals["clopper_pearson"] for r in (corrected, plain))
     assert binomial.lower < exact.lower <= exact.upper < binomial.upper  # hypergeometric
-    for method in ("agresti_coull", "bootstrap", "bayes"):
+    for method in ("agresti_coull", "bayes"):
         assert corrected.precision.intervals[method] == plain.precision.intervals[method]
+    # The bootstrap is rescaled (Rao and Wu): the same draws, pulled towards the estimate.
+    boot = corrected.precision.intervals["bootstrap"], plain.precision.intervals["bootstrap"]
+    assert boot[0].width == pytest.approx(math.sqrt(factors[0]) * boot[1].width, rel=1e-9)
     for method in ("jeffreys", "posterior"):  # of the flagged items' own precision
         assert corrected.precision.intervals[method].width < plain.precision.intervals[method].width
     assert any("finite population correction" in w for w in corrected.warnings)
