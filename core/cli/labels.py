@@ -347,6 +347,20 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
             "workbook was drawn for (--classifier NAME files it under another)",
             file=sys.stderr,
         )
+    elif further and args.classifier is not None and chosen is primary:
+        # A name that is none of the sample's further classifiers files the main one's
+        # counts: say whose, and which name would have filed another's.
+        import difflib
+
+        close = difflib.get_close_matches(args.classifier, list(further), n=1, cutoff=0.6)
+        hint = f"; did you mean --classifier {close[0]}?" if close else ""
+        print(
+            f"note: the round filed under {args.classifier!r} holds the counts of the main "
+            f"classifier ({primary.design.name}); the sample's other classifiers are "
+            f"{', '.join(further)}, and --classifier with one of those names files its "
+            f"counts{hint}",
+            file=sys.stderr,
+        )
     elif args.classifier is None and appended.classifier is not None:
         print(
             f"note: the round is filed under classifier {appended.classifier!r}, the only one "

@@ -677,6 +677,20 @@ def test_append_to_under_a_further_classifier_records_that_classifiers_counts(ca
     assert again["rounds"] == listed["rounds"]
 
 
+def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed(capsys, tmp_path):
+    done, counts = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", book, "--classifier", "Other"
+    )  # fmt: skip
+    assert status == 0
+    assert "holds the counts of the main classifier (predicted)" in captured.err
+    assert "did you mean --classifier other?" in captured.err
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    (filed,) = listed["rounds"]
+    assert {name: filed[name] for name in counts["predicted"]} == counts["predicted"]
+
+
 def test_update_rewrites_s_with_the_counts(capsys, labeled, tmp_path):
     done, _ = labeled
     book = tmp_path / "rounds.xlsx"
