@@ -1422,6 +1422,8 @@ class _LabelsSheet:
     rows: list[tuple[int, str | None, object, object, object]]
     label_index: int
     kept_columns: tuple[str, ...]
+    #: Rows whose id cell holds a number, not the text written (Excel converted it).
+    numeric_ids: frozenset[int] = frozenset()
 
     @property
     def labels(self) -> int:
@@ -1440,10 +1442,14 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
     comment_index = columns.get("comment")
     rows: list[tuple[int, str | None, object, object, object]] = []
     uncached: list[int] = []
+    numeric_ids: set[int] = set()
     for row_number, values, formulas in sheet.rows:
         if row_number <= header_row:
             continue
-        item_id = _text(_value(values, id_index))
+        raw_id = _value(values, id_index)
+        if isinstance(raw_id, int | float) and not isinstance(raw_id, bool):
+            numeric_ids.add(row_number)
+        item_id = _text(raw_id)
         label = _value(values, label_index)
         if label is None and formulas and not formulas.get(label_index, ("", True))[1]:
             uncached.append(row_number)  # a formula whose value was never saved
@@ -1462,7 +1468,7 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
             "whose value was never saved; type the labels, or open the workbook "
             "in Excel or LibreOffice and save it so the values are stored"
         )
-    return _LabelsSheet(sheet.title, rows, label_index, kept_columns)
+    return _LabelsSheet(sheet.title, rows, label_index, kept_columns, frozenset(numeric_ids))
 
 
 def _the_labels_sheet(path: Path, found: list[_LabelsSheet], first_title: str) -> _LabelsSheet:
@@ -1542,7 +1548,7 @@ def read_labeling_workbook(
     kept_columns = chosen.kept_columns
     design = _design_from(path, fields, table)
     places = _read_sample(path, iter(sample_rows), design)
-    items = _match(path, chosen.title, chosen.rows, places, chosen.label_index)
+    items = _match(path, chosen.title, chosen.rows, places, chosen.label_index, chosen.numeric_ids)
     progress.step(control, 1, 1)
     sample = tuple(sorted(places.values(), key=lambda place: place.key))
     return LabelingWorkbook(
@@ -1555,12 +1561,36 @@ def _listing(pairs: Sequence[tuple[str, int]]) -> str:
     return shown + (", ..." if len(pairs) > _SHOWN else "")
 
 
+def _refuse_converted_ids(
+    where: str,
+    offending: Sequence[int],
+    numeric_ids: frozenset[int],
+    rows: Sequence[tuple[int, str | None, object, object, object]],
+) -> None:
+    """Say so when ids that do not match are numbers: the cause is Excel's conversion,
+    not an edit, and the symptoms (leading zeros gone, a long id rounded into another's
+    twin) would not tell a lead that."""
+    converted = sorted(row for row in offending if row in numeric_ids)
+    if not converted:
+        return
+    shown_rows = set(converted[:_SHOWN])
+    shown = ", ".join(f"{item_id} (row {row})" for row, item_id, *_ in rows if row in shown_rows)
+    raise LabelingError(
+        f"{where}: {len(numeric_ids):,} item id(s) are numbers, not the text PR Planner wrote "
+        f"({shown}{', ...' if len(converted) > _SHOWN else ''}): Excel or LibreOffice "
+        "converted them, which drops leading zeros ('000123' becomes 123) and keeps only 15 "
+        "digits of a long id. Copy the Label column into a fresh copy of the workbook as "
+        "drawn (same row order), or undo the conversion, then read again"
+    )
+
+
 def _match(
     path: Path,
     title: str,
     rows: list[tuple[int, str | None, object, object, object]],
     places: dict[str, SamplePlace],
     label_index: int,
+    numeric_ids: frozenset[int] = frozenset(),
 ) -> tuple[LabeledItem, ...]:
     where = f"{path.name}, sheet {title!r}"
     blank = [row for row, item_id, *_ in rows if item_id is None]
@@ -1577,6 +1607,7 @@ def _match(
             repeated.append((item_id, row))
         seen.setdefault(item_id, row)
     if repeated:
+        _refuse_converted_ids(where, [row for _, row in repeated], numeric_ids, rows)
         raise LabelingError(
             f"{where}: item id(s) appear twice: {_listing(repeated)}; each item must be on one row"
         )
@@ -1593,6 +1624,8 @@ def _match(
         ),
         key=lambda pair: pair[1],
     )
+    if added:
+        _refuse_converted_ids(where, [row for _, row in added], numeric_ids, rows)
     problems = []
     if added:
         problems.append(

@@ -356,6 +356,48 @@ def test_two_sheets_holding_labels_are_named_not_guessed_between(drawn, tmp_path
     assert "both hold labels" in message and "delete the other" in message
 
 
+def test_ids_excel_turned_into_numbers_are_named_as_such(drawn, tmp_path):
+    # "Convert to Number" on the id column: 000123 becomes 123. Before, the lead read that
+    # 30 ids were "not in the sample" and 30 "missing", with no word of the cause.
+    _, _, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    fill(sheet, labeled, LABELS)
+
+    def to_numbers(labels):
+        column = [c.value for c in labels[1]].index("Item id") + 1
+        for row in range(2, labels.max_row + 1):
+            labels.cell(row, column).value = int(labels.cell(row, column).value)
+
+    converted = edit(labeled, tmp_path / "numbers.xlsx", to_numbers)
+    with pytest.raises(LabelingError) as refused:
+        read_labeling_workbook(converted)
+    message = str(refused.value)
+    assert "item id(s) are numbers, not the text PR Planner wrote" in message
+    assert "drops leading zeros" in message and "(row 2)" in message
+
+
+def test_long_ids_rounded_to_15_digits_are_named_as_converted_not_as_twins(tmp_path):
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted"])
+        for index in range(60):
+            writer.writerow([f"12300000000001{index:02d}", index % 3 == 0])
+    selection = select_sample(items, n_pos=10, n_neg=20, seed=5)
+    drawn_path = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    labeled = tmp_path / "labeled.xlsx"
+    fill(drawn_path, labeled, LABELS)
+
+    def as_libreoffice_keeps_them(labels):  # 15 significant digits of each number
+        column = [c.value for c in labels[1]].index("Item id") + 1
+        for row in range(2, labels.max_row + 1):
+            labels.cell(row, column).value = float(f"{int(labels.cell(row, column).value):.15g}")
+
+    rounded = edit(labeled, tmp_path / "rounded.xlsx", as_libreoffice_keeps_them)
+    with pytest.raises(LabelingError, match="keeps only 15 digits of a long id"):
+        read_labeling_workbook(rounded)
+
+
 def test_two_columns_headed_label_are_refused_naming_them(drawn, tmp_path):
     _, _, sheet = drawn
     labeled = tmp_path / "labeled.xlsx"
