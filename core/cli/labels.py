@@ -18,7 +18,8 @@ highest]`` over every way the skipped items could be labeled), ``if_skipped_or_u
 positive`` and ``..._negative`` and ``range_if_skipped_or_unlabeled`` (the same with the
 items still without a label), ``unlabeled_items`` (``[{id, workbook, row}]``: each
 item still without a label, and the workbook and row that hold it), ``classifiers`` (the
-same counts for each further classifier, when the sample has them), with a margin flag or
+same counts for each further classifier, when the sample has them, each with its
+``targets`` against the same margins or ``null``), with a margin flag or
 margins recorded in the workbook (``select --margin``) ``targets``
 (:meth:`core.round_targets.TargetCheck.to_dict`: each quoted interval against its target,
 ``met``, the labels ``needed``, the sample totals ``top_up`` to draw, the ``chance``
@@ -206,8 +207,17 @@ def run(args: argparse.Namespace) -> LabeledSample:
     result = evaluate_labels(workbooks, confidence=confidence, replicates=replicates, fpc=args.fpc)
     primary = result.primary
     if targets is not None and primary.labeled_pos and primary.labeled_neg:
+        # Every classifier of the draw is judged by the same margins: its sample is as
+        # large as the main one's, and a top-up raises them all.
+        further_targets = tuple(
+            _check(labels, workbooks, targets, args.fpc, args.assurance_target)
+            if labels.labeled_pos and labels.labeled_neg
+            else None
+            for labels in result.labels[1:]
+        )
         result = dataclasses.replace(
             result,
+            further_targets=further_targets,
             targets=_check(primary, workbooks, targets, args.fpc, args.assurance_target),
             targets_from=source,
             extend_from=str(latest.path),
@@ -407,7 +417,8 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append("")
         lines.append(evaluation_text(evaluation))
     further: Any = result.get("classifiers", [])
-    for item in further:
+    checks = labeled.further_targets or (None,) * len(further)
+    for item, check in zip(further, checks, strict=True):
         lines.append("")
         lines.append(
             f"classifier {item['name']}: TP {item['tp']:,}  FP {item['fp']:,}  FN "
@@ -427,6 +438,9 @@ def format_text(labeled: LabeledSample) -> str:
                     f"  {metric} {percent(found['estimate'])} ({words} {percent(lower)} to "
                     f"{percent(upper)})"
                 )
+        if check is not None:
+            lines.append("  " + _further_verdict(check))
+    lines += _further_top_up_lines(labeled)
     appended = result.get("appended")
     if appended:
         assert isinstance(appended, dict)
@@ -499,6 +513,57 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
         )
         lines.append("  " + _top_up_command(labeled, n_pos, n_neg))
     return lines
+
+
+def _further_verdict(check: TargetCheck) -> str:
+    """A further classifier's round against the target margins, in one line."""
+    from core.cli.evaluate import percent
+
+    if check.met:
+        return "target margins: both met"
+    missed = [
+        f"{margin.metric} ±{percent(margin.half_width)} (target ±{percent(margin.target)})"
+        for margin in (check.precision, check.recall)
+        if not margin.met
+    ]
+    return "target margins: MISSED, " + ", ".join(missed)
+
+
+def _further_top_up_lines(labeled: LabeledSample) -> list[str]:
+    """The top-up that meets the targets of every classifier of the draw, when another
+    classifier than the main one needs more than the main one's top-up draws."""
+    main = labeled.targets
+    if main is None:
+        return []
+    further = labeled.labels[1:]
+    checks = labeled.further_targets or (None,) * len(further)
+    missing = [
+        (labels.design.name, check)
+        for labels, check in zip(further, checks, strict=True)
+        if check is not None and not check.met
+    ]
+    sizes = [check.top_up for _, check in missing if check.top_up is not None]
+    if not sizes:
+        if missing:
+            names = ", ".join(name for name, _ in missing)
+            return [
+                "",
+                f"no larger sample of this population meets both targets for {names}",
+            ]
+        return []
+    n_pos = max(size[0] for size in sizes)
+    n_neg = max(size[1] for size in sizes)
+    if main.top_up is not None:
+        if main.top_up[0] >= n_pos and main.top_up[1] >= n_neg:
+            return []  # the main classifier's top-up is enough for all
+        n_pos, n_neg = max(n_pos, main.top_up[0]), max(n_neg, main.top_up[1])
+    names = ", ".join(name for name, _ in missing)
+    return [
+        "",
+        f"to meet the targets for {names} too, draw more (sample totals {n_pos:,} and "
+        f"{n_neg:,}; every classifier's sample grows with them):",
+        "  " + _top_up_command(labeled, n_pos, n_neg),
+    ]
 
 
 def _needed_lines(check: TargetCheck) -> list[str]:

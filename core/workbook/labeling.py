@@ -462,6 +462,9 @@ class LabeledSample:
     extend_from, item_list, round_name : str or None
         With ``targets``: the workbook a top-up extends (the largest draw), the item
         list's file name and the round's name, for the command that draws it.
+    further_targets : tuple of (TargetCheck or None)
+        With ``targets``: each further classifier's round against the same margins (None
+        while one of its strata has no label); a top-up raises every classifier's sample.
     """
 
     seed: int
@@ -473,6 +476,7 @@ class LabeledSample:
     extend_from: str | None = None
     item_list: str | None = None
     round_name: str | None = None
+    further_targets: tuple[TargetCheck | None, ...] = ()
 
     @property
     def primary(self) -> ClassifierLabels:
@@ -503,9 +507,17 @@ class LabeledSample:
             **judged(self.primary, self.evaluations[0]),
         }
         if len(self.labels) > 1:
+            checks = self.further_targets or (None,) * (len(self.labels) - 1)
             result["classifiers"] = [
-                {"name": labels.design.name, **labels.to_dict(), **judged(labels, evaluation)}
-                for labels, evaluation in zip(self.labels[1:], self.evaluations[1:], strict=True)
+                {
+                    "name": labels.design.name,
+                    **labels.to_dict(),
+                    **judged(labels, evaluation),
+                    "targets": None if check is None else check.to_dict(),
+                }
+                for labels, evaluation, check in zip(
+                    self.labels[1:], self.evaluations[1:], checks, strict=True
+                )
             ]
         if self.targets is not None:
             swings = self.primary.swings_beyond(self.targets.target_margins)

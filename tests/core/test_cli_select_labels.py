@@ -691,6 +691,33 @@ def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed
     assert {name: filed[name] for name in counts["predicted"]} == counts["predicted"]
 
 
+def test_every_classifier_of_the_draw_is_judged_by_the_targets(capsys, tmp_path):
+    # Before, only the main classifier was: "both target margins are met" while the other
+    # classifier's recall interval was wider than the target, with no top-up (trial 11).
+    done, _ = two_classifier_round(capsys, tmp_path)
+    status, data, _ = run(capsys, "labels", done, "--margin", 0.2, "--json")
+    assert status == 0
+    (other,) = data["classifiers"]
+    check = other["targets"]
+    evaluated = other["evaluation"]
+    for metric, method in (("precision", "wilson"), ("recall", "katz_log")):
+        lower, upper = evaluated[metric]["intervals"][method]
+        half = (upper - lower) / 2
+        assert check[metric]["met"] == (half <= 0.2 + 1e-12)
+    assert not check["met"] and data["targets"]["met"] is False
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.2)
+    text = captured.out
+    assert "classifier other:" in text and "target margins: MISSED, precision ±" in text
+    # The top-up that serves both is at least as large as the main classifier's own.
+    main_sizes, other_sizes = data["targets"]["top_up"], check["top_up"]
+    both = [max(main_sizes[key], other_sizes[key]) for key in ("n_pos", "n_neg")]
+    assert f"to meet the targets for other too, draw more (sample totals {both[0]:,} and " in text
+    assert f"--n-pos {both[0]} --n-neg {both[1]}" in text
+    # Wide targets: every classifier meets them and nothing more is asked.
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.35)
+    assert "target margins: both met" in captured.out and "too, draw more" not in captured.out
+
+
 def test_update_rewrites_s_with_the_counts(capsys, labeled, tmp_path):
     done, _ = labeled
     book = tmp_path / "rounds.xlsx"
