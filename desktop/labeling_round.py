@@ -783,6 +783,9 @@ class LabeledRound:
     examples_removed : int
         Rounds of the bundled example taken out of the session with this, the lead's
         first round of their own (none to compare it with but their own).
+    further_checks : tuple of (str, TargetCheck)
+        The draw's other classifiers (each with labels in both strata) against the same
+        target margins.
     targets : Targets or None
         The target margins the workbook records (now the Plan's); None when it records
         none and the round is judged by the Plan's margins as they were.
@@ -806,6 +809,17 @@ class LabeledRound:
     also_read: tuple[Path, ...] = ()
     not_read_again: tuple[str, ...] = ()
     examples_removed: int = 0
+    further_checks: tuple[tuple[str, TargetCheck], ...] = ()
+
+    @property
+    def top_up_for_all(self) -> tuple[int, int] | None:
+        """Sample totals that meet the targets for every classifier of the draw that can
+        (the main one's top-up, raised for the others'): a top-up raises them all."""
+        sizes = [self.top_up] + [check.top_up for _name, check in self.further_checks]
+        found = [size for size in sizes if size is not None]
+        if not found:
+            return None
+        return max(size[0] for size in found), max(size[1] for size in found)
 
     @property
     def verb(self) -> str:
@@ -1135,6 +1149,13 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     rounds, placed = merged_rounds(state.rounds, results, workbooks, classifier)
     position, replaced = placed[0]
     item = rounds[position]
+    # The draw's other classifiers are judged by the same margins (their sample is as
+    # large as the main one's, and a top-up raises them all).
+    others = [
+        (further, rounds[where])
+        for further, (where, _replaced) in zip(results[1:], placed[1:], strict=True)
+        if further.labeled_pos and further.labeled_neg
+    ]
     if replaced is not None and item.matrix.total < replaced.matrix.total:
         # An older or partial copy picked by mistake must not quietly take the place of a
         # fuller reading of the same draw.
@@ -1180,13 +1201,19 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     window.show_tab("evaluate")
     check = surer = None
 
-    def checked() -> tuple[TargetCheck, TargetCheck | None]:
+    def checked():
         state = window.session.state
         check = margin_check(state, item, labels)
-        return check, surer_check(state, item, labels, check)
+        further_checks = tuple(
+            (other.design.name, margin_check(state, kept, other)) for other, kept in others
+        )
+        return check, surer_check(state, item, labels, check), further_checks
 
+    further_checks: tuple = ()
     try:
-        check, surer = window._in_background("Checking the round against the targets…", checked)
+        check, surer, further_checks = window._in_background(
+            "Checking the round against the targets…", checked
+        )
     except INPUT_FAILURES as exc:  # the round is in; only the check could not be made
         logger.info("margin check failed: %s", exc)
     result = LabeledRound(
@@ -1206,6 +1233,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         also_read=also_read,
         not_read_again=not_read,
         examples_removed=examples_removed,
+        further_checks=further_checks,
     )
     window.show_labeled_summary(result)
     return result
@@ -1427,7 +1455,32 @@ def summary_text(result: LabeledRound) -> str:
             "hard cases, the estimate leans; have the skipped items labeled (they are the "
             "rows marked skip) before you rely on it."
         )
+    lines += _other_classifiers_in_words(result)
     return "<br>".join(lines)
+
+
+def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
+    """The draw's other classifiers against the same targets (their rounds are in the
+    Rounds panel too); a miss says which sample totals would meet it, since a top-up
+    raises every classifier's sample."""
+    if not result.further_checks:
+        return []
+    lines = ["", "The draw's other classifiers, against the same targets:"]
+    for name, check in result.further_checks:
+        shown = html.escape(formatting.short_text(name, 60), quote=False)
+        if check.met:
+            lines.append(f"• {shown}: both target margins are met.")
+            continue
+        missed = "; ".join(missed_in_words(check))
+        words = f"• {shown}: <b>missed</b>: {missed}."
+        if check.top_up is not None:
+            n_pos, n_neg = check.top_up
+            words += (
+                f" A top-up to at least {n_pos:,} flagged and {n_neg:,} unflagged items in "
+                "all would meet them (Top up… draws more for every classifier of the draw)."
+            )
+        lines.append(words)
+    return lines
 
 
 def _needed_in_words(result: LabeledRound) -> list[str]:

@@ -1313,7 +1313,7 @@ class MainWindow(QMainWindow):
         box.setIcon(QMessageBox.Icon.Warning if result.missed else QMessageBox.Icon.Information)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.addButton(QMessageBox.StandardButton.Close)
-        if result.top_up is not None:
+        if result.top_up_for_all is not None:
             from desktop.labeling_round import chance_words
 
             surer = result.surer
@@ -1380,7 +1380,7 @@ class MainWindow(QMainWindow):
     def top_up(self, result: LabeledRound, *, surer: bool = False) -> ItemSampleDialog | None:
         """Open the top-up dialog for a read round, with the totals its plan asks for (with
         ``surer``, those for the surer chance the summary offers)."""
-        sizes = result.top_up
+        sizes = result.top_up_for_all
         if surer and result.surer is not None:
             sizes = result.surer.top_up
         if sizes is None:

@@ -177,6 +177,19 @@ def test_a_top_up_and_further_classifiers_update_their_rounds(qtbot, window, ite
     assert first is not None
     rounds = window.session.state.rounds
     assert [item.classifier for item in rounds[-2:]] == [None, "other"]
+    # The other classifier is judged by the same targets, and a top-up serves both.
+    ((name, check),) = first.further_checks
+    assert name == "other"
+    assert check.precision.target == window.session.get("plan.margin_precision")
+    assert check.recall.target == window.session.get("plan.margin_recall")
+    text = window.labeled_summary_box.text()
+    assert "The draw's other classifiers, against the same targets:" in text
+    assert "• other: " in text
+    verdict = "both target margins are met" if check.met else "<b>missed</b>"
+    assert verdict in text.split("• other: ")[1]
+    if check.top_up is not None:
+        assert first.top_up_for_all is not None
+        assert all(a >= b for a, b in zip(first.top_up_for_all, check.top_up, strict=True))
 
     earlier = read_labeling_workbook(labeled)
     dialog = window.open_item_sample(60, 120, earlier=earlier, item_list=path)
