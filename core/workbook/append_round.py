@@ -411,9 +411,36 @@ def _values_by_column(reading: SheetColumns, new_round: NewRound, date_as_serial
     return dict(sorted(cells.items()))
 
 
+_CELL_VALUE = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(?:v|is|f)\b")
+
+
+def _place_below(xml: bytes, last_round_row: int, last: int) -> tuple[int, int | None, int | None]:
+    """Where the new row goes: ``(row number, start, end)`` of the XML it replaces or is
+    inserted at (``None, None``: after the last row). Right below the last round when that
+    row is free (a note further down stays where it is), else after everything."""
+    target = last_round_row + 1
+    if not last_round_row or target > last:
+        return last + 1, None, None
+    for match in _ROW.finditer(xml):
+        number = int(_ROW_NUMBER.search(match.group("attributes")).group(1))  # type: ignore[union-attr]
+        if number < target:
+            continue
+        if number > target:  # no element for the target row: insert before this one
+            return target, match.start(), match.start()
+        if match.group("empty"):
+            return target, match.start(), match.end()
+        close = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?row>").search(xml, match.end())
+        if close is None:
+            break
+        if _CELL_VALUE.search(xml, match.end(), close.start()):
+            break  # the row below the rounds holds something: add after everything
+        return target, match.start(), close.end()  # a formatted empty row: take its place
+    return last + 1, None, None
+
+
 def _new_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, last_round_row: int):
     last, prefix = _row_bounds(xml)
-    row_number = last + 1
+    row_number, start, stop = _place_below(xml, last_round_row, last)
     styles = _styles_of_row(xml, last_round_row) if last_round_row else {}
     date_letter = next((item.column for item in reading.roles if item.role == "date"), "")
     date_style = styles.get(_letters_to_index(date_letter)) if date_letter else None
@@ -426,7 +453,9 @@ def _new_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, last_
     )
     row = b'<%srow r="%d">%s</%srow>' % (prefix, row_number, body, prefix)
     end = _SHEET_DATA_END.search(xml)
-    if end is not None:
+    if start is not None and stop is not None:
+        xml = xml[:start] + row + xml[stop:]
+    elif end is not None:
         xml = xml[: end.start()] + row + xml[end.start() :]
     else:
         empty = _SHEET_DATA_EMPTY.search(xml)
@@ -528,6 +557,19 @@ def append_round(
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
     )
+    totals = [
+        item.row
+        for item in book.refused
+        if item.sheet == reading.sheet and item.is_totals and item.row > last_round_row
+    ]
+    if row_to_update is None and totals:
+        raise InputError(
+            f"{path.name}, sheet {reading.sheet!r}: row {totals[0]} totals the rounds above "
+            "it, and a round added below it would be left out of its sums. Move the totals "
+            "row a few rows down and widen its sums over the empty rows above it "
+            "(=SUM(G2:G100)), or delete it; the new round then goes right below your last "
+            "one. Nothing was written"
+        )
     # Everything is read before the file is replaced: a rounds workbook is small, and an
     # open archive would block the replace on Windows.
     with zipfile.ZipFile(path) as archive:

@@ -111,8 +111,12 @@ def test_several_sheets_need_a_choice(messy):
     with pytest.raises(Exception, match="no sheet 'nope'"):
         append_round(messy, anonymous, sheet="nope")
     assert messy.read_bytes() == before
-    last_row = openpyxl.load_workbook(messy)["travel"].max_row  # the Total row
-    appended = append_round(messy, anonymous, sheet="travel")
+    # Sheet travel ends with a Total row: a round below it would miss its sums.
+    with pytest.raises(Exception, match="row 14 totals the rounds above it"):
+        append_round(messy, anonymous, sheet="travel")
+    assert messy.read_bytes() == before
+    last_row = openpyxl.load_workbook(messy)["finance"].max_row
+    appended = append_round(messy, anonymous, sheet="finance")
     assert appended.row == last_row + 1
 
 
@@ -165,6 +169,59 @@ def test_an_openpyxl_workbook_with_a_sum_row(tmp_path):
     book = read_rounds(path)
     assert [item.round for item in book.rounds] == ["R1", "R2", "TR-07"]
     assert book.rounds[-1].k == pytest.approx(45_000 / 1_250_000)
+
+
+def _own_workbook(path, below=()):
+    """A lead's sheet of two rounds, with ``(row, values)`` further down."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Travel"
+    sheet.append(["Round", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", 0.05, 10, 2, 3, 40])
+    sheet.append(["R2", 0.05, 11, 1, 2, 41])
+    for row, values in below:
+        for column, value in enumerate(values, start=1):
+            sheet.cell(row, column).value = value
+    workbook.save(path)
+    return path
+
+
+def test_a_totals_row_below_the_rounds_is_not_left_to_miss_the_new_round(tmp_path):
+    # Before, the round went below "Total =SUM(...)", which then left it out.
+    from core.errors import InputError
+
+    path = _own_workbook(
+        tmp_path / "own.xlsx", [(4, ["Total", None, "=SUM(C2:C3)", "=SUM(D2:D3)"])]
+    )
+    before = path.read_bytes()
+    with pytest.raises(InputError, match=r"row 4 totals the rounds above it") as refused:
+        append_round(path, ROUND)
+    assert "Nothing was written" in str(refused.value)
+    assert path.read_bytes() == before
+
+
+def test_a_note_further_down_stays_and_the_round_goes_right_below_the_last(tmp_path):
+    # Before, a note in row 20 put the round in row 21, sixteen empty rows down.
+    path = _own_workbook(tmp_path / "own.xlsx", [(20, ["Counts checked by Anna"])])
+    appended = append_round(path, ROUND)
+    assert appended.row == 4
+    sheet = openpyxl.load_workbook(path)["Travel"]
+    assert sheet["A4"].value == "TR-07" and sheet["A20"].value == "Counts checked by Anna"
+    assert [item.round for item in read_rounds(path).rounds] == ["R1", "R2", "TR-07"]
+
+
+def test_a_formatted_empty_row_below_the_rounds_takes_the_round(tmp_path):
+    path = _own_workbook(tmp_path / "own.xlsx", [(9, ["note"])])
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook["Travel"]
+    for row in range(4, 8):  # borders drawn ahead for rounds to come
+        sheet.cell(row, 1).border = openpyxl.styles.Border(bottom=openpyxl.styles.Side("thin"))
+    workbook.save(path)
+    appended = append_round(path, ROUND)
+    assert appended.row == 4
+    sheet = openpyxl.load_workbook(path)["Travel"]
+    assert sheet["A4"].value == "TR-07" and sheet["A9"].value == "note"
+    assert sheet["A5"].border.bottom.style == "thin"
 
 
 def test_a_new_rounds_workbook_keeps_a_name_that_starts_like_a_formula(tmp_path):
