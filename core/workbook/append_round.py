@@ -162,6 +162,21 @@ def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, c
     )
 
 
+def _as_spelled(rounds, classifier: str | None) -> str | None:
+    """``classifier`` as the workbook's latest round of it spells it ("Travel" for
+    "travel"): a spreadsheet's autocorrect capitalises what is typed, and one classifier
+    under two spellings would be two histories."""
+    if classifier is None:
+        return None
+    key = " ".join(classifier.split()).casefold()
+    spelled = [
+        item.classifier
+        for item in rounds
+        if item.classifier and " ".join(item.classifier.split()).casefold() == key
+    ]
+    return spelled[-1] if spelled else classifier
+
+
 def _only_classifier(path: Path, sheet: str, rounds, others: Sequence[str] = ()) -> str | None:
     """The classifier of the sheet's rounds when they are all of one (one sheet per
     classifier is the usual layout); refused, naming them, when there are several, or when
@@ -545,6 +560,7 @@ def append_round(
         raise WorkbookError(f"{path}: no such file")
     guard_workbook(path)
     book = read_rounds(path)
+    new_round = replace(new_round, classifier=_as_spelled(book.rounds, new_round.classifier))
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
     if new_round.classifier is None:
         new_round = replace(

@@ -240,3 +240,17 @@ def test_a_new_rounds_workbook_keeps_a_name_that_starts_like_a_formula(tmp_path)
     assert all(cell.data_type != "f" for cell in cells)
     (item,) = read_rounds(path).rounds
     assert (item.round, item.classifier) == ("=R1", "=travel")
+
+
+def test_a_classifier_is_filed_as_the_workbook_spells_it(tmp_path):
+    # LibreOffice's autocorrect wrote "Travel"; labels files "travel": one history, not two.
+    path = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Classifier", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", "Travel", 0.05, 10, 2, 3, 40])
+    sheet.append(["R2", "Finance", 0.05, 11, 1, 2, 41])
+    workbook.save(path)
+    appended = append_round(path, ROUND)  # classifier "travel"
+    assert appended.classifier == "Travel"
+    assert [item.classifier for item in read_rounds(path).rounds] == ["Travel", "Finance", "Travel"]

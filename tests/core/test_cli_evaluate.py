@@ -366,3 +366,21 @@ def test_compare_on_a_saved_session_uses_its_confidence(capsys, tmp_path, shared
     default = run_json(capsys, ["compare", str(rounds)])
     assert saved["precision_change"] == ninety["precision_change"]
     assert saved["precision_change"] != default["precision_change"]
+
+
+def test_compare_names_a_classifier_spelled_another_way(capsys, tmp_path):
+    import datetime as dt
+
+    import openpyxl
+
+    path = tmp_path / "rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "Classifier", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", dt.date(2026, 1, 5), "travel", 0.05, 40, 10, 3, 300])
+    sheet.append(["R2", dt.date(2026, 2, 5), "TRAVEL", 0.05, 42, 9, 4, 301])
+    workbook.save(path)
+    assert main(["compare", str(path), "--round", "R2"]) == 2
+    err = capsys.readouterr().err
+    assert "R2 (TRAVEL) has no earlier round of classifier 'TRAVEL'" in err
+    assert "rounds of 'travel' are filed under another spelling" in err
