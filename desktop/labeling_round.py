@@ -150,7 +150,11 @@ class ItemSampleDialog(QDialog):
         file_row = QHBoxLayout()
         self.file_edit = QLineEdit(self)
         self.file_edit.setReadOnly(True)
-        self.file_edit.setPlaceholderText("no item list chosen")
+        self.file_edit.setPlaceholderText(
+            "no item list chosen"
+            if earlier is None
+            else f"choose {earlier.design.file_name}, the list this round was drawn from"
+        )
         self.choose_button = QPushButton("Choose item list…", self)
         self.choose_button.clicked.connect(self.choose_item_list)
         file_row.addWidget(self.file_edit, 1)
@@ -620,7 +624,15 @@ class ItemSampleDialog(QDialog):
 
         path = self._path
         if path is None or self.summary is None:
-            self._say("Choose an item list first.", error=True)
+            if self._earlier is not None:
+                design = self._earlier.design
+                self._say(
+                    f"Choose the item list this round was drawn from, {design.file_name} "
+                    f"(its SHA-256 starts {design.file_sha256[:12]}), with Choose item list…",
+                    error=True,
+                )
+            else:
+                self._say("Choose an item list first (Choose item list…).", error=True)
             return None
         earlier = self._earlier
         sources = [path] + ([earlier.path] if earlier is not None else [])

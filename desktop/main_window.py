@@ -1389,7 +1389,13 @@ class MainWindow(QMainWindow):
         latest = max(result.workbooks, key=lambda book: len(book.sample))
         name = latest.design.file_name
         item_list = None
-        for candidate in (self._item_list, latest.path.parent / name):
+        # The list the round was drawn from: the one chosen in this session, else beside
+        # the workbook or in the folder last used (a session reopened later has no list).
+        for candidate in (
+            self._item_list,
+            latest.path.parent / name,
+            self._start_folder() / name,
+        ):
             if candidate is not None and candidate.name == name and candidate.is_file():
                 item_list = candidate
                 break

@@ -847,3 +847,29 @@ def test_a_copy_with_fewer_labels_asks_before_replacing_a_fuller_reading(
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
     assert window.read_labeled_workbook([anna]) is not None
     assert matrix_of(truth, labeled_anna) in [item.matrix for item in window.session.state.rounds]
+
+
+def test_a_top_up_after_reopening_names_the_list_to_choose(qtbot, window, item_list, tmp_path):
+    # A session reopened days later knows no item list: the top-up dialog said only "no
+    # item list chosen" and "Choose an item list first." (trial 11).
+    path, truth = item_list
+    window.session.set_values([("plan.margin_precision", 0.01), ("plan.margin_recall", 0.01)])
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    result = window.read_labeled_workbook([labeled])
+    assert result is not None and result.top_up_for_all is not None
+    window._item_list = None  # as after Save, quit and reopen
+    dialog = window.top_up(result)
+    assert dialog is not None
+    assert "choose items.csv, the list this round was drawn from" in (
+        dialog.file_edit.placeholderText()
+    )
+    assert dialog.draw_and_save(tmp_path / "more.xlsx") is None
+    assert "Choose the item list this round was drawn from, items.csv" in dialog.message.text()
+    dialog.close()
+    # Kept beside the labeled workbook, the list is found again.
+    (tmp_path / "items.csv").write_bytes(path.read_bytes())
+    dialog = window.top_up(result)
+    assert dialog is not None and dialog.file_edit.text().endswith("items.csv")
+    dialog.close()
