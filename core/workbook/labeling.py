@@ -1105,7 +1105,8 @@ def _whole(value: object, what: str, where: str) -> int:
     except ValueError:
         number = float("nan")
     if not number.is_integer() or number < 0:
-        raise LabelingError(f"{where}: {what} must be a whole number >= 0, got {text!r}")
+        shown = "an empty cell" if text is None else repr(text)
+        raise LabelingError(f"{where}: {what} must be a whole number >= 0, got {shown}")
     if number > MAX_COUNT:
         shown = text if len(text or "") <= 20 else f"a number of {len(text or ''):,} characters"
         raise LabelingError(f"{where}: {what} must be at most 10^15, got {shown}")
@@ -1116,12 +1117,12 @@ def _read_design(path: Path, rows: Iterator[RawRow]) -> tuple[dict[str, object],
     fields: dict[str, object] = {}
     table: list[list] = []
     in_table = False
-    for _, values, _ in rows:
+    for row_number, values, _ in rows:
         name = _text(_value(values, 0))
         if name is None:
             continue
         if in_table:
-            table.append(list(values))
+            table.append([row_number, *values])
         elif name == _TABLE_HEADER[0] and _text(_value(values, 2)) == _TABLE_HEADER[2]:
             in_table = True
         else:
@@ -1147,11 +1148,13 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
     except InputError as exc:
         raise LabelingError(f"{where}: {exc}") from None
     designs = []
-    for offset, values in enumerate(table):
-        row_where = f"{where}, row {len(fields) + 3 + offset}"
+    for row_number, *values in table:
+        row_where = f"{where}, row {row_number}"
         name = _text(_value(values, 0))
         if name is None:
             continue
+        if all(_text(_value(values, index)) is None for index in range(1, 6)):
+            continue  # a note typed under the table, not a classifier
         numbers = [
             _whole(_value(values, index), _TABLE_HEADER[index].lower(), row_where)
             for index in range(2, 6)

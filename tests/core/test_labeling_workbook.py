@@ -778,3 +778,28 @@ def test_a_hand_typed_blind_labeling_field_reads_as_before(drawn, tmp_path, type
     edited = tmp_path / "typed.xlsx"
     workbook.save(edited)
     assert read_labeling_workbook(edited).design.blind is blind
+
+
+def test_a_note_under_the_design_table_is_no_classifier(drawn, tmp_path):
+    # A note typed at Design!A30 blocked reading with "row 17: ... got None" (fuzz 11).
+    _, selection, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    given = fill(sheet, labeled, LABELS)
+    workbook = openpyxl.load_workbook(labeled)
+    design = workbook["Design"]
+    design.protection.sheet = False
+    design["A30"] = "Checked by Anna on Monday"
+    workbook.save(tmp_path / "noted.xlsx")
+    (labels,) = count_labels([read_labeling_workbook(tmp_path / "noted.xlsx")])
+    assert as_counts(labels) == expected_counts(selection.items, given)
+    # An emptied number of the table is named by its own row, in words.
+    table_row = next(
+        row for row in range(1, design.max_row + 1) if design.cell(row, 1).value == "predicted"
+    )
+    design.cell(table_row, 3).value = None
+    workbook.save(tmp_path / "emptied.xlsx")
+    with pytest.raises(LabelingError) as refused:
+        read_labeling_workbook(tmp_path / "emptied.xlsx")
+    message = str(refused.value)
+    assert f"row {table_row}: population predicted positive" in message
+    assert message.endswith("got an empty cell")
