@@ -86,6 +86,12 @@ def _none_if_nan(value: float | None) -> float | None:
 #: How the note that the finite population correction was applied starts (among the
 #: warnings, so the command line and the report list it; the app words it for a lead).
 FPC_NOTE_START = "finite population correction applied"
+#: Marks the warning that suggests the correction (the app says it in its own words).
+FPC_HINT_MARK = " out of lists of known size"
+#: From this share of a stratum labeled, an evaluation without the finite population
+#: correction suggests it (below it the correction changes little: a factor of 0.9 or more
+#: on the variance).
+LARGE_SHARE_LABELED = 0.1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -351,8 +357,23 @@ def evaluate(
             "ones are left wider, the more so the more of a list is labeled"
         )
 
+    strata = population.strata if population is not None else None
+    if strata is not None and not fpc:
+        shares = (matrix.n_pos / strata[0], matrix.n_neg / strata[1])
+        if max(shares) >= LARGE_SHARE_LABELED:
+            warnings.append(
+                f"{100 * shares[0]:.1f} % of the flagged and {100 * shares[1]:.1f} % of the "
+                f"unflagged items are labeled{FPC_HINT_MARK}: if they were drawn without "
+                "replacement from these lists (as PR Planner draws), the finite population "
+                "correction (--fpc, "
+                "or the Evaluate tab's setting) narrows the intervals to what the unlabeled "
+                "items can still hold; without it they are wider than they need be"
+            )
+    # A stratum labeled in full (with the correction) has no sampling error: its small
+    # counts weaken no approximation.
+    census = (fpc_factors[0] == 0.0, fpc_factors[1] == 0.0) if fpc else (False, False)
     estimates = point_estimates(matrix, None if population is None else k)
-    _cell_warnings(matrix, warnings)
+    _cell_warnings(matrix, warnings, census)
 
     stratum_size = population.strata[0] if fpc and population and population.strata else None
     precision_intervals = dict(
@@ -494,7 +515,9 @@ _FPR_AT_SMALL_COUNTS = (
 )
 
 
-def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
+def _cell_warnings(
+    matrix: ConfusionMatrix, warnings: list[str], census: tuple[bool, bool] = (False, False)
+) -> None:
     cells = dict(zip(CELL_NAMES, matrix.as_tuple(), strict=True))
     zeros = [name for name, n in cells.items() if n == 0]
     if zeros:
@@ -508,7 +531,13 @@ def _cell_warnings(matrix: ConfusionMatrix, warnings: list[str]) -> None:
             "bayes_mc are predictions for the next round's estimate, not intervals for the "
             "true value)"
         )
-    small = [f"{name} = {n}" for name, n in cells.items() if n < SMALL_CELL]
+    # CELL_NAMES is TP, FP (flagged stratum), FN, TN (unflagged stratum).
+    in_census = {
+        name for name, stratum in zip(CELL_NAMES, (0, 0, 1, 1), strict=True) if census[stratum]
+    }
+    small = [
+        f"{name} = {n}" for name, n in cells.items() if n < SMALL_CELL and name not in in_census
+    ]
     if small:
         warnings.append(
             f"the normal approximation is weak because {', '.join(small)} "

@@ -828,13 +828,24 @@ class EvaluateTab(SessionTab):
         self.fpr_forest.set_rows(rows)
 
     def _show_warnings(self, warnings: list[str], *, pending: bool = False, error=False) -> None:
-        from core.evaluation import FPC_NOTE_START
+        from core.evaluation import FPC_HINT_MARK, FPC_NOTE_START
 
         # The correction is a setting the lead chose (or reading labels chose), not a
         # warning: said in words in the list, kept out of the status bar.
         corrected = any(line.startswith(FPC_NOTE_START) for line in warnings)
         warnings = [line for line in warnings if not line.startswith(FPC_NOTE_START)]
-        lines = list(warnings)
+        # The core suggests a command-line flag; here it is the tick box of this tab.
+        lines = [
+            (
+                line.partition(": if they were drawn")[0]
+                + ": if the sample was drawn without replacement from these lists (as PR "
+                "Planner draws), tick Finite population correction to narrow the intervals "
+                "to what the unlabeled items can still hold."
+            )
+            if FPC_HINT_MARK in line
+            else line
+            for line in warnings
+        ]
         if corrected:
             lines.append(
                 "The intervals use the finite population correction: the sample was drawn "

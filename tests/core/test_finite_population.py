@@ -198,3 +198,25 @@ def test_the_correction_note_gives_the_share_labeled_as_a_lead_counts_it():
     )
     note = next(text for text in result.warnings if "without replacement" in text)
     assert "the 50.0 % of the flagged and 40.0 % of the unflagged items labeled" in note
+
+
+def test_a_large_share_labeled_without_the_correction_suggests_it():
+    # All 30 flagged items labeled, evaluated as if from an endless population: precision
+    # 62-91 % for a value known exactly, and no word of it (stats check 11).
+    from core.confusion import Population
+    from core.evaluation import evaluate
+
+    matrix = ConfusionMatrix(tp=24, fp=6, fn=10, tn=190)
+    population = Population(k=30 / 1_000, predicted_positive=30, predicted_negative=1_000)
+    plain = evaluate(matrix, population=population, replicates=1000, seed=1)
+    hint = [line for line in plain.warnings if "narrows the intervals" in line]
+    assert hint and hint[0].startswith("100.0 % of the flagged and 20.0 % of the unflagged")
+    # With the correction the census stratum's small counts weaken nothing: FP = 6 is not
+    # named, FN = 10 is no small cell either.
+    corrected = evaluate(matrix, population=population, replicates=1000, seed=1, fpc=True)
+    assert not any("narrows the intervals" in line for line in corrected.warnings)
+    assert not any("normal approximation is weak" in line for line in corrected.warnings)
+    # A share of 5 % suggests nothing.
+    big = Population(k=600 / 20_000, predicted_positive=600, predicted_negative=20_000)
+    small_share = evaluate(matrix, population=big, replicates=1000, seed=1)
+    assert not any("narrows the intervals" in line for line in small_share.warnings)

@@ -503,3 +503,16 @@ def test_counting_says_when_the_editors_would_see_only_ids(qtbot, window, items)
     assert dialog.count_items()
     assert "will see only the item id" not in dialog.counts_label.text()
     dialog.close()
+
+
+def test_without_the_correction_a_large_share_labeled_points_to_the_tick_box(
+    qtbot, window, items, tmp_path
+):
+    draw_label_and_read(window, items, tmp_path)
+    window.session.set_value("evaluate.fpc", False)
+    tab = window.tabs.currentWidget()
+    qtbot.waitUntil(lambda: "tick Finite population correction" in tab.warnings_label.text())
+    words = tab.warnings_label.text()
+    assert "--fpc" not in words and "out of lists of known size" in words
+    window.session.set_value("evaluate.fpc", True)
+    qtbot.waitUntil(lambda: "tick Finite population correction" not in tab.warnings_label.text())
