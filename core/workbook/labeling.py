@@ -1105,8 +1105,8 @@ def _whole(value: object, what: str, where: str) -> int:
     except ValueError:
         number = float("nan")
     if not number.is_integer() or number < 0:
-        shown = "an empty cell" if text is None else repr(text)
-        raise LabelingError(f"{where}: {what} must be a whole number >= 0, got {shown}")
+        given = "an empty cell" if text is None else repr(text)
+        raise LabelingError(f"{where}: {what} must be a whole number >= 0, got {given}")
     if number > MAX_COUNT:
         shown = text if len(text or "") <= 20 else f"a number of {len(text or ''):,} characters"
         raise LabelingError(f"{where}: {what} must be at most 10^15, got {shown}")
