@@ -1653,9 +1653,16 @@ def _match(
             + (", ..." if len(removed) > _SHOWN else "")
         )
     if problems:
+        split = (
+            ". To split the work between labelers, give each a full copy and leave the other "
+            "rows' labels empty (do not delete them): the copies are read together"
+            if removed
+            else ""
+        )
         raise LabelingError(
             f"{where}: " + "; ".join(problems) + ". Every id must stay exactly as PR Planner "
             "wrote it; put the rows back (or copy the labels into a fresh copy of the sheet)"
+            + split
         )
     items = []
     not_labels: list[str] = []  # every cell is named at once, not one per reading

@@ -403,6 +403,10 @@ def check_destination(
             "choose a file name"
         )
     instead = free_name(destination.parent, f"{destination.stem} {purpose}", destination.suffix)
+    if purpose == "rounds":
+        # The lead's rounds workbook holds the history: another name would start a new
+        # one without it, so no other name is suggested.
+        _refuse_locked_or_read_only_rounds(destination, info)
     lock = lock_file_of(destination)
     if lock is not None:
         # Saving under Excel or LibreOffice means one of the two versions is lost when the
@@ -445,6 +449,21 @@ def check_destination(
         raise SaveError(
             f"{destination.name} is a saved PR Planner session (rounds and settings); it was "
             f"not replaced. Choose another name, for example {instead.name}"
+        )
+
+
+def _refuse_locked_or_read_only_rounds(destination: Path, info: os.stat_result) -> None:
+    lock = lock_file_of(destination)
+    if lock is not None:
+        raise SaveError(
+            f"{destination.name} is open in another program (lock file {lock.name}); the "
+            "round was not added. Close it there and run again (if nothing has it open, the "
+            "lock file is left from a crash and can be deleted)"
+        )
+    if not info.st_mode & stat.S_IWUSR:
+        raise SaveError(
+            f"{destination.name} is read-only; the round was not added. Make the file "
+            "writable (it holds your rounds' history), then run again"
         )
 
 

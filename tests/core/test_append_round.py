@@ -254,3 +254,16 @@ def test_a_classifier_is_filed_as_the_workbook_spells_it(tmp_path):
     appended = append_round(path, ROUND)  # classifier "travel"
     assert appended.classifier == "Travel"
     assert [item.classifier for item in read_rounds(path).rounds] == ["Travel", "Finance", "Travel"]
+
+
+def test_a_read_only_rounds_workbook_is_never_answered_with_another_name(simple):
+    # Another name would start a rounds workbook without the history (fuzz 11).
+    simple.chmod(0o444)
+    try:
+        with pytest.raises(SaveError) as refused:
+            append_round(simple, ROUND)
+    finally:
+        simple.chmod(0o644)
+    message = str(refused.value)
+    assert "is read-only; the round was not added" in message
+    assert "Make the file writable" in message and "another name" not in message

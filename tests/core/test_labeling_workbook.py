@@ -194,8 +194,10 @@ def test_a_removed_row_is_refused(drawn, tmp_path):
     def change(labels):
         labels.delete_rows(2)
 
-    with pytest.raises(LabelingError, match=repr(selection.items[0].id)):
+    with pytest.raises(LabelingError, match=repr(selection.items[0].id)) as refused:
         read_labeling_workbook(edit(sheet, tmp_path / "removed.xlsx", change))
+    # Labelers who split a round by deleting each other's rows learn how to split it.
+    assert "leave the other rows' labels empty (do not delete them)" in str(refused.value)
 
 
 def test_a_repeated_id_is_refused(drawn, tmp_path):
