@@ -836,6 +836,17 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
         try:
             predicted = alias(PREDICTED_ALIASES, "predicted label", named("predicted"))
         except ItemListError as exc:
+            if wanted.classifiers:
+                # Flag columns given as further classifiers, none as the main one: the
+                # main one decides the sample sizes, so it is named apart.
+                first, *rest = wanted.classifiers
+                others = f" {named('classifiers')} {','.join(rest)}" if rest else ""
+                raise ItemListError(
+                    f"which classifier is the main one? {named('classifiers')} names the "
+                    "further classifiers of the draw; give the main one's flag column with "
+                    f"{named('predicted')} (for example {named('predicted')} {first}"
+                    f"{others}): the sample sizes are its strata's"
+                ) from None
             raise ItemListError(
                 f"{exc}, or give a score column ({named('score')}) and a threshold "
                 f"({named('threshold')})"

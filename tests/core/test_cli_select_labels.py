@@ -1086,3 +1086,19 @@ def test_one_round_is_not_added_to_two_sheets_of_one_workbook(
     assert status == 2
     assert "sheet 'finance' already has a round named 'X1'" in captured.err
     assert rounds.read_bytes() == before
+
+
+def test_classifiers_without_the_main_one_ask_for_it_by_example(capsys, tmp_path):
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["item_id", "flag_travel", "flag_finance"])
+        writer.writerows([f"x{i}", i % 3 == 0, i % 4 == 0] for i in range(60))
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 5, "--n-neg", 5, "--seed", 1,
+        "--classifiers", "flag_travel,flag_finance", "-o", tmp_path / "out.xlsx",
+    )  # fmt: skip
+    assert status == 2
+    assert "which classifier is the main one?" in captured.err
+    assert "--predicted flag_travel --classifiers flag_finance" in captured.err
+    assert not (tmp_path / "out.xlsx").exists()
