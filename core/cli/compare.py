@@ -59,8 +59,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--round",
         metavar="NAME",
-        help="with ROUNDS.xlsx: the round to compare with its previous one (default: the "
-        "most recent round)",
+        help="with ROUNDS.xlsx: the round to compare with its previous one, by name or as "
+        "shown with its classifier ('R1 (finance)') (default: the most recent round)",
     )
     _add_design_flags(parser, "", "previous")
     add_count_flags(parser, required=False)

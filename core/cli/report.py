@@ -52,8 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--round",
         metavar="NAME",
         default=None,
-        help="the round to evaluate (default: the session's Evaluate tab, or the most "
-        "recent round by date of a plain rounds workbook)",
+        help="the round to evaluate, by name or as shown with its classifier ('R1 (finance)') "
+        "(default: the session's Evaluate tab, or the most recent round by date of a plain "
+        "rounds workbook)",
     )
     parser.add_argument(
         "--margin",

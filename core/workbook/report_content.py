@@ -301,7 +301,9 @@ def round_label(item: Round) -> str:
 def find_round(
     rounds: Sequence[Any], name: str, warnings: list[str], refused: Sequence[Any] = ()
 ) -> Round:
-    """The round of ``rounds`` named ``name`` (case-insensitive as a fallback).
+    """The round of ``rounds`` named ``name`` (case-insensitive as a fallback), or as
+    :func:`round_label` shows it (``"R1 (finance)"``, ``"PR-05 (Promotions, model v2.3)"``):
+    rounds of several classifiers drawn together share their name.
 
     When several share the name the last one is returned and ``warnings`` says so.
     ``refused`` are the rows the reader refused (:class:`core.workbook.rounds.Refusal`):
@@ -322,6 +324,12 @@ def find_round(
             if isinstance(item, Round) and (item.round or "").strip().casefold() == folded
         ]
     if not matches:
+        matches = [
+            item
+            for item in rounds
+            if isinstance(item, Round) and round_label(item).casefold() == wanted.casefold()
+        ]
+    if not matches:
         for row in refused:
             if (row.round or "").strip().casefold() == wanted.casefold():
                 raise InputError(
@@ -336,9 +344,15 @@ def find_round(
         raise InputError(f"there is no round named {wanted!r}; the rounds are {shown}")
     chosen = matches[-1]
     if len(matches) > 1:
+        labels = list(dict.fromkeys(round_label(item) for item in matches))
+        pick = (
+            f"; to pick another, give the name as shown: {', '.join(map(repr, labels))}"
+            if len(labels) > 1
+            else ""
+        )
         warnings.append(
             f"{len(matches)} rounds are named {wanted!r}; the last one (sheet "
-            f"{chosen.sheet!r}, row {chosen.row}) is reported"
+            f"{chosen.sheet!r}, row {chosen.row}) is reported{pick}"
         )
     return chosen
 

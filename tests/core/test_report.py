@@ -1014,3 +1014,18 @@ def test_a_round_typed_over_is_compared_with_the_round_before_it_not_itself():
     state = dataclasses.replace(state, evaluate=dataclasses.replace(state.evaluate, matrix=typed))
     change = change_section(state, find_by_label(state.rounds, "TR-06"), replicates=2_000)
     assert change.previous is find_by_label(state.rounds, "TR-05")
+
+
+def test_a_round_name_shared_by_two_classifiers_is_picked_as_shown(tmp_path, capsys):
+    # Rounds of two classifiers drawn together share the draw's name (trial 11).
+    from core.workbook.report_content import find_round
+
+    travel = make_round("R1", classifier="travel")
+    finance = make_round("R1", classifier="finance", row=3)
+    warnings: list[str] = []
+    assert find_round([travel, finance], "R1", warnings) is finance
+    assert "give the name as shown: 'R1 (travel)', 'R1 (finance)'" in warnings[0]
+    warnings.clear()
+    assert find_round([travel, finance], "R1 (travel)", warnings) is travel
+    assert find_round([travel, finance], "r1 (TRAVEL)", warnings) is travel
+    assert not warnings
