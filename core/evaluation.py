@@ -364,10 +364,9 @@ def evaluate(
             warnings.append(
                 f"{100 * shares[0]:.1f} % of the flagged and {100 * shares[1]:.1f} % of the "
                 f"unflagged items are labeled{FPC_HINT_MARK}: if they were drawn without "
-                "replacement from these lists (as PR Planner draws), the finite population "
-                "correction (--fpc, "
-                "or the Evaluate tab's setting) narrows the intervals to what the unlabeled "
-                "items can still hold; without it they are wider than they need be"
+                f"replacement from these lists (as PR Planner draws), {named('fpc')} narrows "
+                "the intervals to what the unlabeled items can still hold; without it they are "
+                "wider than they need be"
             )
     # A stratum labeled in full (with the correction) has no sampling error: its small
     # counts weaken no approximation.
