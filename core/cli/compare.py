@@ -251,16 +251,18 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
 def _other_spellings(rounds, classifier: str | None) -> list[str]:
     """Classifier names of ``rounds`` that differ from ``classifier`` only in case or
     spaces ("Travel" and "TRAVEL"), which pair as two classifiers."""
+    from core.workbook.rounds import classifier_key
+
     if not classifier:
         return []
-    key = " ".join(classifier.split()).casefold()
+    key = classifier_key(classifier)
     return sorted(
         {
             item.classifier
             for item in rounds
             if item.classifier
             and item.classifier != classifier
-            and " ".join(item.classifier.split()).casefold() == key
+            and classifier_key(item.classifier) == key
         }
     )
 

@@ -304,8 +304,12 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         )
     # --classifier naming a further classifier of the sample (--classifiers of select)
     # records that classifier's counts and population, not the main one's.
+    from core.workbook.rounds import classifier_key
+
     further = {labels.design.name: labels for labels in result.labels[1:]}
-    chosen = further.get(args.classifier, primary)
+    # Named as the user typed it ("V2" for the column v2): one classifier whatever its case.
+    by_key = {classifier_key(name): labels for name, labels in further.items()}
+    chosen = by_key.get(classifier_key(args.classifier), primary) if args.classifier else primary
     if chosen.labeled_pos == 0 or chosen.labeled_neg == 0:
         raise InputError(
             f"nothing to add for classifier {args.classifier!r} yet: each of its strata needs "
@@ -362,8 +366,9 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         # counts: say whose, and which name would have filed another's.
         import difflib
 
-        close = difflib.get_close_matches(args.classifier, list(further), n=1, cutoff=0.6)
-        hint = f"; did you mean --classifier {close[0]}?" if close else ""
+        keys = {classifier_key(name): name for name in further}
+        close = difflib.get_close_matches(classifier_key(args.classifier), list(keys), n=1)
+        hint = f"; did you mean --classifier {keys[close[0]]}?" if close else ""
         print(
             f"note: the round filed under {args.classifier!r} holds the counts of the main "
             f"classifier ({primary.design.name}); the sample's other classifiers are "

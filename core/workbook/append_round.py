@@ -33,7 +33,13 @@ from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
 from core.workbook.layout import keep_text_as_text
-from core.workbook.rounds import SheetColumns, draw_in_notes, read_rounds, same_draw_notes
+from core.workbook.rounds import (
+    SheetColumns,
+    classifier_key,
+    draw_in_notes,
+    read_rounds,
+    same_draw_notes,
+)
 from core.workbook.safe_io import (
     FileFingerprint,
     SaveError,
@@ -163,16 +169,16 @@ def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, c
 
 
 def _as_spelled(rounds, classifier: str | None) -> str | None:
-    """``classifier`` as the workbook's latest round of it spells it ("Travel" for
-    "travel"): a spreadsheet's autocorrect capitalises what is typed, and one classifier
+    """``classifier`` as the workbook's last round of it in sheet order spells it ("Travel"
+    for "travel"): a spreadsheet's autocorrect capitalises what is typed, and one classifier
     under two spellings would be two histories."""
     if classifier is None:
         return None
-    key = " ".join(classifier.split()).casefold()
+    key = classifier_key(classifier)
     spelled = [
         item.classifier
         for item in rounds
-        if item.classifier and " ".join(item.classifier.split()).casefold() == key
+        if item.classifier and classifier_key(item.classifier) == key
     ]
     return spelled[-1] if spelled else classifier
 

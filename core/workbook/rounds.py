@@ -196,6 +196,12 @@ class Round:
         return result
 
 
+def classifier_key(name: str) -> str:
+    """What tells classifiers apart: their name without case or extra spaces ("Travel",
+    "travel " and "TRAVEL" are one), as a spreadsheet's autocorrect varies them."""
+    return " ".join(name.split()).casefold()
+
+
 #: The draw a round's labels came from, as its notes name it: seed and item list.
 DRAW_NOTE = re.compile(r"seed (\d+)[,;] items from ([^;]+)")
 #: The start of the item list's SHA-256, which notes written since carry after the list's

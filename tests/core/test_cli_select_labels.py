@@ -682,7 +682,7 @@ def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed
     done, counts = two_classifier_round(capsys, tmp_path)
     book = tmp_path / "rounds.xlsx"
     status, _, captured = run(
-        capsys, "labels", done, "--append-to", book, "--classifier", "Other"
+        capsys, "labels", done, "--append-to", book, "--classifier", "othr"
     )  # fmt: skip
     assert status == 0
     assert "holds the counts of the main classifier (predicted)" in captured.err
@@ -690,6 +690,14 @@ def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed
     _, listed, _ = run(capsys, "rounds", book, "--json")
     (filed,) = listed["rounds"]
     assert {name: filed[name] for name in counts["predicted"]} == counts["predicted"]
+    # The other classifier named in another case is that classifier: its counts are filed.
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", book, "--classifier", "OTHER"
+    )  # fmt: skip
+    assert status == 0, captured.err
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    other = listed["rounds"][-1]
+    assert {name: other[name] for name in counts["other"]} == counts["other"]
 
 
 def test_every_classifier_of_the_draw_is_judged_by_the_targets(capsys, tmp_path):
