@@ -827,8 +827,16 @@ class LabeledRound:
     def top_up_for_all(self) -> tuple[int, int] | None:
         """Sample totals that meet the targets for every classifier of the draw that can
         (the main one's top-up, raised for the others'): a top-up raises them all."""
+        design = self.labels.design
         sizes = [self.top_up] + [check.top_up for _name, check in self.further_checks]
-        found = [size for size in sizes if size is not None]
+        # One pair of totals draws every classifier's sample, within the main one's lists.
+        found = [
+            size
+            for size in sizes
+            if size is not None
+            and size[0] <= design.population_pos
+            and size[1] <= design.population_neg
+        ]
         if not found:
             return None
         return max(size[0] for size in found), max(size[1] for size in found)
@@ -1485,7 +1493,15 @@ def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
             continue
         missed = "; ".join(missed_in_words(check))
         words = f"• {shown}: <b>missed</b>: {missed}."
-        if check.top_up is not None:
+        design = result.labels.design
+        if check.top_up is not None and (
+            check.top_up[0] > design.population_pos or check.top_up[1] > design.population_neg
+        ):
+            words += (
+                " No top-up of this draw meets them (the main classifier's lists are too "
+                "small): draw a sample of its own, with it as the Predicted column."
+            )
+        elif check.top_up is not None:
             n_pos, n_neg = check.top_up
             words += (
                 f" A top-up to at least {n_pos:,} flagged and {n_neg:,} unflagged items in "

@@ -547,23 +547,37 @@ def _further_top_up_lines(labeled: LabeledSample) -> list[str]:
         for labels, check in zip(further, checks, strict=True)
         if check is not None and not check.met
     ]
-    sizes = [check.top_up for _, check in missing if check.top_up is not None]
+    # One --n-pos/--n-neg draws every classifier's sample, within the main classifier's
+    # lists: a classifier needing more than they hold needs a draw of its own.
+    design = labeled.primary.design
+    fits = [
+        (name, check)
+        for name, check in missing
+        if check.top_up is not None
+        and check.top_up[0] <= design.population_pos
+        and check.top_up[1] <= design.population_neg
+    ]
+    lines = [
+        f"{name}: no top-up of this draw meets both targets (the main classifier's lists are "
+        f"too small); draw a sample of its own (prplanner select ITEMS --predicted {name} ...)"
+        for name, check in missing
+        if (name, check) not in fits
+    ]
+    if lines:
+        lines.insert(0, "")
+    missing = fits
+    sizes = [check.top_up for _, check in fits if check.top_up is not None]
     if not sizes:
-        if missing:
-            names = ", ".join(name for name, _ in missing)
-            return [
-                "",
-                f"no larger sample of this population meets both targets for {names}",
-            ]
-        return []
+        return lines
     n_pos = max(size[0] for size in sizes)
     n_neg = max(size[1] for size in sizes)
     if main.top_up is not None:
         if main.top_up[0] >= n_pos and main.top_up[1] >= n_neg:
-            return []  # the main classifier's top-up is enough for all
+            return lines  # the main classifier's top-up is enough for all
         n_pos, n_neg = max(n_pos, main.top_up[0]), max(n_neg, main.top_up[1])
     names = ", ".join(name for name, _ in missing)
     return [
+        *lines,
         "",
         f"to meet the targets for {names} too, draw more (sample totals {n_pos:,} and "
         f"{n_neg:,}; every classifier's sample grows with them):",

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import json
 import random
+import re
 
 import duckdb
 import openpyxl
@@ -1110,3 +1111,34 @@ def test_classifiers_without_the_main_one_ask_for_it_by_example(capsys, tmp_path
     assert "which classifier is the main one?" in captured.err
     assert "--predicted flag_travel --classifiers flag_finance" in captured.err
     assert not (tmp_path / "out.xlsx").exists()
+
+
+def test_a_top_up_never_asks_for_more_than_the_main_classifiers_lists_hold(capsys, tmp_path):
+    # The main classifier flags 40 items, the other 300: a top-up sized for the other
+    # asked --n-pos 127, which select then refused (review 11).
+    rng = random.Random(9)
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "other"])
+        for index in range(1_000):
+            writer.writerow([f"m{index}", int(index < 40), int(index < 300)])
+    sheet = tmp_path / "round.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 20, "--n-neg", 40, "--seed", 3,
+        "--classifiers", "other", "-o", sheet,
+    )  # fmt: skip
+    assert status == 0, captured.err
+    workbook = openpyxl.load_workbook(sheet)
+    labels_sheet = workbook["Labels"]
+    for row in range(2, labels_sheet.max_row + 1):
+        labels_sheet.cell(row, 3).value = "positive" if rng.random() < 0.5 else "negative"
+    done = tmp_path / "done.xlsx"
+    workbook.save(done)
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.05)
+    assert status == 0, captured.err
+    text = captured.out
+    assert "other: no top-up of this draw meets both targets" in text
+    assert "--predicted other" in text
+    for found in re.findall(r"--n-pos (\d+)", text):
+        assert int(found) <= 40
