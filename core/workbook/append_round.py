@@ -579,19 +579,6 @@ def append_round(
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
     )
-    totals = [
-        item.row
-        for item in book.refused
-        if item.sheet == reading.sheet and item.is_totals and item.row > last_round_row
-    ]
-    if row_to_update is None and totals:
-        raise InputError(
-            f"{path.name}, sheet {reading.sheet!r}: row {totals[0]} totals the rounds above "
-            "it, and a round added below it would be left out of its sums. Move the totals "
-            "row a few rows down and widen its sums over the empty rows above it "
-            "(=SUM(G2:G100)), or delete it; the new round then goes right below your last "
-            "one. Nothing was written"
-        )
     # Everything is read before the file is replaced: a rounds workbook is small, and an
     # open archive would block the replace on Windows.
     with zipfile.ZipFile(path) as archive:
@@ -600,6 +587,22 @@ def append_round(
     old_xml = next(data for member, data in contents if member.filename == part)
     if row_to_update is None:
         new_xml, row_number = _new_sheet_xml(old_xml, reading, new_round, last_round_row)
+        # A round written below a totals row is out of its sums; one moved further down by
+        # the lead (its sums widened) leaves a free row above it, where the round goes.
+        totals = [
+            item.row
+            for item in book.refused
+            if item.sheet == reading.sheet
+            and item.is_totals
+            and last_round_row < item.row < row_number
+        ]
+        if totals:
+            raise InputError(
+                f"{path.name}, sheet {reading.sheet!r}: row {totals[0]} totals the rounds "
+                "above it, and a round added below it would be left out of its sums. Insert "
+                "an empty row above the totals row and widen its sums to cover it (or delete "
+                "the totals row); the new round then goes into that row. Nothing was written"
+            )
     else:
         row_number = row_to_update
         new_xml = _updated_sheet_xml(old_xml, reading, new_round, row_number)

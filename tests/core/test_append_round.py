@@ -198,6 +198,12 @@ def test_a_totals_row_below_the_rounds_is_not_left_to_miss_the_new_round(tmp_pat
         append_round(path, ROUND)
     assert "Nothing was written" in str(refused.value)
     assert path.read_bytes() == before
+    # Done as the message says (a free row above the widened totals): the round goes there.
+    done = _own_workbook(
+        tmp_path / "moved.xlsx", [(5, ["Total", None, "=SUM(C2:C4)", "=SUM(D2:D4)"])]
+    )
+    assert append_round(done, ROUND).row == 4
+    assert openpyxl.load_workbook(done)["Travel"]["A5"].value == "Total"
 
 
 def test_a_note_further_down_stays_and_the_round_goes_right_below_the_last(tmp_path):
