@@ -13,7 +13,7 @@
   percentiles of the difference. The default prior is Jeffreys (0.5 per cell), proper even
   when a count is 0.
 * ``p_worse`` is the posterior probability that the current round's true value is below
-  the previous round's, from the same draws (for precision the draws are exactly the Beta
+  the previous round's (a tie counting half), from the same draws (for precision the draws are exactly the Beta
   posteriors).
 * With the finite population correction (a round drawn without replacement from a list of
   known size) the values compared are the strata's own: the labeled items count as they
@@ -284,7 +284,7 @@ def compare(
         current=estimates[1].precision,
         estimate=estimates[1].precision - estimates[0].precision,
         interval=precision_interval,
-        p_worse=float(np.mean(posterior_draws[1][0] < posterior_draws[0][0])),
+        p_worse=_chance_lower(posterior_draws[1][0] - posterior_draws[0][0]),
     )
 
     recall_difference = posterior_draws[1][1] - posterior_draws[0][1]
@@ -295,7 +295,7 @@ def compare(
         )
     if defined.any():
         lower, upper = resampling.percentile_interval(recall_difference[defined], confidence)
-        p_worse = float(np.mean(recall_difference[defined] < 0))
+        p_worse = _chance_lower(recall_difference[defined])
     else:
         lower = upper = p_worse = float("nan")
     recall_change = Change(
@@ -325,6 +325,13 @@ def compare(
         warnings=tuple(warnings),
         corrected=(corrected[0] is not None, corrected[1] is not None),
     )
+
+
+def _chance_lower(differences: np.ndarray) -> float:
+    """The posterior probability that the current value is below the previous one, a tie
+    counting half: the values of a small list labeled in part are counts, so two draws can
+    be equal, and neither 'worse' nor 'not worse' may claim the ties."""
+    return float(np.mean(differences < 0) + 0.5 * np.mean(differences == 0))
 
 
 def consecutive_pairs(
