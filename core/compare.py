@@ -13,8 +13,8 @@
   percentiles of the difference. The default prior is Jeffreys (0.5 per cell), proper even
   when a count is 0.
 * ``p_worse`` is the posterior probability that the current round's true value is below
-  the previous round's (a tie counting half), from the same draws (for precision the draws are exactly the Beta
-  posteriors).
+  the previous round's (a tie counting half), from the same draws (for precision the draws
+  are exactly the Beta posteriors).
 * With the finite population correction (a round drawn without replacement from a list of
   known size) the values compared are the strata's own: the labeled items count as they
   are and only the unlabeled ones are drawn, ``M = TP + Binomial(N - n, pi)``
