@@ -258,12 +258,19 @@ class ItemSampleDialog(QDialog):
         if earlier is not None:
             self.category_edit.setText(earlier.design.category)
         else:
-            # The lead's own rounds: the next round is most likely of the current round's
-            # classifier, and the round read back is filed under this name, so the History
-            # tab and the comparisons pair it with the earlier ones (the example's rounds
-            # are not the lead's).
+            # The lead's own rounds: the next round is most likely of the classifier of the
+            # round the Plan builds on (else the one the Evaluate tab shows), and the round
+            # read back is filed under this name, so the History tab and the comparisons
+            # pair it with the earlier ones (the example's rounds are not the lead's).
+            from core.workbook.session_io import find_by_label
+
             state = window.session.state
-            current = next(
+            planned_from = (
+                find_by_label(state.rounds, state.previous_round)
+                if state.previous_round and state.plan.belief == "previous"
+                else None
+            )
+            current = planned_from or next(
                 (item for item in state.rounds if _key(item) == state.current_round), None
             )
             own = current is not None and not resources.is_example_round(current)

@@ -873,3 +873,23 @@ def test_a_top_up_after_reopening_names_the_list_to_choose(qtbot, window, item_l
     dialog = window.top_up(result)
     assert dialog is not None and dialog.file_edit.text().endswith("items.csv")
     dialog.close()
+
+
+def test_the_draw_is_for_the_classifier_the_plan_builds_on(
+    qtbot, window, leads_rounds, item_list, tmp_path
+):
+    # The workbook's latest round is another classifier's: planning from a travel round and
+    # drawing must not ask the editors about that other category (trial 11b).
+    path, _truth = item_list
+    state = window.session.state
+    current = next(
+        item for item in state.rounds if f"{item.sheet}!{item.row}" == state.current_round
+    )
+    other = next(item for item in leads_rounds if item.classifier != current.classifier)
+    panel = window.rounds_panel
+    panel.table.selectRow(leads_rounds.index(other))
+    panel.plan_action.trigger()
+    assert window.session.get("plan.previous") == other.matrix
+    dialog = window.open_item_sample(40, 80, item_list=path)
+    assert dialog.category_edit.text() == other.classifier
+    dialog.close()
