@@ -567,6 +567,15 @@ def append_round(
     guard_workbook(path)
     book = read_rounds(path)
     new_round = replace(new_round, classifier=_as_spelled(book.rounds, new_round.classifier))
+    # A sheet with the counts but no population columns cannot take a round: say why,
+    # not that no sheet has the counts.
+    skipped = next(
+        (item for item in book.skipped_sheets if "has TP, FP, FN and TN" in item.reason), None
+    )
+    if not book.columns and skipped is not None:
+        raise InputError(
+            f"{path.name}, sheet {skipped.sheet!r}: {skipped.reason}. Nothing was written"
+        )
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
     if new_round.classifier is None:
         new_round = replace(

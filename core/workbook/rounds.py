@@ -1034,9 +1034,15 @@ def _find_header(
         if duplicates:
             return f"row {row_number} names a column twice: " + ", ".join(duplicates)
         if "k" not in columns and not ("population_pos" in columns and "population_neg" in columns):
+            used_columns = set(columns.values())
+            others = [text for index, text in headers.items() if index not in used_columns]
+            shown = ", ".join(repr(text) for text in others[:8]) or "none"
             return (
                 f"row {row_number} has TP, FP, FN and TN but neither a k column nor both "
-                "population columns (predicted positive and predicted negative)"
+                "population columns (how many items the classifier flagged and did not flag "
+                f"in all; its other headers are {shown}). Head them 'Predicted positive "
+                "(population)' and 'Predicted negative (population)', or say which columns "
+                f"hold them ({named('column')}: population_pos=HEADER, population_neg=HEADER)"
             )
         return _Header(
             row=row_number,

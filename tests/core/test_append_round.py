@@ -273,3 +273,25 @@ def test_a_read_only_rounds_workbook_is_never_answered_with_another_name(simple)
     message = str(refused.value)
     assert "is read-only; the round was not added" in message
     assert "Make the file writable" in message and "another name" not in message
+
+
+def test_a_sheet_without_population_columns_says_so_and_how_to_head_them(tmp_path):
+    # "Flagged" / "Not flagged" headers: the sheet has the counts, not the population
+    # columns under names PR Planner knows (trial 11b).
+    from core.errors import InputError
+
+    path = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Spam"
+    sheet.append(["Round", "Flagged", "Not flagged", "TP", "FP", "FN", "TN"])
+    sheet.append(["S1", 900, 49_100, 180, 30, 40, 8_000])
+    workbook.save(path)
+    before = path.read_bytes()
+    with pytest.raises(InputError) as refused:
+        append_round(path, ROUND)
+    message = str(refused.value)
+    assert "sheet 'Spam'" in message and "neither a k column nor both population" in message
+    assert "'Flagged', 'Not flagged'" in message
+    assert "'Predicted positive (population)'" in message
+    assert path.read_bytes() == before
