@@ -213,6 +213,19 @@ class TargetCheck:
         }
 
 
+def margin_and_target(half_width: float, target: float, shown) -> tuple[str, str]:
+    """``(half-width, target)`` as ``shown`` (a percent formatter) writes them, with more
+    decimals when rounding would show a missed margin equal to its target ("±5.00 %,
+    wider than the ±5.00 % target" reads as a contradiction)."""
+    half_text, target_text = shown(half_width), shown(target)
+    decimals = 3
+    while half_text == target_text and half_width != target and decimals <= 6:
+        half_text = f"{100 * half_width:.{decimals}f} %"
+        target_text = f"{100 * target:.{decimals}f} %"
+        decimals += 1
+    return half_text, target_text
+
+
 @dataclass(frozen=True, slots=True)
 class OpenItemsSwing:
     """How far the skipped and unlabeled items could move one estimate, beyond its target

@@ -1079,12 +1079,17 @@ def surer_check(
 def missed_in_words(check: TargetCheck) -> tuple[str, ...]:
     """``precision lies between 73.8 % and 84.7 %, that is ±5.45 %, wider than the ±5.00 %
     target`` for each missed margin."""
-    return tuple(
-        f"{margin.metric} lies between {formatting.percent(margin.lower)} and "
-        f"{formatting.percent(margin.upper)}, that is ±{formatting.percent(margin.half_width)}"
-        f", wider than the ±{formatting.percent(margin.target)} target"
-        for margin in check.missed()
-    )
+    from core.round_targets import margin_and_target
+
+    words = []
+    for margin in check.missed():
+        half, target = margin_and_target(margin.half_width, margin.target, formatting.percent)
+        words.append(
+            f"{margin.metric} lies between {formatting.percent(margin.lower)} and "
+            f"{formatting.percent(margin.upper)}, that is ±{half}, wider than the ±{target} "
+            "target"
+        )
+    return tuple(words)
 
 
 def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:

@@ -466,6 +466,7 @@ def format_text(labeled: LabeledSample) -> str:
 def _target_lines(labeled: LabeledSample) -> list[str]:
     """Whether the round met the target margins, and the top-up that would (in words)."""
     from core.cli.evaluate import percent
+    from core.round_targets import margin_and_target
 
     check = labeled.targets
     assert check is not None
@@ -476,10 +477,11 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
     quoted = {"wilson": "Wilson", "katz_log": "Katz log"}
     for margin in (check.precision, check.recall):
         verdict = "met" if margin.met else "MISSED"
+        half, target = margin_and_target(margin.half_width, margin.target, percent)
         lines.append(
-            f"  {margin.metric}: known to ±{percent(margin.half_width)} ({percent(margin.lower)}"
+            f"  {margin.metric}: known to ±{half} ({percent(margin.lower)}"
             f" to {percent(margin.upper)} by {quoted.get(margin.method, margin.method)}; ± is "
-            f"half the width), target ±{percent(margin.target)}: {verdict}"
+            f"half the width), target ±{target}: {verdict}"
         )
     swings = labeled.primary.swings_beyond(check.target_margins)
     if swings:
@@ -523,11 +525,14 @@ def _target_lines(labeled: LabeledSample) -> list[str]:
 def _further_verdict(check: TargetCheck) -> str:
     """A further classifier's round against the target margins, in one line."""
     from core.cli.evaluate import percent
+    from core.round_targets import margin_and_target
 
     if check.met:
         return "target margins: both met"
     missed = [
-        f"{margin.metric} ±{percent(margin.half_width)} (target ±{percent(margin.target)})"
+        "{} ±{} (target ±{})".format(
+            margin.metric, *margin_and_target(margin.half_width, margin.target, percent)
+        )
         for margin in (check.precision, check.recall)
         if not margin.met
     ]

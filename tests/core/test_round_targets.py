@@ -326,3 +326,13 @@ def test_a_surer_top_up_from_a_check_equals_planning_with_that_chance():
     )
     assert surer.chance.both >= 0.9 > plain.chance.both
     assert surer_top_up(state, item, direct, 0.9) is None  # already that sure
+
+
+def test_a_missed_margin_never_reads_as_equal_to_its_target():
+    # "±5.00 %, wider than the ±5.00 % target" (trial 11b): more decimals until they differ.
+    from core.cli.evaluate import percent
+    from core.round_targets import margin_and_target
+
+    assert margin_and_target(0.05003, 0.05, percent) == ("5.003 %", "5.000 %")
+    assert margin_and_target(0.0612, 0.05, percent) == ("6.12 %", "5.00 %")
+    assert margin_and_target(0.05, 0.05, percent) == ("5.00 %", "5.00 %")  # met exactly
