@@ -1317,13 +1317,16 @@ class MainWindow(QMainWindow):
             from desktop.labeling_round import chance_words
 
             surer = result.surer
+            # The chances are the main classifier's at its own top-up: said only when that
+            # is the top-up drawn (another classifier of the draw may ask for more).
+            own_sizes = result.top_up_for_all == result.top_up
             title = "Top up…"
-            if surer is not None and result.chance is not None:
+            if surer is not None and result.chance is not None and own_sizes:
                 title = f"Top up ({chance_words(result.chance.both)} chance)…"
             button = box.addButton(title, QMessageBox.ButtonRole.ActionRole)
             button.setObjectName("top_up_button")
             button.clicked.connect(lambda: self.top_up(result))
-            if surer is not None and surer.chance is not None:
+            if surer is not None and surer.chance is not None and own_sizes:
                 sure = box.addButton(
                     f"Top up ({chance_words(surer.chance.both)} chance)…",
                     QMessageBox.ButtonRole.ActionRole,
@@ -1411,6 +1414,8 @@ class MainWindow(QMainWindow):
                 "meeting both "
                 "targets, given the labels so far"
             )
+        elif sizes != result.top_up:
+            asked = "the totals that meet the targets for every classifier of the draw"
         elif result.chance is not None:
             asked += (
                 f" ({chance_words(result.chance.both)} chance of meeting both targets, given "
