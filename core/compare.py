@@ -250,9 +250,15 @@ def compare(
         point_estimates(previous, k_previous),
         point_estimates(current, k_current),
     ]
+    if not isinstance(corrected, tuple | list) or len(corrected) != 2:
+        raise InputError("corrected must be a pair: the previous and the current population")
     fpc = []
-    for name, matrix, population in zip(
-        ("previous", "current"), (previous, current), corrected, strict=True
+    for name, matrix, population, k in zip(
+        ("previous", "current"),
+        (previous, current),
+        corrected,
+        (k_previous, k_current),
+        strict=True,
     ):
         if population is None:
             fpc.append(1.0)
@@ -261,6 +267,12 @@ def compare(
             raise InputError(
                 f"the {name} round's population must be a Population, got "
                 f"{type(population).__name__}"
+            )
+        # The completion draws the unlabeled items of these lists; recall weighs the strata
+        # by k: both must be the same lists.
+        if not math.isclose(population.k, k, rel_tol=1e-9):
+            raise InputError(
+                f"the {name} round's k ({k:g}) is not its population's N1/N0 ({population.k:g})"
             )
         fpc.append(population.fpc_factors(matrix.n_pos, matrix.n_neg)[0])
 

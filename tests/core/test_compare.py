@@ -281,3 +281,18 @@ def test_compare_fpc_flag(capsys):
     # Without both lists' sizes there is nothing to correct for: refused, naming the flag.
     assert main(["compare", "--k", "0.2", *lists[3:], *counts, "--fpc"]) == 2
     assert "--fpc needs both population counts" in capsys.readouterr().err
+
+
+def test_the_corrected_populations_must_be_the_rounds_own():
+    previous = ConfusionMatrix(tp=120, fp=30, fn=40, tn=760)
+    with pytest.raises(InputError, match=r"k \(0\.05\) is not its population's N1/N0"):
+        compare(previous, previous, k_previous=0.05, k_current=0.2, corrected=(SMALL, None))
+    with pytest.raises(InputError, match="must be a pair"):
+        compare(previous, previous, k_previous=0.2, k_current=0.2, corrected=(SMALL,))
+    # One round corrected, the other not: only the first one's lists are completed.
+    mixed = compare(
+        previous, previous, k_previous=0.2, k_current=0.2, corrected=(SMALL, None), seed=1
+    )
+    plain = compare(previous, previous, k_previous=0.2, k_current=0.2, seed=1)
+    assert mixed.corrected == (True, False)
+    assert mixed.recall_change.interval.width < plain.recall_change.interval.width
