@@ -1401,31 +1401,35 @@ def _check_ranks(where: str, places: dict[str, SamplePlace], design: LabelingDes
 
 
 def _find_labels_header(path: Path, title: str, rows: Iterator[RawRow]):
-    """``(header row, {header text: column}, kept columns)`` of a sheet whose header row
-    holds the cells ``Item id`` and ``Label``, or None for a sheet without one."""
+    """``(header row, {header text: column}, kept columns, problem)`` of a sheet whose header
+    row holds the cells ``Item id`` and ``Label``, or None for a sheet without one; the
+    problem (a header on two columns) refuses the sheet only if its labels are the ones
+    read."""
     for row_number, values, _ in rows:
         if row_number > _HEADER_ROWS:
             break
         texts = [(_text(value) or "").casefold() for value in values]
         if ID_HEADER.casefold() in texts and LABEL_HEADER.casefold() in texts:
+            problem = None
             for header in (ID_HEADER, LABEL_HEADER):
                 places = [i for i, text in enumerate(texts) if text == header.casefold()]
-                if len(places) > 1:
+                if len(places) > 1 and problem is None:
                     letters = " and ".join(_column_letter(i) for i in places)
-                    raise LabelingError(
+                    problem = (
                         f"{path.name}, sheet {title!r}: columns {letters} are both headed "
                         f"{header!r}, so which one to count is not clear; keep the "
                         f"{header!r} header on one column only (rename the other, e.g. "
                         "'Note'), then read again"
                     )
-            columns = {text: index for index, text in enumerate(texts)}
+            # The first column of a header counts (a problem above says so, if it is used).
+            columns = {text: index for index, text in reversed(list(enumerate(texts)))}
             between = values[columns[ID_HEADER.casefold()] + 1 : columns[LABEL_HEADER.casefold()]]
             kept = tuple(
                 text
                 for text in (_text(value) for value in between)
                 if text is not None and text != STRATUM_HEADER
             )
-            return row_number, columns, kept
+            return row_number, columns, kept, problem
     return None
 
 
@@ -1439,6 +1443,8 @@ class _LabelsSheet:
     kept_columns: tuple[str, ...]
     #: Rows whose id cell holds a number, not the text written (Excel converted it).
     numeric_ids: frozenset[int] = frozenset()
+    #: Why the sheet cannot be read as it is (raised only if it is the one to read).
+    problem: str | None = None
 
     @property
     def labels(self) -> int:
@@ -1450,7 +1456,7 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
     found = _find_labels_header(path, sheet.title, sheet.rows)
     if found is None:
         return None
-    header_row, columns, kept_columns = found
+    header_row, columns, kept_columns, problem = found
     id_index = columns[ID_HEADER.casefold()]
     label_index = columns[LABEL_HEADER.casefold()]
     labeler_index = columns.get("labeler")
@@ -1475,38 +1481,67 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
         rows.append((row_number, item_id, label, labeler, comment))
         if len(rows) % 5000 == 0:
             progress.step(control, len(rows), 2 * len(rows) + 1)
-    if uncached:
+    if uncached and problem is None:
         listed = ", ".join(map(str, uncached[:_SHOWN]))
-        raise LabelingError(
+        problem = (
             f"{path.name}, sheet {sheet.title!r}: the Label cell of row(s) "
             f"{listed}{', ...' if len(uncached) > _SHOWN else ''} holds a formula "
             "whose value was never saved; type the labels, or open the workbook "
             "in Excel or LibreOffice and save it so the values are stored"
         )
-    return _LabelsSheet(sheet.title, rows, label_index, kept_columns, frozenset(numeric_ids))
+    return _LabelsSheet(
+        sheet.title, rows, label_index, kept_columns, frozenset(numeric_ids), problem
+    )
 
 
-def _the_labels_sheet(path: Path, found: list[_LabelsSheet], first_title: str) -> _LabelsSheet:
-    """The sheet the editors filled in: the only one with the labels header, or the only
-    one of several that holds labels (a copy of the sheet made in Excel lands before the
-    original, so the first sheet is not always it)."""
+def _the_labels_sheet(
+    path: Path, found: list[_LabelsSheet], first_title: str, sample_ids
+) -> _LabelsSheet:
+    """The sheet the editors filled in: among the sheets with the labels header whose ids
+    are this sample's (a sheet of reference examples is not), the only one, or the only
+    one holding labels, or the fullest of copies that agree label for label. A copy of the
+    sheet made in Excel lands before the original, so the first sheet is not always it."""
     if not found:
         raise LabelingError(
             f"{path.name}: no sheet has a header row with the cells {ID_HEADER!r} and "
             f"{LABEL_HEADER!r} in its first {_HEADER_ROWS} rows (the first sheet is "
             f"{first_title!r}); is this a labeling workbook?"
         )
-    filled = [sheet for sheet in found if sheet.labels]
-    if len(found) == 1 or len(filled) == 0:
-        return found[0]
-    if len(filled) == 1:
-        return filled[0]
-    listed = " and ".join(f"{sheet.title!r} ({sheet.labels:,} labels)" for sheet in filled)
-    raise LabelingError(
-        f"{path.name}: sheets {listed} both hold labels for this sample, so which ones "
-        "count is not clear; keep the sheet the editors finished (copy any labels over "
-        "from the other) and delete the other, then read again"
-    )
+    ours = [sheet for sheet in found if any(item_id in sample_ids for _, item_id, *_ in sheet.rows)]
+    candidates = ours or found[:1]
+    filled = [sheet for sheet in candidates if sheet.labels]
+    if len(candidates) == 1 or not filled:
+        chosen = candidates[0]
+    elif len(filled) == 1:
+        chosen = filled[0]
+    else:
+
+        def labels_of(sheet: _LabelsSheet) -> dict[str, str]:
+            return {
+                item_id: text.casefold()
+                for _, item_id, label, *_ in sheet.rows
+                if item_id is not None and (text := _text(label)) is not None
+            }
+
+        given = [labels_of(sheet) for sheet in filled]
+        agree = all(
+            first.get(item_id, label) == label
+            for first in given
+            for other in given
+            for item_id, label in other.items()
+        )
+        if not agree:
+            listed = " and ".join(f"{sheet.title!r} ({sheet.labels:,} labels)" for sheet in filled)
+            raise LabelingError(
+                f"{path.name}: sheets {listed} both hold labels for this sample and they "
+                "differ, so which ones count is not clear; keep the sheet the editors "
+                "finished (copy any labels over from the other) and delete the other, then "
+                "read again"
+            )
+        chosen = max(filled, key=lambda sheet: sheet.labels)
+    if chosen.problem is not None:
+        raise LabelingError(chosen.problem)
+    return chosen
 
 
 def read_labeling_workbook(
@@ -1553,16 +1588,18 @@ def read_labeling_workbook(
                 labels_sheet = _read_labels_sheet(path, sheet, control)
                 if labels_sheet is not None:
                     found.append(labels_sheet)
-    chosen = _the_labels_sheet(path, found, first_title)
+    if not found:
+        _the_labels_sheet(path, found, first_title, set())  # says what is missing
     if fields is None or not sample_rows:
         missing = DESIGN_SHEET if fields is None else SAMPLE_SHEET
         raise LabelingError(
             f"{path.name} has no {missing!r} sheet: it is not a labeling workbook written by "
             "PR Planner (prplanner select writes one), or the sheet was deleted"
         )
-    kept_columns = chosen.kept_columns
     design = _design_from(path, fields, table)
     places = _read_sample(path, iter(sample_rows), design)
+    chosen = _the_labels_sheet(path, found, first_title, places)
+    kept_columns = chosen.kept_columns
     items = _match(path, chosen.title, chosen.rows, places, chosen.label_index, chosen.numeric_ids)
     progress.step(control, 1, 1)
     sample = tuple(sorted(places.values(), key=lambda place: place.key))

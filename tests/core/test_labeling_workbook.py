@@ -400,6 +400,25 @@ def test_long_ids_rounded_to_15_digits_are_named_as_converted_not_as_twins(tmp_p
         read_labeling_workbook(rounded)
 
 
+def test_a_reference_sheet_and_an_agreeing_copy_do_not_block_reading(drawn, tmp_path):
+    # A sheet of example labels for the editors (its ids are not the sample's) and a copy
+    # that agrees with the labeled sheet are no reason to refuse (review 11).
+    _, selection, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    given = fill(sheet, labeled, LABELS)
+    expected = expected_counts(selection.items, given)
+    agreeing = _copy_labels_sheet_first(labeled, tmp_path / "agree.xlsx", lambda copy: None)
+    (labels,) = count_labels([read_labeling_workbook(agreeing)])
+    assert as_counts(labels) == expected
+    workbook = openpyxl.load_workbook(labeled)
+    examples = workbook.create_sheet("Examples", 0)
+    examples.append(["Item id", "Subject", "Label", "Label"])  # a header on two columns
+    examples.append(["example-1", "Cheap flights to Rome", "positive", "positive"])
+    workbook.save(tmp_path / "examples.xlsx")
+    (labels,) = count_labels([read_labeling_workbook(tmp_path / "examples.xlsx")])
+    assert as_counts(labels) == expected
+
+
 def test_two_columns_headed_label_are_refused_naming_them(drawn, tmp_path):
     _, _, sheet = drawn
     labeled = tmp_path / "labeled.xlsx"
