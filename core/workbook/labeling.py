@@ -1130,7 +1130,20 @@ def _read_design(path: Path, rows: Iterator[RawRow]) -> tuple[dict[str, object],
     return fields, table
 
 
-def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> LabelingDesign:
+def _sample_classifiers(sample_rows: Sequence[RawRow]) -> set[str] | None:
+    """The further classifiers the Sample sheet's header names (``NAME: stratum``), or
+    None when it has no header row."""
+    if not sample_rows or sample_rows[0][0] != 1:
+        return None
+    texts = (_text(value) for value in sample_rows[0][1][5:])
+    return {text.removesuffix(": stratum") for text in texts if text and text.endswith(": stratum")}
+
+
+def _design_from(
+    path: Path, fields: dict[str, object], table: list[list], further: set[str] | None = None
+) -> LabelingDesign:
+    """The design the Design sheet records; ``further`` (the Sample sheet's further
+    classifiers) tells a classifier's row of the table from a note typed under it."""
     where = f"{path.name}, sheet {DESIGN_SHEET!r}"
     for field in (_F_RULE, _F_SEED, _F_FILE, _F_SHA, _F_ID, _F_ITEMS):
         if _text(fields.get(field)) is None:
@@ -1147,12 +1160,14 @@ def _design_from(path: Path, fields: dict[str, object], table: list[list]) -> La
         seed = validate_seed(_text(fields[_F_SEED]) or "", name="the seed")
     except InputError as exc:
         raise LabelingError(f"{where}: {exc}") from None
-    designs = []
+    designs: list[ClassifierDesign] = []
     for row_number, *values in table:
         row_where = f"{where}, row {row_number}"
         name = _text(_value(values, 0))
         if name is None:
             continue
+        if designs and further is not None and name not in further:
+            continue  # a note typed under the table: the sample has no such classifier
         if all(_text(_value(values, index)) is None for index in range(1, 6)):
             continue  # a note typed under the table, not a classifier
         numbers = [
@@ -1316,6 +1331,21 @@ def _read_sample(
     width = 5 + 2 * len(further)
     for row_number, values, _ in rows:
         if row_number == 1:
+            # Its header names a stratum column per further classifier: one the Design
+            # sheet no longer lists was cleared or deleted there.
+            listed = [
+                text.removesuffix(": stratum")
+                for text in (_text(value) for value in values[5:])
+                if text is not None and text.endswith(": stratum")
+            ]
+            missing = [name for name in listed if name not in {d.name for d in further}]
+            if missing:
+                raise LabelingError(
+                    f"{path.name}, sheet {DESIGN_SHEET!r}: the sample was drawn for "
+                    f"classifier(s) {', '.join(map(repr, missing))} too, but the Design "
+                    "sheet's table no longer lists them (a row was cleared or deleted); use "
+                    "the workbook as PR Planner wrote it"
+                )
             continue
         if len(values) < width:
             values = [*values, *([None] * (width - len(values)))]
@@ -1596,7 +1626,7 @@ def read_labeling_workbook(
             f"{path.name} has no {missing!r} sheet: it is not a labeling workbook written by "
             "PR Planner (prplanner select writes one), or the sheet was deleted"
         )
-    design = _design_from(path, fields, table)
+    design = _design_from(path, fields, table, _sample_classifiers(sample_rows))
     places = _read_sample(path, iter(sample_rows), design)
     chosen = _the_labels_sheet(path, found, first_title, places)
     kept_columns = chosen.kept_columns

@@ -824,3 +824,27 @@ def test_a_note_under_the_design_table_is_no_classifier(drawn, tmp_path):
     message = str(refused.value)
     assert f"row {table_row}: population predicted positive" in message
     assert message.endswith("got an empty cell")
+
+
+def test_a_further_classifiers_row_cleared_in_the_design_sheet_is_named(tmp_path):
+    # Its row deleted from the Design table, the classifier silently vanished from the
+    # counts (review 11); a note with a date beside it is still only a note.
+    import datetime as dt
+
+    items = make_items(tmp_path / "items.csv", classifiers=1)
+    columns = ItemColumns(classifiers=("c0",))
+    selection = select_sample(items, columns, n_pos=6, n_neg=8, seed=2)
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    workbook = openpyxl.load_workbook(sheet)
+    design = workbook["Design"]
+    design.protection.sheet = False
+    design["A40"], design["B40"] = "Checked", dt.date(2026, 11, 20)
+    workbook.save(tmp_path / "noted.xlsx")
+    assert len(read_labeling_workbook(tmp_path / "noted.xlsx").design.designs) == 2
+    for row in design.iter_rows():
+        if row[0].value == "c0":
+            for cell in row:
+                cell.value = None
+    workbook.save(tmp_path / "deleted.xlsx")
+    with pytest.raises(LabelingError, match=r"drawn for classifier\(s\) 'c0' too"):
+        read_labeling_workbook(tmp_path / "deleted.xlsx")
