@@ -508,8 +508,10 @@ class EvaluateTab(SessionTab):
             session,
             "evaluate.fpc",
             "Finite population correction",
-            tooltip="Shrink the Wald, Katz and delta variances by (N − n)/(N − 1) per "
-            "stratum; needs both population counts",
+            tooltip="The sample was drawn without replacement from lists of known size (as "
+            "PR Planner draws): only the items not labeled leave uncertainty, so the closed-form "
+            "intervals, the exact one and the bootstrap narrow (variance times (N − n)/(N − 1) "
+            "per stratum); needs both population counts",
         )
         design_box = QGroupBox("Design")
         design_form = QFormLayout(design_box)
