@@ -615,6 +615,17 @@ def _write_rounds(ws, content: ReportContent) -> None:
         lines = max(1, math.ceil(len(text) / (_NOTES_WIDTH - 2)), text.count("\n") + 1)
         if lines > 1:
             ws.row_dimensions[row].height = 15 * min(lines, 10)
+            # A tall row reads as one round only if its numbers stand at the top with the
+            # start of its notes.
+            for column in range(1, len(values) + 1):
+                cell = ws.cell(row=row, column=column)
+                if column != notes:
+                    cell.alignment = Alignment(
+                        horizontal=cell.alignment.horizontal,
+                        indent=cell.alignment.indent,
+                        wrap_text=cell.alignment.wrap_text,
+                        vertical="top",
+                    )
     for column, header in enumerate(table.headers, start=1):
         # An empty optional column (no model versions, no notes) only takes print width.
         empty = header in ("Model version", "Notes") and not any(

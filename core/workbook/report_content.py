@@ -1064,7 +1064,9 @@ def summary_rows(
         if item.date is not None:
             rows.append(SummaryRow(label="Labeled on", value=item.date, kind="date"))
         if item.notes:
-            rows.append(SummaryRow(label="Notes", value=item.notes))
+            from core.workbook.rounds import notes_in_words
+
+            rows.append(SummaryRow(label="Notes", value=notes_in_words(item.notes)))
         if item.s is not None:
             rows.append(
                 SummaryRow(

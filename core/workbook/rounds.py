@@ -234,6 +234,28 @@ def open_items_note(skipped: tuple[int, int], unlabeled: tuple[int, int]) -> str
     )
 
 
+def notes_in_words(notes: str) -> str:
+    """A round's notes for a reader of the report: the parts PR Planner writes for itself
+    (seed, the item list's SHA-256, open items by stratum) said briefly, anything else kept
+    ("Drawn by PR Planner from items.csv (seed 5); 3 skipped, none without a label; targets
+    precision ±5 %, recall ±5 % at 95 % confidence")."""
+    text = notes.replace("PR Planner labeling round: ", "")
+    text = DRAW_NOTE.sub(
+        lambda found: f"Drawn by PR Planner from {found[2]} (seed {found[1]})", text
+    )
+    text = re.sub(r";? ?item list SHA-256 [0-9a-f]{12}", "", text)
+
+    def open_items(found: re.Match) -> str:
+        skipped, unlabeled = int(found[1]), int(found[4])
+        if not skipped and not unlabeled:
+            return "every item labeled"
+        parts = [f"{skipped:,} skipped" if skipped else "none skipped"]
+        parts.append(f"{unlabeled:,} without a label" if unlabeled else "none without a label")
+        return ", ".join(parts)
+
+    return OPEN_ITEMS_NOTE.sub(open_items, text)
+
+
 def open_items_in_notes(notes: str | None) -> tuple[int, int] | None:
     """``(flagged, unflagged)`` items skipped or unlabeled, as a round's notes record them;
     None when they do not (typed counts, rounds added before the notes said so)."""

@@ -1029,3 +1029,25 @@ def test_a_round_name_shared_by_two_classifiers_is_picked_as_shown(tmp_path, cap
     assert find_round([travel, finance], "R1 (travel)", warnings) is travel
     assert find_round([travel, finance], "r1 (TRAVEL)", warnings) is travel
     assert not warnings
+
+
+def test_the_summary_says_a_drawn_rounds_notes_in_words(tmp_path):
+    # The Notes cell of a round read from labels was a technical block on the manager's
+    # first page: seed, the list's SHA-256, open items by stratum (trial 11b).
+    notes = (
+        "PR Planner labeling round: seed 5, items from items.csv; item list SHA-256 "
+        "6073fbf2ffdd; 5 skipped (0 flagged, 5 unflagged), 0 unlabeled (0 flagged, 0 "
+        "unflagged); targets precision ±5 %, recall ±5 % at 95 % confidence"
+    )
+    item = make_round("R7", notes=notes)
+    state = SessionState(rounds=(item,))
+    content = write_report(tmp_path / "r.xlsx", state, round_name="R7")
+    shown = next(row.value for row in content.summary if row.label == "Notes")
+    assert shown == (
+        "Drawn by PR Planner from items.csv (seed 5); 5 skipped, none without a label; "
+        "targets precision ±5 %, recall ±5 % at 95 % confidence"
+    )
+    # The Rounds sheet keeps the notes as written: they are read back from it.
+    sheet = openpyxl.load_workbook(tmp_path / "r.xlsx")["Rounds"]
+    header = [cell.value for cell in sheet[1]]
+    assert sheet.cell(2, header.index("Notes") + 1).value == notes
