@@ -269,6 +269,8 @@ class RoundsPanel(QWidget):
         super().__init__(parent)
         self._session = session
         self._problems: list[str] = []
+        #: What reading the source found, less the rows the session keeps as not loaded.
+        self._source_problems: list[str] = []
         self._source_text = ""
         #: The rounds as read from the source (the header says when the session's differ).
         self._source_rounds: tuple = ()
@@ -375,15 +377,16 @@ class RoundsPanel(QWidget):
         session's rounds workbook could not give (``rows_not_loaded``, kept with a saved
         session) are listed with ``problems``.
         """
-        problems = list(dict.fromkeys((*problems, *self._session.state.rows_not_loaded)))
-        self._problems = problems
+        # The workbook's rows not loaded are the session's to keep or forget: listed as it
+        # holds them (_refresh_problems), the rest of the problems as they were found.
+        at_load = set(self._session.state.rows_not_loaded)
+        self._source_problems = [line for line in problems if line not in at_load]
         self._source_text = text
         self._source_rounds = self._session.state.rounds
         self.workbook = Path(workbook) if workbook is not None else None
         self.sheet_columns = tuple(columns)
         self._refresh_source()
-        self.problems_button.setVisible(bool(problems))
-        self.problems_button.setText(f"{len(problems)} not loaded…")
+        self._refresh_problems()
         self.columns_button.setVisible(self.workbook is not None and bool(self.sheet_columns))
         guessed = sum(len(reading.guessed) for reading in self.sheet_columns)
         self.columns_button.setText(f"Columns ({guessed} guessed)…" if guessed else "Columns…")
@@ -393,8 +396,9 @@ class RoundsPanel(QWidget):
     def problems(self) -> list[str]:
         return list(self._problems)
 
-    def show_problems(self) -> None:
+    def show_problems(self) -> QDialog:
         dialog = QDialog(self)
+        dialog.setObjectName("rows_not_loaded_dialog")
         dialog.setWindowTitle("Rows not loaded")
         text = QPlainTextEdit("\n".join(self._problems), dialog)
         text.setReadOnly(True)
@@ -402,9 +406,27 @@ class RoundsPanel(QWidget):
         buttons.rejected.connect(dialog.reject)
         layout = QVBoxLayout(dialog)
         layout.addWidget(text)
+        if self._session.state.rows_not_loaded:
+            # A saved session keeps naming its workbook's bad rows in every report; once
+            # the lead has dealt with them, they can say so (one undo step).
+            forget = buttons.addButton(
+                "Stop naming them in reports", QDialogButtonBox.ButtonRole.ActionRole
+            )
+            forget.setObjectName("forget_rows_not_loaded")
+            forget.setToolTip(
+                "Reports of this session warn that these rows of the workbook are left out; "
+                "stop that once you have corrected or added them (Edit > Undo brings it back)"
+            )
+            forget.clicked.connect(lambda: self._forget_rows_not_loaded(dialog))
         layout.addWidget(buttons)
         dialog.resize(640, 320)
         dialog.open()
+        return dialog
+
+    def _forget_rows_not_loaded(self, dialog: QDialog) -> None:
+        if self._session.set_values([("rows_not_loaded", ())], text="Stop naming rows not loaded"):
+            return
+        dialog.accept()
 
     def selected_row(self) -> int | None:
         rows = self.table.selectionModel().selectedRows()
@@ -638,6 +660,16 @@ class RoundsPanel(QWidget):
             self._refresh_previous()
         if changed == "" or affects(changed, "rounds"):
             self._update_button()
+        if changed != "" and affects(changed, "rows_not_loaded"):
+            self._refresh_problems()
+
+    def _refresh_problems(self) -> None:
+        """The rows not loaded as the session now holds them (after Stop naming them, or
+        its undo)."""
+        rows = self._session.state.rows_not_loaded
+        self._problems = list(dict.fromkeys((*self._source_problems, *rows)))
+        self.problems_button.setVisible(bool(self._problems))
+        self.problems_button.setText(f"{len(self._problems)} not loaded…")
 
     def _refresh_previous(self) -> None:
         name = self._session.get("previous_round")

@@ -20,7 +20,13 @@ import pytest
 from PIL import Image
 from PySide6.QtCore import QDate, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QAbstractSpinBox, QDialog, QFileDialog, QMessageBox
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QDialog,
+    QFileDialog,
+    QMessageBox,
+    QPushButton,
+)
 
 from core.bayes import Prior
 from core.confusion import ConfusionMatrix
@@ -658,6 +664,17 @@ def test_the_exported_report_names_the_rows_the_workbook_could_not_give(
     assert window.export_report(again)
     texts = [row[0] for row in openpyxl.load_workbook(again)["Summary"].iter_rows(values_only=True)]
     assert any(text and text.startswith("• 2 rows of the workbook") for text in texts)
+    # Once the lead has dealt with them, reports can stop naming them (one undo step).
+    dialog = window.rounds_panel.show_problems()
+    forget = dialog.findChild(QPushButton, "forget_rows_not_loaded")
+    assert forget is not None
+    forget.click()
+    assert window.session.state.rows_not_loaded == ()
+    assert not any("row 13" in text for text in window.rounds_panel._problems)
+    assert window.session.undo_stack.undoText() == "Stop naming rows not loaded"
+    window.session.undo_stack.undo()
+    assert len(window.session.state.rows_not_loaded) == 2
+    assert any("row 13" in text for text in window.rounds_panel._problems)
     # File > New: the rows of that workbook are no longer the session's business.
     assert window.new_session()
     assert window.session.state.rows_not_loaded == ()
