@@ -1447,9 +1447,11 @@ def summary_text(result: LabeledRound) -> str:
                     f"First label the {labels.unlabeled:,} items that have no label yet: {where}."
                 )
             if result.top_up is not None:
+                # Two buttons only when the main classifier's own top-up is drawn (the
+                # summary box offers the surer one then).
                 which = (
                     "Each <b>Top up</b> button draws"
-                    if result.surer is not None
+                    if result.surer is not None and result.top_up_for_all == result.top_up
                     else "<b>Top up…</b> draws"
                 )
                 grows = (
