@@ -155,22 +155,6 @@ def test_a_workbook_without_rounds_is_refused(tmp_path):
         append_round(path, ROUND)
 
 
-def test_an_openpyxl_workbook_with_a_sum_row(tmp_path):
-    path = tmp_path / "own.xlsx"
-    workbook = openpyxl.Workbook()
-    sheet = workbook.active
-    sheet.title = "Travel"
-    sheet.append(["Round", "k", "TP", "FP", "FN", "TN"])
-    sheet.append(["R1", 0.05, 10, 2, 3, 40])
-    sheet.append(["R2", 0.05, 11, 1, 2, 41])
-    workbook.save(path)
-    appended = append_round(path, ROUND)
-    assert appended.row == 4
-    book = read_rounds(path)
-    assert [item.round for item in book.rounds] == ["R1", "R2", "TR-07"]
-    assert book.rounds[-1].k == pytest.approx(45_000 / 1_250_000)
-
-
 def _own_workbook(path, below=()):
     """A lead's sheet of two rounds, with ``(row, values)`` further down."""
     workbook = openpyxl.Workbook()
@@ -184,6 +168,15 @@ def _own_workbook(path, below=()):
             sheet.cell(row, column).value = value
     workbook.save(path)
     return path
+
+
+def test_an_openpyxl_workbook_with_a_sum_row(tmp_path):
+    path = _own_workbook(tmp_path / "own.xlsx")
+    appended = append_round(path, ROUND)
+    assert appended.row == 4
+    book = read_rounds(path)
+    assert [item.round for item in book.rounds] == ["R1", "R2", "TR-07"]
+    assert book.rounds[-1].k == pytest.approx(45_000 / 1_250_000)
 
 
 def test_a_totals_row_below_the_rounds_is_not_left_to_miss_the_new_round(tmp_path):

@@ -316,6 +316,17 @@ def _copy_labels_sheet_first(source, target, change_copy):
     return target
 
 
+def _counts_with_a_sheet_first(labeled, target, rows):
+    """The counts of ``labeled`` with a sheet of ``rows`` added before the others."""
+    workbook = openpyxl.load_workbook(labeled)
+    sheet = workbook.create_sheet("Lead's sheet", 0)
+    for row in rows:
+        sheet.append(row)
+    workbook.save(target)
+    (labels,) = count_labels([read_labeling_workbook(target)])
+    return as_counts(labels)
+
+
 def test_the_sheet_with_the_labels_is_read_whichever_sheet_comes_first(drawn, tmp_path):
     _, selection, sheet = drawn
     labeled = tmp_path / "labeled.xlsx"
@@ -331,12 +342,8 @@ def test_the_sheet_with_the_labels_is_read_whichever_sheet_comes_first(drawn, tm
     empty_copy = _copy_labels_sheet_first(labeled, tmp_path / "copy.xlsx", clear_labels)
     (labels,) = count_labels([read_labeling_workbook(empty_copy)])
     assert as_counts(labels) == expected
-    workbook = openpyxl.load_workbook(labeled)
-    notes = workbook.create_sheet("Notes", 0)
-    notes["A1"] = "Labelers: Anna (rows 2-15), Ben (the rest)"
-    workbook.save(tmp_path / "notes.xlsx")
-    (labels,) = count_labels([read_labeling_workbook(tmp_path / "notes.xlsx")])
-    assert as_counts(labels) == expected
+    notes = [["Labelers: Anna (rows 2-15), Ben (the rest)"]]
+    assert _counts_with_a_sheet_first(labeled, tmp_path / "notes.xlsx", notes) == expected
 
 
 def test_two_sheets_holding_labels_are_named_not_guessed_between(drawn, tmp_path):
@@ -410,13 +417,11 @@ def test_a_reference_sheet_and_an_agreeing_copy_do_not_block_reading(drawn, tmp_
     agreeing = _copy_labels_sheet_first(labeled, tmp_path / "agree.xlsx", lambda copy: None)
     (labels,) = count_labels([read_labeling_workbook(agreeing)])
     assert as_counts(labels) == expected
-    workbook = openpyxl.load_workbook(labeled)
-    examples = workbook.create_sheet("Examples", 0)
-    examples.append(["Item id", "Subject", "Label", "Label"])  # a header on two columns
-    examples.append(["example-1", "Cheap flights to Rome", "positive", "positive"])
-    workbook.save(tmp_path / "examples.xlsx")
-    (labels,) = count_labels([read_labeling_workbook(tmp_path / "examples.xlsx")])
-    assert as_counts(labels) == expected
+    examples = [
+        ["Item id", "Subject", "Label", "Label"],  # a header on two columns
+        ["example-1", "Cheap flights to Rome", "positive", "positive"],
+    ]
+    assert _counts_with_a_sheet_first(labeled, tmp_path / "examples.xlsx", examples) == expected
 
 
 def test_two_columns_headed_label_are_refused_naming_them(drawn, tmp_path):
