@@ -213,6 +213,56 @@ class TargetCheck:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class DrawTopUp:
+    """One top-up for every classifier of a draw (:func:`top_up_for_the_draw`).
+
+    Attributes
+    ----------
+    sizes : (int, int) or None
+        Sample totals meeting the targets for the main classifier and for each other
+        classifier that a top-up of this draw can serve; None when none needs one.
+    served : tuple of str
+        The other classifiers that missed a target and that these totals serve.
+    own_draw : tuple of str
+        The other classifiers that missed a target and that no top-up of this draw serves:
+        they need more than the main classifier's lists hold (a draw of their own).
+    """
+
+    sizes: tuple[int, int] | None
+    served: tuple[str, ...]
+    own_draw: tuple[str, ...]
+
+
+def top_up_for_the_draw(
+    main: tuple[int, int] | None,
+    others: Sequence[tuple[str, TargetCheck]],
+    strata: tuple[int, int],
+) -> DrawTopUp:
+    """The top-up of a draw of several classifiers: one pair of totals draws every
+    classifier's sample (``select --extend``), within the main classifier's lists
+    ``strata``, so it is the largest of the top-ups that fit there.
+
+    ``main`` is the main classifier's own top-up (None: it needs none), ``others`` each
+    other classifier's name and check against the same targets.
+    """
+    missed = [(name, check) for name, check in others if not check.met]
+    fits = [
+        (name, check.top_up)
+        for name, check in missed
+        if check.top_up is not None
+        and check.top_up[0] <= strata[0]
+        and check.top_up[1] <= strata[1]
+    ]
+    served = tuple(name for name, _ in fits)
+    own_draw = tuple(name for name, _ in missed if name not in served)
+    sizes = [size for size in (main, *(size for _, size in fits)) if size is not None]
+    if not sizes:
+        return DrawTopUp(sizes=None, served=served, own_draw=own_draw)
+    largest = (max(size[0] for size in sizes), max(size[1] for size in sizes))
+    return DrawTopUp(sizes=largest, served=served, own_draw=own_draw)
+
+
 def margin_and_target(half_width: float, target: float, shown) -> tuple[str, str]:
     """``(half-width, target)`` as ``shown`` (a percent formatter) writes them, with more
     decimals when rounding would show a missed margin equal to its target ("±5.00 %,

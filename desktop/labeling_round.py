@@ -53,7 +53,7 @@ from desktop import formatting, resources  # type: ignore[attr-defined]
 
 if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
-    from core.round_targets import TargetCheck, Targets, TopUpChance
+    from core.round_targets import DrawTopUp, TargetCheck, Targets, TopUpChance
     from core.selection import Selection
     from core.workbook.labeling import (
         ClassifierLabels,
@@ -831,22 +831,20 @@ class LabeledRound:
     further_checks: tuple[tuple[str, TargetCheck], ...] = ()
 
     @property
-    def top_up_for_all(self) -> tuple[int, int] | None:
-        """Sample totals that meet the targets for every classifier of the draw that can
-        (the main one's top-up, raised for the others'): a top-up raises them all."""
+    def draw_top_up(self) -> DrawTopUp:
+        """The top-up for every classifier of the draw (:func:`top_up_for_the_draw`)."""
+        from core.round_targets import top_up_for_the_draw
+
         design = self.labels.design
-        sizes = [self.top_up] + [check.top_up for _name, check in self.further_checks]
-        # One pair of totals draws every classifier's sample, within the main one's lists.
-        found = [
-            size
-            for size in sizes
-            if size is not None
-            and size[0] <= design.population_pos
-            and size[1] <= design.population_neg
-        ]
-        if not found:
-            return None
-        return max(size[0] for size in found), max(size[1] for size in found)
+        return top_up_for_the_draw(
+            self.top_up, self.further_checks, (design.population_pos, design.population_neg)
+        )
+
+    @property
+    def top_up_for_all(self) -> tuple[int, int] | None:
+        """Sample totals that meet the targets for every classifier of the draw that a
+        top-up of it can serve (the main one's top-up, raised for the others')."""
+        return self.draw_top_up.sizes
 
     @property
     def verb(self) -> str:
@@ -1499,6 +1497,7 @@ def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
     raises every classifier's sample."""
     if not result.further_checks:
         return []
+    own_draw = result.draw_top_up.own_draw
     lines = ["", "The draw's other classifiers, against the same targets:"]
     for name, check in result.further_checks:
         shown = html.escape(formatting.short_text(name, 60), quote=False)
@@ -1507,10 +1506,7 @@ def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
             continue
         missed = "; ".join(missed_in_words(check))
         words = f"• {shown}: <b>missed</b>: {missed}."
-        design = result.labels.design
-        if check.top_up is not None and (
-            check.top_up[0] > design.population_pos or check.top_up[1] > design.population_neg
-        ):
+        if name in own_draw:
             words += (
                 " No top-up of this draw meets them (the main classifier's lists are too "
                 "small): draw a sample of its own, with it as the Predicted column."

@@ -542,50 +542,33 @@ def _further_verdict(check: TargetCheck) -> str:
 def _further_top_up_lines(labeled: LabeledSample) -> list[str]:
     """The top-up that meets the targets of every classifier of the draw, when another
     classifier than the main one needs more than the main one's top-up draws."""
+    from core.round_targets import top_up_for_the_draw
+
     main = labeled.targets
     if main is None:
         return []
-    further = labeled.labels[1:]
-    checks = labeled.further_targets or (None,) * len(further)
-    missing = [
+    others = [
         (labels.design.name, check)
-        for labels, check in zip(further, checks, strict=True)
-        if check is not None and not check.met
+        for labels, check in zip(labeled.labels[1:], labeled.further_targets, strict=False)
+        if check is not None
     ]
-    # One --n-pos/--n-neg draws every classifier's sample, within the main classifier's
-    # lists: a classifier needing more than they hold needs a draw of its own.
     design = labeled.primary.design
-    fits = [
-        (name, check)
-        for name, check in missing
-        if check.top_up is not None
-        and check.top_up[0] <= design.population_pos
-        and check.top_up[1] <= design.population_neg
-    ]
+    draw = top_up_for_the_draw(main.top_up, others, (design.population_pos, design.population_neg))
     lines = [
         f"{name}: no top-up of this draw meets both targets (the main classifier's lists are "
         f"too small); draw a sample of its own (prplanner select ITEMS --predicted {name} ...)"
-        for name, check in missing
-        if (name, check) not in fits
+        for name in draw.own_draw
     ]
     if lines:
         lines.insert(0, "")
-    missing = fits
-    sizes = [check.top_up for _, check in fits if check.top_up is not None]
-    if not sizes:
-        return lines
-    n_pos = max(size[0] for size in sizes)
-    n_neg = max(size[1] for size in sizes)
-    if main.top_up is not None:
-        if main.top_up[0] >= n_pos and main.top_up[1] >= n_neg:
-            return lines  # the main classifier's top-up is enough for all
-        n_pos, n_neg = max(n_pos, main.top_up[0]), max(n_neg, main.top_up[1])
-    names = ", ".join(name for name, _ in missing)
+    if draw.sizes is None or draw.sizes == main.top_up or not draw.served:
+        return lines  # the main classifier's own top-up (if any) is enough for all
+    n_pos, n_neg = draw.sizes
     return [
         *lines,
         "",
-        f"to meet the targets for {names} too, draw more (sample totals {n_pos:,} and "
-        f"{n_neg:,}; every classifier's sample grows with them):",
+        f"to meet the targets for {', '.join(draw.served)} too, draw more (sample totals "
+        f"{n_pos:,} and {n_neg:,}; every classifier's sample grows with them):",
         "  " + _top_up_command(labeled, n_pos, n_neg),
     ]
 

@@ -336,3 +336,22 @@ def test_a_missed_margin_never_reads_as_equal_to_its_target():
     assert margin_and_target(0.05003, 0.05, percent) == ("5.003 %", "5.000 %")
     assert margin_and_target(0.0612, 0.05, percent) == ("6.12 %", "5.00 %")
     assert margin_and_target(0.05, 0.05, percent) == ("5.00 %", "5.00 %")  # met exactly
+
+
+def test_one_top_up_serves_every_classifier_that_fits_the_main_lists():
+    from types import SimpleNamespace
+
+    from core.round_targets import top_up_for_the_draw
+
+    def check(met, top_up):
+        return SimpleNamespace(met=met, top_up=top_up)
+
+    others = [
+        ("v2", check(False, (30, 400))),  # fits the main lists (40 flagged, 1,000 not)
+        ("big", check(False, (127, 300))),  # needs more flagged items than the main has
+        ("fine", check(True, None)),
+    ]
+    draw = top_up_for_the_draw((25, 500), others, (40, 1_000))
+    assert draw.sizes == (30, 500) and draw.served == ("v2",) and draw.own_draw == ("big",)
+    assert top_up_for_the_draw(None, [("fine", check(True, None))], (40, 1_000)).sizes is None
+    assert top_up_for_the_draw(None, others[:1], (40, 1_000)).sizes == (30, 400)
