@@ -1524,6 +1524,14 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
     )
 
 
+def _no_labels_sheet(path: Path, first_title: str) -> LabelingError:
+    return LabelingError(
+        f"{path.name}: no sheet has a header row with the cells {ID_HEADER!r} and "
+        f"{LABEL_HEADER!r} in its first {_HEADER_ROWS} rows (the first sheet is "
+        f"{first_title!r}); is this a labeling workbook?"
+    )
+
+
 def _the_labels_sheet(
     path: Path, found: list[_LabelsSheet], first_title: str, sample_ids
 ) -> _LabelsSheet:
@@ -1532,11 +1540,7 @@ def _the_labels_sheet(
     one holding labels, or the fullest of copies that agree label for label. A copy of the
     sheet made in Excel lands before the original, so the first sheet is not always it."""
     if not found:
-        raise LabelingError(
-            f"{path.name}: no sheet has a header row with the cells {ID_HEADER!r} and "
-            f"{LABEL_HEADER!r} in its first {_HEADER_ROWS} rows (the first sheet is "
-            f"{first_title!r}); is this a labeling workbook?"
-        )
+        raise _no_labels_sheet(path, first_title)
     ours = [sheet for sheet in found if any(item_id in sample_ids for _, item_id, *_ in sheet.rows)]
     candidates = ours or found[:1]
     filled = [sheet for sheet in candidates if sheet.labels]
@@ -1618,8 +1622,8 @@ def read_labeling_workbook(
                 labels_sheet = _read_labels_sheet(path, sheet, control)
                 if labels_sheet is not None:
                     found.append(labels_sheet)
-    if not found:
-        _the_labels_sheet(path, found, first_title, set())  # says what is missing
+    if not found:  # said before a missing Design sheet: this is no labeling workbook
+        raise _no_labels_sheet(path, first_title)
     if fields is None or not sample_rows:
         missing = DESIGN_SHEET if fields is None else SAMPLE_SHEET
         raise LabelingError(
