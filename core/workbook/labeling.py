@@ -91,6 +91,8 @@ _SHOWN = 5
 _DESIGN_LINE_CHARACTERS = 75
 #: The header of the Labels sheet must sit within this many rows from the top.
 _HEADER_ROWS = 20
+#: The most sheets with the labels header a workbook may have (copies made in Excel).
+MAX_LABELS_SHEETS = 8
 
 # Design sheet fields (column A), in order.
 _F_ABOUT = "What this is"
@@ -1622,6 +1624,12 @@ def read_labeling_workbook(
                 labels_sheet = _read_labels_sheet(path, sheet, control)
                 if labels_sheet is not None:
                     found.append(labels_sheet)
+                if len(found) > MAX_LABELS_SHEETS:  # each is held whole: memory stays bounded
+                    raise LabelingError(
+                        f"{path.name}: more than {MAX_LABELS_SHEETS} sheets have the "
+                        f"{ID_HEADER!r} and {LABEL_HEADER!r} header; keep the sheet the "
+                        "editors filled in (and the Design and Sample sheets), then read again"
+                    )
     if not found:  # said before a missing Design sheet: this is no labeling workbook
         raise _no_labels_sheet(path, first_title)
     if fields is None or not sample_rows:

@@ -853,3 +853,17 @@ def test_a_further_classifiers_row_cleared_in_the_design_sheet_is_named(tmp_path
     workbook.save(tmp_path / "deleted.xlsx")
     with pytest.raises(LabelingError, match=r"drawn for classifier\(s\) 'c0' too"):
         read_labeling_workbook(tmp_path / "deleted.xlsx")
+
+
+def test_a_workbook_of_many_label_sheet_copies_is_refused_early(drawn, tmp_path):
+    from core.workbook.labeling import MAX_LABELS_SHEETS
+
+    _, _, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    fill(sheet, labeled, LABELS)
+    workbook = openpyxl.load_workbook(labeled)
+    for number in range(MAX_LABELS_SHEETS):
+        workbook.copy_worksheet(workbook["Labels"]).title = f"Labels ({number + 2})"
+    workbook.save(tmp_path / "copies.xlsx")
+    with pytest.raises(LabelingError, match=f"more than {MAX_LABELS_SHEETS} sheets"):
+        read_labeling_workbook(tmp_path / "copies.xlsx")
