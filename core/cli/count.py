@@ -75,14 +75,16 @@ def format_text(counted: CountedItems) -> str:
     result = counted.to_dict()
     pos, neg = result["population_pos"], result["population_neg"]
     assert isinstance(pos, int) and isinstance(neg, int)
+    further = result["classifiers"]
+    assert isinstance(further, list)
+    main = counted.summary.primary.name
     lines = [
         f"{result['file']}: {result['rows']:,} items",
+        *([f"  main classifier {main}:"] if further else []),
         f"  flagged (predicted positive)     {pos:,}",
         f"  unflagged (predicted negative)   {neg:,}",
         f"  k = N1/N0                        {significant(pos / neg)} (1/{neg / pos:.1f})",
     ]
-    further = result["classifiers"]
-    assert isinstance(further, list)
     for item in further:
         lines.append(
             f"  classifier {item['name']}: {item['population_pos']:,} flagged, "
@@ -91,8 +93,14 @@ def format_text(counted: CountedItems) -> str:
     lines.append("")
     # --fpc: select draws without replacement from this very list, so the correction is
     # exact, as labels (which applies it by default) will judge the round.
+    whose = (
+        f" (sizes for the main classifier, {main}; the draw gives every classifier "
+        "samples of these sizes)"
+        if further
+        else ""
+    )
     lines.append(
         f"plan with: prplanner plan --population {pos} {neg} --precision P --recall R "
-        "--margin B --fpc"
+        f"--margin B --fpc{whose}"
     )
     return "\n".join(lines)

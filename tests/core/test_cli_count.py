@@ -70,3 +70,17 @@ def test_a_labeling_workbook_or_a_session_is_not_taken_for_an_item_list(capsys, 
     save_session(session, SessionState())
     assert main(["count", str(session)]) == 2
     assert "session.xlsx is a session or report PR Planner wrote" in capsys.readouterr().err
+
+
+def test_count_names_the_main_classifier_the_plan_is_for(capsys, tmp_path):
+    # With further classifiers, the plan's population is the main one's (trial 11).
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "item_id,flag_travel,flag_v2\n"
+        + "".join(f"x{i},{i % 4 == 0:d},{i % 3 == 0:d}\n" for i in range(40)),
+        encoding="utf-8",
+    )
+    assert main(["count", str(path), "--predicted", "flag_travel", "--classifiers", "flag_v2"]) == 0
+    out = capsys.readouterr().out
+    assert "main classifier flag_travel:" in out
+    assert "--population 10 30" in out and "sizes for the main classifier, flag_travel" in out
