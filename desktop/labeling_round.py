@@ -805,6 +805,8 @@ class LabeledRound:
     further_checks : tuple of (str, TargetCheck)
         The draw's other classifiers (each with labels in both strata) against the same
         target margins.
+    other_rounds : tuple of Round
+        Their rounds as added to the session.
     targets : Targets or None
         The target margins the workbook records (now the Plan's); None when it records
         none and the round is judged by the Plan's margins as they were.
@@ -829,6 +831,7 @@ class LabeledRound:
     not_read_again: tuple[str, ...] = ()
     examples_removed: int = 0
     further_checks: tuple[tuple[str, TargetCheck], ...] = ()
+    other_rounds: tuple[Round, ...] = ()
 
     @property
     def draw_top_up(self) -> DrawTopUp:
@@ -1264,6 +1267,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         not_read_again=not_read,
         examples_removed=examples_removed,
         further_checks=further_checks,
+        other_rounds=tuple(kept for _other, kept in others),
     )
     window.show_labeled_summary(result)
     return result

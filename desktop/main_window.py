@@ -1337,6 +1337,20 @@ class MainWindow(QMainWindow):
                     "chance, given the labels so far"
                 )
                 sure.clicked.connect(lambda: self.top_up(result, surer=True))
+        workbook = self.rounds_panel.workbook
+        if workbook is not None and workbook.is_file():
+            # The lead keeps a rounds workbook: the round can join it as labels
+            # --append-to adds it (the session keeps it either way).
+            add = box.addButton(
+                f"Add to {formatting.short_text(workbook.name, 40)}",
+                QMessageBox.ButtonRole.ActionRole,
+            )
+            add.setObjectName("add_to_rounds_workbook_button")
+            add.setToolTip(
+                f"Add this round as a row of your rounds workbook {workbook.name} (nothing "
+                "else in it changes); Undo does not take it out of the file"
+            )
+            add.clicked.connect(lambda: self.add_to_rounds_workbook(result))
         box.setDefaultButton(QMessageBox.StandardButton.Close)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         # The box closed above is deleted later: it must not forget this one then.
@@ -1354,6 +1368,45 @@ class MainWindow(QMainWindow):
             + ("; a target margin is missed" if result.missed else "")
         )
         return box
+
+    def add_to_rounds_workbook(self, result: LabeledRound) -> bool:
+        """Add the round read from labels (and its draw's other classifiers' rounds) to the
+        lead's rounds workbook, one row each, as ``labels --append-to`` does: nothing else
+        in the file changes, and a workbook open elsewhere or changed since is refused."""
+        from core.workbook.append_round import AlreadyRecorded, NewRound, append_round
+        from core.workbook.safe_io import SaveError
+
+        workbook = self.rounds_panel.workbook
+        if workbook is None:
+            return False
+        sources = [book.path for book in result.workbooks]
+        others = tuple(item.classifier for item in result.other_rounds if item.classifier)
+        added, already = [], []
+        for item in (result.round, *result.other_rounds):
+            try:
+                appended = append_round(
+                    workbook,
+                    NewRound.of_round(item),
+                    sources=sources,
+                    update=result.verb == "updated",
+                    other_classifiers=others if item is result.round else (),
+                )
+            except AlreadyRecorded:
+                already.append(item.round or "")
+                continue
+            except (InputError, SaveError, OSError) as exc:
+                logger.info("adding to %s failed: %s", workbook, exc)
+                text = formatting.short_text(str(exc), 600)
+                self.show_status(f"Not added to {workbook.name}: {text}")
+                QMessageBox.warning(self, f"Not added to {workbook.name}", text)
+                return False
+            verb = "updated" if appended.updated else "added"
+            added.append(f"{item.round} {verb} (sheet {appended.sheet!r}, row {appended.row})")
+        words = "; ".join(added) or "nothing to add"
+        if already:
+            words += f"; {', '.join(already)} already there"
+        self.show_status(f"{workbook.name}: {words}")
+        return bool(added or already)
 
     def _is_example_document(self) -> bool:
         """The window still shows the bundled example session (never saved)."""

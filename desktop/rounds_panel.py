@@ -82,6 +82,15 @@ def previous_round_changes(item) -> list[tuple[str, object]]:
     ]
 
 
+def _same_round(item) -> tuple:
+    """What a round read back from the lead's workbook shares with the one the app added
+    there: name, classifier (as the workbook may spell it) and counts."""
+    from core.workbook.rounds import classifier_key
+
+    classifier = classifier_key(item.classifier) if item.classifier else None
+    return (item.round, classifier, item.tp, item.fp, item.fn, item.tn)
+
+
 # --- Rounds panel -----------------------------------------------------------------------------
 
 
@@ -711,8 +720,10 @@ class RoundsPanel(QWidget):
         # The rounds the lead added in the app (labels read back, counts kept) are not in
         # the workbook: they stay.
         rounds = list(opened.state.rounds)
+        # A round added to the workbook from the app (Add to …) is now read from it.
+        in_workbook = {_same_round(item) for item in rounds}
         for item in self._session.state.rounds:
-            if added_in_app(item):
+            if added_in_app(item) and _same_round(item) not in in_workbook:
                 rounds.insert(insertion_point(rounds, item.classifier), item)
         state = replace(opened.state, rounds=tuple(rounds))
         self._session.replace_state(state, text="Read the columns as chosen", undoable=True)

@@ -102,6 +102,28 @@ class NewRound:
     tn: int
     notes: str | None = None
 
+    @classmethod
+    def of_round(cls, item) -> NewRound:
+        """The row of a session's round (a :class:`core.workbook.rounds.Round` with both
+        population counts), as ``labels --append-to`` would write it."""
+        if item.population_pos is None or item.population_neg is None:
+            raise InputError(
+                f"round {item.round!r} has no population counts to write; add it from the "
+                "command line with prplanner labels --append-to"
+            )
+        return cls(
+            round=item.round,
+            date=item.date,
+            classifier=item.classifier,
+            population_pos=item.population_pos,
+            population_neg=item.population_neg,
+            tp=item.tp,
+            fp=item.fp,
+            fn=item.fn,
+            tn=item.tn,
+            notes=item.notes,
+        )
+
     @property
     def k(self) -> float:
         return self.population_pos / self.population_neg

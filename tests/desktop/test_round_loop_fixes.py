@@ -21,7 +21,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
 
 from core.confusion import ConfusionMatrix
 from core.workbook.labeling import count_labels, read_labeling_workbook
@@ -893,3 +893,44 @@ def test_the_draw_is_for_the_classifier_the_plan_builds_on(
     dialog = window.open_item_sample(40, 80, item_list=path)
     assert dialog.category_edit.text() == other.classifier
     dialog.close()
+
+
+def test_a_round_read_from_labels_joins_the_leads_rounds_workbook(
+    qtbot, window, shared_fixtures, item_list, tmp_path, monkeypatch
+):
+    # The app kept the round in its session only: the lead's own workbook stopped at the
+    # last round typed by hand (trial 11b).
+    from core.workbook.rounds import read_rounds
+
+    mine = tmp_path / "my rounds.xlsx"
+    mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(mine)
+    before = len(read_rounds(mine).rounds)
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    ids = label_copy(drawn, labeled, truth, lambda _row: True)
+    result = window.read_labeled_workbook([labeled])
+    add = window.labeled_summary_box.findChild(QPushButton, "add_to_rounds_workbook_button")
+    assert add is not None and add.text() == "Add to my rounds.xlsx"
+    # Open elsewhere: refused, the file unchanged.
+    lock = tmp_path / ".~lock.my rounds.xlsx#"
+    lock.write_text("Anna")
+    warned = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warned.append(args[2]))
+    unchanged = mine.read_bytes()
+    assert not window.add_to_rounds_workbook(result)
+    assert "open in another program" in warned[-1] and mine.read_bytes() == unchanged
+    lock.unlink()
+    add.click()
+    rounds = read_rounds(mine).rounds
+    assert len(rounds) == before + 1
+    added = next(item for item in rounds if item.round == "round1")
+    assert added.matrix == matrix_of(truth, ids) and added.drawn_by_the_rule
+    assert "my rounds.xlsx: round1 added (sheet" in window.statusBar().currentMessage()
+    # Twice: nothing more; read again with the Columns… choices: the round once.
+    assert window.add_to_rounds_workbook(result)
+    assert "already there" in window.statusBar().currentMessage()
+    assert len(read_rounds(mine).rounds) == before + 1
+    assert window.rounds_panel.apply_columns([])
+    assert sum(item.round == "round1" for item in window.session.state.rounds) == 1
