@@ -41,7 +41,6 @@ from core.workbook.report import (
 from core.workbook.report_content import METRIC_WORDS
 from core.workbook.rounds import _TOTAL_LABEL, Round, WorkbookError, _field_of_header, read_rounds
 from core.workbook.safe_io import SaveError
-from tests.conftest import SHARED_FIXTURES
 
 FORMULA_NAMES = ('=HYPERLINK("http://example.com","click")', "+1", "-minus", "@SUM(A1)")
 
@@ -73,11 +72,8 @@ def make_round(name="R-1", **changes) -> Round:
 
 
 @pytest.fixture(scope="module")
-def fixture_rounds():
-    path = SHARED_FIXTURES / "rounds_simple.xlsx"
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} not found")
-    return read_rounds(path).rounds
+def fixture_rounds(shared_fixtures):
+    return read_rounds(shared_fixtures / "rounds_simple.xlsx").rounds
 
 
 @pytest.fixture(scope="module")
@@ -471,10 +467,8 @@ def test_formula_like_text_is_written_as_text(tmp_path, data_only):
 
 
 @pytest.mark.parametrize("fixture", ["rounds_simple.xlsx", "rounds_messy.xlsx"])
-def test_fixture_rounds_are_read_back_unchanged(tmp_path, fixture):
-    source = SHARED_FIXTURES / fixture
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+def test_fixture_rounds_are_read_back_unchanged(tmp_path, fixture, shared_fixtures):
+    source = shared_fixtures / fixture
     rounds = read_rounds(source).rounds
     path = tmp_path / "report.xlsx"
     write_report(path, SessionState(rounds=rounds))
@@ -650,10 +644,8 @@ def test_build_report_touches_no_file(tmp_path):
 # --- command line ------------------------------------------------------------------------------
 
 
-def test_cli_report_then_rounds_reads_them_back_unchanged(tmp_path, capsys):
-    source = SHARED_FIXTURES / "rounds_messy.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+def test_cli_report_then_rounds_reads_them_back_unchanged(tmp_path, capsys, shared_fixtures):
+    source = shared_fixtures / "rounds_messy.xlsx"
     output = tmp_path / "report.xlsx"
     assert main(["report", str(source), "-o", str(output), "--round", "TR-02"]) == 0
     out = capsys.readouterr().out
@@ -667,10 +659,10 @@ def test_cli_report_then_rounds_reads_them_back_unchanged(tmp_path, capsys):
     assert [strip(item) for item in written_rounds] == [strip(item) for item in original]
 
 
-def test_cli_report_of_a_plain_workbook_reports_its_most_recent_round(tmp_path, capsys):
-    source = SHARED_FIXTURES / "rounds_simple.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+def test_cli_report_of_a_plain_workbook_reports_its_most_recent_round(
+    tmp_path, capsys, shared_fixtures
+):
+    source = shared_fixtures / "rounds_simple.xlsx"
     output = tmp_path / "report.xlsx"
     code = main(
         [
@@ -711,12 +703,12 @@ def test_most_recent_round_prefers_dates_then_sheet_order():
     assert most_recent_round(()) is None
 
 
-def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(tmp_path, capsys):
+def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(
+    tmp_path, capsys, shared_fixtures
+):
     from core.workbook.session_io import open_session
 
-    source = SHARED_FIXTURES / "rounds_simple.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+    source = shared_fixtures / "rounds_simple.xlsx"
     tr03 = next(item for item in read_rounds(source).rounds if item.round == "TR-03")
     output = tmp_path / "report.xlsx"
     assert main(["report", str(source), "-o", str(output), "--round", "TR-03", "--json"]) == 0
@@ -912,12 +904,10 @@ def test_plot_snapshots_never_straddle_a_page_break(tmp_path):
     assert all(ws.row_dimensions[r].height == 15 for r in range(1, 10))
 
 
-def test_a_report_names_the_rows_of_the_workbook_it_left_out(tmp_path, capsys):
+def test_a_report_names_the_rows_of_the_workbook_it_left_out(tmp_path, capsys, shared_fixtures):
     # rounds_messy.xlsx: rows 12 and 13 of sheet travel hold a negative and a fractional TP
     # (two rounds gone missing), row 14 the Total (rightly left out).
-    source = SHARED_FIXTURES / "rounds_messy.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+    source = shared_fixtures / "rounds_messy.xlsx"
     output = tmp_path / "report.xlsx"
     assert main(["report", str(source), "-o", str(output)]) == 0
     capsys.readouterr()
@@ -930,15 +920,15 @@ def test_a_report_names_the_rows_of_the_workbook_it_left_out(tmp_path, capsys):
     assert "None." not in warnings[: warnings.index("About this file")]
 
 
-def test_a_saved_session_still_names_the_rows_its_workbook_left_out(tmp_path, capsys):
+def test_a_saved_session_still_names_the_rows_its_workbook_left_out(
+    tmp_path, capsys, shared_fixtures
+):
     # The lead opens the messy workbook in the app, saves the session and reports it
     # weeks later: the two refused rounds are still named, though the session file itself
     # holds no bad row.
     from core.workbook.session_io import read_session, save_session
 
-    source = SHARED_FIXTURES / "rounds_messy.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+    source = shared_fixtures / "rounds_messy.xlsx"
     opened = read_session(source)
     session = tmp_path / "session.xlsx"
     save_session(session, opened.state)
@@ -958,15 +948,13 @@ def test_a_saved_session_still_names_the_rows_its_workbook_left_out(tmp_path, ca
     assert "sheet 'travel', row 12" in first and "sheet 'travel', row 13" in first
 
 
-def test_counts_typed_on_the_evaluate_tab_are_reported_with_their_change(tmp_path):
+def test_counts_typed_on_the_evaluate_tab_are_reported_with_their_change(tmp_path, shared_fixtures):
     # The lead opens the workbook (TR-06 is the latest round) and types the next round's
     # counts on the Evaluate tab: the report compares them with TR-06, as the tab does.
     from core.compare import DEFAULT_REPLICATES, compare
     from core.workbook.session_io import find_by_label, read_session
 
-    source = SHARED_FIXTURES / "rounds_simple.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+    source = shared_fixtures / "rounds_simple.xlsx"
     state = read_session(source).state
     typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
     population = dataclasses.replace(
@@ -1000,15 +988,13 @@ def test_counts_typed_on_the_evaluate_tab_are_reported_with_their_change(tmp_pat
     assert planning.note == "From round TR-06, the previous round on the Plan tab."
 
 
-def test_a_round_typed_over_is_compared_with_the_round_before_it_not_itself():
+def test_a_round_typed_over_is_compared_with_the_round_before_it_not_itself(shared_fixtures):
     # Saved with counts typed over TR-06 on the Evaluate tab: TR-06 itself is still
     # compared with TR-05 (review: it was compared with itself).
     from core.workbook.report_content import change_section
     from core.workbook.session_io import find_by_label, read_session
 
-    source = SHARED_FIXTURES / "rounds_simple.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+    source = shared_fixtures / "rounds_simple.xlsx"
     state = read_session(source).state
     typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
     state = dataclasses.replace(state, evaluate=dataclasses.replace(state.evaluate, matrix=typed))

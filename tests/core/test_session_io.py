@@ -39,10 +39,8 @@ def test_the_default_session_reopens_equal(tmp_path):
 
 
 @pytest.mark.parametrize("fixture", ["rounds_simple.xlsx", "rounds_messy.xlsx"])
-def test_a_session_with_fixture_rounds_reopens_equal(tmp_path, fixture):
-    source = SHARED_FIXTURES / fixture
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+def test_a_session_with_fixture_rounds_reopens_equal(tmp_path, shared_fixtures, fixture):
+    source = shared_fixtures / fixture
     rounds = read_rounds(source).rounds
     state = dataclasses.replace(
         SessionState(rounds=rounds),
@@ -68,10 +66,8 @@ def test_saving_twice_changes_nothing(tmp_path):
     assert open_session(second)[0] == state
 
 
-def test_a_plain_rounds_workbook_opens_about_its_most_recent_round(tmp_path):
-    source = SHARED_FIXTURES / "rounds_messy.xlsx"
-    if not source.is_file():
-        pytest.skip(f"shared fixture {source} not found")
+def test_a_plain_rounds_workbook_opens_about_its_most_recent_round(tmp_path, shared_fixtures):
+    source = shared_fixtures / "rounds_messy.xlsx"
     opened = read_session(source)
     assert not opened.is_session
     book = read_rounds(source)
