@@ -155,19 +155,28 @@ def test_a_workbook_without_rounds_is_refused(tmp_path):
         append_round(path, ROUND)
 
 
-def _own_workbook(path, below=()):
-    """A lead's sheet of two rounds, with ``(row, values)`` further down."""
+def _rounds_sheet(path, header, rows, title="Travel", below=()):
+    """A lead's own rounds sheet: ``header``, ``rows``, and ``(row, values)`` further down."""
     workbook = openpyxl.Workbook()
     sheet = workbook.active
-    sheet.title = "Travel"
-    sheet.append(["Round", "k", "TP", "FP", "FN", "TN"])
-    sheet.append(["R1", 0.05, 10, 2, 3, 40])
-    sheet.append(["R2", 0.05, 11, 1, 2, 41])
+    sheet.title = title
+    for values in (header, *rows):
+        sheet.append(values)
     for row, values in below:
         for column, value in enumerate(values, start=1):
             sheet.cell(row, column).value = value
     workbook.save(path)
     return path
+
+
+def _own_workbook(path, below=()):
+    """A lead's sheet of two rounds, with ``(row, values)`` further down."""
+    return _rounds_sheet(
+        path,
+        ["Round", "k", "TP", "FP", "FN", "TN"],
+        [["R1", 0.05, 10, 2, 3, 40], ["R2", 0.05, 11, 1, 2, 41]],
+        below=below,
+    )
 
 
 def test_an_openpyxl_workbook_with_a_sum_row(tmp_path):
@@ -243,13 +252,11 @@ def test_a_new_rounds_workbook_keeps_a_name_that_starts_like_a_formula(tmp_path)
 
 def test_a_classifier_is_filed_as_the_workbook_spells_it(tmp_path):
     # LibreOffice's autocorrect wrote "Travel"; labels files "travel": one history, not two.
-    path = tmp_path / "own.xlsx"
-    workbook = openpyxl.Workbook()
-    sheet = workbook.active
-    sheet.append(["Round", "Classifier", "k", "TP", "FP", "FN", "TN"])
-    sheet.append(["R1", "Travel", 0.05, 10, 2, 3, 40])
-    sheet.append(["R2", "Finance", 0.05, 11, 1, 2, 41])
-    workbook.save(path)
+    path = _rounds_sheet(
+        tmp_path / "own.xlsx",
+        ["Round", "Classifier", "k", "TP", "FP", "FN", "TN"],
+        [["R1", "Travel", 0.05, 10, 2, 3, 40], ["R2", "Finance", 0.05, 11, 1, 2, 41]],
+    )
     appended = append_round(path, ROUND)  # classifier "travel"
     assert appended.classifier == "Travel"
     assert [item.classifier for item in read_rounds(path).rounds] == ["Travel", "Finance", "Travel"]
@@ -273,13 +280,12 @@ def test_a_sheet_without_population_columns_says_so_and_how_to_head_them(tmp_pat
     # columns under names PR Planner knows (trial 11b).
     from core.errors import InputError
 
-    path = tmp_path / "own.xlsx"
-    workbook = openpyxl.Workbook()
-    sheet = workbook.active
-    sheet.title = "Spam"
-    sheet.append(["Round", "Flagged", "Not flagged", "TP", "FP", "FN", "TN"])
-    sheet.append(["S1", 900, 49_100, 180, 30, 40, 8_000])
-    workbook.save(path)
+    path = _rounds_sheet(
+        tmp_path / "own.xlsx",
+        ["Round", "Flagged", "Not flagged", "TP", "FP", "FN", "TN"],
+        [["S1", 900, 49_100, 180, 30, 40, 8_000]],
+        title="Spam",
+    )
     before = path.read_bytes()
     with pytest.raises(InputError) as refused:
         append_round(path, ROUND)

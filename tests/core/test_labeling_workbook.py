@@ -323,7 +323,12 @@ def _counts_with_a_sheet_first(labeled, target, rows):
     for row in rows:
         sheet.append(row)
     workbook.save(target)
-    (labels,) = count_labels([read_labeling_workbook(target)])
+    return _counts_of(target)
+
+
+def _counts_of(path):
+    """The counts the reader gives a labeled workbook (as :func:`as_counts`)."""
+    (labels,) = count_labels([read_labeling_workbook(path)])
     return as_counts(labels)
 
 
@@ -340,8 +345,7 @@ def test_the_sheet_with_the_labels_is_read_whichever_sheet_comes_first(drawn, tm
     # An empty copy before the labeled sheet, or a notes sheet of the lead's: the labels
     # are where the editors typed them.
     empty_copy = _copy_labels_sheet_first(labeled, tmp_path / "copy.xlsx", clear_labels)
-    (labels,) = count_labels([read_labeling_workbook(empty_copy)])
-    assert as_counts(labels) == expected
+    assert _counts_of(empty_copy) == expected
     notes = [["Labelers: Anna (rows 2-15), Ben (the rest)"]]
     assert _counts_with_a_sheet_first(labeled, tmp_path / "notes.xlsx", notes) == expected
 
@@ -415,8 +419,7 @@ def test_a_reference_sheet_and_an_agreeing_copy_do_not_block_reading(drawn, tmp_
     given = fill(sheet, labeled, LABELS)
     expected = expected_counts(selection.items, given)
     agreeing = _copy_labels_sheet_first(labeled, tmp_path / "agree.xlsx", lambda copy: None)
-    (labels,) = count_labels([read_labeling_workbook(agreeing)])
-    assert as_counts(labels) == expected
+    assert _counts_of(agreeing) == expected
     examples = [
         ["Item id", "Subject", "Label", "Label"],  # a header on two columns
         ["example-1", "Cheap flights to Rome", "positive", "positive"],
