@@ -54,7 +54,10 @@ from core.workbook.session_io import (
     round_before,
     round_key,
 )
-from desktop import formatting
+
+# mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
+# resources/ to desktop.resources, so it sees no such module.
+from desktop import formatting, resources  # type: ignore[attr-defined]
 from desktop.session_model import SessionModel
 from desktop.widgets import affects
 
@@ -80,15 +83,6 @@ def previous_round_changes(item) -> list[tuple[str, object]]:
         ("plan.belief", "previous"),
         ("plan.population", population_of_round(item)),
     ]
-
-
-def _same_round(item) -> tuple:
-    """What a round read back from the lead's workbook shares with the one the app added
-    there: name, classifier (as the workbook may spell it) and counts."""
-    from core.workbook.rounds import classifier_key
-
-    classifier = classifier_key(item.classifier) if item.classifier else None
-    return (item.round, classifier, item.tp, item.fp, item.fn, item.tn)
 
 
 # --- Rounds panel -----------------------------------------------------------------------------
@@ -721,9 +715,9 @@ class RoundsPanel(QWidget):
         # the workbook: they stay.
         rounds = list(opened.state.rounds)
         # A round added to the workbook from the app (Add to …) is now read from it.
-        in_workbook = {_same_round(item) for item in rounds}
+        in_workbook = {resources.round_fingerprint(item) for item in rounds}
         for item in self._session.state.rounds:
-            if added_in_app(item) and _same_round(item) not in in_workbook:
+            if added_in_app(item) and resources.round_fingerprint(item) not in in_workbook:
                 rounds.insert(insertion_point(rounds, item.classifier), item)
         state = replace(opened.state, rounds=tuple(rounds))
         self._session.replace_state(state, text="Read the columns as chosen", undoable=True)

@@ -35,9 +35,13 @@ def read_text(name: str) -> str:
 
 
 def round_fingerprint(item) -> tuple:
-    """What tells one round from another whatever file it was saved in: name, date,
-    classifier and counts (a :class:`core.workbook.rounds.Round`)."""
-    return (item.round, item.date, item.classifier, item.tp, item.fp, item.fn, item.tn)
+    """What tells one round from another whatever file it was saved in or written to:
+    name, date, classifier (as a workbook may spell it) and counts (a
+    :class:`core.workbook.rounds.Round`)."""
+    from core.workbook.rounds import classifier_key
+
+    classifier = classifier_key(item.classifier) if item.classifier else None
+    return (item.round, item.date, classifier, item.tp, item.fp, item.fn, item.tn)
 
 
 @functools.cache
