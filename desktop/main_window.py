@@ -29,6 +29,7 @@ import importlib
 import logging
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -83,13 +84,14 @@ from desktop import formatting, resources  # type: ignore[attr-defined]
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
-from desktop.rounds_panel import RoundsPanel, previous_round_changes, round_label
+from desktop.rounds_panel import ColumnsDialog, RoundsPanel, previous_round_changes, round_label
 from desktop.session_model import SessionModel
 from desktop.tab_support import SessionTab
 from desktop.widgets import affects, guard_wheel
 from desktop.workers import run_with_progress
 
 if TYPE_CHECKING:  # imported where used: Help and the item dialogs wait for their menus
+    from core.workbook.rounds import SheetColumns
     from desktop.help import FormulaReference
     from desktop.labeling_round import ItemSampleDialog, LabeledRound
     from desktop.prevalence_tab import PrevalenceTab
@@ -601,7 +603,7 @@ class MainWindow(QMainWindow):
             return False
         return self.open_workbook(path, ask=False)
 
-    def open_workbook(self, path, *, ask: bool = True) -> bool:
+    def open_workbook(self, path, *, ask: bool = True, columns: tuple[str, ...] = ()) -> bool:
         """Open a saved session, or the past rounds of a plain ``.xlsx`` rounds workbook.
 
         A saved session restores every input exactly; a rounds workbook becomes a
@@ -611,6 +613,10 @@ class MainWindow(QMainWindow):
         rows that could not be used are listed in a dialog (and behind the Rounds panel's
         "not loaded" button); the rest loads. A file that cannot be read at all leaves
         the session as it was and says why.
+
+        ``columns`` are the lead's choices of what the columns hold (``SHEET!ROLE=HEADER``):
+        a workbook whose headers name no counts PR Planner knows (``Hits``, ``Misses``)
+        offers the choice (:meth:`choose_columns_to_open`) and opens again with it.
         """
         if self._busy:
             self.show_status("Wait until the workbook being read or saved is done")
@@ -626,7 +632,9 @@ class MainWindow(QMainWindow):
             base = self.inputs_kept_for_a_workbook()
             from_example = self._is_example_document()  # before the document is renamed
             opened, seen, ours, report = self._in_background(
-                f"Reading {path.name}…", lambda: _read_workbook(path, base), cancellable=True
+                f"Reading {path.name}…",
+                lambda: _read_workbook(path, base, columns),
+                cancellable=True,
             )
         except Cancelled:
             self.show_status(f"Opening {path.name} was cancelled; nothing changed")
@@ -651,7 +659,14 @@ class MainWindow(QMainWindow):
                 + (f"\n\n{reasons}" if reasons else "")
             )
             self.show_status(f"{path.name} holds no rounds; the open session was kept")
-            QMessageBox.warning(self, "No rounds in the workbook", text)
+            skipped = opened.book.skipped_sheets if opened.book is not None else ()
+            guesses = [item.header_guess for item in skipped if item.header_guess is not None]
+            if guesses:
+                # Rounds kept under the lead's own headers: they can say which hold what.
+                text = _no_rounds_in_own_words(path, skipped, bool(columns))
+                self.offer_column_choice(path, text, guesses, columns)
+            else:
+                QMessageBox.warning(self, "No rounds in the workbook", text)
             return False
         state = opened.state
         problems = list(opened.problems)
@@ -683,6 +698,55 @@ class MainWindow(QMainWindow):
             self.show_problems(path.name, problems)
         self.show_status(message)
         return True
+
+    def offer_column_choice(
+        self, path: Path, text: str, guesses: Sequence[SheetColumns], earlier: Sequence[str]
+    ) -> QMessageBox:
+        """Say that ``path`` holds no rounds and offer to choose which of its columns
+        hold the counts (``guesses``: the header rows in the lead's own words)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "No rounds in the workbook",
+            text,
+            QMessageBox.StandardButton.Close,
+            self,
+        )
+        box.setObjectName("no_rounds_box")
+        choose = box.addButton("Choose columns…", QMessageBox.ButtonRole.AcceptRole)
+        choose.setObjectName("choose_columns_button")
+
+        def answered() -> None:
+            if box.clickedButton() is choose:
+                self.choose_columns_to_open(path, guesses, earlier)
+
+        box.finished.connect(answered)
+        box.open()
+        self.no_rounds_box = box
+        return box
+
+    def choose_columns_to_open(
+        self, path: Path, guesses: Sequence[SheetColumns], earlier: Sequence[str] = ()
+    ) -> ColumnsDialog:
+        """The "What the columns hold" dialog over the header rows ``guesses``; OK opens
+        ``path`` with the choices (saved with the session, changed later with Columns…)."""
+        dialog = ColumnsDialog(
+            guesses,
+            earlier,
+            self,
+            intro=(
+                f"PR Planner does not know the headers of {path.name}. Choose what each "
+                "column holds: the four counts (true positives, false positives, false "
+                "negatives, true negatives) and either k or the two population counts are "
+                "needed; a date, a classifier and a model version help. Press OK to open "
+                "the workbook with your choice; it is saved with the session."
+            ),
+        )
+        dialog.accepted.connect(
+            lambda: self.open_workbook(path, ask=False, columns=tuple(dialog.choices()))
+        )
+        dialog.open()
+        self.columns_dialog = dialog
+        return dialog
 
     def _opened_as_item_list(self, path: Path) -> bool:
         """File > Open given a text table or Parquet file: an item list opens the draw
@@ -1709,7 +1773,7 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _read_workbook(path: Path, base: SessionState):
+def _read_workbook(path: Path, base: SessionState, columns: Sequence[str] = ()):
     """``(OpenedSession, fingerprint before reading, is ours, is an exported report)``
     (runs on the thread pool);
     a rounds workbook opens over the inputs ``base``.
@@ -1720,8 +1784,30 @@ def _read_workbook(path: Path, base: SessionState):
     from core.workbook.session_io import read_session
 
     seen = fingerprint(path)
-    opened = read_session(path, base=base)
+    opened = read_session(path, base=base, columns=tuple(columns))
     return opened, seen, is_ours(path), is_exported_report(path)
+
+
+def _no_rounds_in_own_words(path: Path, skipped: Sequence, chosen: bool) -> str:
+    """Why ``path`` opened no rounds when a sheet has a header row in the lead's own words
+    (``skipped``: its :class:`~core.workbook.rounds.SkippedSheet` items); ``chosen`` when
+    the lead's column choice was used."""
+    lines = [
+        f"{path.name} holds no rounds PR Planner can use with "
+        + ("the columns chosen." if chosen else "the headers it knows (TP, FP, FN, TN, ...).")
+    ]
+    for item in skipped[:4]:
+        guess = item.header_guess
+        if guess is None or chosen:
+            lines.append(f"Sheet {item.sheet!r}: {item.reason}.")
+        else:
+            headers = ", ".join(text for _, text in guess.headers[:10])
+            lines.append(f"Sheet {item.sheet!r}, row {guess.header_row}: {headers}.")
+    lines.append(
+        "If a sheet holds your rounds under headers of your own, choose which columns hold "
+        "the four counts and the population (or k). The open session is kept until then."
+    )
+    return "\n\n".join(lines)
 
 
 def _unreadable(path: Path, exc: BaseException) -> str:

@@ -747,7 +747,14 @@ class ColumnsDialog(QDialog):
     returns the user's changes as ``SHEET!ROLE=HEADER`` texts (with the earlier choices).
     """
 
-    def __init__(self, sheets: Sequence[SheetColumns], earlier: Sequence[str] = (), parent=None):
+    def __init__(
+        self,
+        sheets: Sequence[SheetColumns],
+        earlier: Sequence[str] = (),
+        parent=None,
+        *,
+        intro: str | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle("What the columns hold")
         self.setObjectName("columns_dialog")
@@ -759,13 +766,14 @@ class ColumnsDialog(QDialog):
         self.sheet_name_checks: dict[str, tuple[QComboBox, bool]] = {}
         content = QWidget()
         layout = QVBoxLayout(content)
-        intro = QLabel(
-            "Each column of the header row and what PR Planner reads it as. Change a "
+        intro_label = QLabel(
+            intro
+            or "Each column of the header row and what PR Planner reads it as. Change a "
             "column's role and press OK to read the workbook again; the choice is saved "
             "with the session."
         )
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        intro_label.setWordWrap(True)
+        layout.addWidget(intro_label)
         for reading in self._sheets:
             box = QGroupBox(f"Sheet {reading.sheet} (header in row {reading.header_row})")
             form = QFormLayout(box)

@@ -349,13 +349,22 @@ class SkippedSheet:
         Name of the sheet.
     reason : str
         Why no rounds were read from it.
+    header_guess : SheetColumns or None
+        The row most like a header in the lead's own words (``Hits``, ``Misses``, ...)
+        when no row names the four counts: what the lead can choose the counts' columns
+        from (its roles are those its headers' aliases give).
     """
 
     sheet: str
     reason: str
+    header_guess: SheetColumns | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"sheet": self.sheet, "reason": self.reason}
+        result: dict[str, object] = {"sheet": self.sheet, "reason": self.reason}
+        if self.header_guess is not None:
+            result["header_row"] = self.header_guess.header_row
+            result["headers"] = [text for _, text in self.header_guess.headers]
+        return result
 
 
 #: The roles a column can be read as (``--column ROLE=HEADER``), in the order they are
@@ -1078,6 +1087,67 @@ def _find_header(
     return None
 
 
+#: Text cells a row needs to be offered as a header in the lead's own words: the four counts.
+_GUESS_MIN_HEADERS = 4
+
+
+def _header_guess(
+    sheet: str, top: Sequence[RawRow], choices: Sequence[ColumnChoice] = ()
+) -> SheetColumns | None:
+    """The row of ``top`` with the most text cells (at least four; the first of equals),
+    as a header whose words PR Planner does not know, or ``None``.
+
+    Numbers and dates are data, not headers, so a table of rounds without a header row
+    offers nothing. The roles are the user's ``choices`` for the sheet, then what the
+    row's headers' aliases already give (a ``Date`` column): a choice made again starts
+    from them.
+    """
+    best: tuple[int, dict[int, str]] | None = None
+    for row_number, values, _ in top:
+        headers = {
+            index: value.strip()
+            for index, value in enumerate(values)
+            if type(value) is str and value.strip()
+        }
+        if len(headers) >= _GUESS_MIN_HEADERS and (best is None or len(headers) > len(best[1])):
+            best = (row_number, headers)
+    if best is None:
+        return None
+    row_number, headers = best
+    found: dict[str, int] = {}
+    chosen: set[str] = set()
+    taken: set[int] = set()
+    for choice in choices:
+        index = _column_of(choice, headers) if choice.applies_to(sheet) else None
+        if index is None or index in taken:
+            continue
+        taken.add(index)
+        if choice.role in COLUMN_ROLES:
+            found[choice.role] = index
+            chosen.add(choice.role)
+    for index, text in headers.items():
+        field = _field_of_header(text)
+        if field in COLUMN_ROLES and field not in found and index not in taken:
+            found[field] = index
+    roles = tuple(
+        ColumnRole(
+            role=role,
+            header=headers[found[role]],
+            column=_column_letter(found[role]),
+            chosen=role in chosen,
+            reason="chosen" if role in chosen else "its header",
+        )
+        for role in COLUMN_ROLES
+        if role in found
+    )
+    return SheetColumns(
+        sheet=sheet,
+        header_row=row_number,
+        headers=tuple((_column_letter(index), text) for index, text in sorted(headers.items())),
+        roles=roles,
+    )
+
+
 def _settle_roles(
     sheet: str, header: _Header, sample: Sequence[RawRow]
 ) -> tuple[SheetColumns, str | None]:
@@ -1603,14 +1673,24 @@ def _read_sheet(
         top.append(raw)
     header = _find_header(top, sheet, choices)
     if header is None:
-        return SkippedSheet(
-            sheet=sheet,
-            reason=f"no header row with TP, FP, FN and TN (or "
-            f"their aliases) in the first "
-            f"{HEADER_SEARCH_ROWS} rows",
+        guess = _header_guess(sheet, top, choices)
+        reason = (
+            f"no header row with TP, FP, FN and TN (or their aliases) in the first "
+            f"{HEADER_SEARCH_ROWS} rows"
         )
+        if guess is not None:
+            shown = ", ".join(repr(text) for _, text in guess.headers[:10])
+            more = ", ..." if len(guess.headers) > 10 else ""
+            reason += (
+                f"; row {guess.header_row} reads {shown}{more}: say which of its columns "
+                f"hold the four counts ({named('column')}: tp=HEADER, fp=HEADER, fn=HEADER, "
+                "tn=HEADER)"
+            )
+        return SkippedSheet(sheet=sheet, reason=reason, header_guess=guess)
     if isinstance(header, str):
-        return SkippedSheet(sheet=sheet, reason=header)
+        return SkippedSheet(
+            sheet=sheet, reason=header, header_guess=_header_guess(sheet, top, choices)
+        )
     first = [raw for raw in top if raw[0] > header.row]
     if header.ambiguous:
         # What a "Model" column holds is decided by its values: read ahead a little.

@@ -182,6 +182,60 @@ def test_a_choice_can_name_a_count_column_the_reader_does_not_know(tmp_path):
     assert [item.tp for item in book.rounds] == [120, 121, 122]
 
 
+#: Rounds kept under a lead's own words for everything PR Planner reads.
+OWN_WORDS_HEADER = ["Week", "Model", "Hits", "False alarms", "Misses", "Correct rejections",
+                    "Flagged", "Not flagged"]  # fmt: skip
+OWN_WORDS_ROWS = [
+    ["2026-10-01", "finance", 170, 12, 30, 5300, 41000, 1250000],
+    ["2026-10-15", "finance", 165, 15, 28, 5320, 41200, 1251000],
+]
+OWN_WORDS_CHOICES = [
+    "tp=Hits",
+    "fp=False alarms",
+    "fn=Misses",
+    "tn=Correct rejections",
+    "population_pos=Flagged",
+    "population_neg=Not flagged",
+]
+
+
+def own_words_book(tmp_path: Path) -> Path:
+    rows = [["Audit of the finance folder"], OWN_WORDS_HEADER, *OWN_WORDS_ROWS]
+    return write_book(tmp_path / "own_words.xlsx", {"Audit": rows})
+
+
+def test_a_sheet_in_the_leads_own_words_offers_its_header_row(tmp_path):
+    book = read_rounds(own_words_book(tmp_path))
+    assert book.rounds == ()
+    (skipped,) = book.skipped_sheets
+    guess = skipped.header_guess
+    assert guess is not None and guess.header_row == 2  # not the one-cell title above it
+    assert [text for _, text in guess.headers] == OWN_WORDS_HEADER
+    assert [(item.role, item.header) for item in guess.roles] == [("date", "Week")]
+    assert "row 2 reads 'Week', 'Model', 'Hits'" in skipped.reason
+    assert "tp=HEADER, fp=HEADER, fn=HEADER, tn=HEADER" in skipped.reason
+
+
+def test_choosing_the_columns_reads_the_rounds_in_the_leads_own_words(tmp_path):
+    book = read_rounds(own_words_book(tmp_path), columns=OWN_WORDS_CHOICES)
+    assert [(r.tp, r.fp, r.fn, r.tn) for r in book.rounds] == [
+        (170, 12, 30, 5300),
+        (165, 15, 28, 5320),
+    ]
+    assert [(r.population_pos, r.population_neg) for r in book.rounds] == [
+        (41000, 1250000),
+        (41200, 1251000),
+    ]
+    assert [r.classifier for r in book.rounds] == ["finance"] * 2
+    assert [r.date for r in book.rounds] == [dt.date(2026, 10, 1), dt.date(2026, 10, 15)]
+
+
+def test_a_table_of_numbers_without_a_header_offers_nothing(tmp_path):
+    path = write_book(tmp_path / "numbers.xlsx", {"Data": [row[2:] for row in OWN_WORDS_ROWS]})
+    (skipped,) = read_rounds(path).skipped_sheets
+    assert skipped.header_guess is None and "reads" not in skipped.reason
+
+
 def test_a_choice_names_the_classifier_after_a_generic_sheet(tmp_path):
     path = write_book(tmp_path / "book.xlsx", {"Rounds": versioned_rows()})
     book = read_rounds(path, columns=["classifier="])
@@ -233,6 +287,24 @@ def test_rounds_column_flag_mistakes_exit_2_with_one_line(capsys, tmp_path, flag
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and words in err
+
+
+def test_rounds_says_which_columns_the_choices_left_out(capsys, tmp_path):
+    path = own_words_book(tmp_path)
+    status, data, err = run_rounds(capsys, str(path))
+    assert status == 0 and data["rounds"] == []
+    (skipped,) = data["skipped_sheets"]
+    assert skipped["header_row"] == 2 and skipped["headers"] == OWN_WORDS_HEADER
+    counts_only = [arg for text in OWN_WORDS_CHOICES[:4] for arg in ("--column", text)]
+    status = main(["rounds", str(path), *counts_only])
+    err = capsys.readouterr().err
+    assert status == 2
+    line = err.splitlines()[-1]
+    assert line.startswith("error: --column tp=Hits") and "no sheet could be read" in line
+    assert "neither a k column nor both population columns" in line
+    every = [arg for text in OWN_WORDS_CHOICES for arg in ("--column", text)]
+    status, data, _ = run_rounds(capsys, str(path), *every)
+    assert status == 0 and [item["tp"] for item in data["rounds"]] == [170, 165]
 
 
 # --- a session about the user's rounds --------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 
 from core.cli import main
 from core.confusion import point_estimates
@@ -351,3 +351,58 @@ def test_use_as_previous_round_shows_the_recall_the_rounds_panel_shows(qtbot, wi
     plan_tab.grid.refresh_readout()
     shown = plan_tab.grid.readout.text().replace("&nbsp;", " ").replace("\u00a0", " ")
     assert f"<b>Recall</b> {panel_recall} ·" in shown
+
+
+def test_a_workbook_in_the_leads_own_words_opens_once_its_columns_are_chosen(
+    qtbot, window, tmp_path
+):
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    path = own_words_book(tmp_path)
+    before = window.session.state
+    assert window.open_workbook(path) is False
+    assert window.session.state == before  # nothing opened yet
+    box = window.no_rounds_box
+    assert "holds no rounds" in box.text() and "headers of your own" in box.text()
+    assert "Sheet 'Audit', row 2: Week, Model, Hits, False alarms" in box.text()
+    qtbot.mouseClick(box.findChild(QPushButton, "choose_columns_button"), Qt.MouseButton.LeftButton)
+    dialog = window.columns_dialog
+    assert "does not know the headers of own_words.xlsx" in dialog.findChildren(QLabel)[0].text()
+    for text in OWN_WORDS_CHOICES:
+        role, header = text.split("=", 1)
+        dialog.set_role("Audit", header, role)
+    dialog.accept()
+    state = window.session.state
+    assert [(item.tp, item.fp, item.fn, item.tn) for item in state.rounds] == [
+        (170, 12, 30, 5300),
+        (165, 15, 28, 5320),
+    ]
+    assert sorted(window.session.get("columns")) == sorted(
+        f"Audit!{text}" for text in OWN_WORDS_CHOICES
+    )
+    assert window.rounds_panel.columns_button.isVisible()  # the choice can be changed later
+
+
+def test_choosing_too_few_columns_says_what_is_missing_and_offers_the_choice_again(
+    qtbot, window, tmp_path
+):
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    path = own_words_book(tmp_path)
+    assert window.open_workbook(path) is False
+    qtbot.mouseClick(
+        window.no_rounds_box.findChild(QPushButton, "choose_columns_button"),
+        Qt.MouseButton.LeftButton,
+    )
+    dialog = window.columns_dialog
+    for text in OWN_WORDS_CHOICES[:4]:  # the counts, not the populations
+        role, header = text.split("=", 1)
+        dialog.set_role("Audit", header, role)
+    dialog.accept()
+    assert not window.session.state.rounds or window.session.state.rounds[0].sheet != "Audit"
+    box = window.no_rounds_box
+    assert box.isVisible() and "neither a k column nor both population columns" in box.text()
+    qtbot.mouseClick(box.findChild(QPushButton, "choose_columns_button"), Qt.MouseButton.LeftButton)
+    again = window.columns_dialog
+    assert again is not dialog
+    assert sorted(again.choices()) == sorted(f"Audit!{t}" for t in OWN_WORDS_CHOICES[:4])
