@@ -41,6 +41,7 @@ from core.confusion import point_estimates
 from core.errors import InputError
 from core.intervals import Interval
 from core.prevalence import calibrated_metrics_from_round
+from core.workbook.rounds import classifier_key
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
@@ -188,11 +189,20 @@ def round_figures(
     )
     precision_intervals = batch_intervals.wilson_precision(tp, fp, confidence, factors)
     recall_intervals = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence, factors)
+    # "Finance" and "finance" are one classifier (one line), named as its most recent
+    # round spells it.
+    spelling: dict[str, str] = {}
+    by_date = sorted(
+        usable, key=lambda entry: (entry[2].date is not None, entry[2].date or dt.date.min)
+    )
+    for _, _, past, _, _ in by_date:
+        if past.classifier:
+            spelling[classifier_key(past.classifier)] = past.classifier
     figures = [
         RoundFigures(
             index=index,
             name=name,
-            classifier=past.classifier or UNNAMED,
+            classifier=spelling.get(classifier_key(past.classifier), "") or UNNAMED,
             date=past.date,
             model_version=getattr(past, "model_version", None),
             precision=estimates.precision,

@@ -538,12 +538,15 @@ def _p3_charts(ws, content: ReportContent) -> list:
 
 
 def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
-    """Contiguous runs of one classifier: ``(name, first index, last index)``."""
+    """Contiguous runs of one classifier (:func:`~core.workbook.rounds.same_classifier`):
+    ``(name as its first row spells it, first index, last index)``."""
+    from core.workbook.rounds import same_classifier
+
     blocks: list[tuple[str, int, int]] = []
     for index, row in enumerate(rows):
         name = row[2] or ""
-        if blocks and blocks[-1][0] == name:
-            blocks[-1] = (name, blocks[-1][1], index)
+        if blocks and same_classifier(blocks[-1][0], name):
+            blocks[-1] = (blocks[-1][0], blocks[-1][1], index)
         else:
             blocks.append((name, index, index))
     return blocks

@@ -892,6 +892,7 @@ def change_section(
 def _history_previous(rounds, item: Round) -> Round | None:
     """``item``'s previous round as the History tab pairs them."""
     from core.compare import consecutive_pairs
+    from core.workbook.rounds import classifier_key
 
     index = next((i for i, past in enumerate(rounds) if past is item), None)
     if index is None:
@@ -899,7 +900,9 @@ def _history_previous(rounds, item: Round) -> Round | None:
     if index is None:
         return None
     pairs = consecutive_pairs(
-        (i, past.classifier, past.date) for i, past in enumerate(rounds) if _comparable(past)
+        (i, classifier_key(past.classifier), past.date)
+        for i, past in enumerate(rounds)
+        if _comparable(past)
     )
     before = next((previous for previous, current in pairs if current == index), None)
     return None if before is None else rounds[before]

@@ -196,10 +196,17 @@ class Round:
         return result
 
 
-def classifier_key(name: str) -> str:
+def classifier_key(name: str | None) -> str:
     """What tells classifiers apart: their name without case or extra spaces ("Travel",
-    "travel " and "TRAVEL" are one), as a spreadsheet's autocorrect varies them."""
-    return " ".join(name.split()).casefold()
+    "travel " and "TRAVEL" are one), as a spreadsheet's autocorrect varies them; ``""``
+    for none."""
+    return " ".join((name or "").split()).casefold()
+
+
+def same_classifier(first: str | None, second: str | None) -> bool:
+    """Whether two rounds' classifiers are one (:func:`classifier_key`): the History tab,
+    the report and the comparisons pair ``Finance`` with ``finance``."""
+    return classifier_key(first) == classifier_key(second)
 
 
 #: The draw a round's labels came from, as its notes name it: seed and item list.

@@ -66,6 +66,7 @@ from core.workbook.rounds import (
     Round,
     RoundsBook,
     read_rounds,
+    same_classifier,
 )
 from core.workbook.safe_io import FileFingerprint
 
@@ -271,7 +272,7 @@ def insertion_point(rounds, classifier: str | None) -> int:
     the Rounds sheet of a session or report lists them and its history charts draw them
     (one run of rows per classifier)."""
     positions = [
-        index for index, item in enumerate(rounds) if (item.classifier or "") == (classifier or "")
+        index for index, item in enumerate(rounds) if same_classifier(item.classifier, classifier)
     ]
     return positions[-1] + 1 if positions else len(rounds)
 
@@ -279,7 +280,7 @@ def insertion_point(rounds, classifier: str | None) -> int:
 def next_round_name(rounds, classifier: str | None) -> str:
     """A name for the next round of ``classifier``: its latest round's name with the
     number counted on (``TR-06`` -> ``TR-07``), else ``Round N``."""
-    same = [item for item in rounds if (item.classifier or "") == (classifier or "")]
+    same = [item for item in rounds if same_classifier(item.classifier, classifier)]
     latest = max(
         ((item.date is not None, item.date or dt.date.min, index, item)
          for index, item in enumerate(same) if item.round),
@@ -319,7 +320,7 @@ def entered_round(
     label = (classifier or "").strip()
     if any(
         (item.round or "").strip().casefold() == name.casefold()
-        and (item.classifier or "") == label
+        and same_classifier(item.classifier, label)
         for item in state.rounds
     ):
         whose = f" of {label}" if label else ""
@@ -519,7 +520,7 @@ def round_before(rounds, item) -> Round | None:
     same = [
         (past.date is not None, past.date or dt.date.min, position, past)
         for position, past in enumerate(rounds)
-        if (past.classifier or "") == (item.classifier or "")
+        if same_classifier(past.classifier, item.classifier)
     ]
     ordered = [entry[3] for entry in sorted(same, key=lambda entry: entry[:3])]
     for index, past in enumerate(ordered):
@@ -532,7 +533,7 @@ def find_by_label(rounds, label: str, like=None) -> Round | None:
     """The round named ``label`` (of ``like``'s classifier when several share it)."""
     found = [past for past in rounds if previous_round_label(past) == label]
     if len(found) > 1 and like is not None:
-        same = [past for past in found if past.classifier == like.classifier]
+        same = [past for past in found if same_classifier(past.classifier, like.classifier)]
         found = same or found
     return found[-1] if found else None
 
@@ -552,7 +553,7 @@ def compared_round(state: SessionState) -> Round | None:
     name = state.previous_round
     past = find_by_label(rounds, name, like=current) if name else None
     if current is not None and (
-        past is None or past is current or past.classifier != current.classifier
+        past is None or past is current or not same_classifier(past.classifier, current.classifier)
     ):
         return round_before(rounds, current)
     return past

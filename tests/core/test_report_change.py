@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import replace
 
 import openpyxl
 import pytest
@@ -153,3 +154,20 @@ def test_a_plain_rounds_workbook_is_judged_only_by_targets_given(tmp_path, share
 
     assert verdict() == []  # the workbook records no targets: none are made up
     assert verdict("--margin", "0.04") == ["both missed"]
+
+
+def test_one_classifier_spelled_two_ways_is_paired_in_the_report():
+    # Autocorrect capitalised one row's classifier: it is still the travel classifier.
+    spelled = (*ROUNDS[:3], replace(ROUNDS[3], classifier="Travel "))
+    state = SessionState(rounds=spelled)
+    change = build_report(state, round_name=spelled[0]).change
+    assert change is not None and change.previous.round == "TR-06"
+    assert build_report(state, round_name=spelled[3]).change.previous.round == "TR-05"
+    assert build_report(state, round_name=spelled[1]).change is None  # finance is another
+
+
+def test_one_classifier_spelled_two_ways_is_one_history_chart(tmp_path):
+    from core.workbook.report import _classifier_blocks
+
+    rows = [("TR-05", None, "travel"), ("TR-06", None, "Travel"), ("FI-01", None, "finance")]
+    assert _classifier_blocks(rows) == [("travel", 0, 1), ("finance", 2, 2)]

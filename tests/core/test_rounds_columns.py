@@ -421,3 +421,26 @@ def test_the_apps_own_words_for_the_strata_are_population_columns(tmp_path):
     (found,) = read_rounds(path).rounds
     assert (found.population_pos, found.population_neg) == (10_287, 189_713)
     assert found.k == pytest.approx(10_287 / 189_713)
+
+
+def test_the_rounds_of_one_classifier_spelled_two_ways_follow_each_other():
+    from core.workbook.rounds import Round
+    from core.workbook.session_io import (
+        compared_round,
+        insertion_point,
+        next_round_name,
+        round_before,
+    )
+
+    def past(name, day, classifier):
+        return Round(sheet="Rounds", row=day, round=name, date=dt.date(2026, 3, day),
+                     classifier=classifier, k=0.035, tp=250, fp=30, fn=80, tn=4200)  # fmt: skip
+
+    rounds = (past("TR-05", 2, "travel"), past("FI-01", 3, "finance"), past("TR-06", 9, "Travel"))
+    assert round_before(rounds, rounds[2]) is rounds[0]
+    assert insertion_point(rounds, "TRAVEL") == 3
+    assert insertion_point(rounds, "finance ") == 2
+    assert next_round_name(rounds, "travel") == "TR-07"
+    state = SessionState(rounds=rounds, current_round=round_key(rounds[2]), previous_round="TR-05")
+    state = replace(state, evaluate=replace(state.evaluate, matrix=rounds[2].matrix))
+    assert compared_round(state) is rounds[0]

@@ -270,3 +270,23 @@ def test_a_classifier_that_appears_later_takes_a_colour_of_its_own(qtbot, tab, r
     after = colours()
     assert {name: after[name] for name in before} == before
     assert len(set(after.values())) == len(after)
+
+
+def test_one_classifier_spelled_two_ways_is_one_line(qtbot, rounds):
+    # The lead typed "Travel" in one row: still the travel classifier's line, named as its
+    # most recent round spells it, and its rounds compared with each other.
+    travel = sorted((r for r in rounds if r.classifier == "travel"), key=lambda r: r.date)
+    spelled = [dataclasses.replace(r, classifier="Travel") if r is travel[1] else r for r in rounds]
+    latest = "Travel" if travel[1] is travel[-1] else "travel"
+    state = dataclasses.replace(SessionState(), rounds=tuple(spelled))
+    widget = HistoryTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitUntil(lambda: bool(widget.comparisons), timeout=20_000)
+    try:
+        assert set(widget._series) == {latest, "finance"}
+        x, _ = widget._series[latest]["precision_line"].getData()
+        assert len(x) == len(travel)
+        assert "rounds of 2 classifiers." in widget.summary_label.text()
+    finally:
+        widget.shutdown()
