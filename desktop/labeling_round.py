@@ -1559,7 +1559,10 @@ def _needed_in_words(result: LabeledRound) -> list[str]:
             f"chance that they meet both is about {chance_words(chance.both)}."
         )
         surer = result.surer
-        if surer is not None and surer.needed is not None and surer.chance is not None:
+        # Said only when its button is offered: with another classifier of the draw
+        # asking for more, the top-up drawn is that one, not this surer one.
+        offered = result.top_up_for_all is None or result.top_up_for_all == result.top_up
+        if surer is not None and surer.needed is not None and surer.chance is not None and offered:
             more_pos, more_neg = surer.needed
             lines.append(
                 f"For {chance_words(surer.chance.both, article=True)} chance, label about "

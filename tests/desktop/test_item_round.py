@@ -226,6 +226,15 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     buttons = {button.objectName(): button.text() for button in box.buttons()}
     assert buttons["top_up_button"] == f"Top up ({chance_words(chance)} chance)…"
     assert buttons["surer_top_up_button"] == f"Top up ({chance_words(surer.chance.both)} chance)…"
+    # Another classifier of the draw asking for more: the top-up drawn is that one, and
+    # neither the surer button nor its line is offered.
+    from desktop.labeling_round import LabeledRound, summary_text
+
+    assert f"label about {surer.needed[0]:,} flagged" in summary_text(result)
+    bigger = (result.top_up[0] + 40, result.top_up[1] + 400)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(LabeledRound, "top_up_for_all", property(lambda _self: bigger))
+        assert "label about" not in summary_text(result)
     surer_dialog = window.top_up(result, surer=True)
     assert surer_dialog is not None
     assert (surer_dialog.n_pos_spin.value(), surer_dialog.n_neg_spin.value()) == surer.top_up
