@@ -9,9 +9,11 @@ the round in like one read from a workbook (:func:`core.workbook.session_io.ente
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 from PySide6.QtCore import QDate
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDateEdit,
     QDialog,
@@ -60,7 +62,9 @@ def already_a_round(state: SessionState) -> str | None:
 class KeepRoundDialog(QDialog):
     """Name, date and classifier of the round the typed counts become."""
 
-    def __init__(self, state: SessionState, parent: QWidget | None = None):
+    def __init__(
+        self, state: SessionState, parent: QWidget | None = None, workbook: Path | None = None
+    ):
         super().__init__(parent)
         self.setWindowTitle("Keep as a round")
         self.setObjectName("keep_round_dialog")
@@ -96,12 +100,35 @@ class KeepRoundDialog(QDialog):
         form.addRow("Round", self.name_edit)
         form.addRow("Date", self.date_edit)
         form.addRow("Classifier", self.classifier_box)
+        #: "Also add it to <workbook>": the lead's rounds workbook gets the round as a row.
+        self.add_box: QCheckBox | None = None
+        if workbook is not None:
+            self.add_box = QCheckBox(f"Also add it to {workbook.name}", self)
+            self.add_box.setObjectName("add_to_rounds_workbook")
+            if state.evaluate.population.mode == "counts":
+                self.add_box.setToolTip(
+                    f"Add the round as one new row of your rounds workbook {workbook.name}; "
+                    "nothing else in it changes, and Undo does not take the row out of the file"
+                )
+            else:
+                # A row of the workbook carries both population counts, not k alone.
+                self.add_box.setEnabled(False)
+                self.add_box.setToolTip(
+                    "Needs the two population counts (Population given as counts on the "
+                    "Evaluate tab): a row of the rounds workbook records them"
+                )
+            form.addRow(self.add_box)
         form.addRow(buttons)
 
     def _suggest_name(self, classifier: str) -> None:
         if self.name_edit.text() == self._suggested:
             self._suggested = next_round_name(self._rounds, classifier.strip() or None)
             self.name_edit.setText(self._suggested)
+
+    @property
+    def add_to_workbook(self) -> bool:
+        """The lead asked for the round to be added to their rounds workbook too."""
+        return self.add_box is not None and self.add_box.isEnabled() and self.add_box.isChecked()
 
     def values(self) -> tuple[str, dt.date, str]:
         """``(name, date, classifier)`` as entered."""

@@ -19,11 +19,20 @@ has not finished.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QSignalBlocker, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QSignalBlocker,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -441,10 +450,17 @@ class EvaluateTab(SessionTab):
     -------
     status_message(str)
         The warnings in one line, for the window's status bar (``""`` when none).
+    round_for_workbook(Round)
+        A round kept with "Also add it to <workbook>" ticked: the window adds it to the
+        lead's rounds workbook (:attr:`rounds_workbook` names it).
     """
+
+    round_for_workbook = Signal(object)
 
     def __init__(self, session: SessionModel, parent=None):
         super().__init__(session, parent)
+        #: The lead's rounds workbook, if any (the window tells: the Rounds panel's source).
+        self.rounds_workbook: Callable[[], Path | None] = lambda: None
         self.evaluation: Evaluation | None = None
         self.quick_evaluation: Evaluation | None = None
         self.comparison: Comparison | None = None
@@ -731,13 +747,24 @@ class EvaluateTab(SessionTab):
         self.keep_button.setToolTip(tip)
 
     def keep_as_round(self) -> bool:
-        """ "Keep as a round…": ask for its name, date and classifier, then file it."""
-        dialog = KeepRoundDialog(self._session.state, self)
+        """ "Keep as a round…": ask for its name, date and classifier, then file it (and,
+        when the lead asks, add it to their rounds workbook: :attr:`round_for_workbook`)."""
+        workbook = self.rounds_workbook()
+        dialog = KeepRoundDialog(
+            self._session.state,
+            self,
+            workbook=workbook if workbook is not None and workbook.is_file() else None,
+        )
         self.keep_dialog = dialog
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return False
         done, message = keep_as_round(self._session, *dialog.values())
         (self.announce if done else self.status_message).emit(message)
+        if done and dialog.add_to_workbook:
+            state = self._session.state
+            kept = find_round_key(state.rounds, state.current_round)
+            if kept is not None:
+                self.round_for_workbook.emit(kept)
         return done
 
     # --- computing -----------------------------------------------------------------------

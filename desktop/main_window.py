@@ -349,6 +349,9 @@ class MainWindow(QMainWindow):
             lambda message, tab=widget: self._show_tab_status(tab, message)
         )
         widget.announce.connect(self.show_status)
+        if key == "evaluate":
+            widget.rounds_workbook = lambda: self.rounds_panel.workbook
+            widget.round_for_workbook.connect(self.add_kept_round_to_rounds_workbook)
         return widget
 
     def _show_tab_status(self, tab: QWidget, message: str) -> None:
@@ -1437,23 +1440,44 @@ class MainWindow(QMainWindow):
         """Add the round read from labels (and its draw's other classifiers' rounds) to the
         lead's rounds workbook, one row each, as ``labels --append-to`` does: nothing else
         in the file changes, and a workbook open elsewhere or changed since is refused."""
+        others = tuple(item.classifier for item in result.other_rounds if item.classifier)
+        return self._append_to_rounds_workbook(
+            (result.round, *result.other_rounds),
+            sources=[book.path for book in result.workbooks],
+            update=result.verb == "updated",
+            other_classifiers=others,
+        )
+
+    def add_kept_round_to_rounds_workbook(self, item) -> bool:
+        """Add a round kept from the Evaluate tab's counts ("Keep as a round…" with "Also
+        add it to …") to the lead's rounds workbook, one row, nothing else changed."""
+        return self._append_to_rounds_workbook((item,))
+
+    def _append_to_rounds_workbook(
+        self,
+        items,
+        *,
+        sources=(),
+        update: bool = False,
+        other_classifiers: tuple[str, ...] = (),
+    ) -> bool:
+        """Append ``items`` (the first is the main round) to the Rounds panel's workbook;
+        says what was added, or why not (nothing in the file changes then)."""
         from core.workbook.append_round import AlreadyRecorded, NewRound, append_round
         from core.workbook.safe_io import SaveError
 
         workbook = self.rounds_panel.workbook
         if workbook is None:
             return False
-        sources = [book.path for book in result.workbooks]
-        others = tuple(item.classifier for item in result.other_rounds if item.classifier)
         added, already = [], []
-        for item in (result.round, *result.other_rounds):
+        for position, item in enumerate(items):
             try:
                 appended = append_round(
                     workbook,
                     NewRound.of_round(item),
                     sources=sources,
-                    update=result.verb == "updated",
-                    other_classifiers=others if item is result.round else (),
+                    update=update,
+                    other_classifiers=other_classifiers if position == 0 else (),
                 )
             except AlreadyRecorded:
                 already.append(item.round or "")

@@ -865,3 +865,55 @@ def test_an_exported_report_reopens_but_save_asks_before_replacing_it(
 
 def test_ctrl_y_redoes_as_in_a_spreadsheet(window):
     assert QKeySequence("Ctrl+Y") in window.redo_action.shortcuts()
+
+
+def test_a_kept_round_can_join_the_leads_rounds_workbook(
+    qtbot, window, shared_fixtures, tmp_path, monkeypatch
+):
+    from core.workbook.rounds import read_rounds
+    from desktop.entered_round import KeepRoundDialog
+
+    mine = tmp_path / "my rounds.xlsx"
+    mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    before = read_rounds(mine).rounds
+    assert window.open_workbook(mine)
+    window.show_tab("evaluate")
+    evaluate_tab = window.tabs.currentWidget()
+    typed = ConfusionMatrix(tp=240, fp=60, fn=95, tn=4205)
+    refused = window.session.set_values(
+        [
+            ("evaluate.matrix", typed),
+            ("evaluate.population.predicted_positive", 41_000),
+            ("evaluate.population.predicted_negative", 1_250_000),
+        ]
+    )
+    assert refused is None
+    offered = {}
+
+    def accept(dialog, tick=True):
+        offered["text"] = dialog.add_box.text() if dialog.add_box is not None else None
+        offered["enabled"] = dialog.add_box is not None and dialog.add_box.isEnabled()
+        if dialog.add_box is not None:
+            dialog.add_box.setChecked(tick)
+        dialog.date_edit.setDate(QDate(2026, 4, 6))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(KeepRoundDialog, "exec", accept)
+    assert evaluate_tab.keep_as_round()
+    assert offered == {"text": "Also add it to my rounds.xlsx", "enabled": True}
+    after = read_rounds(mine).rounds
+    assert len(after) == len(before) + 1
+    (added,) = [item for item in after if item not in before]
+    assert (added.round, added.date, added.classifier, added.matrix) == (
+        "TR-07", dt.date(2026, 4, 6), "travel", typed,
+    )  # fmt: skip
+    assert (added.population_pos, added.population_neg) == (41_000, 1_250_000)
+    assert "my rounds.xlsx: TR-07 added (sheet" in status(window)
+    # With k alone there are no population counts to write: the box says so, unticked.
+    assert window.session.set_values(
+        [("evaluate.matrix", ConfusionMatrix(tp=1, fp=2, fn=3, tn=400)),
+         ("evaluate.population.mode", "k")]
+    ) is None  # fmt: skip
+    assert evaluate_tab.keep_as_round()
+    assert offered["enabled"] is False
+    assert len(read_rounds(mine).rounds) == len(before) + 1
