@@ -152,12 +152,17 @@ class ClassifierCount:
         The column its prediction comes from.
     population_pos, population_neg : int
         Items it predicts positive / negative (``N1``, ``N0``).
+    flagged_by_main : int or None
+        For a further classifier: how many of the items it flags the main classifier
+        flags too (the overlap the Ensemble tab's label reuse needs); ``None`` for the
+        main classifier.
     """
 
     name: str
     column: str
     population_pos: int
     population_neg: int
+    flagged_by_main: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1153,6 +1158,7 @@ def population_aggregates(table: ItemTable) -> list[str]:
         parts += [
             f"count(*) FILTER (WHERE c{index} IS NULL)",
             f"count(*) FILTER (WHERE c{index})",
+            f"count(*) FILTER (WHERE c{index} AND primary_flag)",
         ]
     return parts
 
@@ -1164,9 +1170,11 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
     rows, missing, bad_primary, positives = (int(value) for value in values[:4])
     counts = {"missing": missing, "bad_primary": bad_primary}
     classifier_positives = []
+    overlaps = []
     for index in range(len(table.columns.classifiers)):
-        counts[f"bad_c{index}"] = int(values[4 + 2 * index])
-        classifier_positives.append(int(values[5 + 2 * index]))
+        counts[f"bad_c{index}"] = int(values[4 + 3 * index])
+        classifier_positives.append(int(values[5 + 3 * index]))
+        overlaps.append(int(values[6 + 3 * index]))
     if rows == 0:
         raise ItemListError(f"{table.path.name} has a header but no items")
     table.check_rows(counts, id_hashes)
@@ -1179,12 +1187,15 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
     )
     table.refuse_empty(primary.name, column, primary.population_pos, primary.population_neg)
     classifiers = []
-    for name, positives_here in zip(table.columns.classifiers, classifier_positives, strict=True):
+    for name, positives_here, overlap in zip(
+        table.columns.classifiers, classifier_positives, overlaps, strict=True
+    ):
         count = ClassifierCount(
             name=name,
             column=name,
             population_pos=positives_here,
             population_neg=rows - positives_here,
+            flagged_by_main=overlap,
         )
         table.refuse_empty(name, name, count.population_pos, count.population_neg)
         classifiers.append(count)

@@ -9,7 +9,9 @@ The population a plan needs (``prplanner plan --population N_POS N_NEG``), count
 every check ``select`` makes (ids present and unique, predictions that are labels), so a
 list that counts is a list that draws. JSON keys (the contract): ``file, file_sha256, rows,
 population_pos, population_neg, classifiers: [{name, column, population_pos,
-population_neg}]`` (the further classifiers of ``--classifiers``).
+population_neg, flagged_by_main}]`` (the further classifiers of ``--classifiers``;
+``flagged_by_main``: how many of the items one flags the main classifier flags too, the
+overlap ``prplanner ensemble`` reuses labels over).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class CountedItems:
                     "column": count.column,
                     "population_pos": count.population_pos,
                     "population_neg": count.population_neg,
+                    "flagged_by_main": count.flagged_by_main,
                 }
                 for count in summary.classifiers
             ],
@@ -87,7 +90,8 @@ def format_text(counted: CountedItems) -> str:
     ]
     for item in further:
         lines.append(
-            f"  classifier {item['name']}: {item['population_pos']:,} flagged, "
+            f"  classifier {item['name']}: {item['population_pos']:,} flagged "
+            f"({item['flagged_by_main']:,} of them flagged by {main} too), "
             f"{item['population_neg']:,} unflagged"
         )
     lines.append("")
@@ -103,4 +107,11 @@ def format_text(counted: CountedItems) -> str:
         f"plan with: prplanner plan --population {pos} {neg} --precision P --recall R "
         f"--margin B --fpc{whose}"
     )
+    for item in further:
+        # Each further classifier's precision from the main classifier's labels plus its
+        # own: the Ensemble tab's question, with these sizes.
+        lines.append(
+            f"labels {item['name']} needs beyond {main}'s: prplanner ensemble --parent-size "
+            f"{pos} --child-size {item['population_pos']} --overlap {item['flagged_by_main']}"
+        )
     return "\n".join(lines)

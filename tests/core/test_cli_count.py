@@ -30,6 +30,7 @@ def test_count_matches_a_count_by_hand(capsys, tmp_path):
         rows = list(csv.DictReader(stream))
     flagged = sum(row["prediction"] == "yes" for row in rows)
     spam = sum(row["spam_flag"] == "1" for row in rows)
+    both = sum(row["spam_flag"] == "1" and row["prediction"] == "yes" for row in rows)
     status = main(["count", str(path), "--classifiers", "spam_flag", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert status == 0 and list(data) == COUNT_KEYS
@@ -38,6 +39,15 @@ def test_count_matches_a_count_by_hand(capsys, tmp_path):
     )  # fmt: skip
     (further,) = data["classifiers"]
     assert (further["name"], further["population_pos"]) == ("spam_flag", spam)
+    assert further["flagged_by_main"] == both
+    status = main(["count", str(path), "--classifiers", "spam_flag"])
+    out = capsys.readouterr().out
+    assert f"{spam:,} flagged ({both:,} of them flagged by prediction too)" in out
+    suggested = f"prplanner ensemble --parent-size {flagged} --child-size {spam} --overlap {both}"
+    assert suggested in out
+    # The suggested command runs as printed.
+    assert main(suggested.split()[1:]) == 0
+    capsys.readouterr()
     status = main(["count", str(path)])
     out = capsys.readouterr().out
     assert status == 0 and f"prplanner plan --population {flagged} {len(rows) - flagged}" in out
