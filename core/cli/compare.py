@@ -229,41 +229,15 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     change = change_section(state, item, replicates=replicates, seed=seed, fpc=fpc)
     if change is None:
         whose = f"of classifier {item.classifier!r} " if item.classifier else ""
-        spelled = _other_spellings(state.rounds, item.classifier)
-        hint = (
-            f"; rounds of {', '.join(map(repr, spelled))} are filed under another spelling: "
-            "make the names the same in the workbook to pair them"
-            if spelled
-            else ""
-        )
         raise InputError(
             f"{round_label(item)} has no earlier round {whose}in {args.rounds_file.name} "
-            "(rounds are paired by classifier and date); name a later round with --round" + hint
+            "(rounds are paired by classifier and date); name a later round with --round"
         )
     return RoundsCompared(
         comparison=change.comparison,
         previous_round=round_label(change.previous),
         current_round=round_label(item),
         notes=tuple(notes),
-    )
-
-
-def _other_spellings(rounds, classifier: str | None) -> list[str]:
-    """Classifier names of ``rounds`` that differ from ``classifier`` only in case or
-    spaces ("Travel" and "TRAVEL"), which pair as two classifiers."""
-    from core.workbook.rounds import classifier_key
-
-    if not classifier:
-        return []
-    key = classifier_key(classifier)
-    return sorted(
-        {
-            item.classifier
-            for item in rounds
-            if item.classifier
-            and item.classifier != classifier
-            and classifier_key(item.classifier) == key
-        }
     )
 
 
