@@ -52,7 +52,7 @@ from core.bayes import (
 from core.confusion import ConfusionMatrix, PointEstimates, Population, point_estimates
 from core.errors import InputError, named
 from core.intervals import Interval
-from core.methods import Recommendation
+from core.methods import FEW_FLAGGED_LABELED, Recommendation
 
 #: Cells below this make the normal approximations (Wald, Katz, delta, Eq 6-8) doubtful
 #: (the paper: "at least 5 or 10"; we warn below 10).
@@ -182,8 +182,16 @@ class Evaluation:
         """Metric -> the interval to quote and why (:data:`core.methods.RECOMMENDED`), for
         the metrics whose recommended interval was computed. F1's bootstrap gives way to
         its posterior interval when it has no width (:data:`core.methods.F1_WITHOUT_SPREAD`):
-        a lead must never be told to quote a range of one value that is not certain."""
-        from core.methods import F1_WITHOUT_SPREAD, METRICS, RECOMMENDED
+        a lead must never be told to quote a range of one value that is not certain; and
+        with the finite population correction F1 is quoted from the posterior of the lists'
+        own F1 (:data:`core.methods.F1_WITH_FPC`)."""
+        from core.methods import (
+            F1_WITH_FPC,
+            F1_WITHOUT_SPREAD,
+            METRICS,
+            PRECISION_FEW_WITH_FPC,
+            RECOMMENDED,
+        )
 
         metrics = self.metrics()
         chosen = {}
@@ -193,7 +201,16 @@ class Evaluation:
             interval = intervals.get(item.method)
             if interval is None:
                 continue
-            if (
+            if metric == F1_WITH_FPC.metric and self.fpc is not None:
+                item = F1_WITH_FPC
+            elif (
+                metric == PRECISION_FEW_WITH_FPC.metric
+                and self.fpc is not None
+                and self.matrix.n_pos < FEW_FLAGGED_LABELED
+                and PRECISION_FEW_WITH_FPC.method in intervals
+            ):
+                item = PRECISION_FEW_WITH_FPC
+            elif (
                 metric == F1_WITHOUT_SPREAD.metric
                 and interval.lower == interval.upper
                 and F1_WITHOUT_SPREAD.method in intervals
@@ -214,6 +231,20 @@ class Evaluation:
         result["prevalence"] = {"estimate": _none_if_nan(self.estimates.prevalence)}
         result["warnings"] = list(self.warnings)
         result["recommended"] = self.recommended()
+        result["fpc"] = (
+            None
+            if self.fpc is None
+            else {
+                "applied": True,
+                "not_applied_to": {
+                    metric: [m for m in intervals if m in FPC_NOT_APPLIED]
+                    for metric, intervals in (
+                        (name, metric.intervals) for name, metric in self.metrics().items()
+                    )
+                    if any(m in FPC_NOT_APPLIED for m in intervals)
+                },
+            }
+        )
         return result
 
     def to_rows(self) -> list[tuple[str, str, float | None, float | None, float | None, str]]:
@@ -264,6 +295,11 @@ def _resolve_prior(prior: Prior | None, matrix: ConfusionMatrix, warnings: list[
         )
         return Prior.jeffreys()
     return Prior.none()
+
+
+#: Intervals the finite population correction does not change: Agresti-Coull, and the
+#: Bayes predictive ones (a prediction of the next round's estimate, not the lists' value).
+FPC_NOT_APPLIED = frozenset({"agresti_coull", "bayes", "bayes_mc"})
 
 
 def _interval_from_draws(
@@ -351,10 +387,12 @@ def evaluate(
             f"{FPC_NOTE_START}: the sample is drawn without replacement from a list of "
             f"known size, so the {100 * labeled_pos:.1f} % of the flagged and "
             f"{100 * labeled_neg:.1f} % of the unflagged items labeled carry no "
-            "sampling error; the closed-form intervals of precision, recall and the false "
-            "positive rate and the bootstrap (F1's too) account for it (the exact one then "
-            "counts what the unlabeled items can still hold); Agresti-Coull and the Bayesian "
-            "ones are left wider, the more so the more of a list is labeled"
+            "sampling error; every interval of the lists' own values accounts for it (the "
+            "closed-form ones, the bootstrap and the posterior; the exact and Jeffreys "
+            "intervals of precision then count what the unlabeled items can still hold) "
+            "except Agresti-Coull, which is left wider, the more so the more of a list is "
+            "labeled; the Bayes predictive ones predict the next round's estimate and are "
+            "not corrected"
         )
 
     strata = population.strata if population is not None else None
@@ -373,6 +411,17 @@ def evaluate(
     census = (fpc_factors[0] == 0.0, fpc_factors[1] == 0.0) if fpc else (False, False)
     estimates = point_estimates(matrix, None if population is None else k)
     _cell_warnings(matrix, warnings, census)
+    if 0 < matrix.n_pos < FEW_FLAGGED_LABELED and not census[0]:
+        warnings.append(
+            f"only {matrix.n_pos} flagged items are labeled: at such sizes every interval is "
+            "lumpy, and even Wilson's and Katz's coverage can fall to 85-90 % at some true "
+            "values"
+            + (
+                "; the exact interval of precision keeps its level and is the one marked to quote"
+                if fpc
+                else ""
+            )
+        )
 
     stratum_size = population.strata[0] if fpc and population and population.strata else None
     precision_intervals = dict(
@@ -446,6 +495,21 @@ def evaluate(
             draws, "recall", "posterior", confidence
         )
     f1_intervals["posterior"] = _interval_from_draws(draws, "f1", "posterior", confidence)
+    if fpc and strata is not None:
+        # The lists' own recall and F1, as precision's posterior is the flagged list's own
+        # precision: each draw completes the unlabeled items binomially. The bootstrap's
+        # recall and F1 are too narrow when few missed positives are labeled (a count of 0
+        # to 3 FN cannot vary much); these keep their level (methods, "Finite population
+        # correction").
+        finite_draws = resampling.finite_population_posterior_draws(
+            *z, matrix, strata, replicates=replicates, seed=rng
+        )
+        recall_intervals["posterior"] = _interval_from_draws(
+            finite_draws, "recall", "posterior", confidence
+        )
+        f1_intervals["posterior"] = _interval_from_draws(
+            finite_draws, "f1", "posterior", confidence
+        )
     # A credible interval for the true value never leaves out the round's own estimate:
     # at a count of 0 or n (precision or F1 of 100 %) its equal tails stop short of the
     # boundary, which is then taken in, as the Jeffreys interval does (methods §4).

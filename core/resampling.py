@@ -591,6 +591,43 @@ def _random_future_f1(rows, part, size, total: int, rng: np.random.Generator) ->
     return np.where(tp + fn == 0, np.nan, np.nan_to_num(f1))
 
 
+def finite_population_posterior_draws(
+    z11, z01, z10, z00, matrix, strata, *, replicates: int = 10_000, seed=None
+) -> Replicates:
+    """Draws of the two lists' own precision, recall and F1 (stratified design, a sample
+    drawn without replacement from lists of known sizes ``strata = (N1, N0)``).
+
+    ``pi1 ~ Beta(z11, z01)`` and ``pi0 ~ Beta(z10, z00)`` as in :func:`posterior_draws`;
+    each list then holds ``M = labeled positives + Binomial(N - n, pi)`` positives
+    (:func:`core.bayes.finite_population_rates`, methods "Finite population correction"),
+    and its own values are ``M1/N1``, ``M1/(M1 + M0)`` and ``2 M1/(N1 + M1 + M0)``. A list
+    labeled in full keeps what its labels showed; with both labeled in full the draws are
+    the round's own values. Recall is undefined (NaN) when a draw holds no positive at all.
+    """
+    from core.bayes import finite_population_rates
+
+    rng = as_generator(seed)
+    q = _replicate_count(replicates)
+    pi1 = rng.beta(z11, z01, size=q)
+    pi0 = rng.beta(z10, z00, size=q)
+    own_pos, own_neg = finite_population_rates(pi1, pi0, matrix, strata, rng)
+    flagged, unflagged = strata
+    found_pos, missed = own_pos * flagged, own_neg * unflagged  # M1 and M0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recall = found_pos / (found_pos + missed)
+        f1 = 2.0 * found_pos / (flagged + found_pos + missed)
+    recall = np.where(found_pos + missed > 0, recall, np.nan)
+    f1 = np.where(np.isnan(recall), np.nan, f1)
+    return Replicates(
+        kind="posterior",
+        precision=own_pos,
+        recall=recall,
+        f1=f1,
+        undefined_precision=0,
+        undefined_recall=int(np.isnan(recall).sum()),
+    )
+
+
 def posterior_draws(
     z11,
     z01,

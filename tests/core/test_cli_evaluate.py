@@ -35,7 +35,7 @@ def test_evaluate_json_keys_for_each_design(capsys):
         )
         assert list(document) == [
             "k", "design", "precision", "recall", "f1", "fpr", "prevalence", "warnings",
-            "recommended",
+            "recommended", "fpc",
         ]  # fmt: skip
         assert document["design"] == design
         assert list(document["precision"]["intervals"]) == precision
