@@ -1097,6 +1097,9 @@ def make_plan(
         design_s = None
 
     _check_design(population, n_pos, n_neg, fpc)
+    large_share = None if fpc else _large_share_note(population, n_pos, n_neg)
+    if large_share is not None:
+        notes = (*notes, large_share)
     if design_s is None:
         driver = _ratio_driver(
             ratio_star, n_pos, n_neg, k, method, v is not None, cost_pos is not None, bayesian
@@ -1165,6 +1168,32 @@ def make_plan(
         assurance=chance.at(assured_n_pos, assured_n_neg),
     )
     return replace(plan, assured=assured)
+
+
+#: Marks the note that a plan without the correction labels much of a list (the Plan tab
+#: shows it beside its own notes).
+PLAN_FPC_MARK = " of lists of known size"
+
+
+def _large_share_note(population: Population, n_pos: int, n_neg: int) -> str | None:
+    """A note when a plan without the finite population correction labels a tenth or
+    more of a list of known size: drawn without replacement (as PR Planner's selection
+    rule draws), the correction plans it with fewer labels, and the chance stated is then
+    the one the labels will be judged by (``labels`` applies it)."""
+    from core.evaluation import LARGE_SHARE_LABELED
+
+    strata = population.strata
+    if strata is None:
+        return None
+    shares = (n_pos / strata[0], n_neg / strata[1])
+    if max(shares) < LARGE_SHARE_LABELED:
+        return None
+    return (
+        f"the plan labels {100 * shares[0]:.1f} % of the flagged and {100 * shares[1]:.1f} % "
+        f"of the unflagged items{PLAN_FPC_MARK}: drawn without replacement from these lists "
+        f"(as PR Planner draws), {named('fpc')} plans it with fewer labels, and its chance of "
+        "meeting the margins is then the one the labels will be judged by"
+    )
 
 
 def _check_design(population: Population, n_pos: int, n_neg: int, fpc: bool) -> None:

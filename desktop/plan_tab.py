@@ -262,6 +262,11 @@ def plan_basis(state: SessionState) -> PlanBasis:
         recommended = request.plan()
     except InputError as exc:
         notes = (*notes, f"No recommended plan: {exc}")
+    else:
+        from core.planning import PLAN_FPC_MARK
+
+        # Without the correction, a plan labeling much of a list asks for more than needed.
+        notes = (*notes, *(note for note in recommended.notes if PLAN_FPC_MARK in note))
     hint = ""
     assurance = None if recommended is None else recommended.assurance
     if assurance is not None and not state.plan.assurance_target:

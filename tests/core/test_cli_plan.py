@@ -120,6 +120,23 @@ def test_population_and_fpc(capsys):
     assert plain["k"] == 0.05 and finite["total"] < plain["total"]
 
 
+def test_a_plan_labeling_much_of_a_list_without_the_correction_says_so(capsys):
+    # 274 of 300 flagged and 4,150 of 6,000 unflagged: drawn without replacement, --fpc
+    # needs 2,600 labels, not 4,424 (statistician's check).
+    flags = ["plan", "--population", "300", "6000", "--precision", "0.8", "--recall", "0.7",
+             "--margin", "0.05"]  # fmt: skip
+    assert main(flags) == 0
+    err = capsys.readouterr().err
+    assert "note: the plan labels 91.3 % of the flagged and 69.2 % of the unflagged" in err
+    assert "--fpc plans it with fewer labels" in err
+    assert main([*flags, "--fpc"]) == 0
+    assert "of lists of known size" not in capsys.readouterr().err
+    # A small share of a large list: no note.
+    assert main(["plan", "--population", "41200", "1251000", "--precision", "0.9",
+                 "--recall", "0.8"]) == 0  # fmt: skip
+    assert "of lists of known size" not in capsys.readouterr().err
+
+
 def test_text_output_is_a_readable_table(capsys):
     assert main([*BASE, "--assurance", "--reps", "500", "--cost-pos", "1", "--cost-neg", "1"]) == 0
     out = capsys.readouterr().out

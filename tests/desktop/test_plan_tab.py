@@ -750,3 +750,20 @@ def test_the_plan_says_how_to_plan_more_surely_when_it_is_far_from_sure():
     assert "Chance of meeting both margins" in basis.hint
     assured = plan_tab.plan_basis(SessionState(plan=replace(state.plan, assurance_target=0.8)))
     assert assured.hint == ""
+
+
+def test_a_plan_labeling_much_of_a_list_names_the_correction(qtbot, tab, session):
+    assert "known size" not in tab.notes.text()
+    session.set_values(
+        [
+            ("plan.population.mode", "counts"),
+            ("plan.population.predicted_positive", 300),
+            ("plan.population.predicted_negative", 6000),
+        ]
+    )
+    wait_refresh(qtbot, tab)
+    assert "of lists of known size" in tab.notes.text()
+    assert "Finite population correction plans it with fewer labels" in tab.notes.text()
+    session.set_value("plan.fpc", True)
+    wait_refresh(qtbot, tab)
+    assert "known size" not in tab.notes.text()
