@@ -664,7 +664,12 @@ class MainWindow(QMainWindow):
             self.show_status(f"{path.name} holds no rounds; the open session was kept")
             skipped = opened.book.skipped_sheets if opened.book is not None else ()
             guesses = [item.header_guess for item in skipped if item.header_guess is not None]
-            if guesses:
+            damaged = _damaged_labeling_workbook(path, guesses)
+            if damaged is not None:
+                # A labels sheet (Item id, Label) without its Design or Sample sheet: say
+                # that, as labels does, rather than offer to read it as rounds.
+                QMessageBox.warning(self, "Not a complete labeling workbook", damaged)
+            elif guesses:
                 # Rounds kept under the lead's own headers: they can say which hold what.
                 text = _no_rounds_in_own_words(path, skipped, bool(columns))
                 self.offer_column_choice(path, text, guesses, columns)
@@ -1810,6 +1815,21 @@ def _read_workbook(path: Path, base: SessionState, columns: Sequence[str] = ()):
     seen = fingerprint(path)
     opened = read_session(path, base=base, columns=tuple(columns))
     return opened, seen, is_ours(path), is_exported_report(path)
+
+
+def _damaged_labeling_workbook(path: Path, guesses: Sequence[SheetColumns]) -> str | None:
+    """Why ``path`` cannot be read as labels when a sheet of it is headed like a labels
+    sheet (``Item id`` and ``Label``), or ``None`` when none is."""
+    from core.workbook.labeling import ID_HEADER, LABEL_HEADER, read_labeling_workbook
+
+    wanted = {ID_HEADER.casefold(), LABEL_HEADER.casefold()}
+    if not any(wanted <= {text.casefold() for _, text in guess.headers} for guess in guesses):
+        return None
+    try:
+        read_labeling_workbook(path)
+    except (InputError, OSError) as exc:
+        return f"{exc}. The open session was kept."
+    return None
 
 
 def _no_rounds_in_own_words(path: Path, skipped: Sequence, chosen: bool) -> str:

@@ -750,7 +750,7 @@ def test_the_chance_the_lead_asked_for_carries_over_to_the_list(qtbot, window, i
     path, _truth = item_list
     tab = window.plan_tab
     window.session.set_value("plan.assurance_target", 0.9)
-    qtbot.waitUntil(lambda: tab.assured is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: tab.assured is not None, timeout=60_000)
     tab.apply_assured()
     window.open_item_sample()
     dialog = window.item_sample_dialog
@@ -934,3 +934,24 @@ def test_a_round_read_from_labels_joins_the_leads_rounds_workbook(
     assert len(read_rounds(mine).rounds) == before + 1
     assert window.rounds_panel.apply_columns([])
     assert sum(item.round == "round1" for item in window.session.state.rounds) == 1
+
+
+@pytest.mark.parametrize("deleted", ["Design", "Sample"])
+def test_a_labeling_workbook_missing_a_sheet_is_named_not_offered_as_rounds(
+    qtbot, window, item_list, tmp_path, warnings, deleted
+):
+    # Opened with File > Open, it offered "Choose columns…" to read the Labels sheet as
+    # rounds (hostile-input trial 12); labels says what is wrong, and so does the app.
+    path, _truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    workbook = openpyxl.load_workbook(drawn)
+    del workbook[deleted]
+    damaged = tmp_path / "damaged.xlsx"
+    workbook.save(damaged)
+    state = window.session.state
+    assert window.open_workbook(damaged, ask=False) is False
+    assert window.session.state == state
+    title, text = warnings[-1]
+    assert title == "Not a complete labeling workbook"
+    assert f"has no '{deleted}' sheet" in text and "the sheet was deleted" in text
+    assert window.findChild(QMessageBox, "no_rounds_box") is None
