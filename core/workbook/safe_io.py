@@ -606,6 +606,10 @@ def atomic_write_path(
     ...     workbook.save(temporary)
     """
     destination = Path(path)
+    if destination.is_symlink():
+        # Saved through a link (latest.xlsx -> rounds_2026.xlsx): the file it points to
+        # gets the new content; replacing the link itself would leave that file behind.
+        destination = Path(os.path.realpath(destination))
     folder = destination.parent
     sources = tuple(sources)
 
@@ -617,6 +621,7 @@ def atomic_write_path(
             replace_foreign=replace_foreign,
             purpose=purpose,
         )
+        _refuse_hard_links(destination)
 
     check()
     kept = "the old file is unchanged" if destination.exists() else "nothing was written"
@@ -648,6 +653,24 @@ def atomic_write_path(
         raise
     _fsync_folder(folder)
     _remember_written(destination)
+
+
+def _refuse_hard_links(destination: Path) -> None:
+    """Refuse to replace a file with other names on disk (hard links): the rename gives
+    this name the new content and leaves the others on the old one, so the lead's other
+    copy silently stops at what it held."""
+    try:
+        info = os.stat(destination)
+    except OSError:
+        return  # no file yet (or unreadable: check_destination says why)
+    links = info.st_nlink
+    if stat.S_ISREG(info.st_mode) and links > 1:
+        raise SaveError(
+            f"could not save {destination}: the file has {links} names on this disk (hard "
+            "links), and saving replaces it, which would leave the other names on the old "
+            "content; copy it to a file of its own (or remove the other links) and try "
+            "again; the old file is unchanged"
+        )
 
 
 def atomic_write(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import zipfile
 
 import openpyxl
@@ -294,3 +295,25 @@ def test_a_sheet_without_population_columns_says_so_and_how_to_head_them(tmp_pat
     assert "'Flagged', 'Not flagged'" in message
     assert "'Predicted positive (population)'" in message
     assert path.read_bytes() == before
+
+
+def test_a_workbook_reached_through_a_symbolic_link_gets_the_round(simple):
+    # The link was replaced by a new file and the lead's workbook never got the round
+    # (hostile-input trial 12).
+    link = simple.parent / "latest rounds.xlsx"
+    link.symlink_to(simple.name)
+    before = len(read_rounds(simple).rounds)
+    append_round(link, ROUND)
+    assert link.is_symlink() and link.resolve() == simple.resolve()
+    assert len(read_rounds(simple).rounds) == before + 1
+    assert read_rounds(simple).rounds[-1].round == "TR-07"
+
+
+def test_a_workbook_with_another_hard_link_is_refused_unchanged(simple):
+    other = simple.parent / "backup copy.xlsx"
+    os.link(simple, other)
+    content = simple.read_bytes()
+    with pytest.raises(SaveError, match=r"has 2 names on this disk \(hard links\)"):
+        append_round(simple, ROUND)
+    assert simple.read_bytes() == content == other.read_bytes()
+    assert os.stat(simple).st_nlink == 2
