@@ -576,7 +576,13 @@ class ItemTable:
             value = f"trim(CAST({quote_identifier(columns.score)} AS VARCHAR))"
             if self.decimal_comma:
                 value = f"replace({value}, ',', '.')"
-            return f"(TRY_CAST({value} AS DOUBLE) >= {float(columns.threshold or 0.0)!r})"
+            number = f"TRY_CAST({value} AS DOUBLE)"
+            # NaN is not a score (DuckDB orders it above every number, so it would count as
+            # flagged): NULL, refused as not a number with its rows named.
+            return (
+                f"(CASE WHEN isnan({number}) THEN NULL "
+                f"ELSE {number} >= {float(columns.threshold or 0.0)!r} END)"
+            )
         return label_expression(quote_identifier(columns.predicted or ""))
 
     def classifier_sql(self, column: str) -> str:

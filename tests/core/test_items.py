@@ -132,6 +132,24 @@ def test_a_score_that_is_not_a_number_names_row_and_column(tmp_path):
     assert "column 'score'" in message and "row 9: 'high'" in message and "a number" in message
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_nan_score_is_not_a_number_not_a_flagged_item(tmp_path, suffix):
+    # DuckDB orders NaN above every number: NaN >= 0.5 counted the item as flagged
+    # (hostile-input trial 12).
+    rows = [*ROWS, ["a8", "1", "NaN", "x", "no"]]
+    path = write_csv(tmp_path / "nan.csv", rows=rows)
+    if suffix == ".parquet":
+        parquet = tmp_path / "nan.parquet"
+        duckdb.execute(
+            f"COPY (SELECT * REPLACE (CAST(score AS DOUBLE) AS score) FROM "
+            f"read_csv('{path}', all_varchar = true)) TO '{parquet}' (FORMAT parquet)"
+        )
+        path = parquet
+    message = refusal(path, ItemColumns(score="score", threshold=0.5))
+    assert "column 'score'" in message and "not a number" in message
+    assert ("row 9" if suffix == ".csv" else "record 8") in message
+
+
 def test_a_bad_classifier_flag_names_its_column(tmp_path):
     rows = [*ROWS, ["a8", "1", "0.5", "x", "perhaps"]]
     message = refusal(
