@@ -25,6 +25,7 @@ import contextlib
 import csv
 import datetime as dt
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -125,6 +126,15 @@ class ItemColumns:
             raise InputError(
                 f"{named('score')} needs {named('threshold')} T (items with score >= T are "
                 "positive)"
+            )
+        if self.threshold is not None and not (
+            isinstance(self.threshold, int | float)
+            and not isinstance(self.threshold, bool)
+            and math.isfinite(self.threshold)
+        ):
+            raise InputError(
+                f"{named('threshold')} must be a finite number (scores at or above it are "
+                f"flagged), got {self.threshold!r}"
             )
         if self.threshold is not None and self.score is None:
             raise InputError(

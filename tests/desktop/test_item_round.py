@@ -525,3 +525,17 @@ def test_without_the_correction_a_large_share_labeled_points_to_the_tick_box(
     assert "--fpc" not in words and "out of lists of known size" in words
     window.session.set_value("evaluate.fpc", True)
     qtbot.waitUntil(lambda: "tick Finite population correction" not in tab.warnings_label.text())
+
+
+@pytest.mark.parametrize("typed", ["nan", "inf", "1e999", "-inf"])
+def test_a_threshold_that_is_not_a_finite_number_is_named(window, items, typed):
+    # It reached DuckDB, which answered 'Referenced column "nan" not found' and blamed the
+    # file (hostile-input trial 12).
+    path, _truth_of = items
+    dialog = window.open_item_sample(item_list=path)
+    dialog.score_edit.setText("predicted")
+    dialog.threshold_edit.setText(typed)
+    assert not dialog.count_items()
+    text = dialog.message.text()
+    assert "must be a finite number" in text and "column" not in text.split("must")[0]
+    dialog.close()
