@@ -481,6 +481,27 @@ def _place_below(xml: bytes, last_round_row: int, last: int) -> tuple[int, int |
     return last + 1, None, None
 
 
+#: A cell range's first and last row in a formula (``SUM(E2:E12)``, ``$E$2:$E$12``).
+_RANGE_ROWS = re.compile(rb"\$?[A-Z]{1,3}\$?(\d+):\$?[A-Z]{1,3}\$?(\d+)", re.IGNORECASE)
+_FORMULA = re.compile(rb"<(?:\w+:)?f\b[^>]*>(.*?)</(?:\w+:)?f>", re.DOTALL)
+
+
+def _sums_end_above(xml: bytes, totals_row: int, row_number: int) -> bool:
+    """Whether a formula of the totals row ``totals_row`` sums a range that ends above
+    ``row_number``: a round written there (an empty row between the rounds and their
+    totals) would be left out of the lead's sums."""
+    found = re.search(
+        rb'<(?:\w+:)?row\b[^>]*\br="%d"[^>]*>(.*?)</(?:\w+:)?row>' % totals_row, xml, re.DOTALL
+    )
+    if found is None:
+        return False
+    return any(
+        int(first) < row_number and int(last) < row_number
+        for formula in _FORMULA.findall(found.group(1))
+        for first, last in _RANGE_ROWS.findall(formula)
+    )
+
+
 def _new_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, last_round_row: int):
     last, prefix = _row_bounds(xml)
     row_number, start, stop = _place_below(xml, last_round_row, last)
@@ -625,14 +646,19 @@ def append_round(
             for item in book.refused
             if item.sheet == reading.sheet
             and item.is_totals
-            and last_round_row < item.row < row_number
+            and last_round_row < item.row
+            and (item.row < row_number or _sums_end_above(old_xml, item.row, row_number))
         ]
         if totals:
+            place = (
+                f"below it (row {row_number})" if row_number > totals[0] else f"in row {row_number}"
+            )
             raise InputError(
                 f"{path.name}, sheet {reading.sheet!r}: row {totals[0]} totals the rounds "
-                "above it, and a round added below it would be left out of its sums. Insert "
-                "an empty row above the totals row and widen its sums to cover it (or delete "
-                "the totals row); the new round then goes into that row. Nothing was written"
+                f"above it, and a round added {place} would be left out of its sums. Have an "
+                "empty row right above the totals row and widen its sums to cover it (or "
+                "delete the totals row); the new round then goes into that row. Nothing was "
+                "written"
             )
     else:
         row_number = row_to_update

@@ -207,6 +207,15 @@ def test_a_totals_row_below_the_rounds_is_not_left_to_miss_the_new_round(tmp_pat
     )
     assert append_round(done, ROUND).row == 4
     assert openpyxl.load_workbook(done)["Travel"]["A5"].value == "Total"
+    # Moved down a row but its sums not widened: the round in the free row would be left
+    # out of them, so it is refused as well (hostile-input trial 12).
+    gap = _own_workbook(
+        tmp_path / "gap.xlsx", [(5, ["Total", None, "=SUM(C2:C3)", "=SUM(D$2:D$3)"])]
+    )
+    before = gap.read_bytes()
+    with pytest.raises(InputError, match=r"row 5 totals the rounds above it"):
+        append_round(gap, ROUND)
+    assert gap.read_bytes() == before
 
 
 def test_a_note_further_down_stays_and_the_round_goes_right_below_the_last(tmp_path):
