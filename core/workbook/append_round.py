@@ -274,11 +274,20 @@ def _refuse_a_second_copy(
             )
         if update and item.sheet == sheet:
             return item.row
+        fewer = sum(counts) < sum(there)
+        # Fewer labels than recorded is most often a labeler's copy left out, not a
+        # correction: say so before offering to replace the row.
+        caution = (
+            f" The labels now read are fewer ({sum(counts):,} against {sum(there):,}): if a "
+            "labeler's copy or a top-up workbook is missing, give it too and read again."
+            if fewer
+            else ""
+        )
         raise InputError(
             f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round (seed "
             f"{draw[0]}, items from {draw[1]}) with {shown.format(*there)}; "
-            f"the labels now give {shown.format(*counts)}. Nothing was written: to record the "
-            f"new counts in that row, run this again with {named('update')}"
+            f"the labels now give {shown.format(*counts)}. Nothing was written.{caution} To "
+            f"record the new counts in that row, run this again with {named('update')}"
         )
     if new_round.round is None:
         return None

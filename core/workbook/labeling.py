@@ -29,7 +29,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1539,8 +1539,10 @@ def _the_labels_sheet(
 ) -> _LabelsSheet:
     """The sheet the editors filled in: among the sheets with the labels header whose ids
     are this sample's (a sheet of reference examples is not), the only one, or the only
-    one holding labels, or the fullest of copies that agree label for label. A copy of the
-    sheet made in Excel lands before the original, so the first sheet is not always it."""
+    one holding labels, or copies that agree label for label (by meaning: ``pos`` is
+    ``positive``) read together item by item, as labelers' copies in separate workbooks
+    are (two labelers each filling half on a sheet of their own). A copy of the sheet made
+    in Excel lands before the original, so the first sheet is not always it."""
     if not found:
         raise _no_labels_sheet(path, first_title)
     ours = [sheet for sheet in found if any(item_id in sample_ids for _, item_id, *_ in sheet.rows)]
@@ -1554,7 +1556,7 @@ def _the_labels_sheet(
 
         def labels_of(sheet: _LabelsSheet) -> dict[str, str]:
             return {
-                item_id: text.casefold()
+                item_id: _LABEL_WORDS.get(text.casefold(), text.casefold())
                 for _, item_id, label, *_ in sheet.rows
                 if item_id is not None and (text := _text(label)) is not None
             }
@@ -1574,10 +1576,29 @@ def _the_labels_sheet(
                 "finished (copy any labels over from the other) and delete the other, then "
                 "read again"
             )
-        chosen = max(filled, key=lambda sheet: sheet.labels)
+        chosen = _merged(max(filled, key=lambda sheet: sheet.labels), filled)
     if chosen.problem is not None:
         raise LabelingError(chosen.problem)
     return chosen
+
+
+def _merged(fullest: _LabelsSheet, copies: list[_LabelsSheet]) -> _LabelsSheet:
+    """``fullest`` with the labels (and their labeler and comment) of the other agreeing
+    ``copies`` filled in where it has none: every label given on any copy counts."""
+    elsewhere: dict[str, tuple[object, object, object]] = {}
+    for sheet in copies:
+        if sheet is fullest:
+            continue
+        for _row, item_id, label, labeler, comment in sheet.rows:
+            if item_id is not None and _text(label) is not None:
+                elsewhere.setdefault(item_id, (label, labeler, comment))
+    rows = [
+        (row, item_id, *elsewhere[item_id])
+        if _text(label) is None and item_id in elsewhere
+        else (row, item_id, label, labeler, comment)
+        for row, item_id, label, labeler, comment in fullest.rows
+    ]
+    return replace(fullest, rows=rows)
 
 
 def read_labeling_workbook(

@@ -745,6 +745,32 @@ def test_update_rewrites_s_with_the_counts(capsys, labeled, tmp_path):
     assert values["s"] == pytest.approx((n_pos / n_neg) / k)
 
 
+def test_fewer_labels_than_the_row_records_are_said_before_update_is_offered(
+    capsys, labeled, tmp_path
+):
+    # A labeler's copy left out read as a correction: the suggested --update replaced a
+    # complete round with half of it (hostile-input trial 12).
+    done, _ = labeled
+    book = tmp_path / "rounds.xlsx"
+    full = done.with_name("round_full.xlsx")
+    fill_labels(done, full, ["positive", "negative"])  # every item labeled
+    run(capsys, "labels", full, "--append-to", book)
+    before = book.read_bytes()
+    half = done.with_name("round_half.xlsx")
+    fill_labels(done, half, ["negative", None])  # half of them
+    status, _, captured = run(capsys, "labels", half, "--append-to", book)
+    assert status == 2 and book.read_bytes() == before
+    assert "The labels now read are fewer (23 against 45)" in captured.err
+    assert "a labeler's copy or a top-up workbook is missing" in captured.err
+    assert "--update" in captured.err  # still the lead's call
+    # More labels than recorded: no such caution.
+    status, _, captured = run(capsys, "labels", half, "--append-to", tmp_path / "other.xlsx")
+    assert status == 0
+    fill_labels(done, half, ["positive", "negative", "negative"])
+    status, _, captured = run(capsys, "labels", half, "--append-to", book)
+    assert status == 2 and "are fewer" not in captured.err
+
+
 def test_the_top_up_command_can_be_pasted_as_it_is(capsys, tmp_path, monkeypatch):
     """The suggested command runs as printed: a free output name (a second top-up does not
     collide with the first), names with spaces quoted, and the margins given to labels

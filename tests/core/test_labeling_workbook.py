@@ -369,6 +369,33 @@ def test_two_sheets_holding_labels_are_named_not_guessed_between(drawn, tmp_path
     assert "both hold labels" in message and "delete the other" in message
 
 
+def test_two_labelers_halves_on_sheets_of_their_own_are_read_together(drawn, tmp_path):
+    # Anna labels the first half on the original, Ben the second half on a copy: only the
+    # fuller sheet was read and the other half was "no label yet" (hostile-input trial 12).
+    _, selection, sheet = drawn
+    labeled = tmp_path / "labeled.xlsx"
+    given = fill(sheet, labeled, ("positive", "negative", "skip"))
+    expected = expected_counts(selection.items, given)
+    workbook = openpyxl.load_workbook(labeled)
+    original = workbook["Labels"]
+    label = [c.value for c in original[1]].index("Label") + 1
+    copy = workbook.copy_worksheet(original)
+    copy.title = "Labels Ben"
+    half = original.max_row // 2
+    synonyms = {"positive": "pos", "negative": "neg", "skip": "skipped"}
+    for row in range(2, original.max_row + 1):
+        if row <= half:
+            copy.cell(row, label).value = None
+        else:
+            # Ben types the short words: the same labels.
+            copy.cell(row, label).value = synonyms[original.cell(row, label).value]
+            original.cell(row, label).value = None
+    split = tmp_path / "split.xlsx"
+    workbook.save(split)
+    assert _counts_of(split) == expected
+    assert expected["unlabeled"] == 0
+
+
 def test_ids_excel_turned_into_numbers_are_named_as_such(drawn, tmp_path):
     # "Convert to Number" on the id column: 000123 becomes 123. Before, the lead read that
     # 30 ids were "not in the sample" and 30 "missing", with no word of the cause.
