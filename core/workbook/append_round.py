@@ -73,6 +73,10 @@ _WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
 _EXCEL_EPOCH = dt.date(1899, 12, 30)
 
 
+#: Longest text an Excel cell holds.
+CELL_TEXT_LIMIT = 32_767
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewRound:
     """The values of the round to add (``None``: leave that cell empty).
@@ -101,6 +105,19 @@ class NewRound:
     fn: int
     tn: int
     notes: str | None = None
+
+    def __post_init__(self) -> None:
+        # Excel's limit for one cell: a longer name would be cut, or the workbook repaired.
+        for what, text in (
+            (f"name ({named('round')})", self.round),
+            (f"classifier ({named('classifier')})", self.classifier),
+            ("notes", self.notes),
+        ):
+            if text is not None and len(text) > CELL_TEXT_LIMIT:
+                raise InputError(
+                    f"the round's {what} is {len(text):,} characters long; a spreadsheet cell "
+                    f"holds at most {CELL_TEXT_LIMIT:,}: shorten it. Nothing was written"
+                )
 
     @classmethod
     def of_round(cls, item) -> NewRound:

@@ -326,3 +326,17 @@ def test_a_workbook_with_another_hard_link_is_refused_unchanged(simple):
         append_round(simple, ROUND)
     assert simple.read_bytes() == content == other.read_bytes()
     assert os.stat(simple).st_nlink == 2
+
+
+@pytest.mark.parametrize("field", ["round", "classifier", "notes"])
+def test_a_text_longer_than_a_cell_holds_is_refused(simple, field):
+    # Written as is, Excel would repair the workbook (hostile-input trial 12).
+    from dataclasses import replace
+
+    from core.errors import InputError
+
+    before = simple.read_bytes()
+    with pytest.raises(InputError, match=r"is 32,768 characters long; a spreadsheet cell holds"):
+        append_round(simple, replace(ROUND, **{field: "x" * 32_768}))
+    assert simple.read_bytes() == before
+    replace(ROUND, **{field: "x" * 32_767})  # the longest a cell holds is fine
