@@ -318,6 +318,13 @@ def _check_text_table(path: Path) -> None:
         if path.name.casefold().endswith(".gz"):
             return
         start = head + stream.read(2 * _MAX_LINE_BYTES)
+    zeros = max(head[0::2].count(0), head[1::2].count(0))
+    if len(head) >= 4 and zeros > len(head) // 4 and b"\x00\x00" not in head:
+        # Excel's "Unicode Text" export: UTF-16 with a zero byte beside every letter.
+        raise ItemListError(
+            f'{path.name} is UTF-16 text (Excel\'s "Unicode Text"), which PR Planner does '
+            "not read; save it as CSV UTF-8 (in Excel: Save As > CSV UTF-8) and give that file"
+        )
     if head.startswith((b"PK", b"PAR1", b"\xd0\xcf\x11\xe0")) or b"\x00" in head:
         raise ItemListError(
             f"{path} is not a table: it is a binary file, not text (CSV/TSV); give a .csv, "
@@ -338,6 +345,25 @@ def _check_text_table(path: Path) -> None:
                 "CSV UTF-8"
             ) from None
     _refuse_long_first_rows(path, start)
+    _refuse_many_columns(path, start)
+
+
+#: Most columns an item list may have: DuckDB's sniffer takes seconds per thousand
+#: columns, and an item list has a few (id, prediction, what the labelers need).
+MAX_ITEM_COLUMNS = 1_000
+
+
+def _refuse_many_columns(path: Path, start: bytes) -> None:
+    """Refuse a header row of more than :data:`MAX_ITEM_COLUMNS` fields before DuckDB
+    spends minutes on it (fields counted by the most frequent separator)."""
+    header = re.split(rb"\r\n|\r|\n", start, maxsplit=1)[0]
+    fields = 1 + max(header.count(separator) for separator in (b",", b";", b"\t", b"|"))
+    if fields > MAX_ITEM_COLUMNS:
+        raise ItemListError(
+            f"{path.name}: its first row has about {fields:,} columns; an item list needs a "
+            "few (the item id, the prediction, the columns the labelers need), and PR Planner "
+            f"reads at most {MAX_ITEM_COLUMNS:,}. Export only the columns you need"
+        )
 
 
 def _refuse_long_first_rows(path: Path, start: bytes) -> None:

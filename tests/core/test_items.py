@@ -392,3 +392,33 @@ def test_a_repeated_column_the_draw_does_not_use_is_fine(tmp_path):
     path = tmp_path / "items.csv"
     path.write_text("id,predicted,note,note\na,1,x,y\nb,0,x,y\n", encoding="utf-8")
     assert count_items(path).population_pos == 1
+
+
+def test_a_header_of_thousands_of_columns_is_refused_before_duckdb_reads_it(tmp_path):
+    # 100,000 columns took DuckDB five minutes and 1.3 GB (hostile-input trial 12).
+    path = tmp_path / "wide.csv"
+    columns = 100_000
+    path.write_text(
+        "id,predicted," + ",".join(f"c{i}" for i in range(columns - 2)) + "\n"
+        + "a1,1," + ",".join("0" for _ in range(columns - 2)) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    message = refusal(path)
+    assert f"its first row has about {columns:,} columns" in message
+    assert "at most 1,000" in message
+    width = tmp_path / "fine.csv"  # 1,000 columns still read
+    width.write_text(
+        "id,predicted," + ",".join(f"c{i}" for i in range(998)) + "\n"
+        + "a1,1," + ",".join("0" for _ in range(998)) + "\n"
+        + "a2,0," + ",".join("0" for _ in range(998)) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    assert count_items(width).rows == 2
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_export_is_named_as_such(tmp_path, encoding):
+    path = tmp_path / "unicode text.csv"
+    path.write_bytes("item_id,predicted\na1,1\na2,0\n".encode(encoding))
+    message = refusal(path)
+    assert "is UTF-16 text" in message and "CSV UTF-8" in message
