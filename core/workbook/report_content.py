@@ -1386,6 +1386,10 @@ def not_loaded_warning(lines: Sequence[str]) -> str:
     )
 
 
+#: Most rounds a report lists (its Rounds sheet and history charts).
+MAX_REPORT_ROUNDS = 50_000
+
+
 def build_report(
     state: SessionState,
     *,
@@ -1426,6 +1430,14 @@ def build_report(
     """
     if not isinstance(state, SessionState):
         raise InputError(f"state must be a SessionState, got {type(state).__name__}")
+    if len(state.rounds) > MAX_REPORT_ROUNDS:
+        # Every round is a row with its intervals and a point of a chart: a million rows
+        # took gigabytes before a manager could open anything.
+        raise InputError(
+            f"the session holds {len(state.rounds):,} rounds; a report lists at most "
+            f"{MAX_REPORT_ROUNDS:,} (one row and chart point each). Keep the rounds to report "
+            "in a workbook of their own (the recent ones, or one classifier's) and report that"
+        )
     state = _apply_overrides(state, margin, confidence)
     warnings: list[str] = []
     # The rows of the lead's workbook left out (read_session keeps them with the state).

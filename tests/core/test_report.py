@@ -1037,3 +1037,13 @@ def test_the_summary_says_a_drawn_rounds_notes_in_words(tmp_path):
     sheet = openpyxl.load_workbook(tmp_path / "r.xlsx")["Rounds"]
     header = [cell.value for cell in sheet[1]]
     assert sheet.cell(2, header.index("Notes") + 1).value == notes
+
+
+def test_a_report_of_more_rounds_than_it_lists_is_refused_at_once():
+    # A million rounds took gigabytes and minutes before failing (hostile-input trial 12).
+    from core.workbook.report_content import MAX_REPORT_ROUNDS
+
+    one = make_round()
+    state = SessionState(rounds=(one,) * (MAX_REPORT_ROUNDS + 1))
+    with pytest.raises(InputError, match=r"holds 50,001 rounds; a report lists at most 50,000"):
+        build_report(state)
