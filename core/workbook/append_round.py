@@ -34,8 +34,10 @@ from xml.sax.saxutils import escape
 from core.errors import InputError, named
 from core.workbook.layout import keep_text_as_text
 from core.workbook.rounds import (
+    HEADER_SEARCH_ROWS,
     SheetColumns,
     classifier_key,
+    counts_in_words,
     draw_in_notes,
     read_rounds,
     same_draw_notes,
@@ -192,7 +194,8 @@ def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, c
     if not readings:
         raise InputError(
             f"{path.name} has no sheet with a header row naming TP, FP, FN and TN (and k or "
-            "both populations); add such a header, then append"
+            f"both populations) in its first {HEADER_SEARCH_ROWS} rows; add such a header (or "
+            "move it up), then append"
         )
     if len(readings) == 1:
         return readings[0]
@@ -636,15 +639,31 @@ def append_round(
     guard_workbook(path)
     book = read_rounds(path)
     new_round = replace(new_round, classifier=_as_spelled(book.rounds, new_round.classifier))
-    # A sheet with the counts but no population columns cannot take a round: say why,
-    # not that no sheet has the counts.
+    # A sheet with the counts but no population columns, or a column named twice, cannot
+    # take a round: say why, not that no sheet has the counts.
     skipped = next(
-        (item for item in book.skipped_sheets if "has TP, FP, FN and TN" in item.reason), None
+        (
+            item
+            for item in book.skipped_sheets
+            if "has TP, FP, FN and TN" in item.reason or "names a column twice" in item.reason
+        ),
+        None,
     )
     if not book.columns and skipped is not None:
         raise InputError(
             f"{path.name}, sheet {skipped.sheet!r}: {skipped.reason}. Nothing was written"
         )
+    if not book.columns:
+        # A header that names some of the counts (a column copied, one misspelt): say which.
+        for item in book.skipped_sheets:
+            guess = item.header_guess
+            words = counts_in_words(guess) if guess is not None else ""
+            if guess is not None and words:
+                raise InputError(
+                    f"{path.name}, sheet {item.sheet!r}: its header row "
+                    f"{guess.header_row} names some of TP, FP, FN and TN but not "
+                    f"each once{words}; fix the header, then append. Nothing was written"
+                )
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
     if new_round.classifier is None:
         new_round = replace(

@@ -1098,6 +1098,27 @@ def _find_header(
 _GUESS_MIN_HEADERS = 4
 
 
+def counts_in_words(guess: SheetColumns) -> str:
+    """`` (no column is headed FP; TP heads columns G and H)`` for a header row that names
+    some of the four counts, so a typo or a copied column is plain; ``""`` otherwise."""
+    found: dict[str, list[str]] = {}
+    for letter, text in guess.headers:
+        field = _field_of_header(text)
+        if field in COUNT_FIELDS:
+            found.setdefault(field, []).append(letter)
+    if not found:
+        return ""
+    parts = [
+        f"no column is headed {FIELD_LABELS[field]}" for field in COUNT_FIELDS if field not in found
+    ]
+    parts += [
+        f"{FIELD_LABELS[field]} heads columns {' and '.join(letters)}"
+        for field, letters in found.items()
+        if len(letters) > 1
+    ]
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _header_guess(
     sheet: str, top: Sequence[RawRow], choices: Sequence[ColumnChoice] = ()
 ) -> SheetColumns | None:
@@ -1689,9 +1710,9 @@ def _read_sheet(
             shown = ", ".join(repr(text) for _, text in guess.headers[:10])
             more = ", ..." if len(guess.headers) > 10 else ""
             reason += (
-                f"; row {guess.header_row} reads {shown}{more}: say which of its columns "
-                f"hold the four counts ({named('column')}: tp=HEADER, fp=HEADER, fn=HEADER, "
-                "tn=HEADER)"
+                f"; row {guess.header_row} reads {shown}{more}{counts_in_words(guess)}: say "
+                f"which of its columns hold the four counts ({named('column')}: tp=HEADER, "
+                "fp=HEADER, fn=HEADER, tn=HEADER)"
             )
         return SkippedSheet(sheet=sheet, reason=reason, header_guess=guess)
     if isinstance(header, str):

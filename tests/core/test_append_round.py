@@ -340,3 +340,23 @@ def test_a_text_longer_than_a_cell_holds_is_refused(simple, field):
         append_round(simple, replace(ROUND, **{field: "x" * 32_768}))
     assert simple.read_bytes() == before
     replace(ROUND, **{field: "x" * 32_767})  # the longest a cell holds is fine
+
+
+def test_a_header_naming_a_count_twice_is_named_not_asked_for(tmp_path):
+    # "add such a header" although the header was there, with TP typed twice (trial 12).
+    from core.errors import InputError
+
+    path = tmp_path / "rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    sheet.append(["Round", "Predicted positive (population)", "Predicted negative (population)",
+                  "TP", "TP", "FN", "TN"])  # fmt: skip
+    sheet.append(["R1", 40_000, 1_200_000, 100, 20, 30, 4_000])
+    workbook.save(path)
+    before = path.read_bytes()
+    with pytest.raises(InputError) as refused:
+        append_round(path, ROUND)
+    message = str(refused.value)
+    assert "no column is headed FP; TP heads columns D and E" in message
+    assert "fix the header" in message and path.read_bytes() == before
