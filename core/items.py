@@ -489,7 +489,43 @@ _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _COLUMN_COUNTS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
 
 
-def _plain_duckdb_message(exc: BaseException) -> str:
+#: How long the search for a row with another number of fields may take (an error path:
+#: a few million rows are read in that time).
+_UNEVEN_SEARCH_SECONDS = 3.0
+
+
+def _first_uneven_row(path: Path) -> str | None:
+    """``row 5,002 has 2 fields where the header has 3`` for the first row of a text
+    table whose field count differs from its header's (quotes respected, the separator the
+    header uses most), or ``None`` when none is found within a few seconds."""
+    import csv
+    import time
+
+    if path.name.casefold().endswith(".gz"):
+        return None  # compressed: DuckDB's own words
+    deadline = time.monotonic() + _UNEVEN_SEARCH_SECONDS
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="") as stream:
+            first = stream.readline(_MAX_LINE_BYTES)
+            separator = max(",;\t|", key=first.count)
+            stream.seek(0)
+            rows = csv.reader(stream, delimiter=separator)
+            expected = len(next(rows, []))
+            for number, row in enumerate(rows, start=2):
+                if row and len(row) != expected:
+                    return (
+                        f"row {number:,} has {len(row)} fields where the header has "
+                        f"{expected}; every row needs the same columns (look for a stray "
+                        "separator or quote on that row)"
+                    )
+                if number % 65_536 == 0 and time.monotonic() > deadline:
+                    return None
+    except (OSError, csv.Error):
+        return None
+    return None
+
+
+def _plain_duckdb_message(exc: BaseException, path: Path | None = None) -> str:
     """What a DuckDB read error means for the person who made the file, in plain words
     (the row as a spreadsheet numbers it, header = row 1); otherwise the error's first
     line without its class prefix."""
@@ -515,6 +551,9 @@ def _plain_duckdb_message(exc: BaseException) -> str:
     if "No magic bytes found" in full:
         return "it is not a Parquet file, or it was cut short (it has no Parquet footer)"
     if "Error when sniffing file" in full:
+        uneven = _first_uneven_row(path) if path is not None else None
+        if uneven is not None:
+            return uneven
         return (
             "its columns could not be told apart (rows with different numbers of fields, or "
             "quotes that do not close); open it in a spreadsheet program and save it as CSV"
@@ -711,7 +750,7 @@ class ItemTable:
     def _read_error(self, exc: BaseException) -> ItemListError:
         return ItemListError(
             f"{self.path} could not be read as a table: "
-            f"{_mixed_line_ends(self.path) or _plain_duckdb_message(exc)}"
+            f"{_mixed_line_ends(self.path) or _plain_duckdb_message(exc, self.path)}"
         )
 
     # --- validation ------------------------------------------------------------------------
@@ -1110,7 +1149,9 @@ def open_items(
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
         what = "Parquet" if kind == "parquet" else "CSV/TSV"
-        why = (_mixed_line_ends(path) if kind != "parquet" else None) or _plain_duckdb_message(exc)
+        why = (_mixed_line_ends(path) if kind != "parquet" else None) or _plain_duckdb_message(
+            exc, path if kind != "parquet" else None
+        )
         raise ItemListError(f"{path} cannot be read as {what}: {why}") from None
     # Where the separator is not a comma (a semicolon export, tab-separated text) numbers
     # may be written with a decimal comma, as core.curves reads them too.

@@ -422,3 +422,14 @@ def test_a_utf16_export_is_named_as_such(tmp_path, encoding):
     path.write_bytes("item_id,predicted\na1,1\na2,0\n".encode(encoding))
     message = refusal(path)
     assert "is UTF-16 text" in message and "CSV UTF-8" in message
+
+
+def test_rows_with_another_number_of_fields_are_named_by_row(tmp_path):
+    # "its columns could not be told apart" left the lead to search a long file by hand
+    # (hostile-input trial 12).
+    path = tmp_path / "ragged.csv"
+    lines = ["id,predicted,score"] + [f"m{i},{i % 2},0.{i}" for i in range(5000)]
+    lines.insert(3001, "m_short,1")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    message = refusal(path)
+    assert "row 3,002 has 2 fields where the header has 3" in message
