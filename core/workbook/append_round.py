@@ -47,7 +47,9 @@ from core.workbook.safe_io import (
     SaveError,
     atomic_write,
     fingerprint,
+    is_labeling_workbook,
     lock_file_of,
+    sheet_names,
 )
 from core.workbook.xlsx_reader import WorkbookError, guard_workbook
 
@@ -115,6 +117,8 @@ class NewRound:
             (f"classifier ({named('classifier')})", self.classifier),
             ("notes", self.notes),
         ):
+            if text is not None and not text.strip() and what != "notes":
+                raise InputError(f"the round's {what} is blank; give it a name or leave it out")
             if text is not None and len(text) > CELL_TEXT_LIMIT:
                 raise InputError(
                     f"the round's {what} is {len(text):,} characters long; a spreadsheet cell "
@@ -631,12 +635,18 @@ def append_round(
     if lock is not None:
         raise SaveError(
             f"{path.name} is open in another program (lock file {lock.name}); close it there "
-            "and run again. Nothing was written"
+            "and try again. Nothing was written"
         )
     before = expected or fingerprint(path)
     if before is None:
         raise WorkbookError(f"{path}: no such file")
     guard_workbook(path)
+    if is_labeling_workbook(sheet_names(path)):
+        raise InputError(
+            f"{path.name} is a labeling workbook (it holds a drawn sample), not a rounds "
+            "workbook; give the workbook where you keep your rounds (a new name starts one). "
+            "Nothing was written"
+        )
     book = read_rounds(path)
     new_round = replace(new_round, classifier=_as_spelled(book.rounds, new_round.classifier))
     # A sheet with the counts but no population columns, or a column named twice, cannot

@@ -344,6 +344,14 @@ def lock_file_of(path: Path) -> Path | None:
     return None
 
 
+def _suffix_of(destination: Path, purpose: str) -> str:
+    """The suffix a name suggested instead of ``destination`` gets: PR Planner writes its
+    workbooks as .xlsx, so ``-o items.csv`` for a report suggests ``items report.xlsx``."""
+    if purpose == "output" or destination.suffix.casefold() == ".xlsx":
+        return destination.suffix
+    return ".xlsx"
+
+
 def check_destination(
     path: str | os.PathLike[str],
     *,
@@ -377,7 +385,9 @@ def check_destination(
     for source in sources:
         source = Path(source)
         if _same_file(destination, source):
-            instead = free_name(destination.parent, f"{source.stem} {purpose}", destination.suffix)
+            instead = free_name(
+                destination.parent, f"{source.stem} {purpose}", _suffix_of(destination, purpose)
+            )
             raise SaveError(
                 f"will not write to {destination.name}: it is the file this was read from "
                 f"({source.name}), and writing there would replace it; choose another "
@@ -402,7 +412,9 @@ def check_destination(
             f"could not save {destination}: it is not a regular file (a device or a pipe); "
             "choose a file name"
         )
-    instead = free_name(destination.parent, f"{destination.stem} {purpose}", destination.suffix)
+    instead = free_name(
+        destination.parent, f"{destination.stem} {purpose}", _suffix_of(destination, purpose)
+    )
     if purpose == "rounds":
         # The lead's rounds workbook holds the history: another name would start a new
         # one without it, so no other name is suggested.
@@ -457,7 +469,7 @@ def _refuse_locked_or_read_only_rounds(destination: Path, info: os.stat_result) 
     if lock is not None:
         raise SaveError(
             f"{destination.name} is open in another program (lock file {lock.name}); the "
-            "round was not added. Close it there and run again (if nothing has it open, the "
+            "round was not added. Close it there and try again (if nothing has it open, the "
             "lock file is left from a crash and can be deleted)"
         )
     if not info.st_mode & stat.S_IWUSR:

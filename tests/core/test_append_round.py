@@ -360,3 +360,25 @@ def test_a_header_naming_a_count_twice_is_named_not_asked_for(tmp_path):
     message = str(refused.value)
     assert "no column is headed FP; TP heads columns D and E" in message
     assert "fix the header" in message and path.read_bytes() == before
+
+
+def test_a_blank_name_and_a_labeling_workbook_as_the_rounds_workbook_are_refused(simple, tmp_path):
+    # "   " was written as the round's name; a labeling workbook given as the rounds
+    # workbook was asked for "such a header" (hostile-input trial 12).
+    from dataclasses import replace
+
+    from core.errors import InputError
+    from core.workbook.labeling import DESIGN_SHEET, SAMPLE_SHEET
+
+    with pytest.raises(InputError, match=r"the round's name .* is blank"):
+        append_round(simple, replace(ROUND, round="   "))
+    labeling = tmp_path / "round1.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "Labels"
+    workbook.create_sheet(DESIGN_SHEET)
+    workbook.create_sheet(SAMPLE_SHEET)
+    workbook.save(labeling)
+    before = labeling.read_bytes()
+    with pytest.raises(InputError, match=r"is a labeling workbook .* not a rounds workbook"):
+        append_round(labeling, ROUND)
+    assert labeling.read_bytes() == before

@@ -1047,3 +1047,12 @@ def test_a_report_of_more_rounds_than_it_lists_is_refused_at_once():
     state = SessionState(rounds=(one,) * (MAX_REPORT_ROUNDS + 1))
     with pytest.raises(InputError, match=r"holds 50,001 rounds; a report lists at most 50,000"):
         build_report(state)
+
+
+def test_a_report_over_a_csv_suggests_an_xlsx_name(tmp_path, capsys, shared_fixtures):
+    # "for example items report.csv", a name then refused as not .xlsx (trial 12).
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\na,1\n", encoding="utf-8")
+    status = main(["report", str(shared_fixtures / "rounds_simple.xlsx"), "-o", str(items)])
+    err = capsys.readouterr().err
+    assert status == 2 and "for example items report.xlsx" in err
