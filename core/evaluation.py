@@ -501,8 +501,18 @@ def evaluate(
         # recall and F1 are too narrow when few missed positives are labeled (a count of 0
         # to 3 FN cannot vary much); these keep their level (methods, "Finite population
         # correction").
+        # Jeffreys unless the lead gave a prior: the paper's alpha = 0 pulls F1 up (its
+        # interval missed above 4-5 % of the time in mid-sized designs, against 2.5 %).
+        finite_prior = Prior.jeffreys().posterior(matrix) if prior is None else posterior
         finite_draws = resampling.finite_population_posterior_draws(
-            *z, matrix, strata, replicates=replicates, seed=rng
+            finite_prior.z11,
+            finite_prior.z01,
+            finite_prior.z10,
+            finite_prior.z00,
+            matrix,
+            strata,
+            replicates=replicates,
+            seed=rng,
         )
         recall_intervals["posterior"] = _interval_from_draws(
             finite_draws, "recall", "posterior", confidence
