@@ -468,7 +468,8 @@ def _values_by_column(reading: SheetColumns, new_round: NewRound, date_as_serial
         "population_pos": new_round.population_pos,
         "population_neg": new_round.population_neg,
         "k": new_round.k,
-        "s": new_round.s,
+        # Descriptive (k and the counts are what is read back): as a lead types it, 1.694.
+        "s": None if new_round.s is None else round(new_round.s, 3),
         "tp": new_round.tp,
         "fp": new_round.fp,
         "fn": new_round.fn,
@@ -535,9 +536,15 @@ def _sums_end_above(xml: bytes, totals_row: int, row_number: int) -> bool:
     )
 
 
-def _new_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, last_round_row: int):
+def _new_sheet_xml(
+    xml: bytes,
+    reading: SheetColumns,
+    new_round: NewRound,
+    last_round_row: int,
+    last_table_row: int | None = None,
+):
     last, prefix = _row_bounds(xml)
-    row_number, start, stop = _place_below(xml, last_round_row, last)
+    row_number, start, stop = _place_below(xml, last_table_row or last_round_row, last)
     styles = _styles_of_row(xml, last_round_row) if last_round_row else {}
     date_letter = next((item.column for item in reading.roles if item.role == "date"), "")
     date_style = styles.get(_letters_to_index(date_letter)) if date_letter else None
@@ -693,7 +700,17 @@ def append_round(
         contents = [(member, archive.read(member)) for member in archive.infolist()]
     old_xml = next(data for member, data in contents if member.filename == part)
     if row_to_update is None:
-        new_xml, row_number = _new_sheet_xml(old_xml, reading, new_round, last_round_row)
+        # Rows of the table the reader could not use (a typo the lead keeps) stay where
+        # they are: the round goes below them, into the row the lead left free.
+        unusable = {
+            item.row for item in book.refused if item.sheet == reading.sheet and not item.is_totals
+        }
+        last_table_row = last_round_row
+        while last_round_row and last_table_row + 1 in unusable:
+            last_table_row += 1
+        new_xml, row_number = _new_sheet_xml(
+            old_xml, reading, new_round, last_round_row, last_table_row
+        )
         # A round written below a totals row is out of its sums; one moved further down by
         # the lead (its sums widened) leaves a free row above it, where the round goes.
         totals = [
@@ -701,7 +718,7 @@ def append_round(
             for item in book.refused
             if item.sheet == reading.sheet
             and item.is_totals
-            and last_round_row < item.row
+            and last_table_row < item.row
             and (item.row < row_number or _sums_end_above(old_xml, item.row, row_number))
         ]
         if totals:

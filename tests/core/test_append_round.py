@@ -78,7 +78,7 @@ def test_the_new_round_reads_back_with_its_values(simple):
     )  # fmt: skip
     assert (last.tp, last.fp, last.fn, last.tn) == (140, 30, 95, 4600)
     assert (last.population_pos, last.population_neg) == (45_000, 1_250_000)
-    assert last.s == pytest.approx((170 / 4695) / (45_000 / 1_250_000))
+    assert last.s == round((170 / 4695) / (45_000 / 1_250_000), 3)  # as a lead types it
     assert last.notes == "drawn with seed 7"
     # the date is a real date cell styled like the dates above it
     sheet = openpyxl.load_workbook(simple)["Rounds"]
@@ -382,3 +382,20 @@ def test_a_blank_name_and_a_labeling_workbook_as_the_rounds_workbook_are_refused
     with pytest.raises(InputError, match=r"is a labeling workbook .* not a rounds workbook"):
         append_round(labeling, ROUND)
     assert labeling.read_bytes() == before
+
+
+def test_the_round_goes_below_rows_the_reader_could_not_use_into_the_free_row(tmp_path):
+    # The lead's typo rows (TR-07, TR-08) sit under the rounds; the empty row they left
+    # above their widened totals was passed over, and the round refused (trial 12).
+    path = _own_workbook(
+        tmp_path / "own.xlsx",
+        [
+            (4, ["R-typo", 0.05, -3, 10, 20, 300]),  # a negative TP: refused
+            (6, ["Total", None, "=SUM(C2:C5)", "=SUM(D2:D5)"]),
+        ],
+    )
+    appended = append_round(path, ROUND)
+    assert appended.row == 5
+    sheet = openpyxl.load_workbook(path)["Travel"]
+    assert sheet["A4"].value == "R-typo" and sheet["A5"].value == "TR-07"
+    assert sheet["A6"].value == "Total"
