@@ -235,7 +235,9 @@ class SessionState:
     been read back yet (their paths): the rounds out with the editors. ``rows_not_loaded``
     are the rows and sheets of the lead's rounds workbook that could not be used
     (``"sheet 'travel', row 12: ...; not loaded"``): kept with the session so that its
-    report still says they are left out after Save and reopen.
+    report still says they are left out after Save and reopen. ``rounds_workbook`` is the
+    lead's own rounds workbook the session began from (its path; ``""``: none), so that
+    after Save and reopen a round read from labels can still be added to it.
     """
 
     confidence: float = 0.95
@@ -249,6 +251,7 @@ class SessionState:
     columns: tuple[str, ...] = ()
     awaiting_labels: tuple[str, ...] = ()
     rows_not_loaded: tuple[str, ...] = ()
+    rounds_workbook: str = ""
 
     def __post_init__(self) -> None:
         validation.confidence(self.confidence)

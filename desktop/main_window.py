@@ -677,6 +677,10 @@ class MainWindow(QMainWindow):
                 QMessageBox.warning(self, "No rounds in the workbook", text)
             return False
         state = opened.state
+        if not opened.is_session:
+            # Kept with the session: after Save and reopen, a round read from labels can
+            # still be added to the lead's workbook (the labels come back days later).
+            state = dataclasses.replace(state, rounds_workbook=str(path.resolve()))
         problems = list(opened.problems)
         # A session re-saved by Excel or LibreOffice may hold the user's own additions:
         # it is opened like any workbook of theirs, and Save asks for a new name. So is a
@@ -689,7 +693,7 @@ class MainWindow(QMainWindow):
         self.rounds_panel.set_source(
             path.name,
             problems,
-            workbook=None if opened.is_session else path,
+            workbook=_remembered_workbook(state) if opened.is_session else path,
             columns=opened.book.columns if opened.book is not None else (),
         )
         self._remember_recent(path)
@@ -868,7 +872,9 @@ class MainWindow(QMainWindow):
         self._set_document(document, title, is_session=False)  # Save asks for a name
         self.session.undo_stack.resetClean()  # unsaved until the user saves it
         self._update_title()
-        self.rounds_panel.set_source("Recovered session", list(entry.problems))
+        self.rounds_panel.set_source(
+            "Recovered session", list(entry.problems), workbook=_remembered_workbook(entry.state)
+        )
         self.write_recovery()  # protected again at once, should this run crash too
         self.show_status(f"Restored the unsaved session kept at {when}: save it to keep it")
         if entry.problems:
@@ -1815,6 +1821,14 @@ def _read_workbook(path: Path, base: SessionState, columns: Sequence[str] = ()):
     seen = fingerprint(path)
     opened = read_session(path, base=base, columns=tuple(columns))
     return opened, seen, is_ours(path), is_exported_report(path)
+
+
+def _remembered_workbook(state: SessionState) -> Path | None:
+    """The lead's rounds workbook a saved session began from, if it is still there."""
+    if not state.rounds_workbook:
+        return None
+    path = Path(state.rounds_workbook)
+    return path if path.is_file() else None
 
 
 def _damaged_labeling_workbook(path: Path, guesses: Sequence[SheetColumns]) -> str | None:

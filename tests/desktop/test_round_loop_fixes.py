@@ -955,3 +955,32 @@ def test_a_labeling_workbook_missing_a_sheet_is_named_not_offered_as_rounds(
     assert title == "Not a complete labeling workbook"
     assert f"has no '{deleted}' sheet" in text and "the sheet was deleted" in text
     assert window.findChild(QMessageBox, "no_rounds_box") is None
+
+
+def test_a_saved_session_remembers_the_leads_rounds_workbook(
+    qtbot, window, shared_fixtures, item_list, tmp_path
+):
+    # Draw Monday, save, labels back Thursday: the reopened session had no "Add to
+    # my rounds.xlsx" (trial 12).
+    mine = tmp_path / "my rounds.xlsx"
+    mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(mine)
+    saved = tmp_path / "monday.xlsx"
+    assert window.save_to(saved)
+    window.new_session()
+    assert window.rounds_panel.workbook is None
+    assert window.open_workbook(saved)
+    assert window.rounds_panel.workbook == mine.resolve()
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    result = window.read_labeled_workbook([labeled])
+    add = window.labeled_summary_box.findChild(QPushButton, "add_to_rounds_workbook_button")
+    assert add is not None and add.text() == "Add to my rounds.xlsx"
+    assert window.add_to_rounds_workbook(result)
+    # Moved away since: the session opens without it, and nothing is offered.
+    window.labeled_summary_box.close()
+    mine.rename(tmp_path / "elsewhere.xlsx")
+    assert window.open_workbook(saved, ask=False)
+    assert window.rounds_panel.workbook is None
