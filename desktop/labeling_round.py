@@ -1477,7 +1477,10 @@ def summary_text(result: LabeledRound) -> str:
                 lines.append(f"{which} the additional items{made_up}.")
     elif result.swings:
         # Met by the labels in hand only: the caveat below says what could undo it.
-        lines.append("Both target margins are met by the labels in hand, but not yet for sure:")
+        lines.append(
+            "Both target margins are met by the labels in hand, but not yet for sure (see "
+            "<i>Careful</i> below)."
+        )
     else:
         lines.append("Both target margins are met.")
     if result.swings:
@@ -1488,8 +1491,9 @@ def summary_text(result: LabeledRound) -> str:
         lines.append("")
         lines.append(
             f"<b>Careful:</b> {html.escape(moves, quote=False)}. If the editors skipped the "
-            "hard cases, the estimate leans; have the skipped items labeled (they are the "
-            "rows marked skip) before you rely on it."
+            "hard cases, the estimate leans, and items drawn in their place do not set that "
+            "right; have the skipped items labeled (they are the rows marked skip) before you "
+            "rely on it."
         )
     lines += _other_classifiers_in_words(result)
     return "<br>".join(lines)
