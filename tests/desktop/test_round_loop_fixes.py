@@ -444,10 +444,8 @@ def test_met_margins_come_with_a_caveat_when_skipped_items_could_move_an_estimat
     swings = {swing.metric: swing for swing in result.swings}
     assert "recall" in swings and "precision" not in swings  # no flagged item was skipped
     text = window.labeled_summary_box.text()
-    assert (
-        "Both target margins are met by the labels in hand, but not yet for sure (see <i>Careful</i> below)."
-        in text
-    )
+    met = "Both target margins are met by the labels in hand, but not yet for sure"
+    assert f"{met} (see <i>Careful</i> below)." in text
     assert "<b>Careful:</b> the " in text and "skipped items could move recall from" in text
     assert "further than the ±45" in text
 
