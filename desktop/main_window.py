@@ -1369,9 +1369,10 @@ class MainWindow(QMainWindow):
             self.remember_folder(paths[0])
         return read_labeled_round(self, paths)
 
-    def show_labeled_summary(self, result: LabeledRound) -> QMessageBox:
+    def show_labeled_summary(self, result: LabeledRound, *, added: str = "") -> QMessageBox:
         """What the labels gave, with a Top up button when a target margin is missed
-        (window-modal, not blocking)."""
+        (window-modal, not blocking). ``added``: the round was just added to the lead's
+        rounds workbook (the box comes back saying so, its Top up buttons still there)."""
         if self.labeled_summary_box is not None:
             self.labeled_summary_box.close()
         box = QMessageBox(self)
@@ -1416,7 +1417,9 @@ class MainWindow(QMainWindow):
                 )
                 sure.clicked.connect(lambda: self.top_up(result, surer=True))
         workbook = self.rounds_panel.workbook
-        if workbook is not None and workbook.is_file():
+        if added:
+            box.setText(f"{box.text()}<br><br>{html.escape(added, quote=False)}.")
+        elif workbook is not None and workbook.is_file():
             # The lead keeps a rounds workbook: the round can join it as labels
             # --append-to adds it (the session keeps it either way).
             add = box.addButton(
@@ -1428,13 +1431,15 @@ class MainWindow(QMainWindow):
                 f"Add this round as a row of your rounds workbook {workbook.name} (nothing "
                 "else in it changes); Undo does not take it out of the file"
             )
-            add.clicked.connect(lambda: self.add_to_rounds_workbook(result))
+            add.clicked.connect(lambda: self._add_and_keep_summary(result))
         box.setDefaultButton(QMessageBox.StandardButton.Close)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         # The box closed above is deleted later: it must not forget this one then.
         box.destroyed.connect(lambda: self._forget_summary(box))
         self.labeled_summary_box = box
         box.show()
+        if added:
+            return box  # the status bar says what was added
         lead = {
             "added": f"Read the labels of {result.round.round}",
             "updated": f"Updated {result.round.round} with the new labels",
@@ -1458,6 +1463,14 @@ class MainWindow(QMainWindow):
             update=result.verb == "updated",
             other_classifiers=others,
         )
+
+    def _add_and_keep_summary(self, result: LabeledRound) -> None:
+        """ "Add to …" in the labels summary: the button closes the box (a message box
+        closes on any button), so it comes back, saying what was added, with its Top up
+        buttons; after a refusal it comes back as it was."""
+        done = self.add_to_rounds_workbook(result)
+        said = self.statusBar().currentMessage() if done else ""
+        QTimer.singleShot(0, lambda: self.show_labeled_summary(result, added=said))
 
     def add_kept_round_to_rounds_workbook(self, item) -> bool:
         """Add a round kept from the Evaluate tab's counts ("Keep as a round…" with "Also

@@ -911,9 +911,11 @@ def test_a_round_read_from_labels_joins_the_leads_rounds_workbook(
     drawn = draw(window, path, tmp_path / "round1.xlsx")
     labeled = tmp_path / "round1 labeled.xlsx"
     ids = label_copy(drawn, labeled, truth, lambda _row: True)
+    window.session.set_values([("plan.margin_precision", 0.01), ("plan.margin_recall", 0.01)])
     result = window.read_labeled_workbook([labeled])
     add = window.labeled_summary_box.findChild(QPushButton, "add_to_rounds_workbook_button")
     assert add is not None and add.text() == "Add to my rounds.xlsx"
+    assert window.labeled_summary_box.findChild(QPushButton, "top_up_button") is not None
     # Open elsewhere: refused, the file unchanged.
     lock = tmp_path / ".~lock.my rounds.xlsx#"
     lock.write_text("Anna")
@@ -924,6 +926,18 @@ def test_a_round_read_from_labels_joins_the_leads_rounds_workbook(
     assert "open in another program" in warned[-1] and mine.read_bytes() == unchanged
     lock.unlink()
     add.click()
+    # The box closes on any button; it comes back saying what was added, without Add.
+    qtbot.waitUntil(
+        lambda: (
+            window.labeled_summary_box is not None
+            and window.labeled_summary_box.isVisible()
+            and "round1 added (sheet" in window.labeled_summary_box.text()
+        ),
+        timeout=5_000,
+    )
+    back = window.labeled_summary_box
+    assert back.findChild(QPushButton, "add_to_rounds_workbook_button") is None
+    assert back.findChild(QPushButton, "top_up_button") is not None  # Top up is still there
     rounds = read_rounds(mine).rounds
     assert len(rounds) == before + 1
     added = next(item for item in rounds if item.round == "round1")
