@@ -622,6 +622,22 @@ class ItemSampleDialog(QDialog):
         text = self.seed_edit.text().strip()
         return None if not text else validate_seed(text, "the seed")
 
+    def _round_stem(self, path: Path) -> str:
+        """The suggested file name of a first draw, which names the round: the next in the
+        lead's series for this category's classifier (``TR-09`` after ``TR-08``), else the
+        item list's name (``items labels``)."""
+        from core.workbook.rounds import same_classifier
+        from core.workbook.session_io import next_round_name
+
+        rounds = self._window.session.state.rounds
+        classifier = self.category_edit.text().strip()
+        if classifier and any(same_classifier(item.classifier, classifier) for item in rounds):
+            # A name typed as 2026/10 is no file name: characters no system allows go.
+            name = re.sub(r'[\\/:*?"<>|]+', "-", next_round_name(rounds, classifier)).strip(" .")
+            if name:
+                return name
+        return f"{path.stem} labels"
+
     def draw_and_save(self, destination: Path | None = None) -> Path | None:
         """Draw the sample and write the labeling workbook (asking where when
         ``destination`` is None). Returns the workbook written, or None (reason shown)."""
@@ -655,7 +671,7 @@ class ItemSampleDialog(QDialog):
             self._say(too_large, error=True)
             return None
         if destination is None:
-            stem = f"{earlier.path.stem} top-up" if earlier is not None else f"{path.stem} labels"
+            stem = f"{earlier.path.stem} top-up" if earlier is not None else self._round_stem(path)
             destination = self._window._ask_save_name(
                 "Save the labeling workbook",
                 free_name(self._window.item_folder(), stem, ".xlsx"),

@@ -999,3 +999,19 @@ def test_a_saved_session_remembers_the_leads_rounds_workbook(
     mine.rename(tmp_path / "elsewhere.xlsx")
     assert window.open_workbook(saved, ask=False)
     assert window.rounds_panel.workbook is None
+
+
+def test_the_draw_suggests_the_next_name_in_the_leads_series(
+    qtbot, window, leads_rounds, item_list
+):
+    # The round is named after the file; "items labels" went into the lead's TR-01...
+    # series as a round name (trial 12).
+    path, _truth = item_list
+    dialog = window.open_item_sample(40, 80, item_list=path)
+    dialog.category_edit.setText("travel")
+    assert dialog._round_stem(path) == "TR-07"
+    dialog.category_edit.setText("Finance")  # spelled another way: the same series
+    assert dialog._round_stem(path) == "FI-05"
+    dialog.category_edit.setText("shopping")  # no rounds of it yet
+    assert dialog._round_stem(path) == "items labels"
+    dialog.close()
