@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime as dt
+import functools
 import hashlib
 import math
 import os
@@ -33,7 +34,7 @@ import tempfile
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -785,15 +786,41 @@ class ItemTable:
         ``counts`` holds ``missing``, ``bad_primary`` and ``bad_c{i}`` from the same scan
         as the population counts, and ``id_hashes`` the 64-bit hash of every id.
         """
+        # Every kind of problem is named at once: a lead fixing a long export should not
+        # learn of the duplicates only after fixing the empty ids.
+        checks: list[Callable[[], None]] = []
         if counts["missing"]:
-            self._refuse_missing(counts["missing"])
+            checks.append(lambda: self._refuse_missing(counts["missing"]))
         if counts["bad_primary"]:
             column = self.columns.score or self.columns.predicted or ""
-            self._refuse_bad_label(counts["bad_primary"], column, "primary_flag")
+            checks.append(
+                functools.partial(
+                    self._refuse_bad_label, counts["bad_primary"], column, "primary_flag"
+                )
+            )
         for index, name in enumerate(self.columns.classifiers):
             if counts[f"bad_c{index}"]:
-                self._refuse_bad_label(counts[f"bad_c{index}"], name, f"c{index}")
-        self._refuse_duplicates(id_hashes)
+                checks.append(
+                    functools.partial(
+                        self._refuse_bad_label, counts[f"bad_c{index}"], name, f"c{index}"
+                    )
+                )
+        checks.append(lambda: self._refuse_duplicates(id_hashes))
+        problems = []
+        for check in checks:
+            try:
+                check()
+            except ItemListError as exc:
+                problems.append(str(exc))
+        if len(problems) == 1:
+            raise ItemListError(problems[0])
+        if problems:
+            prefix = f"{self.path.name}: "
+            parts = [text.removeprefix(prefix) for text in problems]
+            raise ItemListError(
+                f"{prefix}{len(parts)} problems: "
+                + " ".join(f"({number}) {part}." for number, part in enumerate(parts, 1))
+            )
 
     def _in_file_order(self) -> None:
         """Offender searches number rows with ``row_number() OVER ()``: keep file order."""

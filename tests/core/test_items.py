@@ -433,3 +433,15 @@ def test_rows_with_another_number_of_fields_are_named_by_row(tmp_path):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     message = refusal(path)
     assert "row 3,002 has 2 fields where the header has 3" in message
+
+
+def test_every_kind_of_problem_is_named_at_once(tmp_path):
+    # Three fix-and-retry passes on a 200,000-row export: empty ids, then labels, then
+    # duplicates, each only after the one before was fixed (trial 12).
+    path = tmp_path / "messy.csv"
+    path.write_text("id,predicted\na,1\n,0\nb,maybe\na,0\nc,1\n", encoding="utf-8")
+    message = refusal(path)
+    assert message.startswith("messy.csv: 3 problems: (1) 1 item(s) have no id")
+    assert "(2) 1 value(s) in column 'predicted' are not a label" in message
+    assert "row 4: 'maybe'" in message
+    assert "(3) duplicate item ids in column 'id': 'a' 2 times (row 2, row 5)" in message
