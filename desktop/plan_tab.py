@@ -337,6 +337,22 @@ RECOMMENDED_NOT_SLIDERS = (
 RECOMMENDED_FOR_POPULATION = "the sizes of the recommended plan for this population"
 
 
+def _unsure_words(plan: Plan) -> str:
+    """``; a labeled round meets both target margins with a 53 % chance (...)`` when a
+    design's chance is low, for the draw dialog: said where the sizes are used, since a
+    round drawn at about an even chance often needs a second trip to the editors."""
+    from core.round_targets import SURER_CHANCE, chance_in_words
+
+    chance = plan.assurance.both if plan.assurance is not None else None
+    if chance is None or chance >= UNSURE_CHANCE:
+        return ""
+    return (
+        f"; a labeled round meets both target margins with "
+        f"{chance_in_words(chance, article=True)} chance (for a surer round, set Chance of "
+        f"meeting both margins on the Plan tab, e.g. to {chance_in_words(SURER_CHANCE)})"
+    )
+
+
 def assured_sizes_source(target: float) -> str:
     """Where assured sizes come from, in the draw dialog's words."""
     return (
@@ -1571,7 +1587,7 @@ class PlanTab(SessionTab):
             or (design.assurance is not None and design.assurance.both >= wanted)
         )
         if prefer_sliders and design is not None and meets_both_targets(design) and sure_enough:
-            return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES)
+            return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES + _unsure_words(design))
         assured = self._assured_now(state)
         if assured is not None:
             return DrawSizes(assured.n_pos, assured.n_neg, assured_sizes_source(assured.target))
@@ -1581,7 +1597,7 @@ class PlanTab(SessionTab):
                 source = RECOMMENDED_FOR_POPULATION
             else:
                 source = RECOMMENDED_SIZES if design is None else RECOMMENDED_NOT_SLIDERS
-            return DrawSizes(plan.n_pos, plan.n_neg, source)
+            return DrawSizes(plan.n_pos, plan.n_neg, source + _unsure_words(plan))
         if design is not None:
             return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES_ONLY)
         v = state.plan.v  # incomplete inputs: half of v each way, for the user to edit
