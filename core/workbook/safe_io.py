@@ -475,7 +475,7 @@ def _refuse_locked_or_read_only_rounds(destination: Path, info: os.stat_result) 
     if not info.st_mode & stat.S_IWUSR:
         raise SaveError(
             f"{destination.name} is read-only; the round was not added. Make the file "
-            "writable (it holds your rounds' history), then run again"
+            "writable (it holds your rounds' history), then try again"
         )
 
 
