@@ -21,7 +21,7 @@ from core.cli.output import (
     whole,
 )
 from core.confusion import ConfusionMatrix, Population
-from core.evaluation import Evaluation, evaluate
+from core.evaluation import FPC_NOT_APPLIED, Evaluation, evaluate
 from core.methods import INTERVAL_METHODS, METRICS
 from core.session import EVALUATE_SEED
 
@@ -152,6 +152,10 @@ def percent(value: float | None) -> str:
     return f"{scaled:#.3g} %"
 
 
+#: Method labels with the finite population correction (the JSON keys stay).
+_FPC_LABELS = {"clopper_pearson": "exact (hypergeometric)", "jeffreys": "Jeffreys (finite list)"}
+
+
 def interval_table(evaluation: Evaluation, metrics: tuple[str, ...] = METRICS) -> str:
     """Every interval of each metric, the one to quote first (marked ``*``) and the
     predictions of the next round's estimate marked ``†``."""
@@ -166,10 +170,15 @@ def interval_table(evaluation: Evaluation, metrics: tuple[str, ...] = METRICS) -
         ordered = sorted(block.intervals.items(), key=lambda item: item[0] != quoted)
         for method, interval in ordered:
             label = METHOD_LABELS.get(method, method)
+            if evaluation.fpc is not None:
+                # With a list of known size these are no longer binomial intervals.
+                label = _FPC_LABELS.get(method, label)
             if method == quoted:
                 label = f"* {label}"
             elif method in INTERVAL_METHODS and INTERVAL_METHODS[method].is_prediction:
                 label = f"{label} †"
+            elif evaluation.fpc is not None and method in FPC_NOT_APPLIED:
+                label = f"{label} °"
             lines.append(
                 f"{metric if first else '':<10} {label:<22} "
                 f"{percent(block.estimate) if first else '':>10} "
@@ -203,4 +212,6 @@ def format_text(evaluation: Evaluation) -> str:
         "† a prediction of the estimate the next round of the same size will show, not an "
         "interval for the true value"
     )
+    if evaluation.fpc is not None:
+        lines.append("° not narrowed by the finite population correction")
     return "\n".join(lines)

@@ -383,3 +383,17 @@ def test_compare_pairs_a_classifier_spelled_another_way(capsys, tmp_path):
     # One classifier spelled two ways is one classifier: R2 is compared with R1.
     data = run_json(capsys, ["compare", str(path), "--round", "R2"])
     assert (data["previous_round"], data["current_round"]) == ("R1 (travel)", "R2 (TRAVEL)")
+
+
+def test_the_text_table_names_what_the_correction_made_of_each_interval(capsys):
+    # Which intervals take the finite population correction was said only in a warning
+    # that had it wrong (statistician's check, session 12).
+    flags = ["evaluate", "--population", "60", "3000", "--tp", "27", "--fp", "3", "--fn", "2",
+             "--tn", "300", "--replicates", "1000"]  # fmt: skip
+    assert main([*flags, "--fpc"]) == 0
+    out = capsys.readouterr().out
+    assert "exact (hypergeometric)" in out and "Jeffreys (finite list)" in out
+    assert "Agresti-Coull °" in out and "° not narrowed by the finite population" in out
+    assert main(flags) == 0
+    out = capsys.readouterr().out
+    assert "°" not in out and "Clopper-Pearson" in out
