@@ -36,6 +36,7 @@ FIELD_LABELS: dict[str, str] = {
     "columns": "what the workbook's columns hold",
     "awaiting_labels": "workbooks out with the editors",
     "rows_not_loaded": "rows of the workbook not loaded",
+    "rounds_workbook": "your rounds workbook",
     "rounds": "past rounds",
     "plan": "plan inputs",
     "plan.population": "population",
