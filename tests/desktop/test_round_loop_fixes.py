@@ -468,6 +468,14 @@ def test_the_top_up_keeps_the_columns_the_editors_saw(qtbot, window, item_list, 
 # --- 5. an item list given as a labeled workbook ---------------------------------------------
 
 
+def refused_open(window, path: Path, warnings) -> tuple[str, str]:
+    """File > Open of ``path`` refused with the session kept: the warning's title and text."""
+    state = window.session.state
+    assert window.open_workbook(path, ask=False) is False
+    assert window.session.state == state
+    return warnings[-1]
+
+
 @pytest.fixture
 def warnings(monkeypatch):
     said: list[tuple[str, str]] = []
@@ -650,10 +658,7 @@ def test_file_open_on_a_workbook_without_rounds_keeps_the_session(
     workbook.active.append(["item_id", "predicted", "subject"])
     workbook.active.append(["a1", 1, "one"])
     workbook.save(path)
-    state = window.session.state
-    assert window.open_workbook(path, ask=False) is False
-    assert window.session.state == state
-    title, text = warnings[-1]
+    title, text = refused_open(window, path, warnings)
     assert title == "No rounds in the workbook"
     assert "holds no rounds" in text and "the open session was kept" in text
 
@@ -963,10 +968,7 @@ def test_a_labeling_workbook_missing_a_sheet_is_named_not_offered_as_rounds(
     del workbook[deleted]
     damaged = tmp_path / "damaged.xlsx"
     workbook.save(damaged)
-    state = window.session.state
-    assert window.open_workbook(damaged, ask=False) is False
-    assert window.session.state == state
-    title, text = warnings[-1]
+    title, text = refused_open(window, damaged, warnings)
     assert title == "Not a complete labeling workbook"
     assert f"has no '{deleted}' sheet" in text and "the sheet was deleted" in text
     assert window.findChild(QMessageBox, "no_rounds_box") is None
