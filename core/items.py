@@ -769,7 +769,9 @@ class ItemTable:
         """
         self.query(
             f"CREATE OR REPLACE TEMP TABLE scan_result AS SELECT {', '.join(aggregates)}, "
-            f"list(hash(item_id)) AS id_hashes FROM ({rows_sql})",
+            # Missing ids are named as missing, not as duplicates of each other.
+            "list(hash(item_id)) FILTER (WHERE item_id IS NOT NULL AND item_id <> '') "
+            f"AS id_hashes FROM ({rows_sql})",
             control,
         )
         try:
@@ -882,7 +884,8 @@ class ItemTable:
         self._in_file_order()
         rows = self.query(
             f"SELECT item_id, count(*), list(row_number ORDER BY row_number)[1:3] FROM "
-            f"({self._numbered_sql()}) GROUP BY item_id HAVING count(*) > 1 "
+            f"({self._numbered_sql()}) WHERE item_id IS NOT NULL AND item_id <> '' "
+            "GROUP BY item_id HAVING count(*) > 1 "
             f"ORDER BY min(row_number) LIMIT {OFFENDERS_SHOWN}"
         )
         if not rows:  # two ids with one 64-bit hash: not a duplicate after all

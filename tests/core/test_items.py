@@ -445,3 +445,12 @@ def test_every_kind_of_problem_is_named_at_once(tmp_path):
     assert "(2) 1 value(s) in column 'predicted' are not a label" in message
     assert "row 4: 'maybe'" in message
     assert "(3) duplicate item ids in column 'id': 'a' 2 times (row 2, row 5)" in message
+
+
+def test_missing_ids_are_not_also_called_duplicates_of_each_other(tmp_path):
+    path = tmp_path / "gaps.csv"
+    path.write_text("id,predicted\na,1\n,0\n  ,1\nb,0\na,1\n", encoding="utf-8")
+    message = refusal(path)
+    assert "(1) 2 item(s) have no id in column 'id' (row 3, row 4)" in message
+    assert "(2) duplicate item ids in column 'id': 'a' 2 times (row 2, row 6);" in message
+    assert "None" not in message and "''" not in message and "and more" not in message
