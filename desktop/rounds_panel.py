@@ -777,12 +777,12 @@ class ColumnsDialog(QDialog):
         for reading in self._sheets:
             box = QGroupBox(f"Sheet {reading.sheet} (header in row {reading.header_row})")
             form = QFormLayout(box)
-            by_header = {item.header: item for item in reading.roles if item.header}
+            by_column = {item.column: item for item in reading.roles if item.column}
             for letter, header in reading.headers:
                 combo = QComboBox()
                 for role, words in _role_choices():
                     combo.addItem(words, role)
-                item = by_header.get(header)
+                item = by_column.get(letter)
                 role = item.role if item is not None else "ignore"
                 combo.setCurrentIndex(max(combo.findData(role), 0))
                 label = f"{letter}: {header}"
@@ -790,7 +790,10 @@ class ColumnsDialog(QDialog):
                     label += " (guessed)"
                     combo.setToolTip(item.reason)
                 form.addRow(label, combo)
-                self.combos.append((reading.sheet, header, combo, role))
+                # A header typed twice (TP, FP, TP, TN) is chosen by its column's letter:
+                # by its text, the choice would name the first of them.
+                twice = sum(text == header for _, text in reading.headers) > 1
+                self.combos.append((reading.sheet, letter if twice else header, combo, role))
             sheet_item = next(
                 (item for item in reading.roles if item.role == "classifier" and not item.header),
                 None,
@@ -822,7 +825,8 @@ class ColumnsDialog(QDialog):
         self.resize(520, 560)
 
     def set_role(self, sheet: str, header: str, role: str) -> None:
-        """Choose ``role`` for the column ``header`` of ``sheet`` (as a user would)."""
+        """Choose ``role`` for the column ``header`` of ``sheet`` (as a user would); a
+        header typed twice is named by its column's letter."""
         for name, text, combo, _ in self.combos:
             if name == sheet and text == header:
                 combo.setCurrentIndex(combo.findData(role))

@@ -1002,11 +1002,24 @@ class _Header:
 
 
 def _column_of(choice: ColumnChoice, headers: dict[int, str]) -> int | None:
-    """The column ``choice.header`` names in a header row (by header, else by letter)."""
+    """The column ``choice.header`` names in a header row (by header, else by letter).
+
+    Raises
+    ------
+    InputError
+        Several columns have that header (``TP`` typed twice): the letter says which.
+    """
     wanted = normalise_header(choice.header)
-    for index, text in headers.items():
-        if normalise_header(text) == wanted:
-            return index
+    matching = [index for index, text in headers.items() if normalise_header(text) == wanted]
+    if len(matching) > 1:
+        letters = [_column_letter(index) for index in matching]
+        raise InputError(
+            f"{named('column')} {choice.to_text()}: columns {' and '.join(letters)} are both "
+            f"headed {choice.header!r}; name the one you mean by its letter, e.g. "
+            f"{choice.role}={letters[-1]}"
+        )
+    if matching:
+        return matching[0]
     for index in headers:
         if _column_letter(index) == choice.header.upper():
             return index

@@ -444,3 +444,17 @@ def test_the_rounds_of_one_classifier_spelled_two_ways_follow_each_other():
     state = SessionState(rounds=rounds, current_round=round_key(rounds[2]), previous_round="TR-05")
     state = replace(state, evaluate=replace(state.evaluate, matrix=rounds[2].matrix))
     assert compared_round(state) is rounds[0]
+
+
+def test_a_header_typed_twice_is_chosen_by_its_letter_never_by_its_text(tmp_path):
+    # "fn=TP" took the first TP column for FN too: TP 3 and FN 40 where the sheet holds
+    # 40 and 3, silently (review, session 12).
+    rows = [
+        ["Round", "k", "TP", "FP", "TP", "TN"],
+        ["R1", 0.05, 40, 10, 3, 500],
+    ]
+    path = write_book(tmp_path / "typo.xlsx", {"Fraud": rows})
+    with pytest.raises(InputError, match=r"columns C and E are both headed 'TP'.*fn=E"):
+        read_rounds(path, columns=["fn=TP"])
+    (item,) = read_rounds(path, columns=["fn=E"]).rounds
+    assert (item.tp, item.fp, item.fn, item.tn) == (40, 10, 3, 500)

@@ -406,3 +406,28 @@ def test_choosing_too_few_columns_says_what_is_missing_and_offers_the_choice_aga
     again = window.columns_dialog
     assert again is not dialog
     assert sorted(again.choices()) == sorted(f"Audit!{t}" for t in OWN_WORDS_CHOICES[:4])
+
+
+def test_a_header_typed_twice_is_told_apart_by_its_letter_in_the_dialog(qtbot, window, tmp_path):
+    from tests.core.test_rounds_columns import write_book
+
+    rows = [
+        ["Round", "Flagged", "Not flagged", "TP", "FP", "TP", "TN"],
+        ["R1", 41_000, 1_250_000, 40, 10, 3, 500],
+    ]
+    path = write_book(tmp_path / "typo.xlsx", {"Fraud": rows})
+    assert window.open_workbook(path) is False
+    qtbot.mouseClick(
+        window.no_rounds_box.findChild(QPushButton, "choose_columns_button"),
+        Qt.MouseButton.LeftButton,
+    )
+    dialog = window.columns_dialog
+    labels = [text for sheet, text, _combo, _role in dialog.combos if sheet == "Fraud"]
+    assert labels == ["Round", "Flagged", "Not flagged", "D", "FP", "F", "TN"]
+    dialog.set_role("Fraud", "F", "fn")
+    dialog.set_role("Fraud", "D", "tp")
+    dialog.set_role("Fraud", "Flagged", "population_pos")
+    dialog.set_role("Fraud", "Not flagged", "population_neg")
+    dialog.accept()
+    (item,) = window.session.state.rounds
+    assert (item.tp, item.fp, item.fn, item.tn) == (40, 10, 3, 500)
