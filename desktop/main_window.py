@@ -1867,13 +1867,18 @@ def _no_rounds_in_own_words(path: Path, skipped: Sequence, chosen: bool) -> str:
         f"{path.name} holds no rounds PR Planner can use with "
         + ("the columns chosen." if chosen else "the headers it knows (TP, FP, FN, TN, ...).")
     ]
+    from core.workbook.rounds import counts_in_words
+
     for item in skipped[:4]:
         guess = item.header_guess
-        if guess is None or chosen:
+        if guess is None or chosen or not item.reason.startswith("no header row with"):
+            # A reason of its own (no population columns, a column named twice): said.
             lines.append(f"Sheet {item.sheet!r}: {item.reason}.")
         else:
             headers = ", ".join(text for _, text in guess.headers[:10])
-            lines.append(f"Sheet {item.sheet!r}, row {guess.header_row}: {headers}.")
+            lines.append(
+                f"Sheet {item.sheet!r}, row {guess.header_row}: {headers}{counts_in_words(guess)}."
+            )
     lines.append(
         "If a sheet holds your rounds under headers of your own, choose which columns hold "
         "the four counts and the population (or k). The open session is kept until then."

@@ -417,6 +417,8 @@ def test_a_header_typed_twice_is_told_apart_by_its_letter_in_the_dialog(qtbot, w
     ]
     path = write_book(tmp_path / "typo.xlsx", {"Fraud": rows})
     assert window.open_workbook(path) is False
+    # The box says what is wrong with the header, not only what it reads.
+    assert "(no column is headed FN; TP heads columns D and F)" in window.no_rounds_box.text()
     qtbot.mouseClick(
         window.no_rounds_box.findChild(QPushButton, "choose_columns_button"),
         Qt.MouseButton.LeftButton,
