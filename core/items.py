@@ -347,6 +347,13 @@ def _check_text_table(path: Path) -> None:
             ) from None
     _refuse_long_first_rows(path, start)
     _refuse_many_columns(path, start)
+    first_line = re.split(rb"\r\n|\r|\n", start.removeprefix(b"\xef\xbb\xbf"), maxsplit=1)[0]
+    if re.fullmatch(rb"\s*sep=.\s*", first_line, re.IGNORECASE):
+        raise ItemListError(
+            f"{path.name} starts with the line {first_line.decode(errors='replace').strip()!r}, "
+            "Excel's note of the separator, which other programs read as the header; delete "
+            "that first line (the header row is the one after it) and read the file again"
+        )
 
 
 #: Most columns an item list may have: DuckDB's sniffer takes seconds per thousand
@@ -508,16 +515,20 @@ def _first_uneven_row(path: Path) -> str | None:
     try:
         with path.open(encoding="utf-8", errors="replace", newline="") as stream:
             first = stream.readline(_MAX_LINE_BYTES)
-            separator = max(",;\t|", key=first.count)
-            stream.seek(0)
+            hint = first.strip().casefold().startswith("sep=") and len(first.strip()) == 5
+            if hint:  # Excel's "sep=;" line names the separator; the header follows it
+                separator = first.strip()[4]
+            else:
+                separator = max(",;\t|", key=first.count)
+                stream.seek(0)
             rows = csv.reader(stream, delimiter=separator)
             expected = len(next(rows, []))
-            for number, row in enumerate(rows, start=2):
+            for number, row in enumerate(rows, start=3 if hint else 2):
                 if row and len(row) != expected:
                     return (
                         f"row {number:,} has {len(row)} fields where the header has "
-                        f"{expected}; every row needs the same columns (look for a stray "
-                        "separator or quote on that row)"
+                        f"{expected}; every row needs the same number of fields (look for a "
+                        "stray separator or quote on that row)"
                     )
                 if number % 65_536 == 0 and time.monotonic() > deadline:
                     return None
@@ -877,7 +888,8 @@ class ItemTable:
         # DuckDB grouping ten million ids. Equal neighbours are duplicates or, rarely, a
         # hash collision, which the exact search below tells apart.
         hashes = np.sort(id_hashes)
-        duplicated = int(np.count_nonzero(hashes[1:] == hashes[:-1]))
+        # Ids repeated (one id three times is one, not two): what "and more" is said by.
+        duplicated = int(np.unique(hashes[1:][hashes[1:] == hashes[:-1]]).size)
         del hashes
         if not duplicated:
             return
@@ -1211,13 +1223,17 @@ def open_items(
     with _closing_on_error(table):
         if len(table_headers) < 2:
             ragged = any(mark in "".join(table_headers) for mark in (",", ";", "\t"))
+            uneven = _first_uneven_row(path) if ragged and kind != "parquet" else None
             raise ItemListError(
                 f"{path} is not a table of items: it has {len(table_headers)} column "
                 f"({', '.join(map(repr, table_headers))}); it needs at least an id and a "
                 "predicted label"
                 + (
-                    ". The header holds separators, so the rows probably do not all have "
-                    "the same number of fields (a stray separator or quote on some row)"
+                    ". The header holds separators, so the rows could not be split into "
+                    f"columns: {uneven}"
+                    if uneven
+                    else ". The header holds separators, so the rows probably do not all "
+                    "have the same number of fields (a stray separator or quote on some row)"
                     if ragged
                     else ""
                 )

@@ -454,3 +454,31 @@ def test_missing_ids_are_not_also_called_duplicates_of_each_other(tmp_path):
     assert "(1) 2 item(s) have no id in column 'id' (row 3, row 4)" in message
     assert "(2) duplicate item ids in column 'id': 'a' 2 times (row 2, row 6);" in message
     assert "None" not in message and "''" not in message and "and more" not in message
+
+
+def test_an_id_three_times_is_one_repeated_id_not_and_more(tmp_path):
+    path = tmp_path / "triple.csv"
+    path.write_text("id,predicted\na,1\na,0\na,1\nb,0\n", encoding="utf-8")
+    message = refusal(path)
+    assert "'a' 3 times (row 2, row 3, row 4); every item must appear once" in message
+    assert "and more" not in message
+
+
+def test_a_file_duckdb_reads_as_one_column_names_its_uneven_row(tmp_path):
+    # A quoted field early on makes DuckDB take the whole file as one column; the row with
+    # a stray comma further down was still only guessed at (review, session 12).
+    lines = ["id,predicted,note"] + [f'm{i},{i % 2},"a, b"' for i in range(50)]
+    lines.append("m50,1,x,extra")
+    lines += [f"m{i},{i % 2},c" for i in range(51, 80)]
+    path = tmp_path / "quoted.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    message = refusal(path)
+    assert "row 52 has 4 fields where the header has 3" in message
+
+
+def test_excels_separator_line_is_named(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_text("sep=;\nid;predicted\na;yes\nb;no\n", encoding="utf-8")
+    message = refusal(path)
+    assert "starts with the line 'sep=;', Excel's note of the separator" in message
+    assert "delete that first line" in message
