@@ -143,7 +143,9 @@ class Evaluation:
         Estimate and intervals per method.
     prior : Prior
         Prior actually used for ``bayes``, ``bayes_mc`` and ``posterior`` (after a
-        Jeffreys substitution, if any).
+        Jeffreys substitution, if any). With the finite population correction and no
+        prior given, recall's and F1's ``posterior`` use Jeffreys instead (the lists' own
+        values; methods, "Finite population correction").
     fpc : tuple of float or None
         ``((N1-n1)/(N1-1), (N0-n0)/(N0-1))`` when the finite population correction was
         applied, else ``None``.

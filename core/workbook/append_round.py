@@ -516,7 +516,9 @@ def _place_below(xml: bytes, last_round_row: int, last: int) -> tuple[int, int |
 
 
 #: A cell range's first and last row in a formula (``SUM(E2:E12)``, ``$E$2:$E$12``).
-_RANGE_ROWS = re.compile(rb"\$?[A-Z]{1,3}\$?(\d+):\$?[A-Z]{1,3}\$?(\d+)", re.IGNORECASE)
+_RANGE_ROWS = re.compile(
+    rb"(?<![!\w$])\$?[A-Z]{1,3}\$?(\d+):\$?[A-Z]{1,3}\$?(\d+)", re.IGNORECASE
+)  # not a range of another sheet (Sheet2!A1:B5)
 _FORMULA = re.compile(rb"<(?:\w+:)?f\b[^>]*>(.*?)</(?:\w+:)?f>", re.DOTALL)
 
 
@@ -722,15 +724,20 @@ def append_round(
             and (item.row < row_number or _sums_end_above(old_xml, item.row, row_number))
         ]
         if totals:
-            place = (
-                f"below it (row {row_number})" if row_number > totals[0] else f"in row {row_number}"
-            )
+            if row_number > totals[0]:
+                what = (
+                    f"a round added below it (row {row_number}) would be left out of its sums. "
+                    "Have an empty row right above the totals row and widen its sums to cover "
+                    "it (or delete the totals row); the new round then goes into that row"
+                )
+            else:  # a free row above the totals, outside their sums
+                what = (
+                    f"its sums end above row {row_number}, where the round would go. Widen "
+                    f"them to cover row {row_number} (or delete the totals row)"
+                )
             raise InputError(
                 f"{path.name}, sheet {reading.sheet!r}: row {totals[0]} totals the rounds "
-                f"above it, and a round added {place} would be left out of its sums. Have an "
-                "empty row right above the totals row and widen its sums to cover it (or "
-                "delete the totals row); the new round then goes into that row. Nothing was "
-                "written"
+                f"above it, and {what}. Nothing was written"
             )
     else:
         row_number = row_to_update

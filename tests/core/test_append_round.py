@@ -213,9 +213,16 @@ def test_a_totals_row_below_the_rounds_is_not_left_to_miss_the_new_round(tmp_pat
         tmp_path / "gap.xlsx", [(5, ["Total", None, "=SUM(C2:C3)", "=SUM(D$2:D$3)"])]
     )
     before = gap.read_bytes()
-    with pytest.raises(InputError, match=r"row 5 totals the rounds above it"):
+    with pytest.raises(InputError, match=r"row 5 totals the rounds above it") as refused:
         append_round(gap, ROUND)
+    assert "Widen them to cover row 4" in str(refused.value)
     assert gap.read_bytes() == before
+    # A range of another sheet in the totals row is not its sums.
+    other = _own_workbook(
+        tmp_path / "other.xlsx",
+        [(5, ["Total", None, "=SUM(C2:C4)", "=SUM(D2:D4)+Notes!B1:B2"])],
+    )
+    assert append_round(other, ROUND).row == 4
 
 
 def test_a_note_further_down_stays_and_the_round_goes_right_below_the_last(tmp_path):
