@@ -1016,4 +1016,8 @@ def test_the_draw_suggests_the_next_name_in_the_leads_series(
     assert dialog._round_stem(path) == "FI-05"
     dialog.category_edit.setText("shopping")  # no rounds of it yet
     assert dialog._round_stem(path) == "items labels"
+    # TR-07 drawn and out with the editors: the next draw is TR-08, not "TR-07 2".
+    window.session.set_value("awaiting_labels", (str(path.with_name("TR-07.xlsx")),))
+    dialog.category_edit.setText("travel")
+    assert dialog._round_stem(path) == "TR-08"
     dialog.close()
