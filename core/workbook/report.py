@@ -39,6 +39,7 @@ loses the last digit of some floats (``0.1 + 0.2``) and of integers beyond 16 di
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -976,6 +977,9 @@ def write_report(
         raise InputError(f"{destination}: the report must be an .xlsx file")
     sources = tuple(sources)
     check_destination(destination, sources=sources, expected=expected, purpose=purpose)
+    if purpose == "report" and state.rounds_workbook:
+        # Sent to others: where the lead keeps their rounds workbook on disk is theirs.
+        state = dataclasses.replace(state, rounds_workbook="")
     content = build_report(
         state,
         round_name=round_name,

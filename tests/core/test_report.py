@@ -1056,3 +1056,15 @@ def test_a_report_over_a_csv_suggests_an_xlsx_name(tmp_path, capsys, shared_fixt
     status = main(["report", str(shared_fixtures / "rounds_simple.xlsx"), "-o", str(items)])
     err = capsys.readouterr().err
     assert status == 2 and "for example items report.xlsx" in err
+
+
+def test_a_report_for_others_leaves_out_where_the_lead_keeps_their_workbook(tmp_path):
+    from core.workbook.session_io import read_session, save_session
+
+    state = dataclasses.replace(SessionState(), rounds_workbook="/home/lead/private/rounds.xlsx")
+    report = tmp_path / "report.xlsx"
+    write_report(report, state)
+    assert read_session(report).state.rounds_workbook == ""
+    session = tmp_path / "session.xlsx"
+    save_session(session, state)  # the lead's own session keeps it
+    assert read_session(session).state.rounds_workbook == "/home/lead/private/rounds.xlsx"
