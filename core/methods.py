@@ -24,6 +24,7 @@ __all__ = [
     "F1_WITHOUT_SPREAD",
     "F1_WITH_FPC",
     "FEW_FLAGGED_LABELED",
+    "FPC_METHOD_LABELS",
     "INTERVAL_METHODS",
     "METRICS",
     "PRECISION_FEW_WITH_FPC",
@@ -274,6 +275,14 @@ F1_WITHOUT_SPREAD = Recommendation(
     why="the bootstrap cannot vary a count of 0, so its interval has no width here; the "
     "posterior interval keeps the uncertainty",
 )
+
+
+#: What the exact and Jeffreys intervals of precision are with the finite population
+#: correction (their keys stay, as the JSON contract names them).
+FPC_METHOD_LABELS = {
+    "clopper_pearson": "exact (hypergeometric)",
+    "jeffreys": "Jeffreys (finite list)",
+}
 
 
 def method_label(key: str, *, short: bool = False) -> str:

@@ -57,7 +57,7 @@ from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
-from core.methods import INTERVAL_METHODS, RECOMMENDED
+from core.methods import FPC_METHOD_LABELS, INTERVAL_METHODS, RECOMMENDED
 from core.session import EvaluateInputs
 from core.workbook.session_io import compared_round, find_round_key
 from desktop import formatting
@@ -112,9 +112,11 @@ def is_resampled(metric: str, method: str) -> bool:
     return method in RESAMPLED or (method == "posterior" and metric in RESAMPLED_POSTERIOR)
 
 
-def method_label(metric: str, method: str, design: str) -> str:
+def method_label(metric: str, method: str, design: str, fpc: bool = False) -> str:
     if method == "wald" and metric == "recall":
         return "Wald (random sample)"
+    if fpc and method in FPC_METHOD_LABELS:  # no longer binomial intervals
+        return FPC_METHOD_LABELS[method]
     return METHOD_NAMES.get(method, method)
 
 
@@ -195,12 +197,14 @@ class EvaluationTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._rows: list[ResultRow] = []
         self._design = "stratified"
+        self._fpc = False
 
     def set_evaluation(self, evaluation: Evaluation | None, *, pending: bool = False) -> None:
         """Show ``evaluation``; with ``pending`` its resampled rows read "computing…"."""
         rows = []
         if evaluation is not None:
             self._design = evaluation.design
+            self._fpc = evaluation.fpc is not None
             recommended = evaluation.recommendations()
             for metric, method, estimate, lower, upper, note in evaluation.to_rows():
                 if metric == "prevalence":
@@ -248,7 +252,7 @@ class EvaluationTableModel(QAbstractTableModel):
             if column == 0:
                 return METRIC_NAMES[row.metric] if first_of_metric else ""
             if column == 1:
-                label = method_label(row.metric, row.method, self._design)
+                label = method_label(row.metric, row.method, self._design, self._fpc)
                 return label + QUOTE_SUFFIX if row.quoted else label
             if column == 2:
                 return formatting.percent(row.estimate, row.digits) if first_of_metric else ""
@@ -831,7 +835,7 @@ class EvaluateTab(SessionTab):
             )
             text = f"<b>{METRIC_NAMES[metric]}</b> {formatting.percent(result.estimate, digits)}"
             if method is not None:
-                name = method_label(metric, method, evaluation.design)
+                name = method_label(metric, method, evaluation.design, evaluation.fpc is not None)
                 if pending and is_resampled(metric, method):
                     text += f" ({QUOTE_MARK} {name} computing…)"
                 else:

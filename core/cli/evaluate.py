@@ -22,7 +22,7 @@ from core.cli.output import (
 )
 from core.confusion import ConfusionMatrix, Population
 from core.evaluation import FPC_NOT_APPLIED, Evaluation, evaluate
-from core.methods import INTERVAL_METHODS, METRICS
+from core.methods import FPC_METHOD_LABELS, INTERVAL_METHODS, METRICS
 from core.session import EVALUATE_SEED
 
 HELP = "Estimates and intervals (frequentist, bootstrap, Bayesian) of one labeled round."
@@ -152,10 +152,6 @@ def percent(value: float | None) -> str:
     return f"{scaled:#.3g} %"
 
 
-#: Method labels with the finite population correction (the JSON keys stay).
-_FPC_LABELS = {"clopper_pearson": "exact (hypergeometric)", "jeffreys": "Jeffreys (finite list)"}
-
-
 def interval_table(evaluation: Evaluation, metrics: tuple[str, ...] = METRICS) -> str:
     """Every interval of each metric, the one to quote first (marked ``*``) and the
     predictions of the next round's estimate marked ``†``."""
@@ -172,7 +168,7 @@ def interval_table(evaluation: Evaluation, metrics: tuple[str, ...] = METRICS) -
             label = METHOD_LABELS.get(method, method)
             if evaluation.fpc is not None:
                 # With a list of known size these are no longer binomial intervals.
-                label = _FPC_LABELS.get(method, label)
+                label = FPC_METHOD_LABELS.get(method, label)
             if method == quoted:
                 label = f"* {label}"
             elif method in INTERVAL_METHODS and INTERVAL_METHODS[method].is_prediction:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from core import validation
 from core.errors import InputError
 from core.intervals import NO_FPC
-from core.methods import INTERVAL_METHODS, RECOMMENDED
+from core.methods import FPC_METHOD_LABELS, INTERVAL_METHODS, RECOMMENDED
 from core.session import (
     SCHEMA_VERSION,
     EnsembleInputs,
@@ -434,7 +434,7 @@ def intervals_table(evaluation: Evaluation | None) -> Table:
         (
             METRIC_WORDS.get(metric, metric),
             method,
-            METHOD_NAMES.get(method, method),
+            _method_name(method, evaluation),
             estimate,
             lower,
             upper,
@@ -747,6 +747,14 @@ def _round_row(
         item.sheet,
         item.row,
     )
+
+
+def _method_name(method: str, evaluation: Evaluation) -> str:
+    """An interval's name in the report: with the finite population correction the exact
+    and Jeffreys intervals of precision are named for what they become."""
+    if evaluation.fpc is not None and method in FPC_METHOD_LABELS:
+        return FPC_METHOD_LABELS[method]
+    return METHOD_NAMES.get(method, method)
 
 
 def inputs_rows(state: SessionState) -> tuple[tuple[str, Any], ...]:
@@ -1162,7 +1170,7 @@ def summary_rows(
                 words = (
                     f"{METRIC_NAMES[name]} is {show(estimate)}; with {level} confidence "
                     f"between {show(lower)} and {show(upper)} "
-                    f"({METHOD_NAMES[method]} interval). {METRIC_MEANINGS[name]}"
+                    f"({_method_name(method, evaluation)} interval). {METRIC_MEANINGS[name]}"
                 )
             rows.append(
                 SummaryRow(
@@ -1197,7 +1205,7 @@ def summary_rows(
             star = " ★ quote this" if quoted.get(metric_name) == method else ""
             rows.append(
                 SummaryRow(
-                    label=f"{METRIC_NAMES[metric_name]}: {METHOD_NAMES.get(method, method)}{star}",
+                    label=f"{METRIC_NAMES[metric_name]}: {_method_name(method, evaluation)}{star}",
                     value=estimate,
                     lower=lower,
                     upper=upper,

@@ -1068,3 +1068,17 @@ def test_a_report_for_others_leaves_out_where_the_lead_keeps_their_workbook(tmp_
     session = tmp_path / "session.xlsx"
     save_session(session, state)  # the lead's own session keeps it
     assert read_session(session).state.rounds_workbook == "/home/lead/private/rounds.xlsx"
+
+
+def test_with_the_correction_the_report_names_the_exact_interval_for_what_it_is():
+    # Only the CLI table renamed them (review, session 12).
+    state = SessionState()
+    state = dataclasses.replace(
+        state, evaluate=dataclasses.replace(state.evaluate, fpc=True, replicates=1000)
+    )
+    content = build_report(state)
+    labels = [row.label for row in content.summary]
+    assert "Precision: exact (hypergeometric)" in labels
+    assert not any("Clopper-Pearson" in label for label in labels)
+    plain = build_report(SessionState())
+    assert any("Clopper-Pearson" in row.label for row in plain.summary)
