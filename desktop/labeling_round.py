@@ -50,6 +50,7 @@ from core.workbook.session_io import LABELED_SHEET
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
 # resources/ to desktop.resources, so it sees no such module.
 from desktop import formatting, resources  # type: ignore[attr-defined]
+from desktop.widgets import keep_wrapped_height
 
 if TYPE_CHECKING:
     from core.items import ItemColumns, ItemSummary
@@ -127,7 +128,7 @@ class ItemSampleDialog(QDialog):
         self.setMinimumWidth(560)
 
         intro = QLabel(self)
-        intro.setWordWrap(True)
+        keep_wrapped_height(intro)
         if earlier is not None:
             from core.workbook.labeling import round_name
 
@@ -190,7 +191,7 @@ class ItemSampleDialog(QDialog):
             "name only classifiers of the same category here.",
             self,
         )
-        self.classifiers_note.setWordWrap(True)
+        keep_wrapped_height(self.classifiers_note)
         columns.addRow(self.classifiers_note)
         self.classifiers_edit.textChanged.connect(
             lambda text: self.classifiers_note.setVisible(bool(text.strip()))
@@ -219,7 +220,7 @@ class ItemSampleDialog(QDialog):
 
         self.counts_label = QLabel(self)
         self.counts_label.setObjectName("item_counts")
-        self.counts_label.setWordWrap(True)
+        keep_wrapped_height(self.counts_label)
         self.counts_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.use_population_button = QPushButton("Use as the Plan's population", self)
         self.use_population_button.setToolTip(
@@ -232,7 +233,7 @@ class ItemSampleDialog(QDialog):
         sample = QFormLayout(sample_box)
         self.sizes_note = QLabel(self)
         self.sizes_note.setObjectName("sizes_from")
-        self.sizes_note.setWordWrap(True)
+        keep_wrapped_height(self.sizes_note)
         self.sizes_note.setVisible(sizes_from is not None)
         self._show_sizes_from(sizes_from)
         sample.addRow(self.sizes_note)
@@ -299,7 +300,7 @@ class ItemSampleDialog(QDialog):
         sample.addRow(self.blind_check)
         self.blind_note = QLabel(self)
         self.blind_note.setObjectName("blind_note")
-        self.blind_note.setWordWrap(True)
+        keep_wrapped_height(self.blind_note)
         sample.addRow(self.blind_note)
         for spin in (self.n_pos_spin, self.n_neg_spin):
             spin.valueChanged.connect(self._show_blindness)
@@ -307,7 +308,7 @@ class ItemSampleDialog(QDialog):
         self._show_blindness()
         self.targets_note = QLabel(self)
         self.targets_note.setObjectName("targets_note")
-        self.targets_note.setWordWrap(True)
+        keep_wrapped_height(self.targets_note)
         self._show_targets()
         # The Plan's margins may change while the dialog is open (it is not modal).
         window.session.changed.connect(self._on_session_changed)
@@ -315,7 +316,7 @@ class ItemSampleDialog(QDialog):
 
         self.message = QLabel(self)
         self.message.setObjectName("item_message")
-        self.message.setWordWrap(True)
+        keep_wrapped_height(self.message)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         buttons = QDialogButtonBox(self)

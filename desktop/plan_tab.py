@@ -347,7 +347,7 @@ def _unsure_words(plan: Plan) -> str:
     if chance is None or chance >= UNSURE_CHANCE:
         return ""
     return (
-        f"; a labeled round meets both target margins with "
+        f"; as its estimates scatter, the labeled round meets both target margins with "
         f"{chance_in_words(chance, article=True)} chance (for a surer round, set Chance of "
         f"meeting both margins on the Plan tab, e.g. to {chance_in_words(SURER_CHANCE)})"
     )

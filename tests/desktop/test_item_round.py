@@ -548,7 +548,7 @@ def test_the_draw_says_the_chance_the_recommended_sizes_meet_both_targets(qtbot,
 
     dialog = window.open_item_sample()
     text = dialog.sizes_note.text()
-    said = re.search(r"meets both target margins with an? (\d+) % chance", text)
+    said = re.search(r"labeled round meets both target margins with an? (\d+) % chance", text)
     assert said is not None and int(said.group(1)) < 70, text
     assert "Chance of meeting both margins on the Plan tab" in text
     # A chance asked for on the Plan tab: the assured sizes, with nothing more to say.
