@@ -522,6 +522,58 @@ _RANGE_ROWS = re.compile(
 _FORMULA = re.compile(rb"<(?:\w+:)?f\b[^>]*>(.*?)</(?:\w+:)?f>", re.DOTALL)
 
 
+#: The range of a table or of a filter (``<table ... ref="A1:K12">``, ``<autoFilter
+#: ref="A1:K12"/>``): its first column and row, last column and row.
+_GROWING_RANGE = re.compile(
+    rb'(<(?:[A-Za-z_][\w.-]*:)?(?:table|autoFilter)\b[^>]*?\bref=")'
+    rb'([A-Z]{1,3})(\d+):([A-Z]{1,3})(\d+)(")'
+)
+
+
+def _grown_ranges(xml: bytes, row_number: int) -> bytes:
+    """``xml`` with every table or filter range that ends on the row above ``row_number``
+    (and starts above it) ending on ``row_number``."""
+
+    def grow(found: re.Match[bytes]) -> bytes:
+        first, last = int(found.group(3)), int(found.group(5))
+        if last != row_number - 1 or first >= last:
+            return found.group(0)
+        return b"%s%s%d:%s%d%s" % (
+            found.group(1),
+            found.group(2),
+            first,
+            found.group(4),
+            row_number,
+            found.group(6),
+        )
+
+    return _GROWING_RANGE.sub(grow, xml)
+
+
+def _table_parts(sheet_part: str, members: dict) -> list[str]:
+    """The zip members of the tables (ListObjects) on the worksheet ``sheet_part``."""
+    folder, name = posixpath.split(sheet_part)
+    relations = members.get(posixpath.join(folder, "_rels", f"{name}.rels"))
+    if relations is None:
+        return []
+    try:
+        root = ElementTree.fromstring(relations)
+    except ElementTree.ParseError:
+        return []
+    tables = []
+    for element in root.iter(f"{_PACKAGE_REL}Relationship"):
+        if (element.get("Type") or "").endswith("/table"):
+            target = element.get("Target") or ""
+            member = (
+                target.lstrip("/")
+                if target.startswith("/")
+                else posixpath.normpath(posixpath.join(folder, target))
+            )
+            if member in members:
+                tables.append(member)
+    return tables
+
+
 def _sums_end_above(xml: bytes, totals_row: int, row_number: int) -> bool:
     """Whether a formula of the totals row ``totals_row`` sums a range that ends above
     ``row_number``: a round written there (an empty row between the rounds and their
@@ -742,11 +794,22 @@ def append_round(
     else:
         row_number = row_to_update
         new_xml = _updated_sheet_xml(old_xml, reading, new_round, row_number)
+    changed = {part: new_xml}
+    if row_to_update is None:
+        # A table ("Format as Table") or filter that ends right above the new row takes it
+        # in, as Excel does when a row is typed below one: its filters, banding and
+        # structured references then cover the round.
+        changed[part] = _grown_ranges(new_xml, row_number)
+        by_name = {member.filename: data for member, data in contents}
+        for table in _table_parts(part, by_name):
+            grown = _grown_ranges(by_name[table], row_number)
+            if grown != by_name[table]:
+                changed[table] = grown
 
     def write(temporary: Path) -> None:
         with zipfile.ZipFile(temporary, "w", allowZip64=True) as target:
             for member, data in contents:
-                content = new_xml if member.filename == part else data
+                content = changed.get(member.filename, data)
                 target.writestr(copy.copy(member), content, compress_type=member.compress_type)
                 # Recent Pythons fill in Unix permissions when writing; keep the original's.
                 written = target.filelist[-1]

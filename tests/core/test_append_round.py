@@ -406,3 +406,30 @@ def test_the_round_goes_below_rows_the_reader_could_not_use_into_the_free_row(tm
     sheet = openpyxl.load_workbook(path)["Travel"]
     assert sheet["A4"].value == "R-typo" and sheet["A5"].value == "TR-07"
     assert sheet["A6"].value == "Total"
+
+
+@pytest.mark.parametrize("kind", ["table", "filter"])
+def test_a_table_or_filter_ending_above_the_new_row_takes_it_in(tmp_path, kind):
+    # "Format as Table": the round landed outside the table, its filters and structured
+    # references (hostile-input trial 12). Excel grows a table when a row is typed below.
+    from openpyxl.worksheet.table import Table
+
+    path = _own_workbook(tmp_path / "own.xlsx")
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook["Travel"]
+    if kind == "table":
+        sheet.add_table(Table(displayName="Rounds", ref="A1:F3"))
+    else:
+        sheet.auto_filter.ref = "A1:F3"
+    workbook.save(path)
+    before = {name: data for name, *_, data in members(path)}
+    assert append_round(path, ROUND).row == 4
+    after = openpyxl.load_workbook(path)["Travel"]
+    if kind == "table":
+        assert after.tables["Rounds"].ref == "A1:F4"
+    else:
+        assert after.auto_filter.ref == "A1:F4"
+    changed = {name for name, *_, data in members(path) if before.get(name) != data}
+    assert changed == {"xl/worksheets/sheet1.xml"} | (
+        {"xl/tables/table1.xml"} if kind == "table" else set()
+    )
