@@ -233,20 +233,14 @@ class Evaluation:
         result["prevalence"] = {"estimate": _none_if_nan(self.estimates.prevalence)}
         result["warnings"] = list(self.warnings)
         result["recommended"] = self.recommended()
-        result["fpc"] = (
-            None
-            if self.fpc is None
-            else {
-                "applied": True,
-                "not_applied_to": {
-                    metric: [m for m in intervals if m in FPC_NOT_APPLIED]
-                    for metric, intervals in (
-                        (name, metric.intervals) for name, metric in self.metrics().items()
-                    )
-                    if any(m in FPC_NOT_APPLIED for m in intervals)
-                },
-            }
-        )
+        result["fpc"] = None
+        if self.fpc is not None:
+            left_out = {}
+            for name, metric in self.metrics().items():
+                methods = [method for method in metric.intervals if method in FPC_NOT_APPLIED]
+                if methods:
+                    left_out[name] = methods
+            result["fpc"] = {"applied": True, "not_applied_to": left_out}
         return result
 
     def to_rows(self) -> list[tuple[str, str, float | None, float | None, float | None, str]]:
@@ -412,17 +406,14 @@ def evaluate(
     # counts weaken no approximation.
     census = (fpc_factors[0] == 0.0, fpc_factors[1] == 0.0) if fpc else (False, False)
     estimates = point_estimates(matrix, None if population is None else k)
-    _cell_warnings(matrix, warnings, census)
-    if 0 < matrix.n_pos < FEW_FLAGGED_LABELED and not census[0]:
+    few_flagged = fpc and 0 < matrix.n_pos < FEW_FLAGGED_LABELED and not census[0]
+    _cell_warnings(matrix, warnings, census, few_flagged)
+    if few_flagged:
         warnings.append(
-            f"only {matrix.n_pos} flagged items are labeled: at such sizes every interval is "
-            "lumpy, and even Wilson's and Katz's coverage can fall to 85-90 % at some true "
-            "values"
-            + (
-                "; the exact interval of precision keeps its level and is the one marked to quote"
-                if fpc
-                else ""
-            )
+            f"only {matrix.n_pos} flagged items are labeled: with the finite population "
+            "correction at such sizes every interval is lumpy, and even Wilson's and Katz's "
+            "coverage can fall to 85-90 % at some true values; the exact interval of "
+            "precision keeps its level and is the one marked to quote"
         )
 
     stratum_size = population.strata[0] if fpc and population and population.strata else None
@@ -591,8 +582,23 @@ _FPR_AT_SMALL_COUNTS = (
 
 
 def _cell_warnings(
-    matrix: ConfusionMatrix, warnings: list[str], census: tuple[bool, bool] = (False, False)
+    matrix: ConfusionMatrix,
+    warnings: list[str],
+    census: tuple[bool, bool] = (False, False),
+    few_flagged: bool = False,
 ) -> None:
+    """Zero and small cells. ``few_flagged``: the note on few flagged labels under the
+    correction follows, so the starred intervals are not said to keep their level."""
+    kept = (
+        "are discussed in the note on few flagged labels"
+        if few_flagged
+        else f"keep their level here; {_FPR_AT_SMALL_COUNTS}"
+    )
+    kept_small = (
+        "are discussed in the note on few flagged labels"
+        if few_flagged
+        else f"keep their level at such counts; {_FPR_AT_SMALL_COUNTS}"
+    )
     cells = dict(zip(CELL_NAMES, matrix.as_tuple(), strict=True))
     zeros = [name for name, n in cells.items() if n == 0]
     if zeros:
@@ -602,7 +608,7 @@ def _cell_warnings(
             "on a corrected estimate (a bound on 0 or 1 is moved to include the plain one); "
             "the bootstrap cannot resample what was "
             "never observed, so its intervals can have zero width. The intervals marked to "
-            f"quote ({_QUOTED}) keep their level here; {_FPR_AT_SMALL_COUNTS} (bayes and "
+            f"quote ({_QUOTED}) {kept} (bayes and "
             "bayes_mc are predictions for the next round's estimate, not intervals for the "
             "true value)"
         )
@@ -618,8 +624,7 @@ def _cell_warnings(
             f"the normal approximation is weak because {', '.join(small)} "
             f"(below {SMALL_CELL}): the Wald, delta and analytic Bayes intervals can be too "
             f"narrow and the bootstrap is lumpy; the intervals marked to quote ({_QUOTED}) "
-            f"keep their level at such counts; {_FPR_AT_SMALL_COUNTS} (methods §4, zero and "
-            "small cells)"
+            f"{kept_small} (methods §4, zero and small cells)"
         )
 
 

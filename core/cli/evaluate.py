@@ -200,10 +200,10 @@ def format_text(evaluation: Evaluation) -> str:
     lines.append("")
     lines.append("* the interval to quote:")
     for metric, recommendation in evaluation.recommendations().items():
-        lines.append(
-            f"  {metric}: {INTERVAL_METHODS[recommendation.method].label}, because "
-            f"{recommendation.why}"
-        )
+        name = INTERVAL_METHODS[recommendation.method].label
+        if evaluation.fpc is not None:
+            name = FPC_METHOD_LABELS.get(recommendation.method, name)
+        lines.append(f"  {metric}: {name}, because {recommendation.why}")
     lines.append(
         "† a prediction of the estimate the next round of the same size will show, not an "
         "interval for the true value"

@@ -396,3 +396,13 @@ def test_with_few_flagged_labels_and_the_correction_precision_is_quoted_exact():
         seed=1,
     )
     assert enough.recommended()["precision"] == "wilson"
+
+
+def test_few_flagged_labels_are_said_once_and_only_with_the_correction():
+    small = ConfusionMatrix(tp=5, fp=1, fn=1, tn=300)
+    corrected = evaluate(small, population=Population.from_counts(60, 3000), fpc=True, seed=1)
+    text = " ".join(corrected.warnings)
+    assert "with the finite population correction at such sizes" in text
+    assert "keep their level" not in text  # not said of the starred ones next to it
+    plain = evaluate(small, population=Population.from_counts(60, 3000), seed=1)
+    assert not any("flagged items are labeled:" in w for w in plain.warnings)
