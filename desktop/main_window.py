@@ -1456,6 +1456,11 @@ class MainWindow(QMainWindow):
         """Add the round read from labels (and its draw's other classifiers' rounds) to the
         lead's rounds workbook, one row each, as ``labels --append-to`` does: nothing else
         in the file changes, and a workbook open elsewhere or changed since is refused."""
+        return bool(self._add_labeled_round(result))
+
+    def _add_labeled_round(self, result: LabeledRound) -> str:
+        """What adding ``result`` to the lead's rounds workbook did, in words (``""``: it
+        was refused or there is no workbook)."""
         others = tuple(item.classifier for item in result.other_rounds if item.classifier)
         return self._append_to_rounds_workbook(
             (result.round, *result.other_rounds),
@@ -1468,14 +1473,13 @@ class MainWindow(QMainWindow):
         """ "Add to …" in the labels summary: the button closes the box (a message box
         closes on any button), so it comes back, saying what was added, with its Top up
         buttons; after a refusal it comes back as it was."""
-        done = self.add_to_rounds_workbook(result)
-        said = self.statusBar().currentMessage() if done else ""
+        said = self._add_labeled_round(result)
         QTimer.singleShot(0, lambda: self.show_labeled_summary(result, added=said))
 
     def add_kept_round_to_rounds_workbook(self, item) -> bool:
         """Add a round kept from the Evaluate tab's counts ("Keep as a round…" with "Also
         add it to …") to the lead's rounds workbook, one row, nothing else changed."""
-        return self._append_to_rounds_workbook((item,))
+        return bool(self._append_to_rounds_workbook((item,)))
 
     def _append_to_rounds_workbook(
         self,
@@ -1484,15 +1488,16 @@ class MainWindow(QMainWindow):
         sources=(),
         update: bool = False,
         other_classifiers: tuple[str, ...] = (),
-    ) -> bool:
+    ) -> str:
         """Append ``items`` (the first is the main round) to the Rounds panel's workbook;
-        says what was added, or why not (nothing in the file changes then)."""
+        says what was added (and returns it in words), or why not (nothing in the file
+        changes then; returns ``""``)."""
         from core.workbook.append_round import AlreadyRecorded, NewRound, append_round
         from core.workbook.safe_io import SaveError
 
         workbook = self.rounds_panel.workbook
         if workbook is None:
-            return False
+            return ""
         added, already = [], []
         for position, item in enumerate(items):
             try:
@@ -1511,14 +1516,15 @@ class MainWindow(QMainWindow):
                 text = formatting.short_text(str(exc), 600)
                 self.show_status(f"Not added to {workbook.name}: {text}")
                 QMessageBox.warning(self, f"Not added to {workbook.name}", text)
-                return False
+                return ""
             verb = "updated" if appended.updated else "added"
             added.append(f"{item.round} {verb} (sheet {appended.sheet!r}, row {appended.row})")
         words = "; ".join(added) or "nothing to add"
         if already:
             words += f"; {', '.join(already)} already there"
-        self.show_status(f"{workbook.name}: {words}")
-        return bool(added or already)
+        said = f"{workbook.name}: {words}"
+        self.show_status(said)
+        return said if added or already else ""
 
     def _is_example_document(self) -> bool:
         """The window still shows the bundled example session (never saved)."""
