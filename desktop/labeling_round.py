@@ -1219,12 +1219,23 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         # An older or partial copy picked by mistake must not quietly take the place of a
         # fuller reading of the same draw.
         fewer = replaced.matrix.total - item.matrix.total
+        # The likely cause: a copy found beside the one picked is not the labeled one
+        # read before (the editors' copy is elsewhere), or a labeler's copy is missing.
+        found = (
+            " Read together with "
+            + ", ".join(path.name for path in also_read)
+            + " (found beside the one you picked): if that is not the labeled copy, put "
+            "the labeled copies in one folder and pick them all."
+            if also_read
+            else " If a labeler's copy or an earlier workbook of this round is missing, "
+            "pick it too."
+        )
         answer = QMessageBox.question(
             window,
             "Fewer labels than before",
             f"{formatting.short_text(replaced.round or '', 60)} was read before with "
             f"{replaced.matrix.total:,} labels; these workbooks give {item.matrix.total:,} "
-            f"({fewer:,} fewer). Replace the earlier reading with these?",
+            f"({fewer:,} fewer).{found} Replace the earlier reading with these?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No,
         )

@@ -849,6 +849,8 @@ def test_a_copy_with_fewer_labels_asks_before_replacing_a_fuller_reading(
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
     assert window.read_labeled_workbook([anna]) is None
     assert "fewer" in asked[-1] and window.session.state.rounds == full
+    # It says what to do: a labeler's copy left out (trial 12: no reason, no remedy).
+    assert "If a labeler's copy or an earlier workbook of this round is missing" in asked[-1]
     assert "Kept the earlier reading" in window.statusBar().currentMessage()
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
     assert window.read_labeled_workbook([anna]) is not None
