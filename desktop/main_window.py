@@ -1132,14 +1132,20 @@ class MainWindow(QMainWindow):
 
     def _start_folder(self) -> Path:
         """Where file dialogs start: the folder of the file last used (an item list, a
-        labeled workbook, a workbook opened or saved), else the open document's, else home."""
+        labeled workbook, a workbook opened or saved; remembered across restarts), else
+        the open document's, else home."""
+        if self._last_folder is None:
+            stored = self.settings.value("last_folder", "")
+            self._last_folder = Path(str(stored)) if stored else None
         if self._last_folder is not None and self._last_folder.is_dir():
             return self._last_folder
         return self._path.parent if self._path is not None else Path.home()
 
     def remember_folder(self, path: Path) -> None:
-        """``path`` was just used: dialogs start in its folder from now on."""
+        """``path`` was just used: dialogs start in its folder from now on, and after a
+        restart (the lead's files are where they were last week)."""
         self._last_folder = Path(path).absolute().parent
+        self.settings.setValue("last_folder", str(self._last_folder))
 
     def _suggested_session_path(self) -> Path:
         if self._path is not None and self._path_is_session:

@@ -917,3 +917,22 @@ def test_a_kept_round_can_join_the_leads_rounds_workbook(
     assert evaluate_tab.keep_as_round()
     assert offered["enabled"] is False
     assert len(read_rounds(mine).rounds) == len(before) + 1
+
+
+def test_file_dialogs_start_where_the_lead_worked_last_even_after_a_restart(
+    qtbot, window, shared_fixtures, tmp_path
+):
+    # After a restart every dialog started in the home folder (trial 12).
+    from desktop.main_window import MainWindow, app_settings
+
+    folder = tmp_path / "audits"
+    folder.mkdir()
+    mine = folder / "my rounds.xlsx"
+    mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(mine)
+    assert window._start_folder() == folder
+    again = MainWindow(settings=app_settings())  # the same settings: a restart
+    qtbot.addWidget(again)
+    assert again._start_folder() == folder
+    again.session.undo_stack.setClean()
+    again.close()
