@@ -634,16 +634,11 @@ class ItemSampleDialog(QDialog):
         rounds = state.rounds
         classifier = self.category_edit.text().strip()
         if classifier and any(same_classifier(item.classifier, classifier) for item in rounds):
+            # A round drawn already and out with the editors has taken its name.
+            drawn = [Path(entry).stem for entry in state.awaiting_labels]
+            name = next_round_name(rounds, classifier, taken=drawn)
             # A name typed as 2026/10 is no file name: characters no system allows go.
-            name = re.sub(r'[\\/:*?"<>|]+', "-", next_round_name(rounds, classifier)).strip(" .")
-            # A round drawn already and out with the editors has taken that name.
-            drawn = {Path(entry).stem.casefold() for entry in state.awaiting_labels}
-            while name and name.casefold() in drawn:
-                numbered = re.fullmatch(r"(.*?)(\d+)", name)
-                if numbered is None:
-                    break
-                prefix, number = numbered.groups()
-                name = f"{prefix}{int(number) + 1:0{len(number)}d}"
+            name = re.sub(r'[\\/:*?"<>|]+', "-", name).strip(" .")
             if name:
                 return name
         return f"{path.stem} labels"

@@ -277,21 +277,23 @@ def insertion_point(rounds, classifier: str | None) -> int:
     return positions[-1] + 1 if positions else len(rounds)
 
 
-def next_round_name(rounds, classifier: str | None) -> str:
+def next_round_name(rounds, classifier: str | None, taken: Iterable[str] = ()) -> str:
     """A name for the next round of ``classifier``: its latest round's name with the
-    number counted on (``TR-06`` -> ``TR-07``), else ``Round N``."""
+    number counted on (``TR-06`` -> ``TR-07``), else ``Round N``; counted on past the
+    names ``taken`` as well (draws still out with the editors)."""
     same = [item for item in rounds if same_classifier(item.classifier, classifier)]
     latest = max(
         ((item.date is not None, item.date or dt.date.min, index, item)
          for index, item in enumerate(same) if item.round),
         default=None,
     )  # fmt: skip
-    if latest is not None:
-        found = _NUMBERED_NAME.match(latest[3].round.strip())
-        if found:
-            prefix, number = found.groups()
-            return f"{prefix}{int(number) + 1:0{len(number)}d}"
-    return f"Round {len(same) + 1}"
+    found = _NUMBERED_NAME.match(latest[3].round.strip()) if latest is not None else None
+    prefix, number = found.groups() if found else ("Round ", str(len(same)))
+    used = {name.strip().casefold() for name in taken}
+    while True:
+        number = f"{int(number) + 1:0{len(number)}d}"
+        if f"{prefix}{number}".casefold() not in used:
+            return f"{prefix}{number}"
 
 
 def entered_round(

@@ -376,6 +376,9 @@ def test_kept_counts_need_a_name_of_their_own_and_a_known_k():
     assert next_round_name(state.rounds, "travel") == "TR-07"
     assert next_round_name(state.rounds, "finance") == "FI-05"
     assert next_round_name(state.rounds, "sports") == "Round 1"
+    # Names drawn already and still out with the editors are passed over.
+    assert next_round_name(state.rounds, "travel", taken=["tr-07", "TR-08"]) == "TR-09"
+    assert next_round_name(state.rounds, "sports", taken=["Round 1"]) == "Round 2"
     with pytest.raises(InputError, match="a round named tr-06 of travel already"):
         entered_round(state, name="tr-06", date=None, classifier="travel")
     kept = entered_round(state, name="TR-07", date=dt.date(2026, 4, 6), classifier="travel")
