@@ -267,6 +267,11 @@ def test_f1_is_quoted_from_its_posterior_when_the_bootstrap_cannot_vary():
     assert usual.recommended()["f1"] == "bootstrap"
 
 
+def on_small_lists(matrix, **options):
+    """``evaluate`` of a round drawn from lists of 60 flagged and 3,000 unflagged items."""
+    return evaluate(matrix, population=Population.from_counts(60, 3000), **options)
+
+
 def _finite_posterior_quantiles(matrix, strata, prior, confidence=0.95):
     """Equal-tailed quantiles of the lists' own recall and F1 under the finite-population
     posterior, exactly: M1 and M0 are the labeled positives plus independent
@@ -338,12 +343,7 @@ def test_finite_population_posterior_of_recall_and_f1_against_exact_enumeration(
 def test_with_the_correction_f1_is_quoted_from_the_lists_own_posterior():
     # Few missed positives labeled: the bootstrap's F1 was 90.6-98.5 % while recall's own
     # interval reached down to 43 % (statistician's check, 76 % coverage in simulation).
-    result = evaluate(
-        ConfusionMatrix(tp=27, fp=3, fn=0, tn=300),
-        population=Population.from_counts(60, 3000),
-        fpc=True,
-        seed=2023,
-    )
+    result = on_small_lists(ConfusionMatrix(tp=27, fp=3, fn=0, tn=300), fpc=True, seed=2023)
     assert result.recommended()["f1"] == "posterior"
     posterior, bootstrap = result.f1.intervals["posterior"], result.f1.intervals["bootstrap"]
     assert posterior.lower < bootstrap.lower - 0.08
@@ -374,7 +374,7 @@ def test_both_lists_labeled_in_full_leave_the_posterior_at_the_labels():
 
 def test_with_few_flagged_labels_and_the_correction_precision_is_quoted_exact():
     small = ConfusionMatrix(tp=5, fp=1, fn=1, tn=300)
-    corrected = evaluate(small, population=Population.from_counts(60, 3000), fpc=True, seed=1)
+    corrected = on_small_lists(small, fpc=True, seed=1)
     assert corrected.recommended()["precision"] == "clopper_pearson"
     assert any("only 6 flagged items are labeled" in w for w in corrected.warnings)
     # Hypergeometric, by hand: 5 of 6 positive, so the 60 items hold M in [M_L, M_U]
@@ -387,22 +387,17 @@ def test_with_few_flagged_labels_and_the_correction_precision_is_quoted_exact():
     ]  # fmt: skip
     exact = corrected.precision.intervals["clopper_pearson"]
     assert (exact.lower, exact.upper) == pytest.approx((min(kept) / 60, max(kept) / 60))
-    plain = evaluate(small, population=Population.from_counts(60, 3000), seed=1)
+    plain = on_small_lists(small, seed=1)
     assert plain.recommended()["precision"] == "wilson"
-    enough = evaluate(
-        ConfusionMatrix(tp=9, fp=1, fn=1, tn=300),
-        population=Population.from_counts(60, 3000),
-        fpc=True,
-        seed=1,
-    )
+    enough = on_small_lists(ConfusionMatrix(tp=9, fp=1, fn=1, tn=300), fpc=True, seed=1)
     assert enough.recommended()["precision"] == "wilson"
 
 
 def test_few_flagged_labels_are_said_once_and_only_with_the_correction():
     small = ConfusionMatrix(tp=5, fp=1, fn=1, tn=300)
-    corrected = evaluate(small, population=Population.from_counts(60, 3000), fpc=True, seed=1)
+    corrected = on_small_lists(small, fpc=True, seed=1)
     text = " ".join(corrected.warnings)
     assert "with the finite population correction at such sizes" in text
     assert "keep their level" not in text  # not said of the starred ones next to it
-    plain = evaluate(small, population=Population.from_counts(60, 3000), seed=1)
+    plain = on_small_lists(small, seed=1)
     assert not any("flagged items are labeled:" in w for w in plain.warnings)

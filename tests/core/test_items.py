@@ -91,6 +91,14 @@ def test_numeric_ids_from_xlsx_read_as_shown(tmp_path):
     assert sorted(item.id for item in selection.items) == ["00123", "1001", "1002", "1004"]
 
 
+def text_file(path, text):
+    """``path`` holding ``text`` (a string, or lines joined with line ends) as UTF-8."""
+    if not isinstance(text, str):
+        text = "\n".join(text) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def refusal(path, columns=None):
     with pytest.raises(ItemListError) as caught:
         count_items(path, columns)
@@ -427,20 +435,18 @@ def test_a_utf16_export_is_named_as_such(tmp_path, encoding):
 def test_rows_with_another_number_of_fields_are_named_by_row(tmp_path):
     # "its columns could not be told apart" left the lead to search a long file by hand
     # (hostile-input trial 12).
-    path = tmp_path / "ragged.csv"
     lines = ["id,predicted,score"] + [f"m{i},{i % 2},0.{i}" for i in range(5000)]
     lines.insert(3001, "m_short,1")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    message = refusal(path)
+    message = refusal(text_file(tmp_path / "ragged.csv", lines))
     assert "row 3,002 has 2 fields where the header has 3" in message
 
 
 def test_every_kind_of_problem_is_named_at_once(tmp_path):
     # Three fix-and-retry passes on a 200,000-row export: empty ids, then labels, then
     # duplicates, each only after the one before was fixed (trial 12).
-    path = tmp_path / "messy.csv"
-    path.write_text("id,predicted\na,1\n,0\nb,maybe\na,0\nc,1\n", encoding="utf-8")
-    message = refusal(path)
+    message = refusal(
+        text_file(tmp_path / "messy.csv", "id,predicted\na,1\n,0\nb,maybe\na,0\nc,1\n")
+    )
     assert message.startswith("messy.csv: 3 problems: (1) 1 item(s) have no id")
     assert "(2) 1 value(s) in column 'predicted' are not a label" in message
     assert "row 4: 'maybe'" in message
@@ -448,18 +454,14 @@ def test_every_kind_of_problem_is_named_at_once(tmp_path):
 
 
 def test_missing_ids_are_not_also_called_duplicates_of_each_other(tmp_path):
-    path = tmp_path / "gaps.csv"
-    path.write_text("id,predicted\na,1\n,0\n  ,1\nb,0\na,1\n", encoding="utf-8")
-    message = refusal(path)
+    message = refusal(text_file(tmp_path / "gaps.csv", "id,predicted\na,1\n,0\n  ,1\nb,0\na,1\n"))
     assert "(1) 2 item(s) have no id in column 'id' (row 3, row 4)" in message
     assert "(2) duplicate item ids in column 'id': 'a' 2 times (row 2, row 6);" in message
     assert "None" not in message and "''" not in message and "and more" not in message
 
 
 def test_an_id_three_times_is_one_repeated_id_not_and_more(tmp_path):
-    path = tmp_path / "triple.csv"
-    path.write_text("id,predicted\na,1\na,0\na,1\nb,0\n", encoding="utf-8")
-    message = refusal(path)
+    message = refusal(text_file(tmp_path / "triple.csv", "id,predicted\na,1\na,0\na,1\nb,0\n"))
     assert "'a' 3 times (row 2, row 3, row 4); every item must appear once" in message
     assert "and more" not in message
 
@@ -470,15 +472,11 @@ def test_a_file_duckdb_reads_as_one_column_names_its_uneven_row(tmp_path):
     lines = ["id,predicted,note"] + [f'm{i},{i % 2},"a, b"' for i in range(50)]
     lines.append("m50,1,x,extra")
     lines += [f"m{i},{i % 2},c" for i in range(51, 80)]
-    path = tmp_path / "quoted.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    message = refusal(path)
+    message = refusal(text_file(tmp_path / "quoted.csv", lines))
     assert "row 52 has 4 fields where the header has 3" in message
 
 
 def test_excels_separator_line_is_named(tmp_path):
-    path = tmp_path / "excel.csv"
-    path.write_text("sep=;\nid;predicted\na;yes\nb;no\n", encoding="utf-8")
-    message = refusal(path)
+    message = refusal(text_file(tmp_path / "excel.csv", "sep=;\nid;predicted\na;yes\nb;no\n"))
     assert "starts with the line 'sep=;', Excel's note of the separator" in message
     assert "delete that first line" in message
