@@ -91,7 +91,17 @@ _ROW_COLUMN = "__prplanner_row"
 
 
 class ItemListError(InputError):
-    """An item list that cannot be used, with a message naming file, row and column."""
+    """An item list that cannot be used, with a message naming file, row and column.
+
+    ``headers`` holds the list's column names when its header was read before the refusal
+    (empty otherwise), so that the app can offer them for the lead to pick from.
+    """
+
+    headers: tuple[str, ...] = ()
+
+
+class ColumnNotFoundError(ItemListError):
+    """The list has no column of the name given, or none of a needed column's aliases."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,6 +203,8 @@ class ItemSummary:
     other_columns : tuple of str
         The list's columns that hold neither the id, nor a prediction or score, nor a
         classifier's flags: what the editors may need to see (subject, link).
+    headers : tuple of str
+        Every column of the list, in the file's order.
     """
 
     file_name: str
@@ -200,6 +212,7 @@ class ItemSummary:
     primary: ClassifierCount
     classifiers: tuple[ClassifierCount, ...] = ()
     other_columns: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
 
     @property
     def population_pos(self) -> int:
@@ -633,7 +646,9 @@ class ItemTable:
     def __enter__(self) -> ItemTable:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if isinstance(exc, ItemListError) and not exc.headers:
+            exc.headers = self.headers
         self.close()
 
     def close(self) -> None:
@@ -940,7 +955,7 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
             return name
         found = by_name.get(_normalise(name))
         if found is None:
-            raise ItemListError(
+            raise ColumnNotFoundError(
                 f"{path.name} has no column {name!r} (given by {flag}); its columns are: {listed}"
             )
         return found
@@ -950,7 +965,7 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
             found = by_name.get(_normalise(name))
             if found is not None:
                 return found
-        raise ItemListError(
+        raise ColumnNotFoundError(
             f"{path.name} has no {what} column (looked for {', '.join(aliases[:4])}); its "
             f"columns are: {listed}. Give the name of the {what} column with {flag}"
         )
@@ -972,13 +987,13 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
                 # main one decides the sample sizes, so it is named apart.
                 first, *rest = wanted.classifiers
                 others = f" {named('classifiers')} {','.join(rest)}" if rest else ""
-                raise ItemListError(
+                raise ColumnNotFoundError(
                     f"which classifier is the main one? {named('classifiers')} names the "
                     "further classifiers of the draw; give the main one's flag column with "
                     f"{named('predicted')} (for example {named('predicted')} {first}"
                     f"{others}): the sample sizes are its strata's"
                 ) from None
-            raise ItemListError(
+            raise ColumnNotFoundError(
                 f"{exc}, or give a score column ({named('score')}) and a threshold "
                 f"({named('threshold')})"
             ) from None
@@ -1091,8 +1106,8 @@ def _xlsx_to_csv(
 def _closing_on_error(table: ItemTable) -> Iterator[ItemTable]:
     try:
         yield table
-    except BaseException:
-        table.close()
+    except BaseException as exc:
+        table.__exit__(type(exc), exc, exc.__traceback__)
         raise
 
 
@@ -1344,6 +1359,7 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
         primary=primary,
         classifiers=tuple(classifiers),
         other_columns=tuple(header for header in table.headers if header and header not in used),
+        headers=tuple(header for header in table.headers if header != _ROW_COLUMN),
     )
 
 

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -34,9 +35,11 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QMessageBox,
     QPushButton,
     QSpinBox,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -161,7 +164,9 @@ class ItemSampleDialog(QDialog):
         file_row.addWidget(self.file_edit, 1)
         file_row.addWidget(self.choose_button)
 
-        columns_box = QGroupBox("Columns (leave empty to find them by name)", self)
+        columns_box = QGroupBox(
+            "Columns (leave empty to find them by name, or pick them with the arrows)", self
+        )
         columns = QFormLayout(columns_box)
         self.id_edit = QLineEdit(self)
         self.id_edit.setPlaceholderText("item_id, id or item id")
@@ -180,6 +185,15 @@ class ItemSampleDialog(QDialog):
             "ensemble's members). The editors give each item one label, and every classifier "
             "is judged by it: a classifier of another category needs a draw of its own."
         )
+        #: The list's column names once its header has been read (the pickers offer them).
+        self._headers: tuple[str, ...] = ()
+        self._pickers = [
+            self._add_picker(self.id_edit, "item id"),
+            self._add_picker(self.predicted_edit, "predicted label", clears=self.score_edit),
+            self._add_picker(self.score_edit, "score", clears=self.predicted_edit),
+            self._add_picker(self.keep_edit, "columns for the editors", several=True),
+            self._add_picker(self.classifiers_edit, "other classifiers", several=True),
+        ]
         columns.addRow("Item id", self.id_edit)
         columns.addRow("Predicted", self.predicted_edit)
         columns.addRow("Score", self.score_edit)
@@ -217,6 +231,8 @@ class ItemSampleDialog(QDialog):
                 edit.setReadOnly(True)
             for edit in (self.threshold_edit, self.classifiers_edit):
                 edit.setReadOnly(True)
+            for picker in self._pickers[:3] + self._pickers[4:]:
+                picker.setVisible(False)
 
         self.counts_label = QLabel(self)
         self.counts_label.setObjectName("item_counts")
@@ -340,6 +356,82 @@ class ItemSampleDialog(QDialog):
         if item_list is not None:
             self.set_item_list(item_list)
 
+    # --- column pickers --------------------------------------------------------------
+
+    def _add_picker(
+        self, edit: QLineEdit, what: str, *, several: bool = False, clears: QLineEdit | None = None
+    ):
+        """A drop-down arrow in ``edit`` listing the item list's columns: a lead picks the
+        column rather than typing its name exactly. ``several``: each pick adds the column
+        to (or takes it out of) the comma-separated list; ``clears``: the field of the
+        alternative (a predicted label or a score, never both)."""
+        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_ArrowDown)
+        action = edit.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)
+        action.setToolTip(f"Pick the {what} column from the list's columns")
+        action.setEnabled(False)
+        action.triggered.connect(lambda: self._show_picker(edit, several, clears))
+        return action
+
+    def _show_picker(self, edit: QLineEdit, several: bool, clears: QLineEdit | None) -> None:
+        menu = self._picker_menu(edit, several)
+        chosen = menu.exec(edit.mapToGlobal(QPoint(0, edit.height())))
+        if chosen is not None:
+            self.pick_column(edit, str(chosen.data()), several=several, clears=clears)
+
+    def pick_column(
+        self,
+        edit: QLineEdit,
+        header: str,
+        *,
+        several: bool = False,
+        clears: QLineEdit | None = None,
+    ) -> None:
+        """Put the picked ``header`` into ``edit`` (see :meth:`_add_picker`) and count the
+        list again with it."""
+        if several:
+            names = list(_columns_text(edit.text()))
+            if header in names:
+                names.remove(header)
+            else:
+                names.append(header)
+            edit.setText(", ".join(names))
+        else:
+            edit.setText(header)
+            if clears is not None:
+                clears.clear()
+        if edit is self.keep_edit:
+            return  # the counts do not depend on what the editors see
+        if edit is self.score_edit and not self.threshold_edit.text().strip():
+            self.threshold_edit.setFocus()
+            self._say("Give the score's threshold (a score at or above it is flagged).")
+            return
+        self.count_items()
+
+    def _picker_menu(self, edit: QLineEdit, several: bool) -> QMenu:
+        """The menu of the list's columns for ``edit`` (the ones chosen are ticked)."""
+        menu = QMenu(edit)
+        menu.setObjectName("column_picker")
+        chosen = set(_columns_text(edit.text())) if several else {edit.text().strip()}
+        # One column: radio marks (a group of exclusive actions); several: check marks.
+        group = None if several else QActionGroup(menu)
+        for header in self._headers:
+            action = menu.addAction(formatting.short_text(header, 60))
+            action.setData(header)
+            action.setCheckable(True)
+            if group is not None:
+                group.addAction(action)
+            action.setChecked(header in chosen)
+            if several and "," in header:
+                # The field is a comma-separated list; such a name cannot be given in it.
+                action.setEnabled(False)
+                action.setToolTip("The name holds a comma: rename the column to use it here")
+        return menu
+
+    def _show_headers(self, headers: Sequence[str]) -> None:
+        self._headers = tuple(str(header) for header in headers if str(header).strip())
+        for picker in self._pickers:
+            picker.setEnabled(bool(self._headers))
+
     # --- the item list ---------------------------------------------------------------
 
     def choose_item_list(self) -> bool:
@@ -379,7 +471,7 @@ class ItemSampleDialog(QDialog):
 
     def count_items(self) -> bool:
         """Count the list's items per stratum (every row checked), off the GUI thread."""
-        from core.items import count_items
+        from core.items import ColumnNotFoundError, count_items
 
         self.summary = None
         self.draw_button.setEnabled(False)
@@ -400,9 +492,15 @@ class ItemSampleDialog(QDialog):
             return False
         except INPUT_FAILURES as exc:
             self.counts_label.clear()
-            self._say(_named_once([path], _plain(exc)), error=True)
+            headers = getattr(exc, "headers", ())
+            self._show_headers(headers)
+            text = _named_once([path], _plain(exc))
+            if headers and isinstance(exc, ColumnNotFoundError):
+                text = f"{text.rstrip('.')}. Or pick it with the arrow at the right of the field."
+            self._say(text, error=True)
             return False
         self.summary = summary
+        self._show_headers(summary.headers)
         lines = [
             f"<b>{formatting.short_text(summary.file_name, 80)}</b>: {summary.rows:,} items; "
             f"<b>{summary.population_pos:,}</b> flagged (predicted positive, N1) and "
@@ -419,8 +517,8 @@ class ItemSampleDialog(QDialog):
             more = ", …" if len(summary.other_columns) > 6 else ""
             lines.append(
                 "<span style='color:#8a5a00'>The editors will see only the item id. The "
-                f"list also has {html.escape(shown)}{more}: name the ones they need under "
-                "<i>Keep for labelers</i>.</span>"
+                f"list also has {html.escape(shown)}{more}: pick the ones they need with the "
+                "arrow of <i>Keep for labelers</i>.</span>"
             )
         self.counts_label.setText("<br>".join(lines))
         self._grow_to_fit()

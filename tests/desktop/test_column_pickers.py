@@ -1,0 +1,126 @@
+"""The draw dialog lists the item list's own columns: a lead whose export calls its columns
+"Message ID" and "Model says" picks them from a drop-down instead of typing their names.
+
+The counts expected are computed here from the rows written, not by the app.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from core.items import ColumnNotFoundError, count_items
+
+HEADERS = ["Message ID", "Model says", "Other model", "Subject", "Link, full"]
+
+
+@pytest.fixture
+def leads_export(tmp_path) -> tuple[Path, int, int]:
+    """A semicolon export whose columns no alias finds; returns the path, the flagged
+    count of "Model says" and of "Other model"."""
+    rng = random.Random(3)
+    path = tmp_path / "export.csv"
+    flagged = other = 0
+    lines = [";".join(HEADERS)]
+    for number in range(400):
+        says, other_says = rng.random() < 0.1, rng.random() < 0.2
+        flagged += says
+        other += other_says
+        lines.append(
+            f"m{number};{'yes' if says else 'no'};{'yes' if other_says else 'no'};"
+            f"subject {number};http://mail/{number}"
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, flagged, other
+
+
+def picker_entries(dialog, edit, several=False):
+    menu = dialog._picker_menu(edit, several)
+    return [(action.data(), action.isEnabled(), action.isChecked()) for action in menu.actions()]
+
+
+def test_a_refused_list_still_offers_its_columns_to_pick(qtbot, window, leads_export):
+    path, flagged, other = leads_export
+    dialog = window.open_item_sample(20, 40, item_list=path)
+    # No alias matches: the list is refused, but its header was read.
+    assert dialog.summary is None
+    assert "no item id column" in dialog.message.text()
+    assert "pick it with the arrow" in dialog.message.text()
+    assert all(picker.isEnabled() for picker in dialog._pickers)
+    assert [entry[0] for entry in picker_entries(dialog, dialog.id_edit)] == HEADERS
+
+    dialog.pick_column(dialog.id_edit, "Message ID")
+    assert dialog.id_edit.text() == "Message ID"
+    assert dialog.summary is None and "predicted label" in dialog.message.text()
+    dialog.pick_column(dialog.predicted_edit, "Model says", clears=dialog.score_edit)
+    assert dialog.summary is not None
+    assert (dialog.summary.population_pos, dialog.summary.population_neg) == (
+        flagged,
+        400 - flagged,
+    )
+    # The pick is ticked when the menu opens again.
+    assert ("Message ID", True, True) in picker_entries(dialog, dialog.id_edit)
+
+    # Several classifiers and kept columns: each pick adds one, a second pick takes it out.
+    dialog.pick_column(dialog.classifiers_edit, "Other model", several=True)
+    assert dialog.classifiers_edit.text() == "Other model"
+    assert [count.population_pos for count in dialog.summary.classifiers] == [other]
+    dialog.pick_column(dialog.keep_edit, "Subject", several=True)
+    entries = picker_entries(dialog, dialog.keep_edit, several=True)
+    assert ("Subject", True, True) in entries
+    # A name holding a comma cannot go into a comma-separated field.
+    assert ("Link, full", False, False) in entries
+    dialog.pick_column(dialog.keep_edit, "Subject", several=True)
+    assert dialog.keep_edit.text() == ""
+    dialog.close()
+
+
+def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(
+    qtbot, window, tmp_path
+):
+    path = tmp_path / "scores.csv"
+    path.write_text(
+        "item_id,predicted,model score\n"
+        + "".join(f"x{i},{int(i % 5 == 0)},{i / 100}\n" for i in range(100)),
+        encoding="utf-8",
+    )
+    dialog = window.open_item_sample(5, 5, item_list=path)
+    assert dialog.summary is not None  # found by alias
+    dialog.pick_column(dialog.score_edit, "model score", clears=dialog.predicted_edit)
+    assert dialog.predicted_edit.text() == ""
+    assert "threshold" in dialog.message.text()
+    dialog.threshold_edit.setText("0.9")
+    assert dialog.count_items()
+    assert dialog.summary.population_pos == 10  # scores 0.90 ... 0.99
+    dialog.close()
+
+
+def test_a_top_up_offers_no_picker_for_the_columns_it_keeps(qtbot, window, tmp_path):
+    from core.workbook.labeling import read_labeling_workbook
+
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "item_id,predicted,subject\n"
+        + "".join(f"x{i},{int(i % 5 == 0)},s{i}\n" for i in range(100)),
+        encoding="utf-8",
+    )
+    dialog = window.open_item_sample(5, 5, item_list=path)
+    dialog.seed_edit.setText("3")
+    drawn = dialog.draw_and_save(tmp_path / "round.xlsx")
+    assert drawn is not None
+    dialog.close()
+    top_up = window.open_item_sample(8, 8, earlier=read_labeling_workbook(drawn))
+    shown = [picker.isVisible() for picker in top_up._pickers]
+    # Only the columns the editors see may change in a top-up.
+    assert shown == [False, False, False, True, False]
+    top_up.close()
+
+
+def test_a_missing_column_names_the_lists_columns_in_core(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text("Message ID;Model says\nm1;yes\nm2;no\n", encoding="utf-8")
+    with pytest.raises(ColumnNotFoundError) as caught:
+        count_items(path)
+    assert caught.value.headers == ("Message ID", "Model says")
