@@ -1504,7 +1504,8 @@ class MainWindow(QMainWindow):
         workbook = self.rounds_panel.workbook
         if workbook is None:
             return ""
-        added, already = [], []
+        added: list[str] = []
+        already: list[str] = []
         for position, item in enumerate(items):
             try:
                 appended = append_round(
@@ -1520,9 +1521,18 @@ class MainWindow(QMainWindow):
             except (InputError, SaveError, OSError) as exc:
                 logger.info("adding to %s failed: %s", workbook, exc)
                 text = formatting.short_text(str(exc), 600)
-                self.show_status(f"Not added to {workbook.name}: {text}")
-                QMessageBox.warning(self, f"Not added to {workbook.name}", text)
-                return ""
+                if not added:
+                    self.show_status(f"Not added to {workbook.name}: {text}")
+                    QMessageBox.warning(self, f"Not added to {workbook.name}", text)
+                    return ""
+                # The rows before this one are in the file: say so, and what is missing.
+                said = f"{workbook.name}: {'; '.join(added)}"
+                missing = f"{item.round} was not added: {text}"
+                self.show_status(f"{said}. {missing}")
+                QMessageBox.warning(
+                    self, f"Not all added to {workbook.name}", f"{said}.\n\nBut {missing}"
+                )
+                return said
             verb = "updated" if appended.updated else "added"
             added.append(f"{item.round} {verb} (sheet {appended.sheet!r}, row {appended.row})")
         words = "; ".join(added) or "nothing to add"

@@ -77,9 +77,7 @@ def test_a_refused_list_still_offers_its_columns_to_pick(qtbot, window, leads_ex
     dialog.close()
 
 
-def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(
-    qtbot, window, tmp_path
-):
+def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(qtbot, window, tmp_path):
     path = tmp_path / "scores.csv"
     path.write_text(
         "item_id,predicted,model score\n"

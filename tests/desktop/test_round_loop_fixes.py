@@ -1023,3 +1023,40 @@ def test_the_draw_suggests_the_next_name_in_the_leads_series(
     dialog.category_edit.setText("travel")
     assert dialog._round_stem(path) == "TR-08"
     dialog.close()
+
+
+def test_a_refusal_after_the_first_row_says_which_rows_are_in_the_workbook(
+    qtbot, window, shared_fixtures, tmp_path, monkeypatch
+):
+    # The main classifier's row was written, a further classifier's refused: the warning
+    # said only "Not added", though the file had changed (session 12, left alone).
+    import core.workbook.append_round as append_module
+    from core.errors import InputError
+    from core.workbook.rounds import read_rounds
+
+    mine = tmp_path / "my rounds.xlsx"
+    mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(mine)
+    first, second = (
+        dataclasses.replace(window.session.state.rounds[-1], round=name)
+        for name in ("R new", "R new (other)")
+    )
+    real = append_module.append_round
+    calls = []
+
+    def refuse_the_second(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise InputError("the classifier 'other' has no sheet")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(append_module, "append_round", refuse_the_second)
+    warned = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warned.append(args[1:]))
+    said = window._append_to_rounds_workbook((first, second))
+    title, text = warned[-1]
+    assert title == "Not all added to my rounds.xlsx"
+    assert "R new added" in text and "R new (other) was not added" in text
+    assert "has no sheet" in text
+    assert said.startswith("my rounds.xlsx: R new added")
+    assert [item.round for item in read_rounds(mine).rounds][-1] == "R new"
