@@ -603,13 +603,26 @@ def _key_expression(dialect: str, seed: int, id_sql: str) -> str:
     return f"sha256({text})"
 
 
+def _is_nan(dialect: str, number_sql: str) -> str:
+    if dialect == "bigquery":
+        return f"IS_NAN({number_sql})"
+    if dialect == "postgres":  # NaN equals NaN there, and there is no isnan()
+        return f"{number_sql} = 'NaN'::double precision"
+    return f"isnan({number_sql})"
+
+
 def _flag_expression(dialect: str, columns: ItemColumns, column: str | None) -> str:
     style = _DIALECTS[dialect]
     if column is None:  # the score
         assert columns.score is not None and columns.threshold is not None
+        score = f"CAST({style.name(columns.score)} AS {style.double_type})"
+        threshold = repr(float(columns.threshold))
+        # NaN is no score (the app refuses it). Engines disagree on it: DuckDB, PostgreSQL
+        # and Spark order NaN above every number (so NaN >= t), BigQuery compares it as
+        # false (so NOT (NaN >= t)); the same item would land in different strata.
         return (
-            f"CAST({style.name(columns.score)} AS {style.double_type}) >= "
-            f"{float(columns.threshold)!r}"
+            f"CASE WHEN {_is_nan(dialect, score)} THEN NULL "
+            f"WHEN {score} >= {threshold} THEN 'pos' WHEN {score} < {threshold} THEN 'neg' END"
         )
     text = f"lower(trim(CAST({style.name(column)} AS {style.text_type})))"
     words = lambda values: ", ".join(f"'{value}'" for value in values)  # noqa: E731
@@ -687,8 +700,6 @@ def sample_sql(
     flags = []
     for index, (_, column) in enumerate(designs):
         flag = _flag_expression(dialect, columns, column)
-        if column is None:
-            flag = f"CASE WHEN {flag} THEN 'pos' WHEN NOT ({flag}) THEN 'neg' END"
         flags.append(f"    {flag} AS stratum_{index}")
     order = 'sample_key COLLATE "C"' if dialect == "postgres" else "sample_key"
     lines = [
@@ -697,6 +708,11 @@ def sample_sql(
         "-- Rule: key = SHA-256 hex of '<seed>:<item id>' (id as text, surrounding spaces "
         "removed);",
         "-- the first n items of each stratum in key order.",
+        *(
+            ["-- An item whose score is missing or not a number (NaN) is in no stratum."]
+            if columns.score is not None
+            else []
+        ),
         "WITH keyed AS (",
         "  SELECT",
         f"    {id_sql} AS item_id,",
