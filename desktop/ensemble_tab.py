@@ -500,9 +500,10 @@ class EnsembleTab(SessionTab):
                 ),
                 (
                     "sample",
-                    "Sample with replacement",
-                    "UniformSample: i.i.d. draws; needed when a child is itself the parent "
-                    "of further children",
+                    "Independent draws (i.i.d.)",
+                    "Each position an independent random draw of the child's items, the "
+                    "parent's labels taken in order and each used once; needed when a child "
+                    "is itself the parent of further children",
                 ),
             ],
             tooltip="How the recycled and the extra items are mixed (Algorithm 1, step 4)",
@@ -749,7 +750,7 @@ class EnsembleTab(SessionTab):
         plan = run.plan
         self.status_label.setText(
             f"Simulated {formatting.thousands(plan.trials)} trials per child "
-            f"({'shuffle' if plan.mix == 'shuffle' else 'sample with replacement'} mix)."
+            f"({'shuffle' if plan.mix == 'shuffle' else 'independent draws'} mix)."
         )
         self.results_model.set_rows(result_rows(run))
         self._update_chart(run)

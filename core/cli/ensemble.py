@@ -97,7 +97,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--mix",
         choices=MIXES,
         default="shuffle",
-        help="Algorithm 1's Mix: shuffle (tighter) or sample (when the child is a parent too)",
+        help="Algorithm 1's Mix: shuffle (tighter) or sample (independent draws, when the "
+        "child is a parent too)",
     )
     parser.add_argument(
         "--trials",
