@@ -678,6 +678,12 @@ def load_scored_sample(path) -> ScoredSample:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
+        # A pipe or a device would block the read forever (the app reads on a worker
+        # thread, which then never ends, nor does the app). A missing file stays an
+        # OSError, as documented.
+        if path.exists() and not path.is_file():
+            what = "a folder" if path.is_dir() else "not a regular file (a pipe or a device)"
+            raise InputError(f"{path} is {what}, not a table of scores and labels")
         return _load_csv(path)
     if suffix in (".xlsx", ".xlsm"):
         return _load_workbook(path)

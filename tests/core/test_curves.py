@@ -384,3 +384,17 @@ def test_a_weight_beyond_any_population_is_refused_naming_the_cell(tmp_path):
     path.write_text("score,label,weight\n0.9,1,1\n0.2,0,1e308\n0.4,1,2\n")
     with pytest.raises(InputError, match=r"row 3, column 'weight': expected a weight from 0"):
         load_scored_sample(path)
+
+
+def test_a_pipe_named_as_a_scored_sample_is_refused_not_read(tmp_path):
+    # The app reads the scored sample on a worker thread: opening a pipe with no writer
+    # blocked it forever, and the app never exited (fuzz 13).
+    import os
+
+    from core.curves import load_scored_sample
+    from core.errors import InputError
+
+    pipe = tmp_path / "scores.csv"
+    os.mkfifo(pipe)
+    with pytest.raises(InputError, match="not a regular file"):
+        load_scored_sample(pipe)
