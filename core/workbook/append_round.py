@@ -51,7 +51,7 @@ from core.workbook.safe_io import (
     lock_file_of,
     sheet_names,
 )
-from core.workbook.xlsx_reader import WorkbookError, guard_workbook
+from core.workbook.xlsx_reader import WorkbookError, date_epoch, guard_workbook
 
 __all__ = [
     "ROUNDS_HEADER",
@@ -74,6 +74,7 @@ _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _WORKBOOK_PART = "xl/workbook.xml"
 _WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
+#: Day 0 of Excel's default (1900) date system; a workbook may use 1904 (date_epoch).
 _EXCEL_EPOCH = dt.date(1899, 12, 30)
 
 
@@ -342,7 +343,7 @@ def _updated_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, r
     styles = _styles_of_row(xml, row_number)
     cells = {
         index: (letter, value)
-        for index, (letter, value) in _values_by_column(reading, new_round, False).items()
+        for index, (letter, value) in _values_by_column(reading, new_round, None).items()
         if any(item.role in _UPDATED_ROLES and item.column == letter for item in reading.roles)
     }
     row_match = next(
@@ -459,7 +460,9 @@ def _cell_xml(prefix: bytes, reference: str, value: object, style: bytes) -> byt
     )  # fmt: skip
 
 
-def _values_by_column(reading: SheetColumns, new_round: NewRound, date_as_serial: bool):
+def _values_by_column(reading: SheetColumns, new_round: NewRound, epoch: dt.date | None):
+    """The new row's values by column; the date as a serial counted from ``epoch`` (the
+    workbook's date system), or as ISO text when ``epoch`` is ``None``."""
     letters = {item.role: item.column for item in reading.roles if item.column}
     values: dict[str, object] = {
         "round": new_round.round,
@@ -478,7 +481,7 @@ def _values_by_column(reading: SheetColumns, new_round: NewRound, date_as_serial
     }
     if new_round.date is not None:
         values["date"] = (
-            (new_round.date - _EXCEL_EPOCH).days if date_as_serial else new_round.date.isoformat()
+            (new_round.date - epoch).days if epoch is not None else new_round.date.isoformat()
         )
     cells = {}
     for role, letter in letters.items():
@@ -596,6 +599,7 @@ def _new_sheet_xml(
     new_round: NewRound,
     last_round_row: int,
     last_table_row: int | None = None,
+    epoch: dt.date = _EXCEL_EPOCH,
 ):
     last, prefix = _row_bounds(xml)
     row_number, start, stop = _place_below(xml, last_table_row or last_round_row, last)
@@ -604,7 +608,7 @@ def _new_sheet_xml(
     date_style = styles.get(_letters_to_index(date_letter)) if date_letter else None
     # A styled numeric cell above is a date serial with a date format: write one too.
     date_as_serial = bool(date_style and date_style[0] and date_style[1] in (b"", b"n"))
-    cells = _values_by_column(reading, new_round, date_as_serial)
+    cells = _values_by_column(reading, new_round, epoch if date_as_serial else None)
     body = b"".join(
         _cell_xml(prefix, f"{letter}{row_number}", value, styles.get(index, (b"", b""))[0])
         for index, (letter, value) in cells.items()
@@ -763,7 +767,7 @@ def append_round(
         while last_round_row and last_table_row + 1 in unusable:
             last_table_row += 1
         new_xml, row_number = _new_sheet_xml(
-            old_xml, reading, new_round, last_round_row, last_table_row
+            old_xml, reading, new_round, last_round_row, last_table_row, date_epoch(path)
         )
         # A round written below a totals row is out of its sums; one moved further down by
         # the lead (its sums widened) leaves a free row above it, where the round goes.
@@ -819,9 +823,12 @@ def append_round(
         added = [
             item for item in check.rounds if item.sheet == reading.sheet and item.row == row_number
         ]
-        if not added or added[0].matrix.as_tuple() != (
-            new_round.tp, new_round.fp, new_round.fn, new_round.tn,
-        ):  # fmt: skip
+        counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
+        if (
+            not added
+            or added[0].matrix.as_tuple() != counts
+            or (new_round.date is not None and added[0].date not in (None, new_round.date))
+        ):
             raise SaveError(
                 f"the round could not be added to {path.name} safely (the new row did not "
                 "read back as a round); nothing was written"

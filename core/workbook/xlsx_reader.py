@@ -1576,6 +1576,14 @@ def open_sheets(
         raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None
 
 
+def date_epoch(path: str | os.PathLike[str]) -> dt.date:
+    """Day 0 of the workbook's date serials: 1899-12-30 (Excel's 1900 date system) or
+    1904-01-01 (the 1904 system of old Mac workbooks). A writer of date serials needs it:
+    the same serial is four years and a day apart in the two systems."""
+    with open_sheets(path) as sheets:
+        return next(sheets).epoch.date()
+
+
 @contextlib.contextmanager
 def _openpyxl_sheets(path: Path) -> Iterator[Iterator[SheetRows]]:
     """The reference: openpyxl's read-only reader, cached values and formulas."""

@@ -426,3 +426,30 @@ def test_a_table_or_filter_ending_above_the_new_row_takes_it_in(tmp_path, kind):
     assert changed == {"xl/worksheets/sheet1.xml"} | (
         {"xl/tables/table1.xml"} if kind == "table" else set()
     )
+
+
+def test_a_workbook_in_the_1904_date_system_gets_the_date_in_its_own_system(tmp_path):
+    # Serials from 1899-12-30 in a 1904-system workbook put the round four years and a day
+    # later (2030-11-27 for 2026-11-26), the latest round everywhere (fuzz 13).
+    from openpyxl.utils.datetime import CALENDAR_MAC_1904
+
+    path = tmp_path / "mac rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.epoch = CALENDAR_MAC_1904
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    sheet.append(["Round", "Date", "Classifier", "Predicted positive", "Predicted negative",
+                  "TP", "FP", "FN", "TN"])  # fmt: skip
+    sheet.append(["R0", dt.date(2025, 1, 15), "travel", 496, 4504, 20, 30, 20, 80])
+    sheet["B2"].number_format = "yyyy-mm-dd"
+    workbook.save(path)
+    with zipfile.ZipFile(path) as archive:
+        assert b'date1904="1"' in archive.read("xl/workbook.xml")
+    append_round(path, ROUND)
+    assert read_rounds(path).rounds[-1].date == dt.date(2026, 4, 6)
+    # The serial itself, counted by hand from 1904-01-01 (openpyxl agrees).
+    with zipfile.ZipFile(path) as archive:
+        sheet_xml = archive.read("xl/worksheets/sheet1.xml")
+    serial = (dt.date(2026, 4, 6) - dt.date(1904, 1, 1)).days
+    assert b'r="B3"' in sheet_xml and b"<v>%d</v>" % serial in sheet_xml
+    assert openpyxl.load_workbook(path)["Rounds"]["B3"].value == dt.datetime(2026, 4, 6)
