@@ -196,6 +196,11 @@ def _shortened(message: str) -> str:
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
+#: What Python makes of a byte that is not UTF-8 in an argument (a lone surrogate), and
+#: the two non-characters: no workbook can store them (the file would not open).
+_NOT_TEXT = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
+
+
 def _refuse_control_characters(argv: Sequence[str]) -> None:
     for text in argv:
         found = _CONTROL_CHARACTER.search(text)
@@ -203,6 +208,18 @@ def _refuse_control_characters(argv: Sequence[str]) -> None:
             raise UsageError(
                 f"{text!r} holds a control character ({found.group()!r}), which no file name, "
                 "column or round name can hold; type the value again without it"
+            )
+        found = _NOT_TEXT.search(text)
+        if found:
+            shown = _NOT_TEXT.sub("\ufffd", text)  # as a replacement character
+            what = (
+                "a byte that is not UTF-8 text"
+                if "\ud800" <= found.group() <= "\udfff"
+                else f"the non-character U+{ord(found.group()):04X}"
+            )
+            raise UsageError(
+                f"{shown!r} holds {what}, which no workbook can store; type the value again "
+                "without it (a file with such a name: rename it)"
             )
 
 

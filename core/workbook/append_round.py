@@ -32,7 +32,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
-from core.workbook.layout import keep_text_as_text
+from core.workbook.layout import ILLEGAL_XML, keep_text_as_text
 from core.workbook.rounds import (
     HEADER_SEARCH_ROWS,
     SheetColumns,
@@ -120,6 +120,12 @@ class NewRound:
         ):
             if text is not None and not text.strip() and what != "notes":
                 raise InputError(f"the round's {what} is blank; give it a name or leave it out")
+            if text is not None and ILLEGAL_XML.search(text):
+                raise InputError(
+                    f"the round's {what} holds a character a workbook cannot store (a control "
+                    "character, U+FFFE or U+FFFF, or a byte that is not UTF-8 text); type it "
+                    "again without it. Nothing was written"
+                )
             if text is not None and len(text) > CELL_TEXT_LIMIT:
                 raise InputError(
                     f"the round's {what} is {len(text):,} characters long; a spreadsheet cell "

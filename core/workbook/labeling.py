@@ -40,6 +40,7 @@ from core.items import text_of_cell
 from core.round_targets import OpenItemsSwing, Targets
 from core.selection import RULE, ClassifierDesign, Membership, Selection, item_key, validate_seed
 from core.validation import MAX_COUNT
+from core.workbook.layout import ILLEGAL_XML
 from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
 
 if TYPE_CHECKING:
@@ -592,26 +593,23 @@ def _column_letter(index: int) -> str:
 def _storable(value: object) -> object:
     """A kept column's text with the control characters a workbook cannot hold shown as
     U+FFFD; the labelers only read these columns."""
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
-    return ILLEGAL_CHARACTERS_RE.sub("\ufffd", value) if isinstance(value, str) else value
+    return ILLEGAL_XML.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 def _refuse_unstorable_text(selection: Selection) -> None:
     """Ids and column names must be stored exactly (they are checked when the labels come
     back), so a control character in one is refused rather than changed."""
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
     names = [*selection.kept_columns, *(design.name for design in selection.designs())]
-    bad_names = [name for name in names if ILLEGAL_CHARACTERS_RE.search(name)]
-    bad_ids = [item.id for item in selection.items if ILLEGAL_CHARACTERS_RE.search(item.id)]
+    bad_names = [name for name in names if ILLEGAL_XML.search(name)]
+    bad_ids = [item.id for item in selection.items if ILLEGAL_XML.search(item.id)]
     if bad_ids or bad_names:
         shown = ", ".join(repr(text) for text in (bad_ids or bad_names)[:_SHOWN])
         what = "item id(s) of the sample" if bad_ids else "column name(s)"
         count = len(bad_ids or bad_names)
         raise InputError(
-            f"{count:,} {what} in {selection.file_name} hold control characters that a "
-            f"workbook cannot store ({shown}); remove them from the item list and draw again"
+            f"{count:,} {what} in {selection.file_name} hold characters that a workbook "
+            f"cannot store (control characters, U+FFFE or U+FFFF: {shown}); remove them from "
+            "the item list and draw again"
         )
 
 
@@ -684,10 +682,8 @@ def category_words(category: str) -> str:
 def clean_category(category: object) -> str:
     """The category as recorded: one line, trimmed, at most :data:`MAX_CATEGORY_LENGTH`
     characters (the rest is cut), without characters a workbook cannot store."""
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
     text = " ".join(str(category or "").split())
-    return ILLEGAL_CHARACTERS_RE.sub("", text)[:MAX_CATEGORY_LENGTH].strip()
+    return ILLEGAL_XML.sub("", text)[:MAX_CATEGORY_LENGTH].strip()
 
 
 def _add_instructions(sheet, bold, category: str = "", seen: str = "blind") -> None:

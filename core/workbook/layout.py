@@ -32,8 +32,12 @@ WRITER_KEY = "written_by"
 ROUNDS_SOURCE_SHEET = "Source sheet"
 ROUNDS_SOURCE_ROW = "Source row"
 
-# Characters XML 1.0 cannot hold; openpyxl refuses them (IllegalCharacterError).
-_ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+#: Characters XML 1.0 (and so .xlsx) cannot hold: control characters other than tab and
+#: line ends, the non-characters U+FFFE and U+FFFF, and lone surrogates (what Python makes
+#: of a byte that is not UTF-8, e.g. in a command-line argument). openpyxl's own pattern
+#: misses the last two kinds, and a workbook written with one does not open.
+ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ILLEGAL_XML = ILLEGAL_XML
 
 
 def clean_text(value: str) -> str:

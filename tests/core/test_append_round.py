@@ -453,3 +453,15 @@ def test_a_workbook_in_the_1904_date_system_gets_the_date_in_its_own_system(tmp_
     serial = (dt.date(2026, 4, 6) - dt.date(1904, 1, 1)).days
     assert b'r="B3"' in sheet_xml and b"<v>%d</v>" % serial in sheet_xml
     assert openpyxl.load_workbook(path)["Rounds"]["B3"].value == dt.datetime(2026, 4, 6)
+
+
+@pytest.mark.parametrize("text", ["R\ufffe9", "R\udcfe9", "R\x019"])
+def test_a_name_a_workbook_cannot_store_is_refused_before_anything_is_written(text):
+    # A lone surrogate (a byte that is not UTF-8, from a command line) failed as an
+    # "internal error"; U+FFFE made the temporary file unreadable and was blamed on it.
+    import dataclasses
+
+    with pytest.raises(InputError, match="cannot store"):
+        dataclasses.replace(ROUND, round=text)
+    with pytest.raises(InputError, match="cannot store"):
+        dataclasses.replace(ROUND, notes=f"seed 7 {text}")

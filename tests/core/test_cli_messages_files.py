@@ -190,6 +190,16 @@ def test_system_errors_name_the_file_once_in_plain_words(exc, expected):
             "column or round name can hold; type the value again without it",
         ),
         (
+            ["labels", "sample.xlsx", "--append-to", "new.xlsx", "--classifier", "c\udcfe1"],
+            "error: 'c\ufffd1' holds a byte that is not UTF-8 text, which no workbook can "
+            "store; type the value again without it (a file with such a name: rename it)",
+        ),
+        (
+            ["select", "items.csv", "--category", "tr\uffffavel"],
+            "error: 'tr\ufffdavel' holds the non-character U+FFFF, which no workbook can "
+            "store; type the value again without it (a file with such a name: rename it)",
+        ),
+        (
             ["report", str(SHARED_FIXTURES / "rounds_simple.xlsx"), "-o", ""],
             "error: -o/--output: expected a file name, got ''",
         ),

@@ -576,6 +576,26 @@ def test_control_characters_are_shown_in_kept_columns_and_refused_in_ids(tmp_pat
     assert not (tmp_path / "bad.xlsx").exists()
 
 
+@pytest.mark.parametrize("odd", ["\ufffe", "\uffff"])
+def test_non_characters_are_shown_in_kept_columns_and_refused_in_ids(tmp_path, odd):
+    # openpyxl's pattern lets U+FFFE and U+FFFF through: the workbook went to the labelers
+    # and then opened nowhere, not even in PR Planner (fuzz 13).
+    items = tmp_path / "items.csv"
+    items.write_text(f"id,predicted,subject\na,1,one {odd}\nb,0,y\nc,1,x\nd,0,y\n", "utf-8")
+    selection = select_sample(items, ItemColumns(keep=("subject",)), n_pos=2, n_neg=2, seed=3)
+    sheet = write_labeling_workbook(tmp_path / "ok.xlsx", selection, sources=[items])
+    subjects = [row[2] for row in openpyxl.load_workbook(sheet)["Labels"].iter_rows(
+        min_row=2, values_only=True
+    )]  # fmt: skip
+    assert "one \ufffd" in subjects
+    assert len(read_labeling_workbook(sheet).items) == 4
+    items.write_text(f"id,predicted\na,1\nb{odd},0\nc,1\nd,0\n", encoding="utf-8")
+    selection = select_sample(items, n_pos=2, n_neg=2, seed=3)
+    with pytest.raises(InputError, match="U\\+FFFE or U\\+FFFF"):
+        write_labeling_workbook(tmp_path / "bad.xlsx", selection, sources=[items])
+    assert not (tmp_path / "bad.xlsx").exists()
+
+
 def test_labelers_get_instructions_clickable_links_and_text_kept_in_its_cells(tmp_path):
     items = tmp_path / "items.csv"
     with items.open("w", newline="", encoding="utf-8") as stream:
