@@ -41,9 +41,26 @@ def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _finite(value: object) -> TypeGuard[float]:
+    """A real number that is finite as a float. An int above about 10^308 is not: it has
+    no float, and ``math.isfinite`` raises OverflowError on it (a 400-digit number read
+    from a workbook or a recovery file)."""
+    if not _is_real(value):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def count(name: str, value: object) -> int:
     """A whole number >= 0 (``3`` and ``3.0`` pass; ``-1``, ``2.5``, ``"x"`` do not)."""
-    if _is_real(value) and math.isfinite(value) and float(value).is_integer() and value >= 0:
+    if _is_whole(value) and value > MAX_COUNT:
+        raise InputError(
+            f"{name} must be at most 10^15 (larger counts are beyond exact arithmetic), "
+            f"got {_shown(value)}"
+        )
+    if _finite(value) and float(value).is_integer() and value >= 0:
         if value > MAX_COUNT:
             raise InputError(
                 f"{name} must be at most 10^15 (larger counts are beyond exact arithmetic), "
@@ -57,12 +74,7 @@ def seed(value: object, name: str = "seed") -> int:
     """A random seed: a whole number in ``[0, 2**64)`` (any bit pattern of a 64-bit seed)."""
     if _is_whole(value) and 0 <= value < 2**64:
         return int(value)
-    if (
-        _is_real(value)
-        and math.isfinite(value)
-        and float(value).is_integer()
-        and 0 <= value < 2**64
-    ):
+    if _is_real(value) and _finite(value) and float(value).is_integer() and 0 <= value < 2**64:
         return int(value)
     raise InputError(f"{name} must be a whole number from 0 to 2^64 - 1, got {_shown(value)}")
 
@@ -78,9 +90,11 @@ def _shown(value: object) -> str:
 
 def positive(name: str, value: object) -> float:
     """A finite number > 0."""
-    if _is_real(value) and math.isfinite(value) and value > 0:
+    if _finite(value) and value > 0:
         return float(value)
-    raise InputError(f"{name} must be a number > 0, got {value!r}")
+    if _is_real(value) and value > 0:
+        raise InputError(f"{name} must be a number > 0 below 10^308, got {_shown(value)}")
+    raise InputError(f"{name} must be a number > 0, got {_shown(value)}")
 
 
 def imbalance(name: str, value: object) -> float:
@@ -131,9 +145,11 @@ def prior_weight(name: str, value: object, *, pseudo_count: bool = False) -> flo
 
 def non_negative(name: str, value: object) -> float:
     """A finite number >= 0."""
-    if _is_real(value) and math.isfinite(value) and value >= 0:
+    if _finite(value) and value >= 0:
         return float(value)
-    raise InputError(f"{name} must be a number >= 0, got {value!r}")
+    if _is_real(value) and value > 0:
+        raise InputError(f"{name} must be a number >= 0 below 10^308, got {_shown(value)}")
+    raise InputError(f"{name} must be a number >= 0, got {_shown(value)}")
 
 
 #: Rates closer to 0 or 1 than this are refused: their odds overflow the formulas, and no
@@ -147,16 +163,18 @@ def open_unit(name: str, value: object) -> float:
         return float(value)
     if _is_real(value) and 0 < value < 1:
         raise InputError(
-            f"{name} must be between {RATE_EDGE:g} and 1 - {RATE_EDGE:g}, got {value!r}"
+            f"{name} must be between {RATE_EDGE:g} and 1 - {RATE_EDGE:g}, got {_shown(value)}"
         )
-    raise InputError(f"{name} must be strictly between 0 and 1, got {value!r}")
+    raise InputError(f"{name} must be strictly between 0 and 1, got {_shown(value)}")
 
 
 def confidence(value: object) -> float:
     """A confidence (or credibility) level in (0.5, 1)."""
     if _is_real(value) and 0.5 < value < 1:
         return float(value)
-    raise InputError(f"confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
+    raise InputError(
+        f"confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {_shown(value)}"
+    )
 
 
 def margin(name: str, value: object) -> float:
@@ -166,15 +184,15 @@ def margin(name: str, value: object) -> float:
     if _is_real(value) and 0 < value < MIN_MARGIN:
         raise InputError(
             f"{name} must be at least {MIN_MARGIN:g} (a margin that small needs more than "
-            f"10^12 labels), got {value!r}"
+            f"10^12 labels), got {_shown(value)}"
         )
-    raise InputError(f"{name} must be strictly between 0 and 0.5 (e.g. 0.05), got {value!r}")
+    raise InputError(f"{name} must be strictly between 0 and 0.5 (e.g. 0.05), got {_shown(value)}")
 
 
 def whole_at_least(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
     """A whole number >= ``minimum`` and, when given, <= ``maximum`` (replicate counts,
     sample sizes, trials)."""
-    if not (_is_real(value) and math.isfinite(value) and float(value).is_integer()):
+    if not (_is_whole(value) or (_finite(value) and float(value).is_integer())):
         raise InputError(f"{name} must be a whole number >= {minimum}, got {_shown(value)}")
     if value < minimum:
         raise InputError(f"{name} must be a whole number >= {minimum}, got {_shown(value)}")

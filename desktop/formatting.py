@@ -6,6 +6,8 @@ import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
+from core.validation import MAX_COUNT
+
 
 def percent(value: float | None, digits: int | None = None) -> str:
     """``0.8625 -> "86.3 %"``; small rates keep significant digits (``0.00463 -> "0.463 %"``)."""
@@ -82,7 +84,8 @@ def parse_count(text: str) -> int:
     if any(separator in cleaned for separator in _GROUP_SEPARATORS):
         if not _GROUPED.fullmatch(cleaned):
             raise ValueError(
-                f"'{shown}' is not a whole number: a separator goes between groups of three "
+                f"{short_text(shown, 24)!r} is not a whole number: a separator goes between "
+                "groups of three "
                 "digits (1,251,000); counts have no decimals"
             )
         for separator in _GROUP_SEPARATORS:
@@ -91,19 +94,30 @@ def parse_count(text: str) -> int:
         raise ValueError("empty: type a whole number")
     digits = cleaned.removeprefix("-")
     if digits.isdecimal() and digits.isascii():
-        number: float = int(cleaned)
-    else:
-        try:
-            number = float(cleaned)
-        except ValueError:
-            raise ValueError(f"'{shown}' is not a number") from None
-        if not math.isfinite(number):
-            raise ValueError(f"'{shown}' is not a finite number")
+        if len(digits.lstrip("0")) > len(str(MAX_COUNT)):
+            # Checked on the digits: a 400-digit int has no float, and Python refuses to
+            # read 4,300 digits or more.
+            raise ValueError(
+                f"{short_text(shown, 24)} has {len(digits):,} digits: counts are at most 10^15"
+            )
+        return _whole_count(int(cleaned), shown)
+    try:
+        number = float(cleaned)
+    except ValueError:
+        raise ValueError(f"{short_text(shown, 24)!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{short_text(shown, 24)!r} is not a finite number")
+    if not number.is_integer():
+        raise ValueError(f"{short_text(shown, 24)} is fractional: counts are whole numbers")
+    return _whole_count(int(number), shown)
+
+
+def _whole_count(number: int, shown: str) -> int:
     if number < 0:
-        raise ValueError(f"{shown} is negative: counts are >= 0")
-    if not float(number).is_integer():
-        raise ValueError(f"{shown} is fractional: counts are whole numbers")
-    return int(number)
+        raise ValueError(f"{short_text(shown, 24)} is negative: counts are >= 0")
+    if number > MAX_COUNT:
+        raise ValueError(f"{short_text(shown, 24)} is more than 10^15, the largest count")
+    return number
 
 
 def parse_percent(text: str) -> float:

@@ -41,3 +41,22 @@ def test_open_unit_and_positive():
             validation.open_unit("precision", bad)
     with pytest.raises(InputError, match="s must be a number > 0, got 0"):
         validation.positive("s", 0)
+
+
+@pytest.mark.parametrize(
+    ("check", "args", "said"),
+    [
+        (validation.count, ("plan.v", 10**400), "at most 10^15"),
+        (validation.whole_at_least, ("trials", 10**400, 1), "at most 10^15"),
+        (validation.positive, ("k", 10**400), "below 10^308"),
+        (validation.non_negative, ("cost", 10**400), "below 10^308"),
+        (validation.open_unit, ("precision", 10**400), "strictly between 0 and 1"),
+        (validation.seed, (10**400,), "2^64 - 1"),
+    ],
+)
+def test_a_400_digit_number_is_refused_by_its_length_not_an_overflow(check, args, said):
+    # From a workbook or a recovery file: math.isfinite raised OverflowError, "internal
+    # error" in the CLI and a whole session lost in the app (fuzz 13).
+    with pytest.raises(InputError, match=said) as caught:
+        check(*args)
+    assert "a number of 401 digits" in str(caught.value)

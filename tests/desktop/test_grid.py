@@ -39,7 +39,18 @@ def test_tab_moves_right(qtbot, grid):
 
 
 @pytest.mark.parametrize(
-    ("text", "reason"), [("-5", "negative"), ("2.5", "fractional"), ("abc", "not a number")]
+    ("text", "reason"),
+    [
+        ("-5", "negative"),
+        ("2.5", "fractional"),
+        ("abc", "not a number"),
+        # A 400-digit count raised OverflowError inside Qt; 5,000 digits showed Python's
+        # own "set_int_max_str_digits" advice (fuzz 13).
+        ("9" * 400, "has 400 digits: counts are at most 10^15"),
+        ("9" * 1000, "has 1,000 digits"),
+        ("1e20", "more than 10^15"),
+    ],
+    ids=["negative", "fractional", "letters", "400 digits", "1000 digits", "1e20"],
 )
 def test_a_bad_entry_is_refused_at_the_cell_and_the_old_value_stays(qtbot, grid, text, reason):
     session, widget = grid
@@ -120,3 +131,12 @@ def test_a_block_larger_than_the_counts_is_refused_not_cut_to_its_corner(qtbot, 
         widget.view.paste_clipboard()
     assert "5 rows by 6 columns" in blocker.args[0]
     assert session.state.evaluate.matrix == before
+
+
+def test_a_refusal_of_a_long_entry_shows_it_shortened(qtbot, grid):
+    _, widget = grid
+    with qtbot.waitSignal(widget.model.refused):
+        # Pasted, as such text comes: typing it key by key would take minutes.
+        widget.model.setData(widget.model.index(0, 0), "x" * 100_000)
+    tip = widget.model.data(widget.model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+    assert "not a number" in tip and len(tip) < 300

@@ -212,6 +212,19 @@ def test_count_spin_accepts_thousands_separators(qtbot, session):
     assert session.get("plan.population.predicted_positive") == 1_234_567
 
 
+def test_count_spin_refuses_a_400_digit_count_with_a_reason(qtbot, session):
+    # Each keystroke of such a paste raised OverflowError inside Qt's validate() (fuzz 13).
+    spin = CountSpin(session, "plan.population.predicted_positive", minimum=1, tooltip="N1")
+    qtbot.addWidget(spin)
+    refused = []
+    session.refused.connect(lambda _path, why: refused.append(why))
+    spin.lineEdit().selectAll()
+    spin.lineEdit().insert("9" * 400)  # a paste
+    qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert session.get("plan.population.predicted_positive") == 41_200
+    assert refused and "has 400 digits" in refused[-1] and len(refused[-1]) < 200
+
+
 def test_seed_spin_has_no_thousands_separator(qtbot, session):
     spin = CountSpin(session, "evaluate.seed", tooltip="seed", separators=False)
     qtbot.addWidget(spin)
