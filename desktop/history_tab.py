@@ -329,6 +329,8 @@ class HistoryTab(SessionTab):
     def __init__(self, session: SessionModel, parent=None):
         super().__init__(session, parent)
         self.figures: list[RoundFigures] = []
+        #: Per plot (x range or None for automatic, y range or None), set by _show_series.
+        self._ranges: dict[str, tuple[tuple[float, float] | None, tuple[float, float] | None]] = {}
         self.comparisons: dict[tuple[int, int], Comparison] = {}
         self.runner = self.new_runner()
         self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
@@ -604,18 +606,38 @@ class HistoryTab(SessionTab):
                     item.setVisible(False)
         self._show_versions(classifiers)
         stamps = [timestamp(day) for f in self.figures if (day := f.date) is not None]
-        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+        self._ranges = {}
+        for metric in ("precision", "recall"):
+            x_range = None
             if stamps and max(stamps) - min(stamps) < 14 * DAY:
                 # One date (or a few close ones): a month around them, so that the bars'
                 # caps (a day wide) stay caps instead of spanning the plot.
-                plot.setXRange(min(stamps) - 15 * DAY, max(stamps) + 15 * DAY, padding=0)
-            else:
-                plot.enableAutoRange(axis="x")
+                x_range = (min(stamps) - 15 * DAY, max(stamps) + 15 * DAY)
+            y_range = None
             if low[metric]:
                 bottom, top = min(low[metric]), max(high[metric])
                 # A little room around the bars (never past 100 %: a rate cannot exceed it).
                 headroom = max(top + 0.08 * (top - bottom), top + 0.01)
-                plot.setYRange(bottom - 0.05 * (top - bottom), min(headroom, 1.0))
+                y_range = (bottom - 0.05 * (top - bottom), min(headroom, 1.0))
+            self._ranges[metric] = (x_range, y_range)
+        self._fit_ranges()
+
+    def _fit_ranges(self) -> None:
+        """Show the ranges :meth:`_show_series` chose. Called again when the tab is shown:
+        a range set while the tab was hidden (the rounds read from labels on another tab)
+        could come up shifted, the lead's first round at the plot's edge (trial 13)."""
+        for metric, plot in (("precision", self.precision_plot), ("recall", self.recall_plot)):
+            x_range, y_range = self._ranges.get(metric, (None, None))
+            if x_range is not None:
+                plot.setXRange(*x_range, padding=0)
+            else:
+                plot.enableAutoRange(axis="x")
+            if y_range is not None:
+                plot.setYRange(*y_range)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._fit_ranges()
 
     def _show_versions(self, classifiers: list[str]) -> None:
         """Label each classifier's line where its model version changes (and at its first

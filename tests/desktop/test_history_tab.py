@@ -253,6 +253,33 @@ def test_one_dated_round_keeps_narrow_caps(qtbot, rounds):
     widget.shutdown()
 
 
+def test_rounds_that_arrive_while_the_tab_is_hidden_are_centred_when_it_is_shown(qtbot, rounds):
+    # The lead's first round, three classifiers read from one labeling workbook on the
+    # day, arrived while the History tab was hidden and squeezed: the range came up ending
+    # the day before, the points off the chart, only their caps at the edge (trial 13).
+    day = dt.date(2026, 11, 26)
+    drawn = tuple(
+        dataclasses.replace(item, date=day, classifier=name, round="travel-01")
+        for item, name in zip(rounds[:3], ("travel", "model_v2", "rules"), strict=True)
+    )
+    session = SessionModel(SessionState())
+    widget = HistoryTab(session)
+    qtbot.addWidget(widget)
+    session.set_values([("rounds", drawn)])
+    qtbot.waitUntil(lambda: len(widget.figures) == 3, timeout=20_000)
+    # What pyqtgraph made of the range in a squeezed, hidden plot (the trial's: a month
+    # ending the day before the rounds), set here directly.
+    for plot in (widget.precision_plot, widget.recall_plot):
+        plot.setXRange(stamp(day) - 31 * 86_400, stamp(day) - 86_400, padding=0)
+    widget.resize(1400, 900)
+    widget.show()
+    qtbot.waitExposed(widget)
+    for plot in (widget.precision_plot, widget.recall_plot):
+        (low, high), _ = plot.plotItem.vb.viewRange()
+        assert abs((low + high) / 2 - stamp(day)) < 0.1 * 86_400, (low, high)
+    widget.shutdown()
+
+
 def test_a_classifier_that_appears_later_takes_a_colour_of_its_own(qtbot, tab, rounds):
     """A round without a classifier (sorted first) joins after travel and finance are
     drawn: it must not take the colour of one of them, and theirs stay as they were."""
