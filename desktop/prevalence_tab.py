@@ -107,6 +107,30 @@ def round_label(past) -> str:
     return f"{name} ({past.classifier})" if past.classifier else name
 
 
+def compare_key(past, rounds) -> str:
+    """How a ticked past round is kept in ``prevalence.compared_rounds``: its name, or its
+    name with its classifier when several rounds share the name (the classifiers of one
+    labeling workbook are all named after it; by name alone, ticking one ticked all)."""
+    name = past.round or f"{past.sheet} row {past.row}"
+    shared = sum(1 for other in rounds if (other.round or "") == (past.round or "")) > 1
+    return round_label(past) if shared and past.round else name
+
+
+def is_compared(past, rounds, ticked) -> bool:
+    """Whether ``past`` is among the ``ticked`` keys (a name kept before a second round of
+    that name came, or a session saved by an older version, still ticks it)."""
+    return (
+        compare_key(past, rounds) in ticked
+        or round_label(past) in ticked
+        or (
+            (past.round or "") in ticked
+            and not any(
+                round_label(other) in ticked for other in rounds if other.round == past.round
+            )
+        )
+    )
+
+
 def prevalence_text(value: float) -> str:
     return formatting.percent(value)
 
@@ -563,10 +587,11 @@ class PrevalenceTab(SessionTab):
             current.setCheckState(Qt.CheckState.Checked)
             current.setToolTip("The round on the Evaluate tab is always drawn")
             self.round_list.addItem(current)
-            for past in self._session.get("rounds"):
+            rounds = self._session.get("rounds")
+            for past in rounds:
                 if past == shown:
                     continue
-                name = past.round or ""
+                name = compare_key(past, rounds)
                 item = QListWidgetItem(round_label(past))
                 item.setData(Qt.ItemDataRole.UserRole, name)
                 item.setFlags(
@@ -575,7 +600,9 @@ class PrevalenceTab(SessionTab):
                     | Qt.ItemFlag.ItemIsSelectable
                 )
                 item.setCheckState(
-                    Qt.CheckState.Checked if name in ticked else Qt.CheckState.Unchecked
+                    Qt.CheckState.Checked
+                    if is_compared(past, rounds, ticked)
+                    else Qt.CheckState.Unchecked
                 )
                 date = past.date.isoformat() if past.date is not None else "no date"
                 item.setToolTip(
@@ -645,9 +672,12 @@ class PrevalenceTab(SessionTab):
                 name=CURRENT_NAME,
             )
         ]
+        from core.workbook.session_io import report_subject
+
         ticked = set(state.prevalence.compared_rounds)
+        shown = report_subject(state)  # already drawn as "This round"
         for past in state.rounds:
-            if past.round in ticked:
+            if past != shown and is_compared(past, state.rounds, ticked):
                 points.append(
                     OperatingPoint.from_round(
                         past.matrix, past.k, confidence=state.confidence, name=round_label(past)

@@ -445,3 +445,50 @@ def test_every_ticked_round_has_a_visible_row_in_the_table(qtbot, window):
     assert rows == 4
     shown = view.viewport().height() // view.verticalHeader().defaultSectionSize()
     assert shown >= rows
+
+
+def test_rounds_of_one_draw_are_ticked_one_by_one_and_this_round_is_drawn_once(qtbot):
+    # The classifiers of one labeling workbook share its name: ticking "travel-01 (rules)"
+    # ticked "travel-01 (model_v2)" too, and "travel-01 (travel)", the round the Evaluate
+    # tab shows, was drawn a second time beside "This round" (trial 13).
+    from core.workbook.session_io import population_of_round, round_key
+
+    draw = tuple(
+        Round(sheet="Rounds", row=row, round="travel-01", classifier=name, k=K, tp=tp, fp=fp,
+              fn=fn, tn=tn)
+        for row, (name, tp, fp, fn, tn) in enumerate(
+            [("travel", 150, 90, 20, 4740), ("model_v2", 90, 4, 160, 4746),
+             ("rules", 120, 30, 60, 4790)], start=2,
+        )
+    )  # fmt: skip
+    shown = draw[0]
+    state = dataclasses.replace(
+        SessionState(),
+        rounds=draw,
+        current_round=round_key(shown),
+        evaluate=dataclasses.replace(
+            SessionState().evaluate, matrix=shown.matrix, population=population_of_round(shown)
+        ),
+    )
+    widget = PrevalenceTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    listed = [widget.round_list.item(row).text() for row in range(widget.round_list.count())]
+    assert listed[1:] == ["travel-01 (model_v2)", "travel-01 (rules)"]
+    widget.set_round_checked("travel-01 (rules)", True)
+    assert widget._session.get("prevalence.compared_rounds") == ("travel-01 (rules)",)
+    ticked = [
+        widget.round_list.item(row).checkState() == Qt.CheckState.Checked
+        for row in range(1, widget.round_list.count())
+    ]
+    assert ticked == [False, True]
+    assert [point.name for point in widget.operating_points()] == [
+        CURRENT_NAME,
+        "travel-01 (rules)",
+    ]
+    # A session of an older version kept the bare name: it still ticks the draw's rounds.
+    widget._session.set_value("prevalence.compared_rounds", ("travel-01",))
+    assert [point.name for point in widget.operating_points()][1:] == [
+        "travel-01 (model_v2)",
+        "travel-01 (rules)",
+    ]
+    widget.shutdown()
