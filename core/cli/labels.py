@@ -624,12 +624,14 @@ def _top_up_command(labeled: LabeledSample, n_pos: int, n_neg: int) -> str:
     assert check is not None
     extend = Path(labeled.extend_from) if labeled.extend_from else None
     items = labeled.item_list or "ITEMS"
-    if labeled.item_list and not Path(items).is_file() and extend is not None:
+    if labeled.item_list and not Path(items).is_file():
         # The Design sheet records the list's name only: look beside the workbook, so the
-        # command also runs from another folder.
-        beside = extend.parent / items
-        if beside.is_file():
+        # command also runs from another folder; else say where the path goes.
+        beside = extend.parent / items if extend is not None else None
+        if beside is not None and beside.is_file():
             items = str(beside)
+        else:
+            items = f"FOLDER/{items}"
     parts = ["prplanner", "select", items]
     parts += ["--extend", str(extend) if extend else "SHEET.xlsx"]
     parts += ["--n-pos", str(n_pos), "--n-neg", str(n_neg)]
@@ -644,4 +646,11 @@ def _top_up_command(labeled: LabeledSample, n_pos: int, n_neg: int) -> str:
     output = free_name(extend.parent, f"{stem}_topup", ".xlsx") if extend else "TOPUP.xlsx"
     parts += ["-o", str(output)]
     # Quoted for the shell the lead pastes it into.
-    return subprocess.list2cmdline(parts) if os.name == "nt" else shlex.join(parts)
+    command = subprocess.list2cmdline(parts) if os.name == "nt" else shlex.join(parts)
+    if items.startswith("FOLDER/"):
+        name = items.removeprefix("FOLDER/")
+        command += (
+            f"\n  ({name} is neither in this folder nor beside the workbook: put its folder "
+            "in place of FOLDER)"
+        )
+    return command

@@ -800,6 +800,17 @@ def test_the_top_up_command_can_be_pasted_as_it_is(capsys, tmp_path, monkeypatch
     status, data, captured = run(capsys, *argv[1:], "--json")
     assert status == 0, captured.err
     assert data["targets"]["margin_precision"] == 0.12
+    # A list kept elsewhere (data/items.csv, the workbooks in cli/): the command pasted as
+    # printed failed with "items.csv: no such file" (trial 13); it now says what to fill in.
+    (folder / "items.csv").rename(tmp_path / "items elsewhere.csv")
+    status, _, captured = run(capsys, "labels", done, "--margin", 0.12)
+    assert status == 0, captured.err
+    (command,) = [line.strip() for line in captured.out.splitlines() if "--extend" in line]
+    assert shlex.split(command)[2] == "FOLDER/items.csv"
+    assert (
+        "(items.csv is neither in this folder nor beside the workbook: put its folder in "
+        "place of FOLDER)" in captured.out
+    )
 
 
 def test_labels_says_when_a_copy_is_open_elsewhere(capsys, labeled):
