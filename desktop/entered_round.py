@@ -59,6 +59,22 @@ def already_a_round(state: SessionState) -> str | None:
     return None
 
 
+def population_words(state: SessionState) -> str:
+    """The population the kept round gets (the Evaluate tab's), in the lead's words."""
+    population = state.evaluate.population
+    if population.mode == "counts":
+        return (
+            f"{population.predicted_positive:,} flagged and {population.predicted_negative:,} "
+            "unflagged items, as on the Evaluate tab (change them there if this round's differ)"
+        )
+    if population.mode == "k":
+        return (
+            f"{population.k:.4g} flagged per unflagged item, as on the Evaluate tab (change it "
+            "there if this round's differs)"
+        )
+    return "none: the Evaluate tab treats the counts as a plain random sample"
+
+
 class KeepRoundDialog(QDialog):
     """Name, date and classifier of the round the typed counts become."""
 
@@ -68,6 +84,7 @@ class KeepRoundDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Keep as a round")
         self.setObjectName("keep_round_dialog")
+        self.setMinimumWidth(460)  # the notes wrap to a few lines, not a narrow column
         classifier = default_classifier(state)
         self.classifier_box = QComboBox(self)
         self.classifier_box.setEditable(True)
@@ -100,6 +117,12 @@ class KeepRoundDialog(QDialog):
         form.addRow("Round", self.name_edit)
         form.addRow("Date", self.date_edit)
         form.addRow("Classifier", self.classifier_box)
+        # Said, because it is easily the previous round's, left on the Evaluate tab when
+        # the lead typed the new counts (trial 13).
+        self.population_label = QLabel(population_words(state), self)
+        self.population_label.setObjectName("kept_population")
+        self.population_label.setWordWrap(True)
+        form.addRow("Population", self.population_label)
         #: "Also add it to <workbook>": the lead's rounds workbook gets the round as a row.
         self.add_box: QCheckBox | None = None
         if workbook is not None:

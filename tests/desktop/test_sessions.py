@@ -712,11 +712,18 @@ def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
     def accept(dialog):
         seen["name"] = dialog.name_edit.text()
         seen["classifier"] = dialog.classifier_box.currentText()
+        seen["population"] = dialog.population_label.text()
         dialog.date_edit.setDate(QDate(2026, 4, 6))
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(KeepRoundDialog, "exec", accept)
     assert evaluate_tab.keep_as_round()
+    # The population kept is said: TR-06's, still on the Evaluate tab (trial 13).
+    population = window.session.state.evaluate.population
+    assert seen.pop("population").startswith(
+        f"{population.predicted_positive:,} flagged and {population.predicted_negative:,} "
+        "unflagged items, as on the Evaluate tab"
+    )
     assert seen == {"name": "TR-07", "classifier": "travel"}
     state = window.session.state
     # Filed after travel's last round, before the finance rounds (one run per classifier).
