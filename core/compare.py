@@ -363,3 +363,16 @@ def consecutive_pairs(
         ordered = sorted(group, key=lambda r: (r[1] is None, r[1] or dt.date.min, r[0]))
         pairs.extend((before[0], after[0]) for before, after in itertools.pairwise(ordered))
     return pairs
+
+
+def change_verdict(lower: float, upper: float, worse: float | None) -> str:
+    """A change in words: beyond sampling noise (its interval excludes 0), or not, and then
+    whether a decline or a rise is still likely (said, so that "may not be a real change"
+    never sits beside "96 % chance it got worse")."""
+    if lower > 0 or upper < 0:
+        return "more than sampling noise"
+    if worse is not None and worse >= 0.9:
+        return "not beyond sampling noise, though more likely a decline than not"
+    if worse is not None and worse <= 0.1:
+        return "not beyond sampling noise, though more likely a rise than not"
+    return "within sampling noise: it may not be a real change"

@@ -53,7 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import validation
-from core.compare import Comparison, compare
+from core.compare import Comparison, change_verdict, compare
 from core.confusion import Population
 from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
@@ -1042,7 +1042,8 @@ class EvaluateTab(SessionTab):
                     else (
                         "The interval excludes 0: an improvement beyond noise"
                         if interval.lower > 0
-                        else "The interval includes 0: the change is within noise"
+                        else "The interval includes 0: the change is "
+                        + change_verdict(interval.lower, interval.upper, change.p_worse)
                     ),
                     values=(name, change.previous, change.current, change.estimate, interval),
                 )

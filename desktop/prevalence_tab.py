@@ -767,8 +767,11 @@ class PrevalenceTab(SessionTab):
                 f"(from the {level} intervals of recall and false positive rate)."
             )
             tooltip += (
-                "\nWhatever the prevalence, precision is known to within the band's widest "
-                f"gap.\nHere Δ = {formatting.percent(band.delta)}, η* = "
+                "\nWhatever the prevalence, the band around precision is at most this wide "
+                "in all (lower to upper end). It is cautious: it holds the true curve more "
+                "often than the level says.\nAt this round's own prevalence, the Evaluate "
+                "tab's interval for precision is the one to quote."
+                f"\nHere Δ = {formatting.percent(band.delta)}, η* = "
                 f"{formatting.percent(band.eta_star)}, max(CV) = "
                 f"{formatting.percent(band.delta_bound)}."
             )

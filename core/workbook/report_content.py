@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from core import validation
+from core.compare import change_verdict
 from core.errors import InputError
 from core.intervals import NO_FPC
 from core.methods import FPC_METHOD_LABELS, INTERVAL_METHODS, RECOMMENDED
@@ -1014,11 +1015,7 @@ def change_rows(change: RoundChange, level: str) -> list[SummaryRow]:
         if estimate is None or lower is None or upper is None:
             note = f"The change of {metric} is undefined for these counts (see the warnings)."
         else:
-            verdict = (
-                "more than sampling noise"
-                if lower > 0 or upper < 0
-                else "within sampling noise: it may not be a real change"
-            )
+            verdict = change_verdict(lower, upper, worse)
             note = (
                 f"{metric.capitalize()} went from {_pct(moved.previous)} to "
                 f"{_pct(moved.current)}, {_points(estimate)}; with {level} confidence the "

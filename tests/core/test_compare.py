@@ -296,3 +296,20 @@ def test_the_corrected_populations_must_be_the_rounds_own():
     plain = compare(previous, previous, k_previous=0.2, k_current=0.2, seed=1)
     assert mixed.corrected == (True, False)
     assert mixed.recall_change.interval.width < plain.recall_change.interval.width
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "worse", "said"),
+    [
+        (-0.08, -0.01, 0.999, "more than sampling noise"),
+        (-0.087, 0.006, 0.961, "not beyond sampling noise, though more likely a decline than not"),
+        (-0.01, 0.09, 0.04, "not beyond sampling noise, though more likely a rise than not"),
+        (-0.05, 0.05, 0.5, "within sampling noise: it may not be a real change"),
+    ],
+)
+def test_a_change_in_words_never_contradicts_its_chance_of_decline(lower, upper, worse, said):
+    # The report said "within sampling noise: it may not be a real change" beside "Chance
+    # that precision got worse: 96.1 %" (trial 13).
+    from core.compare import change_verdict
+
+    assert change_verdict(lower, upper, worse) == said
