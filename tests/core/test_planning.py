@@ -963,3 +963,26 @@ def test_the_report_shows_each_margins_chance_and_the_assured_plan():
     off = build_report(SessionState())
     assert off.plan.assured is None
     assert not any(row.label.startswith("Assured plan") for row in off.summary)
+
+
+def test_a_budget_the_papers_split_wastes_gets_a_split_that_meets_both_targets():
+    # v = 4,285 at s = max(s*, 1) = 1: 214 + 4,071 labels, precision ± 4.0 % against a
+    # ± 2 % target; 890 + 3,395 meet both, and the plan said nothing of it (audit 13).
+    import re
+
+    population = Population.from_k(1 / 19)
+    paper = make_plan(
+        population=population, precision=0.9, recall=0.7, margin_precision=0.02,
+        margin_recall=0.05, v=4285,
+    )  # fmt: skip
+    assert not paper.targets_met["precision"]
+    (note,) = [text for text in paper.notes if "misses a target margin" in text]
+    n_pos, n_neg = (int(x.replace(",", "")) for x in re.findall(r"([\d,]+) (?:un)?flagged", note))
+    assert n_pos + n_neg == 4285
+    # Precision's margin by hand: z sqrt(p (1 - p) / n1).
+    assert 1.959964 * math.sqrt(0.9 * 0.1 / n_pos) <= 0.02
+    fixed = make_plan(
+        population=population, precision=0.9, recall=0.7, margin_precision=0.02,
+        margin_recall=0.05, s=n_pos / (n_neg / 19), v=4285,
+    )  # fmt: skip
+    assert (fixed.n_pos, fixed.n_neg) == (n_pos, n_neg) and all(fixed.targets_met.values())
