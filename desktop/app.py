@@ -1,9 +1,10 @@
 """Start the desktop app: ``prplanner`` or ``prplanner FILE.xlsx``.
 
 :func:`run_app` creates the :class:`QApplication` (names for :class:`QSettings`), sets the
-pyqtgraph look, and opens the main window with the bundled example session, or with the
-given workbook (a saved session or a plain rounds workbook). A workbook that cannot be
-read gives a message; the app still opens, with the example session.
+pyqtgraph look, and opens the main window with the given workbook (a saved session or a
+plain rounds workbook), else the file the lead worked on last, else (a first start) the
+bundled example session. A workbook that cannot be read gives a message; the app still
+opens, with the example session.
 
 Once the window is up, a session left behind by a run that crashed is offered back
 (:meth:`~desktop.main_window.MainWindow.offer_recovery`; recovery files live in
@@ -77,6 +78,8 @@ def run_app(path: str | os.PathLike[str] | None = None) -> int:
         # The start-up benchmark must never wait on a question.
         restored = not os.environ.get(EXIT_AFTER_SHOW_ENV) and _offer_recovery(window)
         if path is None:
+            if not restored and not os.environ.get(EXIT_AFTER_SHOW_ENV):
+                window.reopen_last_document()
             return
         if restored:
             window.show_status(

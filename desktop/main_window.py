@@ -491,6 +491,13 @@ class MainWindow(QMainWindow):
             self.show_formula_reference,
             QKeySequence.StandardKey.HelpContents,
         )
+        help_menu.addSeparator()
+        self.example_action = self._action(
+            help_menu, "Open the &example session", self.open_example
+        )
+        self.example_action.setStatusTip(
+            "The bundled example: a plan, evaluated rounds and their history to look around in"
+        )
         self.about_action = self._action(help_menu, "&About PR Planner", self.show_about)
 
         self.new_action.setStatusTip("Start a new session with default inputs")
@@ -562,6 +569,45 @@ class MainWindow(QMainWindow):
         self.session.replace_state(state)
         self._set_document(None, EXAMPLE_TITLE)
         self.rounds_panel.set_source("Example rounds", problems)
+
+    def open_example(self) -> bool:
+        """Help > Open the example session (asks about unsaved changes first)."""
+        if not self.maybe_keep_changes():
+            return False
+        self.load_example()
+        self.show_status("The example session is open; your own files are under File > Open Recent")
+        return True
+
+    def last_document(self) -> Path | None:
+        """The session or rounds workbook the lead opened or saved last, if it is still
+        there (``None`` on a first start: the example session is shown then)."""
+        from core.workbook.labeling import ITEM_LIST_SUFFIXES
+        from core.workbook.safe_io import is_labeling_workbook, sheet_names
+
+        for name in self.recent_files():
+            path = Path(name)
+            if not path.is_file() or path.suffix.lower() in ITEM_LIST_SUFFIXES:
+                continue
+            # A labeling workbook would be read into the example, not opened: the session
+            # or rounds workbook before it is the lead's work.
+            if is_labeling_workbook(sheet_names(path)):
+                continue
+            return path
+        return None
+
+    def reopen_last_document(self) -> bool:
+        """At start-up: open the lead's last file, as they left it, instead of the example
+        (a lead who closed the app expects their work back, not the example; trial 13)."""
+        path = self.last_document()
+        if path is None:
+            return False
+        if not self.open_workbook(path, ask=False):
+            return False
+        self.show_status(
+            f"Reopened {path.name}, the file you worked on last (Help > Open the example "
+            "session shows the example)"
+        )
+        return True
 
     def _example_rounds_state(self, why: Exception) -> tuple[SessionState, list[str]]:
         from core.workbook.rounds import read_rounds

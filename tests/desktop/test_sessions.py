@@ -484,6 +484,41 @@ def test_start_opens_the_bundled_example_session(window):
     assert window.windowTitle().startswith(EXAMPLE_TITLE)
 
 
+def test_a_restart_reopens_the_leads_last_file_not_the_example(make_window, tmp_path):
+    # After Save and Quit, a new start showed the example; the work was only under Open
+    # Recent (trial 13). A first start (nothing recent) still shows the example.
+    first = make_window()
+    assert first.last_document() is None and not first.reopen_last_document()
+    first.session.set_value("plan.s", 3.5)
+    saved = tmp_path / "my session.xlsx"
+    assert first.save_to(saved)
+    expected = first.session.state
+    # A labeling workbook read afterwards is not what the app reopens (its labels would be
+    # read into the example).
+    from core.selection import select_sample
+    from core.workbook.labeling import write_labeling_workbook
+
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\n" + "".join(f"m{i},{i % 3 == 0}\n" for i in range(30)))
+    drawn = tmp_path / "round.xlsx"
+    write_labeling_workbook(drawn, select_sample(items, n_pos=2, n_neg=2, seed=1), sources=[items])
+    first._remember_recent(drawn)
+    first.close()
+
+    second = make_window()
+    assert second.windowTitle().startswith(EXAMPLE_TITLE)
+    assert second.last_document() == saved.resolve()
+    assert second.reopen_last_document()
+    assert second.path == saved.resolve() and second.session.state == expected
+    assert "Reopened my session.xlsx" in second.statusBar().currentMessage()
+    # The example is one menu away.
+    assert second.open_example()
+    assert second.windowTitle().startswith(EXAMPLE_TITLE)
+    # A file that is gone is passed over.
+    saved.unlink()
+    assert make_window().last_document() is None
+
+
 def test_example_falls_back_to_the_example_rounds(qtbot, make_window, monkeypatch):
     real_path = resources.path
 
