@@ -825,7 +825,15 @@ def append_round(
                 written = target.filelist[-1]
                 written.external_attr = member.external_attr
                 written.create_system = member.create_system
-        check = read_rounds(temporary)
+        try:
+            check = read_rounds(temporary)
+        except InputError as exc:
+            # The message names the temporary file, which is gone by the time it is read:
+            # say it of the lead's workbook, which is unchanged.
+            why = str(exc).replace(str(temporary), "the new copy")
+            raise SaveError(
+                f"the round could not be added to {path.name} safely ({why}); nothing was written"
+            ) from None
         added = [
             item for item in check.rounds if item.sheet == reading.sheet and item.row == row_number
         ]

@@ -465,3 +465,26 @@ def test_a_name_a_workbook_cannot_store_is_refused_before_anything_is_written(te
         dataclasses.replace(ROUND, round=text)
     with pytest.raises(InputError, match="cannot store"):
         dataclasses.replace(ROUND, notes=f"seed 7 {text}")
+
+
+def test_a_new_copy_that_does_not_read_back_is_not_named_by_its_temporary_file(simple, monkeypatch):
+    # The error named ".rounds.xlsx.prplanner-z6i0g_vl.tmp", a file already gone, as
+    # damaged (fuzz 13).
+    import core.workbook.append_round as append_module
+    from core.workbook.xlsx_reader import WorkbookError
+
+    real = append_module.read_rounds
+
+    def damaged_copy(path, *args, **kwargs):
+        if str(path).endswith(".tmp"):
+            raise WorkbookError(f"{path} is damaged: part xl/worksheets/sheet1.xml is not XML")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(append_module, "read_rounds", damaged_copy)
+    before = simple.read_bytes()
+    with pytest.raises(SaveError) as caught:
+        append_round(simple, ROUND)
+    message = str(caught.value)
+    assert ".tmp" not in message and "the new copy is damaged" in message
+    assert message.startswith(f"the round could not be added to {simple.name} safely")
+    assert simple.read_bytes() == before
