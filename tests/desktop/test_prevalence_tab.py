@@ -492,3 +492,30 @@ def test_rounds_of_one_draw_are_ticked_one_by_one_and_this_round_is_drawn_once(q
         "travel-01 (rules)",
     ]
     widget.shutdown()
+
+
+def test_at_most_twenty_ticked_rounds_are_drawn_and_the_rest_is_said(qtbot):
+    # A session with 2,000 ticked rounds blocked the window for 54 s (fuzz 13).
+    import time
+
+    many = tuple(
+        Round(sheet="Rounds", row=row, round=f"R-{row}", classifier="travel", k=K,
+              tp=100 + row % 50, fp=20, fn=30, tn=4800)
+        for row in range(2, 2002)
+    )  # fmt: skip
+    state = dataclasses.replace(
+        SessionState(),
+        rounds=many,
+        prevalence=dataclasses.replace(
+            SessionState().prevalence, compared_rounds=tuple(item.round for item in many)
+        ),
+    )
+    started = time.perf_counter()
+    widget = PrevalenceTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    widget.show()
+    assert time.perf_counter() - started < 30  # seconds, not minutes (54 s before)
+    assert len(widget.operating_points()) == 1 + 20
+    assert "Only the first 20 ticked rounds are drawn" in widget.message_label.text()
+    assert "other 1,980" in widget.message_label.text()
+    widget.shutdown()
