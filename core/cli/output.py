@@ -142,6 +142,13 @@ def _number_hint(text: str) -> str:
                 f"for {_plain_number(percent)} %"
             )
         return "; give a fraction without the % sign (0.9 for 90 %)"
+    if _THOUSANDS.match(stripped):
+        # 1,000 is a thousand to most readers, and 1.000 would be one.
+        plain = stripped.replace(",", "")
+        return (
+            f"; for {plain} write it without the separator ({plain}), for a decimal number "
+            f"with a point ({stripped.replace(',', '.')})"
+        )
     if _DECIMAL_COMMA.match(text):
         return f"; write decimals with a point: {stripped.replace(',', '.')}"
     return ""

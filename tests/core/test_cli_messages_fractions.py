@@ -174,6 +174,12 @@ def test_values_that_are_no_percentage_keep_the_range_message(capsys, value, wor
             [*PLAN[:-2], "--recall", "0,8"],
             "error: --recall: expected a number, got '0,8'; write decimals with a point: 0.8\n",
         ),
+        # "1,000" was answered with "write decimals with a point: 1.000", which is one.
+        (
+            ["plan", "--k", "1,000", "--precision", "0.9", "--recall", "0.8"],
+            "error: --k: expected a number, got '1,000'; for 1000 write it without the "
+            "separator (1000), for a decimal number with a point (1.000)\n",
+        ),
         (
             ["plan", "--population", "1,5", "100", "--precision", "0.9", "--recall", "0.8"],
             "error: --population: expected a whole number, got '1,5' (commas may only set off "
