@@ -890,6 +890,12 @@ class MainWindow(QMainWindow):
                 f"A damaged copy of an unsaved session could not be restored and was set "
                 f"aside ({names} in {self.recovery.directory})"
             )
+        elif self.recovery.newer:
+            self.show_status(
+                "An unsaved session kept by a newer PR Planner was left for it "
+                f"({', '.join(path.name for path in self.recovery.newer)} in "
+                f"{self.recovery.directory}): open that version to restore it"
+            )
         if entry is None:
             return False
         when = entry.saved_at.strftime("%Y-%m-%d %H:%M")

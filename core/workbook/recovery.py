@@ -232,6 +232,8 @@ class RecoveryStore:
         self._locked = False
         #: Leftover files that could not be read, renamed ``….damaged`` by latest_entry.
         self.set_aside: list[Path] = []
+        #: Leftover files written by a newer PR Planner: left as they are, for it.
+        self.newer: list[Path] = []
 
     @property
     def path(self) -> Path:
@@ -291,6 +293,9 @@ class RecoveryStore:
             entry = _load(path)
             if entry is not None:
                 found.append(entry)
+            elif _written_by_a_newer_version(path):
+                if path not in self.newer:
+                    self.newer.append(path)
             elif _readable(path):  # damaged, not just out of reach for a moment
                 self._set_aside(path)
         if not found:
@@ -308,8 +313,11 @@ class RecoveryStore:
         _remove(path.with_suffix(_LOCK_SUFFIX))
 
     def clear(self) -> None:
-        """Delete this session's file and every file left by runs that are gone."""
+        """Delete this session's file and every file left by runs that are gone (but not
+        a newer PR Planner's: it is its to offer)."""
         for path in self._leftover_paths():
+            if path in self.newer or _written_by_a_newer_version(path):
+                continue
             _remove(path)
             _remove(path.with_suffix(_LOCK_SUFFIX))
         _remove(self.path)
@@ -358,6 +366,21 @@ def _load(path: Path) -> RecoveredSession | None:
     except Exception:  # any damage means "not recoverable", never a crash
         logger.warning("recovery file %s could not be read", path, exc_info=True)
         return None
+
+
+def _written_by_a_newer_version(path: Path) -> bool:
+    """A recovery file of a later format version (a newer PR Planner's), not damage."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    version = payload.get("version") if isinstance(payload, dict) else None
+    return (
+        payload.get("format") == FORMAT_NAME
+        and isinstance(version, int)
+        and not isinstance(version, bool)
+        and version > FORMAT_VERSION
+    )
 
 
 def _read(path: Path) -> RecoveredSession | None:

@@ -177,8 +177,22 @@ DAMAGE = {
     "rounds null": lambda payload: payload.__setitem__("rounds", None),
     "inputs not a list": lambda payload: payload.__setitem__("inputs", 7),
     "saved_at a number": lambda payload: payload.__setitem__("saved_at", 5),
-    "another version": lambda payload: payload.__setitem__("version", 999),
+    "an older version": lambda payload: payload.__setitem__("version", 0),
+    "a version that is text": lambda payload: payload.__setitem__("version", "2"),
 }
+
+
+def test_a_file_of_a_newer_version_is_left_for_it_not_set_aside(tmp_path):
+    # It was renamed ".damaged" and said to be damaged (fuzz 13): a newer PR Planner on the
+    # same machine would lose it.
+    path, payload = _crashed_payload(tmp_path)
+    payload["version"] = 2
+    path.write_text(json.dumps(payload))
+    store = RecoveryStore(tmp_path)
+    assert store.latest_entry() is None
+    assert path.exists() and store.set_aside == [] and store.newer == [path]
+    store.clear()  # Discard in the app: this version's files go, the newer one's stays
+    assert path.exists()
 
 
 @pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
