@@ -40,7 +40,7 @@ from core.compare import consecutive_pairs as pairs_of_rounds
 from core.confusion import point_estimates
 from core.errors import InputError
 from core.intervals import Interval
-from core.prevalence import calibrated_metrics_from_round
+from core.prevalence import OperatingPoint, calibrated_metrics_from_round, precision_band
 from core.workbook.rounds import classifier_key
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
@@ -146,6 +146,10 @@ class RoundFigures:
         Katz log-ratio interval (Eq 4).
     calibrated_precision : float
         Precision at the reference prevalence.
+    calibrated_band : Interval or None
+        The P3 band at the reference prevalence (methods §11), ``None`` where it is
+        undefined: how far the calibrated precision can be trusted. Round to round it
+        varies several times as much as precision (audit 13).
     """
 
     index: int
@@ -158,6 +162,17 @@ class RoundFigures:
     precision_interval: Interval
     recall_interval: Interval
     calibrated_precision: float
+    calibrated_band: Interval | None = None
+
+
+def _band_at(past, confidence: float, reference: float) -> Interval | None:
+    """The round's P3 band at the ``reference`` prevalence (``None`` when undefined)."""
+    try:
+        band = precision_band(OperatingPoint.from_round(past.matrix, past.k, confidence=confidence))
+        lower, upper = band.bounds_at(reference)
+    except InputError:
+        return None
+    return Interval(lower=float(lower), upper=float(upper), method="p3_band")
 
 
 def round_figures(
@@ -210,6 +225,7 @@ def round_figures(
             precision_interval=precision_intervals.interval(row),
             recall_interval=recall_intervals.interval(row),
             calibrated_precision=calibrated,
+            calibrated_band=_band_at(past, confidence, reference),
         )
         for row, (index, name, past, estimates, calibrated) in enumerate(usable)
     ]
@@ -272,6 +288,7 @@ TABLE_HEADERS = (
     "Recall",
     "Recall\ninterval",
     "Precision at\nreference",
+    "Precision at\nreference, band",
     "Precision\nchange",
     "Recall\nchange",
 )
@@ -287,11 +304,22 @@ TABLE_TIPS = (
     "interval, Eq 4)",
     "Calibrated precision: the precision at the reference prevalence (the same value as on "
     "the Prevalence tab), so rounds with different shares of positives compare fairly",
+    "How far the precision at the reference prevalence can be trusted: the uncertainty "
+    "band at that prevalence (Prevalence tab). It is much wider than precision's interval "
+    "when the reference is far from the round's own share of positives: a move of the "
+    "dashed line inside it can be noise",
     "Change since the classifier's previous round (Newcombe interval); ▲/▼ when the "
     "interval excludes 0",
     "Change since the classifier's previous round (posterior interval); ▲/▼ when the "
     "interval excludes 0",
 )
+
+
+def band_text(band: Interval | None) -> str:
+    """``"52.1–77.4 %"``, or ``"–"`` where the band is undefined."""
+    if band is None:
+        return "–"
+    return formatting.percent_range(band.lower, band.upper, formatting.percent_digits(band.lower))
 
 
 def estimate_cells(estimate: float, interval: Interval) -> tuple[str, str]:
@@ -545,7 +573,8 @@ class HistoryTab(SessionTab):
                 f"{classifiers} {plural(classifiers, 'classifier')}. Error bars: the "
                 f"{level} intervals{corrected}. Dashed lines: precision at the reference "
                 f"prevalence {reference}, so rounds with different shares of positives "
-                "compare fairly. ▲\u00a0or\u00a0▼: a rise or fall since the classifier's "
+                "compare fairly; it is less certain than precision (its band is in the "
+                "table). ▲\u00a0or\u00a0▼: a rise or fall since the classifier's "
                 "previous round that is more than noise."
             )
         if undated:
@@ -720,6 +749,7 @@ class HistoryTab(SessionTab):
                         *estimate_cells(figure.precision, figure.precision_interval),
                         *estimate_cells(figure.recall, figure.recall_interval),
                         formatting.percent(figure.calibrated_precision),
+                        band_text(figure.calibrated_band),
                         change_text(precision_change) if waiting or comparison else "–",
                         change_text(recall_change) if waiting or comparison else "–",
                     ),

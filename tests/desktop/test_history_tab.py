@@ -110,7 +110,15 @@ def test_change_beyond_noise_is_marked(tab, rounds):
         point_estimates(tr02.matrix, tr02.k).recall
     )
     row = tab.table_model.rows()[rounds.index(tr02)]
-    assert row.warning and row.cells[10].endswith("▲")
+    assert row.warning and row.cells[11].endswith("▲")
+    # The band of the precision at the reference prevalence (2 %) is beside it: the dashed
+    # line alone read as a measurement as sure as precision (audit 13).
+    from core.prevalence import OperatingPoint, precision_band
+
+    band = precision_band(OperatingPoint.from_round(tr02.matrix, tr02.k, confidence=0.95))
+    lower, upper = band.bounds_at(0.02)
+    assert lower < tab.figures[rounds.index(tr02)].calibrated_precision < upper
+    assert row.cells[9] == f"{100 * lower:.1f}–{100 * upper:.1f} %"
     precision_x = [x for item in tab._markers["precision"] for x in points(item)[0]]
     assert {r.round for r in rounds if stamp(r.date) in set(precision_x)} == marked_precision
 
@@ -200,6 +208,7 @@ def test_summary_table_and_legends_speak_in_words(tab):
         "Recall",
         "Recall\ninterval",
         "Precision at\nreference",
+        "Precision at\nreference, band",
         "Precision\nchange",
         "Recall\nchange",
     ]
