@@ -53,6 +53,7 @@ from core.prevalence import (
     calibrated_metrics,
     compare_across_prevalence,
     p3_curve,
+    precision_band,
     prevalence_grid,
 )
 from desktop import formatting
@@ -182,18 +183,24 @@ CALIBRATED_HEADERS = (
     "Own\nprevalence",
     "Precision",
     "Precision\nat {reference}",
+    "Band at\n{reference}",
     "Recall",
     "F1\nat {reference}",
-    "Precision gain",
-    "Recall gain\nat {reference}",
+    "Precision gain\nover flag-all",
+    "Recall gain over\nflag-all at {reference}",
 )
 CALIBRATED_TIPS = (
     "The round on the Evaluate tab and the past rounds ticked on the left",
     "The round's own share of actual positives, estimated for its whole population "
-    "(not the labeled sample's share): (k·π1 + π0)/(k + 1)",
+    "(not the labeled sample's share): (k·π1 + π0)/(k + 1). The classifiers of one "
+    "labeling workbook each estimate the same share from their own flagged and unflagged "
+    "items, so their estimates differ a little",
     "Precision measured in the round, at its own prevalence",
     "Calibrated precision: the precision the classifier would show if the reference "
     "prevalence were the share of actual positives (Siblini et al., Eq 6)",
+    "How far the precision at the reference prevalence can be trusted: the uncertainty "
+    "band there (the shaded band of the plot). The further the reference is from the "
+    "round's own prevalence, the wider it is than the precision's own interval",
     "Recall (true positive rate, TPR): the same at every prevalence",
     "Calibrated F1: F1 from the precision at the reference prevalence and the same recall",
     "How much better than flagging every item the classifier is (100 % = no false alarms), "
@@ -201,6 +208,17 @@ CALIBRATED_TIPS = (
     "Recall gain at the reference prevalence: how much better than flagging every item, "
     "for recall (negative: worse than flagging everything)",
 )
+
+
+def _band_words(point: OperatingPoint, reference: float) -> str:
+    """The P3 band at ``reference`` as ``"45.2–84.0 %"`` (``"–"`` when undefined)."""
+    try:
+        lower, upper = precision_band(point).bounds_at(reference)
+    except InputError:
+        return "–"
+    return formatting.percent_range(
+        float(lower), float(upper), formatting.percent_digits(float(lower))
+    )
 
 
 class CalibratedTableModel(RowsTableModel):
@@ -894,6 +912,7 @@ class PrevalenceTab(SessionTab):
                         formatting.percent(point.population_prevalence),
                         formatting.percent(own_precision.get(point.name)),
                         formatting.percent(metrics.precision),
+                        _band_words(point, reference),
                         formatting.percent(metrics.recall),
                         formatting.percent(metrics.f1),
                         formatting.percent(metrics.precision_gain),

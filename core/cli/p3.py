@@ -172,8 +172,9 @@ def format_text(curve: P3Curve) -> str:
         )
         delta = f"{100 * band.delta:.4g} pp" if math.isfinite(band.delta) else "-"
         lines.append(
-            f"widest band Delta {delta} of precision at prevalence eta* "
-            f"{_prevalence(band.eta_star)} (bound max CV {significant(band.delta_bound)})"
+            f"the band around precision is at most {delta} wide in all (Delta), at "
+            f"prevalence {_prevalence(band.eta_star)} (eta*; bound max CV "
+            f"{significant(band.delta_bound)})"
         )
         if band.note:
             lines.extend(f"note: {note}" for note in band.note.split("; "))
@@ -194,9 +195,20 @@ def format_text(curve: P3Curve) -> str:
     calibrated = curve.calibrated
     if calibrated is not None:
         lines.append("")
-        lines.append(f"at reference prevalence {_prevalence(calibrated.reference_prevalence)}:")
-        lines.append(f"  {'precision':<15} {_percent(calibrated.precision)}")
+        reference = calibrated.reference_prevalence
+        lines.append(f"at reference prevalence {_prevalence(reference)}:")
+        band_words = ""
+        if band is not None:
+            band_low, band_high = band.bounds_at(reference)
+            band_words = f"   (band {_percent(float(band_low))} to {_percent(float(band_high))})"
+        lines.append(f"  {'precision':<15} {_percent(calibrated.precision)}{band_words}")
         lines.append(f"  {'F1':<15} {_percent(calibrated.f1)}")
-        lines.append(f"  {'precision gain':<15} {significant(calibrated.precision_gain)}")
-        lines.append(f"  {'recall gain':<15} {significant(calibrated.recall_gain)}")
+        # In % as every other rate here; "gain" over flagging every item (1 = perfect).
+        lines.append(
+            f"  {'precision gain':<15} {_percent(calibrated.precision_gain)}   "
+            "(over flagging every item)"
+        )
+        lines.append(
+            f"  {'recall gain':<15} {_percent(calibrated.recall_gain)}   (over flagging every item)"
+        )
     return "\n".join(lines)

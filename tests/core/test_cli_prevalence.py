@@ -267,3 +267,18 @@ def test_p3_takes_the_population_counts_like_the_other_commands(capsys):
     assert main(["p3", "--k", "0.1", "--population", "1", "5", "--tp", "1", "--fp", "1",
                  "--fn", "1", "--tn", "1"]) == 2  # fmt: skip
     assert "not both" in capsys.readouterr().err
+
+
+def test_p3_gives_the_band_at_the_reference_prevalence_and_gains_in_percent(capsys):
+    # With FP = 0 and a reference of 0.001 %, p3 printed "precision 100.00 %" while its own
+    # band there ran from 0.68 % to 100 % (independent audit 13), and the gains as
+    # fractions beside percentages.
+
+    status = main(
+        ["p3", "--tp", "200", "--fp", "0", "--fn", "3", "--tn", "397", "--k", "0.0526316",
+         "--reference-prevalence", "0.00001"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "  precision       100.00 %   (band 0.676 % to 100.00 %)" in out
+    assert "  precision gain  100.00 %   (over flagging every item)" in out

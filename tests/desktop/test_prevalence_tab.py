@@ -169,11 +169,18 @@ def test_typed_reference_prevalence_gives_calibrated_metrics(qtbot, tab):
         "Own\nprevalence",
         "Precision",
         "Precision\nat 0.500 %",
+        "Band at\n0.500 %",
         "Recall",
         "F1\nat 0.500 %",
-        "Precision gain",
-        "Recall gain\nat 0.500 %",
+        "Precision gain\nover flag-all",
+        "Recall gain over\nflag-all at 0.500 %",
     ]
+    # The precision at the reference prevalence with its band, the plot's band there
+    # (it read "100.00 %" where the band ran from 0.68 % to 100 %; audit 13).
+    row = tab.calibrated_model.rows()[0]
+    lower, upper = tab.curve.band.bounds_at(0.005)
+    assert row.cells[4] == f"{100 * lower:.1f}–{100 * upper:.1f} %"
+    assert lower <= row.values[1].precision <= upper
 
 
 def test_evaluate_round_changes_follow_and_bad_round_is_explained(tab):
