@@ -609,6 +609,18 @@ def p3_section(
                     "percent",
                 )
             )
+            if key == "precision" and curve.band is not None:
+                # The calibrated precision is far less sure than precision itself: its
+                # band there, beside it (audit 13).
+                lower, upper = curve.band.bounds_at(reference)
+                for end, bound in (("lower", lower), ("upper", upper)):
+                    info.append(
+                        (
+                            f"precision at prevalence {reference:g}, band's {end} end",
+                            _finite(float(bound)),
+                            "percent",
+                        )
+                    )
     return table, tuple(info)
 
 

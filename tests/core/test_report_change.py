@@ -171,3 +171,18 @@ def test_one_classifier_spelled_two_ways_is_one_history_chart(tmp_path):
 
     rows = [("TR-05", None, "travel"), ("TR-06", None, "Travel"), ("FI-01", None, "finance")]
     assert _classifier_blocks(rows) == [("travel", 0, 1), ("finance", 2, 2)]
+
+
+def test_the_precision_at_the_reference_prevalence_comes_with_its_band():
+    # A bare calibrated precision read as sure as precision (audit 13).
+    from core.prevalence import OperatingPoint, precision_band
+
+    content = _report("TR-07")
+    info = {label: value for label, value, _kind in content.p3_info}
+    reference = SessionState().prevalence.reference_prevalence
+    item = ROUNDS[0]
+    band = precision_band(OperatingPoint.from_round(item.matrix, item.k, confidence=0.95))
+    lower, upper = band.bounds_at(reference)
+    assert info[f"precision at prevalence {reference:g}, band's lower end"] == pytest.approx(lower)
+    assert info[f"precision at prevalence {reference:g}, band's upper end"] == pytest.approx(upper)
+    assert lower < info[f"precision at prevalence {reference:g}"] < upper
