@@ -244,6 +244,14 @@ class ItemSampleDialog(QDialog):
         )
         self.use_population_button.setEnabled(False)
         self.use_population_button.clicked.connect(self.use_as_population)
+        self.use_ensemble_button = QPushButton("Use on the Ensemble tab", self)
+        self.use_ensemble_button.setToolTip(
+            "Put the flagged counts and overlaps of these classifiers into the Ensemble tab, "
+            "which plans each one's precision sample reusing the main classifier's labels "
+            "(one undo step)"
+        )
+        self.use_ensemble_button.setVisible(False)
+        self.use_ensemble_button.clicked.connect(self.use_on_ensemble_tab)
 
         sample_box = QGroupBox("Sample", self)
         sample = QFormLayout(sample_box)
@@ -349,7 +357,11 @@ class ItemSampleDialog(QDialog):
         layout.addLayout(file_row)
         layout.addWidget(columns_box)
         layout.addWidget(self.counts_label)
-        layout.addWidget(self.use_population_button, 0, Qt.AlignmentFlag.AlignLeft)
+        population_row = QHBoxLayout()
+        population_row.addWidget(self.use_population_button)
+        population_row.addWidget(self.use_ensemble_button)
+        population_row.addStretch(1)
+        layout.addLayout(population_row)
         layout.addWidget(sample_box)
         layout.addWidget(self.message)
         layout.addWidget(buttons)
@@ -507,9 +519,15 @@ class ItemSampleDialog(QDialog):
             f"<b>{summary.population_neg:,}</b> unflagged (predicted negative, N0)."
         ]
         for count in summary.classifiers:
+            shared = (
+                f" ({count.flagged_by_main:,} of them flagged by "
+                f"{formatting.short_text(summary.primary.name, 40)} too)"
+                if count.flagged_by_main is not None
+                else ""
+            )
             lines.append(
-                f"{formatting.short_text(count.name, 60)}: {count.population_pos:,} flagged, "
-                f"{count.population_neg:,} unflagged."
+                f"{formatting.short_text(count.name, 60)}: {count.population_pos:,} flagged"
+                f"{shared}, {count.population_neg:,} unflagged."
             )
         if summary.other_columns and not _columns_text(self.keep_edit.text()):
             # A new user leaves the field empty: the editors would see bare ids.
@@ -523,6 +541,7 @@ class ItemSampleDialog(QDialog):
         self.counts_label.setText("<br>".join(lines))
         self._grow_to_fit()
         self.use_population_button.setEnabled(self._earlier is None)
+        self.use_ensemble_button.setVisible(bool(summary.classifiers) and self._earlier is None)
         self.draw_button.setEnabled(True)
         self._warn_about_sizes(summary)
         return True
@@ -647,6 +666,42 @@ class ItemSampleDialog(QDialog):
             "population (the plan then accounts for the list's size), or lower the sizes: "
             "at most every item of a stratum can be labeled."
         )
+
+    def use_on_ensemble_tab(self) -> bool:
+        """Make the counted classifiers the Ensemble tab's parent and children: the main
+        classifier's flagged items as the parent's set, each other classifier's flagged
+        items and their overlap with it (one undoable step)."""
+        from core.session import EnsembleChild
+
+        summary = self.summary
+        if summary is None or not summary.classifiers:
+            return False
+        children = tuple(
+            EnsembleChild(
+                name=count.name, size=count.population_pos, overlap=count.flagged_by_main or 0
+            )
+            for count in summary.classifiers
+        )
+        # All at once: the parent's new size would refuse the old children's overlaps.
+        ensemble = dataclasses.replace(
+            self._window.session.state.ensemble,
+            parent_name=summary.primary.name,
+            parent_size=summary.population_pos,
+            children=children,
+        )
+        refused = self._window.session.set_values(
+            [("ensemble", ensemble)], text=f"Ensemble from {summary.file_name}"
+        )
+        if refused:
+            self._say(refused, error=True)
+            return False
+        self._say(
+            "The Ensemble tab now holds these classifiers. It answers another question than "
+            "this draw: how many labels each classifier's precision alone needs when it "
+            "reuses the main classifier's labels. The draw here gives every classifier its "
+            "own precision and recall from one sample."
+        )
+        return True
 
     def use_as_population(self) -> bool:
         """Make the counted strata the Plan tab's population (one undoable step)."""

@@ -122,3 +122,35 @@ def test_a_missing_column_names_the_lists_columns_in_core(tmp_path):
     with pytest.raises(ColumnNotFoundError) as caught:
         count_items(path)
     assert caught.value.headers == ("Message ID", "Model says")
+
+
+def test_the_counted_classifiers_go_to_the_ensemble_tab_with_their_overlaps(
+    qtbot, window, tmp_path
+):
+    # The Ensemble tab kept its placeholder after a list with two more classifiers was
+    # counted and drawn, and the dialog never showed the overlaps it asks for (trial 13).
+    rng = random.Random(8)
+    rows, flagged, other, both = [], 0, 0, 0
+    for number in range(500):
+        main, second = rng.random() < 0.2, rng.random() < 0.25
+        flagged, other, both = flagged + main, other + second, both + (main and second)
+        rows.append(f"m{number},{int(main)},{int(second)}")
+    path = tmp_path / "items.csv"
+    path.write_text("item_id,predicted,model_v2\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    dialog = window.open_item_sample(20, 40, item_list=path)
+    assert not dialog.use_ensemble_button.isVisibleTo(dialog)  # one classifier only
+    dialog.classifiers_edit.setText("model_v2")
+    assert dialog.count_items()
+    assert f"model_v2: {other:,} flagged ({both:,} of them flagged by predicted too)" in (
+        dialog.counts_label.text()
+    )
+    assert dialog.use_ensemble_button.isVisibleTo(dialog)
+    before = window.session.state.ensemble
+    assert dialog.use_on_ensemble_tab()
+    ensemble = window.session.state.ensemble
+    assert (ensemble.parent_name, ensemble.parent_size) == ("predicted", flagged)
+    assert [(c.name, c.size, c.overlap) for c in ensemble.children] == [("model_v2", other, both)]
+    assert "answers another question" in dialog.message.text()
+    window.session.undo_stack.undo()  # one step
+    assert window.session.state.ensemble == before
+    dialog.close()
