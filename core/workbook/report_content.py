@@ -300,13 +300,19 @@ def round_label(item: Round) -> str:
 
 
 def find_round(
-    rounds: Sequence[Any], name: str, warnings: list[str], refused: Sequence[Any] = ()
+    rounds: Sequence[Any],
+    name: str,
+    warnings: list[str],
+    refused: Sequence[Any] = (),
+    prefer: Round | None = None,
 ) -> Round:
     """The round of ``rounds`` named ``name`` (case-insensitive as a fallback), or as
     :func:`round_label` shows it (``"R1 (finance)"``, ``"PR-05 (Promotions, model v2.3)"``):
     rounds of several classifiers drawn together share their name.
 
-    When several share the name the last one is returned and ``warnings`` says so.
+    When several share the name, ``prefer`` (a saved session's current round: after labels
+    are read, the main classifier's) is returned if among them, else the last one, and
+    ``warnings`` says so.
     ``refused`` are the rows the reader refused (:class:`core.workbook.rounds.Refusal`):
     a name among them is said to be refused, with why, rather than missing.
 
@@ -343,7 +349,8 @@ def find_round(
         more = f" and {len(names) - 12:,} more" if len(names) > 12 else ""
         shown = ", ".join(names[:12]) + more
         raise InputError(f"there is no round named {wanted!r}; the rounds are {shown}")
-    chosen = matches[-1]
+    preferred = prefer is not None and any(item is prefer or item == prefer for item in matches)
+    chosen = prefer if preferred and prefer is not None else matches[-1]
     if len(matches) > 1:
         labels = list(dict.fromkeys(round_label(item) for item in matches))
         pick = (
@@ -351,10 +358,14 @@ def find_round(
             if len(labels) > 1
             else ""
         )
-        warnings.append(
-            f"{len(matches)} rounds are named {wanted!r}; the last one (sheet "
-            f"{chosen.sheet!r}, row {chosen.row}) is reported{pick}"
+        which = (
+            f"{round_label(chosen)}, the session's current round,"
+            if preferred
+            else f"the last one, {round_label(chosen)},"
+            if len(labels) > 1
+            else f"the last one (sheet {chosen.sheet!r}, row {chosen.row})"
         )
+        warnings.append(f"{len(matches)} rounds are named {wanted!r}; {which} is reported{pick}")
     return chosen
 
 
@@ -1463,7 +1474,14 @@ def build_report(
     if isinstance(round_name, Round):
         item = round_name
     elif round_name is not None:
-        item = find_round(state.rounds, round_name, warnings)
+        from core.workbook.session_io import find_round_key
+
+        item = find_round(
+            state.rounds,
+            round_name,
+            warnings,
+            prefer=find_round_key(state.rounds, state.current_round),
+        )
     else:
         item = None
     subject = (

@@ -186,3 +186,26 @@ def test_the_precision_at_the_reference_prevalence_comes_with_its_band():
     assert info[f"precision at prevalence {reference:g}, band's lower end"] == pytest.approx(lower)
     assert info[f"precision at prevalence {reference:g}, band's upper end"] == pytest.approx(upper)
     assert lower < info[f"precision at prevalence {reference:g}"] < upper
+
+
+def test_a_name_shared_by_one_draws_classifiers_reports_the_sessions_current_round():
+    # report --round travel-01 on a session whose one labeling workbook judged three
+    # classifiers reported the last, 'rules', naming a sheet 'rounds' does not show; the
+    # session's current round is the main classifier's (trial 13).
+    from core.workbook.session_io import round_key
+
+    draw = tuple(
+        replace(_round("travel-01", 26, name, 136 - 10 * i, 33 + i, 67 + i, 4776), row=2 + i)
+        for i, name in enumerate(("travel", "model_v2", "rules"))
+    )
+    state = SessionState(rounds=draw, current_round=round_key(draw[0]))
+    content = build_report(state, round_name="travel-01")
+    assert "TP = 136" in _summary_text(content)  # travel's counts, not rules'
+    assert any(
+        "3 rounds are named 'travel-01'; travel-01 (travel), the session's current round, is "
+        "reported; to pick another, give the name as shown" in text
+        for text in content.warnings
+    )
+    # Without a current round among them: the last, named as shown.
+    content = build_report(SessionState(rounds=draw), round_name="travel-01")
+    assert any("the last one, travel-01 (rules), is reported" in t for t in content.warnings)
