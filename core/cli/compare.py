@@ -208,7 +208,15 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
         state = dataclasses.replace(state, confidence=confidence_flag(args.confidence))
     notes: list[str] = []
     if args.round is not None:
-        item = find_round(state.rounds, args.round, notes, _refused(opened))
+        from core.workbook.session_io import find_round_key
+
+        item = find_round(
+            state.rounds,
+            args.round,
+            notes,
+            _refused(opened),
+            prefer=find_round_key(state.rounds, state.current_round),
+        )
     else:
         latest = most_recent_round(state.rounds)
         if latest is None:
