@@ -1462,6 +1462,12 @@ class MainWindow(QMainWindow):
                 title = f"Top up ({chance_words(result.chance.both)} chance)…"
             button = box.addButton(title, QMessageBox.ButtonRole.ActionRole)
             button.setObjectName("top_up_button")
+            total_pos, total_neg = result.top_up_for_all
+            # What the button draws, before the lead presses it (trial 13).
+            button.setToolTip(
+                f"Opens the top-up for sample totals of {total_pos:,} flagged and "
+                f"{total_neg:,} unflagged items (only the items not drawn yet are new)"
+            )
             button.clicked.connect(lambda: self.top_up(result))
             if surer is not None and surer.chance is not None and own_sizes:
                 sure = box.addButton(

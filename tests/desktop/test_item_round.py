@@ -225,6 +225,12 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     assert f"label about {surer.needed[0]:,} flagged" in box.text()
     buttons = {button.objectName(): button.text() for button in box.buttons()}
     assert buttons["top_up_button"] == f"Top up ({chance_words(chance)} chance)…"
+    tips = {button.objectName(): button.toolTip() for button in box.buttons()}
+    total_pos, total_neg = result.top_up_for_all
+    assert (
+        f"sample totals of {total_pos:,} flagged and {total_neg:,} unflagged"
+        in (tips["top_up_button"])
+    )
     assert buttons["surer_top_up_button"] == f"Top up ({chance_words(surer.chance.both)} chance)…"
     # Another classifier of the draw asking for more: the top-up drawn is that one, and
     # neither the surer button nor its line is offered.
