@@ -354,6 +354,10 @@ def _coerce(template: Any, value: Any, key: str) -> Any:
             return float(str(value).replace(",", "")) if isinstance(value, str) else float(value)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"{key}: expected a number, got {_short(value)}") from None
+    if isinstance(value, dict | list | tuple | set):
+        # Only a hand-edited recovery file (JSON) holds these; str() of one would become a
+        # file name or a round name ("{'a': ''}").
+        raise InputError(f"{key}: expected text, got {_short(value)}")
     return "" if value is None else str(value)
 
 

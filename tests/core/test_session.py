@@ -111,3 +111,14 @@ def test_a_list_count_of_a_billion_keeps_the_defaults_at_once():
     assert state.prevalence.compared_rounds == SessionState().prevalence.compared_rounds
     assert any("ensemble.children.count: 1,000,000,000 entries" in text for text in problems)
     assert any("compared_rounds.count" in text and "defaults kept" in text for text in problems)
+
+
+def test_a_list_or_mapping_where_text_belongs_is_refused_not_made_a_name():
+    # A recovery file holding {"a": ""} as the scored sample's path put "{'a': ''}" in the
+    # status bar as a file name (fuzz 13).
+    state, problems = unflatten(
+        [("prevalence.scored_sample_path", {"a": ""}), ("plan.margin_precision", 0.04)]
+    )
+    assert state.prevalence.scored_sample_path == SessionState().prevalence.scored_sample_path
+    assert state.plan.margin_precision == 0.04
+    assert any("prevalence.scored_sample_path: expected text" in text for text in problems)
