@@ -680,9 +680,10 @@ class ItemTable:
                 value = f"replace({value}, ',', '.')"
             number = f"TRY_CAST({value} AS DOUBLE)"
             # NaN is not a score (DuckDB orders it above every number, so it would count as
-            # flagged): NULL, refused as not a number with its rows named.
+            # flagged), nor is infinity (a 400-digit number read as a double): NULL, refused
+            # as not a finite number with its rows named.
             return (
-                f"(CASE WHEN isnan({number}) THEN NULL "
+                f"(CASE WHEN isnan({number}) OR isinf({number}) THEN NULL "
                 f"ELSE {number} >= {float(columns.threshold or 0.0)!r} END)"
             )
         return label_expression(quote_identifier(columns.predicted or ""))
@@ -878,11 +879,11 @@ class ItemTable:
             f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
         )
         examples = "; ".join(
-            f"{self.where(row)}: {'(empty)' if value is None else repr(value)}"
+            f"{self.where(row)}: {'(empty)' if value is None else _shown_value(value)}"
             for row, value in rows
         )
         if self.columns.score is not None and column == self.columns.score:
-            what = "a number"
+            what = "a finite number"
         else:
             what = "a label (1/0, yes/no, true/false, +/-, positive/negative)"
         raise ItemListError(
@@ -940,6 +941,13 @@ class ItemTable:
                     f"(classifier {name!r}); a stratum with no items cannot be sampled. "
                     "Check the column and its values"
                 )
+
+
+def _shown_value(value: str) -> str:
+    """A cell's text for a message: ``'yes please'``, a long one cut with its length."""
+    if len(value) <= 30:
+        return repr(value)
+    return f"{value[:20]!r}… ({len(value):,} characters)"
 
 
 def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemColumns:

@@ -137,7 +137,8 @@ def test_a_score_that_is_not_a_number_names_row_and_column(tmp_path):
     message = refusal(
         write_csv(tmp_path / "bad.csv", rows=rows), ItemColumns(score="score", threshold=0.5)
     )
-    assert "column 'score'" in message and "row 9: 'high'" in message and "a number" in message
+    assert "column 'score'" in message and "row 9: 'high'" in message
+    assert "not a finite number" in message
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -154,7 +155,7 @@ def test_a_nan_score_is_not_a_number_not_a_flagged_item(tmp_path, suffix):
         )
         path = parquet
     message = refusal(path, ItemColumns(score="score", threshold=0.5))
-    assert "column 'score'" in message and "not a number" in message
+    assert "column 'score'" in message and "not a finite number" in message
     assert ("row 9" if suffix == ".csv" else "record 8") in message
 
 
@@ -480,3 +481,16 @@ def test_excels_separator_line_is_named(tmp_path):
     message = refusal(text_file(tmp_path / "excel.csv", "sep=;\nid;predicted\na;yes\nb;no\n"))
     assert "starts with the line 'sep=;', Excel's note of the separator" in message
     assert "delete that first line" in message
+
+
+def test_an_infinite_or_400_digit_score_is_refused_as_not_a_finite_number(tmp_path):
+    # count --score took a 363-digit score (infinity as a double) as flagged (fuzz 13).
+    path = tmp_path / "scores.csv"
+    path.write_text(
+        f"id,score\na1,0.5\na2,{'9' * 363}\na3,0.9\na4,0.1\na5,-inf\n", encoding="utf-8"
+    )
+    with pytest.raises(ItemListError) as caught:
+        count_items(path, ItemColumns(score="score", threshold=0.5))
+    message = str(caught.value)
+    assert "2 value(s) in column 'score' are not a finite number" in message
+    assert "row 3: '99999999999999999999'… (363 characters); row 6: '-inf'" in message
