@@ -603,12 +603,21 @@ def _key_expression(dialect: str, seed: int, id_sql: str) -> str:
     return f"sha256({text})"
 
 
-def _is_nan(dialect: str, number_sql: str) -> str:
+def _not_finite(dialect: str, number_sql: str) -> str:
+    """NaN or an infinity (a 400-digit number read as a double), as the app refuses them."""
     if dialect == "bigquery":
-        return f"IS_NAN({number_sql})"
+        return f"(IS_NAN({number_sql}) OR IS_INF({number_sql}))"
     if dialect == "postgres":  # NaN equals NaN there, and there is no isnan()
-        return f"{number_sql} = 'NaN'::double precision"
-    return f"isnan({number_sql})"
+        return (
+            f"{number_sql} IN ('NaN'::double precision, 'Infinity'::double precision, "
+            "'-Infinity'::double precision)"
+        )
+    if dialect == "spark":
+        return (
+            f"(isnan({number_sql}) OR {number_sql} IN (CAST('Infinity' AS DOUBLE), "
+            "CAST('-Infinity' AS DOUBLE)))"
+        )
+    return f"(isnan({number_sql}) OR isinf({number_sql}))"
 
 
 def _flag_expression(dialect: str, columns: ItemColumns, column: str | None) -> str:
@@ -617,11 +626,11 @@ def _flag_expression(dialect: str, columns: ItemColumns, column: str | None) -> 
         assert columns.score is not None and columns.threshold is not None
         score = f"CAST({style.name(columns.score)} AS {style.double_type})"
         threshold = repr(float(columns.threshold))
-        # NaN is no score (the app refuses it). Engines disagree on it: DuckDB, PostgreSQL
-        # and Spark order NaN above every number (so NaN >= t), BigQuery compares it as
-        # false (so NOT (NaN >= t)); the same item would land in different strata.
+        # NaN is no score, nor is infinity (the app refuses both). Engines disagree on NaN:
+        # DuckDB, PostgreSQL and Spark order it above every number (so NaN >= t), BigQuery
+        # compares it as false (so NOT (NaN >= t)); the item would land in either stratum.
         return (
-            f"CASE WHEN {_is_nan(dialect, score)} THEN NULL "
+            f"CASE WHEN {_not_finite(dialect, score)} THEN NULL "
             f"WHEN {score} >= {threshold} THEN 'pos' WHEN {score} < {threshold} THEN 'neg' END"
         )
     text = f"lower(trim(CAST({style.name(column)} AS {style.text_type})))"
@@ -709,7 +718,7 @@ def sample_sql(
         "removed);",
         "-- the first n items of each stratum in key order.",
         *(
-            ["-- An item whose score is missing or not a number (NaN) is in no stratum."]
+            ["-- An item whose score is missing, not a number (NaN) or infinite is in no stratum."]
             if columns.score is not None
             else []
         ),
