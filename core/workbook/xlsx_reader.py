@@ -285,27 +285,29 @@ def _hardened_parser(*, namespaces: bool = True) -> expat.XMLParserType:
     return parser
 
 
-#: Bytes of XML allowed between two tag ends (``>``): the longest text a cell may hold in
-#: UTF-8 and some. expat builds a start tag's attributes as one dict before any handler
-#: sees them: a 9 MB file whose one row tag held 4 million attributes took 980 MB.
-_MAX_BYTES_BETWEEN_TAG_ENDS = 4 * MAX_TEXT_CHARACTERS + (64 << 10)
+#: Bytes of XML allowed from one ``<`` to the next: one tag and the text after it, at most
+#: the longest text a cell may hold in UTF-8, and some. expat builds a start tag's
+#: attributes as one dict before any handler sees them: a 9 MB file whose one row tag held
+#: 4 million attributes took 980 MB. (``<`` cannot stand inside an attribute value, ``>``
+#: can: counting from ``>`` could be dodged.)
+_MAX_BYTES_BETWEEN_TAGS = 4 * MAX_TEXT_CHARACTERS + (64 << 10)
 
 
 class _TagEndGuard:
-    """Refuses a part with more than :data:`_MAX_BYTES_BETWEEN_TAG_ENDS` bytes without a
-    ``>``, before the parser is given them (fed the same chunks)."""
+    """Refuses a part with more than :data:`_MAX_BYTES_BETWEEN_TAGS` bytes without a
+    ``<``, before the parser is given them (fed the same chunks)."""
 
     def __init__(self, part: str) -> None:
         self.part = part
         self.since = 0
 
     def check(self, chunk: bytes) -> None:
-        end = chunk.rfind(b">")
-        self.since = self.since + len(chunk) if end < 0 else len(chunk) - end - 1
-        if self.since > _MAX_BYTES_BETWEEN_TAG_ENDS:
+        start = chunk.rfind(b"<")
+        self.since = self.since + len(chunk) if start < 0 else len(chunk) - start
+        if self.since > _MAX_BYTES_BETWEEN_TAGS:
             raise _Damaged(
-                f"part {self.part} holds more than {_MAX_BYTES_BETWEEN_TAG_ENDS / 2**20:.0f} MB of "
-                "XML without a tag ending (one element with millions of attributes?)"
+                f"part {self.part} holds more than {_MAX_BYTES_BETWEEN_TAGS / 2**20:.0f} MB of "
+                "XML in one tag and its text (one element with millions of attributes?)"
             )
 
 
