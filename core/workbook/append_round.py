@@ -421,8 +421,9 @@ def _row_bounds(xml: bytes) -> tuple[int, bytes]:
         number = _ROW_NUMBER.search(match.group("attributes"))
         if number is None:
             raise WorkbookError(
-                "a row of the rounds sheet has no row number; open the workbook in Excel or "
-                "LibreOffice, save it, and append again"
+                "a row of the rounds sheet is written in a way PR Planner cannot add to (no "
+                "row number it can read, e.g. single-quoted attributes); open the workbook in "
+                "Excel or LibreOffice, save it, and add the round again. Nothing was written"
             )
         last = max(last, int(number.group(1)))
         prefix = match.group("prefix") or b""
@@ -772,9 +773,12 @@ def append_round(
         last_table_row = last_round_row
         while last_round_row and last_table_row + 1 in unusable:
             last_table_row += 1
-        new_xml, row_number = _new_sheet_xml(
-            old_xml, reading, new_round, last_round_row, last_table_row, date_epoch(path)
-        )
+        try:
+            new_xml, row_number = _new_sheet_xml(
+                old_xml, reading, new_round, last_round_row, last_table_row, date_epoch(path)
+            )
+        except WorkbookError as exc:
+            raise WorkbookError(f"{path.name}, sheet {reading.sheet!r}: {exc}") from None
         # A round written below a totals row is out of its sums; one moved further down by
         # the lead (its sums widened) leaves a free row above it, where the round goes.
         totals = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import zipfile
 
 import openpyxl
@@ -488,3 +489,23 @@ def test_a_new_copy_that_does_not_read_back_is_not_named_by_its_temporary_file(s
     assert ".tmp" not in message and "the new copy is damaged" in message
     assert message.startswith(f"the round could not be added to {simple.name} safely")
     assert simple.read_bytes() == before
+
+
+def test_rows_written_with_single_quotes_are_refused_naming_the_file_and_the_remedy(simple):
+    # Valid XML that Excel and LibreOffice never write: the refusal named no file and said
+    # the rows had no number (fuzz 13).
+    rewrite = simple.with_name("quoted.xlsx")
+    with zipfile.ZipFile(simple) as source, zipfile.ZipFile(rewrite, "w") as target:
+        for member in source.infolist():
+            data = source.read(member)
+            if member.filename == "xl/worksheets/sheet1.xml":
+                data = data.replace(b'<row r="', b"<row r='").replace(b'" spans=', b"' spans=")
+                data = re.sub(rb"<row r='(\d+)\"", rb"<row r='\1'", data)
+            target.writestr(member, data)
+    before = rewrite.read_bytes()
+    with pytest.raises(InputError) as caught:
+        append_round(rewrite, ROUND)
+    message = str(caught.value)
+    assert message.startswith("quoted.xlsx, sheet 'Rounds': a row of the rounds sheet")
+    assert "save it, and add the round again. Nothing was written" in message
+    assert rewrite.read_bytes() == before
