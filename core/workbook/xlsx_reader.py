@@ -747,14 +747,23 @@ def _column_index(letters: str) -> int:
 _CELL_REFERENCE = re.compile(rf"\$?([A-Za-z]{{1,{_MAX_COLUMN_LETTERS}}})\$?\d+")
 
 
+#: Rows of an Excel sheet (and of LibreOffice's since 7.4): a larger row number is damage.
+MAX_SHEET_ROWS = 1_048_576
+
+
 def _row_number(text: str) -> int:
     try:
-        return int(text)
+        number = int(text)
     except ValueError:
-        number = float(text)  # ValueError: the sheet is damaged
-        if not number.is_integer():
+        value = float(text)  # ValueError: the sheet is damaged
+        if not value.is_integer():
             raise ValueError(f"{text!r} is not a row number") from None
-        return int(number)
+        number = int(value)
+    if not 1 <= number <= MAX_SHEET_ROWS:
+        raise _Damaged(
+            f"a row is numbered {text[:20]}, outside the {MAX_SHEET_ROWS:,} rows a sheet has"
+        )
+    return number
 
 
 class _SheetReader:
@@ -1201,6 +1210,8 @@ class _ScannedSheetRows:
             plain = _ROW_PLAIN.match(piece, start) if start >= 0 else None
             if plain is not None:  # the usual row: number and cells, nothing to decide
                 row_number = self._last_row = int(plain.group(1))
+                if not 1 <= row_number <= MAX_SHEET_ROWS:
+                    raise _UseStreamingReader  # which says why
                 if b"<v" not in piece and b"<is" not in piece and b"<f" not in piece:
                     # Formatted but empty cells only (the rest of a formatted column).
                     rows.append((row_number, [], None))
@@ -1224,6 +1235,8 @@ class _ScannedSheetRows:
                         row_number = int(number.group(1))
                     except ValueError:
                         raise _UseStreamingReader from None  # it reads "5.0" or says why not
+                    if not 1 <= row_number <= MAX_SHEET_ROWS:
+                        raise _UseStreamingReader  # which says why
                 self._last_row = row_number
                 if empty:
                     rows.append((row_number, [], None))

@@ -386,3 +386,16 @@ def test_an_opendocument_spreadsheet_says_how_to_save_it_as_xlsx(tmp_path, name)
             list(sheets)
     assert "OpenDocument spreadsheet (.ods)" in str(caught.value)
     assert "Save As" in str(caught.value) and "(.xlsx)" in str(caught.value)
+
+
+@pytest.mark.parametrize("number", [b"99999999999999999999", b"1048577", b"0"])
+def test_a_row_number_no_sheet_can_have_is_damage(tmp_path, number):
+    # "row 99999999999999999999" was read and listed as such (fuzz 13).
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "TP"])
+    workbook.active.append(["R1", 3])
+    path = tmp_path / "rows.xlsx"
+    workbook.save(path)
+    rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="' + number + b'"', 1))
+    with pytest.raises(WorkbookError, match="outside the 1,048,576 rows a sheet has"):
+        rows_of(path)
