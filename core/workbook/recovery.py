@@ -374,7 +374,9 @@ def _written_by_a_newer_version(path: Path) -> bool:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
-    version = payload.get("version") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return False
+    version = payload.get("version")
     return (
         payload.get("format") == FORMAT_NAME
         and isinstance(version, int)

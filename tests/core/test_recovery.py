@@ -182,6 +182,19 @@ DAMAGE = {
 }
 
 
+@pytest.mark.parametrize("text", ["[1, 2]", "7", '"x"', "null"])
+def test_a_file_that_is_not_a_json_object_is_set_aside_and_the_good_one_offered(tmp_path, text):
+    # The newer-version check read such a file as a dict and raised: the scan stopped and
+    # a good session left by another crashed run was never offered (review 13).
+    good, _payload = _crashed_payload(tmp_path, session_id="b-good")
+    bad = good.with_name(good.name.replace("b-good", "a-bad"))
+    bad.write_text(text)
+    store = RecoveryStore(tmp_path)
+    entry = store.latest_entry()
+    assert entry is not None and entry.state == _edited_state()
+    assert store.set_aside == [bad.with_suffix(".damaged")]
+
+
 def test_a_file_of_a_newer_version_is_left_for_it_not_set_aside(tmp_path):
     # It was renamed ".damaged" and said to be damaged (fuzz 13): a newer PR Planner on the
     # same machine would lose it.
