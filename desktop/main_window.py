@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import html
 import importlib
+import json
 import logging
 import os
 import re
@@ -586,13 +587,14 @@ class MainWindow(QMainWindow):
 
         for name in self.recent_files():
             path = Path(name)
-            if not path.is_file() or path.suffix.lower() in ITEM_LIST_SUFFIXES:
+            if path.suffix.lower() in ITEM_LIST_SUFFIXES:
                 continue
             # A labeling workbook would be read into the example, not opened: the session
-            # or rounds workbook before it is the lead's work.
-            if is_labeling_workbook(sheet_names(path)):
+            # or rounds workbook before it is the lead's work. The first other entry is the
+            # lead's last work: when it is gone, the example (never an older file).
+            if path.is_file() and is_labeling_workbook(sheet_names(path)):
                 continue
-            return path
+            return path if path.is_file() else None
         return None
 
     def reopen_last_document(self) -> bool:
@@ -601,7 +603,10 @@ class MainWindow(QMainWindow):
         path = self.last_document()
         if path is None:
             return False
-        if not self.open_workbook(path, ask=False):
+        columns = tuple(self._recent_columns().get(str(path), ()))
+        if not self.open_workbook(path, ask=False, columns=columns, quiet=True):
+            why = self.statusBar().currentMessage()  # what open_workbook said
+            self.show_status(f"{why} (the file you worked on last; the example session is open)")
             return False
         self.show_status(
             f"Reopened {path.name}, the file you worked on last (Help > Open the example "
@@ -652,7 +657,9 @@ class MainWindow(QMainWindow):
             return False
         return self.open_workbook(path, ask=False)
 
-    def open_workbook(self, path, *, ask: bool = True, columns: tuple[str, ...] = ()) -> bool:
+    def open_workbook(
+        self, path, *, ask: bool = True, columns: tuple[str, ...] = (), quiet: bool = False
+    ) -> bool:
         """Open a saved session, or the past rounds of a plain ``.xlsx`` rounds workbook.
 
         A saved session restores every input exactly; a rounds workbook becomes a
@@ -666,6 +673,9 @@ class MainWindow(QMainWindow):
         ``columns`` are the lead's choices of what the columns hold (``SHEET!ROLE=HEADER``):
         a workbook whose headers name no counts PR Planner knows (``Hits``, ``Misses``)
         offers the choice (:meth:`choose_columns_to_open`) and opens again with it.
+
+        ``quiet`` (the reopening at start): a failure is said in the status bar only, with
+        no message box over the window before the lead has done anything.
         """
         if self._busy:
             self.show_status("Wait until the workbook being read or saved is done")
@@ -691,13 +701,18 @@ class MainWindow(QMainWindow):
         except READ_FAILURES as exc:  # WorkbookError: not an xlsx, damaged, encrypted, ...
             text = str(exc) if isinstance(exc, InputError) else _unreadable(path, exc)
             self.show_status(f"Could not open {path.name}: {text}")
-            QMessageBox.warning(self, "Could not open the workbook", text)
+            if not quiet:
+                QMessageBox.warning(self, "Could not open the workbook", text)
             return False
         except Exception as exc:  # a bug: say so briefly, keep the session as it was
             logger.exception("reading %s failed", path)
             text = _unreadable(path, exc)
             self.show_status(f"Could not open {path.name}: {text}")
-            QMessageBox.warning(self, "Could not open the workbook", text)
+            if not quiet:
+                QMessageBox.warning(self, "Could not open the workbook", text)
+            return False
+        if quiet and not opened.is_session and not opened.state.rounds:
+            self.show_status(f"{path.name} holds no rounds now; the open session was kept")
             return False
         if not opened.is_session and not opened.state.rounds:
             # Nothing to open: the session stays (an item list or notes opened by mistake).
@@ -742,7 +757,7 @@ class MainWindow(QMainWindow):
             workbook=_remembered_workbook(state) if opened.is_session else path,
             columns=opened.book.columns if opened.book is not None else (),
         )
-        self._remember_recent(path)
+        self._remember_recent(path, columns if not opened.is_session else ())
         self.remember_folder(path)
         count = len(state.rounds)
         what = "session" if opened.is_session else "workbook"
@@ -1795,10 +1810,34 @@ class MainWindow(QMainWindow):
             return []
         return [str(item) for item in value]
 
-    def _remember_recent(self, path: Path) -> None:
+    def _remember_recent(self, path: Path, columns: Sequence[str] = ()) -> None:
+        """Put ``path`` first among the recent files, with the column choices it was
+        opened with (a rounds workbook under the lead's own headers reopens with them)."""
         name = str(Path(path).resolve())
         files = [name] + [item for item in self.recent_files() if item != name]
         self.settings.setValue("recent_files", files[:MAX_RECENT_FILES])
+        choices = {
+            item: list(value)
+            for item, value in self._recent_columns().items()
+            if item in files[:MAX_RECENT_FILES] and item != name
+        }
+        if columns:
+            choices[name] = [str(choice) for choice in columns]
+        self.settings.setValue("recent_columns", json.dumps(choices))
+
+    def _recent_columns(self) -> dict[str, list[str]]:
+        """The column choices recent files were opened with (``{}`` when none or unreadable)."""
+        try:
+            stored = json.loads(str(self.settings.value("recent_columns", "{}") or "{}"))
+        except ValueError:
+            return {}
+        if not isinstance(stored, dict):
+            return {}
+        return {
+            str(key): [str(item) for item in value]
+            for key, value in stored.items()
+            if isinstance(value, list)
+        }
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()

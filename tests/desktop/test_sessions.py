@@ -519,6 +519,58 @@ def test_a_restart_reopens_the_leads_last_file_not_the_example(make_window, tmp_
     assert make_window().last_document() is None
 
 
+RUN_APP_WITHOUT_FILE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from PySide6.QtCore import QTimer
+from desktop import main_window
+from desktop.app import run_app
+
+reopen = main_window.MainWindow.reopen_last_document
+
+
+def reopen_then_report(self):
+    done = reopen(self)
+    print("reopened", done, flush=True)
+    print("path", self.path, flush=True)
+    self.session.undo_stack.setClean()
+    QTimer.singleShot(0, self.close)
+    return done
+
+
+main_window.MainWindow.reopen_last_document = reopen_then_report
+sys.exit(run_app(None))
+"""
+
+
+def test_run_app_without_a_file_reopens_the_last_one(qtbot, settings, tmp_path):
+    """``prplanner`` with no file: run_app reopens the lead's last file (trial 13), in
+    the event loop, after the recovery offer (none here)."""
+    target = tmp_path / "mine.xlsx"
+    source = MainWindow(settings=settings)
+    qtbot.addWidget(source)
+    source.load_example()
+    assert source.save_to(target)
+    source.close()
+    root = Path(__file__).resolve().parents[2]
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        **{main_window_module.RECOVERY_DIR_ENV: str(tmp_path / "recovery")},
+    )
+    env.pop(app_module.EXIT_AFTER_SHOW_ENV, None)
+    run = subprocess.run(
+        [sys.executable, "-c", RUN_APP_WITHOUT_FILE, str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = dict(line.split(" ", 1) for line in run.stdout.splitlines() if " " in line)
+    assert lines["reopened"] == "True" and lines["path"] == str(target.resolve())
+
+
 def test_example_falls_back_to_the_example_rounds(qtbot, make_window, monkeypatch):
     real_path = resources.path
 

@@ -433,3 +433,34 @@ def test_a_header_typed_twice_is_told_apart_by_its_letter_in_the_dialog(qtbot, w
     dialog.accept()
     (item,) = window.session.state.rounds
     assert (item.tp, item.fp, item.fn, item.tn) == (40, 10, 3, 500)
+
+
+def test_a_workbook_opened_with_chosen_columns_reopens_with_them_at_the_next_start(
+    qtbot, window, tmp_path, monkeypatch
+):
+    # Reopening the last file at start lost the lead's column choices: every start showed
+    # "No rounds in the workbook" over the example (review 13).
+    from desktop.main_window import MainWindow
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    path = own_words_book(tmp_path)
+    choices = tuple(f"Audit!{text}" for text in OWN_WORDS_CHOICES)
+    assert window.open_workbook(path, columns=choices)
+    window.session.undo_stack.setClean()
+    boxes = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: boxes.append(args[2]))
+    later = MainWindow(settings=window.settings)
+    qtbot.addWidget(later)
+    later.load_example()
+    assert later.reopen_last_document()
+    assert len(later.session.state.rounds) == 2 and boxes == []
+    # A file that became unreadable is said in the status bar, not in a box at start.
+    path.write_bytes(b"no longer a workbook")
+    again = MainWindow(settings=window.settings)
+    qtbot.addWidget(again)
+    again.load_example()
+    assert not again.reopen_last_document()
+    assert boxes == []
+    message = again.statusBar().currentMessage()
+    assert "own_words.xlsx" in message and "the example session is open" in message
+    assert again.windowTitle().startswith("Example session")
