@@ -359,6 +359,8 @@ class HistoryTab(SessionTab):
         self.figures: list[RoundFigures] = []
         #: Per plot (x range or None for automatic, y range or None), set by _show_series.
         self._ranges: dict[str, tuple[tuple[float, float] | None, tuple[float, float] | None]] = {}
+        #: The ranges were set while the tab was hidden: applied again when it is shown.
+        self._ranges_pending = False
         self.comparisons: dict[tuple[int, int], Comparison] = {}
         self.runner = self.new_runner()
         self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
@@ -650,6 +652,9 @@ class HistoryTab(SessionTab):
                 y_range = (bottom - 0.05 * (top - bottom), min(headroom, 1.0))
             self._ranges[metric] = (x_range, y_range)
         self._fit_ranges()
+        # Set while hidden, the range may come up shifted: applied again when shown. Once
+        # shown, the lead's own zoom is theirs to keep.
+        self._ranges_pending = not self.isVisible()
 
     def _fit_ranges(self) -> None:
         """Show the ranges :meth:`_show_series` chose. Called again when the tab is shown:
@@ -666,7 +671,9 @@ class HistoryTab(SessionTab):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        self._fit_ranges()
+        if self._ranges_pending:
+            self._ranges_pending = False
+            self._fit_ranges()
 
     def _show_versions(self, classifiers: list[str]) -> None:
         """Label each classifier's line where its model version changes (and at its first

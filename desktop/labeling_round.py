@@ -488,6 +488,7 @@ class ItemSampleDialog(QDialog):
         self.summary = None
         self.draw_button.setEnabled(False)
         self.use_population_button.setEnabled(False)
+        self.use_ensemble_button.setVisible(False)
         if self._path is None:
             return False
         path = self._path

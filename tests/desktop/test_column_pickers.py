@@ -153,4 +153,8 @@ def test_the_counted_classifiers_go_to_the_ensemble_tab_with_their_overlaps(
     assert "answers another question" in dialog.message.text()
     window.session.undo_stack.undo()  # one step
     assert window.session.state.ensemble == before
+    # A recount that fails takes the button away (it did nothing when pressed then).
+    dialog.classifiers_edit.setText("model_v3")
+    assert not dialog.count_items()
+    assert not dialog.use_ensemble_button.isVisibleTo(dialog)
     dialog.close()

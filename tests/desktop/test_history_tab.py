@@ -286,6 +286,14 @@ def test_rounds_that_arrive_while_the_tab_is_hidden_are_centred_when_it_is_shown
     for plot in (widget.precision_plot, widget.recall_plot):
         (low, high), _ = plot.plotItem.vb.viewRange()
         assert abs((low + high) / 2 - stamp(day)) < 0.1 * 86_400, (low, high)
+    # The lead's own zoom survives leaving the tab and coming back.
+    zoom = (stamp(day) - 3 * 86_400, stamp(day) + 3 * 86_400)
+    widget.precision_plot.setXRange(*zoom, padding=0)
+    widget.hide()
+    widget.show()
+    qtbot.waitExposed(widget)
+    (low, high), _ = widget.precision_plot.plotItem.vb.viewRange()
+    assert (low, high) == pytest.approx(zoom)
     widget.shutdown()
 
 
