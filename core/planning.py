@@ -1173,6 +1173,11 @@ def make_plan(
     return replace(plan, assured=assured)
 
 
+#: Budgets up to this many labels get the exact minimax split in the note (a scan of every
+#: split, well under a second); larger ones the least labels plus the spare ones.
+_SPLIT_SCAN_LIMIT = 2_000_000
+
+
 def _better_split_note(model, v: int, paper: tuple[int, int], target_p, target_r) -> str:
     """What to say when the paper's split of a budget misses a target margin that another
     split of the same ``v`` labels meets ("" otherwise). The paper's ``s = max(s*, 1)``
@@ -1186,7 +1191,22 @@ def _better_split_note(model, v: int, paper: tuple[int, int], target_p, target_r
 
     if meets(*paper):
         return ""
-    n_pos, n_neg = best_split(model, v, target_p, target_r)
+    # The least labels meeting both (a bounded scan), the spare ones added where they fit:
+    # more labels never widen a margin. Scanning every split of v took 34 s at v = 10^9.
+    try:
+        n_pos, n_neg = optimal_sizes(model, target_p, target_r)
+    except InputError:  # a target no number of labels reaches
+        return ""
+    spare = v - n_pos - n_neg
+    if spare < 0:
+        return ""
+    if v <= _SPLIT_SCAN_LIMIT:
+        # The split --method optimal takes for the same budget, so the two agree.
+        n_pos, n_neg = best_split(model, v, target_p, target_r)
+    else:
+        room = spare if model.population_neg is None else max(model.population_neg - n_neg, 0)
+        n_neg += min(spare, room)
+        n_pos += spare - min(spare, room)
     if not meets(n_pos, n_neg):
         return ""
     return (
@@ -1273,8 +1293,10 @@ def _ratio_driver(
     """Why the design's ``s`` is not ``max(s*, 1)`` (beyond integer rounding), or ``""``."""
     intended = max(ratio_star, 1.0)
     realized = n_pos / (k * n_neg)
-    # n0 = ceil(n1/(k s)) and Eq 1's rounding move s by about 1/n0 (relative)
-    if abs(realized - intended) <= intended * max(0.005, 1.5 / n_neg):
+    # n0 = ceil(n1/(k s)) and Eq 1's rounding move s by about 1/n0 (relative), and a whole
+    # n1 by about 1/n1: with 71 flagged items in a budget of 1,430, rounding alone moved s
+    # by 1 %, and the note blamed the precision margin (audit 13)
+    if abs(realized - intended) <= intended * max(0.005, 1.5 / n_neg, 1.5 / max(n_pos, 1)):
         return ""
     which = "Theorem 2" if bayesian else "Theorem 1"
     head = f"s = {realized:.3g} differs from max(s*, 1) = {intended:.3g} (s* by {which}): "

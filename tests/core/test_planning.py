@@ -986,3 +986,27 @@ def test_a_budget_the_papers_split_wastes_gets_a_split_that_meets_both_targets()
         margin_recall=0.05, s=n_pos / (n_neg / 19), v=4285,
     )  # fmt: skip
     assert (fixed.n_pos, fixed.n_neg) == (n_pos, n_neg) and all(fixed.targets_met.values())
+
+
+def test_a_huge_budget_is_not_scanned_split_by_split_for_the_note(monkeypatch):
+    # Every split of v = 10^9 was scanned (34 s) even when no split meets both targets
+    # (review 13): the least labels meeting both are found first, in a bounded scan.
+    import core.planning as planning_module
+
+    def no_scan(model, v, *args):
+        raise AssertionError(f"scanned {v:,} splits")
+
+    monkeypatch.setattr(planning_module, "best_split", no_scan)
+    plan = make_plan(
+        population=Population.from_k(0.0526), precision=0.9, recall=0.8,
+        margin_precision=0.000002, margin_recall=0.4, v=10**9,
+    )  # fmt: skip
+    assert not any("misses a target margin" in text for text in plan.notes)
+
+
+def test_rounding_a_small_budget_is_not_blamed_on_the_precision_margin():
+    # v = 1,430 at k = 1/19: 71 flagged items, s = 0.993 against max(s*, 1) = 1 by rounding
+    # alone; the note said "the precision margin needed 71 predicted positives" (audit 13).
+    plan = make_plan(population=Population.from_k(1 / 19), precision=0.9, recall=0.7, v=1430)
+    assert (plan.n_pos, plan.n_neg) == (round(1430 / 20), 1430 - round(1430 / 20))
+    assert not any("the precision margin needed" in text for text in plan.notes)
