@@ -81,6 +81,10 @@ def seed(value: object, name: str = "seed") -> int:
 
 def _shown(value: object) -> str:
     """``value`` for a message: a 400-digit number is named by its length, not printed."""
+    if _is_whole(value) and abs(int(value)).bit_length() > 14_000:
+        # repr() of an int of more than 4,300 digits raises ValueError: counted without it.
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
+        return f"a number of about {digits:,} digits"
     text = repr(value)
     digits = sum(character.isdigit() for character in text)
     if digits > 20 and "e" not in text:

@@ -722,6 +722,7 @@ class PrevalenceTab(SessionTab):
         state = self._session.state
         settings = state.prevalence
         messages = []
+        self.compared_left_out = 0
         try:
             points = self.operating_points()
         except InputError as exc:

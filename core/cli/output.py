@@ -145,10 +145,12 @@ def _number_hint(text: str) -> str:
     if _THOUSANDS.match(stripped):
         # 1,000 is a thousand to most readers, and 1.000 would be one.
         plain = stripped.replace(",", "")
-        return (
-            f"; for {plain} write it without the separator ({plain}), for a decimal number "
-            f"with a point ({stripped.replace(',', '.')})"
-        )
+        if stripped.count(",") == 1:
+            return (
+                f"; write {plain} (no separator), or {stripped.replace(',', '.')} if you "
+                "meant decimals"
+            )
+        return f"; write {plain} (no separators)"
     if _DECIMAL_COMMA.match(text):
         return f"; write decimals with a point: {stripped.replace(',', '.')}"
     return ""

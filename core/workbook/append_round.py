@@ -773,9 +773,10 @@ def append_round(
         last_table_row = last_round_row
         while last_round_row and last_table_row + 1 in unusable:
             last_table_row += 1
+        epoch = date_epoch(path)
         try:
             new_xml, row_number = _new_sheet_xml(
-                old_xml, reading, new_round, last_round_row, last_table_row, date_epoch(path)
+                old_xml, reading, new_round, last_round_row, last_table_row, epoch
             )
         except WorkbookError as exc:
             raise WorkbookError(f"{path.name}, sheet {reading.sheet!r}: {exc}") from None
@@ -834,9 +835,11 @@ def append_round(
         except InputError as exc:
             # The message names the temporary file, which is gone by the time it is read:
             # say it of the lead's workbook, which is unchanged.
-            why = str(exc).replace(str(temporary), "the new copy")
+            why = str(exc).replace(str(temporary), "the new copy").split("; open it in")[0]
             raise SaveError(
-                f"the round could not be added to {path.name} safely ({why}); nothing was written"
+                f"the round could not be added to {path.name} safely: the copy PR Planner "
+                f"wrote did not read back ({why}). Your workbook is unchanged; nothing was "
+                "written"
             ) from None
         added = [
             item for item in check.rounds if item.sheet == reading.sheet and item.row == row_number

@@ -608,8 +608,8 @@ def _refuse_unstorable_text(selection: Selection) -> None:
         count = len(bad_ids or bad_names)
         raise InputError(
             f"{count:,} {what} in {selection.file_name} hold characters that a workbook "
-            f"cannot store (control characters, U+FFFE or U+FFFF: {shown}); remove them from "
-            "the item list and draw again"
+            "cannot store (control characters, U+FFFE or U+FFFF, or bytes that are not UTF-8 "
+            f"text: {shown}); remove them from the item list and draw again"
         )
 
 

@@ -478,7 +478,10 @@ def test_a_new_copy_that_does_not_read_back_is_not_named_by_its_temporary_file(s
 
     def damaged_copy(path, *args, **kwargs):
         if str(path).endswith(".tmp"):
-            raise WorkbookError(f"{path} is damaged: part xl/worksheets/sheet1.xml is not XML")
+            raise WorkbookError(
+                f"{path} is damaged: part xl/worksheets/sheet1.xml is not XML; open it in "
+                "Excel or LibreOffice to repair it"
+            )
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(append_module, "read_rounds", damaged_copy)
@@ -487,6 +490,7 @@ def test_a_new_copy_that_does_not_read_back_is_not_named_by_its_temporary_file(s
         append_round(simple, ROUND)
     message = str(caught.value)
     assert ".tmp" not in message and "the new copy is damaged" in message
+    assert "repair" not in message and "Your workbook is unchanged" in message
     assert message.startswith(f"the round could not be added to {simple.name} safely")
     assert simple.read_bytes() == before
 

@@ -177,8 +177,12 @@ def test_values_that_are_no_percentage_keep_the_range_message(capsys, value, wor
         # "1,000" was answered with "write decimals with a point: 1.000", which is one.
         (
             ["plan", "--k", "1,000", "--precision", "0.9", "--recall", "0.8"],
-            "error: --k: expected a number, got '1,000'; for 1000 write it without the "
-            "separator (1000), for a decimal number with a point (1.000)\n",
+            "error: --k: expected a number, got '1,000'; write 1000 (no separator), or 1.000 "
+            "if you meant decimals\n",
+        ),
+        (
+            ["plan", "--k", "12,345,678", "--precision", "0.9", "--recall", "0.8"],
+            "error: --k: expected a number, got '12,345,678'; write 12345678 (no separators)\n",
         ),
         (
             ["plan", "--population", "1,5", "100", "--precision", "0.9", "--recall", "0.8"],

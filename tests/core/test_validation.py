@@ -62,3 +62,9 @@ def test_a_400_digit_number_is_refused_by_its_length_not_an_overflow(check, args
     with pytest.raises(InputError, match=re.escape(said)) as caught:
         check(*args)
     assert "a number of 401 digits" in str(caught.value)
+
+
+def test_a_number_beyond_pythons_digit_limit_is_refused_not_raised():
+    # repr() of a 5,000-digit int raises ValueError (review 13).
+    with pytest.raises(InputError, match="a number of about 5,001 digits"):
+        validation.count("n", 10**5000)

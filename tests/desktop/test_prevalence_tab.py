@@ -521,7 +521,7 @@ def test_at_most_twenty_ticked_rounds_are_drawn_and_the_rest_is_said(qtbot):
     widget = PrevalenceTab(SessionModel(state))
     qtbot.addWidget(widget)
     widget.show()
-    assert time.perf_counter() - started < 30  # seconds, not minutes (54 s before)
+    assert time.perf_counter() - started < 5  # seconds (54 s before; 0.3 s here)
     assert len(widget.operating_points()) == 1 + 20
     assert "Only the first 20 ticked rounds are drawn" in widget.message_label.text()
     assert "other 1,980" in widget.message_label.text()
