@@ -571,6 +571,12 @@ def _band_bounds_unchecked(band: PrecisionBand, eta: np.ndarray):
     return _scalar_or_array(lower), _scalar_or_array(upper)
 
 
+def _json_number(value) -> float | None:
+    """A finite float for JSON, ``None`` for NaN."""
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def max_band_width(cv_tpr, cv_fpr):
     """``Delta`` from the two CVs alone, without clipping (Brabec et al., Appendix A).
 
@@ -833,7 +839,13 @@ class P3Curve:
             ],
         }
         if self.calibrated is not None:
-            result["calibrated"] = self.calibrated.to_dict()
+            calibrated: dict[str, object] = dict(self.calibrated.to_dict())
+            if band is not None:
+                # The band at the reference prevalence, as the text output and the report
+                # give it beside the calibrated precision (added to the contract's keys).
+                low, high = band.bounds_at(self.calibrated.reference_prevalence)
+                calibrated["precision_band"] = [_json_number(low), _json_number(high)]
+            result["calibrated"] = calibrated
         # Beyond the contract keys: why a band value deserves care or is null.
         result["notes"] = [] if band is None or not band.note else band.note.split("; ")
         return result

@@ -186,8 +186,8 @@ CALIBRATED_HEADERS = (
     "Band at\n{reference}",
     "Recall",
     "F1\nat {reference}",
-    "Precision gain\nover flag-all",
-    "Recall gain over\nflag-all at {reference}",
+    "Precision gain over\nflagging every item",
+    "Recall gain over flagging\nevery item, at {reference}",
 )
 CALIBRATED_TIPS = (
     "The round on the Evaluate tab and the past rounds ticked on the left",

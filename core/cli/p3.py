@@ -171,10 +171,11 @@ def format_text(curve: P3Curve) -> str:
             f"TPR ± {_percent(point.sigma_tpr)}   FPR ± {_percent(point.sigma_fpr)}   ({what})"
         )
         delta = f"{100 * band.delta:.4g} pp" if math.isfinite(band.delta) else "-"
+        delta = delta.replace(" pp", " percentage points")
         lines.append(
-            f"the band around precision is at most {delta} wide in all (Delta), at "
-            f"prevalence {_prevalence(band.eta_star)} (eta*; bound max CV "
-            f"{significant(band.delta_bound)})"
+            f"the band around precision is at most {delta} wide (lower to upper end), "
+            f"widest at a prevalence of {_prevalence(band.eta_star)} (Delta, eta*; bound "
+            f"max CV {significant(band.delta_bound)})"
         )
         if band.note:
             lines.extend(f"note: {note}" for note in band.note.split("; "))

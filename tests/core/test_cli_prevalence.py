@@ -72,7 +72,8 @@ def test_p3_from_rates_with_sigmas_and_calibration(capsys):
         "--reference-prevalence", "0.02",
     )  # fmt: skip
     assert list(result) == [*P3_KEYS, "calibrated", "notes"]
-    assert list(result["calibrated"]) == CALIBRATED_KEYS
+    # The contract keys, then the band at the reference prevalence (review 13).
+    assert list(result["calibrated"]) == [*CALIBRATED_KEYS, "precision_band"]
     assert len(result["curve"]) == 7
     assert result["curve"][-1]["eta"] == pytest.approx(0.3)
     r1, r2 = 0.008 / 0.85, 0.012 / 0.75
@@ -282,3 +283,15 @@ def test_p3_gives_the_band_at_the_reference_prevalence_and_gains_in_percent(caps
     assert status == 0
     assert "  precision       100.00 %   (band 0.676 % to 100.00 %)" in out
     assert "  precision gain  100.00 %   (over flagging every item)" in out
+
+
+def test_p3_json_gives_the_band_at_the_reference_prevalence_as_the_text_does(capsys):
+    # The text output and the report gave it; the JSON did not (review 13).
+    status = main(
+        ["p3", "--tp", "200", "--fp", "0", "--fn", "3", "--tn", "397", "--k", "0.0526316",
+         "--reference-prevalence", "0.00001", "--json"]
+    )  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0
+    lower, upper = data["calibrated"]["precision_band"]
+    assert lower == pytest.approx(0.00676, abs=5e-5) and upper == 1.0

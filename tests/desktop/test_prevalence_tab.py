@@ -172,8 +172,8 @@ def test_typed_reference_prevalence_gives_calibrated_metrics(qtbot, tab):
         "Band at\n0.500 %",
         "Recall",
         "F1\nat 0.500 %",
-        "Precision gain\nover flag-all",
-        "Recall gain over\nflag-all at 0.500 %",
+        "Precision gain over\nflagging every item",
+        "Recall gain over flagging\nevery item, at 0.500 %",
     ]
     # The precision at the reference prevalence with its band, the plot's band there
     # (it read "100.00 %" where the band ran from 0.68 % to 100 %; audit 13).
