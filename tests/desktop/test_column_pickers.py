@@ -36,6 +36,13 @@ def leads_export(tmp_path) -> tuple[Path, int, int]:
     return path, flagged, other
 
 
+def item_list(path: Path, column: str, value) -> Path:
+    """100 items, every fifth flagged, with one more ``column`` of ``value(i)``."""
+    rows = "".join(f"x{i},{int(i % 5 == 0)},{value(i)}\n" for i in range(100))
+    path.write_text(f"item_id,predicted,{column}\n{rows}", encoding="utf-8")
+    return path
+
+
 def picker_entries(dialog, edit, several=False):
     menu = dialog._picker_menu(edit, several)
     return [(action.data(), action.isEnabled(), action.isChecked()) for action in menu.actions()]
@@ -78,12 +85,7 @@ def test_a_refused_list_still_offers_its_columns_to_pick(qtbot, window, leads_ex
 
 
 def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(qtbot, window, tmp_path):
-    path = tmp_path / "scores.csv"
-    path.write_text(
-        "item_id,predicted,model score\n"
-        + "".join(f"x{i},{int(i % 5 == 0)},{i / 100}\n" for i in range(100)),
-        encoding="utf-8",
-    )
+    path = item_list(tmp_path / "scores.csv", "model score", lambda i: i / 100)
     dialog = window.open_item_sample(5, 5, item_list=path)
     assert dialog.summary is not None  # found by alias
     dialog.pick_column(dialog.score_edit, "model score", clears=dialog.predicted_edit)
@@ -98,12 +100,7 @@ def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(qtbot,
 def test_a_top_up_offers_no_picker_for_the_columns_it_keeps(qtbot, window, tmp_path):
     from core.workbook.labeling import read_labeling_workbook
 
-    path = tmp_path / "items.csv"
-    path.write_text(
-        "item_id,predicted,subject\n"
-        + "".join(f"x{i},{int(i % 5 == 0)},s{i}\n" for i in range(100)),
-        encoding="utf-8",
-    )
+    path = item_list(tmp_path / "items.csv", "subject", lambda i: f"s{i}")
     dialog = window.open_item_sample(5, 5, item_list=path)
     dialog.seed_edit.setText("3")
     drawn = dialog.draw_and_save(tmp_path / "round.xlsx")

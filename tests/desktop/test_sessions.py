@@ -552,22 +552,7 @@ def test_run_app_without_a_file_reopens_the_last_one(qtbot, settings, tmp_path):
     source.load_example()
     assert source.save_to(target)
     source.close()
-    root = Path(__file__).resolve().parents[2]
-    env = dict(
-        os.environ,
-        QT_QPA_PLATFORM="offscreen",
-        **{main_window_module.RECOVERY_DIR_ENV: str(tmp_path / "recovery")},
-    )
-    env.pop(app_module.EXIT_AFTER_SHOW_ENV, None)
-    run = subprocess.run(
-        [sys.executable, "-c", RUN_APP_WITHOUT_FILE, str(root)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    lines = dict(line.split(" ", 1) for line in run.stdout.splitlines() if " " in line)
+    lines = app_in_a_process(RUN_APP_WITHOUT_FILE, tmp_path / "recovery", exit_after_show=False)
     assert lines["reopened"] == "True" and lines["path"] == str(target.resolve())
 
 
@@ -614,6 +599,28 @@ sys.exit(run_app(sys.argv[2]))
 """
 
 
+def app_in_a_process(
+    script: str, recovery: Path, *args: str, exit_after_show: bool = True
+) -> dict[str, str]:
+    """Run ``script`` (which starts the app) in a fresh process, offscreen, and return
+    the ``key value`` lines it printed; the app runs its own event loop there."""
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env[main_window_module.RECOVERY_DIR_ENV] = str(recovery)
+    env.pop(app_module.EXIT_AFTER_SHOW_ENV, None)
+    if exit_after_show:
+        env[app_module.EXIT_AFTER_SHOW_ENV] = "1"
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    return dict(line.split(" ", 1) for line in run.stdout.splitlines() if " " in line)
+
+
 def test_run_app_opens_the_given_file(qtbot, settings, tmp_path):
     """``prplanner FILE.xlsx``: run_app opens FILE like File > Open (inside the loop).
 
@@ -627,24 +634,7 @@ def test_run_app_opens_the_given_file(qtbot, settings, tmp_path):
     assert source.save_to(target)
     source.close()
 
-    root = Path(__file__).resolve().parents[2]
-    env = dict(
-        os.environ,
-        QT_QPA_PLATFORM="offscreen",
-        **{
-            main_window_module.RECOVERY_DIR_ENV: str(tmp_path / "recovery"),
-            app_module.EXIT_AFTER_SHOW_ENV: "1",
-        },
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", RUN_APP_WITH_FILE, str(root), str(target)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    lines = dict(line.split(" ", 1) for line in run.stdout.splitlines() if " " in line)
+    lines = app_in_a_process(RUN_APP_WITH_FILE, tmp_path / "recovery", str(target))
     assert lines["path"] == str(target)
     assert lines["same"] == "True"
     assert lines["recovery"] == str(tmp_path / "recovery")
