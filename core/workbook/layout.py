@@ -37,12 +37,11 @@ ROUNDS_SOURCE_ROW = "Source row"
 #: of a byte that is not UTF-8, e.g. in a command-line argument). openpyxl's own pattern
 #: misses the last two kinds, and a workbook written with one does not open.
 ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_ILLEGAL_XML = ILLEGAL_XML
 
 
 def clean_text(value: str) -> str:
     """``value`` without the control characters XML (and so .xlsx) cannot hold."""
-    return _ILLEGAL_XML.sub("", value)
+    return ILLEGAL_XML.sub("", value)
 
 
 def most_recent_round(rounds: Sequence[Any]) -> Round | None:

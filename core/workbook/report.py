@@ -87,7 +87,7 @@ __all__ = [
 
 # The layout its readers rely on lives in core.workbook.layout (names kept here too).
 from core.workbook.layout import (
-    _ILLEGAL_XML,
+    ILLEGAL_XML,
     INPUTS_HEADER,
     SHEET_INPUTS,
     SHEET_INTERVALS,
@@ -761,7 +761,7 @@ def _write_inputs(ws, content: ReportContent) -> None:
         # JSON keeps what a cell cannot: every float digit, line breaks, control
         # characters; session_io prefers it while it agrees with the visible value.
         exact = json.dumps(value, ensure_ascii=False)
-        if _ILLEGAL_XML.search(exact):
+        if ILLEGAL_XML.search(exact):
             exact = json.dumps(value)  # \uXXXX escapes for what XML cannot hold
         sheet.put(row, 3, exact, fit=False)
     sheet.put(
