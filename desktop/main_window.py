@@ -1452,6 +1452,9 @@ class MainWindow(QMainWindow):
         box.setObjectName("labeled_summary")
         box.setWindowTitle("Labels read")
         box.setTextFormat(Qt.TextFormat.RichText)
+        # A message box wraps its text at about 500 px: the summary of a draw with further
+        # classifiers ran to a page (trial 13). Wider, it reads in half the height.
+        box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 720px; }")
         from desktop.labeling_round import summary_text
 
         text = summary_text(result)
