@@ -81,7 +81,7 @@ def _named_round_holds(state, matrix) -> bool:
 
     if not state.previous_round:
         return False
-    named = find_by_label(state.rounds, state.previous_round)
+    named = find_by_label(state.rounds, state.previous_round, matrix=matrix)
     return named is not None and named.matrix == matrix
 
 

@@ -39,12 +39,12 @@ from desktop.session_model import SessionModel
 def default_classifier(state: SessionState) -> str:
     """The classifier the typed counts most likely belong to: the current round's, else
     the Plan tab's previous round's, else the only one there is."""
-    from core.workbook.session_io import find_by_label
+    from core.workbook.session_io import previous_round_of
 
     current = find_round_key(state.rounds, state.current_round)
     if current is not None and current.classifier:
         return current.classifier
-    previous = find_by_label(state.rounds, state.previous_round) if state.previous_round else None
+    previous = previous_round_of(state)
     if previous is not None and previous.classifier:
         return previous.classifier
     names = {item.classifier for item in state.rounds if item.classifier}

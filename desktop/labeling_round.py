@@ -287,14 +287,10 @@ class ItemSampleDialog(QDialog):
             # round the Plan builds on (else the one the Evaluate tab shows), and the round
             # read back is filed under this name, so the History tab and the comparisons
             # pair it with the earlier ones (the example's rounds are not the lead's).
-            from core.workbook.session_io import find_by_label
+            from core.workbook.session_io import previous_round_of
 
             state = window.session.state
-            planned_from = (
-                find_by_label(state.rounds, state.previous_round)
-                if state.previous_round and state.plan.belief == "previous"
-                else None
-            )
+            planned_from = previous_round_of(state) if state.plan.belief == "previous" else None
             current = planned_from or next(
                 (item for item in state.rounds if _key(item) == state.current_round), None
             )

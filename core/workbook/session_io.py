@@ -531,13 +531,25 @@ def round_before(rounds, item) -> Round | None:
     return None
 
 
-def find_by_label(rounds, label: str, like=None) -> Round | None:
-    """The round named ``label`` (of ``like``'s classifier when several share it)."""
+def find_by_label(rounds, label: str, like=None, matrix=None) -> Round | None:
+    """The round named ``label``; when several share it (the classifiers of one labeling
+    workbook), the one of ``like``'s classifier, else the one with the counts ``matrix``
+    (the Plan tab's previous round's), else the last."""
     found = [past for past in rounds if previous_round_label(past) == label]
     if len(found) > 1 and like is not None:
         same = [past for past in found if same_classifier(past.classifier, like.classifier)]
         found = same or found
+    if len(found) > 1 and matrix is not None:
+        found = [past for past in found if past.matrix == matrix] or found
     return found[-1] if found else None
+
+
+def previous_round_of(state: SessionState) -> Round | None:
+    """The round the Plan tab builds on (``previous_round``), told apart from the other
+    classifiers' rounds of the same name by the counts the Plan tab took from it."""
+    if not state.previous_round:
+        return None
+    return find_by_label(state.rounds, state.previous_round, matrix=state.plan.previous)
 
 
 def compared_round(state: SessionState) -> Round | None:
@@ -553,7 +565,9 @@ def compared_round(state: SessionState) -> Round | None:
     if current is not None and state.evaluate.matrix != current.matrix:
         current = None  # the counts were edited: they are no longer that round
     name = state.previous_round
-    past = find_by_label(rounds, name, like=current) if name else None
+    # Edited counts have no classifier: the round the Plan tab builds on is told apart
+    # from its namesakes by its counts (a later classifier's round was taken; trial 13b).
+    past = find_by_label(rounds, name, like=current, matrix=state.plan.previous) if name else None
     if current is not None and (
         past is None or past is current or not same_classifier(past.classifier, current.classifier)
     ):
