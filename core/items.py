@@ -135,8 +135,8 @@ class ItemColumns:
     def __post_init__(self) -> None:
         if self.score is not None and self.threshold is None:
             raise InputError(
-                f"{named('score')} needs {named('threshold')} T (items with score >= T are "
-                "positive)"
+                f"{named('score')} needs {named('threshold')} as well (items scored at or "
+                "above it are flagged)"
             )
         if self.threshold is not None and not (
             isinstance(self.threshold, int | float)
@@ -149,7 +149,8 @@ class ItemColumns:
             )
         if self.threshold is not None and self.score is None:
             raise InputError(
-                f"{named('threshold')} needs {named('score')} COL (the column the threshold cuts)"
+                f"{named('threshold')} needs {named('score')} as well (the column the threshold "
+                "cuts)"
             )
         if self.score is not None and self.predicted is not None:
             raise InputError(

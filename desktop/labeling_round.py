@@ -185,8 +185,10 @@ class ItemSampleDialog(QDialog):
             "ensemble's members). The editors give each item one label, and every classifier "
             "is judged by it: a classifier of another category needs a draw of its own."
         )
-        #: The list's column names once its header has been read (the pickers offer them).
+        #: The list's column names once its header has been read (the pickers offer them),
+        #: and the list they are of.
         self._headers: tuple[str, ...] = ()
+        self._headers_path: Path | None = None
         self._pickers = [
             self._add_picker(self.id_edit, "item id"),
             self._add_picker(self.predicted_edit, "predicted label", clears=self.score_edit),
@@ -407,8 +409,14 @@ class ItemSampleDialog(QDialog):
             edit.setText(header)
             if clears is not None:
                 clears.clear()
+                if clears is self.score_edit:  # a prediction column needs no threshold
+                    self.threshold_edit.clear()
         if edit is self.keep_edit:
-            return  # the counts do not depend on what the editors see
+            # The counts do not depend on what the editors see; the note that they would
+            # see only ids does.
+            if self.summary is not None:
+                self._show_counts(self.summary)
+            return
         if edit is self.score_edit and not self.threshold_edit.text().strip():
             self.threshold_edit.setFocus()
             self._say("Give the score's threshold (a score at or above it is flagged).")
@@ -436,7 +444,12 @@ class ItemSampleDialog(QDialog):
         return menu
 
     def _show_headers(self, headers: Sequence[str]) -> None:
-        self._headers = tuple(str(header) for header in headers if str(header).strip())
+        """Offer ``headers`` in the column pickers; an empty ``headers`` (a refusal that read
+        no header, such as a threshold without a score) keeps the ones already offered."""
+        shown = tuple(str(header) for header in headers if str(header).strip())
+        if shown or self._path != self._headers_path:
+            self._headers = shown
+            self._headers_path = self._path
         for picker in self._pickers:
             picker.setEnabled(bool(self._headers))
 
@@ -510,6 +523,15 @@ class ItemSampleDialog(QDialog):
             return False
         self.summary = summary
         self._show_headers(summary.headers)
+        self._show_counts(summary)
+        self.use_population_button.setEnabled(self._earlier is None)
+        self.use_ensemble_button.setVisible(bool(summary.classifiers) and self._earlier is None)
+        self.draw_button.setEnabled(True)
+        self._warn_about_sizes(summary)
+        return True
+
+    def _show_counts(self, summary) -> None:
+        """The counted strata per classifier, and whether the editors would see only ids."""
         lines = [
             f"<b>{formatting.short_text(summary.file_name, 80)}</b>: {summary.rows:,} items; "
             f"<b>{summary.population_pos:,}</b> flagged (predicted positive, N1) and "
@@ -537,11 +559,6 @@ class ItemSampleDialog(QDialog):
             )
         self.counts_label.setText("<br>".join(lines))
         self._grow_to_fit()
-        self.use_population_button.setEnabled(self._earlier is None)
-        self.use_ensemble_button.setVisible(bool(summary.classifiers) and self._earlier is None)
-        self.draw_button.setEnabled(True)
-        self._warn_about_sizes(summary)
-        return True
 
     def _planned_for_another_population(self, summary) -> str:
         """Why the sizes, still the Plan's, do not fit the counted list: the Plan's

@@ -187,7 +187,7 @@ CALIBRATED_HEADERS = (
     "Recall",
     "F1\nat {reference}",
     "Precision gain over\nflagging every item",
-    "Recall gain over flagging\nevery item, at {reference}",
+    "Recall gain over\nflagging every item,\nat {reference}",
 )
 CALIBRATED_TIPS = (
     "The round on the Evaluate tab and the past rounds ticked on the left",

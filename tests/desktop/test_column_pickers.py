@@ -74,7 +74,10 @@ def test_a_refused_list_still_offers_its_columns_to_pick(qtbot, window, leads_ex
     dialog.pick_column(dialog.classifiers_edit, "Other model", several=True)
     assert dialog.classifiers_edit.text() == "Other model"
     assert [count.population_pos for count in dialog.summary.classifiers] == [other]
+    assert "The editors will see only the item id" in dialog.counts_label.text()
     dialog.pick_column(dialog.keep_edit, "Subject", several=True)
+    # The note that the editors would see bare ids goes once a column is kept (trial 13b).
+    assert "The editors will see only the item id" not in dialog.counts_label.text()
     entries = picker_entries(dialog, dialog.keep_edit, several=True)
     assert ("Subject", True, True) in entries
     # A name holding a comma cannot go into a comma-separated field.
@@ -94,6 +97,16 @@ def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(qtbot,
     dialog.threshold_edit.setText("0.9")
     assert dialog.count_items()
     assert dialog.summary.population_pos == 10  # scores 0.90 ... 0.99
+    # Back to the prediction: the threshold goes too (it was left behind, the count
+    # refused and every arrow went dead; trial 13b).
+    dialog.pick_column(dialog.predicted_edit, "predicted", clears=dialog.score_edit)
+    assert dialog.score_edit.text() == dialog.threshold_edit.text() == ""
+    assert dialog.summary is not None and dialog.summary.population_pos == 20
+    # A refusal that reads no header keeps the columns on offer.
+    dialog.threshold_edit.setText("0.5")
+    assert not dialog.count_items()
+    assert "Threshold needs Score as well" in dialog.message.text()
+    assert all(picker.isEnabled() for picker in dialog._pickers)
     dialog.close()
 
 

@@ -173,7 +173,7 @@ def test_typed_reference_prevalence_gives_calibrated_metrics(qtbot, tab):
         "Recall",
         "F1\nat 0.500 %",
         "Precision gain over\nflagging every item",
-        "Recall gain over flagging\nevery item, at 0.500 %",
+        "Recall gain over\nflagging every item,\nat 0.500 %",
     ]
     # The precision at the reference prevalence with its band, the plot's band there
     # (it read "100.00 %" where the band ran from 0.68 % to 100 %; audit 13).
