@@ -579,9 +579,8 @@ class MainWindow(QMainWindow):
         self.show_status("The example session is open; your own files are under File > Open Recent")
         return True
 
-    def last_document(self) -> Path | None:
-        """The session or rounds workbook the lead opened or saved last, if it is still
-        there (``None`` on a first start: the example session is shown then)."""
+    def _last_candidate(self) -> Path | None:
+        """The session or rounds workbook the lead opened or saved last, there or not."""
         from core.workbook.labeling import ITEM_LIST_SUFFIXES
         from core.workbook.safe_io import is_labeling_workbook, sheet_names
 
@@ -590,18 +589,30 @@ class MainWindow(QMainWindow):
             if path.suffix.lower() in ITEM_LIST_SUFFIXES:
                 continue
             # A labeling workbook would be read into the example, not opened: the session
-            # or rounds workbook before it is the lead's work. The first other entry is the
-            # lead's last work: when it is gone, the example (never an older file).
+            # or rounds workbook before it is the lead's work.
             if path.is_file() and is_labeling_workbook(sheet_names(path)):
                 continue
-            return path if path.is_file() else None
+            return path
         return None
+
+    def last_document(self) -> Path | None:
+        """The session or rounds workbook the lead opened or saved last, if it is still
+        there (``None`` on a first start: the example session is shown then)."""
+        # The lead's last work: when it is gone, the example (never an older file).
+        path = self._last_candidate()
+        return path if path is not None and path.is_file() else None
 
     def reopen_last_document(self) -> bool:
         """At start-up: open the lead's last file, as they left it, instead of the example
         (a lead who closed the app expects their work back, not the example; trial 13)."""
         path = self.last_document()
         if path is None:
+            gone = self._last_candidate()
+            if gone is not None:
+                self.show_status(
+                    f"{gone.name}, the file you worked on last, is no longer in {gone.parent}; "
+                    "the example session is open (File > Open Recent lists your files)"
+                )
             return False
         columns = tuple(self._recent_columns().get(str(path), ()))
         if not self.open_workbook(path, ask=False, columns=columns, quiet=True):
@@ -712,7 +723,10 @@ class MainWindow(QMainWindow):
                 QMessageBox.warning(self, "Could not open the workbook", text)
             return False
         if quiet and not opened.is_session and not opened.state.rounds:
-            self.show_status(f"{path.name} holds no rounds now; the open session was kept")
+            self.show_status(
+                f"{path.name} holds no rounds PR Planner can use now (File > Open Recent "
+                "opens it and offers to choose its columns)"
+            )
             return False
         if not opened.is_session and not opened.state.rounds:
             # Nothing to open: the session stays (an item list or notes opened by mistake).

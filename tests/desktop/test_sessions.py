@@ -514,9 +514,13 @@ def test_a_restart_reopens_the_leads_last_file_not_the_example(make_window, tmp_
     # The example is one menu away.
     assert second.open_example()
     assert second.windowTitle().startswith(EXAMPLE_TITLE)
-    # A file that is gone is passed over.
+    # A file that is gone is said, and the example stays.
     saved.unlink()
-    assert make_window().last_document() is None
+    gone = make_window()
+    assert gone.last_document() is None and not gone.reopen_last_document()
+    assert "my session.xlsx, the file you worked on last, is no longer in" in (
+        gone.statusBar().currentMessage()
+    )
 
 
 RUN_APP_WITHOUT_FILE = """
