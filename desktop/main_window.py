@@ -108,6 +108,8 @@ RECOVERY_DIR_ENV = "PRPLANNER_RECOVERY_DIR"
 #: Quiet time after the last change before the session is written for crash recovery.
 RECOVERY_DELAY_MS = 3000
 MAX_RECENT_FILES = 8
+#: The column choices of the recent files as JSON: a few kilobytes at most from the app.
+MAX_RECENT_COLUMNS_TEXT = 1 << 20
 EXAMPLE_TITLE = "Example session"
 #: The bundled session the app opens at start (written by scripts/make_example_session.py).
 EXAMPLE_SESSION = "example_session.xlsx"
@@ -590,7 +592,7 @@ class MainWindow(QMainWindow):
                 continue
             # A labeling workbook would be read into the example, not opened: the session
             # or rounds workbook before it is the lead's work.
-            if path.is_file() and is_labeling_workbook(sheet_names(path)):
+            if _is_file(path) and is_labeling_workbook(sheet_names(path)):
                 continue
             return path
         return None
@@ -600,7 +602,7 @@ class MainWindow(QMainWindow):
         there (``None`` on a first start: the example session is shown then)."""
         # The lead's last work: when it is gone, the example (never an older file).
         path = self._last_candidate()
-        return path if path is not None and path.is_file() else None
+        return path if path is not None and _is_file(path) else None
 
     def reopen_last_document(self) -> bool:
         """At start-up: open the lead's last file, as they left it, instead of the example
@@ -782,7 +784,8 @@ class MainWindow(QMainWindow):
             message += "; your targets and other settings were kept"
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"
-            self.show_problems(path.name, problems)
+            if not quiet:  # at start, the Rounds panel's "not loaded" button lists them
+                self.show_problems(path.name, problems)
         self.show_status(message)
         return True
 
@@ -1825,7 +1828,8 @@ class MainWindow(QMainWindow):
             value = [value]
         if not isinstance(value, list | tuple):  # None (an invalid entry): no recent files
             return []
-        return [str(item) for item in value]
+        # The app keeps MAX_RECENT_FILES; a longer list is a hand-edited settings file.
+        return [str(item) for item in value[:MAX_RECENT_FILES]]
 
     def _remember_recent(self, path: Path, columns: Sequence[str] = ()) -> None:
         """Put ``path`` first among the recent files, with the column choices it was
@@ -1844,14 +1848,17 @@ class MainWindow(QMainWindow):
 
     def _recent_columns(self) -> dict[str, list[str]]:
         """The column choices recent files were opened with (``{}`` when none or unreadable)."""
+        text = str(self.settings.value("recent_columns", "{}") or "{}")
+        if len(text) > MAX_RECENT_COLUMNS_TEXT:  # not the app's: a hand-edited settings file
+            return {}
         try:
-            stored = json.loads(str(self.settings.value("recent_columns", "{}") or "{}"))
-        except ValueError:
+            stored = json.loads(text)
+        except (ValueError, RecursionError):  # not JSON, or nested beyond reason
             return {}
         if not isinstance(stored, dict):
             return {}
         return {
-            str(key): [str(item) for item in value]
+            str(key): [str(item) for item in value if isinstance(item, str)]
             for key, value in stored.items()
             if isinstance(value, list)
         }

@@ -1024,3 +1024,23 @@ def test_file_dialogs_start_where_the_lead_worked_last_even_after_a_restart(
     assert again._start_folder() == folder
     again.session.undo_stack.setClean()
     again.close()
+
+
+def test_hostile_recent_files_settings_never_stop_the_start(make_window, settings, tmp_path):
+    # A name part over 255 bytes raised OSError in last_document; deeply nested JSON in
+    # recent_columns raised RecursionError at start and after every Save (fuzz 13b).
+    good = tmp_path / "mine.xlsx"
+    first = make_window()
+    assert first.save_to(good)
+    first.close()
+    settings.setValue("recent_files", [str(tmp_path / ("x" * 300 + ".xlsx")), str(good)])
+    settings.setValue("recent_columns", "[" * 100_000 + "]" * 100_000)
+    window = make_window()
+    # The last file (a name no system can hold) is gone: said, and the example stays.
+    assert window.last_document() is None and not window.reopen_last_document()
+    assert "is no longer in" in window.statusBar().currentMessage()
+    assert window._recent_columns() == {}
+    settings.setValue("recent_files", [str(good)])
+    assert window.reopen_last_document() and window.path == good.resolve()
+    settings.setValue("recent_files", [str(tmp_path / f"f{i}.xlsx") for i in range(20_000)])
+    assert len(window.recent_files()) <= 8
