@@ -90,6 +90,10 @@ _MAX_LINE_BYTES = 2_000_000
 _ROW_COLUMN = "__prplanner_row"
 
 
+#: Further classifiers one draw (or count) takes: each adds aggregates over every row.
+MAX_CLASSIFIERS = 50
+
+
 class ItemListError(InputError):
     """An item list that cannot be used, with a message naming file, row and column.
 
@@ -159,6 +163,13 @@ class ItemColumns:
             )
         object.__setattr__(self, "classifiers", tuple(self.classifiers))
         object.__setattr__(self, "keep", tuple(self.keep))
+        if len(self.classifiers) > MAX_CLASSIFIERS:
+            # Each classifier adds aggregates over every row: 800 of them on a 100-row list
+            # took 3.6 GB (fuzz 13b).
+            raise InputError(
+                f"{named('classifiers')} names {len(self.classifiers):,} classifiers; one draw "
+                f"takes at most {MAX_CLASSIFIERS} further classifiers"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
