@@ -307,7 +307,8 @@ class _TagEndGuard:
         if self.since > _MAX_BYTES_BETWEEN_TAGS:
             raise _Damaged(
                 f"part {self.part} holds more than {_MAX_BYTES_BETWEEN_TAGS / 2**20:.0f} MB of "
-                "XML in one tag and its text (one element with millions of attributes?)"
+                "XML in one tag and its text (a cell longer than a workbook holds, or one "
+                "element with millions of attributes)"
             )
 
 
@@ -755,9 +756,12 @@ def _row_number(text: str) -> int:
     try:
         number = int(text)
     except ValueError:
-        value = float(text)  # ValueError: the sheet is damaged
-        if not value.is_integer():
-            raise ValueError(f"{text!r} is not a row number") from None
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not value.is_integer():  # NaN and infinities are not either
+            raise _Damaged(f"a row is numbered {text[:20]!r}, which is not a row number") from None
         number = int(value)
     if not 1 <= number <= MAX_SHEET_ROWS:
         raise _Damaged(

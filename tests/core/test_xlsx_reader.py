@@ -399,3 +399,19 @@ def test_a_row_number_no_sheet_can_have_is_damage(tmp_path, number):
     rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="' + number + b'"', 1))
     with pytest.raises(WorkbookError, match="outside the 1,048,576 rows a sheet has"):
         rows_of(path)
+
+
+@pytest.mark.parametrize("number", [b"inf", b"nan", b"abc", b"2.5"])
+def test_a_row_number_that_is_no_number_is_damage_said_plainly(tmp_path, number):
+    # r="inf" gave "ValueError: inf' is not a row number" (fuzz 13b).
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "TP"])
+    workbook.active.append(["R1", 3])
+    path = tmp_path / "rows.xlsx"
+    workbook.save(path)
+    rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="' + number + b'"', 1))
+    with pytest.raises(
+        WorkbookError, match="which is not a row number; open it in Excel"
+    ) as caught:
+        rows_of(path)
+    assert "ValueError" not in str(caught.value)
