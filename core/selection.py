@@ -560,14 +560,20 @@ class _Dialect:
     quote: str
     text_type: str
     double_type: str
+    #: BigQuery escapes a backtick in a quoted name with a backslash; the others double it.
+    backslash_escapes: bool = False
 
     def name(self, identifier: str) -> str:
-        return self.quote + identifier.replace(self.quote, self.quote * 2) + self.quote
+        if self.backslash_escapes:
+            escaped = identifier.replace("\\", "\\\\").replace(self.quote, "\\" + self.quote)
+        else:
+            escaped = identifier.replace(self.quote, self.quote * 2)
+        return self.quote + escaped + self.quote
 
 
 _DIALECTS = {
     "duckdb": _Dialect('"', "VARCHAR", "DOUBLE"),
-    "bigquery": _Dialect("`", "STRING", "FLOAT64"),
+    "bigquery": _Dialect("`", "STRING", "FLOAT64", backslash_escapes=True),
     "spark": _Dialect("`", "STRING", "DOUBLE"),
     "postgres": _Dialect('"', "text", "double precision"),
 }

@@ -298,3 +298,13 @@ def test_a_drawn_seed_is_reported_and_reproduces_the_sample(items):
     again = select_sample(path, n_pos=5, n_neg=5, seed=first.seed)
     assert [item.id for item in again.items] == [item.id for item in first.items]
     assert not again.seed_drawn
+
+
+def test_bigquery_escapes_a_backtick_in_a_name_with_a_backslash():
+    # BigQuery reads `` \` `` in a quoted name, not a doubled backtick (fuzz 13b); the
+    # other dialects double their quote.
+    columns = ItemColumns(id="my`id", predicted="pred")
+    bigquery = sample_sql("bigquery", columns, seed=1, n_pos=1, n_neg=1, table="a`b")
+    assert "FROM `a\\`b`" in bigquery and "CAST(`my\\`id` AS STRING)" in bigquery
+    spark = sample_sql("spark", columns, seed=1, n_pos=1, n_neg=1, table="a`b")
+    assert "FROM `a``b`" in spark
