@@ -74,6 +74,9 @@ _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _PACKAGE_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _WORKBOOK_PART = "xl/workbook.xml"
 _WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
+#: What a round's or classifier's name may not hold: line breaks and tabs (a row would
+#: show a name on several lines) and text-direction controls (a name shown reversed).
+_NOT_ONE_LINE = re.compile("[\t\n\r\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 #: Day 0 of Excel's default (1900) date system; a workbook may use 1904 (date_epoch).
 _EXCEL_EPOCH = dt.date(1899, 12, 30)
 
@@ -120,6 +123,12 @@ class NewRound:
         ):
             if text is not None and not text.strip() and what != "notes":
                 raise InputError(f"the round's {what} is blank; give it a name or leave it out")
+            if text is not None and what != "notes" and _NOT_ONE_LINE.search(text):
+                raise InputError(
+                    f"the round's {what} holds a line break, a tab or a text-direction "
+                    "control; a name is one line of plain text: type it again without it. "
+                    "Nothing was written"
+                )
             if text is not None and ILLEGAL_XML.search(text):
                 raise InputError(
                     f"the round's {what} holds a character a workbook cannot store (a control "

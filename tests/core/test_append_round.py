@@ -513,3 +513,15 @@ def test_rows_written_with_single_quotes_are_refused_naming_the_file_and_the_rem
     assert message.startswith("quoted.xlsx, sheet 'Rounds': a row of the rounds sheet")
     assert "save it, and add the round again. Nothing was written" in message
     assert rewrite.read_bytes() == before
+
+
+@pytest.mark.parametrize("text", ["R\n9", "R\t9", "R\u20289", "R\u202e9"])
+def test_a_name_on_several_lines_or_reversed_is_refused(text):
+    # --round and --classifier took tabs, line breaks and a right-to-left override into the
+    # lead's workbook (fuzz 13b); notes may hold line breaks.
+    import dataclasses
+
+    for field in ("round", "classifier"):
+        with pytest.raises(InputError, match="a name is one line of plain text"):
+            dataclasses.replace(ROUND, **{field: text})
+    assert dataclasses.replace(ROUND, notes="line one\nline two").notes == "line one\nline two"
