@@ -1674,6 +1674,14 @@ def summary_text(result: LabeledRound) -> str:
                     else ""
                 )
                 lines.append(f"{which} the additional items{made_up}.")
+                if result.top_up_for_all is not None and result.top_up_for_all != result.top_up:
+                    # The button draws for the other classifiers of the draw too (trial
+                    # 13b: the text read 262 + 3,898, the button opened 353 + 5,868).
+                    total_pos, total_neg = result.top_up_for_all
+                    lines.append(
+                        f"It opens with totals of <b>{total_pos:,} flagged and {total_neg:,} "
+                        "unflagged</b>, enough for the draw's other classifiers too (below)."
+                    )
     elif result.swings:
         # Met by the labels in hand only: the caveat below says what could undo it.
         lines.append(

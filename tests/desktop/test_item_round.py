@@ -241,6 +241,12 @@ def test_draw_label_read_back_and_top_up(qtbot, window, items, tmp_path):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(LabeledRound, "top_up_for_all", property(lambda _self: bigger))
         assert "label about" not in summary_text(result)
+        # What the button opens with is said beside it (trial 13b).
+        assert (
+            f"It opens with totals of <b>{bigger[0]:,} flagged and {bigger[1]:,} unflagged</b>"
+            in summary_text(result)
+        )
+    assert "It opens with totals" not in summary_text(result)
     surer_dialog = window.top_up(result, surer=True)
     assert surer_dialog is not None
     assert (surer_dialog.n_pos_spin.value(), surer_dialog.n_neg_spin.value()) == surer.top_up
