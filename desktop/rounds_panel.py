@@ -330,11 +330,17 @@ class RoundsPanel(QWidget):
         self.evaluate_action = QAction("Evaluate this round", self)
         self.plan_action = QAction("Plan the next round from it", self)
         self.compare_action = QAction("Compare with the round before", self)
+        self.remove_action = QAction("Remove from this session…", self)
+        self.remove_action.setToolTip(
+            "Take a round kept by mistake out of the session (Edit > Undo brings it back); "
+            "your rounds workbook keeps its rows"
+        )
         #: The row the context menu was opened on (its actions act on it).
         self._menu_row: int | None = None
         self.evaluate_action.triggered.connect(lambda: self._on_menu(self.evaluate_round))
         self.plan_action.triggered.connect(lambda: self._on_menu(self.plan_from_round))
         self.compare_action.triggered.connect(lambda: self._on_menu(self.compare_with_round_before))
+        self.remove_action.triggered.connect(lambda: self._on_menu(self.remove_round))
 
         #: The labeling workbooks drawn and not read back yet (session.awaiting_labels).
         self.awaiting = QLabel(self)
@@ -548,6 +554,31 @@ class RoundsPanel(QWidget):
         self.show_tab.emit("evaluate")
         return True
 
+    def remove_round(self, row: int) -> bool:
+        """Take round ``row`` out of the session, one undoable step (a round kept by
+        mistake stayed for good, and its changes marked the real rounds in History;
+        trial 13b). The lead's rounds workbook is not touched."""
+        item = self._round(row)
+        if item is None:
+            return False
+        state = self._session.state
+        rounds = tuple(past for past in state.rounds if past is not item)
+        changes: list[tuple[str, object]] = [("rounds", rounds)]
+        if state.current_round == round_key(item):
+            changes.append(("current_round", ""))
+        label = round_label(item)
+        if state.previous_round == label and not any(round_label(past) == label for past in rounds):
+            changes.append(("previous_round", ""))
+        refused = self._session.set_values(changes, text=f"Remove {label}")
+        if refused:
+            self.status_message.emit(f"{label} was not removed: {refused}")
+            return False
+        self.status_message.emit(
+            f"Removed {label} from this session (Edit > Undo brings it back; your rounds "
+            "workbook keeps its rows)"
+        )
+        return True
+
     def _on_menu(self, action) -> None:
         row = self._menu_row if self._menu_row is not None else self.selected_row()
         if row is not None:
@@ -569,6 +600,8 @@ class RoundsPanel(QWidget):
         menu.setObjectName("rounds_menu")
         for action in (self.evaluate_action, self.plan_action, self.compare_action):
             menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.remove_action)
         before = round_before(self._session.state.rounds, item) if item is not None else None
         self.compare_action.setEnabled(before is not None)
         self.compare_action.setText(

@@ -464,3 +464,24 @@ def test_a_workbook_opened_with_chosen_columns_reopens_with_them_at_the_next_sta
     message = again.statusBar().currentMessage()
     assert "own_words.xlsx" in message and "the example session is open" in message
     assert again.windowTitle().startswith("Example session")
+
+
+def test_a_round_kept_by_mistake_can_be_removed_from_the_session_and_put_back(
+    qtbot, window, workbook
+):
+    # A round kept with wrong counts stayed for good, and its changes marked the real
+    # rounds in History (trial 13b).
+    assert window.open_workbook(workbook)
+    window._problems_box.close()
+    panel = window.rounds_panel
+    before = window.session.state.rounds
+    kept = workbook.read_bytes()
+    row = row_of(window, "PR-05")
+    menu = panel.context_menu(row)
+    assert "Remove from this session…" in [action.text() for action in menu.actions()]
+    panel.remove_action.trigger()
+    rounds = window.session.state.rounds
+    assert len(rounds) == len(before) - 1 and "PR-05" not in [item.round for item in rounds]
+    window.session.undo_stack.undo()
+    assert window.session.state.rounds == before
+    assert workbook.read_bytes() == kept  # the lead's workbook is not touched
