@@ -330,7 +330,7 @@ class RoundsPanel(QWidget):
         self.evaluate_action = QAction("Evaluate this round", self)
         self.plan_action = QAction("Plan the next round from it", self)
         self.compare_action = QAction("Compare with the round before", self)
-        self.remove_action = QAction("Remove from this session…", self)
+        self.remove_action = QAction("Remove from this session", self)
         self.remove_action.setToolTip(
             "Take a round kept by mistake out of the session (Edit > Undo brings it back); "
             "your rounds workbook keeps its rows"

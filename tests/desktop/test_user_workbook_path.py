@@ -478,7 +478,7 @@ def test_a_round_kept_by_mistake_can_be_removed_from_the_session_and_put_back(
     kept = workbook.read_bytes()
     row = row_of(window, "PR-05")
     menu = panel.context_menu(row)
-    assert "Remove from this session…" in [action.text() for action in menu.actions()]
+    assert "Remove from this session" in [action.text() for action in menu.actions()]
     panel.remove_action.trigger()
     rounds = window.session.state.rounds
     assert len(rounds) == len(before) - 1 and "PR-05" not in [item.round for item in rounds]
