@@ -388,30 +388,27 @@ def test_an_opendocument_spreadsheet_says_how_to_save_it_as_xlsx(tmp_path, name)
     assert "Save As" in str(caught.value) and "(.xlsx)" in str(caught.value)
 
 
-@pytest.mark.parametrize("number", [b"99999999999999999999", b"1048577", b"0"])
-def test_a_row_number_no_sheet_can_have_is_damage(tmp_path, number):
-    # "row 99999999999999999999" was read and listed as such (fuzz 13).
+@pytest.mark.parametrize(
+    ("number", "said"),
+    [
+        # "row 99999999999999999999" was read and listed as such (fuzz 13).
+        (b"99999999999999999999", "outside the 1,048,576 rows a sheet has"),
+        (b"1048577", "outside the 1,048,576 rows a sheet has"),
+        (b"0", "outside the 1,048,576 rows a sheet has"),
+        # r="inf" gave "ValueError: inf' is not a row number" (fuzz 13b).
+        (b"inf", "which is not a row number"),
+        (b"nan", "which is not a row number"),
+        (b"abc", "which is not a row number"),
+        (b"2.5", "which is not a row number"),
+    ],
+)
+def test_a_row_number_no_sheet_can_have_is_damage_said_plainly(tmp_path, number, said):
     workbook = openpyxl.Workbook()
     workbook.active.append(["Round", "TP"])
     workbook.active.append(["R1", 3])
     path = tmp_path / "rows.xlsx"
     workbook.save(path)
     rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="' + number + b'"', 1))
-    with pytest.raises(WorkbookError, match="outside the 1,048,576 rows a sheet has"):
+    with pytest.raises(WorkbookError, match=said) as caught:
         rows_of(path)
-
-
-@pytest.mark.parametrize("number", [b"inf", b"nan", b"abc", b"2.5"])
-def test_a_row_number_that_is_no_number_is_damage_said_plainly(tmp_path, number):
-    # r="inf" gave "ValueError: inf' is not a row number" (fuzz 13b).
-    workbook = openpyxl.Workbook()
-    workbook.active.append(["Round", "TP"])
-    workbook.active.append(["R1", 3])
-    path = tmp_path / "rows.xlsx"
-    workbook.save(path)
-    rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="' + number + b'"', 1))
-    with pytest.raises(
-        WorkbookError, match="which is not a row number; open it in Excel"
-    ) as caught:
-        rows_of(path)
-    assert "ValueError" not in str(caught.value)
+    assert "ValueError" not in str(caught.value) and "open it in Excel" in str(caught.value)
