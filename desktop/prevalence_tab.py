@@ -103,9 +103,14 @@ def marker_key(title: str, keys) -> str:
     return f"{title}<br><span style='font-size:8pt'>{' &nbsp; '.join(parts)}</span>"
 
 
+def _round_name(past) -> str:
+    """The round's name, or where it sits when it has none."""
+    return past.round or f"{past.sheet} row {past.row}"
+
+
 def round_label(past) -> str:
     """``TR-01 (travel)``: how a past round is named in lists, legends and tables."""
-    name = past.round or f"{past.sheet} row {past.row}"
+    name = _round_name(past)
     return f"{name} ({past.classifier})" if past.classifier else name
 
 
@@ -119,13 +124,8 @@ def compare_keys(rounds) -> list[str]:
     name, or its name with its classifier when several rounds share the name (the
     classifiers of one labeling workbook are all named after it; by name alone, ticking
     one ticked all)."""
-    names = Counter(past.round or "" for past in rounds)
-    return [
-        round_label(past)
-        if past.round and names[past.round] > 1
-        else past.round or f"{past.sheet} row {past.row}"
-        for past in rounds
-    ]
+    names = Counter(past.round for past in rounds if past.round)
+    return [round_label(past) if names[past.round] > 1 else _round_name(past) for past in rounds]
 
 
 def compared_flags(rounds, ticked) -> list[bool]:

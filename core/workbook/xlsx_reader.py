@@ -1628,9 +1628,27 @@ def open_sheets(
 def date_epoch(path: str | os.PathLike[str]) -> dt.date:
     """Day 0 of the workbook's date serials: 1899-12-30 (Excel's 1900 date system) or
     1904-01-01 (the 1904 system of old Mac workbooks). A writer of date serials needs it:
-    the same serial is four years and a day apart in the two systems."""
-    with open_sheets(path) as sheets:
-        return next(sheets).epoch.date()
+    the same serial is four years and a day apart in the two systems.
+
+    Only the content types and the workbook part are read (not the shared strings and
+    styles a full read of the book takes), within the file's budget."""
+    path = Path(path)
+    meter = _Meter(check_workbook_file(path))
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if "[Content_Types].xml" not in archive.NameToInfo:
+                raise WorkbookError(
+                    f"{path} is not a readable Excel workbook (.xlsx): it has no content types"
+                )
+            with _part_errors(path, "[Content_Types].xml"):
+                workbook_part, _strings = _content_types(archive, meter)
+            if workbook_part is None or workbook_part not in archive.NameToInfo:
+                raise WorkbookError(f"{path} is not a readable Excel workbook (.xlsx)")
+            with _part_errors(path, workbook_part):
+                _sheets, date1904 = _workbook_sheets(archive, workbook_part, meter)
+    except (zipfile.BadZipFile, EOFError) as exc:  # the file changed since it was checked
+        raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None
+    return (_MAC_EPOCH if date1904 else _WINDOWS_EPOCH).date()
 
 
 @contextlib.contextmanager

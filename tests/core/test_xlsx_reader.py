@@ -52,6 +52,17 @@ def rewrite_sheet(path: Path, change, part: str = "xl/worksheets/sheet1.xml") ->
     return path
 
 
+def one_round_book(path: Path, second_row_tag: bytes | None = None) -> Path:
+    """A header and one round; ``second_row_tag`` replaces the round row's ``<row r="2"``."""
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "TP"])
+    workbook.active.append(["R1", 3])
+    workbook.save(path)
+    if second_row_tag is not None:
+        rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', second_row_tag, 1))
+    return path
+
+
 # --- the three sources agree ---------------------------------------------------------------
 
 
@@ -255,16 +266,11 @@ def test_a_tag_of_millions_of_attributes_is_damage_not_memory(tmp_path, monkeypa
     # builds the attributes as one dict before any handler sees them (fuzz 13).
     import resource
 
-    workbook = openpyxl.Workbook()
-    workbook.active.append(["Round", "TP"])
-    workbook.active.append(["R1", 3])
-    path = tmp_path / "attributes.xlsx"
-    workbook.save(path)
     # Some values hold ">", which XML allows there: the guard must not restart on them.
     attributes = b"".join(
         b' a%x="%s"' % (number, b">" if number % 1000 == 0 else b"") for number in range(800_000)
     )  # 8 MB
-    rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="2"' + attributes, 1))
+    path = one_round_book(tmp_path / "attributes.xlsx", b'<row r="2"' + attributes)
     if source == "streaming":
         streaming_only(monkeypatch)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -403,12 +409,26 @@ def test_an_opendocument_spreadsheet_says_how_to_save_it_as_xlsx(tmp_path, name)
     ],
 )
 def test_a_row_number_no_sheet_can_have_is_damage_said_plainly(tmp_path, number, said):
-    workbook = openpyxl.Workbook()
-    workbook.active.append(["Round", "TP"])
-    workbook.active.append(["R1", 3])
-    path = tmp_path / "rows.xlsx"
-    workbook.save(path)
-    rewrite_sheet(path, lambda xml: xml.replace(b'<row r="2"', b'<row r="' + number + b'"', 1))
+    path = one_round_book(tmp_path / "rows.xlsx", b'<row r="' + number + b'"')
     with pytest.raises(WorkbookError, match=said) as caught:
         rows_of(path)
     assert "ValueError" not in str(caught.value) and "open it in Excel" in str(caught.value)
+
+
+def test_the_date_system_is_read_from_the_workbook_part_alone_and_refuses_non_workbooks(
+    tmp_path,
+):
+    from openpyxl.utils.datetime import CALENDAR_MAC_1904
+
+    from core.workbook.xlsx_reader import date_epoch
+
+    book = openpyxl.Workbook()
+    assert date_epoch(one_round_book(tmp_path / "windows.xlsx")) == dt.date(1899, 12, 30)
+    book.epoch = CALENDAR_MAC_1904
+    book.active.append(["R1", 3])
+    book.save(tmp_path / "mac.xlsx")
+    assert date_epoch(tmp_path / "mac.xlsx") == dt.date(1904, 1, 1)
+    with zipfile.ZipFile(tmp_path / "empty.xlsx", "w") as archive:
+        archive.writestr("content.xml", "<x/>")
+    with pytest.raises(WorkbookError, match="not a readable Excel workbook"):
+        date_epoch(tmp_path / "empty.xlsx")
