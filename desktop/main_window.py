@@ -276,6 +276,9 @@ class MainWindow(QMainWindow):
         #: The tab whose message the status bar shows (its empty message clears only that).
         self._status_owner: QWidget | None = None
         self._status_is_refusal = False
+        #: What each tab said last (keyed by id), so a recomputation saying it again does
+        #: not cover what the window said since ("round1 added" under a repeated warning).
+        self._last_tab_message: dict[int, str] = {}
         self._document_title = "Untitled"
         self._problems_box: QMessageBox | None = None
         self.recovery: RecoveryStore | None = (
@@ -359,8 +362,15 @@ class MainWindow(QMainWindow):
 
     def _show_tab_status(self, tab: QWidget, message: str) -> None:
         """A tab's message; its empty message clears only a message of its own, never one
-        another part of the window just gave ("Kept TR-07 as a round", a refusal)."""
+        another part of the window just gave ("Kept TR-07 as a round", a refusal).
+
+        A tab that recomputes and says again what it said last does not replace a newer
+        message either: the lead has read the warning, and it stays on the tab itself."""
+        repeated = self._last_tab_message.get(id(tab)) == message
+        self._last_tab_message[id(tab)] = message
         if message:
+            if repeated and self._status_owner is not tab and self.statusBar().currentMessage():
+                return
             self._show_owned(message, tab)
         elif self._status_owner is tab:
             self._clear_status()

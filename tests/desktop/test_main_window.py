@@ -180,6 +180,24 @@ def test_status_bar_shows_refusals(qtbot, window):
     assert "Refused" in window.statusBar().currentMessage()
 
 
+def test_a_tab_repeating_its_warning_leaves_a_newer_message(window):
+    # CI: adding a round said "round1 added", then Evaluate recomputed and the same
+    # warning it gave before covered the confirmation.
+    evaluate = window.tabs.widget(window.tab_keys.index("evaluate"))
+    evaluate.status_message.emit("Evaluate: FN = 2")
+    assert window.statusBar().currentMessage() == "Evaluate: FN = 2"
+    window.show_status("my rounds.xlsx: round1 added")
+    evaluate.status_message.emit("Evaluate: FN = 2")
+    assert window.statusBar().currentMessage() == "my rounds.xlsx: round1 added"
+    # A new warning is news: it is shown.
+    evaluate.status_message.emit("Evaluate: FP = 0")
+    assert window.statusBar().currentMessage() == "Evaluate: FP = 0"
+    # Said again after the status bar went blank: shown again.
+    window.statusBar().clearMessage()
+    evaluate.status_message.emit("Evaluate: FP = 0")
+    assert window.statusBar().currentMessage() == "Evaluate: FP = 0"
+
+
 def test_edit_copy_and_paste_act_on_the_focused_grid(qtbot, window):
     plan = window.tabs.widget(0)
     window.session.set_value("plan.belief", "previous")
