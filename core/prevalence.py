@@ -326,12 +326,16 @@ class OperatingPoint:
         if (self.sigma_tpr is None) != (self.sigma_fpr is None):
             raise InputError("give both sigma_tpr and sigma_fpr, or neither")
         if self.sigma_tpr is not None:
-            object.__setattr__(
-                self, "sigma_tpr", validation.non_negative("sigma_tpr", self.sigma_tpr)
-            )
-            object.__setattr__(
-                self, "sigma_fpr", validation.non_negative("sigma_fpr", self.sigma_fpr)
-            )
+            for name in ("sigma_tpr", "sigma_fpr"):
+                sigma = validation.non_negative(name, getattr(self, name))
+                # A half-width of a rate's interval: above 1 it says nothing a width of 1
+                # does not, and 1e300 overflowed the text ("TPR ± 1000…0 %").
+                if sigma > 1.0:
+                    raise InputError(
+                        f"{name} must be at most 1 (the half-width of an interval of a rate "
+                        f"between 0 and 1), got {sigma:g}"
+                    )
+                object.__setattr__(self, name, sigma)
         if (self.tpr_bounds is None) != (self.fpr_bounds is None) or (
             self.tpr_bounds is not None and self.sigma_tpr is None
         ):

@@ -175,6 +175,10 @@ def test_p3_zero_fpr_reports_null_eta_star_and_bound_with_notes(capsys):
         (["p3", "--tpr", "150", "--fpr", "0.1"], "tpr must be in (0, 1], got 150"),
         (["p3", "--tpr", "1.5", "--fpr", "0.1"], "did you mean 0.015 for 1.5 %?"),
         (["p3", "--tpr", "0.8", "--fpr", "0.1", "--sigma-tpr", "0.1"], "--sigma-fpr"),
+        (
+            ["p3", "--tpr", "0.8", "--fpr", "0.1", "--sigma-tpr", "1e300", "--sigma-fpr", "0"],
+            "--sigma-tpr must be at most 1",
+        ),
         (["p3", "--tpr", "0.8", "--fpr", "0.1", "--tp", "3"], "not both"),
         (["p3", "--tpr", "0.8", "--fpr", "0.1", "--confidence", "0.9"], "--confidence applies"),
         (["p3", "--k", "0.1", "--tp", "3", "--fp", "1"], "also needs --fn --tn"),

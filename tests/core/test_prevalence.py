@@ -151,6 +151,8 @@ def test_ratio_and_prevalence_are_inverse():
         (lambda: OperatingPoint(tpr=1.01, fpr=0.1), "tpr must be in (0, 1], got 1.01"),
         (lambda: OperatingPoint(tpr=0.5, fpr=0.1, sigma_tpr=0.1), "both sigma_tpr and sigma_fpr"),
         (lambda: OperatingPoint(tpr=0.5, fpr=0.1, sigma_tpr=-1, sigma_fpr=0), "sigma_tpr"),
+        (lambda: OperatingPoint(tpr=0.5, fpr=0.1, sigma_tpr=1e300, sigma_fpr=0), "at most 1"),
+        (lambda: OperatingPoint(tpr=0.5, fpr=0.1, sigma_tpr=0, sigma_fpr=1.5), "sigma_fpr"),
         (lambda: prevalence_grid(0.5, 0.1), "eta_min (0.5) must be smaller than eta_max (0.1)"),
         (lambda: prevalence_grid(1e-5, 0.5, 1), "points must be a whole number >= 2"),
         (lambda: calibrated_metrics(0.5, 0.1, 1.5), "reference prevalence"),
