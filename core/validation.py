@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from functools import lru_cache
 from statistics import NormalDist
 from typing import TypeGuard
@@ -29,6 +30,13 @@ MIN_MARGIN = 1e-6
 MAX_REPLICATES = 1_000_000
 MAX_REPS = 1_000_000
 MAX_POINTS = 100_000
+
+#: Control characters no workbook cell can hold (and no file name has); tab, line feed and
+#: carriage return are allowed.
+CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+#: Lone surrogates (what Python makes of a byte that is not UTF-8, e.g. in a command-line
+#: argument) and the non-characters U+FFFE and U+FFFF: no workbook can store them.
+NOT_TEXT = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
 
 
 def _is_real(value: object) -> TypeGuard[float]:

@@ -37,6 +37,7 @@ from core.cli.output import (
     path_argument,
 )
 from core.errors import InputError, use_words
+from core.validation import CONTROL_CHARACTER, NOT_TEXT
 
 #: Subcommand name -> (module, one line for ``prplanner --help``). Only the module of the
 #: subcommand being run is imported, so a slow import in one never delays the others.
@@ -190,28 +191,17 @@ def _shortened(message: str) -> str:
     return _LONG_WORD.sub(cut, message)
 
 
-#: Control characters no workbook cell can hold (and no file name has): a value pasted
-#: with one would fail deep inside a write (openpyxl's IllegalCharacterError) or, from a
-#: program, as "embedded null byte". Tab, line feed and carriage return are allowed.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-
-
-#: What Python makes of a byte that is not UTF-8 in an argument (a lone surrogate), and
-#: the two non-characters: no workbook can store them (the file would not open).
-_NOT_TEXT = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
-
-
 def _refuse_control_characters(argv: Sequence[str]) -> None:
     for text in argv:
-        found = _CONTROL_CHARACTER.search(text)
+        found = CONTROL_CHARACTER.search(text)
         if found:
             raise UsageError(
                 f"{text!r} holds a control character ({found.group()!r}), which no file name, "
                 "column or round name can hold; type the value again without it"
             )
-        found = _NOT_TEXT.search(text)
+        found = NOT_TEXT.search(text)
         if found:
-            shown = _NOT_TEXT.sub("\ufffd", text)  # as a replacement character
+            shown = NOT_TEXT.sub("\ufffd", text)  # as a replacement character
             what = (
                 "a byte that is not UTF-8 text"
                 if "\ud800" <= found.group() <= "\udfff"

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from core.validation import CONTROL_CHARACTER, NOT_TEXT
 from core.workbook.rounds import Round
 
 SHEET_SUMMARY = "Summary"
@@ -36,7 +37,7 @@ ROUNDS_SOURCE_ROW = "Source row"
 #: line ends, the non-characters U+FFFE and U+FFFF, and lone surrogates (what Python makes
 #: of a byte that is not UTF-8, e.g. in a command-line argument). openpyxl's own pattern
 #: misses the last two kinds, and a workbook written with one does not open.
-ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+ILLEGAL_XML = re.compile(f"{CONTROL_CHARACTER.pattern}|{NOT_TEXT.pattern}")
 
 
 def clean_text(value: str) -> str:
