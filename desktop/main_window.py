@@ -273,6 +273,9 @@ class MainWindow(QMainWindow):
         self._fingerprint: FileFingerprint | None = None
         #: A workbook is being read or written in the background (see _in_background).
         self._busy = False
+        #: What the recovery folder held that the lead must hear of at start (a damaged or
+        #: newer unsaved session set aside): the reopening's message comes after it.
+        self._recovery_notice = ""
         #: The tab whose message the status bar shows (its empty message clears only that).
         self._status_owner: QWidget | None = None
         self._status_is_refusal = False
@@ -621,7 +624,7 @@ class MainWindow(QMainWindow):
         if path is None:
             gone = self._last_candidate()
             if gone is not None:
-                self.show_status(
+                self._show_after_recovery_notice(
                     f"{gone.name}, the file you worked on last, is no longer in {gone.parent}; "
                     "the example session is open (File > Open Recent lists your files)"
                 )
@@ -629,13 +632,21 @@ class MainWindow(QMainWindow):
         columns = tuple(self._recent_columns().get(str(path), ()))
         if not self.open_workbook(path, ask=False, columns=columns, quiet=True):
             why = self.statusBar().currentMessage()  # what open_workbook said
-            self.show_status(f"{why} (the file you worked on last; the example session is open)")
+            self._show_after_recovery_notice(
+                f"{why} (the file you worked on last; the example session is open)"
+            )
             return False
-        self.show_status(
+        self._show_after_recovery_notice(
             f"Reopened {path.name}, the file you worked on last (Help > Open the example "
             "session shows the example)"
         )
         return True
+
+    def _show_after_recovery_notice(self, message: str) -> None:
+        """``message`` at start-up, after what the recovery folder's check said (a set-aside
+        unsaved session must not vanish under "Reopened …")."""
+        notice = self._recovery_notice
+        self.show_status(f"{notice}. {message}" if notice else message)
 
     def _example_rounds_state(self, why: Exception) -> tuple[SessionState, list[str]]:
         from core.workbook.rounds import read_rounds
@@ -928,16 +939,18 @@ class MainWindow(QMainWindow):
         self._recovery_offered = True
         if self.recovery.set_aside:
             names = ", ".join(path.name for path in self.recovery.set_aside)
-            self.show_status(
+            self._recovery_notice = (
                 f"A damaged copy of an unsaved session could not be restored and was set "
                 f"aside ({names} in {self.recovery.directory})"
             )
         elif self.recovery.newer:
-            self.show_status(
+            self._recovery_notice = (
                 "An unsaved session kept by a newer PR Planner was left for it "
                 f"({', '.join(path.name for path in self.recovery.newer)} in "
                 f"{self.recovery.directory}): open that version to restore it"
             )
+        if self._recovery_notice:
+            self.show_status(self._recovery_notice)
         if entry is None:
             return False
         when = entry.saved_at.strftime("%Y-%m-%d %H:%M")

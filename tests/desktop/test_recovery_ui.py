@@ -313,6 +313,31 @@ def test_a_damaged_recovery_file_is_set_aside_and_said(make_window, folders, ans
     assert (recovery / path.with_suffix(".damaged").name).exists()
 
 
+def test_the_set_aside_notice_stays_when_the_last_file_is_reopened(make_window, folders, answers):
+    # The reopening's "Reopened …" replaced the notice at once: the lead never heard that
+    # an unsaved session was set aside (review 14).
+    first = make_window()
+    saved = folders / "my session.xlsx"
+    assert first.save_to(saved)
+    first.close()
+    path = leave_a_gone_run(folders / "recovery", SessionState())
+    path.write_text('{"format": "prplanner-recovery", "version": 1, "rounds": 5}')
+    window = make_window()
+    assert window.offer_recovery() is False
+    assert window.reopen_last_document()
+    message = window.statusBar().currentMessage()
+    assert "set aside" in message and "Reopened my session.xlsx" in message
+    # A reopening that fails keeps it too.
+    saved.unlink()
+    path = leave_a_gone_run(folders / "recovery", SessionState())
+    path.write_text("[]")
+    again = make_window()
+    assert again.offer_recovery() is False
+    assert not again.reopen_last_document()
+    message = again.statusBar().currentMessage()
+    assert "set aside" in message and "my session.xlsx, the file you worked on last" in message
+
+
 def test_a_failing_recovery_offer_does_not_stop_the_start(make_window, monkeypatch):
     from desktop import app as app_module
 
