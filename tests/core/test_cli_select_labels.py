@@ -227,6 +227,12 @@ def fill_labels(path, target, labels):
     workbook.save(target)
 
 
+def typed_labels(path):
+    """{item id: label} as the labelers left the Labels sheet (rows are not in key order)."""
+    sheet = openpyxl.load_workbook(path)["Labels"]
+    return {row[1]: row[2] for row in sheet.iter_rows(min_row=2, values_only=True)}
+
+
 @pytest.fixture
 def rounds(tmp_path, shared_fixtures):
     """A copy of the shared rounds workbook: travel and finance rounds on one sheet."""
@@ -252,10 +258,10 @@ def test_labels_json_contract_and_evaluation_is_evaluates_own(capsys, labeled):
     status, data, captured = run(capsys, "labels", done, "--json")
     assert status == 0, captured.err
     assert list(data) == LABELS_KEYS
-    labels = ["positive", "negative", "negative", "skip", None]
+    typed = typed_labels(done)
     by_stratum = {"pos": [], "neg": []}
-    for position, item in enumerate(drawn["sample"]):
-        by_stratum[item["stratum"]].append(labels[position % 5])
+    for item in drawn["sample"]:
+        by_stratum[item["stratum"]].append(typed[item["id"]])
     assert data["tp"] == by_stratum["pos"].count("positive")
     assert data["fp"] == by_stratum["pos"].count("negative")
     assert data["fn"] == by_stratum["neg"].count("positive")
@@ -358,8 +364,9 @@ def test_labels_without_fpc_is_plain_evaluate(capsys, labeled):
 def test_labels_says_whether_the_targets_are_met_and_what_a_top_up_needs(capsys, labeled):
     done, drawn = labeled
     skipped = {"pos": 0, "neg": 0}
-    for position, item in enumerate(drawn["sample"]):
-        skipped[item["stratum"]] += position % 5 == 3  # fill_labels' "skip"
+    typed = typed_labels(done)
+    for item in drawn["sample"]:
+        skipped[item["stratum"]] += typed[item["id"]] == "skip"
     status, data, captured = run(
         capsys, "labels", done, "--margin-precision", 0.3, "--margin-recall", 0.45, "--json"
     )
@@ -1051,9 +1058,9 @@ def _recall(tp, fp, fn, tn, population_pos, population_neg):
 def test_labels_warns_when_skipped_items_could_move_an_estimate_past_its_target(capsys, labeled):
     done, drawn = labeled
     cells = dict.fromkeys(("tp", "fp", "fn", "tn", "open_pos", "open_neg"), 0)
-    cycle = ["positive", "negative", "negative", "skip", None]  # as the fixture labels
-    for position, item in enumerate(drawn["sample"]):
-        label, flagged = cycle[position % 5], item["stratum"] == "pos"
+    typed = typed_labels(done)
+    for item in drawn["sample"]:
+        label, flagged = typed[item["id"]], item["stratum"] == "pos"
         if label is None or label == "skip":
             cells["open_pos" if flagged else "open_neg"] += 1
         elif flagged:

@@ -19,6 +19,7 @@ from core.selection import RULE, extend_sample, select_sample
 from core.workbook.labeling import (
     LabelingError,
     count_labels,
+    labeling_order,
     read_labeling_workbook,
     round_name,
     write_labeling_workbook,
@@ -97,13 +98,15 @@ def test_the_labelers_sheet(drawn):
     header = [cell.value for cell in labels[1]]
     assert header == ["Rank", "Item id", "subject", "Label", "Labeler", "Comment"]
     rows = list(labels.iter_rows(min_row=2, values_only=True))
-    assert [row[1] for row in rows] == [item.id for item in selection.items]  # key order
+    assert sorted(row[1] for row in rows) == sorted(item.id for item in selection.items)
     assert [row[0] for row in rows] == list(range(1, len(selection.items) + 1))
     assert all(isinstance(row[1], str) for row in rows)  # ids stay text ("000123")
     # blind: nothing on the labelers' sheet says which stratum an item came from
     assert not any("pos" in str(value) for row in rows for value in row if value)
-    strata = [item.stratum for item in selection.items]
-    assert "pos" in strata[: len(strata) // 2 + 6] and "neg" in strata[: len(strata) // 2 + 6]
+    stratum = {item.id: item.stratum for item in selection.items}
+    strata = [stratum[row[1]] for row in rows]
+    assert "pos" in strata[: len(strata) // 2] and "neg" in strata[: len(strata) // 2]
+    assert "pos" in strata[len(strata) // 2 :] and "neg" in strata[len(strata) // 2 :]
     (validation,) = labels.data_validations.dataValidation
     assert validation.type == "list"
     assert validation.formula1 == '"positive,negative,skip"'
@@ -165,9 +168,15 @@ def edit(path, target, change):
     return target
 
 
+def sheet_ids(path):
+    """The Labels sheet's item ids, top to bottom."""
+    labels = openpyxl.load_workbook(path)["Labels"]
+    return [row[1] for row in labels.iter_rows(min_row=2, values_only=True)]
+
+
 def test_an_edited_id_is_named_and_refused(drawn, tmp_path):
-    _, selection, sheet = drawn
-    original = selection.items[3].id
+    _, _selection, sheet = drawn
+    original = sheet_ids(sheet)[3]
 
     def change(labels):
         labels.cell(5, 2).value = "999999"
@@ -211,7 +220,7 @@ def test_a_repeated_id_is_refused(drawn, tmp_path):
 
 
 def test_an_unknown_label_names_its_cell(drawn, tmp_path):
-    _, selection, sheet = drawn
+    _, _selection, sheet = drawn
 
     def change(labels):
         labels.cell(7, 4).value = "maybe"
@@ -219,7 +228,7 @@ def test_an_unknown_label_names_its_cell(drawn, tmp_path):
     with pytest.raises(LabelingError) as caught:
         read_labeling_workbook(edit(sheet, tmp_path / "maybe.xlsx", change))
     assert "cell D7" in str(caught.value) and "'maybe'" in str(caught.value)
-    assert selection.items[5].id in str(caught.value)
+    assert sheet_ids(sheet)[5] in str(caught.value)
 
 
 def test_every_cell_that_is_not_a_label_is_named_at_once(drawn, tmp_path):
@@ -551,7 +560,7 @@ def test_a_workbook_re_saved_by_libreoffice_reads_back(drawn, tmp_path):
     workbook = read_labeling_workbook(resaved)
     (labels,) = count_labels([workbook])
     assert as_counts(labels) == expected_counts(selection.items, given)
-    assert [item.id for item in workbook.items] == [item.id for item in selection.items]
+    assert [item.id for item in workbook.items] == sheet_ids(sheet)
 
 
 @pytest.mark.parametrize(
@@ -786,6 +795,78 @@ def test_a_top_up_of_flagged_items_only_does_not_claim_to_be_blind(tmp_path):
     assert _design_field(top_sheet, "Blind labeling").startswith("no: every item")
     words = _instructions(top_sheet)
     assert "not told" not in words and "Every item here was flagged" in words
+
+
+def _flagged_items(path, count, share, seed):
+    rng = random.Random(seed)
+    lines = ["id,predicted,other"] + [
+        f"t{index},{int(rng.random() < share)},{int(rng.random() < share)}"
+        for index in range(count)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_blind_sheet_spreads_the_flagged_items_over_every_part_of_it(tmp_path):
+    # In key order the last rows were nearly all flagged items: the flagged stratum was
+    # sampled at 8.5 % of its items and the unflagged at 1.8 %, so its keys ran further
+    # (trial 14: 287 of the last 300 rows). Any share of the sheet now holds each stratum
+    # in proportion.
+    items = _flagged_items(tmp_path / "items.csv", 40_000, 0.015, 3)
+    selection = select_sample(items, n_pos=50, n_neg=700, seed=9)
+    in_key_order = [item.stratum for item in selection.items]
+    assert in_key_order[-100:].count("pos") > 40  # what the old order did
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    rows = list(openpyxl.load_workbook(sheet)["Labels"].iter_rows(min_row=2, values_only=True))
+    stratum = {item.id: item.stratum for item in selection.items}
+    strata = [stratum[row[1]] for row in rows]
+    for tenth in range(10):  # 75 rows, 5 of them flagged: one either way at most
+        part = strata[tenth * 75 : (tenth + 1) * 75]
+        assert 4 <= part.count("pos") <= 6, (tenth, part.count("pos"))
+    # A first share of the sheet holds the first items of each stratum in key order (the
+    # rule's smaller sample), counted here from the keys, independently of the code.
+    for cut in (75, 300, 600):
+        head = {row[1] for row in rows[:cut]}
+        for wanted in ("pos", "neg"):
+            ordered = sorted(
+                (hashlib.sha256(f"9:{item.id}".encode()).hexdigest(), item.id)
+                for item in selection.items
+                if item.stratum == wanted
+            )
+            taken = [item_id in head for _key, item_id in ordered]
+            assert taken == sorted(taken, reverse=True), (cut, wanted)  # a prefix
+    # Not blind (a Stratum column): key order, as drawn.
+    assert labeling_order(selection, blind=False) == list(selection.items)
+
+
+def test_a_blind_sheet_spreads_a_further_classifiers_strata_too(tmp_path):
+    items = _flagged_items(tmp_path / "items.csv", 30_000, 0.02, 4)
+    selection = select_sample(
+        items, ItemColumns(classifiers=("other",)), n_pos=40, n_neg=400, seed=2
+    )
+    order = labeling_order(selection, blind=True)
+    flagged = [
+        item.stratum == "pos" or any(place.stratum == "pos" for place in item.memberships)
+        for item in order
+    ]
+    quarter = len(order) // 4
+    shares = [sum(flagged[i * quarter : (i + 1) * quarter]) for i in range(4)]
+    assert max(shares) - min(shares) <= 6, shares  # about 80 flagged items, 20 a quarter
+
+
+def test_a_top_up_of_both_classifiers_flagged_items_says_so(tmp_path):
+    # 52 flagged items for the main classifier and 20 for the other: "blind" before.
+    items = _flagged_items(tmp_path / "items.csv", 5_000, 0.05, 8)
+    columns = ItemColumns(classifiers=("other",))
+    first = select_sample(items, columns, n_pos=10, n_neg=30, seed=6)
+    top = extend_sample(
+        items, columns, seed=6, previous_ids=[item.id for item in first.items],
+        previous_sizes={first.primary.name: (10, 30), "other": (10, 30)}, n_pos=20, n_neg=30,
+    )  # fmt: skip
+    assert any(item.stratum is None for item in top.items)  # the other's items only
+    sheet = write_labeling_workbook(tmp_path / "top.xlsx", top, sources=[items])
+    assert read_labeling_workbook(sheet).design.blind is False
+    assert _design_field(sheet, "Blind labeling").startswith("no: every item")
 
 
 def test_a_workbook_that_shows_the_strata_says_so_to_the_labelers(tmp_path):

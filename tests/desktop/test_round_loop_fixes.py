@@ -387,7 +387,9 @@ def test_a_top_up_of_flagged_items_only_says_the_editors_can_tell(
     earlier = read_labeling_workbook(draw(window, path, tmp_path / "round1.xlsx"))
     dialog = window.open_item_sample(60, 80, earlier=earlier, item_list=path)
     assert dialog.blind_note.isVisibleTo(dialog)
-    assert "All 20 new items are flagged ones, so the editors can tell" in dialog.blind_note.text()
+    assert "Every new item is a flagged one (20), so the editors can tell" in (
+        dialog.blind_note.text()
+    )
     more = dialog.draw_and_save(tmp_path / "top-up.xlsx")
     assert more is not None and read_labeling_workbook(more).design.blind is False
     dialog.n_neg_spin.setValue(90)  # ten unflagged items mixed in: blind again
