@@ -1169,9 +1169,27 @@ def make_plan(
             chance, assurance_target, cost_pos or 1.0, cost_neg or 1.0, start=(n_pos, n_neg)
         )
     else:
-        ratio = s if s is not None else max(ratio_star, 1.0)
-        assured_n_pos, assured_n_neg = assured_sizes_at_ratio(
-            chance, assurance_target, ratio, start_total=n_pos + n_neg
+        # At the paper's ratio, and at the plan's own when the precision margin raised it
+        # (Eq 11's second step): searched at s* alone, extra labels went almost all to the
+        # unflagged side while precision's chance was the one short, and the assured plan
+        # asked twice the labels needed (7,821 at s* = 2.2 against 3,965 at the plan's
+        # s = 4.5; trial 14). The cheaper of the two is the assured plan.
+        ratios = [s] if s is not None else sorted({max(ratio_star, 1.0), plan.s})
+        candidates, refusal = [], None
+        for ratio in ratios:
+            try:
+                candidates.append(
+                    assured_sizes_at_ratio(
+                        chance, assurance_target, ratio, start_total=n_pos + n_neg
+                    )
+                )
+            except InputError as exc:  # not reachable at this ratio; perhaps at the other
+                refusal = exc
+        if not candidates and refusal is not None:
+            raise refusal
+        assured_n_pos, assured_n_neg = min(
+            candidates,
+            key=lambda sizes: (cost_pos or 1.0) * sizes[0] + (cost_neg or 1.0) * sizes[1],
         )
     assured = AssuredPlan(
         target=assurance_target,

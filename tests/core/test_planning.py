@@ -831,13 +831,49 @@ def test_assured_paper_plan_is_the_smallest_v_at_its_s_by_brute_force(arguments)
     plan = make_plan(**arguments, assurance_target=target)
     assured = plan.assured
     model = AssuranceModel.from_plan(plan)
-    s = max(plan.s_star, 1.0)
-    assert (assured.n_pos, assured.n_neg) == stratum_sizes(assured.total, plan.k, s)
+    # The paper's ratio, and the plan's own when the precision margin raised it.
+    ratios = {max(plan.s_star, 1.0), plan.s}
+    assert any(
+        (assured.n_pos, assured.n_neg) == stratum_sizes(assured.total, plan.k, s) for s in ratios
+    )
     assert assured.assurance == model.at(assured.n_pos, assured.n_neg)
     assert assured.assurance.both >= target
-    for v in range(max(2, assured.total - 120), assured.total):
-        assert not meets_both(model, *stratum_sizes(v, plan.k, s), target), v
+    for s in ratios:
+        for v in range(max(2, assured.total - 120), assured.total):
+            assert not meets_both(model, *stratum_sizes(v, plan.k, s), target), (s, v)
     assert assured.method == "paper" and assured.cost == assured.total
+
+
+def test_assured_paper_plan_searches_at_the_plans_own_s_when_precision_raised_it():
+    # Trial 14: the precision margin raised s from max(s*, 1) = 2.2 to 4.5, but the
+    # assured plan was searched at 2.2 only, where extra labels go to the unflagged side
+    # while precision's chance is the one short: 7,821 labels where 3,965 do.
+    plan = make_plan(
+        population=Population.from_counts(2988, 197012),
+        precision=0.79085,
+        recall=0.7387,
+        margin_precision=0.05,
+        margin_recall=0.1,
+        fpc=True,
+        assurance_target=0.9,
+    )
+    assert plan.s > 2 * max(plan.s_star, 1.0)
+    model = AssuranceModel.from_plan(plan)
+    assured = plan.assured
+    assert (assured.n_pos, assured.n_neg) == stratum_sizes(assured.total, plan.k, plan.s)
+    assert assured.assurance.both >= 0.9
+    # Brute force: the smallest v at the plan's s, and nothing as small at s*.
+    start = plan.n_pos + plan.n_neg
+    smallest = next(
+        v
+        for v in range(start, 20 * start)
+        if meets_both(model, *stratum_sizes(v, plan.k, plan.s), 0.9)
+    )
+    assert assured.total == smallest
+    paper = max(plan.s_star, 1.0)
+    assert not any(
+        meets_both(model, *stratum_sizes(v, plan.k, paper), 0.9) for v in range(start, smallest + 1)
+    )
 
 
 @pytest.mark.parametrize(
