@@ -64,7 +64,6 @@ from desktop import formatting
 from desktop.entered_round import KeepRoundDialog, already_a_round, keep_as_round
 from desktop.grid import ConfusionGrid
 from desktop.plotting import PALETTE, PlotPanel
-from desktop.rounds_panel import round_label
 from desktop.session_model import SessionModel
 from desktop.tab_support import RowsTableModel, SessionTab, TableRow, use_percent_axes
 from desktop.widgets import BoundCheck, ConfidenceBox, CountSpin, PopulationInput, affects
@@ -986,7 +985,7 @@ class EvaluateTab(SessionTab):
                     "see the change against it."
                 )
             return
-        self.compare_label.setText(f"Against <b>{round_label(past)}</b>: computing…")
+        self.compare_label.setText(f"Against <b>{past.name}</b>: computing…")
         matrix, k_current = current.matrix, current.k
         confidence, seed = current.confidence, self._session.get("evaluate.seed")
         # The change carries the finite population correction the intervals shown here
@@ -1014,7 +1013,7 @@ class EvaluateTab(SessionTab):
     def _on_compared(self, result) -> None:
         past, comparison = result
         self.comparison = comparison
-        label = f"Against <b>{round_label(past)}</b>"
+        label = f"Against <b>{past.name}</b>"
         if past.date is not None:
             label += f" ({past.date.isoformat()})"
         if past.classifier:

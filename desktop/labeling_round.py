@@ -1510,11 +1510,10 @@ def _plan_from(state, item: Round, targets: Targets | None = None) -> list[tuple
     correction, since the next round is drawn the same way, and with the target margins
     (and confidence) the round was drawn for when its workbook records them."""
     from core.workbook.session_io import plan_from_round
-    from desktop.rounds_panel import round_label
 
     plan, _notes = plan_from_round(state.plan, item)
     plan = dataclasses.replace(plan, fpc=True)
-    changes: list[tuple[str, object]] = [("previous_round", round_label(item))]
+    changes: list[tuple[str, object]] = [("previous_round", item.name)]
     if targets is not None:
         plan = targets.applied_to(dataclasses.replace(state, plan=plan)).plan
         changes.append(("confidence", targets.confidence))

@@ -85,7 +85,7 @@ from desktop import formatting, resources  # type: ignore[attr-defined]
 from desktop.grid import ConfusionGridModel, ConfusionGridView
 from desktop.plan_tab import PlanTab
 from desktop.plotting import PlotPanel
-from desktop.rounds_panel import ColumnsDialog, RoundsPanel, previous_round_changes, round_label
+from desktop.rounds_panel import ColumnsDialog, RoundsPanel, previous_round_changes
 from desktop.session_model import SessionModel
 from desktop.tab_support import SessionTab
 from desktop.widgets import affects, guard_wheel
@@ -1387,7 +1387,7 @@ class MainWindow(QMainWindow):
         if not 0 <= row < len(rounds):
             return False
         item = rounds[row]
-        label = round_label(item)
+        label = item.name
         message = self.session.set_values(
             previous_round_changes(item), text=f"Use {label} as previous round"
         )

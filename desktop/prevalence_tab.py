@@ -103,14 +103,9 @@ def marker_key(title: str, keys) -> str:
     return f"{title}<br><span style='font-size:8pt'>{' &nbsp; '.join(parts)}</span>"
 
 
-def _round_name(past) -> str:
-    """The round's name, or where it sits when it has none."""
-    return past.round or f"{past.sheet} row {past.row}"
-
-
 def round_label(past) -> str:
     """``TR-01 (travel)``: how a past round is named in lists, legends and tables."""
-    name = _round_name(past)
+    name = past.name
     return f"{name} ({past.classifier})" if past.classifier else name
 
 
@@ -125,7 +120,7 @@ def compare_keys(rounds) -> list[str]:
     classifiers of one labeling workbook are all named after it; by name alone, ticking
     one ticked all)."""
     names = Counter(past.round for past in rounds if past.round)
-    return [round_label(past) if names[past.round] > 1 else _round_name(past) for past in rounds]
+    return [round_label(past) if names[past.round] > 1 else past.name for past in rounds]
 
 
 def compared_flags(rounds, ticked) -> list[bool]:

@@ -51,6 +51,7 @@ from core.workbook.session_io import (
     insertion_point,
     plan_from_round,
     population_of_round,
+    previous_round_of,
     round_before,
     round_key,
 )
@@ -69,16 +70,11 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
-def round_label(item) -> str:
-    """How a past round is named in the panel and in ``previous_round``."""
-    return item.round or f"{item.sheet} row {item.row}"
-
-
 def previous_round_changes(item) -> list[tuple[str, object]]:
     """The edits that make ``item`` the previous round the Plan tab builds on: its counts
     and its population (so the recall the Plan tab shows for it uses the round's own k)."""
     return [
-        ("previous_round", round_label(item)),
+        ("previous_round", item.name),
         ("plan.previous", item.matrix),
         ("plan.belief", "previous"),
         ("plan.population", population_of_round(item)),
@@ -185,7 +181,7 @@ class RoundsTableModel(QAbstractTableModel):
 
     def _text(self, item, row: int, column: int) -> str:
         if column == 0:
-            return round_label(item)
+            return item.name
         if column == 1:
             return item.date.isoformat() if item.date else ""
         if column == 2:
@@ -223,7 +219,7 @@ class RoundsTableModel(QAbstractTableModel):
             formatting.short_text(self._text(item, row, column))
             for column in range(len(self.COLUMNS))
         )
-        return texts, round_label(item), round_key(item)
+        return texts, item.name, round_key(item)
 
     def _remember_marks(self) -> None:
         self._previous = self._session.get("previous_round")
@@ -470,7 +466,7 @@ class RoundsPanel(QWidget):
         item = self._round(row)
         if item is None:
             return False
-        label = round_label(item)
+        label = item.name
         if fpc is None and item.drawn_by_the_rule:
             fpc = True  # drawn without replacement from a list of known size: exact
         state = self._session.state
@@ -511,7 +507,7 @@ class RoundsPanel(QWidget):
         item = self._round(row)
         if item is None:
             return False
-        label = round_label(item)
+        label = item.name
         plan, notes = plan_from_round(self._session.get("plan"), item)
         if self._session.set_values(
             [("previous_round", label), ("plan", plan)], text=f"Plan the next round from {label}"
@@ -533,11 +529,11 @@ class RoundsPanel(QWidget):
         before = round_before(self._session.state.rounds, item)
         if before is None:
             self.status_message.emit(
-                f"{round_label(item)} is the first round of "
+                f"{item.name} is the first round of "
                 f"{item.classifier or 'its classifier'}: there is no round before to compare"
             )
             return False
-        label, before_label = round_label(item), round_label(before)
+        label, before_label = item.name, before.name
         evaluate = self._session.get("evaluate")
         population = population_of_round(item)
         changes = [
@@ -566,8 +562,10 @@ class RoundsPanel(QWidget):
         changes: list[tuple[str, object]] = [("rounds", rounds)]
         if state.current_round == round_key(item):
             changes.append(("current_round", ""))
-        label = round_label(item)
-        if state.previous_round == label and not any(round_label(past) == label for past in rounds):
+        label = item.name
+        # By identity, not by name: the classifiers of one draw share the name, and the
+        # Plan's previous round then slid to another classifier's (review 14).
+        if previous_round_of(state) is item:
             changes.append(("previous_round", ""))
         refused = self._session.set_values(changes, text=f"Remove {label}")
         if refused:
@@ -605,7 +603,7 @@ class RoundsPanel(QWidget):
         before = round_before(self._session.state.rounds, item) if item is not None else None
         self.compare_action.setEnabled(before is not None)
         self.compare_action.setText(
-            f"Compare with the round before ({round_label(before)})"
+            f"Compare with the round before ({before.name})"
             if before is not None
             else "Compare with the round before (none)"
         )

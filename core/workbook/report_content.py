@@ -292,7 +292,7 @@ def _finite(value: Any) -> Any:
 
 def round_label(item: Round) -> str:
     """``TR-06 (Fraud, model v2.3)``: the round, its classifier and model version."""
-    name = item.round or f"row {item.row} of sheet {item.sheet}"
+    name = item.name
     about = [item.classifier] if item.classifier else []
     if item.model_version:
         about.append(f"model {item.model_version}")
@@ -747,7 +747,7 @@ def _round_row(
     except (ArithmeticError, ValueError) as exc:
         note = f"interval not computable for these numbers ({type(exc).__name__})"
     return (
-        item.round,
+        item.name,
         item.date,
         item.classifier,
         item.model_version,

@@ -145,6 +145,12 @@ class Round:
     notes: str | None = None
 
     @property
+    def name(self) -> str:
+        """The round's name, or where it sits when its row has none (``Log row 12``):
+        how the app, the report and ``previous_round`` name it."""
+        return self.round or f"{self.sheet} row {self.row}"
+
+    @property
     def matrix(self) -> ConfusionMatrix:
         """The labeled counts as a validated :class:`~core.confusion.ConfusionMatrix`."""
         return ConfusionMatrix(tp=self.tp, fp=self.fp, fn=self.fn, tn=self.tn)

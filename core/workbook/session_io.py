@@ -213,7 +213,14 @@ def read_session(
     rounds = []
     for item in book.rounds:
         origin = sources.get(item.row) if item.sheet == SHEET_ROUNDS else None
-        rounds.append(replace(item, sheet=origin[0], row=origin[1]) if origin else item)
+        if origin:
+            back = replace(item, sheet=origin[0], row=origin[1])
+            # A round without a name is written under the name the app shows for it
+            # ("Log row 12"): read back, it is again a round without one.
+            if item.round == back.name and item.round == f"{origin[0]} row {origin[1]}":
+                back = replace(back, round=None)
+            item = back
+        rounds.append(item)
     refused = [
         f"sheet {item.sheet!r}, row {item.row}: {item.reason}; not loaded" for item in book.refused
     ]
@@ -474,7 +481,7 @@ def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, l
         state,
         plan=plan,
         evaluate=evaluate,
-        previous_round=previous_round_label(item),
+        previous_round=item.name,
         current_round=round_key(item),
     )
     return state, notes
@@ -488,7 +495,7 @@ def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str
     labels; the margins, costs, method and prior settings stay. Returns ``(plan, notes)``.
     """
     notes: list[str] = []
-    label = previous_round_label(item)
+    label = item.name
     matrix = ConfusionMatrix(tp=item.tp, fp=item.fp, fn=item.fn, tn=item.tn)
     plan = replace(plan, population=population_of_round(item), belief="previous", previous=matrix)
     s = item.s
@@ -506,11 +513,6 @@ def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str
     except InputError as exc:
         notes.append(f"{label}: v kept at {plan.v:,} ({exc})")
     return plan, notes
-
-
-def previous_round_label(item: Round) -> str:
-    """How ``previous_round`` names a round (the Rounds panel's label)."""
-    return item.round or f"{item.sheet} row {item.row}"
 
 
 def round_before(rounds, item) -> Round | None:
@@ -535,7 +537,7 @@ def find_by_label(rounds, label: str, like=None, matrix=None) -> Round | None:
     """The round named ``label``; when several share it (the classifiers of one labeling
     workbook), the one of ``like``'s classifier, else the one with the counts ``matrix``
     (the Plan tab's previous round's), else the last."""
-    found = [past for past in rounds if previous_round_label(past) == label]
+    found = [past for past in rounds if past.name == label]
     if len(found) > 1 and like is not None:
         same = [past for past in found if same_classifier(past.classifier, like.classifier)]
         found = same or found

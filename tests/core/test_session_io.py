@@ -393,3 +393,15 @@ def test_kept_counts_need_a_name_of_their_own_and_a_known_k():
     )
     with pytest.raises(InputError, match="plain random sample cannot be kept"):
         entered_round(random, name="TR-07", date=None, classifier="travel")
+
+
+def test_a_round_without_a_name_is_shown_by_its_place_and_comes_back_without_one(tmp_path):
+    # The report's Rounds sheet left such a round's Round cell empty (trial 14); it now
+    # says "Log row 12", and a saved session reads it back as the round it was.
+    unnamed = dataclasses.replace(make_round(), round=None, sheet="Log", row=12)
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState(rounds=(unnamed,)))
+    sheet = openpyxl.load_workbook(path)["Rounds"]
+    assert sheet.cell(2, 1).value == "Log row 12"
+    state, _problems = open_session(path)
+    assert state.rounds == (unnamed,)

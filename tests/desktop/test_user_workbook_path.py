@@ -485,3 +485,34 @@ def test_a_round_kept_by_mistake_can_be_removed_from_the_session_and_put_back(
     window.session.undo_stack.undo()
     assert window.session.state.rounds == before
     assert workbook.read_bytes() == kept  # the lead's workbook is not touched
+
+
+def test_removing_the_plans_previous_round_does_not_slide_to_a_namesake(qtbot, window):
+    # The classifiers of one draw share the round's name: removing travel's R1, the round
+    # the Plan builds on, left previous_round = "R1", which then found rules' R1 (review 14).
+    import datetime as dt
+
+    from core.workbook.rounds import Round
+    from core.workbook.session_io import previous_round_of
+    from desktop.rounds_panel import previous_round_changes
+
+    def drawn(row, classifier, tp):
+        return Round(
+            sheet="Rounds", row=row, round="R1", date=dt.date(2026, 10, 1),
+            classifier=classifier, k=0.05, tp=tp, fp=10, fn=20, tn=400,
+        )  # fmt: skip
+
+    travel, rules = drawn(2, "travel", 90), drawn(3, "rules", 60)
+    window.session.set_values([("rounds", (travel, rules))])
+    window.session.set_values(previous_round_changes(travel))
+    assert previous_round_of(window.session.state) is travel
+    panel = window.rounds_panel
+    # Another classifier's namesake goes: the Plan still builds on travel's R1.
+    assert panel.remove_round(1)
+    assert previous_round_of(window.session.state) is travel
+    window.session.undo_stack.undo()
+    # Travel's R1 goes: no previous round, not rules'.
+    assert panel.remove_round(0)
+    state = window.session.state
+    assert state.rounds == (rules,) and state.previous_round == ""
+    assert previous_round_of(state) is None
