@@ -1244,7 +1244,7 @@ class MainWindow(QMainWindow):
         if self._last_folder is None:
             stored = self.settings.value("last_folder", "")
             self._last_folder = Path(str(stored)) if stored else None
-        if self._last_folder is not None and self._last_folder.is_dir():
+        if self._last_folder is not None and _is_folder(self._last_folder):
             return self._last_folder
         return self._path.parent if self._path is not None else Path.home()
 
@@ -1913,12 +1913,13 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.rounds_dock], [dock_height], Qt.Orientation.Vertical)
 
     def _restore_window(self) -> None:
+        # Only what saveGeometry/saveState wrote: an edited or synced settings file may
+        # hold text there ("geometry=" is enough), and Qt raises on it (fuzz 14).
         geometry = self.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        if isinstance(geometry, QByteArray | bytes) and self.restoreGeometry(geometry):
             self._keep_inside_screen()  # remembered on a bigger screen, perhaps
         state = self.settings.value("window/state")
-        if state is not None:
+        if isinstance(state, QByteArray | bytes):
             self.restoreState(state)
 
     def _keep_inside_screen(self) -> None:
@@ -1983,6 +1984,15 @@ def _is_file(path: Path) -> bool:
     """``path.is_file()``, False where even asking fails (a name too long)."""
     try:
         return path.is_file()
+    except OSError:
+        return False
+
+
+def _is_folder(path: Path) -> bool:
+    """``path.is_dir()``, False where even asking fails (a remembered folder whose name
+    is too long for this system; fuzz 14)."""
+    try:
+        return path.is_dir()
     except OSError:
         return False
 

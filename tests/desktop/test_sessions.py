@@ -1044,3 +1044,25 @@ def test_hostile_recent_files_settings_never_stop_the_start(make_window, setting
     assert window.reopen_last_document() and window.path == good.resolve()
     settings.setValue("recent_files", [str(tmp_path / f"f{i}.xlsx") for i in range(20_000)])
     assert len(window.recent_files()) <= 8
+
+
+@pytest.mark.parametrize("value", ["", "hello", ["1", "2", "3"], 42])
+def test_a_window_setting_that_is_not_qts_own_bytes_never_stops_the_start(
+    make_window, settings, value
+):
+    # "geometry=" in prplanner.ini (an edit, a synced file) raised TypeError inside the
+    # window's constructor at every start (fuzz 14).
+    settings.setValue("window/geometry", value)
+    settings.setValue("window/state", value)
+    window = make_window()
+    assert window.isVisible()
+
+
+def test_a_remembered_folder_whose_name_is_too_long_leaves_the_dialogs_working(
+    make_window, settings, tmp_path
+):
+    # is_dir() raised OSError (name too long) in every file dialog: no Open, no Save As
+    # (fuzz 14).
+    settings.setValue("last_folder", str(tmp_path / ("a" * 300)))
+    window = make_window()
+    assert window._start_folder() == Path.home()
