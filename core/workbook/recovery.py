@@ -37,6 +37,7 @@ import datetime as dt
 import json
 import logging
 import os
+import stat
 import uuid
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -58,6 +59,11 @@ _PREFIX = "session-"
 _DATA_SUFFIX = ".json"
 _LOCK_SUFFIX = ".lock"
 _DAMAGED_SUFFIX = ".damaged"
+#: Larger than any session the app writes (ten thousand rounds are about 3 MB): a file
+#: above it is damage, not read (a 100 MB one took 7.8 GB; fuzz 14).
+MAX_RECOVERY_BYTES = 32 * 1024 * 1024
+#: Problems listed per recovered session; the rest are counted.
+_PROBLEMS_LISTED = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -290,6 +296,8 @@ class RecoveryStore:
         """
         found = []
         for path in self._leftover_paths():
+            if not _is_regular_file(path):
+                continue  # a pipe or a device under a recovery name: never opened (it hangs)
             entry = _load(path)
             if entry is not None:
                 found.append(entry)
@@ -368,12 +376,28 @@ def _load(path: Path) -> RecoveredSession | None:
         return None
 
 
+def _is_regular_file(path: Path) -> bool:
+    """A plain file (a link to one included), not a pipe or a device."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _payload(path: Path) -> Any:
+    """The file's JSON; ``None`` when it is not a plain file of a sensible size, cannot be
+    read, or is not JSON."""
+    try:
+        if not _is_regular_file(path) or path.stat().st_size > MAX_RECOVERY_BYTES:
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
 def _written_by_a_newer_version(path: Path) -> bool:
     """A recovery file of a later format version (a newer PR Planner's), not damage."""
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
+    payload = _payload(path)
     if not isinstance(payload, dict):
         return False
     version = payload.get("version")
@@ -386,10 +410,7 @@ def _written_by_a_newer_version(path: Path) -> bool:
 
 
 def _read(path: Path) -> RecoveredSession | None:
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
+    payload = _payload(path)
     if (
         not isinstance(payload, dict)
         or payload.get("format") != FORMAT_NAME
@@ -416,11 +437,16 @@ def _read(path: Path) -> RecoveredSession | None:
     state, unflatten_problems = unflatten([(str(key), value) for key, value in inputs])
     problems.extend(unflatten_problems)
     rounds = []
+    refused = 0
     for number, data in enumerate(rounds_data, start=1):
         try:
             rounds.append(round_from_json(data))
         except InputError as exc:
-            problems.append(f"past round {number}: {exc}")
+            refused += 1
+            if refused <= _PROBLEMS_LISTED:
+                problems.append(f"past round {number}: {exc}")
+    if refused > _PROBLEMS_LISTED:
+        problems.append(f"… and {refused - _PROBLEMS_LISTED:,} more past rounds not restored")
     state = replace(state, rounds=tuple(rounds))
     document = payload.get("document")
     return RecoveredSession(

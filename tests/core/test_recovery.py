@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -261,3 +262,33 @@ def test_a_round_no_workbook_could_hold_is_not_restored(tmp_path, damage):
     entry = RecoveryStore(tmp_path).latest_entry()
     assert len(entry.state.rounds) == len(payload["rounds"]) - 1
     assert any(text.startswith("past round 1: a past round could not") for text in entry.problems)
+
+
+def test_a_pipe_or_a_device_under_a_recovery_name_is_never_opened(tmp_path):
+    # A FIFO hung the start for good; a link to /dev/zero took 12.6 GB in 40 s (fuzz 14).
+    os.mkfifo(tmp_path / "session-fifo.json")
+    (tmp_path / "session-zero.json").symlink_to("/dev/zero")
+    path, _payload = _crashed_payload(tmp_path, "good")
+    entry = RecoveryStore(tmp_path).latest_entry()
+    assert entry is not None and entry.path == path  # the real one is still offered
+    assert (tmp_path / "session-fifo.json").exists()  # left alone, not renamed
+
+
+def test_a_file_larger_than_any_session_is_set_aside_unread(tmp_path, monkeypatch):
+    from core.workbook import recovery
+
+    path, payload = _crashed_payload(tmp_path)
+    payload["rounds"] = [[]] * 1_000
+    path.write_text(json.dumps(payload))
+    monkeypatch.setattr(recovery, "MAX_RECOVERY_BYTES", path.stat().st_size - 1)
+    store = RecoveryStore(tmp_path)
+    assert store.latest_entry() is None and store.set_aside == [path.with_suffix(".damaged")]
+
+
+def test_many_refused_rounds_are_counted_not_each_listed(tmp_path):
+    path, payload = _crashed_payload(tmp_path)
+    payload["rounds"] = [[]] * 5_000
+    path.write_text(json.dumps(payload))
+    entry = RecoveryStore(tmp_path).latest_entry()
+    assert entry is not None and len(entry.problems) <= 101
+    assert "4,900 more past rounds not restored" in entry.problems[-1]
