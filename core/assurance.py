@@ -469,7 +469,8 @@ def simulate_assurance(
         strata=strata,
     )
     n_pos, n_neg = model._check(n_pos, n_neg)
-    reps = validation.whole_at_least("reps", reps, 1)
+    # Capped as the coverage simulation is: 10^15 rounds ran for years (fuzz 14).
+    reps = validation.whole_at_least("reps", reps, 1, validation.MAX_REPS)
     seed = validation.seed(seed)
     positives, negatives = (
         np.random.Generator(np.random.PCG64(child))

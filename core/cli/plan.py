@@ -130,7 +130,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "simulating labeled rounds",
     )
     parser.add_argument(
-        "--reps", type=whole, metavar="A", help=f"simulated rounds (default {DEFAULT_REPS:,})"
+        "--reps",
+        type=whole,
+        metavar="A",
+        help=f"simulated rounds (default {DEFAULT_REPS:,}, at most {validation.MAX_REPS:,})",
     )
     parser.add_argument(
         "--fpc", action="store_true", help="finite population correction (needs --population)"
@@ -197,7 +200,7 @@ def _check_flag_combinations(args: argparse.Namespace) -> None:
             "--reps sets how many rounds --assurance simulates; add --assurance or drop --reps"
         )
     if args.reps is not None:
-        validation.whole_at_least("--reps", args.reps, 1)
+        validation.whole_at_least("--reps", args.reps, 1, validation.MAX_REPS)
     if args.fpc and args.population is None:
         raise InputError("--fpc needs both population counts (--population N_POS N_NEG)")
     if (args.cost_pos is None) != (args.cost_neg is None):

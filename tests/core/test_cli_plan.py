@@ -244,6 +244,7 @@ def test_separate_margins(capsys):
         ([*BASE, "--fpc"], "--population"),
         ([*BASE, "--reps", "100"], "add --assurance or drop --reps"),
         ([*BASE, "--assurance", "--reps", "0"], "--reps must be a whole number >= 1, got 0"),
+        ([*BASE, "--assurance", "--reps", "1" + "0" * 15], "--reps must be at most 1,000,000"),
         ([*BASE, "--cost-pos", "2"], "--cost-neg"),
         ([*BASE, "--assurance-target", "1"], "--assurance-target must be strictly between 0"),
         ([*BASE, "--assurance-target", "0"], "--assurance-target must be strictly between 0"),
