@@ -95,6 +95,9 @@ RULE = (
 DIALECTS = ("duckdb", "bigquery", "spark", "postgres")
 #: A drawn seed is below this (nine digits: easy to read out and type).
 SEED_LIMIT = 10**9
+#: Longest seed taken as text (a Design sheet's): 2^64 has 20 digits, the command line
+#: takes at most 10^15.
+MAX_SEED_DIGITS = 20
 Stratum = Literal["pos", "neg"]
 
 
@@ -107,6 +110,11 @@ def validate_seed(seed: object, name: str | None = None) -> int:
         text = seed.strip()
         if not text.isdigit():
             raise InputError(f"{name} must be a whole number >= 0, got {seed!r}")
+        if len(text) > MAX_SEED_DIGITS:  # int() of 4,301 digits raises (fuzz 14)
+            raise InputError(
+                f"{name} must be a whole number of at most {MAX_SEED_DIGITS} digits, got one "
+                f"of {len(text):,} digits"
+            )
         return int(text)
     if isinstance(seed, float) and seed.is_integer():
         seed = int(seed)

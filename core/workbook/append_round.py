@@ -32,7 +32,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from core.errors import InputError, named
-from core.workbook.layout import ILLEGAL_XML, keep_text_as_text
+from core.workbook.layout import CELL_TEXT_LIMIT, ILLEGAL_XML, keep_text_as_text
 from core.workbook.rounds import (
     HEADER_SEARCH_ROWS,
     SheetColumns,
@@ -79,10 +79,6 @@ _WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
 _NOT_ONE_LINE = re.compile("[\t\n\r\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 #: Day 0 of Excel's default (1900) date system; a workbook may use 1904 (date_epoch).
 _EXCEL_EPOCH = dt.date(1899, 12, 30)
-
-
-#: Longest text an Excel cell holds.
-CELL_TEXT_LIMIT = 32_767
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -49,7 +49,7 @@ from core.selection import (
     validate_seed,
 )
 from core.validation import MAX_COUNT
-from core.workbook.layout import ILLEGAL_XML
+from core.workbook.layout import CELL_TEXT_LIMIT, ILLEGAL_XML
 from core.workbook.xlsx_reader import RawRow, WorkbookError, open_sheets
 
 if TYPE_CHECKING:
@@ -620,6 +620,16 @@ def _refuse_unstorable_text(selection: Selection) -> None:
             f"{count:,} {what} in {selection.file_name} hold characters that a workbook "
             "cannot store (control characters, U+FFFE or U+FFFF, or bytes that are not UTF-8 "
             f"text: {shown}); remove them from the item list and draw again"
+        )
+    # A longer id would be cut in the cell, and the labels could never be read back: the
+    # workbook's ids would no longer be the sample's (fuzz 14).
+    long_ids = [item.id for item in selection.items if len(item.id) > CELL_TEXT_LIMIT]
+    if long_ids:
+        shown = ", ".join(f"{text[:20]!r}… ({len(text):,} characters)" for text in long_ids[:3])
+        raise InputError(
+            f"{len(long_ids):,} item id(s) of the sample in {selection.file_name} are longer "
+            f"than the {CELL_TEXT_LIMIT:,} characters a workbook cell holds ({shown}); give "
+            "the items shorter ids and draw again"
         )
 
 

@@ -38,6 +38,8 @@ ROUNDS_SOURCE_ROW = "Source row"
 #: of a byte that is not UTF-8, e.g. in a command-line argument). openpyxl's own pattern
 #: misses the last two kinds, and a workbook written with one does not open.
 ILLEGAL_XML = re.compile(f"{CONTROL_CHARACTER.pattern}|{NOT_TEXT.pattern}")
+#: Longest text an Excel cell holds (openpyxl cuts longer text when it reads it back).
+CELL_TEXT_LIMIT = 32_767
 
 
 def clean_text(value: str) -> str:

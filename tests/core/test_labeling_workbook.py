@@ -990,3 +990,31 @@ def test_a_workbook_of_many_label_sheet_copies_is_refused_early(drawn, tmp_path)
     workbook.save(tmp_path / "copies.xlsx")
     with pytest.raises(LabelingError, match=f"more than {MAX_LABELS_SHEETS} sheets"):
         read_labeling_workbook(tmp_path / "copies.xlsx")
+
+
+def test_a_design_seed_of_thousands_of_digits_is_refused_in_words(drawn, tmp_path):
+    # int() of more than 4,300 digits raised ValueError: "internal error" (fuzz 14).
+    _items, _selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    design = workbook["Design"]
+    row = next(cells for cells in design.iter_rows() if cells[0].value == "Seed")
+    row[1].value = "9" * 5_000
+    edited = tmp_path / "edited.xlsx"
+    workbook.save(edited)
+    with pytest.raises(InputError, match="at most 20 digits, got one of 5,000 digits"):
+        read_labeling_workbook(edited)
+
+
+def test_an_id_longer_than_a_cell_holds_is_refused_before_writing(tmp_path):
+    # Ids were cut to 32,767 characters: ids sharing a start became one, and the untouched
+    # workbook was then refused as edited, the labelers' work lost (fuzz 14).
+    items = tmp_path / "items.csv"
+    long_ids = ["x" * 40_000 + str(index) for index in range(6)]
+    items.write_text(
+        "id,predicted\n" + "".join(f"{item},{index % 2}\n" for index, item in enumerate(long_ids))
+    )
+    selection = select_sample(items, n_pos=2, n_neg=2, seed=1)
+    target = tmp_path / "round.xlsx"
+    with pytest.raises(InputError, match="longer than the 32,767 characters a workbook cell"):
+        write_labeling_workbook(target, selection, sources=[items])
+    assert not target.exists()
