@@ -222,3 +222,22 @@ def z_value(level: float) -> float:
     ``numpy.testing`` (~0.25 s), which every headless command would pay for one quantile.
     """
     return _STANDARD_NORMAL.inv_cdf(0.5 + confidence(level) / 2.0)
+
+
+#: A whole number with its thousands set off by points (``3.000``, ``1.251.000``), as
+#: much of Europe writes it.
+_DOT_THOUSANDS = re.compile(r"^[1-9]\d{0,2}(\.\d{3})+$")
+
+
+def ambiguous_count(text: str) -> str | None:
+    """Why ``text`` cannot be read as a count, when it looks like thousands set off by
+    points: ``3.000`` was read as 3 while ``41.200`` was refused (fuzz 14). ``None`` when
+    it does not look so."""
+    shown = text.strip()
+    if not _DOT_THOUSANDS.match(shown):
+        return None
+    whole_number = int(shown.replace(".", ""))
+    return (
+        f"{shown!r} is ambiguous for a count (a point between thousands, or decimals?): "
+        f"for {whole_number:,} write {whole_number}; a count has no decimals"
+    )

@@ -6,6 +6,7 @@ import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
+from core import validation
 from core.validation import MAX_COUNT
 
 
@@ -81,6 +82,9 @@ def parse_count(text: str) -> int:
     """
     shown = text.strip()
     cleaned = shown
+    ambiguous = validation.ambiguous_count(shown)
+    if ambiguous:
+        raise ValueError(ambiguous)
     if any(separator in cleaned for separator in _GROUP_SEPARATORS):
         if not _GROUPED.fullmatch(cleaned):
             raise ValueError(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import validation
 from core.errors import InputError, os_error_cause
 
 #: The flags that set each parameter ``core`` messages name (:data:`core.errors.PARAMETERS`).
@@ -92,7 +93,11 @@ def number(text: str) -> float:
 
 def count_number(text: str) -> float:
     """A count as a float (its checks name the flag later), with thousands set off by
-    commas as the app's cells take them (``1,255``)."""
+    commas as the app's cells take them (``1,255``). ``3.000`` is refused: three thousand
+    in much of Europe, and it was read as 3 while ``41.200`` was refused (fuzz 14)."""
+    ambiguous = validation.ambiguous_count(text)
+    if ambiguous:
+        raise argparse.ArgumentTypeError(ambiguous)
     return _number(text, thousands=True)
 
 

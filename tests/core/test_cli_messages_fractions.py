@@ -184,6 +184,12 @@ def test_values_that_are_no_percentage_keep_the_range_message(capsys, value, wor
             ["plan", "--k", "12,345,678", "--precision", "0.9", "--recall", "0.8"],
             "error: --k: expected a number, got '12,345,678'; write 12345678 (no separators)\n",
         ),
+        # Three thousand as much of Europe writes it was taken as 3 (fuzz 14).
+        (
+            ["evaluate", "--random", "--tp", "90", "--fp", "3.000", "--fn", "20", "--tn", "900"],
+            "error: --fp: '3.000' is ambiguous for a count (a point between thousands, or "
+            "decimals?): for 3,000 write 3000; a count has no decimals\n",
+        ),
         (
             ["plan", "--population", "1,5", "100", "--precision", "0.9", "--recall", "0.8"],
             "error: --population: expected a whole number, got '1,5' (commas may only set off "
