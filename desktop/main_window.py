@@ -1893,14 +1893,24 @@ class MainWindow(QMainWindow):
             action = self.recent_menu.addAction(Path(name).name)
             action.setToolTip(name)
             action.setStatusTip(name)
-            action.triggered.connect(lambda _checked=False, n=name: self.open_workbook(n))
+            action.triggered.connect(lambda _checked=False, n=name: self.open_recent(n))
         if not files:
             self.recent_menu.addAction("No recent files").setEnabled(False)
         else:
             self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list").triggered.connect(
-                lambda: self.settings.setValue("recent_files", [])
-            )
+            self.recent_menu.addAction("Clear list").triggered.connect(self.clear_recent)
+
+    def open_recent(self, name: str) -> bool:
+        """File > Open Recent: the file with the column choices it was last opened with, as
+        the reopening at start uses them (without them a workbook in the lead's own words
+        offered the choice again, and reading fewer rounds erased it; review 14)."""
+        columns = tuple(self._recent_columns().get(str(Path(name)), ()))
+        return self.open_workbook(name, columns=columns)
+
+    def clear_recent(self) -> None:
+        """Open Recent > Clear list: the files and the column choices kept for them."""
+        self.settings.setValue("recent_files", [])
+        self.settings.remove("recent_columns")
 
     def _fit_to_screen(self) -> None:
         """First size: 1500 x 950, or the screen's free area (a 1366 x 768 laptop)."""

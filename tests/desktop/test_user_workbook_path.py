@@ -516,3 +516,31 @@ def test_removing_the_plans_previous_round_does_not_slide_to_a_namesake(qtbot, w
     state = window.session.state
     assert state.rounds == (rules,) and state.previous_round == ""
     assert previous_round_of(state) is None
+
+
+def test_open_recent_uses_the_column_choices_the_file_was_opened_with(
+    qtbot, window, tmp_path, monkeypatch
+):
+    # Open Recent opened the file without them: "No rounds…" and the column dialog again,
+    # and a partial read then erased the choices kept for the next start (review 14).
+    from desktop.main_window import MainWindow
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    path = own_words_book(tmp_path)
+    choices = tuple(f"Audit!{text}" for text in OWN_WORDS_CHOICES)
+    assert window.open_workbook(path, columns=choices)
+    window.session.undo_stack.setClean()
+    boxes = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: boxes.append(args[2]))
+    monkeypatch.setattr(QMessageBox, "information", lambda *args: boxes.append(args[2]))
+    later = MainWindow(settings=window.settings)
+    qtbot.addWidget(later)
+    later.load_example()
+    later.session.undo_stack.setClean()
+    later._fill_recent_menu()
+    (action,) = [item for item in later.recent_menu.actions() if item.text() == path.name]
+    action.trigger()
+    assert len(later.session.state.rounds) == 2 and boxes == []
+    assert later._recent_columns()[str(path.resolve())] == list(choices)
+    later.clear_recent()
+    assert later.recent_files() == [] and later._recent_columns() == {}
