@@ -1242,10 +1242,17 @@ def _better_split_note(model, v: int, paper: tuple[int, int], target_p, target_r
         n_pos += spare - min(spare, room)
     if not meets(n_pos, n_neg):
         return ""
-    return (
-        f"the paper's split of the {v:,} labels misses a target margin, but split as "
-        f"{n_pos:,} flagged + {n_neg:,} unflagged items the same labels meet both "
+    # Above the scan limit the split is one that meets both, not the one the optimal
+    # method picks: it is offered as an example, not attributed to it (review 14).
+    source = (
         f"({named('method=optimal')})"
+        if v <= _SPLIT_SCAN_LIMIT
+        else f"(for example; {named('method=optimal')} finds the split that serves both best)"
+    )
+    return (
+        f"the recommended split (s = max(s*, 1)) of the {v:,} labels misses a target "
+        f"margin, but split as {n_pos:,} flagged + {n_neg:,} unflagged items the same "
+        f"labels meet both {source}"
     )
 
 

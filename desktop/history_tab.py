@@ -306,7 +306,7 @@ TABLE_TIPS = (
     "the Prevalence tab), so rounds with different shares of positives compare fairly",
     "How far the precision at the reference prevalence can be trusted: the uncertainty "
     "band at that prevalence (Prevalence tab). It is much wider than precision's interval "
-    "when the reference is far from the round's own share of positives: a move of the "
+    "when the reference is well below the round's own share of positives: a move of the "
     "dashed line inside it can be noise",
     "Change since the classifier's previous round (Newcombe interval); ▲/▼ when the "
     "interval excludes 0",

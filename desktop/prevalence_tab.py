@@ -194,8 +194,9 @@ CALIBRATED_TIPS = (
     "Calibrated precision: the precision the classifier would show if the reference "
     "prevalence were the share of actual positives (Siblini et al., Eq 6)",
     "How far the precision at the reference prevalence can be trusted: the uncertainty "
-    "band there (the shaded band of the plot). The further the reference is from the "
-    "round's own prevalence, the wider it is than the precision's own interval",
+    "band there (the shaded band of the plot). With the reference below the round's own "
+    "share of positives it is wider than the precision's own interval; above it, it can "
+    "be narrower",
     "Recall (true positive rate, TPR): the same at every prevalence",
     "Calibrated F1: F1 from the precision at the reference prevalence and the same recall",
     "How much better than flagging every item the classifier is (100 % = no false alarms), "
@@ -801,8 +802,10 @@ class PrevalenceTab(SessionTab):
             )
             tooltip += (
                 "\nWhatever the prevalence, the band around precision is at most this wide "
-                "in all (lower to upper end). It is cautious: it holds the true curve more "
-                "often than the level says.\nAt this round's own prevalence, the Evaluate "
+                "in all (lower to upper end). It usually holds the true curve more often than "
+                "the level says, but less often (about 90 % for a 95 % band) when only one or "
+                "two false positives or missed positives are expected.\nAt this round's own "
+                "prevalence, the Evaluate "
                 "tab's interval for precision is the one to quote."
                 f"\nHere Δ = {formatting.percent(band.delta)}, η* = "
                 f"{formatting.percent(band.eta_star)}, max(CV) = "

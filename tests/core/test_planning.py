@@ -1040,6 +1040,17 @@ def test_a_huge_budget_is_not_scanned_split_by_split_for_the_note(monkeypatch):
     assert not any("misses a target margin" in text for text in plan.notes)
 
 
+def test_a_split_above_the_scan_limit_is_an_example_not_the_optimal_methods():
+    # For 3,000,000 labels the note credited --method optimal with a split it does not
+    # take (1,382,926 + 1,617,074 against its 2,992,918 + 7,082; review 14).
+    plan = make_plan(
+        population=Population.from_k(0.0526), precision=0.9, recall=0.7,
+        margin_precision=0.0005, margin_recall=0.05, v=3_000_000,
+    )  # fmt: skip
+    (note,) = [text for text in plan.notes if "misses a target margin" in text]
+    assert "for example" in note and "finds the split that serves both best" in note
+
+
 def test_rounding_a_small_budget_is_not_blamed_on_the_precision_margin():
     # v = 1,430 at k = 1/19: 71 flagged items, s = 0.993 against max(s*, 1) = 1 by rounding
     # alone; the note said "the precision margin needed 71 predicted positives" (audit 13).
