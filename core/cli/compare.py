@@ -215,7 +215,9 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
             args.round,
             notes,
             _refused(opened),
-            prefer=find_round_key(state.rounds, state.current_round),
+            # A plain rounds workbook has no current round of a session: its last row
+            # is no reason to name (review 14).
+            prefer=find_round_key(state.rounds, state.current_round) if opened.is_session else None,
         )
     else:
         latest = most_recent_round(state.rounds)

@@ -121,3 +121,20 @@ def test_a_round_asked_for_by_name_that_was_refused_says_why(capsys, shared_fixt
         assert status != 0
         assert "round 'TR-07' (sheet 'travel', row 12) could not be read" in error
         assert "TP must be a whole number >= 0, got -3" in error
+
+
+def test_compare_on_a_plain_workbook_does_not_speak_of_a_session(capsys, tmp_path):
+    # "R2 (rules), the session's current round, is reported": there was no session, only
+    # a last row (review 14).
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "Classifier", "k", "TP", "FP", "FN", "TN"])
+    for name, date in (("R1", "2026-09-01"), ("R2", "2026-10-01")):
+        for classifier, tp in (("travel", 140), ("rules", 90)):
+            sheet.append([name, date, classifier, 0.04, tp, 30, 60, 4000])
+    path = tmp_path / "shared.xlsx"
+    workbook.save(path)
+    assert main(["compare", str(path), "--round", "R2"]) == 0
+    said = capsys.readouterr()
+    text = said.out + said.err
+    assert "session" not in text and "the last one, R2 (rules)" in text
