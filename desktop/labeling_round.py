@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
 from core.errors import InputError
 from core.progress import Cancelled
 from core.session import PopulationInputs
-from core.workbook.labeling import MAX_CATEGORY_LENGTH
+from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree
 from core.workbook.session_io import LABELED_SHEET
 
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
@@ -1350,6 +1350,9 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     except Cancelled:
         window.show_status("Reading the labels was cancelled; nothing changed")
         return None
+    except LabelsDisagree as exc:
+        show_disagreements(window, exc)
+        return None
     except INPUT_FAILURES as exc:
         text = formatting.short_text(_named_once(paths, _plain(exc)), 600)
         window.show_status(formatting.short_text(text, 300))
@@ -1821,3 +1824,30 @@ def ask_labeled_workbooks(parent: QWidget, folder: Path) -> list[Path]:
         LABELED_FILTER,
     )
     return [Path(name) for name in names]
+
+
+def show_disagreements(window, exc: LabelsDisagree) -> QMessageBox:
+    """Editors' copies that disagree: what to do, the first items, and every one of them
+    under Show Details (a window-modal box, not blocking). The message was cut off in the
+    fifth item, before it said how to settle them (trial 14)."""
+    count = len(exc.items)
+    window.show_status(f"Labels not read: the copies disagree on {count:,} item(s)")
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "The editors' copies disagree",
+        f"The copies label {count:,} item(s) positive in one and negative in another, so "
+        f"nothing was read. To read them, {LabelsDisagree.SETTLE}.",
+        QMessageBox.StandardButton.Close,
+        window,
+    )
+    shown = exc.items[:8]
+    more = count - len(shown)
+    box.setInformativeText(
+        "\n".join(shown) + (f"\n… and {more:,} more (see Show Details)" if more > 0 else "")
+    )
+    box.setDetailedText("\n".join(exc.items))
+    box.setObjectName("disagreements_box")
+    box.setDefaultButton(QMessageBox.StandardButton.Close)
+    window.disagreements_box = box
+    box.open()
+    return box

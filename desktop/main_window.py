@@ -304,6 +304,8 @@ class MainWindow(QMainWindow):
         self._last_folder: Path | None = None
         self.item_sample_dialog: ItemSampleDialog | None = None
         self.labeled_summary_box: QMessageBox | None = None
+        #: The box listing the items editors' copies disagree on (reading labels).
+        self.disagreements_box: QMessageBox | None = None
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)

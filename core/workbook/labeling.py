@@ -138,6 +138,27 @@ class LabelingError(InputError):
     """A labeling workbook that cannot be counted, with sheet, row and id named."""
 
 
+class LabelsDisagree(LabelingError):
+    """Copies that label one item ``positive`` in one and ``negative`` in another.
+
+    Attributes
+    ----------
+    items : tuple of str
+        Every such item in words (``'A7' (negative in anna.xlsx row 5, positive in
+        ben.xlsx row 5)``), for a list the lead can work through.
+    """
+
+    def __init__(self, message: str, items: Sequence[str]):
+        super().__init__(message)
+        self.items = tuple(items)
+
+    #: What settles a disagreement (the first thing said, so that a cut message keeps it).
+    SETTLE = (
+        "settle each one (change the label in one workbook, or leave it empty there) and "
+        "read them again"
+    )
+
+
 # --- results -------------------------------------------------------------------------------
 
 
@@ -1995,11 +2016,13 @@ def _merged_labels(
                     f"{item.label} in {workbook.path.name} row {item.row})"
                 )
     if disagreements:
+        # What to do first: the app's box and a narrow terminal cut long messages, and the
+        # advice was cut off after the fifth item (trial 14).
         shown = "; ".join(disagreements[:_SHOWN])
-        raise LabelingError(
-            f"the workbooks disagree on {len(disagreements):,} item(s): {shown}"
-            f"{'; ...' if len(disagreements) > _SHOWN else ''}. Settle each one (change the "
-            "label in one workbook, or leave it empty there) and read them again"
+        raise LabelsDisagree(
+            f"the workbooks disagree on {len(disagreements):,} item(s); {LabelsDisagree.SETTLE}: "
+            f"{shown}{'; ...' if len(disagreements) > _SHOWN else ''}",
+            disagreements,
         )
     return labels, source
 

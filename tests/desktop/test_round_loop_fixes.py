@@ -1062,3 +1062,24 @@ def test_a_refusal_after_the_first_row_says_which_rows_are_in_the_workbook(
     assert "has no sheet" in text
     assert said.startswith("my rounds.xlsx: R new added")
     assert [item.round for item in read_rounds(mine).rounds][-1] == "R new"
+
+
+def test_copies_that_disagree_are_listed_with_how_to_settle_them(
+    qtbot, window, item_list, tmp_path
+):
+    # The message was cut off in the fifth of six items, before it said how to settle
+    # them (trial 14): the advice comes first, every item is under Show Details.
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    anna, ben = tmp_path / "anna.xlsx", tmp_path / "ben.xlsx"
+    label_copy(drawn, anna, truth, lambda row: row <= 80)
+    flipped = {item: (a, b, not c) for item, (a, b, c) in truth.items()}
+    label_copy(drawn, ben, flipped, lambda row: 71 <= row <= 80)  # ten rows disagree
+    assert window.read_labeled_workbook([anna, ben]) is None
+    box = window.disagreements_box
+    assert box is not None and box.isVisible()
+    assert "disagree on 10 item(s)" in window.statusBar().currentMessage()
+    assert "settle each one" in box.text() and "read them again" in box.text()
+    assert box.detailedText().count("\n") == 9  # all ten, one per line
+    assert "… and 2 more" in box.informativeText()
+    box.close()
