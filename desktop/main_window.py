@@ -1622,8 +1622,15 @@ class MainWindow(QMainWindow):
         workbook = self.rounds_panel.workbook
         if workbook is None:
             return ""
+        # The classifiers of one draw share the round's name: each is said with its own.
+        several = len(items) > 1
+
+        def label(item) -> str:
+            return f"{item.name} ({item.classifier})" if several and item.classifier else item.name
+
         added: list[str] = []
         already: list[str] = []
+        failed: list[str] = []
         for position, item in enumerate(items):
             try:
                 appended = append_round(
@@ -1632,31 +1639,35 @@ class MainWindow(QMainWindow):
                     sources=sources,
                     update=update,
                     other_classifiers=other_classifiers if position == 0 else (),
+                    # A workbook in the lead's own words takes the round in the columns
+                    # they chose (its headers were refused; trial 14).
+                    columns=self.session.state.columns,
                 )
             except AlreadyRecorded:
-                already.append(item.round or "")
+                already.append(label(item))
                 continue
             except (InputError, SaveError, OSError) as exc:
                 logger.info("adding to %s failed: %s", workbook, exc)
                 text = formatting.short_text(str(exc), 600)
-                if not added:
+                if position == 0:  # the main round: nothing is in the file
                     self.show_status(f"Not added to {workbook.name}: {text}")
                     QMessageBox.warning(self, f"Not added to {workbook.name}", text)
                     return ""
-                # The rows before this one are in the file: say so, and what is missing.
-                said = f"{workbook.name}: {'; '.join(added)}"
-                missing = f"{item.round} was not added: {text}"
-                self.show_status(f"{said}. {missing}")
-                QMessageBox.warning(
-                    self, f"Not all added to {workbook.name}", f"{said}.\n\nBut {missing}"
-                )
-                return said
+                # The others are still tried; every one not added is named (review 14).
+                failed.append(f"{label(item)} was not added: {text}")
+                continue
             verb = "updated" if appended.updated else "added"
-            added.append(f"{item.round} {verb} (sheet {appended.sheet!r}, row {appended.row})")
+            added.append(f"{label(item)} {verb} (sheet {appended.sheet!r}, row {appended.row})")
         words = "; ".join(added) or "nothing to add"
         if already:
             words += f"; {', '.join(already)} already there"
         said = f"{workbook.name}: {words}"
+        if failed:
+            self.show_status(f"{said}. {failed[0]}" + (" (and more)" if len(failed) > 1 else ""))
+            QMessageBox.warning(
+                self, f"Not all added to {workbook.name}", f"{said}.\n\nBut " + "\n".join(failed)
+            )
+            return said
         self.show_status(said)
         return said if added or already else ""
 

@@ -3,7 +3,8 @@
 ::
 
     prplanner labels SHEET.xlsx [TOPUP.xlsx ...] [--append-to ROUNDS.xlsx [--round NAME]
-                     [--classifier NAME] [--sheet SHEET]] [--confidence C] [--no-fpc]
+                     [--classifier NAME] [--sheet SHEET] [--column ROLE=HEADER ...]]
+                     [--confidence C] [--no-fpc]
                      [--margin B | --margin-precision BP --margin-recall BR]
                      [--assurance-target G] [--json]
 
@@ -82,6 +83,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sheet", default=None, metavar="SHEET", help="the sheet of --append-to to add to"
     )
     parser.add_argument(
+        "--column",
+        metavar="ROLE=HEADER",
+        action="append",
+        default=[],
+        help="in --append-to, the column headed HEADER holds ROLE (repeatable; as in "
+        "prplanner rounds), for a workbook in your own words, e.g. tp='True frauds caught'",
+    )
+    parser.add_argument(
         "--update",
         action="store_true",
         help="when --append-to already holds this round (the same draw) with other counts, "
@@ -135,6 +144,8 @@ def run(args: argparse.Namespace) -> LabeledSample:
         "--replicates", args.replicates, 100, validation.MAX_REPLICATES
     )
     target = args.append_to
+    if args.column and target is None:
+        raise InputError("--column says what the columns of --append-to hold; add --append-to")
     if target is not None and target.suffix.casefold() not in (".xlsx", ".xlsm"):
         raise InputError(f"--append-to must name an .xlsx workbook, got {target.name}")
     if target is not None and target.is_dir():
@@ -354,6 +365,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
             expected=before,
             update=args.update,
             other_classifiers=tuple(further),
+            columns=tuple(args.column),
         )
     if classifier is not None and args.classifier is None:
         print(

@@ -671,6 +671,7 @@ def append_round(
     expected: FileFingerprint | None = None,
     update: bool = False,
     other_classifiers: Sequence[str] = (),
+    columns: Sequence[str] = (),
 ) -> AppendedRound:
     """Add ``new_round`` as one new row at the end of the rounds sheet of ``path``; with
     ``update``, a row of the same draw gets the new counts and notes instead.
@@ -692,6 +693,10 @@ def append_round(
     other_classifiers : sequence of str
         Further classifiers of the round's sample: a round without a classifier is not
         filed under one of them because the sheet holds only its rounds.
+    columns : sequence of str
+        The lead's choices of what the workbook's columns hold (``SHEET!ROLE=HEADER``, as
+        :func:`read_rounds` takes them): a workbook in the lead's own words takes the
+        round in the columns chosen (its headers were refused before; trial 14).
 
     Returns
     -------
@@ -724,7 +729,13 @@ def append_round(
             "workbook; give the workbook where you keep your rounds (a new name starts one). "
             "Nothing was written"
         )
-    book = read_rounds(path)
+    book = read_rounds(path, columns=columns)
+    if book.unused_choices:
+        unused = ", ".join(choice.to_text() for choice in book.unused_choices)
+        raise InputError(
+            f"{path.name}: no header matches the column choice(s) {unused}; check the "
+            "headers' spelling. Nothing was written"
+        )
     new_round = replace(new_round, classifier=_as_spelled(book.rounds, new_round.classifier))
     # A sheet with the counts but no population columns, or a column named twice, cannot
     # take a round: say why, not that no sheet has the counts.
@@ -836,7 +847,7 @@ def append_round(
                 written.external_attr = member.external_attr
                 written.create_system = member.create_system
         try:
-            check = read_rounds(temporary)
+            check = read_rounds(temporary, columns=columns)
         except InputError as exc:
             # The message names the temporary file, which is gone by the time it is read:
             # say it of the lead's workbook, which is unchanged.

@@ -525,3 +525,32 @@ def test_a_name_on_several_lines_or_reversed_is_refused(text):
         with pytest.raises(InputError, match="a name is one line of plain text"):
             dataclasses.replace(ROUND, **{field: text})
     assert dataclasses.replace(ROUND, notes="line one\nline two").notes == "line one\nline two"
+
+
+def test_a_workbook_in_the_leads_own_words_takes_the_round_in_the_chosen_columns(tmp_path):
+    # "Add to my_fraud_rounds.xlsx" was offered, then refused for want of TP/FP/FN/TN
+    # headers, though the lead had said which columns hold the counts (trial 14).
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    path = own_words_book(tmp_path)
+    new = NewRound(
+        round=None, date=dt.date(2026, 10, 31), classifier=None,
+        population_pos=3_000, population_neg=197_000, tp=160, fp=20, fn=25, tn=5_310,
+    )  # fmt: skip
+    unchanged = path.read_bytes()
+    with pytest.raises(InputError, match="no sheet with a header row naming TP"):
+        append_round(path, new)
+    assert path.read_bytes() == unchanged
+    with pytest.raises(InputError, match="no header matches the column choice"):
+        append_round(path, new, columns=["tp=Hitz"])
+    appended = append_round(path, new, columns=OWN_WORDS_CHOICES)
+    book = read_rounds(path, columns=OWN_WORDS_CHOICES)
+    assert [(r.tp, r.fp, r.fn, r.tn) for r in book.rounds][-1] == (160, 20, 25, 5_310)
+    assert book.rounds[-1].row == appended.row and book.rounds[-1].population_pos == 3_000
+    # The lead's own cells, under their own headers, as openpyxl sees them.
+    sheet = openpyxl.load_workbook(path)["Audit"]
+    header = [cell.value for cell in sheet[2]]
+    row = {header[index]: cell.value for index, cell in enumerate(sheet[appended.row])}
+    assert (row["Hits"], row["False alarms"], row["Misses"], row["Correct rejections"]) == (
+        160, 20, 25, 5_310,
+    )  # fmt: skip

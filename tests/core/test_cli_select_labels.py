@@ -1186,3 +1186,24 @@ def test_a_top_up_never_asks_for_more_than_the_main_classifiers_lists_hold(capsy
     assert "--predicted other" in text
     for found in re.findall(r"--n-pos (\d+)", text):
         assert int(found) <= 40
+
+
+def test_labels_appends_to_a_workbook_in_the_leads_own_words_with_column(capsys, labeled, tmp_path):
+    # Only `rounds` took --column: a workbook in the lead's words could not take a round
+    # from labels (trial 14).
+    from core.workbook.rounds import read_rounds
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    done, _ = labeled
+    mine = own_words_book(tmp_path)
+    status, _, captured = run(capsys, "labels", done, "--column", "tp=Hits")
+    assert status == 2 and "add --append-to" in captured.err
+    status, _, captured = run(capsys, "labels", done, "--append-to", mine)
+    assert status == 2 and "TP, FP, FN and TN" in captured.err
+    flags = [part for choice in OWN_WORDS_CHOICES for part in ("--column", choice)]
+    status, data, captured = run(capsys, "labels", done, "--append-to", mine, *flags, "--json")
+    assert status == 0, captured.err
+    added = read_rounds(mine, columns=OWN_WORDS_CHOICES).rounds[-1]
+    assert (added.tp, added.fp, added.fn, added.tn) == (
+        data["tp"], data["fp"], data["fn"], data["tn"],
+    )  # fmt: skip

@@ -544,3 +544,25 @@ def test_open_recent_uses_the_column_choices_the_file_was_opened_with(
     assert later._recent_columns()[str(path.resolve())] == list(choices)
     later.clear_recent()
     assert later.recent_files() == [] and later._recent_columns() == {}
+
+
+def test_a_round_joins_a_workbook_in_the_leads_own_words_by_their_column_choices(
+    qtbot, window, tmp_path, monkeypatch
+):
+    # Offered, then refused: "no sheet with a header row naming TP, FP, FN and TN", though
+    # the lead had chosen the columns (trial 14).
+    import dataclasses
+
+    from core.workbook.rounds import read_rounds
+    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
+
+    path = own_words_book(tmp_path)
+    choices = tuple(f"Audit!{text}" for text in OWN_WORDS_CHOICES)
+    assert window.open_workbook(path, columns=choices)
+    warned = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warned.append(args[2]))
+    new = dataclasses.replace(window.session.state.rounds[-1], round="October", tp=171)
+    assert window.add_kept_round_to_rounds_workbook(new)
+    assert warned == []
+    rounds = read_rounds(path, columns=choices).rounds
+    assert len(rounds) == 3 and rounds[-1].tp == 171
