@@ -1093,7 +1093,7 @@ def summary_rows(
         if item.model_version:
             rows.append(SummaryRow(label="Model version", value=item.model_version))
         if item.date is not None:
-            rows.append(SummaryRow(label="Labeled on", value=item.date, kind="date"))
+            rows.append(SummaryRow(label="Round date", value=item.date, kind="date"))
         if item.notes:
             from core.workbook.rounds import notes_in_words
 
