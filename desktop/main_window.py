@@ -1412,6 +1412,23 @@ class MainWindow(QMainWindow):
     def remember_item_list(self, path: Path) -> None:
         self._item_list = Path(path)
         self.remember_folder(self._item_list)
+        # Kept across restarts: a top-up a week later finds the list the round was drawn
+        # from (the lead had to look for it again; trial 14).
+        kept = [str(self._item_list.absolute())]
+        kept += [name for name in self.recent_item_lists() if name not in kept]
+        self.settings.setValue("recent_item_lists", kept[:MAX_RECENT_FILES])
+
+    def recent_item_lists(self) -> list[str]:
+        """The item lists drawn from lately, newest first (settings; hostile values
+        dropped)."""
+        stored = self.settings.value("recent_item_lists", [])
+        if isinstance(stored, str):
+            stored = [stored]
+        if not isinstance(stored, list):
+            return []
+        return [name for name in stored[: 4 * MAX_RECENT_FILES] if isinstance(name, str) and name][
+            :MAX_RECENT_FILES
+        ]
 
     def open_item_sample(
         self,
@@ -1712,10 +1729,11 @@ class MainWindow(QMainWindow):
         # the workbook or in the folder last used (a session reopened later has no list).
         for candidate in (
             self._item_list,
+            *(Path(kept) for kept in self.recent_item_lists()),
             latest.path.parent / name,
             self._start_folder() / name,
         ):
-            if candidate is not None and candidate.name == name and candidate.is_file():
+            if candidate is not None and candidate.name == name and _is_file(candidate):
                 item_list = candidate
                 break
         n_pos, n_neg = sizes

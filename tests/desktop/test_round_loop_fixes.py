@@ -869,7 +869,8 @@ def test_a_top_up_after_reopening_names_the_list_to_choose(qtbot, window, item_l
     label_copy(drawn, labeled, truth, lambda _row: True)
     result = window.read_labeled_workbook([labeled])
     assert result is not None and result.top_up_for_all is not None
-    window._item_list = None  # as after Save, quit and reopen
+    window._item_list = None  # as after Save, quit and reopen, on another computer
+    window.settings.remove("recent_item_lists")
     dialog = window.top_up(result)
     assert dialog is not None
     assert "choose items.csv, the list this round was drawn from" in (
@@ -882,6 +883,14 @@ def test_a_top_up_after_reopening_names_the_list_to_choose(qtbot, window, item_l
     (tmp_path / "items.csv").write_bytes(path.read_bytes())
     dialog = window.top_up(result)
     assert dialog is not None and dialog.file_edit.text().endswith("items.csv")
+    dialog.close()
+    # On the computer the round was drawn on, the list drawn from is remembered across
+    # restarts, wherever it is (the lead had to look for it again; trial 14).
+    (tmp_path / "items.csv").unlink()
+    window.remember_item_list(path)
+    window._item_list = None
+    dialog = window.top_up(result)
+    assert dialog is not None and dialog.file_edit.text() == str(path.absolute())
     dialog.close()
 
 
