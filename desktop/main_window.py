@@ -488,6 +488,11 @@ class MainWindow(QMainWindow):
         if QKeySequence("Ctrl+Y") not in redo_keys:
             redo_keys.append(QKeySequence("Ctrl+Y"))
         self.redo_action.setShortcuts(redo_keys)
+        # After the stack's own slot: what was undone replaces what the window said of it
+        # ("Removed R1 from this session" stayed after Undo brought R1 back; trial 14).
+        stack = self.session.undo_stack
+        self.undo_action.triggered.connect(lambda: self._say_done("Undone", stack.redoText()))
+        self.redo_action.triggered.connect(lambda: self._say_done("Redone", stack.undoText()))
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
         edit_menu.addSeparator()
@@ -1844,6 +1849,11 @@ class MainWindow(QMainWindow):
             self._reference.show_topic(self.tab_keys[index])
 
     # --- status -------------------------------------------------------------------------
+
+    def _say_done(self, verb: str, text: str) -> None:
+        """After Edit > Undo or Redo: say what, over a message about the edit itself."""
+        if text and self._status_owner is None and self.statusBar().currentMessage():
+            self.show_status(f"{verb}: {text}")
 
     def show_status(self, message: str) -> None:
         """Show a warning or refusal until the next message (no timer, nothing to outlive)."""

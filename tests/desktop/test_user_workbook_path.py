@@ -566,3 +566,17 @@ def test_a_round_joins_a_workbook_in_the_leads_own_words_by_their_column_choices
     assert warned == []
     rounds = read_rounds(path, columns=choices).rounds
     assert len(rounds) == 3 and rounds[-1].tp == 171
+
+
+def test_undo_says_what_it_undid_over_the_message_about_it(qtbot, window, workbook):
+    # "Removed PR-05 from this session" stayed in the status bar after Undo brought it
+    # back (trial 14).
+    assert window.open_workbook(workbook)
+    window._problems_box.close()
+    panel = window.rounds_panel
+    assert panel.remove_round(row_of(window, "PR-05"))
+    assert "Removed PR-05" in window.statusBar().currentMessage()
+    window.undo_action.trigger()
+    assert window.statusBar().currentMessage() == "Undone: Remove PR-05"
+    window.redo_action.trigger()
+    assert window.statusBar().currentMessage() == "Redone: Remove PR-05"
