@@ -385,8 +385,10 @@ class ItemSampleDialog(QDialog):
     def _show_picker(self, edit: QLineEdit, several: bool, clears: QLineEdit | None) -> None:
         menu = self._picker_menu(edit, several)
         chosen = menu.exec(edit.mapToGlobal(QPoint(0, edit.height())))
-        if chosen is not None:
-            self.pick_column(edit, str(chosen.data()), several=several, clears=clears)
+        header = None if chosen is None else str(chosen.data())
+        menu.deleteLater()  # one menu per click: not kept under the field (review 14)
+        if header is not None:
+            self.pick_column(edit, header, several=several, clears=clears)
 
     def pick_column(
         self,
@@ -418,6 +420,12 @@ class ItemSampleDialog(QDialog):
                 self._show_counts(self.summary)
             return
         if edit is self.score_edit and not self.threshold_edit.text().strip():
+            # The counts shown were the prediction column's: not these columns' (review 14).
+            self.summary = None
+            self.counts_label.clear()
+            self.draw_button.setEnabled(False)
+            self.use_population_button.setEnabled(False)
+            self.use_ensemble_button.setVisible(False)
             self.threshold_edit.setFocus()
             self._say("Give the score's threshold (a score at or above it is flagged).")
             return

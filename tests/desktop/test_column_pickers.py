@@ -94,6 +94,9 @@ def test_picking_a_score_asks_for_its_threshold_and_clears_the_prediction(qtbot,
     dialog.pick_column(dialog.score_edit, "model score", clears=dialog.predicted_edit)
     assert dialog.predicted_edit.text() == ""
     assert "threshold" in dialog.message.text()
+    # The prediction column's counts are not these columns': gone, and no Draw (review 14).
+    assert dialog.summary is None and dialog.counts_label.text() == ""
+    assert not dialog.draw_button.isEnabled()
     dialog.threshold_edit.setText("0.9")
     assert dialog.count_items()
     assert dialog.summary.population_pos == 10  # scores 0.90 ... 0.99
