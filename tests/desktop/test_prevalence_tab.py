@@ -501,10 +501,19 @@ def test_rounds_of_one_draw_are_ticked_one_by_one_and_this_round_is_drawn_once(q
     widget.shutdown()
 
 
-def test_at_most_twenty_ticked_rounds_are_drawn_and_the_rest_is_said(qtbot):
-    # A session with 2,000 ticked rounds blocked the window for 54 s (fuzz 13).
-    import time
+def test_at_most_twenty_ticked_rounds_are_drawn_and_the_rest_is_said(qtbot, monkeypatch):
+    # A session with 2,000 ticked rounds blocked the window for 54 s (fuzz 13). The work is
+    # counted, not timed (a loaded machine made a time limit flaky; review 14).
+    from core.prevalence import OperatingPoint
 
+    made = []
+    real = OperatingPoint.from_round.__func__
+
+    def counted(cls, *args, **kwargs):
+        made.append(args)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(OperatingPoint, "from_round", classmethod(counted))
     many = tuple(
         Round(sheet="Rounds", row=row, round=f"R-{row}", classifier="travel", k=K,
               tp=100 + row % 50, fp=20, fn=30, tn=4800)
@@ -517,11 +526,10 @@ def test_at_most_twenty_ticked_rounds_are_drawn_and_the_rest_is_said(qtbot):
             SessionState().prevalence, compared_rounds=tuple(item.round for item in many)
         ),
     )
-    started = time.perf_counter()
     widget = PrevalenceTab(SessionModel(state))
     qtbot.addWidget(widget)
     widget.show()
-    assert time.perf_counter() - started < 5  # seconds (54 s before; 0.3 s here)
+    assert len(made) <= 3 * (1 + 20)  # not one per ticked round (2,000)
     assert len(widget.operating_points()) == 1 + 20
     assert "Only the first 20 ticked rounds are drawn" in widget.message_label.text()
     assert "other 1,980" in widget.message_label.text()
