@@ -121,8 +121,9 @@ class NewRound:
                 raise InputError(f"the round's {what} is blank; give it a name or leave it out")
             if text is not None and what != "notes" and _NOT_ONE_LINE.search(text):
                 raise InputError(
-                    f"the round's {what} holds a line break, a tab or a text-direction "
-                    "control; a name is one line of plain text: type it again without it. "
+                    f"the round's {what} holds a line break, a tab or an invisible character "
+                    "that reverses the text; a name is one line of plain text: type it again "
+                    "without it. "
                     "Nothing was written"
                 )
             if text is not None and ILLEGAL_XML.search(text):
@@ -426,9 +427,9 @@ def _row_bounds(xml: bytes) -> tuple[int, bytes]:
         number = _ROW_NUMBER.search(match.group("attributes"))
         if number is None:
             raise WorkbookError(
-                "a row of the rounds sheet is written in a way PR Planner cannot add to (no "
-                "row number it can read, e.g. single-quoted attributes); open the workbook in "
-                "Excel or LibreOffice, save it, and add the round again. Nothing was written"
+                "the rounds sheet was written by a program PR Planner cannot add a row "
+                "after (a row without a number it can read); open the workbook in Excel or "
+                "LibreOffice, save it, and add the round again. Nothing was written"
             )
         last = max(last, int(number.group(1)))
         prefix = match.group("prefix") or b""

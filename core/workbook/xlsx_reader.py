@@ -306,9 +306,9 @@ class _TagEndGuard:
         self.since = self.since + len(chunk) if start < 0 else len(chunk) - start
         if self.since > _MAX_BYTES_BETWEEN_TAGS:
             raise _Damaged(
-                f"part {self.part} holds more than {_MAX_BYTES_BETWEEN_TAGS / 2**20:.0f} MB of "
-                "XML in one tag and its text (a cell longer than a workbook holds, or one "
-                "element with millions of attributes)"
+                f"one place in it holds more than {_MAX_BYTES_BETWEEN_TAGS / 2**20:.0f} MB "
+                "without a break, more than any cell of a workbook holds (part "
+                f"{self.part}, one XML tag and its text)"
             )
 
 

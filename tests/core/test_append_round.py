@@ -510,7 +510,7 @@ def test_rows_written_with_single_quotes_are_refused_naming_the_file_and_the_rem
     with pytest.raises(InputError) as caught:
         append_round(rewrite, ROUND)
     message = str(caught.value)
-    assert message.startswith("quoted.xlsx, sheet 'Rounds': a row of the rounds sheet")
+    assert message.startswith("quoted.xlsx, sheet 'Rounds': the rounds sheet was written by")
     assert "save it, and add the round again. Nothing was written" in message
     assert rewrite.read_bytes() == before
 
