@@ -163,6 +163,19 @@ class PrevalenceInputs:
         object.__setattr__(self, "compared_rounds", tuple(str(n) for n in self.compared_rounds))
 
 
+def _refuse_unstorable_name(what: str, name: object) -> None:
+    """A name the session file, the status bar and a workbook can hold: no control
+    character, lone surrogate or U+FFFE/U+FFFF (U+FFFE garbled every later status message,
+    a lone surrogate turned crash recovery off; fuzz 14)."""
+    if isinstance(name, str) and (
+        validation.CONTROL_CHARACTER.search(name) or validation.NOT_TEXT.search(name)
+    ):
+        raise InputError(
+            f"the {what}'s name {name!r} holds a character no file can store (a control "
+            "character or an invalid one); type it again without it"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnsembleChild:
     """One child classifier: its predicted-positive set size and overlap with the parent."""
@@ -172,6 +185,7 @@ class EnsembleChild:
     overlap: int
 
     def __post_init__(self) -> None:
+        _refuse_unstorable_name("child classifier", self.name)
         size = validation.count(f"{self.name}: size", self.size)
         overlap = validation.count(f"{self.name}: overlap", self.overlap)
         if overlap > size:
@@ -198,6 +212,7 @@ class EnsembleInputs:
     seed: int = ENSEMBLE_SEED
 
     def __post_init__(self) -> None:
+        _refuse_unstorable_name("parent classifier", self.parent_name)
         object.__setattr__(
             self, "parent_size", validation.whole_at_least("parent size", self.parent_size, 1)
         )

@@ -122,3 +122,15 @@ def test_a_list_or_mapping_where_text_belongs_is_refused_not_made_a_name():
     assert state.prevalence.scored_sample_path == SessionState().prevalence.scored_sample_path
     assert state.plan.margin_precision == 0.04
     assert any("prevalence.scored_sample_path: expected text" in text for text in problems)
+
+
+@pytest.mark.parametrize("name", ["a\ufffe", "a\x00b", "a\ud800"])
+def test_a_classifier_name_no_file_can_store_is_refused(name):
+    # U+FFFE garbled every later status message; a lone surrogate turned crash recovery
+    # off ("'utf-8' codec can't encode"; fuzz 14).
+    from core.session import EnsembleChild, EnsembleInputs
+
+    with pytest.raises(InputError, match="holds a character no file can store"):
+        EnsembleChild(name=name, size=10, overlap=5)
+    with pytest.raises(InputError, match="holds a character no file can store"):
+        EnsembleInputs(parent_name=name)
