@@ -124,6 +124,11 @@ def _number(text: str, *, thousands: bool) -> float:
         ) from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    if value == 0 and re.search(r"[1-9]", re.split(r"[eE]", stripped)[0]):
+        # 1e-400 is no float: it became 0 without a word (--threshold 1e-400; fuzz 14).
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is too close to 0 to be told from 0 (below about 1e-308)"
+        )
     return value
 
 

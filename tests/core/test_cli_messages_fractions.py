@@ -184,6 +184,11 @@ def test_values_that_are_no_percentage_keep_the_range_message(capsys, value, wor
             ["plan", "--k", "12,345,678", "--precision", "0.9", "--recall", "0.8"],
             "error: --k: expected a number, got '12,345,678'; write 12345678 (no separators)\n",
         ),
+        # 1e-400 is no float: it became 0 without a word (fuzz 14).
+        (
+            ["p3", "--tpr", "0.9", "--fpr", "1e-400"],
+            "error: --fpr: '1e-400' is too close to 0 to be told from 0 (below about 1e-308)\n",
+        ),
         # Three thousand as much of Europe writes it was taken as 3 (fuzz 14).
         (
             ["evaluate", "--random", "--tp", "90", "--fp", "3.000", "--fn", "20", "--tn", "900"],
