@@ -1555,8 +1555,24 @@ def _read_labeling_workbook(path: Path) -> LabelingWorkbook:
         return read_labeling_workbook(path)
     except LabelingError:
         if _is_item_list_workbook(path):
+            if _holds_rounds(path):  # was called an item list (fuzz 14)
+                raise InputError(
+                    f"{path.name} is a rounds workbook, not a labeling workbook: File › Open "
+                    "opens it (its rounds go to the Rounds panel). Labels come back in the "
+                    "workbook drawn for the editors."
+                ) from None
             raise InputError(item_list_words(path)) from None
         raise
+
+
+def _holds_rounds(path: Path) -> bool:
+    """Whether ``path`` reads as a rounds workbook (a header naming TP, FP, FN, TN)."""
+    from core.workbook.rounds import read_rounds
+
+    try:
+        return bool(read_rounds(path).rounds)
+    except INPUT_FAILURES:
+        return False
 
 
 def _is_item_list_workbook(path: Path) -> bool:

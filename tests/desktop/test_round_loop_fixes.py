@@ -511,6 +511,17 @@ def test_an_item_list_is_not_a_labeled_workbook(qtbot, window, tmp_path, warning
     assert path.name in window.statusBar().currentMessage()
 
 
+def test_a_rounds_workbook_is_not_called_an_item_list(
+    qtbot, window, shared_fixtures, tmp_path, warnings
+):
+    # Read labeled workbook… on a rounds workbook said "is an item list" (fuzz 14).
+    path = tmp_path / "my rounds.xlsx"
+    path.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.read_labeled_workbook([path]) is None
+    _title, text = warnings[-1]
+    assert "my rounds.xlsx is a rounds workbook, not a labeling workbook: File › Open" in text
+
+
 def test_a_labeling_workbook_without_its_design_sheet_is_not_called_an_item_list(
     qtbot, window, item_list, tmp_path, warnings
 ):
