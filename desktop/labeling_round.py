@@ -272,18 +272,28 @@ class ItemSampleDialog(QDialog):
             spin.setGroupSeparatorShown(True)
             spin.setValue(max(1, min(int(value), MAX_SIZE)))
             spin.valueChanged.connect(self._on_size_changed)
+        # Two names: what the editors are asked about ("card fraud"), and the classifier
+        # the round is filed under ("fraud_model_v3"). One field did both, and the editors
+        # were asked whether an item "belongs to fraud_model_v3" (trial 14).
         self.category_edit = QLineEdit(self)
         self.category_edit.setObjectName("category")
-        self.category_edit.setPlaceholderText(
-            "what the editors decide, e.g. travel (the classifier)"
-        )
+        self.category_edit.setPlaceholderText("what the editors decide, e.g. card fraud")
         self.category_edit.setToolTip(
-            "Named in the editors' instructions (positive: the item belongs to it), and the "
-            "classifier the round is filed under when the labels are read back"
+            "Named in the editors' instructions: positive means the item belongs to it"
         )
         self.category_edit.setMaxLength(MAX_CATEGORY_LENGTH)
+        self.classifier_edit = QLineEdit(self)
+        self.classifier_edit.setObjectName("filed_under")
+        self.classifier_edit.setPlaceholderText("the classifier's name in your rounds")
+        self.classifier_edit.setToolTip(
+            "The classifier the round is filed under when the labels are read back, so the "
+            "History tab and the comparisons pair it with its earlier rounds (the editors "
+            "do not see it)"
+        )
+        self.classifier_edit.setMaxLength(MAX_CATEGORY_LENGTH)
         if earlier is not None:
             self.category_edit.setText(earlier.design.category)
+            self.classifier_edit.setText(earlier.design.filed_under)
         else:
             # The lead's own rounds: the next round is most likely of the classifier of the
             # round the Plan builds on (else the one the Evaluate tab shows), and the round
@@ -298,6 +308,9 @@ class ItemSampleDialog(QDialog):
             )
             own = current is not None and not resources.is_example_round(current)
             if own and current is not None and current.classifier:
+                # The category starts as the classifier's name too (change it to what the
+                # editors decide; the filing keeps the classifier's).
+                self.classifier_edit.setText(current.classifier)
                 self.category_edit.setText(current.classifier)
         self.seed_edit = QLineEdit(self)
         self.seed_edit.setPlaceholderText("empty: a random seed, recorded in the workbook")
@@ -318,6 +331,7 @@ class ItemSampleDialog(QDialog):
             self.n_neg_spin,
         )
         sample.addRow("Category checked", self.category_edit)
+        sample.addRow("Filed under classifier", self.classifier_edit)
         sample.addRow("Seed", self.seed_edit)
         sample.addRow(self.blind_check)
         self.blind_note = QLabel(self)
@@ -802,6 +816,10 @@ class ItemSampleDialog(QDialog):
         text = self.seed_edit.text().strip()
         return None if not text else validate_seed(text, "the seed")
 
+    def filed_under(self) -> str:
+        """The classifier the round will be filed under: the field, else the category."""
+        return self.classifier_edit.text().strip() or self.category_edit.text().strip()
+
     def _round_stem(self, path: Path) -> str:
         """The suggested file name of a first draw, which names the round: the next in the
         lead's series for this category's classifier (``TR-09`` after ``TR-08``), else the
@@ -811,7 +829,7 @@ class ItemSampleDialog(QDialog):
 
         state = self._window.session.state
         rounds = state.rounds
-        classifier = self.category_edit.text().strip()
+        classifier = self.filed_under()
         if classifier and any(same_classifier(item.classifier, classifier) for item in rounds):
             # A round drawn already and out with the editors has taken its name.
             drawn = [Path(entry).stem for entry in state.awaiting_labels]
@@ -902,6 +920,7 @@ class ItemSampleDialog(QDialog):
         blind = self.blind_check.isChecked()
         targets = self._targets()
         category = self.category_edit.text()
+        classifier = self.classifier_edit.text()
         self._show_targets()
         try:
             written = self._window._in_background(
@@ -913,6 +932,7 @@ class ItemSampleDialog(QDialog):
                     blind=blind,
                     targets=targets,
                     category=category,
+                    classifier=classifier,
                 ),
             )
         except INPUT_FAILURES as exc:
@@ -1377,9 +1397,9 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         window.show_status(formatting.short_text(text, 300))
         QMessageBox.information(window, "Not enough labels yet", text)
         return None
-    # The round is filed under the category the workbook names, else under the current
+    # The round is filed under the classifier the workbook names, else under the current
     # round's classifier.
-    classifier = max(workbooks, key=lambda book: len(book.sample)).design.category or None
+    classifier = max(workbooks, key=lambda book: len(book.sample)).design.filed_under or None
     if classifier is None and current is not None:
         classifier = current.classifier
     rounds, placed = merged_rounds(state.rounds, results, workbooks, classifier)

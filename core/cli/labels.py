@@ -329,9 +329,9 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
     design = chosen.design
     first = workbooks[0]
     classifier = args.classifier
-    category = max(workbooks, key=lambda book: len(book.sample)).design.category
-    if classifier is None and chosen is primary and category:
-        classifier = category  # as the app files it: the category checked names the round
+    filed_under = max(workbooks, key=lambda book: len(book.sample)).design.filed_under
+    if classifier is None and chosen is primary and filed_under:
+        classifier = filed_under  # as the app files it
     notes = (
         f"PR Planner labeling round: seed {first.design.seed}, items from "
         f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
@@ -369,7 +369,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         )
     if classifier is not None and args.classifier is None:
         print(
-            f"note: the round is filed under classifier {classifier!r}, the category the "
+            f"note: the round is filed under classifier {classifier!r}, the one the "
             "workbook was drawn for (--classifier NAME files it under another)",
             file=sys.stderr,
         )

@@ -122,6 +122,7 @@ _F_MARGIN_PRECISION = "Target margin for precision (±)"
 _F_MARGIN_RECALL = "Target margin for recall (±)"
 _F_CONFIDENCE = "Confidence of the targets"
 _F_CATEGORY = "Category checked"
+_F_CLASSIFIER = "Filed under classifier"
 #: Longest category name kept (it is a name, not instructions).
 MAX_CATEGORY_LENGTH = 200
 _TABLE_HEADER = (
@@ -191,8 +192,11 @@ class LabelingDesign:
     created : datetime.date or None
         The day the sample was drawn (None when the line is missing or unreadable).
     category : str
-        What the labelers decide, in the lead's words (``"travel booking mails"``); ""
-        when none was given. The round read back is filed under it as its classifier.
+        What the labelers decide, in the lead's words (``"card fraud"``); "" when none
+        was given.
+    classifier : str
+        The classifier the round read back is filed under (``"fraud_model_v3"``); "" when
+        it is the category (workbooks of earlier versions, or the lead gave one name).
     """
 
     seed: int
@@ -210,6 +214,14 @@ class LabelingDesign:
     targets_note: str = ""
     created: dt.date | None = None
     category: str = ""
+    classifier: str = ""
+
+    @property
+    def filed_under(self) -> str:
+        """The classifier the round is filed under: :attr:`classifier`, else the category
+        (one field did both, and the editors were asked whether an item "belongs to
+        fraud_model_v3"; trial 14)."""
+        return self.classifier or self.category
 
     @property
     def primary(self) -> ClassifierDesign:
@@ -827,6 +839,7 @@ def build_labeling_workbook(
     drawn_as: str = "",
     targets: Targets | None = None,
     category: str = "",
+    classifier: str = "",
 ):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
@@ -845,6 +858,9 @@ def build_labeling_workbook(
     category : str, optional
         What the labelers decide (:func:`clean_category`), named in their instructions and
         recorded on the Design sheet.
+    classifier : str, optional
+        The classifier the round is filed under when it differs from ``category``
+        (recorded on the Design sheet; :attr:`LabelingDesign.filed_under`).
     """
     from openpyxl import Workbook
     from openpyxl.comments import Comment
@@ -857,6 +873,7 @@ def build_labeling_workbook(
         )
     _refuse_unstorable_text(selection)
     category = clean_category(category)
+    filed_under = clean_category(classifier)
     workbook = Workbook()
     sheet = workbook.active
     sheet.title = LABELS_SHEET
@@ -960,6 +977,8 @@ def build_labeling_workbook(
         fields.append((_F_DRAWN_AS, drawn_as))
     if category:
         fields.append((_F_CATEGORY, category))
+    if filed_under and filed_under != category:
+        fields.append((_F_CLASSIFIER, filed_under))
     if targets is not None:
         fields += [
             (_F_MARGIN_PRECISION, targets.margin_precision),
@@ -981,15 +1000,15 @@ def build_labeling_workbook(
         cell.fill = header_fill
         cell.alignment = Alignment(wrap_text=True, vertical="top")
     design.row_dimensions[design.max_row].height = 45
-    for classifier in selection.designs():
+    for drawn_design in selection.designs():
         design.append(
             [
-                classifier.name,
-                classifier.column,
-                classifier.population_pos,
-                classifier.population_neg,
-                classifier.n_pos,
-                classifier.n_neg,
+                drawn_design.name,
+                drawn_design.column,
+                drawn_design.population_pos,
+                drawn_design.population_neg,
+                drawn_design.n_pos,
+                drawn_design.n_neg,
             ]
         )
     number_cells: Any = design.iter_rows(min_row=len(fields) + 3, min_col=3, max_col=6)
@@ -1018,16 +1037,16 @@ def build_labeling_workbook(
     sample = workbook.create_sheet(SAMPLE_SHEET)
     further = selection.classifiers
     sample_headers = ["Item id", "Key (SHA-256)", "In this workbook", "Stratum", "Rank"]
-    for classifier in further:
-        sample_headers += [f"{classifier.name}: stratum", f"{classifier.name}: rank"]
+    for drawn_design in further:
+        sample_headers += [f"{drawn_design.name}: stratum", f"{drawn_design.name}: rank"]
     sample.append(sample_headers)
     here = {item.id for item in selection.items}
     everything = sorted((*selection.earlier, *selection.items), key=lambda item: item.key)
     for item in everything:
         places = {membership.classifier: membership for membership in item.memberships}
         row = [item.id, item.key, "yes" if item.id in here else "no", item.stratum, item.rank]
-        for classifier in further:
-            membership = places.get(classifier.name)
+        for drawn_design in further:
+            membership = places.get(drawn_design.name)
             row += [None, None] if membership is None else [membership.stratum, membership.rank]
         sample.append(row)
     sample.column_dimensions["A"].width = 24
@@ -1070,6 +1089,7 @@ def write_labeling_workbook(
     blind: bool = True,
     targets: Targets | None = None,
     category: str = "",
+    classifier: str = "",
 ) -> Path:
     """Write the labeling workbook of ``selection`` to ``path``, atomically.
 
@@ -1080,7 +1100,7 @@ def write_labeling_workbook(
     sources : sequence of path-like
         The inputs (item list, an earlier labeling workbook); ``path`` may be none of
         them.
-    blind, targets, category
+    blind, targets, category, classifier
         See :func:`build_labeling_workbook`.
 
     Raises
@@ -1091,7 +1111,12 @@ def write_labeling_workbook(
     from core.workbook.safe_io import atomic_write, mark_as_ours
 
     workbook = build_labeling_workbook(
-        selection, blind=blind, drawn_as=Path(path).name, targets=targets, category=category
+        selection,
+        blind=blind,
+        drawn_as=Path(path).name,
+        targets=targets,
+        category=category,
+        classifier=classifier,
     )
     mark_as_ours(workbook)
     destination = Path(path)
@@ -1292,6 +1317,7 @@ def _design_from(
         targets_note=targets_note,
         created=_day_of(fields.get(_F_CREATED)),
         category=clean_category(_text(fields.get(_F_CATEGORY))),
+        classifier=clean_category(_text(fields.get(_F_CLASSIFIER))),
     )
 
 

@@ -998,7 +998,7 @@ def test_labels_files_the_round_under_the_category_it_was_drawn_for(
     rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
     status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
     assert status == 0, captured.err
-    assert "filed under classifier 'travel', the category" in captured.err
+    assert "filed under classifier 'travel', the one" in captured.err
     added = read_rounds(rounds).rounds[-1]
     assert added.classifier == "travel" and added.round == "round"
     fresh = tmp_path / "fresh.xlsx"

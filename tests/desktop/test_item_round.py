@@ -481,7 +481,36 @@ def test_the_category_names_the_round_and_the_next_draw_offers_it(window, items,
     # The next draw is most likely of the same category.
     again = window.open_item_sample(30, 60, item_list=path)
     assert again.category_edit.text() == "travel booking mails"
+    assert again.classifier_edit.text() == "travel booking mails"
     again.close()
+
+
+def test_the_editors_question_and_the_classifier_filed_under_are_two_names(
+    window, items, shared_fixtures, tmp_path
+):
+    # One field did both: the editors were asked whether an item "belongs to
+    # fraud_model_v3", or the round left the classifier's history (trial 14).
+    from core.workbook.labeling import read_labeling_workbook
+
+    rounds = tmp_path / "rounds.xlsx"
+    rounds.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(rounds, ask=False)
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    assert dialog.classifier_edit.text() == "travel"
+    dialog.category_edit.setText("travel booking mails")
+    dialog.seed_edit.setText(str(SEED))
+    drawn = dialog.draw_and_save(tmp_path / "drawn.xlsx")
+    design = read_labeling_workbook(drawn).design
+    assert (design.category, design.classifier) == ("travel booking mails", "travel")
+    instructions = openpyxl.load_workbook(drawn)["How to label"]
+    words = " ".join(str(cell.value) for row in instructions.iter_rows() for cell in row)
+    assert "“travel booking mails”" in words and "“travel”" not in words
+    labeled = tmp_path / "labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    dialog.close()
+    result = window.read_labeled_workbook([labeled])
+    assert result is not None and result.round.classifier == "travel"
 
 
 def test_the_category_starts_as_the_classifier_of_the_leads_own_current_round(
@@ -493,7 +522,7 @@ def test_the_category_starts_as_the_classifier_of_the_leads_own_current_round(
     path, _ = items
     dialog = window.open_item_sample(30, 60, item_list=path)
     # TR-06 of travel is current: the new round is filed under travel unless changed
-    assert dialog.category_edit.text() == "travel"
+    assert dialog.classifier_edit.text() == dialog.category_edit.text() == "travel"
     dialog.close()
 
 

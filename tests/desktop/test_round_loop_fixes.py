@@ -921,7 +921,7 @@ def test_the_draw_is_for_the_classifier_the_plan_builds_on(
     panel.plan_action.trigger()
     assert window.session.get("plan.previous") == other.matrix
     dialog = window.open_item_sample(40, 80, item_list=path)
-    assert dialog.category_edit.text() == other.classifier
+    assert dialog.classifier_edit.text() == other.classifier
     dialog.close()
 
 
@@ -1034,15 +1034,15 @@ def test_the_draw_suggests_the_next_name_in_the_leads_series(
     # series as a round name (trial 12).
     path, _truth = item_list
     dialog = window.open_item_sample(40, 80, item_list=path)
-    dialog.category_edit.setText("travel")
+    dialog.classifier_edit.setText("travel")
     assert dialog._round_stem(path) == "TR-07"
-    dialog.category_edit.setText("Finance")  # spelled another way: the same series
+    dialog.classifier_edit.setText("Finance")  # spelled another way: the same series
     assert dialog._round_stem(path) == "FI-05"
-    dialog.category_edit.setText("shopping")  # no rounds of it yet
+    dialog.classifier_edit.setText("shopping")  # no rounds of it yet
     assert dialog._round_stem(path) == "items labels"
     # TR-07 drawn and out with the editors: the next draw is TR-08, not "TR-07 2".
     window.session.set_value("awaiting_labels", (str(path.with_name("TR-07.xlsx")),))
-    dialog.category_edit.setText("travel")
+    dialog.classifier_edit.setText("travel")
     assert dialog._round_stem(path) == "TR-08"
     dialog.close()
 
