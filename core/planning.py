@@ -1339,11 +1339,15 @@ def _ratio_driver(
     if abs(realized - intended) <= intended * max(0.005, 1.5 / n_neg, 1.5 / max(n_pos, 1)):
         return ""
     which = "Theorem 2" if bayesian else "Theorem 1"
-    head = f"s = {realized:.3g} differs from max(s*, 1) = {intended:.3g} (s* by {which}): "
+    # Plain words first: the report's Summary quotes this to a manager (trial 14).
+    head = (
+        f"the over-sampling ratio is s = {realized:.3g} rather than the usual "
+        f"{intended:.3g} (max(s*, 1), s* by {which}): "
+    )
     if method == "paper":
         return head + (
-            f"the precision margin needed {n_pos:,} predicted positives, more than "
-            f"s = {intended:.3g} gives with the recall margin's sample"
+            f"the precision target needs {n_pos:,} flagged items to label, more than the "
+            "usual ratio gives with the recall target's sample"
         )
     what = "cheapest" if costs_given else "smallest"
     if budget_given:

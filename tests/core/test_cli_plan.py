@@ -298,18 +298,19 @@ def test_a_note_says_when_the_precision_margin_drives_s(capsys):
     # max(s*, 1) = 1 here; the precision margin needs more predicted positives
     assert result["s"] > 1.5
     assert (
-        f"note: s = {result['s']:.3g} differs from max(s*, 1) = 1 (s* by Theorem 1): the "
-        f"precision margin needed {result['n_pos']:,} predicted positives"
+        f"note: the over-sampling ratio is s = {result['s']:.3g} rather than the usual 1 "
+        f"(max(s*, 1), s* by Theorem 1): the precision target needs {result['n_pos']:,} "
+        "flagged items to label"
     ) in err
     _, err = run_json(capsys, *BASE)  # s = max(s*, 1): nothing to explain
-    assert "differs from max(s*, 1)" not in err
+    assert "rather than the usual" not in err
 
 
 def test_a_note_says_when_costs_drive_s(capsys):
     _, err = run_json(capsys, *BASE, "--method", "optimal", "--cost-pos", "5", "--cost-neg", "1")
-    assert "differs from max(s*, 1)" in err and "at the given label costs" in err
+    assert "rather than the usual" in err and "at the given label costs" in err
     _, err = run_json(capsys, *BASE, "--s", "3", "--v", "2000")  # the user's own s
-    assert "differs" not in err
+    assert "rather than the usual" not in err
 
 
 def test_bayesian_margins_are_labeled_as_a_prediction_for_the_next_round(capsys):
