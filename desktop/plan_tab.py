@@ -1534,7 +1534,8 @@ class PlanTab(SessionTab):
         self.simulation_result.setStyleSheet(STALE_STYLE if stale else "")
 
     def _show_notes(self) -> None:
-        notes = list(self._basis.notes)
+        # The core's notes are clauses ("the plan labels ..."); on screen each is a sentence.
+        notes = [note[:1].upper() + note[1:] for note in self._basis.notes]
         if self._basis.error:
             notes.insert(0, self._basis.error)
         shown = notes + ([self._basis.hint] if self._basis.hint else [])
