@@ -1368,8 +1368,16 @@ class _RowInterpreter:
             try:
                 date = _as_date(raw_date, self.epoch)
             except (ValueError, TypeError, OverflowError):
+                # A date-formatted number beyond Excel's dates reads as #VALUE!, as openpyxl
+                # has it: the cell itself may not say so (fuzz 14).
+                what = (
+                    "the date cell holds no date Excel can show (#VALUE!, or a number beyond "
+                    "its dates)"
+                    if raw_date == "#VALUE!"
+                    else f"date {_describe(raw_date)} is not a date"
+                )
                 problems_found.append(
-                    f"date {_describe(raw_date)} is not a date; use a date cell or YYYY-MM-DD "
+                    f"{what}; use a date cell or YYYY-MM-DD "
                     f"(cell {self._cell(get['date'], row_number)})"
                 )
         if problems_found:

@@ -662,3 +662,18 @@ def test_a_sample_larger_than_its_population_is_refused_naming_the_cell(tmp_path
     assert reasons[3].startswith("TP + FP = 252 items were labeled, more than the")
     assert "population of 10 (cell B3)" in reasons[3]
     assert "FN + TN = 4,020 items" in reasons[4] and "(cell C4)" in reasons[4]
+
+
+def test_a_date_serial_beyond_excels_dates_is_said_as_such(tmp_path):
+    # "date '#VALUE!' is not a date" for a cell holding 1e308 (fuzz 14): the reader's value
+    # is openpyxl's #VALUE!, which the cell does not show.
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", 1e308, 0.05, 10, 2, 3, 50])
+    sheet["B2"].number_format = "yyyy-mm-dd"
+    path = tmp_path / "dates.xlsx"
+    workbook.save(path)
+    for engine in ("fast", "openpyxl"):
+        (refused,) = read_rounds(path, engine=engine).refused
+        assert "the date cell holds no date Excel can show" in refused.reason, engine
