@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import unicodedata
 from functools import lru_cache
 from statistics import NormalDist
 from typing import TypeGuard
@@ -224,19 +225,21 @@ def z_value(level: float) -> float:
     return _STANDARD_NORMAL.inv_cdf(0.5 + confidence(level) / 2.0)
 
 
-#: A whole number with its thousands set off by points (``3.000``, ``1.251.000``), as
-#: much of Europe writes it.
-_DOT_THOUSANDS = re.compile(r"^[1-9]\d{0,2}(\.\d{3})+$")
+#: A whole number with its thousands set off by one point (``3.000``), as much of Europe
+#: writes it: three thousand, or three with decimals? (``1.251.000`` cannot be decimals.)
+_DOT_THOUSANDS = re.compile(r"^[+]?[1-9]\d{0,2}\.\d{3}$")
 
 
-def ambiguous_count(text: str) -> str | None:
-    """Why ``text`` cannot be read as a count, when it looks like thousands set off by
-    points: ``3.000`` was read as 3 while ``41.200`` was refused (fuzz 14). ``None`` when
-    it does not look so."""
-    shown = text.strip()
-    if not _DOT_THOUSANDS.match(shown):
+def ambiguous_count(text: object) -> str | None:
+    """Why ``text`` cannot be read as a count, when it looks like thousands set off by a
+    point: ``3.000`` was read as 3 while ``41.200`` was refused (fuzz 14). ``None`` when it
+    does not look so (or is no text). Full-width digits and a ``+`` are seen through."""
+    if not isinstance(text, str) or len(text) > 40:
         return None
-    whole_number = int(shown.replace(".", ""))
+    shown = text.strip()
+    if not _DOT_THOUSANDS.match(unicodedata.normalize("NFKC", shown)):
+        return None
+    whole_number = int(unicodedata.normalize("NFKC", shown).lstrip("+").replace(".", ""))
     return (
         f"{shown!r} is ambiguous for a count (a point between thousands, or decimals?): "
         f"for {whole_number:,} write {whole_number}; a count has no decimals"

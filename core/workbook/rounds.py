@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from core import validation
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError, named
 from core.workbook.xlsx_reader import (
@@ -915,6 +916,8 @@ def _as_count(value: object) -> int | None:
     ``2.5``, ``-1``, ``1e300`` do not."""
     if type(value) is int:
         return value if 0 <= value <= MAX_COUNT else None
+    if validation.ambiguous_count(value):  # '3.000' read as 3 (fuzz 14)
+        return None
     number = _as_number(value)
     if number is None or isinstance(number, bool):
         return None
@@ -1339,6 +1342,9 @@ class _RowInterpreter:
                         f"{FIELD_LABELS[field]} in cell {self._cell(column, row_number)} is too "
                         f"large to be a count (more than {_MAX_COUNT_TEXT}): {_count_text(value)}"
                     )
+                elif ambiguous := validation.ambiguous_count(value):
+                    where = self._cell(column, row_number)
+                    problems_found.append(f"{FIELD_LABELS[field]}: {ambiguous} (cell {where})")
                 else:
                     problems_found.append(
                         f"{FIELD_LABELS[field]} must be a whole number >= 0, got "

@@ -677,3 +677,18 @@ def test_a_date_serial_beyond_excels_dates_is_said_as_such(tmp_path):
     for engine in ("fast", "openpyxl"):
         (refused,) = read_rounds(path, engine=engine).refused
         assert "the date cell holds no date Excel can show" in refused.reason, engine
+
+
+def test_a_count_typed_with_a_point_between_thousands_is_refused_not_read_as_ones(tmp_path):
+    # '3.000' was read as FP 3 while '41.200' was refused (fuzz 14, recheck 14).
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", 0.1, 80, "3.000", 10, 490])
+    sheet.append(["R2", 0.1, 80, "3", 10, 490])
+    path = tmp_path / "dots.xlsx"
+    workbook.save(path)
+    book = read_rounds(path)
+    assert [item.round for item in book.rounds] == ["R2"]
+    (refused,) = book.refused
+    assert "FP: '3.000' is ambiguous for a count" in refused.reason and "D2" in refused.reason

@@ -68,3 +68,18 @@ def test_a_number_beyond_pythons_digit_limit_is_refused_not_raised():
     # repr() of a 5,000-digit int raises ValueError (review 13).
     with pytest.raises(InputError, match="a number of about 5,001 digits"):
         validation.count("n", 10**5000)
+
+
+@pytest.mark.parametrize("text", ["3.000", "+3.000", "３.０００", " 41.200 "])
+def test_a_count_with_a_point_between_thousands_is_ambiguous(text):
+    # Read as 3 by float(); full-width digits and a sign slipped past (fuzz 14, recheck 14).
+    from core.validation import ambiguous_count
+
+    assert "is ambiguous for a count" in ambiguous_count(text)
+
+
+@pytest.mark.parametrize("text", ["3", "3.0", "3.00", "0.500", "1.251.000", "3.000e0", 3.0])
+def test_other_numbers_are_not_called_ambiguous(text):
+    from core.validation import ambiguous_count
+
+    assert ambiguous_count(text) is None

@@ -51,8 +51,18 @@ def test_tab_moves_right(qtbot, grid):
         ("1e20", "more than 10^15"),
         # Three thousand written as much of Europe writes it was taken as 3 (fuzz 14).
         ("3.000", "'3.000' is ambiguous for a count"),
+        ("+3.000", "is ambiguous for a count"),  # with a sign (recheck 14)
     ],
-    ids=["negative", "fractional", "letters", "400 digits", "1000 digits", "1e20", "3.000"],
+    ids=[
+        "negative",
+        "fractional",
+        "letters",
+        "400 digits",
+        "1000 digits",
+        "1e20",
+        "3.000",
+        "+3.000",
+    ],
 )
 def test_a_bad_entry_is_refused_at_the_cell_and_the_old_value_stays(qtbot, grid, text, reason):
     session, widget = grid
