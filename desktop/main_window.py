@@ -1672,6 +1672,9 @@ class MainWindow(QMainWindow):
                 logger.info("adding to %s failed: %s", workbook, exc)
                 text = formatting.short_text(str(exc), 600)
                 if position == 0:  # the main round: nothing is in the file
+                    if several:  # the others were not tried either (recheck 14)
+                        others = ", ".join(label(other) for other in items[1:])
+                        text += f"\n\nNot added either: {others} (the same draw)."
                     self.show_status(f"Not added to {workbook.name}: {text}")
                     QMessageBox.warning(self, f"Not added to {workbook.name}", text)
                     return ""

@@ -764,6 +764,18 @@ def append_round(
                     f"each once{words}; fix the header, then append. Nothing was written"
                 )
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
+    refused_here = [
+        item for item in book.refused if item.sheet == reading.sheet and not item.is_totals
+    ]
+    if refused_here and not any(item.sheet == reading.sheet for item in book.rounds):
+        # Columns that read none of the sheet's rows would put the counts where they do not
+        # belong (TP under "Month"; recheck 14): say what the first row read as instead.
+        first = refused_here[0]
+        raise InputError(
+            f"{path.name}, sheet {reading.sheet!r}: none of its {len(refused_here):,} rows "
+            f"reads as a round with these columns (row {first.row}: {first.reason}); check "
+            "which column holds what. Nothing was written"
+        )
     if new_round.classifier is None:
         new_round = replace(
             new_round,

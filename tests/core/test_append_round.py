@@ -543,6 +543,11 @@ def test_a_workbook_in_the_leads_own_words_takes_the_round_in_the_chosen_columns
     assert path.read_bytes() == unchanged
     with pytest.raises(InputError, match="no header matches the column choice"):
         append_round(path, new, columns=["tp=Hitz"])
+    # A mapping that reads none of the sheet's rows puts counts where they do not belong.
+    wrong = [choice.replace("tp=Hits", "tp=Week") for choice in OWN_WORDS_CHOICES]
+    with pytest.raises(InputError, match="none of its 2 rows reads as a round"):
+        append_round(path, new, columns=wrong)
+    assert path.read_bytes() == unchanged
     appended = append_round(path, new, columns=OWN_WORDS_CHOICES)
     book = read_rounds(path, columns=OWN_WORDS_CHOICES)
     assert [(r.tp, r.fp, r.fn, r.tn) for r in book.rounds][-1] == (160, 20, 25, 5_310)

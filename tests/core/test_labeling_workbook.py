@@ -1001,7 +1001,11 @@ def test_a_design_seed_of_thousands_of_digits_is_refused_in_words(drawn, tmp_pat
     row[1].value = "9" * 5_000
     edited = tmp_path / "edited.xlsx"
     workbook.save(edited)
-    with pytest.raises(InputError, match="at most 20 digits, got one of 5,000 digits"):
+    with pytest.raises(InputError, match="at most 10\\^15, got one of 5,000 digits"):
+        read_labeling_workbook(edited)
+    row[1].value = "12345678901234567890"  # 20 digits: the Design sheet, not the Sample
+    workbook.save(edited)
+    with pytest.raises(InputError, match="at most 10\\^15, got one of 20 digits"):
         read_labeling_workbook(edited)
 
 
