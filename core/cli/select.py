@@ -4,7 +4,8 @@
 
     prplanner select ITEMS --n-pos N1 --n-neg N0 [--seed S] [--id COL]
                      [--predicted COL | --score COL --threshold T] [--classifiers C1,C2]
-                     [--keep COLS] [--extend SHEET.xlsx] [--category TEXT] [--show-strata]
+                     [--keep COLS] [--extend SHEET.xlsx] [--category TEXT] [--file-under NAME]
+                     [--show-strata]
                      [--margin B | --margin-precision BP --margin-recall BR] [--confidence C]
                      -o SHEET.xlsx [--json]
     prplanner select ITEMS --sql duckdb|bigquery|spark|postgres --n-pos N1 --n-neg N0 --seed S
@@ -118,10 +119,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--category",
         default=None,
         metavar="TEXT",
-        help="what the labelers decide, e.g. 'travel': named in their instructions, "
-        "recorded in the workbook, and the round's classifier when its labels are read "
-        "back (the app, labels --append-to); use the classifier's name in your rounds "
-        "workbook; a top-up keeps the earlier workbook's",
+        help="what the labelers decide, e.g. 'card fraud': named in their instructions "
+        "and recorded in the workbook; also the round's classifier when its labels are read "
+        "back, unless --file-under names it; a top-up keeps the earlier workbook's",
+    )
+    parser.add_argument(
+        "--file-under",
+        default=None,
+        metavar="NAME",
+        help="the classifier the round is filed under when its labels are read back (the "
+        "app, labels --append-to), e.g. fraud_model_v3: its name in your rounds workbook "
+        "(default: --category); the labelers do not see it",
     )
     parser.add_argument(
         "--show-strata",
@@ -292,6 +300,8 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             args.keep = earlier.kept_columns
         if args.category is None:
             args.category = design.category
+        if args.file_under is None:
+            args.file_under = design.classifier
         # The round is still drawn for the targets recorded, except what the flags change.
         targets = resolve_targets(args, design.targets)
         if targets is None and args.confidence is not None:
@@ -343,6 +353,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         blind=not args.show_strata,
         targets=targets,
         category=args.category or "",
+        classifier=args.file_under or "",
     )
     return DrawnSample(selection=selection, path=written, targets=targets)
 

@@ -1207,3 +1207,21 @@ def test_labels_appends_to_a_workbook_in_the_leads_own_words_with_column(capsys,
     assert (added.tp, added.fp, added.fn, added.tn) == (
         data["tp"], data["fp"], data["fn"], data["tn"],
     )  # fmt: skip
+
+
+def test_select_files_the_round_under_a_classifier_apart_from_the_editors_category(
+    capsys, tmp_path
+):
+    # The category doubled as the classifier: editors were asked whether an item "belongs
+    # to fraud_model_v3" (trial 14, recheck 14).
+    from core.workbook.labeling import read_labeling_workbook
+
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet = tmp_path / "round.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 5, "--n-neg", 5, "--seed", 2, "-o", sheet,
+        "--category", "card fraud", "--file-under", "fraud_model_v3",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    design = read_labeling_workbook(sheet).design
+    assert (design.category, design.filed_under) == ("card fraud", "fraud_model_v3")
