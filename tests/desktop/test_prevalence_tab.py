@@ -205,10 +205,10 @@ def write_scored_csv(path, seed=3, n=400):
 def test_import_scored_sample_draws_pr_curves(qtbot, tab, tmp_path):
     path = write_scored_csv(tmp_path / "scored.csv")
     tab.import_scored_sample(path)
-    # Generous, and saying what the tab shows if it is not read: it timed out once at 10 s
-    # in a CI run (not reproduced in 3 runs beside two busy processes; 2 s alone).
+    # Saying what the tab shows if it is not read: it timed out once in a CI run (not
+    # reproduced in 3 runs beside two busy processes; 2 s alone).
     try:
-        qtbot.waitUntil(lambda: tab.scored is not None, timeout=30_000)
+        qtbot.waitUntil(lambda: tab.scored is not None, timeout=10_000)
     except qtbot.TimeoutError:
         pytest.fail(f"the scored sample was not read: {tab.scored_label.text()!r}")
     expected = curves_of_sample(load_scored_sample(path))
