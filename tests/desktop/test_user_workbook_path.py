@@ -435,11 +435,10 @@ def test_a_header_typed_twice_is_told_apart_by_its_letter_in_the_dialog(qtbot, w
     assert (item.tp, item.fp, item.fn, item.tn) == (40, 10, 3, 500)
 
 
-def test_a_workbook_opened_with_chosen_columns_reopens_with_them_at_the_next_start(
-    qtbot, window, tmp_path, monkeypatch
-):
-    # Reopening the last file at start lost the lead's column choices: every start showed
-    # "No rounds in the workbook" over the example (review 13).
+def open_own_words_then_restart(qtbot, window, tmp_path, monkeypatch):
+    """The lead's workbook in their own words opened with their column choices, then a
+    new window on the same settings (a restart): ``(path, choices, later, boxes)``, the
+    warning and information boxes recorded in ``boxes``."""
     from desktop.main_window import MainWindow
     from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
 
@@ -447,11 +446,23 @@ def test_a_workbook_opened_with_chosen_columns_reopens_with_them_at_the_next_sta
     choices = tuple(f"Audit!{text}" for text in OWN_WORDS_CHOICES)
     assert window.open_workbook(path, columns=choices)
     window.session.undo_stack.setClean()
-    boxes = []
+    boxes: list[str] = []
     monkeypatch.setattr(QMessageBox, "warning", lambda *args: boxes.append(args[2]))
+    monkeypatch.setattr(QMessageBox, "information", lambda *args: boxes.append(args[2]))
     later = MainWindow(settings=window.settings)
     qtbot.addWidget(later)
     later.load_example()
+    return path, choices, later, boxes
+
+
+def test_a_workbook_opened_with_chosen_columns_reopens_with_them_at_the_next_start(
+    qtbot, window, tmp_path, monkeypatch
+):
+    # Reopening the last file at start lost the lead's column choices: every start showed
+    # "No rounds in the workbook" over the example (review 13).
+    from desktop.main_window import MainWindow
+
+    path, _choices, later, boxes = open_own_words_then_restart(qtbot, window, tmp_path, monkeypatch)
     assert later.reopen_last_document()
     assert len(later.session.state.rounds) == 2 and boxes == []
     # A file that became unreadable is said in the status bar, not in a box at start.
@@ -523,19 +534,7 @@ def test_open_recent_uses_the_column_choices_the_file_was_opened_with(
 ):
     # Open Recent opened the file without them: "No rounds…" and the column dialog again,
     # and a partial read then erased the choices kept for the next start (review 14).
-    from desktop.main_window import MainWindow
-    from tests.core.test_rounds_columns import OWN_WORDS_CHOICES, own_words_book
-
-    path = own_words_book(tmp_path)
-    choices = tuple(f"Audit!{text}" for text in OWN_WORDS_CHOICES)
-    assert window.open_workbook(path, columns=choices)
-    window.session.undo_stack.setClean()
-    boxes = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda *args: boxes.append(args[2]))
-    monkeypatch.setattr(QMessageBox, "information", lambda *args: boxes.append(args[2]))
-    later = MainWindow(settings=window.settings)
-    qtbot.addWidget(later)
-    later.load_example()
+    path, choices, later, boxes = open_own_words_then_restart(qtbot, window, tmp_path, monkeypatch)
     later.session.undo_stack.setClean()
     later._fill_recent_menu()
     (action,) = [item for item in later.recent_menu.actions() if item.text() == path.name]
