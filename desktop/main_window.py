@@ -1424,16 +1424,8 @@ class MainWindow(QMainWindow):
         self.settings.setValue("recent_item_lists", kept[:MAX_RECENT_FILES])
 
     def recent_item_lists(self) -> list[str]:
-        """The item lists drawn from lately, newest first (settings; hostile values
-        dropped)."""
-        stored = self.settings.value("recent_item_lists", [])
-        if isinstance(stored, str):
-            stored = [stored]
-        if not isinstance(stored, list):
-            return []
-        return [name for name in stored[: 4 * MAX_RECENT_FILES] if isinstance(name, str) and name][
-            :MAX_RECENT_FILES
-        ]
+        """The item lists drawn from lately, newest first."""
+        return self._recent_list("recent_item_lists")
 
     def open_item_sample(
         self,
@@ -1890,7 +1882,11 @@ class MainWindow(QMainWindow):
         return value if 0.5 < value < 1 else 0.95
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent_files", [])
+        return self._recent_list("recent_files")
+
+    def _recent_list(self, key: str) -> list[str]:
+        """A list of file names kept in the settings under ``key``, newest first."""
+        value = self.settings.value(key, [])
         if isinstance(value, str):  # QSettings returns a one-element list as a string
             value = [value]
         if not isinstance(value, list | tuple):  # None (an invalid entry): no recent files
