@@ -1875,11 +1875,12 @@ def show_disagreements(window, exc: LabelsDisagree) -> QMessageBox:
     under Show Details (a window-modal box, not blocking). The message was cut off in the
     fifth item, before it said how to settle them (trial 14)."""
     count = len(exc.items)
-    window.show_status(f"Labels not read: the copies disagree on {count:,} item(s)")
+    items = f"{count:,} item" if count == 1 else f"{count:,} items"
+    window.show_status(f"Labels not read: the copies disagree on {items}")
     box = QMessageBox(
         QMessageBox.Icon.Warning,
         "The editors' copies disagree",
-        f"The copies label {count:,} item(s) positive in one and negative in another, so "
+        f"The copies label {items} positive in one and negative in another, so "
         f"nothing was read. To read them, {LabelsDisagree.SETTLE}.",
         QMessageBox.StandardButton.Close,
         window,

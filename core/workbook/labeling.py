@@ -139,6 +139,11 @@ class LabelingError(InputError):
     """A labeling workbook that cannot be counted, with sheet, row and id named."""
 
 
+def _items(count: int) -> str:
+    """``1 item``, ``6 items``."""
+    return f"{count:,} item" if count == 1 else f"{count:,} items"
+
+
 class LabelsDisagree(LabelingError):
     """Copies that label one item ``positive`` in one and ``negative`` in another.
 
@@ -2046,7 +2051,7 @@ def _merged_labels(
         # advice was cut off after the fifth item (trial 14).
         shown = "; ".join(disagreements[:_SHOWN])
         raise LabelsDisagree(
-            f"the workbooks disagree on {len(disagreements):,} item(s); {LabelsDisagree.SETTLE}: "
+            f"the workbooks disagree on {_items(len(disagreements))}; {LabelsDisagree.SETTLE}: "
             f"{shown}{'; ...' if len(disagreements) > _SHOWN else ''}",
             disagreements,
         )

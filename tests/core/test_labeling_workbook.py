@@ -288,7 +288,7 @@ def test_copies_that_disagree_on_an_item_are_refused_naming_it(drawn, tmp_path):
     with pytest.raises(LabelingError) as caught:
         count_labels([read_labeling_workbook(one), read_labeling_workbook(two)])
     message = str(caught.value)
-    assert "disagree on 1 item(s)" in message and repr(item_id) in message
+    assert "disagree on 1 item;" in message and repr(item_id) in message
     assert "anna.xlsx row 2" in message and "ben.xlsx row 2" in message
 
 

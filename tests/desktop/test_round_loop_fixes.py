@@ -1101,7 +1101,7 @@ def test_copies_that_disagree_are_listed_with_how_to_settle_them(
     assert window.read_labeled_workbook([anna, ben]) is None
     box = window.disagreements_box
     assert box is not None and box.isVisible()
-    assert "disagree on 10 item(s)" in window.statusBar().currentMessage()
+    assert "disagree on 10 items" in window.statusBar().currentMessage()
     assert "settle each one" in box.text() and "read them again" in box.text()
     assert box.detailedText().count("\n") == 9  # all ten, one per line
     assert "… and 2 more" in box.informativeText()
