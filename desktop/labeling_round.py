@@ -1874,6 +1874,8 @@ def show_disagreements(window, exc: LabelsDisagree) -> QMessageBox:
     """Editors' copies that disagree: what to do, the first items, and every one of them
     under Show Details (a window-modal box, not blocking). The message was cut off in the
     fifth item, before it said how to settle them (trial 14)."""
+    if window.disagreements_box is not None:  # one box: the latest reading's
+        window.disagreements_box.close()
     count = len(exc.items)
     items = f"{count:,} item" if count == 1 else f"{count:,} items"
     window.show_status(f"Labels not read: the copies disagree on {items}")

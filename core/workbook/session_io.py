@@ -217,8 +217,9 @@ def read_session(
             back = replace(item, sheet=origin[0], row=origin[1])
             # A round without a name is written under the name the app shows for it
             # ("Log row 12"): read back, it is again a round without one.
-            if item.round == back.name and item.round == f"{origin[0]} row {origin[1]}":
-                back = replace(back, round=None)
+            unnamed = replace(back, round=None)
+            if item.round == unnamed.name:
+                back = unnamed
             item = back
         rounds.append(item)
     refused = [

@@ -1105,4 +1105,7 @@ def test_copies_that_disagree_are_listed_with_how_to_settle_them(
     assert "settle each one" in box.text() and "read them again" in box.text()
     assert box.detailedText().count("\n") == 9  # all ten, one per line
     assert "… and 2 more" in box.informativeText()
-    box.close()
+    # Read again: one box, the latest reading's.
+    assert window.read_labeled_workbook([anna, ben]) is None
+    assert not box.isVisible() and window.disagreements_box.isVisible()
+    window.disagreements_box.close()
