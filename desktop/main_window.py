@@ -1627,10 +1627,10 @@ class MainWindow(QMainWindow):
         update: bool = False,
         other_classifiers: tuple[str, ...] = (),
     ) -> str:
-        """Append ``items`` (the first is the main round) to the Rounds panel's workbook;
-        says what was added (and returns it in words), or why not (nothing in the file
-        changes then; returns ``""``)."""
-        from core.workbook.append_round import AlreadyRecorded, NewRound, append_round
+        """Append ``items`` (the first is the main round) to the Rounds panel's workbook,
+        all in one write; says what was added (and returns it in words), or why not
+        (nothing in the file changes then; returns ``""``)."""
+        from core.workbook.append_round import AlreadyRecorded, NewRound, append_rounds
         from core.workbook.safe_io import SaveError
 
         workbook = self.rounds_panel.workbook
@@ -1642,49 +1642,40 @@ class MainWindow(QMainWindow):
         def label(item) -> str:
             return f"{item.name} ({item.classifier})" if several and item.classifier else item.name
 
-        added: list[str] = []
-        already: list[str] = []
-        failed: list[str] = []
-        for position, item in enumerate(items):
-            try:
-                appended = append_round(
-                    workbook,
-                    NewRound.of_round(item),
-                    sources=sources,
-                    update=update,
-                    other_classifiers=other_classifiers if position == 0 else (),
-                    # A workbook in the lead's own words takes the round in the columns
-                    # they chose (its headers were refused; trial 14).
-                    columns=self.session.state.columns,
-                )
-            except AlreadyRecorded:
-                already.append(label(item))
-                continue
-            except (InputError, SaveError, OSError) as exc:
-                logger.info("adding to %s failed: %s", workbook, exc)
-                text = formatting.short_text(str(exc), 600)
-                if position == 0:  # the main round: nothing is in the file
-                    if several:  # the others were not tried either (recheck 14)
-                        others = ", ".join(label(other) for other in items[1:])
-                        text += f"\n\nNot added either: {others} (the same draw)."
-                    self.show_status(f"Not added to {workbook.name}: {text}")
-                    QMessageBox.warning(self, f"Not added to {workbook.name}", text)
-                    return ""
-                # The others are still tried; every one not added is named (review 14).
-                failed.append(f"{label(item)} was not added: {text}")
-                continue
-            verb = "updated" if appended.updated else "added"
-            added.append(f"{label(item)} {verb} (sheet {appended.sheet!r}, row {appended.row})")
+        try:
+            outcomes = append_rounds(
+                workbook,
+                [NewRound.of_round(item) for item in items],
+                sources=sources,
+                update=update,
+                other_classifiers=other_classifiers,
+                # A workbook in the lead's own words takes the round in the columns they
+                # chose (its headers were refused; trial 14).
+                columns=self.session.state.columns,
+            )
+        except (InputError, SaveError, OSError) as exc:
+            # One write for the whole draw: nothing is in the file (recheck 14 found half
+            # a draw added, and a second hand edit asked for the rest).
+            logger.info("adding to %s failed: %s", workbook, exc)
+            text = formatting.short_text(str(exc), 600)
+            self.show_status(f"Not added to {workbook.name}: {text}")
+            QMessageBox.warning(self, f"Not added to {workbook.name}", text)
+            return ""
+        added = [
+            f"{label(item)} {'updated' if outcome.updated else 'added'} "
+            f"(sheet {outcome.sheet!r}, row {outcome.row})"
+            for item, outcome in zip(items, outcomes, strict=True)
+            if not isinstance(outcome, AlreadyRecorded)
+        ]
+        already = [
+            label(item)
+            for item, outcome in zip(items, outcomes, strict=True)
+            if isinstance(outcome, AlreadyRecorded)
+        ]
         words = "; ".join(added) or "nothing to add"
         if already:
             words += f"; {', '.join(already)} already there"
         said = f"{workbook.name}: {words}"
-        if failed:
-            self.show_status(f"{said}. {failed[0]}" + (" (and more)" if len(failed) > 1 else ""))
-            QMessageBox.warning(
-                self, f"Not all added to {workbook.name}", f"{said}.\n\nBut " + "\n".join(failed)
-            )
-            return said
         self.show_status(said)
         return said if added or already else ""
 

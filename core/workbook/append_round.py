@@ -24,6 +24,7 @@ import datetime as dt
 import os
 import posixpath
 import re
+import tempfile
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -59,6 +60,7 @@ __all__ = [
     "AppendedRound",
     "NewRound",
     "append_round",
+    "append_rounds",
     "lock_file_of",
     "start_rounds_workbook",
 ]
@@ -713,6 +715,56 @@ def append_round(
     WorkbookError
         The file cannot be read as a workbook.
     """
+    (outcome,) = append_rounds(
+        path,
+        (new_round,),
+        sheet=sheet,
+        sources=sources,
+        expected=expected,
+        update=update,
+        other_classifiers=other_classifiers,
+        columns=columns,
+    )
+    if isinstance(outcome, AlreadyRecorded):
+        raise outcome
+    return outcome
+
+
+def append_rounds(
+    path: str | os.PathLike[str],
+    new_rounds: Sequence[NewRound],
+    *,
+    sheet: str | None = None,
+    sources: Sequence[str | os.PathLike[str]] = (),
+    expected: FileFingerprint | None = None,
+    update: bool = False,
+    other_classifiers: Sequence[str] = (),
+    columns: Sequence[str] = (),
+) -> tuple[AppendedRound | AlreadyRecorded, ...]:
+    """Add the rounds of one labeled sample (the main classifier's first, then each further
+    classifier's) in one write: every one not recorded yet is added, or, when one is
+    refused, none is and the workbook is unchanged.
+
+    One round after another left the lead with half a draw in the workbook when a later
+    one was refused (a totals row under the rounds takes one new round; recheck 14), and
+    two hand edits for what one could mend. Each round is placed in the workbook as the
+    rounds before it left it (a copy in a temporary folder), and the result replaces the
+    lead's file once, read back first.
+
+    Parameters are those of :func:`append_round`; ``other_classifiers`` applies to the
+    first round (the main classifier's), whose rows the further classifiers' are not.
+
+    Returns
+    -------
+    tuple
+        One entry per round, in order: the :class:`AppendedRound` where it went, or the
+        :class:`AlreadyRecorded` saying where the workbook already holds it.
+
+    Raises
+    ------
+    SaveError, InputError, WorkbookError
+        As :func:`append_round`; a round refused names itself, and nothing is written.
+    """
     path = Path(path)
     lock = lock_file_of(path)
     if lock is not None:
@@ -730,6 +782,162 @@ def append_round(
             "workbook; give the workbook where you keep your rounds (a new name starts one). "
             "Nothing was written"
         )
+    outcomes: list[AppendedRound | AlreadyRecorded] = []
+    planned: list[_PlannedRow] = []
+    with tempfile.TemporaryDirectory(prefix="prplanner-") as folder:
+        # The copy keeps the workbook's name: what a round's refusal says of it is said
+        # of the lead's file.
+        work = Path(folder) / path.name
+        source = path
+        for position, new_round in enumerate(new_rounds):
+            try:
+                row = _planned_row(
+                    source,
+                    new_round,
+                    sheet=sheet,
+                    update=update,
+                    others=other_classifiers if position == 0 else (),
+                    columns=columns,
+                )
+            except AlreadyRecorded as exc:
+                outcomes.append(exc)
+                continue
+            except _TotalsInTheWay as exc:
+                raise InputError(
+                    _rows_the_draw_needs(exc, planned, len(new_rounds) - position)
+                ) from None
+            except InputError as exc:
+                if len(new_rounds) > 1 or source is work:
+                    # A later round is placed in the copy: its name is the lead's file's.
+                    message = str(exc).replace(str(work), str(path))
+                    raise InputError(_said_of_the_draw(message, new_round, planned)) from None
+                raise
+            _write_members(work, row.contents, row.changed)
+            source = work
+            planned.append(row)
+            outcomes.append(
+                AppendedRound(
+                    path=path,
+                    sheet=row.sheet,
+                    row=row.row,
+                    classifier=row.new_round.classifier,
+                    updated=row.updated,
+                )
+            )
+        if not planned:
+            return tuple(outcomes)
+        final = work.read_bytes()
+
+        def write(temporary: Path) -> None:
+            temporary.write_bytes(final)
+            _check_read_back(path, temporary, planned, columns)
+
+        atomic_write(
+            path, write, sources=sources, expected=before, replace_foreign=True, purpose="rounds"
+        )
+    return tuple(outcomes)
+
+
+@dataclass(frozen=True, slots=True)
+class _PlannedRow:
+    """A round placed in the workbook: where it goes and the parts that change for it."""
+
+    new_round: NewRound
+    sheet: str
+    row: int
+    updated: bool
+    contents: list[tuple[zipfile.ZipInfo, bytes]]
+    changed: dict[str, bytes]
+
+
+class _TotalsInTheWay(InputError):
+    """A totals row leaves no free row for the round above it: ``sheet`` names where, and
+    ``shared`` says the sheet files several classifiers' rounds (a classifier column)."""
+
+    def __init__(self, message: str, *, sheet: str, shared: bool):
+        super().__init__(message)
+        self.sheet = sheet
+        self.shared = shared
+
+
+def _rows_the_draw_needs(refused: _TotalsInTheWay, planned, still_to_place: int) -> str:
+    """What ``refused`` (a totals row in the way) says, with how many empty rows the
+    draw's rounds need there: the lead makes room once, not once per classifier."""
+    placed_here = sum(1 for row in planned if row.sheet == refused.sheet and not row.updated)
+    needed = placed_here + (still_to_place if refused.shared else 1)
+    message = str(refused)
+    if needed > 1:
+        message = (
+            f"{message.removesuffix('. Nothing was written')}. This labeled sample's "
+            f"rounds need {needed} rows there (one per classifier): leave {needed} empty rows "
+            "above the totals row, inside its sums. Nothing was written"
+        )
+    if planned:
+        message += " (nor any other round of this labeled sample)"
+    return message
+
+
+def _said_of_the_draw(message: str, new_round: NewRound, planned) -> str:
+    """``message`` (a round of a draw refused) saying which classifier's round it was and
+    that the draw's others were not added either."""
+    whose = f"{new_round.classifier}'s round" if new_round.classifier else "The main round"
+    others = " (the others of this labeled sample were not added either)" if planned else ""
+    return f"{whose}: {message}{others}"
+
+
+def _write_members(target_path: Path, contents, changed: dict[str, bytes]) -> None:
+    """Write the workbook's members to ``target_path`` in their order, with their names,
+    dates and compression, ``changed`` ones with their new content."""
+    with zipfile.ZipFile(target_path, "w", allowZip64=True) as target:
+        for member, data in contents:
+            content = changed.get(member.filename, data)
+            target.writestr(copy.copy(member), content, compress_type=member.compress_type)
+            # Recent Pythons fill in Unix permissions when writing; keep the original's.
+            written = target.filelist[-1]
+            written.external_attr = member.external_attr
+            written.create_system = member.create_system
+
+
+def _check_read_back(path: Path, temporary: Path, planned, columns) -> None:
+    """Refuse the new copy unless every round placed reads back from it with its counts
+    (and date)."""
+    try:
+        check = read_rounds(temporary, columns=columns)
+    except InputError as exc:
+        # The message names the temporary file, which is gone by the time it is read:
+        # say it of the lead's workbook, which is unchanged.
+        why = str(exc).replace(str(temporary), "the new copy").split("; open it in")[0]
+        raise SaveError(
+            f"the round could not be added to {path.name} safely: the copy PR Planner "
+            f"wrote did not read back ({why}). Your workbook is unchanged; nothing was "
+            "written"
+        ) from None
+    for row in planned:
+        new_round = row.new_round
+        added = [item for item in check.rounds if item.sheet == row.sheet and item.row == row.row]
+        counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
+        if (
+            not added
+            or added[0].matrix.as_tuple() != counts
+            or (new_round.date is not None and added[0].date not in (None, new_round.date))
+        ):
+            raise SaveError(
+                f"the round could not be added to {path.name} safely (the new row did not "
+                "read back as a round); nothing was written"
+            )
+
+
+def _planned_row(
+    path: Path,
+    new_round: NewRound,
+    *,
+    sheet: str | None,
+    update: bool,
+    others: Sequence[str],
+    columns: Sequence[str],
+) -> _PlannedRow:
+    """Where ``new_round`` goes in the workbook ``path`` and the parts that change for it
+    (nothing is written here)."""
     book = read_rounds(path, columns=columns)
     if book.unused_choices:
         unused = ", ".join(choice.to_text() for choice in book.unused_choices)
@@ -779,10 +987,10 @@ def append_round(
     if new_round.classifier is None:
         new_round = replace(
             new_round,
-            classifier=_only_classifier(path, reading.sheet, book.rounds, other_classifiers),
+            classifier=_only_classifier(path, reading.sheet, book.rounds, others),
         )
     row_to_update = _refuse_a_second_copy(
-        path, reading.sheet, book.rounds, new_round, update, other_classifiers
+        path, reading.sheet, book.rounds, new_round, update, others
     )
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
@@ -831,9 +1039,11 @@ def append_round(
                     f"its sums end above row {row_number}, where the round would go. Widen "
                     f"them to cover row {row_number} (or delete the totals row)"
                 )
-            raise InputError(
+            raise _TotalsInTheWay(
                 f"{path.name}, sheet {reading.sheet!r}: row {totals[0]} totals the rounds "
-                f"above it, and {what}. Nothing was written"
+                f"above it, and {what}. Nothing was written",
+                sheet=reading.sheet,
+                shared=any(item.role == "classifier" for item in reading.roles),
             )
     else:
         row_number = row_to_update
@@ -850,49 +1060,13 @@ def append_round(
             if grown != by_name[table]:
                 changed[table] = grown
 
-    def write(temporary: Path) -> None:
-        with zipfile.ZipFile(temporary, "w", allowZip64=True) as target:
-            for member, data in contents:
-                content = changed.get(member.filename, data)
-                target.writestr(copy.copy(member), content, compress_type=member.compress_type)
-                # Recent Pythons fill in Unix permissions when writing; keep the original's.
-                written = target.filelist[-1]
-                written.external_attr = member.external_attr
-                written.create_system = member.create_system
-        try:
-            check = read_rounds(temporary, columns=columns)
-        except InputError as exc:
-            # The message names the temporary file, which is gone by the time it is read:
-            # say it of the lead's workbook, which is unchanged.
-            why = str(exc).replace(str(temporary), "the new copy").split("; open it in")[0]
-            raise SaveError(
-                f"the round could not be added to {path.name} safely: the copy PR Planner "
-                f"wrote did not read back ({why}). Your workbook is unchanged; nothing was "
-                "written"
-            ) from None
-        added = [
-            item for item in check.rounds if item.sheet == reading.sheet and item.row == row_number
-        ]
-        counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
-        if (
-            not added
-            or added[0].matrix.as_tuple() != counts
-            or (new_round.date is not None and added[0].date not in (None, new_round.date))
-        ):
-            raise SaveError(
-                f"the round could not be added to {path.name} safely (the new row did not "
-                "read back as a round); nothing was written"
-            )
-
-    atomic_write(
-        path, write, sources=sources, expected=before, replace_foreign=True, purpose="rounds"
-    )
-    return AppendedRound(
-        path=path,
+    return _PlannedRow(
+        new_round=new_round,
         sheet=reading.sheet,
         row=row_number,
-        classifier=new_round.classifier,
         updated=row_to_update is not None,
+        contents=contents,
+        changed=changed,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -11,7 +12,13 @@ import openpyxl
 import pytest
 
 from core.errors import InputError
-from core.workbook.append_round import NewRound, append_round, lock_file_of
+from core.workbook.append_round import (
+    AlreadyRecorded,
+    NewRound,
+    append_round,
+    append_rounds,
+    lock_file_of,
+)
 from core.workbook.rounds import read_rounds
 from core.workbook.safe_io import SaveError, fingerprint
 
@@ -559,3 +566,80 @@ def test_a_workbook_in_the_leads_own_words_takes_the_round_in_the_chosen_columns
     assert (row["Hits"], row["False alarms"], row["Misses"], row["Correct rejections"]) == (
         160, 20, 25, 5_310,
     )  # fmt: skip
+
+
+def _shared_sheet(path, totals_row=None, sums_to=3):
+    """A lead's sheet of two classifiers' rounds (a classifier column), with a totals row
+    ``totals_row`` summing rows 2 to ``sums_to``."""
+    below = []
+    if totals_row is not None:
+        below = [(totals_row, ["Total", None, None, f"=SUM(D2:D{sums_to})"])]
+    return _rounds_sheet(
+        path,
+        ["Round", "Classifier", "k", "TP", "FP", "FN", "TN", "Notes"],
+        [["R1", "v3", 0.05, 10, 2, 3, 40], ["R1", "v4", 0.05, 12, 4, 1, 40]],
+        below=below,
+    )
+
+
+DRAW = (
+    dataclasses.replace(ROUND, classifier="v3", notes=None),
+    dataclasses.replace(ROUND, classifier="v4", tp=150, fp=20, notes=None),
+)
+
+
+def test_the_rounds_of_one_draw_go_in_together_below_the_rounds(tmp_path):
+    path = _shared_sheet(tmp_path / "own.xlsx")
+    outcomes = append_rounds(path, DRAW)
+    assert [(item.row, item.classifier) for item in outcomes] == [(4, "v3"), (5, "v4")]
+    book = read_rounds(path)
+    assert [(item.row, item.classifier, item.tp) for item in book.rounds[2:]] == [
+        (4, "v3", 140), (5, "v4", 150),
+    ]  # fmt: skip
+
+
+def test_a_totals_row_with_room_for_one_round_of_two_takes_neither(tmp_path):
+    # Before, the main classifier's round took the free row and the second was refused:
+    # half a draw in the workbook, and a second hand edit for the rest (recheck 14).
+    path = _shared_sheet(tmp_path / "own.xlsx", totals_row=5, sums_to=4)
+    before = path.read_bytes()
+    with pytest.raises(InputError) as refused:
+        append_rounds(path, DRAW)
+    message = str(refused.value)
+    assert path.read_bytes() == before
+    assert "row 5 totals the rounds above it" in message
+    assert "need 2 rows there" in message and "leave 2 empty rows" in message
+    assert message.endswith("Nothing was written (nor any other round of this labeled sample)")
+    # Done as it says: two free rows inside the sums take both rounds at once.
+    roomy = _shared_sheet(tmp_path / "roomy.xlsx", totals_row=6, sums_to=5)
+    assert [item.row for item in append_rounds(roomy, DRAW)] == [4, 5]
+    sheet = openpyxl.load_workbook(roomy)["Travel"]
+    assert (sheet["A6"].value, sheet["D6"].value) == ("Total", "=SUM(D2:D5)")
+
+
+def test_a_round_of_a_draw_refused_names_its_classifier_and_writes_nothing(tmp_path):
+    path = _shared_sheet(tmp_path / "own.xlsx")
+    second = dataclasses.replace(DRAW[1], round="R1")  # v4's R1 is in the sheet already
+    before = path.read_bytes()
+    with pytest.raises(InputError) as refused:
+        append_rounds(path, (DRAW[0], second))
+    assert path.read_bytes() == before
+    message = str(refused.value)
+    assert message.startswith("v4's round: own.xlsx, sheet 'Travel' already has a round")
+    assert "prplanner-" not in message and "(the others of this labeled sample" in message
+
+
+def test_a_round_of_a_draw_already_recorded_is_said_and_the_others_added(tmp_path):
+    path = _shared_sheet(tmp_path / "own.xlsx")
+    noted = tuple(
+        dataclasses.replace(item, notes="PR Planner labeling round: seed 7, items from x.csv")
+        for item in DRAW
+    )
+    append_rounds(path, noted[:1])
+    outcomes = append_rounds(path, noted)
+    assert isinstance(outcomes[0], AlreadyRecorded) and "row 4" in str(outcomes[0])
+    assert (outcomes[1].row, outcomes[1].classifier) == (5, "v4")
+    # Every round recorded: nothing to write, the file untouched.
+    before = path.read_bytes()
+    assert all(isinstance(item, AlreadyRecorded) for item in append_rounds(path, noted))
+    assert path.read_bytes() == before

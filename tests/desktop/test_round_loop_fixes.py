@@ -1047,44 +1047,34 @@ def test_the_draw_suggests_the_next_name_in_the_leads_series(
     dialog.close()
 
 
-def test_a_refusal_after_the_first_row_says_which_rows_are_in_the_workbook(
+def test_a_round_of_the_draw_refused_leaves_the_workbook_as_it_was(
     qtbot, window, shared_fixtures, tmp_path, monkeypatch
 ):
-    # The main classifier's row was written, a further classifier's refused: the warning
-    # said only "Not added", though the file had changed (session 12, left alone).
-    import core.workbook.append_round as append_module
-    from core.errors import InputError
-
+    # The main classifier's row was written and a further classifier's refused: half a
+    # draw in the lead's workbook, and a second hand edit for the rest (recheck 14). The
+    # draw's rounds now go in one write, or none does.
     mine = tmp_path / "my rounds.xlsx"
     mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
     assert window.open_workbook(mine)
-    # One draw's classifiers share the round's name (review 14: the test's two names hid
-    # that the warning named the failed one by the shared name only, and that the third
-    # was never tried).
+    before = mine.read_bytes()
     last = window.session.state.rounds[-1]
-    first, second, third = (
-        dataclasses.replace(last, round="R new", classifier=name)
-        for name in (last.classifier, "other", last.classifier)
-    )
-    third = dataclasses.replace(third, tp=third.tp + 1)  # another draw's row, not a copy
-    real = append_module.append_round
-    calls = []
-
-    def refuse_the_second(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == 2:
-            raise InputError("the classifier 'other' has no sheet")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(append_module, "append_round", refuse_the_second)
+    first = dataclasses.replace(last, round="R new")
+    # The second round has a name its sheet holds already: refused.
+    second = dataclasses.replace(last, tp=1)
     warned = []
     monkeypatch.setattr(QMessageBox, "warning", lambda *args: warned.append(args[1:]))
-    said = window._append_to_rounds_workbook((first, second, third))
+    assert window._append_to_rounds_workbook((first, second)) == ""
+    assert mine.read_bytes() == before
     title, text = warned[-1]
-    assert title == "Not all added to my rounds.xlsx"
-    assert f"R new ({last.classifier}) added" in text and "R new (other) was not added" in text
-    assert "has no sheet" in text and len(calls) == 3
+    assert title == "Not added to my rounds.xlsx"
+    assert text.startswith(f"{last.classifier}'s round: my rounds.xlsx")
+    assert f"already has a round named {last.round!r}" in text
+    assert "the others of this labeled sample were not added either" in text
+    # Both acceptable: both in, one write.
+    second = dataclasses.replace(first, round="R new 2", tp=first.tp + 1)
+    said = window._append_to_rounds_workbook((first, second))
     assert said.startswith(f"my rounds.xlsx: R new ({last.classifier}) added")
+    assert f"R new 2 ({last.classifier}) added" in said
 
 
 def test_copies_that_disagree_are_listed_with_how_to_settle_them(
