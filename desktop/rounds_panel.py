@@ -9,6 +9,7 @@ choice is kept in the session (``columns``) and the workbook is read again with 
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import math
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QDate,
     QEvent,
     QModelIndex,
     Qt,
@@ -25,7 +27,9 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
+    QDateEdit,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -33,6 +37,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QMenu,
     QPlainTextEdit,
     QPushButton,
@@ -44,6 +49,7 @@ from PySide6.QtWidgets import (
 
 from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
+from core.workbook.layout import CELL_TEXT_LIMIT
 from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
 from core.workbook.session_io import (
     added_in_app,
@@ -52,6 +58,7 @@ from core.workbook.session_io import (
     plan_from_round,
     population_of_round,
     previous_round_of,
+    renamed_round,
     round_before,
     round_key,
 )
@@ -79,6 +86,100 @@ def previous_round_changes(item) -> list[tuple[str, object]]:
         ("plan.belief", "previous"),
         ("plan.population", population_of_round(item)),
     ]
+
+
+def _details_words(before, after) -> str:
+    """``Renamed TR-07 to Oct 2026; dated 2026-10-31``: what a details edit did."""
+    parts = []
+    if after.name != before.name:
+        parts.append(f"Renamed {before.name} to {after.name}")
+    if after.date != before.date:
+        when = after.date.isoformat() if after.date else "no date"
+        parts.append(f"{'dated' if parts else f'Dated {after.name}'} {when}")
+    return "; ".join(parts)
+
+
+class RoundDetailsDialog(QDialog):
+    """A round's name and date, as the lead's reports give them.
+
+    Emits ``accepted_details(name, date)`` on OK and stays open until the panel accepts
+    them (:meth:`RoundsPanel.set_round_details`), so a name refused is said here and the
+    lead's typing is kept.
+    """
+
+    accepted_details = Signal(str, object)
+
+    def __init__(self, item, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("round_details_dialog")
+        self.setWindowTitle(f"Rename or date {formatting.short_text(item.name, 60)}")
+        self.setMinimumWidth(420)
+        self.name_edit = QLineEdit(item.round or "", self)
+        self.name_edit.setObjectName("round_name_edit")
+        self.name_edit.setPlaceholderText(item.name)
+        self.name_edit.setMaxLength(CELL_TEXT_LIMIT)
+        self.name_edit.setToolTip("How the Rounds panel, the History tab and reports name it")
+        self.date_edit = QDateEdit(self)
+        self.date_edit.setObjectName("round_date_edit")
+        self.date_edit.setCalendarPopup(True)
+        self.date_edit.setDisplayFormat("yyyy-MM-dd")
+        # Dates a workbook can hold (Excel's run from 1900 to 9999).
+        self.date_edit.setDateRange(QDate(1900, 3, 1), QDate(9999, 12, 31))
+        when = item.date or dt.date.today()
+        self.date_edit.setDate(QDate(when.year, when.month, when.day))
+        self.date_edit.setToolTip(
+            "When the round counts as labeled: the History tab orders rounds by it and a "
+            "report names it"
+        )
+        self.no_date_box = QCheckBox("No date", self)
+        self.no_date_box.setObjectName("round_no_date")
+        self.no_date_box.setChecked(item.date is None)
+        self.date_edit.setEnabled(item.date is not None)
+        self.no_date_box.toggled.connect(lambda checked: self.date_edit.setEnabled(not checked))
+        self.problem = QLabel(self)
+        self.problem.setObjectName("round_details_problem")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #b00020")
+        self.problem.hide()
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self._ask)
+        buttons.rejected.connect(self.reject)
+        about = QLabel(
+            f"Classifier {item.classifier}. " if item.classifier else "",
+            self,
+        )
+        about.setText(
+            about.text() + "Its counts stay as they are; only how it is named and dated "
+            "changes, in this session (save it to keep the change)."
+        )
+        about.setWordWrap(True)
+        dates = QHBoxLayout()
+        dates.addWidget(self.date_edit, 1)
+        dates.addWidget(self.no_date_box)
+        form = QFormLayout(self)
+        form.addRow(about)
+        form.addRow("Round", self.name_edit)
+        form.addRow("Date", dates)
+        form.addRow(self.problem)
+        form.addRow(buttons)
+
+    def values(self) -> tuple[str, dt.date | None]:
+        """``(name, date or None)`` as entered."""
+        if self.no_date_box.isChecked():
+            return self.name_edit.text(), None
+        date = self.date_edit.date()
+        return self.name_edit.text(), dt.date(date.year(), date.month(), date.day())
+
+    def refuse(self, message: str) -> None:
+        """Say why the details were not taken; the dialog stays open."""
+        self.problem.setText(message)
+        self.problem.show()
+        self.name_edit.setFocus()
+
+    def _ask(self) -> None:
+        self.accepted_details.emit(*self.values())
 
 
 # --- Rounds panel -----------------------------------------------------------------------------
@@ -326,6 +427,7 @@ class RoundsPanel(QWidget):
         self.evaluate_action = QAction("Evaluate this round", self)
         self.plan_action = QAction("Plan the next round from it", self)
         self.compare_action = QAction("Compare with the round before", self)
+        self.details_action = QAction("Rename or change its date…", self)
         self.remove_action = QAction("Remove from this session", self)
         self.remove_action.setToolTip(
             "Take a round kept by mistake out of the session (Edit > Undo brings it back); "
@@ -337,6 +439,7 @@ class RoundsPanel(QWidget):
         self.plan_action.triggered.connect(lambda: self._on_menu(self.plan_from_round))
         self.compare_action.triggered.connect(lambda: self._on_menu(self.compare_with_round_before))
         self.remove_action.triggered.connect(lambda: self._on_menu(self.remove_round))
+        self.details_action.triggered.connect(lambda: self._on_menu(self.edit_round_details))
 
         #: The labeling workbooks drawn and not read back yet (session.awaiting_labels).
         self.awaiting = QLabel(self)
@@ -550,6 +653,64 @@ class RoundsPanel(QWidget):
         self.show_tab.emit("evaluate")
         return True
 
+    def can_edit_details(self, item) -> bool:
+        """Whether the app may rename or re-date ``item``: not a row of the lead's rounds
+        workbook, which opening it again would bring back as it is (rounds read from
+        labels or kept from typed counts, and every round of a saved session, may)."""
+        return self.workbook is None or added_in_app(item)
+
+    def edit_round_details(self, row: int) -> RoundDetailsDialog | None:
+        """Ask for round ``row``'s name and date; OK applies them (one undo step)."""
+        item = self._round(row)
+        if item is None or not self.can_edit_details(item):
+            return None
+        dialog = RoundDetailsDialog(item, self)
+        dialog.accepted_details.connect(
+            lambda name, date: self.set_round_details(row, name, date, dialog=dialog)
+        )
+        dialog.open()
+        return dialog
+
+    def set_round_details(
+        self, row: int, name: str, date: dt.date | None, *, dialog: RoundDetailsDialog | None = None
+    ) -> bool:
+        """Give round ``row`` the name and date the lead chose (one undo step); a name
+        refused is said in ``dialog`` (kept open) or the status bar."""
+        item = self._round(row)
+        if item is None:
+            return False
+        state = self._session.state
+        try:
+            renamed = renamed_round(state.rounds, item, name, date)
+        except InputError as exc:
+            if dialog is not None:
+                dialog.refuse(str(exc))
+            else:
+                self.status_message.emit(f"{item.name} was not renamed: {exc}")
+            return False
+        if renamed == item:
+            if dialog is not None:
+                dialog.done(QDialog.DialogCode.Accepted)
+            return False
+        rounds = tuple(renamed if past is item else past for past in state.rounds)
+        changes: list[tuple[str, object]] = [("rounds", rounds)]
+        # The Plan's previous round is named: it follows the new name.
+        if renamed.name != item.name and previous_round_of(state) is item:
+            changes.append(("previous_round", renamed.name))
+        said = _details_words(item, renamed)
+        refused = self._session.set_values(changes, text=said)
+        if refused:
+            if dialog is not None:
+                dialog.refuse(refused)
+            return False
+        if dialog is not None:
+            dialog.done(QDialog.DialogCode.Accepted)
+        self.status_message.emit(
+            f"{said} (Edit > Undo brings back the old one; History, comparisons and reports "
+            "use the new one)"
+        )
+        return True
+
     def remove_round(self, row: int) -> bool:
         """Take round ``row`` out of the session, one undoable step (a round kept by
         mistake stayed for good, and its changes marked the real rounds in History;
@@ -599,7 +760,22 @@ class RoundsPanel(QWidget):
         for action in (self.evaluate_action, self.plan_action, self.compare_action):
             menu.addAction(action)
         menu.addSeparator()
+        menu.addAction(self.details_action)
         menu.addAction(self.remove_action)
+        kept_by_the_workbook = item is not None and not self.can_edit_details(item)
+        self.details_action.setEnabled(not kept_by_the_workbook)
+        self.details_action.setText(
+            "Rename or change its date… (in your rounds workbook)"
+            if kept_by_the_workbook
+            else "Rename or change its date…"
+        )
+        self.details_action.setToolTip(
+            "This round is a row of your rounds workbook: change its name or date there, "
+            "then File > Open it again"
+            if kept_by_the_workbook
+            else "Give the round the name and date your reports use (a drawn round is named "
+            "after its file and dated the day of its draw); Edit > Undo brings them back"
+        )
         before = round_before(self._session.state.rounds, item) if item is not None else None
         self.compare_action.setEnabled(before is not None)
         self.compare_action.setText(

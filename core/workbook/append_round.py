@@ -63,6 +63,7 @@ __all__ = [
     "append_rounds",
     "lock_file_of",
     "start_rounds_workbook",
+    "text_problem",
 ]
 
 #: The header of a rounds workbook PR Planner starts (the bundled example's own).
@@ -81,6 +82,33 @@ _WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
 _NOT_ONE_LINE = re.compile("[\t\n\r\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 #: Day 0 of Excel's default (1900) date system; a workbook may use 1904 (date_epoch).
 _EXCEL_EPOCH = dt.date(1899, 12, 30)
+
+
+def text_problem(text: str, *, notes: bool = False) -> tuple[str, str] | None:
+    """Why ``text`` cannot be a round's or classifier's name in a workbook (``notes``: its
+    notes, which may be empty and on several lines), and what to do: ``(problem,
+    remedy)``, or ``None`` when it can."""
+    if not notes and not text.strip():
+        return "is blank", "give it a name or leave it out"
+    if not notes and _NOT_ONE_LINE.search(text):
+        return (
+            "holds a line break, a tab or an invisible character that reverses the text",
+            "a name is one line of plain text: type it again without it",
+        )
+    if ILLEGAL_XML.search(text):
+        return (
+            "holds a character a workbook cannot store (a control character, U+FFFE or "
+            "U+FFFF, or a byte that is not UTF-8 text)",
+            "type it again without it",
+        )
+    if len(text) > CELL_TEXT_LIMIT:
+        # Excel's limit for one cell: a longer name would be cut, or the workbook repaired.
+        return (
+            f"is {len(text):,} characters long; a spreadsheet cell holds at most "
+            f"{CELL_TEXT_LIMIT:,}",
+            "shorten it",
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,32 +141,15 @@ class NewRound:
     notes: str | None = None
 
     def __post_init__(self) -> None:
-        # Excel's limit for one cell: a longer name would be cut, or the workbook repaired.
         for what, text in (
             (f"name ({named('round')})", self.round),
             (f"classifier ({named('classifier')})", self.classifier),
             ("notes", self.notes),
         ):
-            if text is not None and not text.strip() and what != "notes":
-                raise InputError(f"the round's {what} is blank; give it a name or leave it out")
-            if text is not None and what != "notes" and _NOT_ONE_LINE.search(text):
-                raise InputError(
-                    f"the round's {what} holds a line break, a tab or an invisible character "
-                    "that reverses the text; a name is one line of plain text: type it again "
-                    "without it. "
-                    "Nothing was written"
-                )
-            if text is not None and ILLEGAL_XML.search(text):
-                raise InputError(
-                    f"the round's {what} holds a character a workbook cannot store (a control "
-                    "character, U+FFFE or U+FFFF, or a byte that is not UTF-8 text); type it "
-                    "again without it. Nothing was written"
-                )
-            if text is not None and len(text) > CELL_TEXT_LIMIT:
-                raise InputError(
-                    f"the round's {what} is {len(text):,} characters long; a spreadsheet cell "
-                    f"holds at most {CELL_TEXT_LIMIT:,}: shorten it. Nothing was written"
-                )
+            found = text_problem(text, notes=what == "notes") if text is not None else None
+            if found is not None:
+                problem, remedy = found
+                raise InputError(f"the round's {what} {problem}; {remedy}. Nothing was written")
 
     @classmethod
     def of_round(cls, item) -> NewRound:

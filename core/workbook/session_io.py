@@ -516,6 +516,36 @@ def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str
     return plan, notes
 
 
+def renamed_round(rounds, item: Round, name: str, date: dt.date | None) -> Round:
+    """``item`` with the name and date the lead gives it in the app (a drawn round is named
+    after its file and dated the day of its draw; the lead reports by month).
+
+    Raises
+    ------
+    InputError
+        The name cannot be stored in a workbook cell (blank, several lines, too long), or
+        another round of the same classifier has it: the History, the report and the Plan's
+        previous round tell one classifier's rounds apart by name.
+    """
+    from core.workbook.append_round import text_problem
+
+    name = name.strip()
+    found = text_problem(name)
+    if found is not None:
+        raise InputError(f"The name {found[0]}; {found[1]}")
+    for other in rounds:
+        if (
+            other is not item
+            and same_classifier(other.classifier, item.classifier)
+            and other.name.casefold() == name.casefold()
+        ):
+            whose = f"Classifier {item.classifier}" if item.classifier else "This classifier"
+            raise InputError(
+                f"{whose} already has a round named {other.name!r}; give this one another name"
+            )
+    return replace(item, round=name, date=date)
+
+
 def round_before(rounds, item) -> Round | None:
     """The same classifier's round before ``item``, or ``None``.
 

@@ -1,0 +1,150 @@
+"""A round's name and date, as the lead's reports give them: a drawn round is named after
+its file and dated the day of its draw, while the lead reports by month (session 14 left
+it alone; trial 14's lead asked for it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from PySide6.QtCore import QDate
+from PySide6.QtWidgets import QDialogButtonBox
+
+from core.errors import InputError
+from core.workbook.rounds import Round
+from core.workbook.session_io import (
+    LABELED_SHEET,
+    previous_round_of,
+    renamed_round,
+    round_key,
+)
+from desktop.rounds_panel import RoundDetailsDialog, previous_round_changes
+
+
+def drawn(row, classifier, name="round1 labels", tp=90, date=dt.date(2026, 11, 3)):
+    """A round read from a labeling workbook in the app."""
+    return Round(
+        sheet=LABELED_SHEET, row=row, round=name, date=date, classifier=classifier,
+        k=3_000 / 97_000, population_pos=3_000, population_neg=97_000,
+        tp=tp, fp=10, fn=20, tn=400,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def two_classifiers(window):
+    """The session holds one draw read for spam_v7 and spam_v8; v7's is the Plan's
+    previous round and the Evaluate tab's current round."""
+    v7, v8 = drawn(1, "spam_v7"), drawn(2, "spam_v8", tp=80)
+    window.session.set_values([("rounds", (v7, v8)), ("current_round", round_key(v7))])
+    window.session.set_values(previous_round_changes(v7))
+    window.rounds_panel.set_source("My rounds", [])
+    return v7, v8
+
+
+def test_the_name_and_date_of_a_drawn_round_are_the_leads_in_one_undo_step(
+    qtbot, window, two_classifiers
+):
+    v7, _v8 = two_classifiers
+    panel = window.rounds_panel
+    menu = panel.context_menu(0)
+    assert panel.details_action in menu.actions() and panel.details_action.isEnabled()
+    panel.details_action.trigger()
+    dialog = window.findChild(RoundDetailsDialog, "round_details_dialog")
+    assert dialog is not None and dialog.name_edit.text() == "round1 labels"
+    dialog.name_edit.setText("  November 2026 ")
+    dialog.date_edit.setDate(QDate(2026, 11, 30))
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    state = window.session.state
+    renamed = state.rounds[0]
+    assert (renamed.round, renamed.date) == ("November 2026", dt.date(2026, 11, 30))
+    assert renamed.matrix == v7.matrix and renamed.classifier == "spam_v7"
+    # The Plan still builds on it, under its new name; the Evaluate tab still shows it.
+    assert state.previous_round == "November 2026" and previous_round_of(state) is renamed
+    assert state.current_round == round_key(v7)
+    assert (
+        window.statusBar()
+        .currentMessage()
+        .startswith("Renamed round1 labels to November 2026; dated 2026-11-30")
+    )
+    assert not dialog.isVisible()
+    window.session.undo_stack.undo()
+    assert window.session.state.rounds[0] == v7
+    assert window.session.state.previous_round == "round1 labels"
+
+
+def test_a_name_refused_is_said_in_the_dialog_which_keeps_the_typing(
+    qtbot, window, two_classifiers
+):
+    panel = window.rounds_panel
+    dialog = panel.edit_round_details(1)
+    before = window.session.state
+    for name, said in (
+        ("   ", "The name is blank"),
+        ("Nov\n2026", "holds a line break"),
+    ):
+        dialog.name_edit.setText(name)
+        dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+        assert dialog.isVisible() and dialog.problem.isVisible()
+        assert said in dialog.problem.text()
+        assert window.session.state is before
+    # Another classifier's round may share the name (the classifiers of one draw do).
+    assert panel.set_round_details(1, "round1 labels", None, dialog=dialog)
+    assert window.session.state.rounds[1].date is None
+    assert not dialog.isVisible()
+    # Two rounds of one classifier may not: the History and the Plan tell them apart by it.
+    third = drawn(3, "spam_v8", name="October", date=dt.date(2026, 10, 30))
+    window.session.set_values([("rounds", (*window.session.state.rounds, third))])
+    assert not panel.set_round_details(2, "ROUND1 LABELS", third.date)
+    assert "Classifier spam_v8 already has a round named 'round1 labels'" in (
+        window.statusBar().currentMessage()
+    )
+
+
+def test_a_row_of_the_leads_rounds_workbook_is_changed_in_the_workbook(
+    qtbot, window, shared_fixtures, tmp_path
+):
+    # Opening the workbook again would bring the row back as it is: the app does not
+    # pretend to rename it, and says where to.
+    mine = tmp_path / "my rounds.xlsx"
+    mine.write_bytes((shared_fixtures / "rounds_simple.xlsx").read_bytes())
+    assert window.open_workbook(mine)
+    panel = window.rounds_panel
+    panel.context_menu(0)
+    assert not panel.details_action.isEnabled()
+    assert panel.details_action.text().endswith("(in your rounds workbook)")
+    assert panel.edit_round_details(0) is None
+    # A round read from labels into that session is the app's: it may be renamed.
+    added = drawn(99, window.session.state.rounds[-1].classifier, name="read in the app")
+    window.session.set_values([("rounds", (*window.session.state.rounds, added))])
+    row = len(window.session.state.rounds) - 1
+    panel.context_menu(row)
+    assert panel.details_action.isEnabled()
+
+
+def test_the_new_name_and_date_come_back_with_the_saved_session(
+    qtbot, window, two_classifiers, tmp_path
+):
+    assert window.rounds_panel.set_round_details(0, "Nov 2026", dt.date(2026, 11, 30))
+    target = tmp_path / "spam session.xlsx"
+    assert window.save_to(target)
+    window.session.undo_stack.setClean()
+    assert window.open_workbook(target, ask=False)
+    state = window.session.state
+    names = [(item.round, item.date, item.classifier) for item in state.rounds]
+    assert names == [
+        ("Nov 2026", dt.date(2026, 11, 30), "spam_v7"),
+        ("round1 labels", dt.date(2026, 11, 3), "spam_v8"),
+    ]
+    assert previous_round_of(state).round == "Nov 2026"
+
+
+def test_renamed_round_checks_the_name_as_a_workbook_cell_would():
+    v7, v8 = drawn(1, "spam_v7"), drawn(2, "spam_v8")
+    assert renamed_round((v7, v8), v7, " Oct ", None).round == "Oct"
+    with pytest.raises(InputError, match="32,768 characters long"):
+        renamed_round((v7, v8), v7, "x" * 32_768, None)
+    with pytest.raises(InputError, match="cannot store"):
+        renamed_round((v7, v8), v7, "Oct\x07", None)
+    # Classifier names are compared as the workbook reader compares them.
+    with pytest.raises(InputError, match="already has a round named"):
+        renamed_round((v7, drawn(3, "SPAM_V7", name="Oct")), v7, "oct", None)
