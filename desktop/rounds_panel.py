@@ -146,13 +146,11 @@ class RoundDetailsDialog(QDialog):
         )
         buttons.accepted.connect(self._ask)
         buttons.rejected.connect(self.reject)
+        whose = f"Classifier {item.classifier}. " if item.classifier else ""
         about = QLabel(
-            f"Classifier {item.classifier}. " if item.classifier else "",
+            f"{whose}Only the name and date change, not the counts; save the session to "
+            "keep them.",
             self,
-        )
-        about.setText(
-            about.text() + "Its counts stay as they are; only how it is named and dated "
-            "changes, in this session (save it to keep the change)."
         )
         about.setWordWrap(True)
         dates = QHBoxLayout()
@@ -176,6 +174,7 @@ class RoundDetailsDialog(QDialog):
         """Say why the details were not taken; the dialog stays open."""
         self.problem.setText(message)
         self.problem.show()
+        self.adjustSize()  # room for the message's lines (a wrapped label is not given it)
         self.name_edit.setFocus()
 
     def _ask(self) -> None:
