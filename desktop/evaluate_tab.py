@@ -59,7 +59,7 @@ from core.errors import InputError
 from core.evaluation import Evaluation, evaluate
 from core.methods import FPC_METHOD_LABELS, INTERVAL_METHODS, RECOMMENDED
 from core.session import EvaluateInputs
-from core.workbook.session_io import compared_round, find_round_key
+from core.workbook.session_io import compared_round, find_round_key, fpc_of_round
 from desktop import formatting
 from desktop.entered_round import KeepRoundDialog, already_a_round, keep_as_round
 from desktop.grid import ConfusionGrid
@@ -988,11 +988,12 @@ class EvaluateTab(SessionTab):
         self.compare_label.setText(f"Against <b>{past.name}</b>: computing…")
         matrix, k_current = current.matrix, current.k
         confidence, seed = current.confidence, self._session.get("evaluate.seed")
-        # The change carries the finite population correction the intervals shown here
-        # carry (the current counts' and the past round's own).
+        # The change carries the finite population correction the intervals carry: the
+        # counts shown here as the box says, the past round as its own design does (as
+        # History shows it).
         corrected = current.fpc is not None
         populations = (
-            past.corrected_population(corrected),
+            past.corrected_population(fpc_of_round(self._session.state, past)),
             population_of(self._session.state.evaluate) if corrected else None,
         )
 

@@ -14,7 +14,9 @@ version changes, the round is labelled with the new version (``v2.2``) on both p
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,9 +41,10 @@ from core.compare import DEFAULT_REPLICATES, Comparison, compare
 from core.compare import consecutive_pairs as pairs_of_rounds
 from core.confusion import point_estimates
 from core.errors import InputError
-from core.intervals import Interval
+from core.intervals import NO_FPC, Interval
 from core.prevalence import OperatingPoint, calibrated_metrics_from_round, precision_band
-from core.workbook.rounds import classifier_key
+from core.workbook.rounds import Round, classifier_key
+from core.workbook.session_io import fpc_of_round
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
@@ -176,13 +179,14 @@ def _band_at(past, confidence: float, reference: float) -> Interval | None:
 
 
 def round_figures(
-    rounds, confidence: float, reference: float, fpc: bool = False
+    rounds, confidence: float, reference: float, fpc: Callable[[Round], bool] | bool = False
 ) -> tuple[list, list[str]]:
     """Estimates and intervals of every usable round, and why any other was left out.
 
     The intervals of all usable rounds come from one call of :mod:`core.batch_intervals`;
-    with ``fpc`` (the Evaluate tab's finite population correction) each round whose two
-    population counts are known gets its own correction, as on the Evaluate tab.
+    each round ``fpc`` names (a rule, :func:`core.workbook.session_io.fpc_of_round`, or
+    ``True`` for all) whose two population counts are known gets its own finite
+    population correction.
     """
     usable, problems = [], []
     for index, past in enumerate(rounds):
@@ -200,7 +204,10 @@ def round_figures(
     tp, fp, fn, tn = np.array([past.matrix.as_tuple() for _, _, past, _, _ in usable]).T
     k = np.array([past.k for _, _, past, _, _ in usable], dtype=float)
     factors = tuple(
-        np.array([past.variance_factors(fpc) for _, _, past, _, _ in usable], dtype=float).T
+        np.array(
+            [past.variance_factors(_corrected(fpc, past)) for _, _, past, _, _ in usable],
+            dtype=float,
+        ).T
     )
     precision_intervals = batch_intervals.wilson_precision(tp, fp, confidence, factors)
     recall_intervals = batch_intervals.katz_log_recall(tp, fp, fn, tn, k, confidence, factors)
@@ -243,12 +250,21 @@ def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     return pairs_of_rounds((f.index, f.classifier, f.date) for f in figures)
 
 
+def _corrected(fpc: Callable[[Round], bool] | bool, item: Round) -> bool:
+    return fpc(item) if callable(fpc) else fpc
+
+
 def compare_consecutive(
-    rounds, pairs, confidence: float, seed: int, control=None, fpc: bool = False
+    rounds,
+    pairs,
+    confidence: float,
+    seed: int,
+    control=None,
+    fpc: Callable[[Round], bool] | bool = False,
 ) -> dict:
-    """``{(previous, current): Comparison}`` for every pair (background work); with
-    ``fpc`` each round's change carries its finite population correction, as the
-    intervals drawn do."""
+    """``{(previous, current): Comparison}`` for every pair (background work); each round
+    ``fpc`` names (as for :func:`round_figures`) carries its finite population correction
+    into the change, as the intervals drawn do."""
     results = {}
     for done, (before, after) in enumerate(pairs):
         if control is not None:
@@ -262,7 +278,10 @@ def compare_consecutive(
             confidence=confidence,
             replicates=COMPARE_REPLICATES,
             seed=seed,
-            corrected=(previous.corrected_population(fpc), current.corrected_population(fpc)),
+            corrected=(
+                previous.corrected_population(_corrected(fpc, previous)),
+                current.corrected_population(_corrected(fpc, current)),
+            ),
         )
     if control is not None:
         control.step(len(pairs), len(pairs))
@@ -530,7 +549,9 @@ class HistoryTab(SessionTab):
                 "rounds",
                 "confidence",
                 "prevalence.reference_prevalence",
+                # The round the Evaluate tab shows takes its box's correction.
                 "evaluate.fpc",
+                "current_round",
             )
         ):
             self.refresh()
@@ -539,8 +560,9 @@ class HistoryTab(SessionTab):
         """Closed forms now; the round-over-round comparisons in the background."""
         state = self._session.state
         rounds = state.rounds
+        corrected = functools.partial(fpc_of_round, state)
         self.figures, problems = round_figures(
-            rounds, state.confidence, state.prevalence.reference_prevalence, state.evaluate.fpc
+            rounds, state.confidence, state.prevalence.reference_prevalence, corrected
         )
         self.comparisons = {}
         self._show_series()
@@ -562,9 +584,15 @@ class HistoryTab(SessionTab):
         else:
             classifiers = len({f.classifier for f in self.figures})
             level = formatting.keep_together(formatting.level(state.confidence))
-            corrected = (
-                " (finite population correction on, as on the Evaluate tab)"
-                if state.evaluate.fpc
+            with_fpc = sum(
+                1
+                for figure in self.figures
+                if rounds[figure.index].variance_factors(corrected(rounds[figure.index])) != NO_FPC
+            )
+            fpc_words = (
+                f" ({with_fpc} of them with the finite population correction: drawn from an "
+                "item list, or on the Evaluate tab with its box ticked)"
+                if with_fpc
                 else ""
             )
             reference = formatting.keep_together(
@@ -573,7 +601,7 @@ class HistoryTab(SessionTab):
             notes.append(
                 f"<b>{len(self.figures)}</b> {plural(len(self.figures), 'round')} of "
                 f"{classifiers} {plural(classifiers, 'classifier')}. Error bars: the "
-                f"{level} intervals{corrected}. Dashed lines: precision at the reference "
+                f"{level} intervals{fpc_words}. Dashed lines: precision at the reference "
                 f"prevalence {reference}, so rounds with different shares of positives "
                 "compare fairly; it is less certain than precision (its band is in the "
                 "table). ▲\u00a0or\u00a0▼: a rise or fall since the classifier's "
@@ -586,10 +614,10 @@ class HistoryTab(SessionTab):
         self.status_message.emit(f"History: {problems[0]}" if problems else "")
         pairs = consecutive_pairs(self.figures)
         if pairs:
-            confidence, seed, fpc = state.confidence, state.evaluate.seed, state.evaluate.fpc
+            confidence, seed = state.confidence, state.evaluate.seed
             self.runner.start(
                 lambda control: compare_consecutive(
-                    rounds, pairs, confidence, seed, control, fpc=fpc
+                    rounds, pairs, confidence, seed, control, fpc=corrected
                 )
             )
         else:

@@ -148,8 +148,7 @@ class RoundDetailsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         whose = f"Classifier {item.classifier}. " if item.classifier else ""
         about = QLabel(
-            f"{whose}Only the name and date change, not the counts; save the session to "
-            "keep them.",
+            f"{whose}Only the name and date change, not the counts; save the session to keep them.",
             self,
         )
         about.setWordWrap(True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -639,10 +639,13 @@ def _num(value) -> float | None:
     return None if value is None else _finite(float(value))
 
 
-def rounds_table(rounds: Sequence[Any], confidence: float, fpc: bool = False) -> Table:
-    """The Rounds sheet: each round as read, plus precision/recall with intervals (with
-    ``fpc``, finite-population corrected for the rounds whose population counts are known,
-    as the Evaluate tab shows them)."""
+def rounds_table(
+    rounds: Sequence[Any], confidence: float, fpc: Callable[[Round], bool] | bool = False
+) -> Table:
+    """The Rounds sheet: each round as read, plus precision/recall with intervals,
+    finite-population corrected for the rounds ``fpc`` names (a rule such as
+    :func:`core.workbook.session_io.fpc_of_round`, or ``True`` for all) whose population
+    counts are known, as History shows them."""
     import numpy as np
 
     kinds = {
@@ -670,21 +673,23 @@ def rounds_table(rounds: Sequence[Any], confidence: float, fpc: bool = False) ->
     # overflow warnings are silenced and math errors become the row's note.
     with np.errstate(all="ignore"):
         items = [item for item in rounds if isinstance(item, Round)]
-        computed = _round_intervals(items, confidence, fpc)
+        corrected = [fpc(item) if callable(fpc) else fpc for item in items]
+        computed = _round_intervals(items, confidence, corrected)
         rows = tuple(
-            _round_row(item, confidence, computed.get(position), fpc)
+            _round_row(item, confidence, computed.get(position), corrected[position])
             for position, item in enumerate(items)
         )
     return Table(columns=columns, rows=rows)
 
 
 def _round_intervals(
-    items: Sequence[Round], confidence: float, fpc: bool = False
+    items: Sequence[Round], confidence: float, fpc: Sequence[bool]
 ) -> dict[int, tuple]:
     """``{position: (Wilson, Katz, recall)}`` of every round with both strata and a usable
     ``k``, from one vectorized call (:mod:`core.batch_intervals`); any other round keeps
-    the per-round path of :func:`_round_row`, which writes why into its note. With
-    ``fpc`` each round's own correction factors (none where its population is unknown)."""
+    the per-round path of :func:`_round_row`, which writes why into its note. Each round
+    whose ``fpc`` is true gets its own correction factors (none where its population is
+    unknown)."""
     import numpy as np
 
     from core import batch_intervals
@@ -696,7 +701,7 @@ def _round_intervals(
             k = validation.positive("k", item.k)
         except (InputError, ArithmeticError, ValueError):
             continue
-        usable.append((position, cells, k, item.variance_factors(fpc)))
+        usable.append((position, cells, k, item.variance_factors(fpc[position])))
     if not usable:
         return {}
     tp, fp, fn, tn = np.array([cells for _, cells, _, _ in usable], dtype=float).T
@@ -876,12 +881,13 @@ def change_section(
     :data:`core.compare.DEFAULT_REPLICATES` and the session's Evaluate seed, as the
     Evaluate tab compares: a report says what the screen said, twice the same.
 
-    ``fpc``: apply each round's finite population correction to the precision change
-    (default: as the Evaluate tab does, ``state.evaluate.fpc``), for rounds that know
-    their population counts.
+    ``fpc``: apply each round's finite population correction to the precision change,
+    for rounds that know their population counts (default: the reported round as the
+    Evaluate tab's box says, the round before as its own design does,
+    :func:`core.workbook.session_io.fpc_of_round`, as History compares them).
     """
     from core.compare import DEFAULT_REPLICATES, compare
-    from core.workbook.session_io import compared_round, round_key
+    from core.workbook.session_io import compared_round, fpc_of_round, round_key
 
     replicates = DEFAULT_REPLICATES if replicates is None else replicates
     seed = state.evaluate.seed if seed is None else seed
@@ -916,7 +922,12 @@ def change_section(
         confidence=state.confidence,
         replicates=replicates,
         seed=seed,
-        corrected=(previous.corrected_population(corrected), current_population),
+        corrected=(
+            previous.corrected_population(
+                fpc_of_round(state, previous) if fpc is None else corrected
+            ),
+            current_population,
+        ),
     )
     return RoundChange(previous=previous, comparison=comparison)
 
@@ -1501,7 +1512,9 @@ def build_report(
     p3, p3_info = _guarded(
         warnings, "the P3 curve", p3_section, state, evaluation, name, warnings, default=(None, ())
     )
-    rounds = rounds_table(state.rounds, state.confidence, state.evaluate.fpc)
+    from core.workbook.session_io import fpc_of_round
+
+    rounds = rounds_table(state.rounds, state.confidence, functools.partial(fpc_of_round, state))
     change = _guarded(
         warnings,
         "the change since the previous round",

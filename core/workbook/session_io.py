@@ -366,6 +366,21 @@ def round_key(item: Round) -> str:
     return f"{item.sheet}!{item.row}"
 
 
+def fpc_of_round(state: SessionState, item: Round) -> bool:
+    """Whether ``item``'s intervals carry the finite population correction (methods,
+    "Finite population correction"): the round the Evaluate tab shows as its box says;
+    any other round when the selection rule drew it (without replacement from a list of
+    known size: the correction is exact), not otherwise (how it was sampled is unknown).
+
+    One switch for every round moved a May round's interval in History when an October
+    round drawn from an item list was evaluated (session 14): a round's interval now
+    depends on its own design only.
+    """
+    if round_key(item) == state.current_round:
+        return state.evaluate.fpc
+    return item.drawn_by_the_rule
+
+
 def find_round_key(rounds, key: str) -> Round | None:
     """The round of ``rounds`` whose :func:`round_key` is ``key``, or ``None``."""
     if not key:

@@ -39,3 +39,37 @@ def test_each_round_with_counts_gets_its_own_correction():
     assert corrected.rows[1] == plain.rows[1]  # no population counts: nothing to correct
     note = headers.index("Interval note")
     assert "finite-population corrected" in (corrected.rows[0][note] or "")
+
+
+def test_a_report_corrects_each_round_as_its_own_design_says():
+    # A round drawn by the selection rule carries the correction in the report's Rounds
+    # sheet, the round the report is about as the Evaluate tab's box says, and any other
+    # none (one switch moved every round's interval; session 14).
+    import dataclasses
+
+    from core.session import SessionState
+    from core.workbook.report_content import build_report
+    from core.workbook.session_io import round_key
+
+    def counted(row, name, notes=None):
+        return Round(
+            sheet="R", row=row, round=name, k=300 / 6000, population_pos=300,
+            population_neg=6000, tp=150, fp=50, fn=20, tn=980, notes=notes,
+        )  # fmt: skip
+
+    legacy = counted(2, "May")
+    drawn = counted(3, "Oct", notes="PR Planner labeling round: seed 7, items from mail.csv")
+    shown = counted(4, "Nov")
+    state = SessionState()
+    state = dataclasses.replace(
+        state,
+        rounds=(legacy, drawn, shown),
+        current_round=round_key(shown),
+        evaluate=dataclasses.replace(state.evaluate, fpc=False),
+    )
+    table = build_report(state).rounds
+    headers = [column.header for column in table.columns]
+    lower = headers.index("Precision lower (Wilson)")
+    factor = (300 - 200) / (300 - 1)
+    corrected, plain = _wilson(150, 200, 200 / factor), _wilson(150, 200, 200)
+    assert [row[lower] for row in table.rows] == pytest.approx([plain[0], corrected[0], plain[0]])

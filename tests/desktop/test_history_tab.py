@@ -140,21 +140,58 @@ def test_confidence_and_reference_changes_recompute(qtbot, tab, rounds):
     assert next(iter(tab.comparisons.values())).confidence == 0.8
 
 
-def test_the_evaluate_tabs_correction_applies_to_rounds_with_counts(qtbot, tab, rounds):
-    counted = next((i, r) for i, r in enumerate(rounds) if r.population_pos and r.population_neg)
-    index, item = counted
-    figure = next(f for f in tab.figures if f.index == index)
-    assert figure.precision_interval == wilson_precision(item.matrix, 0.95)
-    tab._session.set_value("evaluate.fpc", True)
-    figure = next(f for f in tab.figures if f.index == index)
-    factors = item.population.fpc_factors(item.tp + item.fp, item.fn + item.tn)
-    expected = wilson_precision(item.matrix, 0.95, factors)
-    assert (figure.precision_interval.lower, figure.precision_interval.upper) == pytest.approx(
-        (expected.lower, expected.upper), abs=1e-12
+def test_each_round_is_corrected_as_its_own_design_says(qtbot, tab, rounds):
+    # One switch corrected every round with counts once a round drawn from an item list
+    # was evaluated (its box ticks itself): May's interval moved (session 14). Now a round
+    # drawn by the rule is corrected, the round the Evaluate tab shows as its box says,
+    # and no other.
+    from core.workbook.session_io import round_key
+
+    counted = [i for i, r in enumerate(rounds) if r.population_pos and r.population_neg]
+    legacy, current, drawn = counted[:3]
+
+    def by_hand(item):
+        # (N - n)/(N - 1) of each stratum, the textbook factor.
+        n_pos, n_neg = item.tp + item.fp, item.fn + item.tn
+        return (
+            (item.population_pos - n_pos) / (item.population_pos - 1),
+            (item.population_neg - n_neg) / (item.population_neg - 1),
+        )
+
+    def shown(index):
+        figure = next(f for f in tab.figures if f.index == index)
+        return figure.precision_interval.lower, figure.precision_interval.upper
+
+    def wilson(index, corrected):
+        item = tab._session.state.rounds[index]
+        factors = by_hand(item) if corrected else (1.0, 1.0)
+        interval = wilson_precision(item.matrix, 0.95, factors)
+        return interval.lower, interval.upper
+
+    session = tab._session
+    noted = dataclasses.replace(
+        rounds[drawn], notes="PR Planner labeling round: seed 7, items from mail.csv"
     )
-    recall = katz_log_recall(item.matrix, item.k, 0.95, factors)
+    session.set_values(
+        [
+            ("rounds", tuple(noted if i == drawn else r for i, r in enumerate(rounds))),
+            ("current_round", round_key(rounds[current])),
+            ("evaluate.fpc", True),
+        ]
+    )
+    assert shown(legacy) == pytest.approx(wilson(legacy, False), abs=1e-12)
+    assert shown(current) == pytest.approx(wilson(current, True), abs=1e-12)
+    assert shown(drawn) == pytest.approx(wilson(drawn, True), abs=1e-12)
+    assert wilson(current, True) != pytest.approx(wilson(current, False), abs=1e-9)
+    figure = next(f for f in tab.figures if f.index == current)
+    item = rounds[current]
+    recall = katz_log_recall(item.matrix, item.k, 0.95, by_hand(item))
     assert figure.recall_interval.lower == pytest.approx(recall.lower, abs=1e-12)
-    assert "finite population correction on" in tab.summary_label.text()
+    assert "2 of them with the finite population correction" in tab.summary_label.text()
+    # The box unticked: the round shown loses it, the drawn round keeps it.
+    session.set_value("evaluate.fpc", False)
+    assert shown(current) == pytest.approx(wilson(current, False), abs=1e-12)
+    assert shown(drawn) == pytest.approx(wilson(drawn, True), abs=1e-12)
 
 
 def test_no_rounds_says_what_to_do(qtbot):
