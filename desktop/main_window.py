@@ -636,8 +636,7 @@ class MainWindow(QMainWindow):
                     "the example session is open (File > Open Recent lists your files)"
                 )
             return False
-        columns = tuple(self._recent_columns().get(str(path), ()))
-        if not self.open_workbook(path, ask=False, columns=columns, quiet=True):
+        if not self.open_workbook(path, ask=False, quiet=True):
             why = self.statusBar().currentMessage()  # what open_workbook said
             self._show_after_recovery_notice(
                 f"{why} (the file you worked on last; the example session is open)"
@@ -728,6 +727,10 @@ class MainWindow(QMainWindow):
             return False
         if ask and not self.maybe_keep_changes():
             return False
+        if not columns:
+            # The lead's column choices for this workbook, kept when they made them: File >
+            # Open asked for every column again each month (trial 15).
+            columns = tuple(self._recent_columns().get(str(path.resolve()), ()))
         try:
             base = self.inputs_kept_for_a_workbook()
             from_example = self._is_example_document()  # before the document is renamed
@@ -1932,11 +1935,10 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("Clear list").triggered.connect(self.clear_recent)
 
     def open_recent(self, name: str) -> bool:
-        """File > Open Recent: the file with the column choices it was last opened with, as
-        the reopening at start uses them (without them a workbook in the lead's own words
+        """File > Open Recent: the file with the column choices it was last opened with
+        (:meth:`open_workbook` finds them; without them a workbook in the lead's own words
         offered the choice again, and reading fewer rounds erased it; review 14)."""
-        columns = tuple(self._recent_columns().get(str(Path(name)), ()))
-        return self.open_workbook(name, columns=columns)
+        return self.open_workbook(name)
 
     def clear_recent(self) -> None:
         """Open Recent > Clear list: the files and the column choices kept for them."""

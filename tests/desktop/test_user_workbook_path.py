@@ -529,6 +529,31 @@ def test_removing_the_plans_previous_round_does_not_slide_to_a_namesake(qtbot, w
     assert previous_round_of(state) is None
 
 
+def test_file_open_uses_the_column_choices_kept_for_the_workbook(
+    qtbot, window, tmp_path, monkeypatch
+):
+    # File > Open asked for every column again each month, though the choices were kept
+    # for the file (trial 15); a header added since (a Round column) is read as well.
+    from PySide6.QtWidgets import QFileDialog
+
+    path, choices, later, boxes = open_own_words_then_restart(qtbot, window, tmp_path, monkeypatch)
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook["Audit"]
+    header_row = 2  # under a one-cell title (own_words_book)
+    column = sheet.max_column + 1
+    sheet.cell(header_row, column).value = "Round"
+    for row in range(header_row + 1, sheet.max_row + 1):
+        if sheet.cell(row, 1).value is not None:
+            sheet.cell(row, column).value = f"Month {row}"
+    workbook.save(path)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *args, **kw: (str(path), ""))
+    assert later.open_dialog()
+    assert boxes == []
+    rounds = later.session.state.rounds
+    assert len(rounds) == 2 and all(item.round.startswith("Month ") for item in rounds)
+    assert later.session.state.columns == choices
+
+
 def test_open_recent_uses_the_column_choices_the_file_was_opened_with(
     qtbot, window, tmp_path, monkeypatch
 ):
