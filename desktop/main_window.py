@@ -1396,8 +1396,10 @@ class MainWindow(QMainWindow):
         rounds = self.session.state.rounds
         if not 0 <= row < len(rounds):
             return False
+        from core.workbook.session_io import told_apart
+
         item = rounds[row]
-        label = item.name
+        label = told_apart(rounds, item)
         message = self.session.set_values(
             previous_round_changes(item), text=f"Use {label} as previous round"
         )

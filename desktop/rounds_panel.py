@@ -61,6 +61,7 @@ from core.workbook.session_io import (
     renamed_round,
     round_before,
     round_key,
+    told_apart,
 )
 
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
@@ -567,7 +568,7 @@ class RoundsPanel(QWidget):
         item = self._round(row)
         if item is None:
             return False
-        label = item.name
+        label = told_apart(self._session.state.rounds, item)
         if fpc is None and item.drawn_by_the_rule:
             fpc = True  # drawn without replacement from a list of known size: exact
         state = self._session.state
@@ -608,10 +609,11 @@ class RoundsPanel(QWidget):
         item = self._round(row)
         if item is None:
             return False
-        label = item.name
+        label = told_apart(self._session.state.rounds, item)
         plan, notes = plan_from_round(self._session.get("plan"), item)
         if self._session.set_values(
-            [("previous_round", label), ("plan", plan)], text=f"Plan the next round from {label}"
+            [("previous_round", item.name), ("plan", plan)],
+            text=f"Plan the next round from {label}",
         ):
             return False
         self.status_message.emit(
@@ -721,7 +723,7 @@ class RoundsPanel(QWidget):
         changes: list[tuple[str, object]] = [("rounds", rounds)]
         if state.current_round == round_key(item):
             changes.append(("current_round", ""))
-        label = item.name
+        label = told_apart(self._session.state.rounds, item)
         # By identity, not by name: the classifiers of one draw share the name, and the
         # Plan's previous round then slid to another classifier's (review 14).
         if previous_round_of(state) is item:
@@ -881,6 +883,9 @@ class RoundsPanel(QWidget):
 
     def _refresh_previous(self) -> None:
         name = self._session.get("previous_round")
+        previous = previous_round_of(self._session.state)
+        if previous is not None:  # whose, when the classifiers of a draw share its name
+            name = told_apart(self._session.state.rounds, previous)
         # A name may be a 32,000-character cell: shown cut (and escaped), whole in the tooltip.
         shown = html.escape(formatting.short_text(name), quote=False) if name else ""
         self.previous.setText(

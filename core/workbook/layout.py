@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from core.validation import CONTROL_CHARACTER, NOT_TEXT
-from core.workbook.rounds import Round
+from core.workbook.rounds import Round, classifier_key
 
 SHEET_SUMMARY = "Summary"
 SHEET_INTERVALS = "Intervals"
@@ -51,15 +52,23 @@ def most_recent_round(rounds: Sequence[Any]) -> Round | None:
     """The most recent round by date (``None`` when there are no rounds).
 
     Dated rounds come first: a round without a date is chosen only when no round has
-    one. Rounds with the same date are ranked by sheet order (the later row wins), which
-    is also the order among undated rounds.
+    one. Among rounds of the same date, the classifier with the most rounds wins (the
+    lead's main one: a draw for v7 and v8 on trial gives both one date, and the last
+    row, v8's, became the round the Plan builds on; trial 15), then sheet order (the
+    later row), which is also the order among undated rounds.
     """
     found = [item for item in rounds if isinstance(item, Round)]
     if not found:
         return None
+    history = Counter(classifier_key(item.classifier) for item in found)
     ranked = max(
         enumerate(found),
-        key=lambda pair: (pair[1].date is not None, _date_key(pair[1].date), pair[0]),
+        key=lambda pair: (
+            pair[1].date is not None,
+            _date_key(pair[1].date),
+            history[classifier_key(pair[1].classifier)],
+            pair[0],
+        ),
     )
     return ranked[1]
 

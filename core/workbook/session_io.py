@@ -366,6 +366,16 @@ def round_key(item: Round) -> str:
     return f"{item.sheet}!{item.row}"
 
 
+def told_apart(rounds, item: Round) -> str:
+    """``item``'s name, with its classifier when another round shares the name (the
+    classifiers of one draw do): ``Nov 2026 (spam_v8)``. Said wherever a round is chosen,
+    so the lead sees whose round the Plan builds on (trial 15)."""
+    shared = item.classifier and any(
+        other is not item and other.name == item.name for other in rounds
+    )
+    return f"{item.name} ({item.classifier})" if shared else item.name
+
+
 def fpc_of_round(state: SessionState, item: Round) -> bool:
     """Whether ``item``'s intervals carry the finite population correction (methods,
     "Finite population correction"): the round the Evaluate tab shows as its box says;

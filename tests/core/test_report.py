@@ -705,6 +705,23 @@ def test_most_recent_round_prefers_dates_then_sheet_order():
     undated = tuple(make_round(name, date=None) for name in "XYZ")
     assert most_recent_round(undated).round == "Z"
     assert most_recent_round(()) is None
+    # One draw for the lead's classifier and one on trial, both dated the draw's day: the
+    # classifier with the longer history is the lead's main one, whatever the row order
+    # (the trial's row came last and the Plan built on it; trial 15).
+    november = dt.date(2026, 11, 26)
+    two = (
+        *(
+            dataclasses.replace(make_round(f"v7 {n}", row=n, date=dt.date(2026, n, 1)),
+                                classifier="spam_v7")
+            for n in range(5, 11)
+        ),
+        dataclasses.replace(make_round("v8 Oct", row=11, date=dt.date(2026, 10, 1)),
+                            classifier="spam_v8"),
+        dataclasses.replace(make_round("Nov", row=12, date=november), classifier="Spam_V7"),
+        dataclasses.replace(make_round("Nov", row=13, date=november), classifier="spam_v8"),
+    )  # fmt: skip
+    chosen = most_recent_round(two)
+    assert (chosen.round, chosen.classifier) == ("Nov", "Spam_V7")
 
 
 def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(

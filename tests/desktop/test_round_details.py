@@ -148,3 +148,22 @@ def test_renamed_round_checks_the_name_as_a_workbook_cell_would():
     # Classifier names are compared as the workbook reader compares them.
     with pytest.raises(InputError, match="already has a round named"):
         renamed_round((v7, drawn(3, "SPAM_V7", name="Oct")), v7, "oct", None)
+
+
+def test_whose_round_the_plan_builds_on_is_said_when_a_draw_shares_its_name(
+    qtbot, window, two_classifiers
+):
+    # "Nov 2026 spam review is the previous round" did not say it was v8's, and the next
+    # draw was then filed under v8 (trial 15).
+    assert window.choose_previous_round(1)
+    assert (
+        window.statusBar()
+        .currentMessage()
+        .startswith("round1 labels (spam_v8) is the previous round")
+    )
+    assert "round1 labels (spam_v8)" in window.rounds_panel.previous.text()
+    assert window.rounds_panel.evaluate_round(0)
+    assert window.statusBar().currentMessage().startswith("Evaluate shows round1 labels (spam_v7)")
+    # A name of its own is said alone.
+    assert window.rounds_panel.set_round_details(1, "Nov v8", None)
+    assert window.rounds_panel.previous.text() == "The Plan builds on: <b>Nov v8</b>"
