@@ -270,14 +270,22 @@ def plan_basis(state: SessionState) -> PlanBasis:
     hint = ""
     assurance = None if recommended is None else recommended.assurance
     if assurance is not None and not state.plan.assurance_target:
-        if assurance.both < UNSURE_CHANCE:
-            from core.round_targets import SURER_CHANCE, chance_in_words
+        from core.round_targets import SURER_CHANCE, chance_in_words
 
+        remedy = (
+            "set Chance of meeting both margins (under Targets), e.g. to "
+            f"{chance_in_words(SURER_CHANCE)}"
+        )
+        rarely = None if recommended is None else recommended.rarely_met()
+        if rarely is not None:
+            # "Met on average" beside a chance of less than 1 % read as a contradiction,
+            # and the lead took the plan (trial 15).
+            hint = f"Careful: {rarely}. For a plan that does, {remedy}."
+        elif assurance.both < UNSURE_CHANCE:
             hint = (
-                "The recommended plan meets the margins on average: a labeled round meets "
+                "The recommended plan gives these margins on average: a labeled round meets "
                 f"both with {chance_in_words(assurance.both, article=True)} chance. For a "
-                "surer plan, set Chance of meeting both margins (under Targets), e.g. to "
-                f"{chance_in_words(SURER_CHANCE)}."
+                f"surer plan, {remedy}."
             )
     return PlanBasis(
         population=inputs.population,

@@ -305,6 +305,12 @@ def _margin_lines(plan: Plan) -> list[str]:
             f"chance the labeled round meets it: {_chance(chance)}"
         )
     lines.append(f"{'':18}both together: {_chance(None if chances is None else chances.both)}")
+    rarely = plan.rarely_met()
+    if rarely is not None:
+        lines.append(
+            f"WARNING: {rarely}; --assurance-target 0.9 plans a round that meets both with a "
+            "90 % chance"
+        )
     for name, met in plan.targets_met.items():
         if not met:
             planned = plan.margin_precision if name == "precision" else plan.margin_recall

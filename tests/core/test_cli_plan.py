@@ -91,9 +91,16 @@ def test_zero_count_in_previous_round_switches_to_jeffreys_with_a_note(capsys):
     notes = err.splitlines()
     assert len(notes) == 2 and all(line.startswith("note: ") for line in notes)
     assert "Jeffreys" in notes[0] and "recall 1" in notes[1]
-    assert result["precision"] == pytest.approx(90.5 / 101)
-    pi0 = 0.5 / 2001
-    assert result["recall"] == pytest.approx(1 / (1 + pi0 / (0.05 * 90.5 / 101)))
+    # The flagged side keeps its estimate; the unflagged side, no misses among 2,000, is
+    # planned at the one-sided 95 % bound of Beta(0.5, 2000.5) (trial 15).
+    from scipy.integrate import quad
+
+    from tests.core.test_zero_count_planning import jeffreys_density
+
+    assert result["precision"] == pytest.approx(90 / 100)
+    pi0 = 0.05 * 0.9 * (1 / result["recall"] - 1)  # Eq 2 solved for pi0
+    mass, _error = quad(jeffreys_density, 0.0, pi0, args=(0.5, 2000.5), points=[1e-6, 1e-4])
+    assert mass == pytest.approx(0.95, abs=1e-6)
     jeffreys = Prior.jeffreys().posterior(None)
     expected = optimal_ratio_bayes(
         Posterior(z11=90 + jeffreys.z11, z01=10.5, z10=0.5, z00=2000.5), 0.05
