@@ -278,6 +278,13 @@ def band_note_words(note: str) -> str:
     return "; ".join(words)
 
 
+#: Said under the F1 order: the curves are drawn from estimates.
+NOISE_CAVEAT = (
+    " These are the estimates' curves: a small gap, or a swap, may be sampling noise "
+    "(compare the rounds' F1 intervals on the Evaluate tab before naming a winner)."
+)
+
+
 class PrevalenceTab(SessionTab):
     """Precision across prevalences (P3 curve) with its band, F1 across prevalences,
     calibrated metrics, and PR curves once a scored sample is loaded.
@@ -879,6 +886,10 @@ class PrevalenceTab(SessionTab):
                 )
                 + "."
             )
+        # The curves are estimates: a lead told a manager the trial classifier lost at
+        # every prevalence on one shared sample, where the truth had it ahead (trial 15).
+        if len(names) >= 2:
+            text += NOISE_CAVEAT
         self.swaps_label.setText(text)
 
     def _show_calibrated(self, points: list[OperatingPoint], reference: float) -> None:
