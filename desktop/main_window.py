@@ -730,7 +730,7 @@ class MainWindow(QMainWindow):
         if not columns:
             # The lead's column choices for this workbook, kept when they made them: File >
             # Open asked for every column again each month (trial 15).
-            columns = tuple(self._recent_columns().get(str(path.resolve()), ()))
+            columns = tuple(self._recent_columns().get(str(_resolved(path)), ()))
         try:
             base = self.inputs_kept_for_a_workbook()
             from_example = self._is_example_document()  # before the document is renamed
@@ -2023,6 +2023,15 @@ class MainWindow(QMainWindow):
         if self._reference is not None:
             self._reference.close()
         event.accept()
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with its links followed, or as given when they cannot be (a link loop
+    raised from File > Open; fuzz 15): the reader then says why it cannot open it."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def _is_file(path: Path) -> bool:

@@ -48,6 +48,7 @@ import tempfile
 import time
 import traceback
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,6 +249,23 @@ def _regular_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+#: What reading one part of a workbook's zip can raise besides a plain error: an
+#: encrypted member (RuntimeError), a method zipfile lacks such as Deflate64 or AES
+#: (NotImplementedError), damaged data (zlib.error, EOFError); fuzz 15 found each
+#: reported as an internal error.
+_UNREADABLE = (
+    OSError,
+    KeyError,
+    zipfile.BadZipFile,
+    ElementTree.ParseError,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+    zlib.error,
+    EOFError,
+)
+
+
 def is_ours(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a file PR Planner wrote and nobody has re-saved since.
 
@@ -268,7 +286,7 @@ def is_ours(path: str | os.PathLike[str]) -> bool:
             if len(members) > _MAX_MARKED_PARTS:
                 return False
             core = _small_part(archive, _CORE_PART)
-    except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
+    except _UNREADABLE:
         return False
     creator = core.findtext("dc:creator", default="", namespaces=_CORE_NAMESPACES)
     editor = core.findtext("cp:lastModifiedBy", default="", namespaces=_CORE_NAMESPACES)
@@ -289,7 +307,7 @@ def is_exported_report(path: str | os.PathLike[str]) -> bool:
     try:
         with zipfile.ZipFile(path) as archive:
             core = _small_part(archive, _CORE_PART)
-    except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
+    except _UNREADABLE:
         return False
     category = core.findtext("cp:category", default="", namespaces=_CORE_NAMESPACES)
     return category == REPORT_CATEGORY
@@ -449,6 +467,15 @@ def check_destination(
             f"for example {instead.name}"
         )
     sheets = sheet_names(destination)
+    if not sheets and zipfile.is_zipfile(destination):
+        # A workbook whose sheet list cannot be read may still be a labeling workbook
+        # come back damaged (a sync, a partial copy), which Excel or LibreOffice would
+        # repair: it was overwritten as "not a labeling workbook" (fuzz 15).
+        raise SaveError(
+            f"{destination.name} already exists and its sheets cannot be read (a damaged "
+            "workbook? Excel or LibreOffice may repair it); it was not replaced. Choose "
+            f"another name, for example {instead.name}"
+        )
     if is_labeling_workbook(sheets):
         raise SaveError(
             f"{destination.name} is a labeling workbook (a sample drawn for labelers, who may "
@@ -487,7 +514,7 @@ def sheet_names(path: str | os.PathLike[str]) -> set[str]:
     try:
         with zipfile.ZipFile(path) as archive:
             workbook = _small_part(archive, "xl/workbook.xml")
-    except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError, ValueError):
+    except _UNREADABLE:
         return set()
     return {str(sheet.get("name")) for sheet in workbook.iter(f"{{{_MAIN_NAMESPACE}}}sheet")}
 

@@ -256,3 +256,53 @@ def test_a_saved_session_is_replaced_only_by_a_session_or_a_report(rounds, tmp_p
     )
     assert status == 2 and "saved PR Planner session" in capsys.readouterr().err
     assert session.read_bytes() == before
+
+
+def _damaged(path: Path, member: str, how: str) -> None:
+    """``path`` with ``member`` damaged in place: one byte of its data flipped (``"byte"``)
+    or marked encrypted in the zip directory (``"encrypted"``), as a sync or a partial copy
+    leaves a file, or as a zip tool that encrypts writes it."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    if how == "byte":
+        name_length = int.from_bytes(
+            data[info.header_offset + 26 : info.header_offset + 28], "little"
+        )
+        extra_length = int.from_bytes(
+            data[info.header_offset + 28 : info.header_offset + 30], "little"
+        )
+        start = info.header_offset + 30 + name_length + extra_length
+        data[start + info.compress_size // 2] ^= 0xFF
+    else:
+        entry = data.index(b"PK\x01\x02")
+        while True:  # the directory entry of ``member``
+            name_length = int.from_bytes(data[entry + 28 : entry + 30], "little")
+            if data[entry + 46 : entry + 46 + name_length] == member.encode():
+                break
+            entry = data.index(b"PK\x01\x02", entry + 4)
+        data[entry + 8] |= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["byte", "encrypted"])
+def test_a_damaged_labeling_workbook_is_not_replaced_nor_an_internal_error(tmp_path, capsys, how):
+    # Its sheet list could not be read, so it was "not a labeling workbook" and a new draw
+    # replaced it (a copy come back from the labelers damaged by a sync); an encrypted
+    # member was an internal error in every command (fuzz 15).
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\n" + "".join(f"i{n},{n % 2}\n" for n in range(40)))
+    drawn = tmp_path / "round.xlsx"
+    command = ["select", str(items), "--n-pos", "3", "--n-neg", "3", "--seed", "1"]
+    assert main([*command, "-o", str(drawn)]) == 0
+    _damaged(drawn, "xl/workbook.xml", how)
+    before = drawn.read_bytes()
+    capsys.readouterr()
+    assert main([*command, "-o", str(drawn)]) == 2
+    error = capsys.readouterr().err
+    assert "its sheets cannot be read" in error and "it was not replaced" in error
+    assert drawn.read_bytes() == before
+    for other in (["labels", str(drawn)], ["count", str(drawn)]):
+        assert main(other) == 2
+        said = capsys.readouterr().err
+        assert "internal error" not in said and said.count("\n") == 1

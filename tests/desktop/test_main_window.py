@@ -11,6 +11,7 @@ from core.workbook.rounds import read_rounds
 from desktop import main_window as main_window_module
 from desktop import resources
 from desktop.main_window import TABS, MainWindow, app_settings, tab_class
+from tests.conftest import SHARED_FIXTURES
 
 
 @pytest.fixture
@@ -276,3 +277,23 @@ def test_a_tabs_message_does_not_linger_on_another_tab(qtbot, window):
     assert "Refused" in window.statusBar().currentMessage()
     window.tabs.setCurrentIndex(window.tab_keys.index("history"))
     assert window.statusBar().currentMessage() == ""
+
+
+def test_a_link_loop_or_an_encrypted_part_is_said_not_raised(qtbot, window, tmp_path, monkeypatch):
+    # File > Open on a symbolic link loop raised from the column lookup, and a workbook
+    # with an encrypted part from the labeling-workbook check: nothing was shown (fuzz 15).
+    from tests.core.test_no_overwrite import _damaged
+
+    warned = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warned.append(args[2]))
+    loop, other = tmp_path / "loop1.xlsx", tmp_path / "loop2.xlsx"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    assert not window.open_workbook(loop, ask=False)
+    assert "loop1.xlsx" in window.statusBar().currentMessage()
+    locked = tmp_path / "locked.xlsx"
+    locked.write_bytes((SHARED_FIXTURES / "rounds_simple.xlsx").read_bytes())
+    _damaged(locked, "xl/workbook.xml", "encrypted")
+    assert not window.open_workbook(locked, ask=False)
+    assert "locked.xlsx is encrypted" in window.statusBar().currentMessage()
+    assert len(warned) == 2
