@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -513,9 +514,24 @@ _TRUE_WORDS = {"1", "1.0", "true", "yes"}
 _FALSE_WORDS = {"0", "0.0", "false", "no"}
 
 
+#: A number with points between its thousands, as a decimal-comma locale writes it
+#: (``1.000``, ``12.500,75``): group 1 is the whole part, group 2 the decimals if any.
+_POINT_THOUSANDS = re.compile(r"([+-]?[1-9]\d{0,2}(?:\.\d{3})+)(,\d*)?")
+
+
+class _AmbiguousPoint(ValueError):
+    """``1.000`` in a file with decimal commas: a thousand, or one?"""
+
+
 def _parse_number(text: str, decimal_comma: bool) -> float:
     cleaned = text.strip()
     if decimal_comma:
+        thousands = _POINT_THOUSANDS.fullmatch(cleaned)
+        if thousands is not None and thousands.group(2) is None:
+            # Read as 1.0 while the file's locale writes a thousand so (fuzz 15): said.
+            raise _AmbiguousPoint(cleaned)
+        if thousands is not None:  # 12.500,75: the points set off thousands
+            cleaned = thousands.group(1).replace(".", "") + thousands.group(2)
         cleaned = cleaned.replace(",", ".")
     return float(cleaned)
 
@@ -541,6 +557,13 @@ class _CellReader:
                 if isinstance(value, (int, float))
                 else _parse_number(str(value)[:_MAX_CELL_TEXT], self.decimal_comma)
             )
+        except _AmbiguousPoint as exc:
+            whole = str(exc).replace(".", "")
+            raise InputError(
+                f"{self.path.name}: row {row}, column '{column}': {str(exc)!r} is ambiguous in "
+                "a file with decimal commas (a point between thousands, or decimals?); write "
+                f"{whole} for {int(whole):,}, or use a comma for decimals"
+            ) from None
         except (ValueError, OverflowError):  # a 400-digit number overflows a float
             raise self._fail(row, column, "a number", value) from None
         if not math.isfinite(number):

@@ -294,6 +294,24 @@ def test_semicolon_csv_with_decimal_commas_and_a_bom(tmp_path):
     assert sample.weights is None
 
 
+def test_points_between_thousands_in_a_decimal_comma_file(tmp_path):
+    # A weight of a thousand written "1.000" (Excel's export in a decimal-comma locale)
+    # was read as 1: average precision 0.73 instead of 0.52 (fuzz 15). Now refused,
+    # naming row and column; "1.234,5", unambiguous, is read as 1234.5.
+    ambiguous = tmp_path / "weights.csv"
+    ambiguous.write_text("score;label;weight\n0,75;1;1\n0,5;0;1.000\n", encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        load_scored_sample(ambiguous)
+    message = str(refused.value)
+    assert message.startswith("weights.csv: row 3, column 'weight': '1.000' is ambiguous")
+    assert "write 1000 for 1,000" in message
+    both = tmp_path / "both.csv"
+    both.write_text("score;label;weight\n0,75;1;1\n0,5;0;1.234,5\n0,650;0;2\n", encoding="utf-8")
+    sample = load_scored_sample(both)
+    np.testing.assert_array_equal(sample.weights, [1.0, 1234.5, 2.0])
+    np.testing.assert_array_equal(sample.scores, [0.75, 0.5, 0.65])
+
+
 def test_xlsx_with_booleans_and_trailing_empty_rows(tmp_path):
     path = tmp_path / "scored.xlsx"
     workbook = Workbook()
