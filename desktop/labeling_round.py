@@ -72,7 +72,7 @@ from core.round_targets import chance_in_words as chance_words
 
 logger = logging.getLogger(__name__)
 
-ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.parquet *.xlsx);;All files (*)"
+ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.gz *.parquet *.xlsx);;All files (*)"
 LABELED_FILTER = "Labeling workbooks (*.xlsx);;All files (*)"
 #: Spin boxes hold an int; no stratum of a real list is larger.
 MAX_SIZE = 2**31 - 1

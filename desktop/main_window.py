@@ -684,7 +684,7 @@ class MainWindow(QMainWindow):
             self,
             "Open session, rounds workbook or item list",
             str(self._start_folder()),
-            "Excel workbooks (*.xlsx *.xlsm);;Item lists (*.csv *.tsv *.txt *.parquet);;"
+            "Excel workbooks (*.xlsx *.xlsm);;Item lists (*.csv *.tsv *.txt *.gz *.parquet);;"
             "All files (*)",
         )
         if not name:

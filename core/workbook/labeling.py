@@ -92,7 +92,7 @@ ID_HEADER = "Item id"
 LABEL_HEADER = "Label"
 #: Names of item lists (text tables and Parquet), never a labeling workbook: refused by
 #: name where one is read (``prplanner labels``, the app's Read labeled workbook).
-ITEM_LIST_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".parquet")
+ITEM_LIST_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".gz", ".parquet")
 #: The column a not-blind Labels sheet adds after the kept columns.
 STRATUM_HEADER = "Stratum"
 #: How many offending ids a refusal names.

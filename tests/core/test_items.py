@@ -504,3 +504,42 @@ def test_more_further_classifiers_than_a_draw_takes_are_refused_before_any_read(
     with pytest.raises(InputError, match=f"at most {MAX_CLASSIFIERS} further classifiers"):
         ItemColumns(classifiers=tuple(f"c{i}" for i in range(MAX_CLASSIFIERS + 1)))
     assert len(ItemColumns(classifiers=tuple(f"c{i}" for i in range(MAX_CLASSIFIERS))).classifiers)
+
+
+def test_a_compressed_list_reads_as_its_text_and_a_packed_one_is_refused(tmp_path):
+    # The line-end check read the compressed bytes, found "mixed" line ends and "repaired"
+    # the gzip stream: a good items.csv.gz was a 1-column table. And 389 KB of "a,0"
+    # lines expanded to 400 MB and took 6.6 GB before the duplicate ids were named
+    # (fuzz 15).
+    import gzip
+    import tracemalloc
+
+    plain = write_csv(tmp_path / "items.csv")
+    # Windows line ends (the csv module's) and a lot of rows, so the compressed bytes hold
+    # stray \r and \n.
+    rows = [[f"id{n}", str(n % 7 == 0), f"0.{n % 97:02d}", "x", "y"] for n in range(20_000)]
+    write_csv(plain, rows=rows)
+    packed = tmp_path / "items.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    expected = count_items(plain)
+    got = count_items(packed)
+    assert (got.rows, got.population_pos, got.population_neg) == (
+        expected.rows, expected.population_pos, expected.population_neg,
+    )  # fmt: skip
+    tsv = tmp_path / "items.tsv.gz"
+    tsv.write_bytes(gzip.compress(write_csv(tmp_path / "t.tsv", rows, delimiter="\t").read_bytes()))
+    assert count_items(tsv).population_pos == expected.population_pos
+    bomb = tmp_path / "bomb.csv.gz"
+    bomb.write_bytes(gzip.compress(b"id,predicted\n" + b"a,0\n" * 30_000_000, 9))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ItemListError, match="expands more than 200 times its size"):
+            count_items(bomb)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20
+    not_gzip = tmp_path / "fake.csv.gz"
+    not_gzip.write_bytes(b"id,predicted\na,1\n")
+    with pytest.raises(ItemListError, match=r"fake.csv.gz cannot be read as a compressed"):
+        count_items(not_gzip)
