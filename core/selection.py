@@ -120,6 +120,10 @@ def validate_seed(seed: object, name: str | None = None) -> int:
         seed = int(seed)
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"{name} must be a whole number >= 0, got {seed!r}")
+    if seed > 10**15:
+        # Drawn with, it gave a workbook its Design sheet could not be read back from
+        # (fuzz 15): refused before anything is written.
+        raise InputError(f"{name} must be a whole number of at most 10^15, got {seed:,}")
     return seed
 
 

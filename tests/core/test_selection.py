@@ -308,3 +308,23 @@ def test_bigquery_escapes_a_backtick_in_a_name_with_a_backslash():
     assert "FROM `a\\`b`" in bigquery and "CAST(`my\\`id` AS STRING)" in bigquery
     spark = sample_sql("spark", columns, seed=1, n_pos=1, n_neg=1, table="a`b")
     assert "FROM `a``b`" in spark
+
+
+def test_a_seed_above_ten_to_the_fifteen_is_refused_before_a_draw(tmp_path, capsys):
+    # 1,000,000,000,000,001 drew a workbook whose Design sheet labels then refused: the
+    # command line checked the seed's digits, not its value (fuzz 15).
+    from core.cli import main
+    from core.selection import validate_seed
+
+    assert validate_seed(10**15) == 10**15
+    with pytest.raises(InputError, match="at most 10\\^15, got 1,000,000,000,000,001"):
+        validate_seed(10**15 + 1)
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\n" + "".join(f"i{n},{n % 2}\n" for n in range(20)))
+    target = tmp_path / "round.xlsx"
+    draw = ["select", str(items), "--n-pos", "2", "--n-neg", "2", "-o", str(target)]
+    assert main([*draw, "--seed", str(10**15 + 1)]) == 2
+    assert not target.exists()
+    assert "at most 10^15" in capsys.readouterr().err
+    assert main([*draw, "--seed", str(10**15)]) == 0
+    assert main(["labels", str(target)]) == 0
