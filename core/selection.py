@@ -305,10 +305,22 @@ class Selection:
 # --- drawing -------------------------------------------------------------------------------
 
 
+#: The most items one draw takes from a stratum: DuckDB's ``arg_min(..., n)`` keeps fewer
+#: than a million, and a million labels are more than any labeling round (999,999 took
+#: 257 s and 3.7 GB; fuzz 15).
+MAX_STRATUM_SAMPLE = 999_999
+
+
 def _check_sizes(n_pos: int, n_neg: int) -> tuple[int, int]:
     for name, value in ((named("n_pos"), n_pos), (named("n_neg"), n_neg)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InputError(f"{name} must be a whole number >= 0, got {value!r}")
+        if value > MAX_STRATUM_SAMPLE:
+            raise InputError(
+                f"{name} {value:,} is more than a draw takes from one stratum "
+                f"({MAX_STRATUM_SAMPLE:,} items, far more than a labeling round needs); "
+                "ask for fewer"
+            )
     if n_pos + n_neg == 0:
         raise InputError(
             f"{named('n_pos')} and {named('n_neg')} are both 0: there is nothing to draw"

@@ -328,3 +328,18 @@ def test_a_seed_above_ten_to_the_fifteen_is_refused_before_a_draw(tmp_path, caps
     assert "at most 10^15" in capsys.readouterr().err
     assert main([*draw, "--seed", str(10**15)]) == 0
     assert main(["labels", str(target)]) == 0
+
+
+def test_a_million_items_from_a_stratum_is_refused_in_plain_words(tmp_path, capsys):
+    # DuckDB's limit came out as "the item list could not be read" (fuzz 15).
+    from core.cli import main
+
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\n" + "".join(f"i{n},{n % 2}\n" for n in range(20)))
+    status = main(
+        ["select", str(items), "--n-pos", "2", "--n-neg", "1000000", "--seed", "1",
+         "-o", str(tmp_path / "round.xlsx")]
+    )  # fmt: skip
+    error = capsys.readouterr().err
+    assert status == 2 and not (tmp_path / "round.xlsx").exists()
+    assert "--n-neg 1,000,000 is more than a draw takes from one stratum (999,999" in error
