@@ -945,16 +945,28 @@ def _as_text(value: object) -> str | None:
     return text or None
 
 
+#: Excel's first day: an earlier date is a negative serial read by another reader.
+_FIRST_EXCEL_DAY = dt.date(1900, 1, 1)
+
+
 def _as_date(value: object, epoch: dt.datetime) -> dt.date | None:
-    """Date cell -> date; raises ValueError for text that is not an ISO date."""
+    """Date cell -> date; raises ValueError for text that is not an ISO date, and for a
+    date before Excel's first day."""
     if isinstance(value, dt.datetime):
-        return value.date()
+        value = value.date()
     if isinstance(value, dt.date):
+        if value < _FIRST_EXCEL_DAY:
+            raise ValueError(f"{value!r} is before Excel's first day")
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         # A date column whose cells lost their date format still holds Excel serials.
         from core.workbook.xlsx_reader import from_excel
 
+        if value < 0 or (value < 1 and epoch.year < 1904):
+            # Excel shows no date for these (####): read as December 1899, the round
+            # dropped behind every other and the round before it passed for the latest
+            # (fuzz 15).
+            raise ValueError(f"{value!r} is not a date")
         converted = from_excel(value, epoch)
         if isinstance(converted, dt.datetime):
             return converted.date()

@@ -1019,10 +1019,11 @@ class _SheetReader:
         return converted
 
     def _excel_date(self, number: float, style: str):
-        if not math.isfinite(number):
-            return "#VALUE!"
+        duration = style in self.book.timedelta_styles
+        if not math.isfinite(number) or (number < 0 and not duration):
+            return "#VALUE!"  # Excel shows #### for a date before its first day
         try:
-            return from_excel(number, self.book.epoch, duration=style in self.book.timedelta_styles)
+            return from_excel(number, self.book.epoch, duration=duration)
         except (OverflowError, ValueError):
             return "#VALUE!"  # what openpyxl shows for a date serial out of range
 

@@ -692,3 +692,25 @@ def test_a_count_typed_with_a_point_between_thousands_is_refused_not_read_as_one
     assert [item.round for item in book.rounds] == ["R2"]
     (refused,) = book.refused
     assert "FP: '3.000' is ambiguous for a count" in refused.reason and "D2" in refused.reason
+
+
+@pytest.mark.parametrize("formatted", [True, False])
+def test_a_date_serial_before_excels_first_day_is_not_a_date(tmp_path, formatted):
+    # -1 read as 29 December 1899: the newest round dropped behind every other, and the
+    # round before it was reported as the latest (fuzz 15). Excel shows #### for it.
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["Oct", dt.date(2026, 10, 1), 0.05, 10, 2, 3, 50])
+    sheet.append(["Nov", -1, 0.05, 10, 2, 3, 50])
+    sheet.append(["Zero", 0, 0.05, 10, 2, 3, 50])
+    if formatted:
+        for cell in ("B3", "B4"):
+            sheet[cell].number_format = "yyyy-mm-dd"
+    path = tmp_path / "dates.xlsx"
+    workbook.save(path)
+    for engine in ("fast", "openpyxl"):
+        book = read_rounds(path, engine=engine)
+        assert [item.round for item in book.rounds] == ["Oct"], engine
+        assert [item.round for item in book.refused] == ["Nov", "Zero"], engine
+        assert all("date" in item.reason for item in book.refused), engine
