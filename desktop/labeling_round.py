@@ -1760,17 +1760,32 @@ def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
     """The draw's other classifiers against the same targets (their rounds are in the
     Rounds panel too); a miss says which sample totals would meet it, since a top-up
     raises every classifier's sample."""
-    if not result.further_checks:
+    checks = dict(result.further_checks)
+    counted = {item.classifier: item for item in result.other_rounds if item.classifier}
+    names = list(dict.fromkeys([*counted, *checks]))
+    if not names:
         return []
     own_draw = result.draw_top_up.own_draw
-    lines = ["", "The draw's other classifiers, against the same targets:"]
-    for name, check in result.further_checks:
+    against = ", against the same targets" if checks else ""
+    lines = ["", f"The draw's other classifiers{against}:"]
+    for name in names:
         shown = html.escape(formatting.short_text(name, 60), quote=False)
+        item = counted.get(name)
+        # Their counts too: the summary gave the main classifier's only (trial 15).
+        counts = (
+            f" TP {item.tp:,} · FP {item.fp:,} · FN {item.fn:,} · TN {item.tn:,};"
+            if item is not None
+            else ""
+        )
+        check = checks.get(name)
+        if check is None:
+            lines.append(f"• {shown}:{counts.rstrip(';')}.")
+            continue
         if check.met:
-            lines.append(f"• {shown}: both target margins are met.")
+            lines.append(f"• {shown}:{counts} both target margins are met.")
             continue
         missed = "; ".join(missed_in_words(check))
-        words = f"• {shown}: <b>missed</b>: {missed}."
+        words = f"• {shown}:{counts} <b>missed</b>: {missed}."
         if name in own_draw:
             words += (
                 " No top-up of this draw meets them (the main classifier's lists are too "

@@ -184,7 +184,11 @@ def test_a_top_up_and_further_classifiers_update_their_rounds(qtbot, window, ite
     assert check.recall.target == window.session.get("plan.margin_recall")
     text = window.labeled_summary_box.text()
     assert "The draw's other classifiers, against the same targets:" in text
-    assert "• other: " in text
+    other = rounds[-1]
+    # Its counts as well: the summary gave the main classifier's only (trial 15).
+    assert (
+        f"• other: TP {other.tp:,} · FP {other.fp:,} · FN {other.fn:,} · TN {other.tn:,};" in text
+    )
     verdict = "both target margins are met" if check.met else "<b>missed</b>"
     assert verdict in text.split("• other: ")[1]
     if check.top_up is not None:
