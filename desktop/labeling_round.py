@@ -483,12 +483,51 @@ class ItemSampleDialog(QDialog):
         )
         return bool(name) and self.set_item_list(Path(name))
 
+    def _column_edits(self) -> dict[str, QLineEdit]:
+        return {
+            "id": self.id_edit,
+            "predicted": self.predicted_edit,
+            "score": self.score_edit,
+            "threshold": self.threshold_edit,
+            "keep": self.keep_edit,
+            "classifiers": self.classifiers_edit,
+        }
+
+    def _column_texts(self) -> dict[str, str]:
+        return {key: edit.text().strip() for key, edit in self._column_edits().items()}
+
     def set_item_list(self, path: Path) -> bool:
-        """Use ``path`` as the item list and count it (False: refused, reason shown)."""
+        """Use ``path`` as the item list and count it (False: refused, reason shown).
+
+        A new draw with its column fields still empty starts from the columns of the
+        lead's last draw (next month's export has the same columns; the lead picked all
+        five again after a restart; trial 15); when this list lacks one of them, the
+        columns are guessed as before and the dialog says so."""
+        from core.items import ColumnNotFoundError
+
         self._path = Path(path)
         self.file_edit.setText(str(self._path))
         self._window.remember_item_list(self._path)
-        return self.count_items()
+        remembered = self._window.remembered_draw_columns()
+        edits = self._column_edits()
+        if self._earlier is not None or not remembered or any(self._column_texts().values()):
+            return self.count_items()
+        for key, text in remembered.items():
+            edits[key].setText(text)
+        if self.count_items():
+            self._say("The columns of your last draw are filled in; change any that differ.")
+            return True
+        if not isinstance(self._last_failure, ColumnNotFoundError):
+            return False  # the list's own problem, said: not the remembered columns
+        for edit in edits.values():
+            edit.clear()
+        counted = self.count_items()
+        if counted:
+            self._say(
+                f"{self._path.name} does not have every column of your last draw; its "
+                "columns were guessed from their names: check them."
+            )
+        return counted
 
     def columns(self) -> ItemColumns:
         """The columns as typed (refused with an InputError when they contradict)."""
@@ -517,6 +556,7 @@ class ItemSampleDialog(QDialog):
         from core.items import ColumnNotFoundError, count_items
 
         self.summary = None
+        self._last_failure: BaseException | None = None
         self.draw_button.setEnabled(False)
         self.use_population_button.setEnabled(False)
         self.use_ensemble_button.setVisible(False)
@@ -535,6 +575,7 @@ class ItemSampleDialog(QDialog):
             self.counts_label.clear()
             return False
         except INPUT_FAILURES as exc:
+            self._last_failure = exc
             self.counts_label.clear()
             headers = getattr(exc, "headers", ())
             self._show_headers(headers)
@@ -941,6 +982,8 @@ class ItemSampleDialog(QDialog):
         self.selection, self.written = selection, written
         self.seed_edit.setText(str(selection.seed))
         self._await_labels(written)
+        if earlier is None:
+            self._window.remember_draw_columns(self._column_texts())
         what = "additional items" if earlier is not None else "items"
         self._say(
             f"Wrote <b>{formatting.short_text(written.name, 80)}</b>: "

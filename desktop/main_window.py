@@ -65,6 +65,7 @@ from PySide6.QtWidgets import (
 from core.errors import InputError, use_words
 from core.progress import Cancelled
 from core.session import SessionState
+from core.workbook.layout import CELL_TEXT_LIMIT
 from core.workbook.recovery import RecoveryStore
 from core.workbook.safe_io import (
     ChangedOnDiskError,
@@ -110,6 +111,8 @@ RECOVERY_DELAY_MS = 3000
 MAX_RECENT_FILES = 8
 #: The column choices of the recent files as JSON: a few kilobytes at most from the app.
 MAX_RECENT_COLUMNS_TEXT = 1 << 20
+#: The column fields of the draw dialog remembered from one draw to the next.
+DRAW_COLUMN_FIELDS = ("id", "predicted", "score", "threshold", "keep", "classifiers")
 EXAMPLE_TITLE = "Example session"
 #: The bundled session the app opens at start (written by scripts/make_example_session.py).
 EXAMPLE_SESSION = "example_session.xlsx"
@@ -1427,6 +1430,28 @@ class MainWindow(QMainWindow):
         kept = [str(self._item_list.absolute())]
         kept += [name for name in self.recent_item_lists() if name not in kept]
         self.settings.setValue("recent_item_lists", kept[:MAX_RECENT_FILES])
+
+    def remember_draw_columns(self, texts: dict[str, str]) -> None:
+        """Keep the column fields of a draw for the next one (settings ``draw_columns``)."""
+        self.settings.setValue("draw_columns", json.dumps(texts))
+
+    def remembered_draw_columns(self) -> dict[str, str]:
+        """The column fields of the lead's last draw (``{}`` when none, or when the
+        settings file was edited into something else)."""
+        text = str(self.settings.value("draw_columns", "{}") or "{}")
+        if len(text) > MAX_RECENT_COLUMNS_TEXT:
+            return {}
+        try:
+            stored = json.loads(text)
+        except (ValueError, RecursionError):
+            return {}
+        if not isinstance(stored, dict):
+            return {}
+        return {
+            key: value[:CELL_TEXT_LIMIT]
+            for key, value in stored.items()
+            if key in DRAW_COLUMN_FIELDS and isinstance(value, str) and value.strip()
+        }
 
     def recent_item_lists(self) -> list[str]:
         """The item lists drawn from lately, newest first."""

@@ -1103,3 +1103,43 @@ def test_copies_that_disagree_are_listed_with_how_to_settle_them(
     assert window.read_labeled_workbook([anna, ben]) is None
     assert not box.isVisible() and window.disagreements_box.isVisible()
     window.disagreements_box.close()
+
+
+def test_the_next_draw_starts_from_the_columns_of_the_last(qtbot, window, item_list, tmp_path):
+    # After a restart the lead picked the id, score, threshold, kept and other classifiers'
+    # columns again for next month's export of the same shape (trial 15).
+    from desktop.main_window import MainWindow
+
+    path, _truth = item_list
+    dialog = window.open_item_sample(40, 80, item_list=path)
+    dialog.id_edit.setText("item_id")
+    dialog.keep_edit.setText("subject")
+    dialog.classifiers_edit.setText("other")
+    assert dialog.count_items()
+    assert dialog.draw_and_save(tmp_path / "october.xlsx") is not None
+    dialog.close()
+    later = MainWindow(settings=window.settings)  # a restart
+    qtbot.addWidget(later)
+    later.load_example()
+    november = tmp_path / "items" / "november.csv"
+    november.write_text(path.read_text())
+    dialog = later.open_item_sample(40, 80, item_list=november)
+    texts = dialog._column_texts()
+    # The predicted column was found by its name, and is again.
+    assert (texts["id"], texts["predicted"], texts["keep"], texts["classifiers"]) == (
+        "item_id", "", "subject", "other",
+    )  # fmt: skip
+    assert dialog.summary is not None and dialog.summary.classifiers
+    assert "The columns of your last draw are filled in" in dialog.message.text()
+    dialog.close()
+    # A list without one of them: the columns are guessed from their names, and said so.
+    december = tmp_path / "items" / "december.csv"
+    december.write_text(
+        "item_id,predicted\n" + "".join(f"d{n},{n % 3 == 0:d}\n" for n in range(60))
+    )
+    dialog = later.open_item_sample(5, 10, item_list=december)
+    assert dialog.summary is not None and not dialog.summary.classifiers
+    assert dialog._column_texts()["keep"] == ""
+    assert "does not have every column of your last draw" in dialog.message.text()
+    dialog.close()
+    later.session.undo_stack.setClean()
