@@ -297,3 +297,14 @@ def test_a_link_loop_or_an_encrypted_part_is_said_not_raised(qtbot, window, tmp_
     assert not window.open_workbook(locked, ask=False)
     assert "locked.xlsx is encrypted" in window.statusBar().currentMessage()
     assert len(warned) == 2
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ["not json", "[1, 2]", '{"id": 5, "score": ["x"]}', '{"id": "' + "x" * 40_000 + '"}', ""],
+)
+def test_hand_edited_draw_columns_in_the_settings_are_ignored_or_bounded(window, stored):
+    window.settings.setValue("draw_columns", stored)
+    remembered = window.remembered_draw_columns()
+    assert all(isinstance(value, str) and len(value) <= 32_767 for value in remembered.values())
+    assert set(remembered) <= {"id"}
