@@ -378,6 +378,18 @@ def _scatter_chart(title: str, x_title: str, y_title: str, *, log_x: bool, perce
     return chart
 
 
+def _spans_the_row(line, value_width: int) -> bool:
+    """A Summary line whose value is a text too long for the value column, with no bounds
+    or explanation beside it: written across the value, bound and explanation columns."""
+    return (
+        isinstance(line.value, str)
+        and len(line.value) > value_width - 2
+        and line.lower is None
+        and line.upper is None
+        and not line.note
+    )
+
+
 def _write_summary(ws, content: ReportContent) -> int:
     """Write the Summary; return the first free row below it."""
     from openpyxl.styles import Alignment
@@ -399,6 +411,18 @@ def _write_summary(ws, content: ReportContent) -> int:
             ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=5)
             cell.alignment = Alignment(wrap_text=True, vertical="top")
             ws.row_dimensions[row].height = 15 * _wrapped_lines(line.label, sum(SUMMARY_WIDTHS) - 6)
+        elif _spans_the_row(line, value_width):
+            # A long text with nothing beside it (the round's notes, its name) spans the
+            # row, left-aligned: right-aligned in the value column it stood as a narrow
+            # column of ten lines (trial 15's PDF).
+            sheet.put(row, 1, line.label, fit=False).alignment = top
+            cell = sheet.put(row, 2, line.value, line.kind, fit=False)
+            ws.merge_cells(start_row=row, start_column=2, end_row=row, end_column=5)
+            cell.alignment = Alignment(horizontal="left", vertical="top", wrap_text=True)
+            spanned = value_width + sum(SUMMARY_WIDTHS[2:]) - 4
+            lines = max(_wrapped_lines(line.value, spanned), _wrapped_lines(line.label, 40))
+            if lines > 1:
+                ws.row_dimensions[row].height = 15 * lines
         else:
             sheet.put(row, 1, line.label, fit=False).alignment = top
             value_cell = sheet.put(row, 2, line.value, line.kind, fit=False)
