@@ -569,8 +569,6 @@ class RoundsPanel(QWidget):
         if item is None:
             return False
         label = told_apart(self._session.state.rounds, item)
-        if fpc is None and item.drawn_by_the_rule:
-            fpc = True  # drawn without replacement from a list of known size: exact
         state = self._session.state
         shown = find_round_key(state.rounds, state.current_round)
         typed = shown is None or shown.matrix != state.evaluate.matrix
@@ -595,12 +593,15 @@ class RoundsPanel(QWidget):
             ("evaluate.matrix", item.matrix),
             ("evaluate.population", population),
         ]
+        if fpc is None:
+            # The box says how the round was drawn (exact for a draw by the rule, without
+            # replacement from a list of known size), not what it said for the round
+            # shown before: a round's interval in History moved with the clicks (review 15).
+            fpc = item.drawn_by_the_rule
         if population.mode != "counts":
             fpc = False  # the correction needs both counts
-        if fpc is not None and fpc != evaluate.fpc:
+        if fpc != evaluate.fpc:
             changes.append(("evaluate.fpc", fpc))
-        elif evaluate.fpc and population.mode != "counts":
-            changes.append(("evaluate.fpc", False))
         return changes
 
     def plan_from_round(self, row: int) -> bool:
@@ -637,16 +638,7 @@ class RoundsPanel(QWidget):
             )
             return False
         label, before_label = item.name, before.name
-        evaluate = self._session.get("evaluate")
-        population = population_of_round(item)
-        changes = [
-            ("current_round", round_key(item)),
-            ("evaluate.matrix", item.matrix),
-            ("evaluate.population", population),
-            ("previous_round", before_label),
-        ]
-        if evaluate.fpc and population.mode != "counts":
-            changes.append(("evaluate.fpc", False))
+        changes = [*self.evaluate_changes(item), ("previous_round", before.name)]
         if self._session.set_values(changes, text=f"Compare {label} with {before_label}"):
             return False
         self.status_message.emit(f"Evaluate compares {label} with {before_label}")

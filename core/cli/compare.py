@@ -85,8 +85,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="finite population correction: each round was drawn without replacement from "
         "a list of known size (needs --population and --population2), so the change is that "
-        "of the lists' own precision and recall; with ROUNDS.xlsx, for rounds that record "
-        "both population counts (a round drawn by select is corrected anyway)",
+        "of the lists' own precision and recall; with ROUNDS.xlsx, both rounds when they "
+        "record both population counts (without it, each round as it was drawn: one drawn by "
+        "select is corrected, as History and reports do)",
     )
     parser.add_argument(
         "--seed",
@@ -233,9 +234,10 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
             f"{round_label(item)} cannot be compared: each stratum needs labeled items and "
             "the round its k (the share flagged)"
         )
-    # A saved session compares as its Evaluate tab evaluates; in a plain rounds workbook
-    # a round drawn by the selection rule is corrected, as labels and report judge it.
-    fpc = True if args.fpc else (None if opened.is_session else item.drawn_by_the_rule)
+    # Each round corrected as its own design says (a round drawn by the selection rule
+    # always, the session's current round as its Evaluate tab's box says), as History
+    # compares them; --fpc corrects both (review 15: one switch served both rounds).
+    fpc = True if args.fpc else None
     change = change_section(state, item, replicates=replicates, seed=seed, fpc=fpc)
     if change is None:
         whose = f"of classifier {item.classifier!r} " if item.classifier else ""

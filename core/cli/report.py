@@ -130,6 +130,27 @@ def run(args: argparse.Namespace) -> WrittenReport:
         # A saved session: its current round while the Evaluate tab still shows it (what
         # the app's Export report writes too), else the counts typed on the Evaluate tab.
         subject = report_subject(state)
+    else:
+        # A saved session's other round: reported as History shows it, with the
+        # correction its own design gives (or --fpc's), not the box of the round the
+        # session shows (review 15: its Summary and Rounds sheet disagreed).
+        from core.workbook.report import find_round
+        from core.workbook.session_io import find_round_key, round_key
+
+        found = find_round(
+            state.rounds,
+            subject,
+            notes,
+            prefer=find_round_key(state.rounds, state.current_round),
+        )
+        if round_key(found) != state.current_round:
+            known = found.population_pos is not None and found.population_neg is not None
+            state = dataclasses.replace(
+                state,
+                current_round=round_key(found),
+                evaluate=dataclasses.replace(state.evaluate, fpc=found.drawn_by_the_rule and known),
+            )
+        subject = found
     if args.fpc is None and not opened.is_session:
         # A round PR Planner drew from an item list is reported as labels judged it: with
         # the correction, which is exact for a draw without replacement from a known list.

@@ -385,7 +385,12 @@ def _evaluate_population(state: SessionState, item: Round | None):
     from core.confusion import Population
 
     if item is not None:
-        return item.matrix, item.population, state.evaluate.fpc and item.population_pos is not None
+        from core.workbook.session_io import fpc_of_round
+
+        # As History and the Rounds sheet correct it (review 15: a round not current
+        # took the box of the round shown, and the report gave it two intervals).
+        known = item.population_pos is not None and item.population_neg is not None
+        return item.matrix, item.population, fpc_of_round(state, item) and known
     inputs = state.evaluate.population
     if inputs.mode == "counts":
         population = Population.from_counts(inputs.predicted_positive, inputs.predicted_negative)
@@ -905,7 +910,9 @@ def change_section(
         if not _comparable(item):
             return None
         matrix, k = item.matrix, item.k
-        current_population = item.corrected_population(corrected)
+        current_population = item.corrected_population(
+            fpc_of_round(state, item) if fpc is None else fpc
+        )
         shown = round_key(item) == state.current_round and state.evaluate.matrix == item.matrix
         # The Evaluate tab's pair only when the tab shows this round (not counts typed
         # over it): otherwise the round is paired as the History tab pairs it.

@@ -500,9 +500,11 @@ def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, l
     """
     plan, notes = plan_from_round(state.plan, item)
     population = population_of_round(item)
-    evaluate = replace(state.evaluate, population=population, matrix=item.matrix)
-    if evaluate.fpc and population.mode != "counts":
-        evaluate = replace(evaluate, fpc=False)  # the correction needs both counts
+    # The box says how the round was drawn: on for a draw by the selection rule (without
+    # replacement from a list of known size), off otherwise, whatever it said before
+    # (review 15: it carried over, and a round's interval moved with the clicks).
+    fpc = item.drawn_by_the_rule and population.mode == "counts"
+    evaluate = replace(state.evaluate, population=population, matrix=item.matrix, fpc=fpc)
     state = replace(
         state,
         plan=plan,

@@ -407,10 +407,16 @@ def test_a_round_that_cannot_be_evaluated_still_gives_a_report(tmp_path):
 
 
 def test_evaluation_with_the_finite_population_correction(tmp_path):
+    from core.workbook.session_io import round_key
+
+    # The round the Evaluate tab shows takes its box; another round its own design's
+    # correction (A was not drawn by the rule: none; review 15).
     state = dataclasses.replace(
-        SessionState(rounds=(make_round("A"),)),
+        SessionState(rounds=(make_round("A"),), current_round=round_key(make_round("A"))),
         evaluate=dataclasses.replace(SessionState().evaluate, fpc=True, replicates=500),
     )
+    other = dataclasses.replace(state, current_round="")
+    assert write_report(tmp_path / "o.xlsx", other, round_name="A").evaluation.fpc is None
     content = write_report(tmp_path / "r.xlsx", state, round_name="A")
     assert content.evaluation.fpc is not None
     reference = evaluate(

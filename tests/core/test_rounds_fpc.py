@@ -73,3 +73,62 @@ def test_a_report_corrects_each_round_as_its_own_design_says():
     factor = (300 - 200) / (300 - 1)
     corrected, plain = _wilson(150, 200, 200 / factor), _wilson(150, 200, 200)
     assert [row[lower] for row in table.rows] == pytest.approx([plain[0], corrected[0], plain[0]])
+
+
+def _may_and_october(path):
+    """A lead's rounds workbook: May typed in, October drawn by the selection rule."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "v7"
+    sheet.append(
+        [
+            "Round",
+            "Date",
+            "Predicted positive (population)",
+            "Predicted negative (population)",
+            "TP",
+            "FP",
+            "FN",
+            "TN",
+            "Notes",
+        ]
+    )
+    sheet.append(["May", "2026-05-01", 400, 4000, 150, 50, 20, 980, None])
+    sheet.append(["Oct", "2026-10-01", 400, 4000, 140, 60, 25, 975,
+                  "PR Planner labeling round: seed 7, items from mail.csv"])  # fmt: skip
+    workbook.save(path)
+    return path
+
+
+def test_compare_and_report_correct_each_round_as_history_does(tmp_path, capsys):
+    # compare applied one switch to both rounds, and report --round on a round other than
+    # the session's current one took the current round's box for its Summary while its
+    # Rounds sheet row had its own (review 15).
+    import json
+
+    import openpyxl
+
+    from core.cli import main
+
+    path = _may_and_october(tmp_path / "rounds.xlsx")
+    assert main(["compare", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fpc"] == [False, True]
+    assert main(["compare", str(path), "--json", "--fpc"]) == 0
+    assert json.loads(capsys.readouterr().out)["fpc"] == [True, True]
+    # A session whose current round is October, reported about May.
+    session = tmp_path / "session.xlsx"
+    assert main(["report", str(path), "--round", "Oct", "-o", str(session)]) == 0
+    report = tmp_path / "may.xlsx"
+    assert main(["report", str(session), "--round", "May", "-o", str(report)]) == 0
+    capsys.readouterr()
+    book = openpyxl.load_workbook(report, data_only=True)
+    rounds = [row for row in book["Rounds"].iter_rows(values_only=True)]
+    headers = list(rounds[0])
+    may_row = next(row for row in rounds if row[0] == "May")
+    lower = may_row[headers.index("Precision lower (Wilson)")]
+    summary = [row for row in book["Summary"].iter_rows(values_only=True)]
+    precision = next(row for row in summary if row[0] == "Precision")
+    assert precision[2] == pytest.approx(lower)
+    assert lower == pytest.approx(_wilson(150, 200, 200)[0])  # May: not corrected

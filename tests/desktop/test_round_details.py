@@ -4,6 +4,7 @@ it alone; trial 14's lead asked for it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -11,6 +12,7 @@ from PySide6.QtCore import QDate
 from PySide6.QtWidgets import QDialogButtonBox
 
 from core.errors import InputError
+from core.intervals import wilson_precision
 from core.workbook.rounds import Round
 from core.workbook.session_io import (
     LABELED_SHEET,
@@ -167,3 +169,42 @@ def test_whose_round_the_plan_builds_on_is_said_when_a_draw_shares_its_name(
     # A name of its own is said alone.
     assert window.rounds_panel.set_round_details(1, "Nov v8", None)
     assert window.rounds_panel.previous.text() == "The Plan builds on: <b>Nov v8</b>"
+
+
+def test_a_rounds_interval_in_history_does_not_move_as_the_lead_clicks_between_rounds(
+    qtbot, window
+):
+    # The Evaluate tab's box carried over from the round shown before: May (typed) was
+    # corrected after October (drawn by the rule) had been evaluated, and not before
+    # (review 15).
+    from core.workbook.session_io import round_key
+
+    may = drawn(1, "spam_v7", name="May", date=dt.date(2026, 5, 1))
+    may = dataclasses.replace(may, notes=None)
+    october = drawn(2, "spam_v7", name="Oct", date=dt.date(2026, 10, 1), tp=95)
+    october = dataclasses.replace(
+        october, notes="PR Planner labeling round: seed 7, items from mail.csv"
+    )
+    window.session.set_values([("rounds", (may, october)), ("current_round", "")])
+    window.build_deferred_tabs()
+    from desktop.history_tab import HistoryTab
+
+    history = window._tab_at(window.tab_keys.index("history"), HistoryTab)
+    panel = window.rounds_panel
+
+    def may_interval():
+        figure = next(f for f in history.figures if f.name == "May")
+        return figure.precision_interval.lower, figure.precision_interval.upper
+
+    seen = []
+    for row in (1, 0, 1, 0):
+        assert panel.evaluate_round(row, show=False)
+        state = window.session.state
+        assert state.evaluate.fpc == (row == 1)  # the box says how the round shown was drawn
+        assert state.current_round == round_key((may, october)[row])
+        seen.append(may_interval())
+    assert seen[0] == seen[1] == seen[2] == seen[3]
+    # October, drawn by the rule, is corrected whichever round is shown.
+    october_figure = next(f for f in history.figures if f.name == "Oct")
+    plain = wilson_precision(october.matrix, 0.95)
+    assert october_figure.precision_interval.lower > plain.lower
