@@ -95,8 +95,10 @@ def _details_words(before, after) -> str:
     if after.name != before.name:
         parts.append(f"Renamed {before.name} to {after.name}")
     if after.date != before.date:
-        when = after.date.isoformat() if after.date else "no date"
-        parts.append(f"{'dated' if parts else f'Dated {after.name}'} {when}")
+        if after.date is None:
+            parts.append("date taken off" if parts else f"Took the date off {after.name}")
+        else:
+            parts.append(f"{'dated' if parts else f'Dated {after.name}'} {after.date.isoformat()}")
     return "; ".join(parts)
 
 
@@ -149,7 +151,9 @@ class RoundDetailsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         whose = f"Classifier {item.classifier}. " if item.classifier else ""
         about = QLabel(
-            f"{whose}Only the name and date change, not the counts; save the session to keep them.",
+            f"{whose}Only the name and date change, not the counts; save the session to "
+            "keep them. If you added the round to your rounds workbook, change its row "
+            "there too: opening the workbook brings the row back as it is.",
             self,
         )
         about.setWordWrap(True)
@@ -689,6 +693,16 @@ class RoundsPanel(QWidget):
         # The Plan's previous round is named: it follows the new name.
         if renamed.name != item.name and previous_round_of(state) is item:
             changes.append(("previous_round", renamed.name))
+        # So is a round ticked on the Prevalence tab (review 15: renamed, it was unticked).
+        from desktop.prevalence_tab import compare_keys, compared_flags
+
+        ticked = state.prevalence.compared_rounds
+        if ticked:
+            flags = compared_flags(state.rounds, ticked)
+            keys = compare_keys(rounds)
+            kept = tuple(key for key, flag in zip(keys, flags, strict=True) if flag)
+            if set(kept) != set(ticked):
+                changes.append(("prevalence.compared_rounds", kept))
         said = _details_words(item, renamed)
         refused = self._session.set_values(changes, text=said)
         if refused:

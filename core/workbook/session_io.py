@@ -557,9 +557,13 @@ def renamed_round(rounds, item: Round, name: str, date: dt.date | None) -> Round
     from core.workbook.append_round import text_problem
 
     name = name.strip()
+    if not name and item.round is None:
+        # Left without a name, as it was ("Log row 12"): only its date changes.
+        return replace(item, date=date)
     found = text_problem(name)
     if found is not None:
-        raise InputError(f"The name {found[0]}; {found[1]}")
+        remedy = "type a name" if not name else found[1]
+        raise InputError(f"The name {found[0]}; {remedy}")
     for other in rounds:
         if (
             other is not item

@@ -208,3 +208,28 @@ def test_a_rounds_interval_in_history_does_not_move_as_the_lead_clicks_between_r
     october_figure = next(f for f in history.figures if f.name == "Oct")
     plain = wilson_precision(october.matrix, 0.95)
     assert october_figure.precision_interval.lower > plain.lower
+
+
+def test_a_renamed_round_stays_ticked_and_an_unnamed_one_can_be_dated(
+    qtbot, window, two_classifiers
+):
+    # Renamed, a round ticked on the Prevalence tab was unticked; a round without a name
+    # could not have its date changed alone ("the name is blank") (review 15).
+    from desktop.prevalence_tab import compare_keys, compared_flags
+
+    session = window.session
+    v7, v8 = two_classifiers
+    unnamed = dataclasses.replace(drawn(3, "spam_v7", tp=70), round=None)
+    session.set_values([("rounds", (v7, v8, unnamed))])
+    keys = compare_keys(session.state.rounds)
+    session.set_values([("prevalence.compared_rounds", (keys[0], keys[2]))])
+    panel = window.rounds_panel
+    assert panel.set_round_details(0, "Nov v7", dt.date(2026, 11, 30))
+    state = session.state
+    assert compared_flags(state.rounds, state.prevalence.compared_rounds) == [True, False, True]
+    assert panel.set_round_details(2, "", dt.date(2026, 11, 1))
+    changed = session.state.rounds[2]
+    assert (changed.round, changed.date) == (None, dt.date(2026, 11, 1))
+    assert window.statusBar().currentMessage().startswith(f"Dated {changed.name} 2026-11-01")
+    assert panel.set_round_details(2, "", None)
+    assert window.statusBar().currentMessage().startswith(f"Took the date off {changed.name}")
