@@ -866,9 +866,10 @@ class Plan:
         shown = "less than 1 %" if worst < 0.005 else f"{100 * worst:.0f} %"
         text = f"a labeled round of this plan almost never meets the {names} margin ({shown})"
         if expected < FEW_EXPECTED:
+            about = f"about {expected:.1f}" if expected >= 0.05 else "almost no"
             text += (
-                f": about {expected:.1f} {what} are expected among its {among} labels, too "
-                "few for an interval that narrow"
+                f": {about} {what} are expected among its {among} labels, too few for an "
+                "interval that narrow"
             )
         return text
 
@@ -1011,30 +1012,33 @@ def rates_from_round(
     from scipy.stats import beta
 
     estimates = point_estimates(matrix, k)
-    if 0.0 < estimates.precision < 1.0 and 0.0 < estimates.recall < 1.0:
+    tp, fp, fn, tn = matrix.as_tuple()
+    if min(tp, fp, fn, tn) > 0:
         return estimates.precision, estimates.recall, ()
     posterior, notes = previous_round_posterior(matrix, prior)
 
     def planned(successes: int, failures: int, a: float, b: float) -> float:
         if successes and failures:
             return successes / (successes + failures)
-        tail = CAUTIOUS_LEVEL if successes == 0 else 1.0 - CAUTIOUS_LEVEL
-        return float(beta.ppf(tail, a, b))
+        # Towards 1/2 and no further: past it the variance falls again (a round of one
+        # or two items would plan at 0.77; review 15).
+        if successes == 0:
+            return min(float(beta.ppf(CAUTIOUS_LEVEL, a, b)), 0.5)
+        return max(float(beta.ppf(1.0 - CAUTIOUS_LEVEL, a, b)), 0.5)
 
-    tp, fp, fn, tn = matrix.as_tuple()
     pi1 = planned(tp, fp, posterior.z11, posterior.z01)
     pi0 = planned(fn, tn, posterior.z10, posterior.z00)
     precision = pi1
     recall = float(recall_from_rates(pi1, pi0, k))
-    degenerate = [
-        f"{name} {value:g}"
-        for name, value in (("precision", estimates.precision), ("recall", estimates.recall))
-        if not 0.0 < value < 1.0
-    ]
+    zero = " and ".join(
+        name for name, count in (("TP", tp), ("FP", fp), ("FN", fn), ("TN", tn)) if count == 0
+    )
     note = (
-        f"the previous round gives {' and '.join(degenerate)} (a zero count), which a plan "
-        f"cannot rest on; planning uses the cautious end of what that round allows "
-        f"(one-sided {CAUTIOUS_LEVEL:.0%}): precision {precision:.4g}, recall {recall:.4g}"
+        f"the previous round has {zero} = 0, so its estimates (precision "
+        f"{estimates.precision:.4g}, recall {estimates.recall:.4g}) are no values to plan on; "
+        f"planning uses values that round cannot rule out with {CAUTIOUS_LEVEL:.0%} "
+        f"confidence, on the side that needs more labels: precision {precision:.4g}, "
+        f"recall {recall:.4g}"
     )
     return precision, recall, (*notes, note)
 

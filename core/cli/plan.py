@@ -307,10 +307,12 @@ def _margin_lines(plan: Plan) -> list[str]:
     lines.append(f"{'':18}both together: {_chance(None if chances is None else chances.both)}")
     rarely = plan.rarely_met()
     if rarely is not None:
-        lines.append(
-            f"WARNING: {rarely}; --assurance-target 0.9 plans a round that meets both with a "
-            "90 % chance"
+        remedy = (
+            "the assured plan below meets both with the chance asked for"
+            if plan.assured is not None
+            else "--assurance-target 0.9 plans a round that meets both with a 90 % chance"
         )
+        lines.append(f"WARNING: {rarely}; {remedy}")
     for name, met in plan.targets_met.items():
         if not met:
             planned = plan.margin_precision if name == "precision" else plan.margin_recall

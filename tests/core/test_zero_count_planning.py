@@ -36,7 +36,7 @@ def test_a_zero_count_is_planned_at_the_cautious_end_of_its_posterior():
     mass, _error = quad(jeffreys_density, 0.0, pi0, args=(0.5, 3_000.5), points=[1e-6, 1e-4])
     assert mass == pytest.approx(CAUTIOUS_LEVEL, abs=1e-6)
     assert 0.0006 < pi0 < 0.0007 and recall == pytest.approx(0.9736, abs=1e-4)
-    assert any("cautious end" in note for note in notes)
+    assert any("cannot rule out with 95% confidence" in note for note in notes)
 
 
 def test_the_plan_is_larger_and_says_its_recall_margin_is_rarely_met():
@@ -71,3 +71,23 @@ def test_a_plan_from_an_ordinary_round_says_nothing_of_the_kind():
     assert (precision, notes) == (180 / 250, ())
     plan = make_plan(population=POPULATION, precision=precision, recall=recall)
     assert plan.rarely_met() is None
+
+
+@pytest.mark.parametrize(
+    ("counts", "rate"),
+    [((0, 1, 10, 900), "pi1"), ((1, 0, 10, 900), "pi1"), ((90, 10, 5, 0), "pi0")],
+)
+def test_the_cautious_value_stops_at_one_half(counts, rate):
+    # TP = 0 with one FP planned precision at 0.77: past 1/2 the variance falls again; and
+    # TN = 0 planned on pi0 = 1, refused as "pi0 must be between 1e-12 and ..." (review 15,
+    # recheck 15).
+    matrix = ConfusionMatrix(**dict(zip(("tp", "fp", "fn", "tn"), counts, strict=True)))
+    precision, recall, _notes = rates_from_round(matrix, POPULATION.k)
+    pi0 = POPULATION.k * precision * (1 / recall - 1)
+    if rate == "pi1":
+        assert precision == pytest.approx(0.5)
+    else:  # its 5 % bound, 0.69, has not reached 1/2: kept
+        mass, _error = quad(jeffreys_density, 0.0, pi0, args=(5.5, 0.5))
+        assert mass == pytest.approx(1 - CAUTIOUS_LEVEL, abs=1e-6) and 0.5 < pi0 < 0.75
+    plan = make_plan(population=POPULATION, precision=precision, recall=recall)
+    assert plan.n_pos > 0 and plan.n_neg > 0
