@@ -523,25 +523,57 @@ class _AmbiguousPoint(ValueError):
     """``1.000`` in a file with decimal commas: a thousand, or one?"""
 
 
-def _parse_number(text: str, decimal_comma: bool) -> float:
+def _parse_number(text: str, decimal_comma: bool, points: str = "unknown") -> float:
+    """``text`` as a number; with ``decimal_comma`` (a ``;`` or tab separated file) a
+    comma is the decimal mark, and a point is read as the file shows it (``points``:
+    ``"thousands"`` when its numbers have decimal commas, ``"decimals"`` when they have
+    decimal points, ``"unknown"`` when they show neither or both)."""
     cleaned = text.strip()
     if decimal_comma:
         thousands = _POINT_THOUSANDS.fullmatch(cleaned)
         if thousands is not None and thousands.group(2) is None:
-            # Read as 1.0 while the file's locale writes a thousand so (fuzz 15): said.
-            raise _AmbiguousPoint(cleaned)
-        if thousands is not None:  # 12.500,75: the points set off thousands
+            if points == "unknown":
+                # Read as 1.0 where the file's locale writes a thousand so (fuzz 15).
+                raise _AmbiguousPoint(cleaned)
+            if points == "thousands":
+                cleaned = cleaned.replace(".", "")
+        elif thousands is not None:  # 12.500,75: the points set off thousands
             cleaned = thousands.group(1).replace(".", "") + thousands.group(2)
         cleaned = cleaned.replace(",", ".")
     return float(cleaned)
 
 
+#: A number with a decimal comma, and one with a decimal point that is no thousands
+#: separator (a leading 0, or other than three digits after it), as fields of a ``;`` or
+#: tab separated file.
+_COMMA_DECIMAL = re.compile(r"(?:^|[;\t])\s*[+-]?\d+,\d+\s*(?=$|[;\t\r\n])", re.MULTILINE)
+_POINT_DECIMAL = re.compile(
+    r"(?:^|[;\t])\s*[+-]?(?:0\.\d+|\d+\.(?:\d{1,2}|\d{4,}))\s*(?=$|[;\t\r\n])", re.MULTILINE
+)
+#: How much of a file is looked at to tell its decimal mark.
+_DECIMAL_SNIFF_CHARACTERS = 1 << 22
+
+
+def _points_in(text: str) -> str:
+    """How a ``;`` or tab separated file's numbers use a point (see
+    :func:`_parse_number`): decided by its other numbers, so that ``1.000`` is a
+    thousand in a file of decimal commas and one in a file of decimal points (review 15:
+    a file of decimal points was told to use commas)."""
+    commas, dots = bool(_COMMA_DECIMAL.search(text)), bool(_POINT_DECIMAL.search(text))
+    if commas and not dots:
+        return "thousands"
+    if dots and not commas:
+        return "decimals"
+    return "unknown"
+
+
 class _CellReader:
     """Turns raw cells into numbers, raising InputError that names row and column."""
 
-    def __init__(self, path: Path, decimal_comma: bool = False) -> None:
+    def __init__(self, path: Path, decimal_comma: bool = False, points: str = "unknown") -> None:
         self.path = path
         self.decimal_comma = decimal_comma
+        self.points = points
 
     def _fail(self, row: int, column: str, expected: str, value) -> InputError:
         return InputError(
@@ -555,14 +587,15 @@ class _CellReader:
             number = (
                 float(value)
                 if isinstance(value, (int, float))
-                else _parse_number(str(value)[:_MAX_CELL_TEXT], self.decimal_comma)
+                else _parse_number(str(value)[:_MAX_CELL_TEXT], self.decimal_comma, self.points)
             )
         except _AmbiguousPoint as exc:
             whole = str(exc).replace(".", "")
             raise InputError(
                 f"{self.path.name}: row {row}, column '{column}': {str(exc)!r} is ambiguous in "
-                "a file with decimal commas (a point between thousands, or decimals?); write "
-                f"{whole} for {int(whole):,}, or use a comma for decimals"
+                "a file separated by semicolons or tabs (a point between thousands, or "
+                f"decimals?); write {whole} for {int(whole):,}, or {whole[:-3]},{whole[-3:]} "
+                "with a decimal comma"
             ) from None
         except (ValueError, OverflowError):  # a 400-digit number overflows a float
             raise self._fail(row, column, "a number", value) from None
@@ -674,7 +707,11 @@ def _load_csv(path: Path) -> ScoredSample:
             handle.seek(0)
             # Spreadsheets set to a decimal-comma locale export ';'-separated files.
             delimiter = max(",;\t", key=first_line.count)
-            reader = _CellReader(path, decimal_comma=delimiter != ",")
+            points = "unknown"
+            if delimiter != ",":
+                points = _points_in(handle.read(_DECIMAL_SNIFF_CHARACTERS))
+                handle.seek(0)
+            reader = _CellReader(path, decimal_comma=delimiter != ",", points=points)
             rows = enumerate(csv.reader(handle, delimiter=delimiter), start=1)
             return _sample_from_rows(rows, path, reader)
     except UnicodeDecodeError:

@@ -296,20 +296,26 @@ def test_semicolon_csv_with_decimal_commas_and_a_bom(tmp_path):
 
 def test_points_between_thousands_in_a_decimal_comma_file(tmp_path):
     # A weight of a thousand written "1.000" (Excel's export in a decimal-comma locale)
-    # was read as 1: average precision 0.73 instead of 0.52 (fuzz 15). Now refused,
-    # naming row and column; "1.234,5", unambiguous, is read as 1234.5.
-    ambiguous = tmp_path / "weights.csv"
-    ambiguous.write_text("score;label;weight\n0,75;1;1\n0,5;0;1.000\n", encoding="utf-8")
+    # was read as 1: average precision 0.73 instead of 0.52 (fuzz 15). A point is read as
+    # the file's other numbers show it: a thousands separator beside decimal commas, a
+    # decimal point beside decimal points (review 15: such a file was told to use commas),
+    # and refused, naming row and column, when they show neither.
+    def load(name, text):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return load_scored_sample(path)
+
+    commas = load("commas.csv", "score;label;weight\n0,75;1;1\n0,5;0;1.000\n0,6;0;1.234,5\n")
+    np.testing.assert_array_equal(commas.weights, [1.0, 1000.0, 1234.5])
+    points = load("points.csv", "score;label\n1.000;1\n0.250;0\n")
+    np.testing.assert_array_equal(points.scores, [1.0, 0.25])
     with pytest.raises(InputError) as refused:
-        load_scored_sample(ambiguous)
+        load("weights.csv", "score;label;weight\n1;1;1\n0;0;1.000\n")
     message = str(refused.value)
     assert message.startswith("weights.csv: row 3, column 'weight': '1.000' is ambiguous")
-    assert "write 1000 for 1,000" in message
-    both = tmp_path / "both.csv"
-    both.write_text("score;label;weight\n0,75;1;1\n0,5;0;1.234,5\n0,650;0;2\n", encoding="utf-8")
-    sample = load_scored_sample(both)
-    np.testing.assert_array_equal(sample.weights, [1.0, 1234.5, 2.0])
-    np.testing.assert_array_equal(sample.scores, [0.75, 0.5, 0.65])
+    assert "write 1000 for 1,000, or 1,000 with a decimal comma" in message
+    tabs = load("tabs.csv", "score\tlabel\n0,650\t1\n0.5\t0\n")  # both: as written
+    np.testing.assert_array_equal(tabs.scores, [0.65, 0.5])
 
 
 def test_xlsx_with_booleans_and_trailing_empty_rows(tmp_path):
