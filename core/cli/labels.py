@@ -394,6 +394,16 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
             f"on sheet {appended.sheet!r} (--classifier NAME files it under another)",
             file=sys.stderr,
         )
+    if further and chosen is primary:
+        # One round per run: the sample's other classifiers were left out without a word,
+        # where the app adds them all (recheck 15).
+        names = ", ".join(further)
+        print(
+            f"note: only the main classifier's round was added; the sample's other "
+            f"classifiers ({names}) each take a run of their own: --append-to "
+            f"{Path(args.append_to).name} --classifier NAME",
+            file=sys.stderr,
+        )
     return appended
 
 

@@ -667,9 +667,14 @@ def two_classifier_round(capsys, tmp_path):
 def test_append_to_under_a_further_classifier_records_that_classifiers_counts(capsys, tmp_path):
     done, counts = two_classifier_round(capsys, tmp_path)
     book = tmp_path / "rounds.xlsx"
-    assert run(capsys, "labels", done, "--append-to", book)[0] == 0  # the main classifier
+    status, _, captured = run(capsys, "labels", done, "--append-to", book)  # the main one
+    assert status == 0
+    # The other classifier's round is not added by this run: said (recheck 15).
+    assert "the sample's other classifiers (other) each take a run of their own" in captured.err
+    assert "--append-to rounds.xlsx --classifier NAME" in captured.err
     status, _, captured = run(capsys, "labels", done, "--append-to", book, "--classifier", "other")
     assert status == 0, captured.err
+    assert "each take a run of their own" not in captured.err
     _, listed, _ = run(capsys, "rounds", book, "--json")
     main_round, other_round = listed["rounds"]
     for found, expected in ((main_round, counts["predicted"]), (other_round, counts["other"])):
