@@ -111,6 +111,8 @@ RECOVERY_DELAY_MS = 3000
 MAX_RECENT_FILES = 8
 #: The column choices of the recent files as JSON: a few kilobytes at most from the app.
 MAX_RECENT_COLUMNS_TEXT = 1 << 20
+#: Workbooks whose column choices are kept (newest first), beyond the recent-files menu.
+MAX_REMEMBERED_COLUMN_CHOICES = 50
 #: The column fields of the draw dialog remembered from one draw to the next.
 DRAW_COLUMN_FIELDS = ("id", "predicted", "score", "threshold", "keep", "classifiers")
 EXAMPLE_TITLE = "Example session"
@@ -1921,14 +1923,15 @@ class MainWindow(QMainWindow):
         name = str(Path(path).resolve())
         files = [name] + [item for item in self.recent_files() if item != name]
         self.settings.setValue("recent_files", files[:MAX_RECENT_FILES])
-        choices = {
-            item: list(value)
-            for item, value in self._recent_columns().items()
-            if item in files[:MAX_RECENT_FILES] and item != name
-        }
-        if columns:
-            choices[name] = [str(choice) for choice in columns]
-        self.settings.setValue("recent_columns", json.dumps(choices))
+        # Kept for more workbooks than the menu lists: a workbook opened every month fell
+        # out of the eight recent files, and File > Open asked for every column again
+        # (recheck 15).
+        others = [
+            (item, list(value)) for item, value in self._recent_columns().items() if item != name
+        ]
+        choices = dict(([(name, [str(choice) for choice in columns])] if columns else []) + others)
+        kept = dict(list(choices.items())[:MAX_REMEMBERED_COLUMN_CHOICES])
+        self.settings.setValue("recent_columns", json.dumps(kept))
 
     def _recent_columns(self) -> dict[str, list[str]]:
         """The column choices recent files were opened with (``{}`` when none or unreadable)."""

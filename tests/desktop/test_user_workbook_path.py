@@ -604,3 +604,16 @@ def test_undo_says_what_it_undid_over_the_message_about_it(qtbot, window, workbo
     assert window.statusBar().currentMessage() == "Undone: Remove PR-05"
     window.redo_action.trigger()
     assert window.statusBar().currentMessage() == "Redone: Remove PR-05"
+
+
+def test_column_choices_outlive_the_recent_files_menu(window, tmp_path):
+    # A workbook opened monthly fell out of the eight recent files between two openings,
+    # and its column choices with it (recheck 15).
+    from desktop.main_window import MAX_RECENT_FILES
+
+    mine = tmp_path / "spam_rounds.xlsx"
+    window._remember_recent(mine, ("Audit!tp=Hits",))
+    for number in range(MAX_RECENT_FILES + 3):
+        window._remember_recent(tmp_path / f"other {number}.xlsx")
+    assert str(mine.resolve()) not in window.recent_files()
+    assert window._recent_columns()[str(mine.resolve())] == ["Audit!tp=Hits"]
