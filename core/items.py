@@ -361,6 +361,11 @@ def _check_expansion(path: Path) -> None:
                         f"times its size (past {limit >> 20:,} MB): a damaged or deliberately "
                         "packed file; unpack it yourself and give the .csv"
                     )
+    except gzip.BadGzipFile:
+        raise ItemListError(
+            f"{path.name} is not compressed, though its name ends in .gz; if it is a plain "
+            "table, give it a name without .gz (items.csv)"
+        ) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise ItemListError(
             f"{path.name} cannot be read as a compressed (.gz) table: {exc}; unpack it "

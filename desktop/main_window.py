@@ -815,7 +815,16 @@ class MainWindow(QMainWindow):
         what = "session" if opened.is_session else "workbook"
         message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
         if not opened.is_session and state.current_round:
-            message += f"; Evaluate and Plan show its latest round, {state.previous_round}"
+            from core.workbook.rounds import classifier_key
+            from core.workbook.session_io import find_round_key
+
+            latest = find_round_key(state.rounds, state.current_round)
+            shown = state.previous_round
+            # Whose, in a workbook of several classifiers' rounds (recheck 15).
+            several = len({classifier_key(item.classifier) for item in state.rounds}) > 1
+            if latest is not None and latest.classifier and several:
+                shown = f"{latest.name} ({latest.classifier})"
+            message += f"; Evaluate and Plan show its latest round, {shown}"
         if not opened.is_session and not from_example:
             message += "; your targets and other settings were kept"
         if problems:

@@ -541,5 +541,9 @@ def test_a_compressed_list_reads_as_its_text_and_a_packed_one_is_refused(tmp_pat
     assert peak < 32 << 20
     not_gzip = tmp_path / "fake.csv.gz"
     not_gzip.write_bytes(b"id,predicted\na,1\n")
-    with pytest.raises(ItemListError, match=r"fake.csv.gz cannot be read as a compressed"):
+    with pytest.raises(ItemListError, match=r"fake.csv.gz is not compressed, though its name"):
         count_items(not_gzip)
+    truncated = tmp_path / "cut.csv.gz"
+    truncated.write_bytes(packed.read_bytes()[:-40])
+    with pytest.raises(ItemListError, match=r"cut.csv.gz cannot be read as a compressed"):
+        count_items(truncated)

@@ -233,3 +233,22 @@ def test_a_renamed_round_stays_ticked_and_an_unnamed_one_can_be_dated(
     assert window.statusBar().currentMessage().startswith(f"Dated {changed.name} 2026-11-01")
     assert panel.set_round_details(2, "", None)
     assert window.statusBar().currentMessage().startswith(f"Took the date off {changed.name}")
+
+
+def test_opening_a_workbook_of_two_classifiers_says_whose_round_it_shows(qtbot, window, tmp_path):
+    # "Evaluate and Plan show its latest round, Oct 2026" with v7 and v8 rounds of that
+    # name (recheck 15).
+    import openpyxl
+
+    path = tmp_path / "spam_rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "Classifier", "k", "TP", "FP", "FN", "TN"])
+    for month in (8, 9, 10):
+        sheet.append(
+            [f"2026-{month:02d}", dt.date(2026, month, 1), "spam_v7", 0.03, 90, 20, 9, 900]
+        )
+    sheet.append(["2026-10", dt.date(2026, 10, 1), "spam_v8", 0.03, 95, 25, 4, 900])
+    workbook.save(path)
+    assert window.open_workbook(path, ask=False)
+    assert "show its latest round, 2026-10 (spam_v7)" in window.statusBar().currentMessage()
