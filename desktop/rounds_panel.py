@@ -840,8 +840,10 @@ class RoundsPanel(QWidget):
             text = f"{self._source_text}: {plural(count, 'round')}"
         else:
             text = f"Rounds of this session: {count}"
-            kept = {id(item) for item in self._source_rounds}
-            from_source = sum(1 for item in rounds if id(item) in kept)
+            # By where a round was read from, not by identity: a renamed round is still
+            # the source's (recheck 15: "9 from" after one rename).
+            kept = {round_key(item) for item in self._source_rounds}
+            from_source = sum(1 for item in rounds if round_key(item) in kept)
             if from_source and self._source_text:
                 text += f" ({from_source} from {self._source_text})"
         self.source.setText(formatting.short_text(text, 120))

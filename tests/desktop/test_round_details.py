@@ -252,3 +252,12 @@ def test_opening_a_workbook_of_two_classifiers_says_whose_round_it_shows(qtbot, 
     workbook.save(path)
     assert window.open_workbook(path, ask=False)
     assert "show its latest round, 2026-10 (spam_v7)" in window.statusBar().currentMessage()
+
+
+def test_a_renamed_round_still_counts_as_the_sources(qtbot, window, two_classifiers):
+    # "Rounds of this session: 2 (1 from My rounds)" after one rename (recheck 15).
+    window.rounds_panel.set_source("spam session.xlsx", [])
+    assert window.rounds_panel.set_round_details(0, "Nov v7", None)
+    assert window.rounds_panel.source.text() == (
+        "Rounds of this session: 2 (2 from spam session.xlsx)"
+    )
