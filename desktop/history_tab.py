@@ -668,10 +668,12 @@ class HistoryTab(SessionTab):
         self._ranges = {}
         for metric in ("precision", "recall"):
             x_range = None
-            if stamps and max(stamps) - min(stamps) < 14 * DAY:
-                # One date (or a few close ones): a month around them, so that the bars'
-                # caps (a day wide) stay caps instead of spanning the plot.
-                x_range = (min(stamps) - 15 * DAY, max(stamps) + 15 * DAY)
+            if stamps:
+                # Half a month (at least) on each side: with one date the bars' caps (a day
+                # wide) stay caps instead of spanning the plot, and with several the first
+                # month's name fits under the axis (it was left out; trial 15).
+                margin = max(15 * DAY, 0.04 * (max(stamps) - min(stamps)))
+                x_range = (min(stamps) - margin, max(stamps) + margin)
             y_range = None
             if low[metric]:
                 bottom, top = min(low[metric]), max(high[metric])

@@ -371,3 +371,13 @@ def test_one_classifier_spelled_two_ways_is_one_line(qtbot, rounds):
         assert "rounds of 2 classifiers." in widget.summary_label.text()
     finally:
         widget.shutdown()
+
+
+def test_the_first_months_name_fits_under_the_axis(qtbot, tab, rounds):
+    # Months of rounds on their first days: the first point sat on the plot's edge and
+    # its month had no name under it (trial 15). Half a month of room on each side.
+    first = min(stamp(r.date) for r in rounds if r.date)
+    last = max(stamp(r.date) for r in rounds if r.date)
+    for plot in (tab.precision_plot, tab.recall_plot):
+        low, high = plot.viewRange()[0]
+        assert low <= first - 15 * 86_400 + 1 and high >= last + 15 * 86_400 - 1
