@@ -224,6 +224,12 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
         latest = most_recent_round(state.rounds)
         if latest is None:
             raise InputError(f"{args.rounds_file.name} has no usable rounds to compare")
+        if state.rows_not_loaded:
+            # A refused row may be the newest round (a date Excel cannot show): said, as
+            # report says it (recheck 15: compare chose the round before without a word).
+            from core.workbook.report_content import not_loaded_warning
+
+            notes.append("warning: " + not_loaded_warning(state.rows_not_loaded, what="comparison"))
         item = latest
     replicates = validation.whole_at_least(
         "--replicates", args.replicates, 1000, validation.MAX_REPLICATES

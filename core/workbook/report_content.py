@@ -1412,8 +1412,9 @@ def _guarded(warnings: list[str], what: str, compute, *args, default=None):
 NOT_LOADED_SHOWN = 5
 
 
-def not_loaded_warning(lines: Sequence[str]) -> str:
-    """One warning for the rows and sheets of the workbook that were not loaded."""
+def not_loaded_warning(lines: Sequence[str], what: str = "report") -> str:
+    """One warning for the rows and sheets of the workbook that were not loaded, left out
+    of the ``what`` ("report", "comparison")."""
     shown = [line.removesuffix("; not loaded") for line in lines[:NOT_LOADED_SHOWN]]
     more = len(lines) - len(shown)
     rows = sum(line.endswith("; not loaded") for line in lines)
@@ -1424,11 +1425,17 @@ def not_loaded_warning(lines: Sequence[str]) -> str:
     ]
     return (
         f"{' and '.join(parts)} of the workbook could not be read and "
-        f"{'are' if len(lines) != 1 else 'is'} left out of this report ("
+        f"{'are' if len(lines) != 1 else 'is'} left out of this {what} ("
         + "; ".join(shown)
         + (f"; and {more:,} more" if more > 0 else "")
-        + "). If one of them is a newer round, the round reported here is not the latest: "
-        "correct the rows in the workbook and report again."
+        + ")"
+        + (
+            ". If one of them is a newer round, the round reported here is not the latest: "
+            "correct the rows in the workbook and report again."
+            if what == "report"
+            else ". If one of them is a newer round, the round compared here is not the "
+            "latest: correct the rows in the workbook and compare again."
+        )
     )
 
 

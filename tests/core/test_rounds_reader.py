@@ -714,3 +714,22 @@ def test_a_date_serial_before_excels_first_day_is_not_a_date(tmp_path, formatted
         assert [item.round for item in book.rounds] == ["Oct"], engine
         assert [item.round for item in book.refused] == ["Nov", "Zero"], engine
         assert all("date" in item.reason for item in book.refused), engine
+
+
+def test_compare_says_a_refused_row_may_be_the_newest_round(tmp_path, capsys):
+    # The newest round, dated -1, was refused and compare took the round before as the
+    # latest without a word (recheck 15); report said so already.
+    from core.cli import main
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["TR-04", dt.date(2026, 4, 1), 0.05, 100, 20, 30, 900])
+    sheet.append(["TR-05", dt.date(2026, 5, 1), 0.05, 110, 20, 30, 900])
+    sheet.append(["TR-06", -1, 0.05, 120, 20, 30, 900])
+    path = tmp_path / "rounds.xlsx"
+    workbook.save(path)
+    assert main(["compare", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: 1 row of the workbook could not be read" in out
+    assert "cell B4" in out and "the round compared here is not the latest" in out
