@@ -62,7 +62,7 @@ def test_the_plan_is_larger_and_says_its_recall_margin_is_rarely_met():
     said = plan.rarely_met()
     assert said is not None
     assert said.startswith("a labeled round of this plan almost never meets the recall margin")
-    assert f"about 1.0 missed positives are expected among its {plan.n_neg:,} unflagged" in said
+    assert f"about 1.0 missed positives among its {plan.n_neg:,} unflagged labels are" in said
 
 
 def test_a_plan_from_an_ordinary_round_says_nothing_of_the_kind():
@@ -91,3 +91,17 @@ def test_the_cautious_value_stops_at_one_half(counts, rate):
         assert mass == pytest.approx(1 - CAUTIOUS_LEVEL, abs=1e-6) and 0.5 < pi0 < 0.75
     plan = make_plan(population=POPULATION, precision=precision, recall=recall)
     assert plan.n_pos > 0 and plan.n_neg > 0
+
+
+def test_every_scarce_cell_is_named():
+    # No false positives and no misses: both margins rest on a cell of under one item, and
+    # the warning named only one of them (recheck 15).
+    round_ = ConfusionMatrix(tp=180, fp=0, fn=0, tn=3_000)
+    precision, recall, _notes = rates_from_round(round_, POPULATION.k)
+    plan = make_plan(population=POPULATION, precision=precision, recall=recall)
+    said = plan.rarely_met()
+    assert said is not None and "the precision and recall margins" in said
+    expected_fp = plan.n_pos * (1 - plan.pi1)
+    expected_fn = plan.n_neg * plan.pi0
+    assert f"about {expected_fp:.1f} false positives among its {plan.n_pos:,} flagged" in said
+    assert f"about {expected_fn:.1f} missed positives among its {plan.n_neg:,} unflagged" in said
