@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,8 +42,8 @@ from core.confusion import point_estimates
 from core.errors import InputError
 from core.intervals import NO_FPC, Interval
 from core.prevalence import OperatingPoint, calibrated_metrics_from_round, precision_band
-from core.workbook.rounds import Round, classifier_key
-from core.workbook.session_io import fpc_of_round
+from core.workbook.rounds import classifier_key
+from core.workbook.session_io import FpcRule, corrected_by, fpc_of_round
 from desktop import formatting
 from desktop.plotting import PALETTE, PlotPanel
 from desktop.session_model import SessionModel
@@ -179,7 +178,7 @@ def _band_at(past, confidence: float, reference: float) -> Interval | None:
 
 
 def round_figures(
-    rounds, confidence: float, reference: float, fpc: Callable[[Round], bool] | bool = False
+    rounds, confidence: float, reference: float, fpc: FpcRule = False
 ) -> tuple[list, list[str]]:
     """Estimates and intervals of every usable round, and why any other was left out.
 
@@ -205,7 +204,7 @@ def round_figures(
     k = np.array([past.k for _, _, past, _, _ in usable], dtype=float)
     factors = tuple(
         np.array(
-            [past.variance_factors(_corrected(fpc, past)) for _, _, past, _, _ in usable],
+            [past.variance_factors(corrected_by(fpc, past)) for _, _, past, _, _ in usable],
             dtype=float,
         ).T
     )
@@ -250,17 +249,13 @@ def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     return pairs_of_rounds((f.index, f.classifier, f.date) for f in figures)
 
 
-def _corrected(fpc: Callable[[Round], bool] | bool, item: Round) -> bool:
-    return fpc(item) if callable(fpc) else fpc
-
-
 def compare_consecutive(
     rounds,
     pairs,
     confidence: float,
     seed: int,
     control=None,
-    fpc: Callable[[Round], bool] | bool = False,
+    fpc: FpcRule = False,
 ) -> dict:
     """``{(previous, current): Comparison}`` for every pair (background work); each round
     ``fpc`` names (as for :func:`round_figures`) carries its finite population correction
@@ -279,8 +274,8 @@ def compare_consecutive(
             replicates=COMPARE_REPLICATES,
             seed=seed,
             corrected=(
-                previous.corrected_population(_corrected(fpc, previous)),
-                current.corrected_population(_corrected(fpc, current)),
+                previous.corrected_population(corrected_by(fpc, previous)),
+                current.corrected_population(corrected_by(fpc, current)),
             ),
         )
     if control is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from core.plan_request import PlanningInputs
     from core.planning import Plan
     from core.round_targets import TargetCheck
+    from core.workbook.session_io import FpcRule
 
 
 # The layout its readers rely on lives in core.workbook.layout (names kept here too).
@@ -645,7 +646,7 @@ def _num(value) -> float | None:
 
 
 def rounds_table(
-    rounds: Sequence[Any], confidence: float, fpc: Callable[[Round], bool] | bool = False
+    rounds: Sequence[Any], confidence: float, fpc: FpcRule = False
 ) -> Table:
     """The Rounds sheet: each round as read, plus precision/recall with intervals,
     finite-population corrected for the rounds ``fpc`` names (a rule such as
@@ -678,7 +679,9 @@ def rounds_table(
     # overflow warnings are silenced and math errors become the row's note.
     with np.errstate(all="ignore"):
         items = [item for item in rounds if isinstance(item, Round)]
-        corrected = [fpc(item) if callable(fpc) else fpc for item in items]
+        from core.workbook.session_io import corrected_by
+
+        corrected = [corrected_by(fpc, item) for item in items]
         computed = _round_intervals(items, confidence, corrected)
         rows = tuple(
             _round_row(item, confidence, computed.get(position), corrected[position])

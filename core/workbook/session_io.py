@@ -27,7 +27,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -374,6 +374,17 @@ def told_apart(rounds, item: Round) -> str:
         other is not item and other.name == item.name for other in rounds
     )
     return f"{item.name} ({item.classifier})" if shared else item.name
+
+
+#: Which rounds carry the finite population correction: a rule such as
+#: :func:`fpc_of_round` bound to a session, or one answer for every round.
+FpcRule = Callable[[Round], bool] | bool
+
+
+def corrected_by(rule: FpcRule, item: Round) -> bool:
+    """Whether ``rule`` corrects ``item`` (History, its comparisons and the report's
+    Rounds sheet take either form)."""
+    return rule(item) if callable(rule) else rule
 
 
 def fpc_of_round(state: SessionState, item: Round) -> bool:
