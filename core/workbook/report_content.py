@@ -645,9 +645,7 @@ def _num(value) -> float | None:
     return None if value is None else _finite(float(value))
 
 
-def rounds_table(
-    rounds: Sequence[Any], confidence: float, fpc: FpcRule = False
-) -> Table:
+def rounds_table(rounds: Sequence[Any], confidence: float, fpc: FpcRule = False) -> Table:
     """The Rounds sheet: each round as read, plus precision/recall with intervals,
     finite-population corrected for the rounds ``fpc`` names (a rule such as
     :func:`core.workbook.session_io.fpc_of_round`, or ``True`` for all) whose population

@@ -358,7 +358,20 @@ def _part_errors(path: Path, part: str):
             f"({expat.ErrorString(exc.code)} at line {exc.lineno}, column {exc.offset}); "
             "open it in Excel or LibreOffice to repair it"
         ) from None
-    except (OSError, zipfile.BadZipFile, EOFError, ValueError, RuntimeError, zlib.error) as exc:
+    except NotImplementedError:
+        # Deflate64 (Windows' compressed folders write it for large files) or an AES zip:
+        # the workbook is whole, only packed in a way Python's zip reader lacks (fuzz 15).
+        raise WorkbookError(
+            f"{path} is packed with a zip method PR Planner cannot read (part {part}; "
+            "Deflate64 or an encryption, as some zip tools write); open it in Excel or "
+            "LibreOffice and save it again, then use that copy"
+        ) from None
+    except zlib.error:
+        raise WorkbookError(
+            f"{path} is damaged: part {part} holds compressed data that cannot be unpacked; "
+            "open it in Excel or LibreOffice to repair it"
+        ) from None
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError, RuntimeError) as exc:
         raise WorkbookError(
             f"{path} is damaged and cannot be read (part {part}: {_plain(exc)})"
         ) from None

@@ -22,6 +22,7 @@ from core.cli import main
 from core.errors import InputError
 from core.workbook import WorkbookError, read_rounds
 from core.workbook.rounds import MAX_COUNT
+from tests.conftest import SHARED_FIXTURES
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -486,3 +487,33 @@ def test_a_dtd_in_the_workbook_relationships_is_named_in_that_part(tmp_path):
             target.writestr(name, data)
     with pytest.raises(WorkbookError, match=r"part xl/_rels/workbook\.xml\.rels declares a"):
         read_rounds(path)
+
+
+def _packed_with_method(path, member: str, method: int) -> None:
+    """``member`` of ``path`` marked as packed with zip method ``method`` (9: Deflate64,
+    as Windows' compressed folders write large files), in both its headers."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    data[info.header_offset + 8 : info.header_offset + 10] = method.to_bytes(2, "little")
+    entry = data.index(b"PK\x01\x02")
+    while data[entry + 46 : entry + 46 + len(member)] != member.encode():
+        entry = data.index(b"PK\x01\x02", entry + 4)
+    data[entry + 10 : entry + 12] = method.to_bytes(2, "little")
+    path.write_bytes(bytes(data))
+
+
+def test_a_zip_method_python_lacks_is_said_in_words(tmp_path):
+    # "is damaged and cannot be read (part xl/workbook.xml: NotImplementedError: That
+    # compression method is not supported)" for a whole workbook packed with Deflate64
+    # (fuzz 15).
+    from core.workbook.rounds import read_rounds
+
+    path = tmp_path / "deflate64.xlsx"
+    path.write_bytes((SHARED_FIXTURES / "rounds_simple.xlsx").read_bytes())
+    _packed_with_method(path, "xl/workbook.xml", 9)
+    with pytest.raises(InputError) as refused:
+        read_rounds(path)
+    message = str(refused.value)
+    assert "is packed with a zip method PR Planner cannot read" in message
+    assert "NotImplementedError" not in message and "save it again" in message
