@@ -94,6 +94,15 @@ _ROW_COLUMN = "__prplanner_row"
 MAX_CLASSIFIERS = 50
 
 
+def threshold_text(threshold: float | None) -> str:
+    """A score threshold as a classifier's name holds it (``score >= 0.8``): short, and
+    read back as the very same number. ``0.4999999`` was named ``0.5``, and a top-up that
+    read the threshold back from the name counted another population (fuzz 15)."""
+    value = float(threshold or 0.0)
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
 class ItemListError(InputError):
     """An item list that cannot be used, with a message naming file, row and column.
 
@@ -690,7 +699,7 @@ class ItemTable:
         #: the comma is the decimal mark): scores are read with a decimal comma.
         self.decimal_comma = False
         if columns.score is not None:
-            self.primary_name = f"{columns.score} >= {columns.threshold:g}"
+            self.primary_name = f"{columns.score} >= {threshold_text(columns.threshold)}"
         else:
             assert columns.predicted is not None
             self.primary_name = columns.predicted
@@ -1321,7 +1330,7 @@ def open_items(
         table.columns = _resolve(path, table_headers, columns)
         _refuse_repeated_headers(table)
         table.primary_name = (
-            f"{table.columns.score} >= {table.columns.threshold:g}"
+            f"{table.columns.score} >= {threshold_text(table.columns.threshold)}"
             if table.columns.score is not None
             else table.columns.predicted or ""
         )

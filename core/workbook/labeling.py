@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from core import progress
 from core.confusion import ConfusionMatrix, Population, oversized_strata
 from core.errors import InputError
-from core.items import text_of_cell
+from core.items import text_of_cell, threshold_text
 from core.round_targets import OpenItemsSwing, Targets
 from core.selection import (
     RULE,
@@ -956,7 +956,7 @@ def build_labeling_workbook(
     design = workbook.create_sheet(DESIGN_SHEET)
     columns = selection.columns
     prediction = (
-        f"{columns.score} >= {columns.threshold:g}"
+        f"{columns.score} >= {threshold_text(columns.threshold)}"
         if columns.score is not None
         else str(columns.predicted)
     )

@@ -1230,3 +1230,31 @@ def test_select_files_the_round_under_a_classifier_apart_from_the_editors_catego
     assert status == 0, captured.err
     design = read_labeling_workbook(sheet).design
     assert (design.category, design.filed_under) == ("card fraud", "fraud_model_v3")
+
+
+def test_a_threshold_with_many_digits_is_named_and_read_back_whole(capsys, tmp_path):
+    # 0.4999999 was named "score >= 0.5"; the top-up read the threshold back from the name
+    # and counted another population (fuzz 15), here refused as an item list that changed.
+    from core.items import threshold_text
+
+    assert [threshold_text(t) for t in (0.8, 1.0, 0.4999999, 1e-7)] == [
+        "0.8", "1", "0.4999999", "1e-07",
+    ]  # fmt: skip
+    items = tmp_path / "items.csv"
+    scores = (0.4999999, 0.49999995, 0.5, 0.3, 0.7)
+    items.write_text("id,score\n" + "".join(f"i{n},{scores[n % 5]}\n" for n in range(400)))
+    first = tmp_path / "round.xlsx"
+    status, drawn, captured = run(
+        capsys, "select", items, "--score", "score", "--threshold", "0.4999999",
+        "--n-pos", 5, "--n-neg", 5, "--seed", 3, "-o", first, "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert (drawn["population_pos"], drawn["population_neg"]) == (320, 80)  # 4 of 5 scores
+    status, topped, captured = run(
+        capsys, "select", items, "--n-pos", 9, "--n-neg", 9, "--extend", first,
+        "-o", tmp_path / "top-up.xlsx", "--json",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert (topped["population_pos"], topped["population_neg"]) == (320, 80)
+    design = openpyxl.load_workbook(first)["Design"]
+    assert any("score >= 0.4999999" in str(cell) for row in design.values for cell in row)
