@@ -567,6 +567,24 @@ def _points_in(text: str) -> str:
     return "unknown"
 
 
+def _cell_in_words(value) -> str:
+    """A refused cell as the lead sees it in the spreadsheet, not as Python writes it
+    (``datetime.datetime(2026, 5, 1, 0, 0)``, ``None``; fuzz 15)."""
+    import datetime as dt
+
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "an empty cell"
+    if isinstance(value, dt.datetime) and value.time() == dt.time():
+        return f"the date {value.date().isoformat()}"
+    if isinstance(value, dt.datetime):
+        return f"the date and time {value.isoformat(sep=' ')}"
+    if isinstance(value, (dt.date, dt.time)):
+        return f"the {'date' if isinstance(value, dt.date) else 'time'} {value.isoformat()}"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    return repr(str(value)[:60]) if isinstance(value, str) else str(value)
+
+
 class _CellReader:
     """Turns raw cells into numbers, raising InputError that names row and column."""
 
@@ -577,7 +595,8 @@ class _CellReader:
 
     def _fail(self, row: int, column: str, expected: str, value) -> InputError:
         return InputError(
-            f"{self.path.name}: row {row}, column '{column}': expected {expected}, got {value!r}"
+            f"{self.path.name}: row {row}, column '{column}': expected {expected}, got "
+            f"{_cell_in_words(value)}"
         )
 
     def number(self, value, row: int, column: str) -> float:

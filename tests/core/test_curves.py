@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import numpy as np
@@ -338,7 +339,7 @@ def test_xlsx_with_booleans_and_trailing_empty_rows(tmp_path):
         ("score,label\n0.5,1\nabc,0\n", "row 3, column 'score': expected a number, got 'abc'"),
         ("score,label\n0.5,1\n0.4,maybe\n", "row 3, column 'label': expected 0 or 1, got 'maybe'"),
         ("score,label,weight\n0.5,1,1\n0.4,0,-2\n", "row 3, column 'weight': expected a weight"),
-        ("score,label\n0.5,1\n0.4,\n", "row 3, column 'label'"),
+        ("score,label\n0.5,1\n0.4,\n", "row 3, column 'label': expected 0 or 1, got an empty cell"),
         ("score,label\n0.5,1\ninf,0\n", "expected a finite number"),
         ("score,truth\n0.5,1\n", "missing label, found 'score', 'truth'"),
         ("score,label,label\n0.5,1,1\n", "column 'label' appears 2 times"),
@@ -422,3 +423,19 @@ def test_a_pipe_named_as_a_scored_sample_is_refused_not_read(tmp_path):
     os.mkfifo(pipe)
     with pytest.raises(InputError, match="not a regular file"):
         load_scored_sample(pipe)
+
+
+def test_a_date_where_a_score_belongs_is_said_as_the_spreadsheet_shows_it(tmp_path):
+    # "got datetime.datetime(2026, 5, 1, 0, 0)" (fuzz 15).
+    path = tmp_path / "scored.xlsx"
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.append(["score", "label"])
+    sheet.append([0.5, 1])
+    sheet.append([dt.datetime(2026, 5, 1), 0])
+    workbook.save(path)
+    with pytest.raises(InputError) as refused:
+        load_scored_sample(path)
+    assert str(refused.value).endswith(
+        "row 3, column 'score': expected a number, got the date 2026-05-01"
+    )
