@@ -188,7 +188,9 @@ def _shortened(message: str) -> str:
         word = found.group()
         return f"{word[:120]}...{word[-40:]} ({len(word):,} characters)"
 
-    return _LONG_WORD.sub(cut, message)
+    # One line: a line break in a file's name split it (fuzz 15); shown as ⏎.
+    one_line = message.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "⏎")
+    return _LONG_WORD.sub(cut, one_line)
 
 
 def _refuse_control_characters(argv: Sequence[str]) -> None:

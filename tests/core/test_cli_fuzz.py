@@ -391,3 +391,14 @@ def test_ensemble_core_refuses_a_mix_beyond_the_simulation():
         plan_recycled_labels(
             10**15, [ChildSet(size=10**15, overlap=1)], n_parent=10**6, mix="sample"
         )
+
+
+def test_a_line_break_in_a_file_name_keeps_the_error_on_one_line(tmp_path, capsys):
+    # The error line was split in two by the name (fuzz 15).
+    from core.cli import main
+
+    path = tmp_path / "bad\nname.csv"
+    path.write_text("x")
+    assert main(["count", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad⏎name.csv" in err
