@@ -381,6 +381,16 @@ def _part_errors(path: Path, part: str):
         ) from None
 
 
+def _is_strict(archive: zipfile.ZipFile, workbook_part: str) -> bool:
+    """Whether the workbook part uses the Strict Open XML names (a bounded look)."""
+    try:
+        with archive.open(workbook_part) as stream:
+            head = stream.read(1 << 16)
+    except (OSError, KeyError, zipfile.BadZipFile, RuntimeError, EOFError, zlib.error):
+        return False
+    return b"purl.oclc.org/ooxml/spreadsheetml" in head
+
+
 def _plain(exc: BaseException) -> str:
     text = str(exc).strip().strip("'\"")
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -712,6 +722,13 @@ def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
         if target in archive.NameToInfo and "chartsheet" not in kind:
             sheets.append(_SheetEntry(title=title, part=target))
     if not sheets:
+        if _is_strict(archive, workbook_part):
+            # Excel's "Strict Open XML Spreadsheet": other names for the same parts, which
+            # this reader does not know (it was "has no worksheet"; fuzz 15).
+            raise WorkbookError(
+                f'{path} is saved as "Strict Open XML Spreadsheet", which PR Planner does not '
+                'read; save it again as "Excel Workbook (.xlsx)" and use that copy'
+            )
         raise WorkbookError(
             f"{path} has no worksheet (only chart sheets, or none); there are no rows to read"
         )
