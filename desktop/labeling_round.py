@@ -831,6 +831,12 @@ class ItemSampleDialog(QDialog):
         warning = self._too_large_warning(summary)
         self.use_population_button.setDefault(False)
         self._say(f"{text} {warning}" if warning else text)
+        # The window's status bar still told of the previous round's population (trial 15).
+        self._window.show_status(
+            f"The Plan's population is now {summary.file_name}'s: "
+            f"{summary.population_pos:,} flagged and {summary.population_neg:,} unflagged "
+            "(Edit > Undo brings the earlier one back)"
+        )
         return True
 
     # --- drawing ---------------------------------------------------------------------

@@ -119,6 +119,12 @@ def test_the_dialog_warns_when_the_plan_is_for_another_population(window, items)
     assert dialog.use_as_population()
     assert "planned for the Plan tab's population" not in dialog.message.text()
     assert not dialog.use_population_button.isDefault()
+    # The status bar says so too: it still told of the previous round's population.
+    assert (
+        window.statusBar()
+        .currentMessage()
+        .startswith(f"The Plan's population is now {path.name}'s: {positives:,} flagged")
+    )
     # Counting the list again now finds the Plan planning for it: nothing to say.
     assert dialog.count_items()
     assert "planned for the Plan tab's population" not in dialog.message.text()
