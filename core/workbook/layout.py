@@ -54,19 +54,27 @@ def most_recent_round(rounds: Sequence[Any]) -> Round | None:
     Dated rounds come first: a round without a date is chosen only when no round has
     one. Among rounds of the same date, the classifier with the most rounds wins (the
     lead's main one: a draw for v7 and v8 on trial gives both one date, and the last
-    row, v8's, became the round the Plan builds on; trial 15), then sheet order (the
-    later row), which is also the order among undated rounds.
+    row, v8's, became the round the Plan builds on; trial 15), then the classifier whose
+    rounds of that date start first (a draw adds its main classifier's round first), then
+    sheet order (the later row), which is also the order among undated rounds.
     """
     found = [item for item in rounds if isinstance(item, Round)]
     if not found:
         return None
     history = Counter(classifier_key(item.classifier) for item in found)
+    # Where each classifier's rounds of a date start: a draw adds the main classifier's
+    # round first, so on a tie of history the first classifier of the date is the main
+    # one (the trial's v8 round, added after v7's, was taken; recheck 15).
+    starts: dict[tuple[object, str], int] = {}
+    for position, item in enumerate(found):
+        starts.setdefault((item.date, classifier_key(item.classifier)), position)
     ranked = max(
         enumerate(found),
         key=lambda pair: (
             pair[1].date is not None,
             _date_key(pair[1].date),
             history[classifier_key(pair[1].classifier)],
+            -starts[(pair[1].date, classifier_key(pair[1].classifier))],
             pair[0],
         ),
     )

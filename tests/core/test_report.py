@@ -728,6 +728,21 @@ def test_most_recent_round_prefers_dates_then_sheet_order():
     )  # fmt: skip
     chosen = most_recent_round(two)
     assert (chosen.round, chosen.classifier) == ("Nov", "Spam_V7")
+    # Histories of one length: the classifier whose rounds of the date come first, as a
+    # draw adds the main classifier's round before the others' (recheck 15).
+    even = (
+        dataclasses.replace(make_round("Oct", row=2, date=dt.date(2026, 10, 1)), classifier="v7"),
+        dataclasses.replace(make_round("Oct", row=3, date=dt.date(2026, 10, 1)), classifier="v8"),
+        dataclasses.replace(make_round("Nov", row=4, date=november), classifier="v7"),
+        dataclasses.replace(make_round("Nov", row=5, date=november), classifier="v8"),
+    )
+    assert most_recent_round(even).classifier == "v7"
+    # One classifier's two rounds of a date: the later row, as before.
+    same = (
+        dataclasses.replace(make_round("a", row=2, date=november), classifier="v7"),
+        dataclasses.replace(make_round("b", row=3, date=november), classifier="v7"),
+    )
+    assert most_recent_round(same).round == "b"
 
 
 def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(
