@@ -638,10 +638,25 @@ def _column_letter(index: int) -> str:
     return get_column_letter(index + 1)
 
 
+#: A kept value written as a number: plain digits, a point and decimals, short enough for
+#: a cell in General format to show it as written (longer ones turn into 1.23E+14).
+_PLAIN_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?")
+_PLAIN_NUMBER_LENGTH = 11
+
+
 def _storable(value: object) -> object:
-    """A kept column's text with the control characters a workbook cannot hold shown as
-    U+FFFD; the labelers only read these columns."""
-    return ILLEGAL_XML.sub("\ufffd", value) if isinstance(value, str) else value
+    """A kept column's value as the labelers' sheet holds it: a plain number that reads
+    as written (``28.74``, ``120``) as a number, which sorts and sums (it was text, and a
+    reviewer sorting by amount got 100 before 28.74); anything else as text, with the
+    control characters a workbook cannot hold shown as U+FFFD (``02139``, ``28.70`` and
+    ``1e5`` stay as written)."""
+    if not isinstance(value, str):
+        return value
+    if len(value) <= _PLAIN_NUMBER_LENGTH and _PLAIN_NUMBER.fullmatch(value):
+        number: float = float(value) if "." in value else int(value)
+        if repr(number) == value:  # shown as written ("-0" and "28.70" are not)
+            return number
+    return ILLEGAL_XML.sub("\ufffd", value)
 
 
 def _refuse_unstorable_text(selection: Selection) -> None:

@@ -1022,3 +1022,30 @@ def test_an_id_longer_than_a_cell_holds_is_refused_before_writing(tmp_path):
     with pytest.raises(InputError, match="longer than the 32,767 characters a workbook cell"):
         write_labeling_workbook(target, selection, sources=[items])
     assert not target.exists()
+
+
+def test_kept_values_that_are_plain_numbers_are_numbers_the_rest_text_as_written(tmp_path):
+    # A reviewer sorting the kept "amount" column got 100 before 28.74: every kept value
+    # was text (session 14, left alone). Numbers that read as written become numbers;
+    # zip codes, "28.70", "1e5" and anything else stay text, exactly as in the list.
+    import openpyxl
+
+    from core.cli import main
+
+    items = tmp_path / "items.csv"
+    values = ["28.74", "100", "02139", "28.70", "1e5", "-3.5", "abc", "123456789012"]
+    items.write_text(
+        "id,predicted,amount\n"
+        + "".join(f"i{n},{n % 2},{values[n % len(values)]}\n" for n in range(len(values) * 4))
+    )
+    sheet = tmp_path / "round.xlsx"
+    assert main([
+        "select", str(items), "--n-pos", "16", "--n-neg", "16", "--seed", "5",
+        "--keep", "amount", "-o", str(sheet),
+    ]) == 0  # fmt: skip
+    labels = openpyxl.load_workbook(sheet).worksheets[0]
+    header = [cell.value for cell in labels[1]]
+    column = header.index("amount") + 1
+    written = {labels.cell(row, column).value for row in range(2, labels.max_row + 1)}
+    assert written == {28.74, 100, "02139", "28.70", "1e5", -3.5, "abc", "123456789012"}
+    assert main(["labels", str(sheet)]) == 0  # reads back as drawn
