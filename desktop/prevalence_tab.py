@@ -963,7 +963,9 @@ class PrevalenceTab(SessionTab):
         eta_min, eta_max = settings.eta_min, settings.eta_max
         self._reading_key = (path, eta_min, eta_max)
         self.scored_label.setText(f"Reading {formatting_html(os.path.basename(path))}…")
-        self.runner.start(lambda control: load_scored_curves(path, eta_min, eta_max, control))
+        self.runner.start(
+            lambda control: load_scored_curves(path, eta_min, eta_max, control), own_thread=True
+        )
 
     def _load_scored_sample(self) -> None:
         self._importing = None
@@ -984,7 +986,9 @@ class PrevalenceTab(SessionTab):
         self.scored_label.setText(f"Reading {formatting_html(os.path.basename(path))}…")
         eta_min, eta_max = settings.eta_min, settings.eta_max
         self._reading_key = (path, eta_min, eta_max)
-        self.runner.start(lambda control: load_scored_curves(path, eta_min, eta_max, control))
+        self.runner.start(
+            lambda control: load_scored_curves(path, eta_min, eta_max, control), own_thread=True
+        )
 
     def _on_scored_loaded(self, result: ScoredResult) -> None:
         self.scored = result

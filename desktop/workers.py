@@ -95,6 +95,19 @@ class _Signals(QObject):
     failed = Signal(int, str)  # generation, message
 
 
+_READING_POOL: QThreadPool | None = None
+
+
+def reading_pool() -> QThreadPool:
+    """The threads of short reads the lead waits for (``TaskRunner.start(own_thread=True)``),
+    apart from the global pool that simulations can fill (2 threads on 2 cores)."""
+    global _READING_POOL
+    if _READING_POOL is None:
+        _READING_POOL = QThreadPool()
+        _READING_POOL.setMaxThreadCount(2)
+    return _READING_POOL
+
+
 class _Job(QRunnable):
     def __init__(
         self,
@@ -160,15 +173,21 @@ class TaskRunner(QObject):
     def is_running(self) -> bool:
         return self._control is not None
 
-    def start(self, function: Callable[[TaskControl], Any]) -> int:
-        """Run ``function(control)`` in the pool, cancelling any task still running."""
+    def start(self, function: Callable[[TaskControl], Any], *, own_thread: bool = False) -> int:
+        """Run ``function(control)`` in the pool, cancelling any task still running.
+
+        ``own_thread``: on a thread of :func:`reading_pool`, free even when simulations
+        fill the global pool (2 threads on 2 cores), for a short read the lead waits for
+        (a scored sample stayed "Reading scored.csv…" behind them for over 10 s in a CI
+        run)."""
         self.cancel()
         self._generation += 1
         generation = self._generation
         control = TaskControl(on_progress=lambda f: self._signals.progress.emit(generation, f))
         self._control = control
         _collection.job_started()
-        self._pool.start(_Job(generation, function, control, self._signals))
+        pool = reading_pool() if own_thread else self._pool
+        pool.start(_Job(generation, function, control, self._signals))
         self.started.emit()
         self.busy.emit(True)
         return generation
@@ -184,7 +203,7 @@ class TaskRunner(QObject):
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the pool is idle (tests and shutdown)."""
-        return self._pool.waitForDone(msecs)
+        return self._pool.waitForDone(msecs) and reading_pool().waitForDone(msecs)
 
     def _current(self, generation: int) -> bool:
         return generation == self._generation and self._control is not None

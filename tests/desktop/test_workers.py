@@ -161,3 +161,29 @@ def test_a_cancelled_call_is_let_go_on_the_gui_thread_once_it_ends(qtbot):
     del work
     qtbot.waitUntil(lambda: bool(freed_on), timeout=10_000)
     assert freed_on == [True]
+
+
+def test_a_task_on_its_own_thread_runs_while_the_pool_is_full(qtbot):
+    # A scored sample stayed "Reading scored.csv…" for over 10 s behind other work in a
+    # CI run: a short read the lead waits for does not queue behind simulations.
+    import threading
+
+    from PySide6.QtCore import QThreadPool
+
+    release = threading.Event()
+    busy = [TaskRunner() for _ in range(QThreadPool.globalInstance().maxThreadCount())]
+    try:
+        for runner in busy:
+            runner.start(lambda control: release.wait(20))
+        reader = TaskRunner()
+        with qtbot.waitSignal(reader.finished, timeout=5_000) as done:
+            reader.start(lambda control: "read", own_thread=True)
+        assert done.args == ["read"]
+        qtbot.waitUntil(lambda: not reader.is_running)
+    finally:
+        release.set()
+        for runner in busy:
+            assert runner.wait(10_000)
+        # Their results reach the GUI thread before the runners go.
+        qtbot.waitUntil(lambda: not any(runner.is_running for runner in busy))
+        qtbot.wait(50)
