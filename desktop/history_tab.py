@@ -540,22 +540,26 @@ class HistoryTab(SessionTab):
     def _on_session_changed(self, path: str) -> None:
         if any(
             affects(path, watched)
-            for watched in (
-                "rounds",
-                "confidence",
-                "prevalence.reference_prevalence",
-                # The round the Evaluate tab shows takes its box's correction.
-                "evaluate.fpc",
-                "current_round",
-            )
+            for watched in ("rounds", "confidence", "prevalence.reference_prevalence")
         ):
             self.refresh()
+        elif affects(path, "evaluate.fpc") or affects(path, "current_round"):
+            # The round the Evaluate tab shows takes its box's correction: redrawn (and its
+            # comparisons run again) only when that changes which rounds are corrected,
+            # not on every round the lead evaluates.
+            if self._corrected_flags() != self._shown_corrections:
+                self.refresh()
+
+    def _corrected_flags(self) -> tuple[bool, ...]:
+        state = self._session.state
+        return tuple(fpc_of_round(state, item) for item in state.rounds)
 
     def refresh(self) -> None:
         """Closed forms now; the round-over-round comparisons in the background."""
         state = self._session.state
         rounds = state.rounds
         corrected = functools.partial(fpc_of_round, state)
+        self._shown_corrections = self._corrected_flags()
         self.figures, problems = round_figures(
             rounds, state.confidence, state.prevalence.reference_prevalence, corrected
         )

@@ -72,6 +72,9 @@ from core.round_targets import chance_in_words as chance_words
 
 logger = logging.getLogger(__name__)
 
+#: The column fields of the draw dialog remembered from one draw to the next (settings
+#: ``draw_columns``).
+DRAW_COLUMN_FIELDS = ("id", "predicted", "score", "threshold", "keep", "classifiers")
 ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.gz *.parquet *.xlsx);;All files (*)"
 LABELED_FILTER = "Labeling workbooks (*.xlsx);;All files (*)"
 #: Spin boxes hold an int; no stratum of a real list is larger.
@@ -484,14 +487,16 @@ class ItemSampleDialog(QDialog):
         return bool(name) and self.set_item_list(Path(name))
 
     def _column_edits(self) -> dict[str, QLineEdit]:
-        return {
-            "id": self.id_edit,
-            "predicted": self.predicted_edit,
-            "score": self.score_edit,
-            "threshold": self.threshold_edit,
-            "keep": self.keep_edit,
-            "classifiers": self.classifiers_edit,
-        }
+        """The column fields by :data:`DRAW_COLUMN_FIELDS` key."""
+        edits = (
+            self.id_edit,
+            self.predicted_edit,
+            self.score_edit,
+            self.threshold_edit,
+            self.keep_edit,
+            self.classifiers_edit,
+        )
+        return dict(zip(DRAW_COLUMN_FIELDS, edits, strict=True))
 
     def _column_texts(self) -> dict[str, str]:
         return {key: edit.text().strip() for key, edit in self._column_edits().items()}

@@ -113,8 +113,6 @@ MAX_RECENT_FILES = 8
 MAX_RECENT_COLUMNS_TEXT = 1 << 20
 #: Workbooks whose column choices are kept (newest first), beyond the recent-files menu.
 MAX_REMEMBERED_COLUMN_CHOICES = 50
-#: The column fields of the draw dialog remembered from one draw to the next.
-DRAW_COLUMN_FIELDS = ("id", "predicted", "score", "threshold", "keep", "classifiers")
 EXAMPLE_TITLE = "Example session"
 #: The bundled session the app opens at start (written by scripts/make_example_session.py).
 EXAMPLE_SESSION = "example_session.xlsx"
@@ -1449,18 +1447,11 @@ class MainWindow(QMainWindow):
     def remembered_draw_columns(self) -> dict[str, str]:
         """The column fields of the lead's last draw (``{}`` when none, or when the
         settings file was edited into something else)."""
-        text = str(self.settings.value("draw_columns", "{}") or "{}")
-        if len(text) > MAX_RECENT_COLUMNS_TEXT:
-            return {}
-        try:
-            stored = json.loads(text)
-        except (ValueError, RecursionError):
-            return {}
-        if not isinstance(stored, dict):
-            return {}
+        from desktop.labeling_round import DRAW_COLUMN_FIELDS
+
         return {
             key: value[:CELL_TEXT_LIMIT]
-            for key, value in stored.items()
+            for key, value in self._json_setting("draw_columns").items()
             if key in DRAW_COLUMN_FIELDS and isinstance(value, str) and value.strip()
         }
 
@@ -1942,17 +1933,21 @@ class MainWindow(QMainWindow):
         kept = dict(list(choices.items())[:MAX_REMEMBERED_COLUMN_CHOICES])
         self.settings.setValue("recent_columns", json.dumps(kept))
 
-    def _recent_columns(self) -> dict[str, list[str]]:
-        """The column choices recent files were opened with (``{}`` when none or unreadable)."""
-        text = str(self.settings.value("recent_columns", "{}") or "{}")
+    def _json_setting(self, key: str) -> dict:
+        """The JSON object kept under ``key`` in the settings (``{}`` when none, or when
+        the settings file was edited into something else)."""
+        text = str(self.settings.value(key, "{}") or "{}")
         if len(text) > MAX_RECENT_COLUMNS_TEXT:  # not the app's: a hand-edited settings file
             return {}
         try:
             stored = json.loads(text)
         except (ValueError, RecursionError):  # not JSON, or nested beyond reason
             return {}
-        if not isinstance(stored, dict):
-            return {}
+        return stored if isinstance(stored, dict) else {}
+
+    def _recent_columns(self) -> dict[str, list[str]]:
+        """The column choices recent files were opened with (``{}`` when none or unreadable)."""
+        stored = self._json_setting("recent_columns")
         return {
             str(key): [str(item) for item in value if isinstance(item, str)]
             for key, value in stored.items()

@@ -381,3 +381,24 @@ def test_the_first_months_name_fits_under_the_axis(qtbot, tab, rounds):
     for plot in (tab.precision_plot, tab.recall_plot):
         low, high = plot.viewRange()[0]
         assert low <= first - 15 * 86_400 + 1 and high >= last + 15 * 86_400 - 1
+
+
+def test_evaluating_another_round_redraws_only_when_corrections_change(
+    qtbot, tab, rounds, monkeypatch
+):
+    # Every round the lead evaluated redrew History and ran its comparisons again, though
+    # no round's correction had changed.
+    from core.workbook.session_io import round_key
+
+    calls = []
+    real = tab.refresh
+    monkeypatch.setattr(tab, "refresh", lambda: (calls.append(1), real()))
+    counted = [r for r in rounds if r.population_pos and r.population_neg]
+    session = tab._session
+    for item in counted[:3]:
+        session.set_value("current_round", round_key(item))
+    assert calls == []  # the box is off: no round's correction changed
+    session.set_value("evaluate.fpc", True)  # the round shown is corrected now
+    assert calls == [1]
+    session.set_value("confidence", 0.9)
+    assert calls == [1, 1]
