@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import InputError
 from core.progress import Cancelled
-from core.session import PopulationInputs
+from core.session import EnsembleInputs, PopulationInputs
 from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree
 from core.workbook.session_io import LABELED_SHEET
 
@@ -1076,6 +1076,9 @@ class LabeledRound:
     examples_removed : int
         Rounds of the bundled example taken out of the session with this, the lead's
         first round of their own (none to compare it with but their own).
+    example_ensemble_removed : bool
+        The example's classifiers left the Ensemble tab with them (the lead had not
+        changed them).
     further_checks : tuple of (str, TargetCheck)
         The draw's other classifiers (each with labels in both strata) against the same
         target margins.
@@ -1104,6 +1107,7 @@ class LabeledRound:
     also_read: tuple[Path, ...] = ()
     not_read_again: tuple[str, ...] = ()
     examples_removed: int = 0
+    example_ensemble_removed: bool = False
     further_checks: tuple[tuple[str, TargetCheck], ...] = ()
     other_rounds: tuple[Round, ...] = ()
 
@@ -1504,6 +1508,12 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     # tab, the comparisons, the report): they leave the session in the same undo step.
     rounds, examples_removed = resources.without_example_rounds(rounds)
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
+    example_ensemble_removed = bool(examples_removed) and state.ensemble == EnsembleInputs()
+    if example_ensemble_removed:
+        # The example's made-up classifiers (travel, finance, shopping) left on the Ensemble
+        # tab reached the fraud lead's report as a chart of labels to buy (trial 16); an
+        # Ensemble the lead has edited is theirs and stays.
+        changes.append(("ensemble", EnsembleInputs(children=())))
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
     changes += _plan_from(state, item, _recorded_targets(workbooks))
     waiting = still_out(state.awaiting_labels, workbooks)
@@ -1554,6 +1564,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         also_read=also_read,
         not_read_again=not_read,
         examples_removed=examples_removed,
+        example_ensemble_removed=example_ensemble_removed,
         further_checks=further_checks,
         other_rounds=tuple(kept for _other, kept in others),
     )

@@ -1548,9 +1548,10 @@ class MainWindow(QMainWindow):
         text = summary_text(result)
         if result.examples_removed:
             text += (
-                f"<br><br>The example's {result.examples_removed} rounds were taken out of "
-                "this session: this round is yours, and comparing it with made-up rounds "
-                "would mislead. Edit > Undo brings them back."
+                f"<br><br>The example's {result.examples_removed} rounds "
+                + ("and its Ensemble classifiers " if result.example_ensemble_removed else "")
+                + "were taken out of this session: this round is yours, and comparing it "
+                "with made-up rounds would mislead. Edit > Undo brings them back."
             )
         box.setText(text)
         box.setIcon(QMessageBox.Icon.Warning if result.missed else QMessageBox.Icon.Information)

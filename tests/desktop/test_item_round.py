@@ -594,3 +594,22 @@ def test_the_draw_says_the_chance_the_recommended_sizes_meet_both_targets(qtbot,
     dialog = window.open_item_sample()
     assert "chance (for a surer round" not in dialog.sizes_note.text()
     dialog.close()
+
+
+def test_the_examples_ensemble_leaves_with_its_rounds(qtbot, window, items, tmp_path):
+    # Trial 16: a fraud lead's report carried the example's travel/finance/shopping chart.
+    assert window.session.state.ensemble.children  # the example's classifiers
+    draw_label_and_read(window, items, tmp_path)
+    assert window.session.state.ensemble.children == ()
+    assert not any(name.startswith("Ensemble:") for name in window.plot_snapshots())
+    window.session.undo_stack.undo()  # one step: the example's rounds and ensemble come back
+    assert len(window.session.state.ensemble.children) == 3
+
+
+def test_an_ensemble_the_lead_edited_stays_when_the_examples_leave(window, items, tmp_path):
+    from core.session import EnsembleChild
+
+    mine = (EnsembleChild(name="fraud_v2", size=900, overlap=600),)
+    window.session.set_value("ensemble.children", mine)
+    draw_label_and_read(window, items, tmp_path)
+    assert window.session.state.ensemble.children == mine

@@ -745,7 +745,10 @@ def test_the_leads_first_round_leaves_the_example_rounds_behind(
     ids = label_copy(drawn, labeled, truth, lambda row: True)
     assert window.read_labeled_workbook([labeled]) is not None
     box = window.labeled_summary_box
-    assert f"The example's {len(examples)} rounds were taken out" in box.text()
+    assert (
+        f"The example's {len(examples)} rounds and its Ensemble classifiers were taken out"
+        in box.text()
+    )
     (own,) = window.session.state.rounds
     assert own.matrix == matrix_of(truth, ids) and own.sheet == LABELED_SHEET
     assert "Example" not in window.windowTitle()
