@@ -1079,6 +1079,9 @@ class LabeledRound:
     example_ensemble_removed : bool
         The example's classifiers left the Ensemble tab with them (the lead had not
         changed them).
+    open_elsewhere : tuple of (str, str)
+        The workbooks read that another program (an editor's spreadsheet) still has open,
+        each with its lock file: labels typed there since the last save are not counted.
     further_checks : tuple of (str, TargetCheck)
         The draw's other classifiers (each with labels in both strata) against the same
         target margins.
@@ -1108,6 +1111,7 @@ class LabeledRound:
     not_read_again: tuple[str, ...] = ()
     examples_removed: int = 0
     example_ensemble_removed: bool = False
+    open_elsewhere: tuple[tuple[str, str], ...] = ()
     further_checks: tuple[tuple[str, TargetCheck], ...] = ()
     other_rounds: tuple[Round, ...] = ()
 
@@ -1565,11 +1569,26 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         not_read_again=not_read,
         examples_removed=examples_removed,
         example_ensemble_removed=example_ensemble_removed,
+        open_elsewhere=_open_elsewhere(workbooks),
         further_checks=further_checks,
         other_rounds=tuple(kept for _other, kept in others),
     )
     window.show_labeled_summary(result)
     return result
+
+
+def _open_elsewhere(workbooks: Sequence[LabelingWorkbook]) -> tuple[tuple[str, str], ...]:
+    """The workbooks another program still has open, each with its lock file's name: an
+    editor still at work (the command line said so, the app read them without a word;
+    trial 16)."""
+    from core.workbook.safe_io import lock_file_of
+
+    found = []
+    for book in workbooks:
+        lock = lock_file_of(book.path)
+        if lock is not None:
+            found.append((book.path.name, lock.name))
+    return tuple(found)
 
 
 def still_out(awaiting: Sequence[str], workbooks: Sequence[LabelingWorkbook]) -> tuple[str, ...]:
@@ -1709,6 +1728,16 @@ def summary_text(result: LabeledRound) -> str:
             "Read together with "
             + html.escape(", ".join(path.name for path in result.also_read), quote=False)
             + ", the workbooks read before for this round (found beside the one you picked)."
+        )
+    if result.open_elsewhere:
+        lines.append(
+            "<b>Still open in another program:</b> "
+            + html.escape(
+                "; ".join(f"{name} (lock file {lock})" for name, lock in result.open_elsewhere),
+                quote=False,
+            )
+            + ". Labels typed there since it was last saved are not counted: read it again "
+            "once the editor has saved and closed it."
         )
     if result.not_read_again:
         lines.append(

@@ -613,3 +613,18 @@ def test_an_ensemble_the_lead_edited_stays_when_the_examples_leave(window, items
     window.session.set_value("ensemble.children", mine)
     draw_label_and_read(window, items, tmp_path)
     assert window.session.state.ensemble.children == mine
+
+
+def test_a_workbook_an_editor_still_has_open_is_read_with_a_warning(window, items, tmp_path):
+    # Trial 16: the command line warned of the lock file, the app read without a word.
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    drawn = dialog.draw_and_save(tmp_path / "drawn.xlsx")
+    dialog.close()
+    labeled = tmp_path / "drawn labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    (tmp_path / ".~lock.drawn labeled.xlsx#").write_text("Ben,ben,labpc,26.11.2026 17:59,;")
+    assert window.read_labeled_workbook([labeled]) is not None
+    text = window.labeled_summary_box.text()
+    assert "Still open in another program:</b> drawn labeled.xlsx (lock file" in text
+    assert "not counted" in text
