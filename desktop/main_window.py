@@ -364,7 +364,7 @@ class MainWindow(QMainWindow):
         )
         widget.announce.connect(self.show_status)
         if key == "evaluate":
-            widget.rounds_workbook = lambda: self.rounds_panel.workbook
+            widget.rounds_workbook = self.lead_rounds_workbook
             widget.round_for_workbook.connect(self.add_kept_round_to_rounds_workbook)
         return widget
 
@@ -1587,9 +1587,21 @@ class MainWindow(QMainWindow):
                     "chance, given the labels so far"
                 )
                 sure.clicked.connect(lambda: self.top_up(result, surer=True))
-        workbook = self.rounds_panel.workbook
+        workbook = self.lead_rounds_workbook()
         if added:
             box.setText(f"{box.text()}<br><br>{html.escape(added, quote=False)}.")
+        elif workbook is None or not workbook.is_file():
+            # No rounds workbook yet: one can be chosen or started here (only the command
+            # line could start one, and the name and date given in the app were lost on
+            # the way; trial 16).
+            add = box.addButton("Add to a rounds workbook…", QMessageBox.ButtonRole.ActionRole)
+            add.setObjectName("add_to_chosen_rounds_workbook_button")
+            add.setToolTip(
+                "Add this round (one row per classifier) to the workbook where you keep your "
+                "rounds, or type a new name to start one; the app offers it for your next "
+                "rounds too"
+            )
+            add.clicked.connect(lambda: self._add_and_keep_summary(result, choose=True))
         elif workbook is not None and workbook.is_file():
             # The lead keeps a rounds workbook: the round can join it as labels
             # --append-to adds it (the session keeps it either way).
@@ -1629,23 +1641,88 @@ class MainWindow(QMainWindow):
         in the file changes, and a workbook open elsewhere or changed since is refused."""
         return bool(self._add_labeled_round(result))
 
-    def _add_labeled_round(self, result: LabeledRound) -> str:
-        """What adding ``result`` to the lead's rounds workbook did, in words (``""``: it
-        was refused or there is no workbook)."""
+    def _add_labeled_round(self, result: LabeledRound, workbook: Path | None = None) -> str:
+        """What adding ``result`` to the lead's rounds workbook (or ``workbook``) did, in
+        words (``""``: it was refused or there is no workbook)."""
         others = tuple(item.classifier for item in result.other_rounds if item.classifier)
         return self._append_to_rounds_workbook(
             (result.round, *result.other_rounds),
             sources=[book.path for book in result.workbooks],
             update=result.verb == "updated",
             other_classifiers=others,
+            workbook=workbook,
         )
 
-    def _add_and_keep_summary(self, result: LabeledRound) -> None:
+    def _add_and_keep_summary(self, result: LabeledRound, *, choose: bool = False) -> None:
         """ "Add to …" in the labels summary: the button closes the box (a message box
         closes on any button), so it comes back, saying what was added, with its Top up
-        buttons; after a refusal it comes back as it was."""
-        said = self._add_labeled_round(result)
+        buttons; after a refusal it comes back as it was. ``choose``: ask which workbook
+        first (:meth:`add_to_chosen_rounds_workbook`)."""
+        if choose:
+            said = self.add_to_chosen_rounds_workbook(result)
+        else:
+            said = self._add_labeled_round(result)
         QTimer.singleShot(0, lambda: self.show_labeled_summary(result, added=said))
+
+    def lead_rounds_workbook(self) -> Path | None:
+        """The workbook where the lead keeps their rounds: the one the session began from,
+        else the one they chose or started from a labels summary (kept with the session)."""
+        return self.rounds_panel.workbook or _remembered_workbook(self.session.state)
+
+    def add_to_chosen_rounds_workbook(self, result: LabeledRound, path: Path | None = None) -> str:
+        """Add the round read from labels (one row per classifier) to a rounds workbook
+        the lead chooses, or start one under a new name; the session keeps it as theirs,
+        so the next summaries offer "Add to" it. Returns what was done in words (``""``:
+        cancelled or refused, with the reason shown)."""
+        from core.workbook.append_round import NewRound, start_rounds_workbook
+        from core.workbook.safe_io import SaveError
+
+        if path is None:
+            name, _filter = QFileDialog.getSaveFileName(
+                self,
+                "Add the round to a rounds workbook (or a new name to start one)",
+                str(self._start_folder() / "rounds.xlsx"),
+                WORKBOOK_FILTER,
+                "",
+                QFileDialog.Option.DontConfirmOverwrite,  # an existing one is added to
+            )
+            if not name:
+                return ""
+            path = Path(name)
+            if path.suffix.lower() != ".xlsx":
+                path = path.with_name(path.name + ".xlsx")
+        items = (result.round, *result.other_rounds)
+        if path.exists():
+            said = self._add_labeled_round(result, workbook=path)
+        else:
+            try:
+                self._in_background(
+                    f"Writing {path.name}…",
+                    lambda: start_rounds_workbook(
+                        path,
+                        [NewRound.of_round(item) for item in items],
+                        sources=[book.path for book in result.workbooks],
+                    ),
+                )
+            except (InputError, SaveError, OSError) as exc:
+                logger.info("starting %s failed: %s", path, exc)
+                text = formatting.short_text(str(exc), 600)
+                self.show_status(f"{path.name} was not started: {text}")
+                QMessageBox.warning(self, f"{path.name} was not started", text)
+                return ""
+            rows = ", ".join(
+                _round_label(item, several=len(items) > 1) + f" (row {row})"
+                for row, item in enumerate(items, start=2)
+            )
+            said = f"{path.name}: started with {rows}"
+            self.show_status(said)
+        if said:
+            self.session.set_value(
+                "rounds_workbook",
+                str(path.resolve()),
+                text=f"Keep {formatting.short_text(path.name, 40)} as your rounds workbook",
+            )
+        return said
 
     def add_kept_round_to_rounds_workbook(self, item) -> bool:
         """Add a round kept from the Evaluate tab's counts ("Keep as a round…" with "Also
@@ -1659,21 +1736,22 @@ class MainWindow(QMainWindow):
         sources=(),
         update: bool = False,
         other_classifiers: tuple[str, ...] = (),
+        workbook: Path | None = None,
     ) -> str:
-        """Append ``items`` (the first is the main round) to the Rounds panel's workbook,
-        all in one write; says what was added (and returns it in words), or why not
-        (nothing in the file changes then; returns ``""``)."""
+        """Append ``items`` (the first is the main round) to ``workbook`` (by default the
+        lead's rounds workbook), all in one write; says what was added (and returns it in
+        words), or why not (nothing in the file changes then; returns ``""``)."""
         from core.workbook.append_round import AlreadyRecorded, NewRound, append_rounds
         from core.workbook.safe_io import SaveError
 
-        workbook = self.rounds_panel.workbook
+        workbook = workbook or self.lead_rounds_workbook()
         if workbook is None:
             return ""
         # The classifiers of one draw share the round's name: each is said with its own.
         several = len(items) > 1
 
         def label(item) -> str:
-            return f"{item.name} ({item.classifier})" if several and item.classifier else item.name
+            return _round_label(item, several=several)
 
         try:
             outcomes = append_rounds(
@@ -1684,7 +1762,9 @@ class MainWindow(QMainWindow):
                 other_classifiers=other_classifiers,
                 # A workbook in the lead's own words takes the round in the columns they
                 # chose (its headers were refused; trial 14).
-                columns=self.session.state.columns,
+                columns=self.session.state.columns
+                if workbook == self.rounds_panel.workbook
+                else (),
             )
         except (InputError, SaveError, OSError) as exc:
             # One write for the whole draw: nothing is in the file (recheck 14 found half
@@ -2097,6 +2177,12 @@ def _read_workbook(path: Path, base: SessionState, columns: Sequence[str] = ()):
     seen = fingerprint(path)
     opened = read_session(path, base=base, columns=tuple(columns))
     return opened, seen, is_ours(path), is_exported_report(path)
+
+
+def _round_label(item, *, several: bool) -> str:
+    """A round as a message names it: the classifiers of one draw share the round's name,
+    so each is said with its own."""
+    return f"{item.name} ({item.classifier})" if several and item.classifier else item.name
 
 
 def _remembered_workbook(state: SessionState) -> Path | None:

@@ -3,7 +3,8 @@
 ::
 
     prplanner labels SHEET.xlsx [TOPUP.xlsx ...] [--append-to ROUNDS.xlsx [--round NAME]
-                     [--classifier NAME] [--sheet SHEET] [--column ROLE=HEADER ...]]
+                     [--round-date YYYY-MM-DD] [--classifier NAME] [--sheet SHEET]
+                     [--column ROLE=HEADER ...]]
                      [--confidence C] [--no-fpc]
                      [--margin B | --margin-precision BP --margin-recall BR]
                      [--assurance-target G] [--json]
@@ -29,7 +30,9 @@ the labels so far, the ``chance_target`` it was sized for (``--assurance-target`
 ``from`` (``"flags"`` or the workbook recording them) and ``open_items_beyond_target``
 (``[{metric, estimate, lowest, highest, target}]``: each estimate the skipped and
 unlabeled items could move further than its target margin)) and, with ``--append-to``,
-``appended: {file, sheet, row, classifier, created, updated}``. ``evaluation`` is ``null``
+``appended: {file, sheet, row, classifier, created, updated}`` (the main classifier's row)
+and ``also_appended`` (the same for each further classifier's row added in the same write).
+``evaluation`` is ``null``
 while a stratum has no label yet.
 """
 
@@ -41,13 +44,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.cli.output import add_json_flag, confidence_flag, number, whole
+from core.cli.output import add_json_flag, confidence_flag, day, number, whole
 from core.cli.select import add_target_flags, resolve_targets
 from core.errors import InputError
 
 if TYPE_CHECKING:
     from core.round_targets import TargetCheck, Targets
-    from core.workbook.append_round import AppendedRound
+    from core.workbook.append_round import AlreadyRecorded, AppendedRound, NewRound
     from core.workbook.labeling import LabeledSample
 
 HELP = "Count and evaluate a labeled labeling workbook; optionally add it to a rounds workbook."
@@ -73,11 +76,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--round", default=None, metavar="NAME", help="the round's name in --append-to"
     )
     parser.add_argument(
+        "--round-date",
+        type=day,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="the round's date in --append-to, e.g. the last day of the month the item list "
+        "covers (default: the date select recorded, else the day of the draw)",
+    )
+    parser.add_argument(
         "--classifier",
         default=None,
         metavar="NAME",
-        help="the classifier's name in --append-to (default: the sheet's classifier when it "
-        "holds one only; asked for when it holds several)",
+        help="the main classifier's name in --append-to (default: the one the workbook was "
+        "drawn for, else the sheet's classifier when it holds one only); the sample's other "
+        "classifiers are added in the same run under their own names, and naming one of "
+        "them adds its round alone",
     )
     parser.add_argument(
         "--sheet", default=None, metavar="SHEET", help="the sheet of --append-to to add to"
@@ -251,12 +264,14 @@ def run(args: argparse.Namespace) -> LabeledSample:
     if target is not None:
         from core.workbook.append_round import AlreadyRecorded
 
-        try:
-            appended = _append(args, workbooks, result, before)
-        except AlreadyRecorded as exc:  # run twice: nothing to do is not a failure
-            print(f"note: {exc}", file=sys.stderr)
-        else:
-            result = dataclasses.replace(result, appended=appended)
+        added = []
+        for outcome in _append(args, workbooks, result, before):
+            if isinstance(outcome, AlreadyRecorded):  # run twice: not a failure
+                print(f"note: {outcome}", file=sys.stderr)
+            else:
+                added.append(outcome)
+        if added:
+            result = dataclasses.replace(result, appended=added[0], also_appended=tuple(added[1:]))
     return result
 
 
@@ -302,10 +317,18 @@ def _check(
     )
 
 
-def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
-    from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
-    from core.workbook.labeling import round_date, round_name
-    from core.workbook.rounds import open_items_note
+def _append(
+    args, workbooks, result: LabeledSample, before
+) -> tuple[AppendedRound | AlreadyRecorded, ...]:
+    """Add the round to ``--append-to``: the main classifier's and each further
+    classifier's with labels in both strata, in one write (or, with ``--classifier``
+    naming a further classifier, that one's alone). One entry per round, in order."""
+    from core.workbook.append_round import (
+        AlreadyRecorded,
+        append_rounds,
+        start_rounds_workbook,
+    )
+    from core.workbook.rounds import classifier_key
 
     primary = result.primary
     if primary.labeled_pos == 0 or primary.labeled_neg == 0:
@@ -313,69 +336,70 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
             "nothing to add to the rounds workbook yet: each stratum needs at least one item "
             "labeled positive or negative"
         )
-    # --classifier naming a further classifier of the sample (--classifiers of select)
-    # records that classifier's counts and population, not the main one's.
-    from core.workbook.rounds import classifier_key
-
     further = {labels.design.name: labels for labels in result.labels[1:]}
     # Named as the user typed it ("V2" for the column v2): one classifier whatever its case.
     by_key = {classifier_key(name): labels for name, labels in further.items()}
-    chosen = by_key.get(classifier_key(args.classifier), primary) if args.classifier else primary
-    if chosen.labeled_pos == 0 or chosen.labeled_neg == 0:
-        raise InputError(
-            f"nothing to add for classifier {args.classifier!r} yet: each of its strata needs "
-            "at least one item labeled positive or negative"
-        )
-    design = chosen.design
-    first = workbooks[0]
-    classifier = args.classifier
+    alone = by_key.get(classifier_key(args.classifier)) if args.classifier else None
     filed_under = max(workbooks, key=lambda book: len(book.sample)).design.filed_under
-    if classifier is None and chosen is primary and filed_under:
-        classifier = filed_under  # as the app files it
-    notes = (
-        f"PR Planner labeling round: seed {first.design.seed}, items from "
-        f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
-        + open_items_note(chosen.skipped_by_stratum, (chosen.unlabeled_pos, chosen.unlabeled_neg))
-    )
+    if alone is not None:
+        # --classifier naming a further classifier of the sample (--classifiers of select)
+        # records that classifier's counts and population, not the main one's.
+        if alone.labeled_pos == 0 or alone.labeled_neg == 0:
+            raise InputError(
+                f"nothing to add for classifier {args.classifier!r} yet: each of its strata "
+                "needs at least one item labeled positive or negative"
+            )
+        chosen = [(alone, args.classifier)]
+    else:
+        # Every classifier of the sample in one run, as the app adds them: one run per
+        # classifier left the other classifiers' histories to a note (trial 16).
+        chosen = [(primary, args.classifier or filed_under or None)]
+        for name, labels in further.items():
+            if labels.labeled_pos and labels.labeled_neg:
+                chosen.append((labels, name))
+            else:
+                print(
+                    f"note: classifier {name!r} was not added: each of its strata needs at "
+                    "least one item labeled positive or negative",
+                    file=sys.stderr,
+                )
     check = result.targets
-    if check is not None and chosen is primary:  # a report then judges it by them
+    judged_by = ""
+    if check is not None:  # a report then judges the main round by them
         from core.workbook.rounds import targets_note
 
-        notes += "; " + targets_note(check.precision.target, check.recall.target, check.confidence)
-    new_round = NewRound(
-        round=args.round or round_name(workbooks),
-        date=round_date(workbooks),
-        classifier=classifier,  # None: the sheet's only classifier (append_round)
-        population_pos=design.population_pos,
-        population_neg=design.population_neg,
-        tp=chosen.tp,
-        fp=chosen.fp,
-        fn=chosen.fn,
-        tn=chosen.tn,
-        notes=notes,
-    )
+        judged_by = "; " + targets_note(
+            check.precision.target, check.recall.target, check.confidence
+        )
+    new_rounds = [
+        _new_round(args, workbooks, labels, name, judged_by if labels is primary else "")
+        for labels, name in chosen
+    ]
     if before is None:  # a first round: start the lead's rounds workbook with it
-        appended = start_rounds_workbook(args.append_to, new_round, sources=tuple(args.workbooks))
+        outcomes: tuple = start_rounds_workbook(
+            args.append_to, new_rounds, sources=tuple(args.workbooks)
+        )
     else:
-        appended = append_round(
+        outcomes = append_rounds(
             args.append_to,
-            new_round,
+            new_rounds,
             sheet=args.sheet,
             sources=tuple(args.workbooks),
             expected=before,
             update=args.update,
-            other_classifiers=tuple(further),
+            other_classifiers=tuple(further) if alone is None else (),
             columns=tuple(args.column),
         )
-    if classifier is not None and args.classifier is None:
+    main = outcomes[0]
+    if alone is None and args.classifier is None and filed_under:
         print(
-            f"note: the round is filed under classifier {classifier!r}, the one the "
+            f"note: the round is filed under classifier {filed_under!r}, the one the "
             "workbook was drawn for (--classifier NAME files it under another)",
             file=sys.stderr,
         )
-    elif further and args.classifier is not None and chosen is primary:
+    elif further and args.classifier is not None and alone is None:
         # A name that is none of the sample's further classifiers files the main one's
-        # counts: say whose, and which name would have filed another's.
+        # counts: say whose, and which name would have filed another's alone.
         import difflib
 
         keys = {classifier_key(name): name for name in further}
@@ -383,28 +407,46 @@ def _append(args, workbooks, result: LabeledSample, before) -> AppendedRound:
         hint = f"; did you mean --classifier {keys[close[0]]}?" if close else ""
         print(
             f"note: the round filed under {args.classifier!r} holds the counts of the main "
-            f"classifier ({primary.design.name}); the sample's other classifiers are "
-            f"{', '.join(further)}, and --classifier with one of those names files its "
-            f"counts{hint}",
+            f"classifier ({primary.design.name}); the sample's other classifiers are filed "
+            f"under their own names, and --classifier with one of those names adds its "
+            f"round alone{hint}",
             file=sys.stderr,
         )
-    elif args.classifier is None and appended.classifier is not None:
+    elif args.classifier is None and not isinstance(main, AlreadyRecorded) and main.classifier:
         print(
-            f"note: the round is filed under classifier {appended.classifier!r}, the only one "
-            f"on sheet {appended.sheet!r} (--classifier NAME files it under another)",
+            f"note: the round is filed under classifier {main.classifier!r}, the only one "
+            f"on sheet {main.sheet!r} (--classifier NAME files it under another)",
             file=sys.stderr,
         )
-    if further and chosen is primary:
-        # One round per run: the sample's other classifiers were left out without a word,
-        # where the app adds them all (recheck 15).
-        names = ", ".join(further)
-        print(
-            f"note: only the main classifier's round was added; the sample's other "
-            f"classifiers ({names}) each take a run of their own: --append-to "
-            f"{Path(args.append_to).name} --classifier NAME",
-            file=sys.stderr,
-        )
-    return appended
+    return outcomes
+
+
+def _new_round(args, workbooks, labels, classifier: str | None, judged_by: str) -> NewRound:
+    """The row ``labels`` (one classifier's counts) adds, filed under ``classifier``;
+    ``judged_by`` ends its notes (the target margins a report judges it by)."""
+    from core.workbook.append_round import NewRound
+    from core.workbook.labeling import round_date, round_name
+    from core.workbook.rounds import open_items_note
+
+    design = labels.design
+    first = workbooks[0]
+    notes = (
+        f"PR Planner labeling round: seed {first.design.seed}, items from "
+        f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
+        + open_items_note(labels.skipped_by_stratum, (labels.unlabeled_pos, labels.unlabeled_neg))
+    )
+    return NewRound(
+        round=args.round or round_name(workbooks),
+        date=args.round_date or round_date(workbooks),
+        classifier=classifier,  # None: the sheet's only classifier (append_round)
+        population_pos=design.population_pos,
+        population_neg=design.population_neg,
+        tp=labels.tp,
+        fp=labels.fp,
+        fn=labels.fn,
+        tn=labels.tn,
+        notes=notes + judged_by,
+    )
 
 
 def format_text(labeled: LabeledSample) -> str:
@@ -482,6 +524,13 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append(
             f"{done} {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
         )
+        also_appended = result.get("also_appended") or []
+        assert isinstance(also_appended, list)
+        for also in also_appended:
+            lines.append(
+                f"  and classifier {also['classifier']}'s round: sheet {also['sheet']!r}, "
+                f"row {also['row']}"
+            )
     return "\n".join(lines)
 
 

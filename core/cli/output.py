@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import errno
 import math
 import os
@@ -191,6 +192,31 @@ def whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+#: The earliest round date taken: a spreadsheet has no date cell before 1900.
+EARLIEST_ROUND_DATE = dt.date(1900, 3, 1)
+
+
+def day(text: str) -> dt.date:
+    """A date written ``YYYY-MM-DD`` (``2024-01-31``), from 1900-03-01 on: a round's date
+    goes into a spreadsheet's date cell."""
+    stripped = text.strip()
+    try:
+        if len(stripped) != 10:
+            raise ValueError
+        value = dt.date.fromisoformat(stripped)
+    except ValueError:
+        shown = stripped if len(stripped) <= 40 else stripped[:40] + "..."
+        raise argparse.ArgumentTypeError(
+            f"expected a date written YYYY-MM-DD, such as 2024-01-31, got {shown!r}"
+        ) from None
+    if value < EARLIEST_ROUND_DATE:
+        raise argparse.ArgumentTypeError(
+            f"expected a date from {EARLIEST_ROUND_DATE.isoformat()} on (a spreadsheet "
+            f"cannot hold an earlier one), got {stripped}"
+        )
     return value
 
 

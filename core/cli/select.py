@@ -5,6 +5,7 @@
     prplanner select ITEMS --n-pos N1 --n-neg N0 [--seed S] [--id COL]
                      [--predicted COL | --score COL --threshold T] [--classifiers C1,C2]
                      [--keep COLS] [--extend SHEET.xlsx] [--category TEXT] [--file-under NAME]
+                     [--round-date YYYY-MM-DD]
                      [--show-strata]
                      [--margin B | --margin-precision BP --margin-recall BR] [--confidence C]
                      -o SHEET.xlsx [--json]
@@ -28,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, number, refuse_text_table, whole
+from core.cli.output import add_json_flag, day, number, refuse_text_table, whole
 from core.errors import InputError
 
 if TYPE_CHECKING:
@@ -130,6 +131,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the classifier the round is filed under when its labels are read back (the "
         "app, labels --append-to), e.g. fraud_model_v3: its name in your rounds workbook "
         "(default: --category); the labelers do not see it",
+    )
+    parser.add_argument(
+        "--round-date",
+        type=day,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="the date the round stands for in your rounds workbook and the History tab, "
+        "e.g. the last day of the month the item list covers (default: the day of the "
+        "draw); a top-up keeps the earlier workbook's",
     )
     parser.add_argument(
         "--show-strata",
@@ -302,6 +312,8 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             args.category = design.category
         if args.file_under is None:
             args.file_under = design.classifier
+        if args.round_date is None:
+            args.round_date = design.round_date
         # The round is still drawn for the targets recorded, except what the flags change.
         targets = resolve_targets(args, design.targets)
         if targets is None and args.confidence is not None:
@@ -354,6 +366,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         targets=targets,
         category=args.category or "",
         classifier=args.file_under or "",
+        round_date=args.round_date,
     )
     return DrawnSample(selection=selection, path=written, targets=targets)
 

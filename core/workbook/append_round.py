@@ -49,6 +49,7 @@ from core.workbook.safe_io import (
     atomic_write,
     fingerprint,
     is_labeling_workbook,
+    is_session,
     lock_file_of,
     sheet_names,
 )
@@ -787,11 +788,19 @@ def append_rounds(
     if before is None:
         raise WorkbookError(f"{path}: no such file")
     guard_workbook(path)
-    if is_labeling_workbook(sheet_names(path)):
+    names = sheet_names(path)
+    if is_labeling_workbook(names):
         raise InputError(
             f"{path.name} is a labeling workbook (it holds a drawn sample), not a rounds "
             "workbook; give the workbook where you keep your rounds (a new name starts one). "
             "Nothing was written"
+        )
+    if is_session(names):
+        raise InputError(
+            f"{path.name} is a report or session PR Planner wrote, not a rounds workbook: a "
+            "row added to its Rounds sheet would not change its summary and charts. Give "
+            "the workbook where you keep your rounds (a new name starts one). Nothing was "
+            "written"
         )
     outcomes: list[AppendedRound | AlreadyRecorded] = []
     planned: list[_PlannedRow] = []
@@ -1083,14 +1092,15 @@ def _planned_row(
 
 def start_rounds_workbook(
     path: str | os.PathLike[str],
-    new_round: NewRound,
+    new_rounds: Sequence[NewRound],
     *,
     sources: Sequence[str | os.PathLike[str]] = (),
-) -> AppendedRound:
-    """Start a rounds workbook at ``path`` (which must not exist) holding ``new_round``.
+) -> tuple[AppendedRound, ...]:
+    """Start a rounds workbook at ``path`` (which must not exist) holding ``new_rounds``
+    (one labeled sample's: the main classifier's round, then each further classifier's).
 
     One sheet, ``Rounds``, with :data:`ROUNDS_HEADER` (what :func:`read_rounds` reads and
-    :func:`append_round` adds to) and the round in row 2; read back before it is kept.
+    :func:`append_round` adds to) and the rounds from row 2; read back before it is kept.
 
     Raises
     ------
@@ -1102,21 +1112,24 @@ def start_rounds_workbook(
     from core.workbook.safe_io import mark_as_ours
 
     path = Path(path)
+    if not new_rounds:
+        raise InputError("no round to start the rounds workbook with")
     if path.exists():
         raise SaveError(f"{path.name} exists already; add to it instead of starting it")
     workbook = openpyxl.Workbook()
     sheet = workbook.active
     sheet.title = "Rounds"
     sheet.append(ROUNDS_HEADER)
-    sheet.append(
-        [
-            new_round.round, new_round.date, new_round.classifier, new_round.population_pos,
-            new_round.population_neg, new_round.s, new_round.tp, new_round.fp, new_round.fn,
-            new_round.tn, new_round.notes,
-        ]
-    )  # fmt: skip
-    sheet["B2"].number_format = "yyyy-mm-dd"
-    sheet["F2"].number_format = "0.000"
+    for row, new_round in enumerate(new_rounds, start=2):
+        sheet.append(
+            [
+                new_round.round, new_round.date, new_round.classifier, new_round.population_pos,
+                new_round.population_neg, new_round.s, new_round.tp, new_round.fp, new_round.fn,
+                new_round.tn, new_round.notes,
+            ]
+        )  # fmt: skip
+        sheet[f"B{row}"].number_format = "yyyy-mm-dd"
+        sheet[f"F{row}"].number_format = "0.000"
     for column, width in zip("ABCDEFGHIJK", (14, 12, 14, 30, 30, 8, 8, 8, 8, 8, 60), strict=True):
         sheet.column_dimensions[column].width = width
     for cell in sheet[1]:
@@ -1124,16 +1137,18 @@ def start_rounds_workbook(
     sheet.freeze_panes = "A2"
     keep_text_as_text(workbook)
     mark_as_ours(workbook)
+    wanted = [(item.tp, item.fp, item.fn, item.tn) for item in new_rounds]
 
     def write(temporary: Path) -> None:
         workbook.save(temporary)
         check = read_rounds(temporary)
-        if len(check.rounds) != 1 or check.rounds[0].matrix.as_tuple() != (
-            new_round.tp, new_round.fp, new_round.fn, new_round.tn,
-        ):  # fmt: skip
+        if [item.matrix.as_tuple() for item in check.rounds] != wanted:
             raise SaveError(f"{path.name} could not be started safely; nothing was written")
 
     atomic_write(path, write, sources=sources, purpose="rounds")
-    return AppendedRound(
-        path=path, sheet="Rounds", row=2, classifier=new_round.classifier, created=True
+    return tuple(
+        AppendedRound(
+            path=path, sheet="Rounds", row=row, classifier=new_round.classifier, created=True
+        )
+        for row, new_round in enumerate(new_rounds, start=2)
     )

@@ -123,6 +123,7 @@ _F_MARGIN_RECALL = "Target margin for recall (±)"
 _F_CONFIDENCE = "Confidence of the targets"
 _F_CATEGORY = "Category checked"
 _F_CLASSIFIER = "Filed under classifier"
+_F_ROUND_DATE = "Round date"
 #: Longest category name kept (it is a name, not instructions).
 MAX_CATEGORY_LENGTH = 200
 _TABLE_HEADER = (
@@ -202,6 +203,9 @@ class LabelingDesign:
     classifier : str
         The classifier the round read back is filed under (``"fraud_model_v3"``); "" when
         it is the category (workbooks of earlier versions, or the lead gave one name).
+    round_date : datetime.date or None
+        The date the round stands for (the month of the item list, say), when the lead
+        gave one; None: the day it was drawn (:func:`round_date`).
     """
 
     seed: int
@@ -220,6 +224,7 @@ class LabelingDesign:
     created: dt.date | None = None
     category: str = ""
     classifier: str = ""
+    round_date: dt.date | None = None
 
     @property
     def filed_under(self) -> str:
@@ -504,6 +509,8 @@ class LabeledSample:
         ``None`` while a stratum has no label yet.
     appended : AppendedRound or None
         Where the round was added to a rounds workbook, if it was.
+    also_appended : tuple of AppendedRound
+        Where the sample's further classifiers' rounds were added with it (one write).
     targets : TargetCheck or None
         The main classifier's round against target margins, when margins were given or
         the workbook records them.
@@ -522,6 +529,7 @@ class LabeledSample:
     labels: tuple[ClassifierLabels, ...]
     evaluations: tuple[Evaluation | None, ...]
     appended: AppendedRound | None = None
+    also_appended: tuple[AppendedRound, ...] = ()
     targets: TargetCheck | None = None
     targets_from: str | None = None
     extend_from: str | None = None
@@ -579,6 +587,7 @@ class LabeledSample:
             }
         if self.appended is not None:
             result["appended"] = self.appended.to_dict()
+            result["also_appended"] = [appended.to_dict() for appended in self.also_appended]
         return result
 
 
@@ -860,6 +869,7 @@ def build_labeling_workbook(
     targets: Targets | None = None,
     category: str = "",
     classifier: str = "",
+    round_date: dt.date | None = None,
 ):
     """The labeling workbook of ``selection`` as an openpyxl ``Workbook`` (not saved).
 
@@ -881,6 +891,9 @@ def build_labeling_workbook(
     classifier : str, optional
         The classifier the round is filed under when it differs from ``category``
         (recorded on the Design sheet; :attr:`LabelingDesign.filed_under`).
+    round_date : datetime.date, optional
+        The date the round stands for in the lead's rounds (the month of the item list,
+        say); recorded on the Design sheet, else the round is dated the day it was drawn.
     """
     from openpyxl import Workbook
     from openpyxl.comments import Comment
@@ -999,6 +1012,8 @@ def build_labeling_workbook(
         fields.append((_F_CATEGORY, category))
     if filed_under and filed_under != category:
         fields.append((_F_CLASSIFIER, filed_under))
+    if round_date is not None:  # text as "Created" is: no spreadsheet date to misread
+        fields.append((_F_ROUND_DATE, round_date.isoformat()))
     if targets is not None:
         fields += [
             (_F_MARGIN_PRECISION, targets.margin_precision),
@@ -1110,6 +1125,7 @@ def write_labeling_workbook(
     targets: Targets | None = None,
     category: str = "",
     classifier: str = "",
+    round_date: dt.date | None = None,
 ) -> Path:
     """Write the labeling workbook of ``selection`` to ``path``, atomically.
 
@@ -1120,7 +1136,7 @@ def write_labeling_workbook(
     sources : sequence of path-like
         The inputs (item list, an earlier labeling workbook); ``path`` may be none of
         them.
-    blind, targets, category, classifier
+    blind, targets, category, classifier, round_date
         See :func:`build_labeling_workbook`.
 
     Raises
@@ -1137,6 +1153,7 @@ def write_labeling_workbook(
         targets=targets,
         category=category,
         classifier=classifier,
+        round_date=round_date,
     )
     mark_as_ours(workbook)
     destination = Path(path)
@@ -1338,6 +1355,7 @@ def _design_from(
         created=_day_of(fields.get(_F_CREATED)),
         category=clean_category(_text(fields.get(_F_CATEGORY))),
         classifier=clean_category(_text(fields.get(_F_CLASSIFIER))),
+        round_date=_day_of(fields.get(_F_ROUND_DATE)),
     )
 
 
@@ -1439,9 +1457,14 @@ def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:
 
 
 def round_date(workbooks: Sequence[LabelingWorkbook]) -> dt.date:
-    """The round's date: the day its first draw was made (the item list's snapshot the
-    sample represents), not the day the labels happen to be read; today for workbooks
-    that do not say."""
+    """The round's date: the one the lead gave the draw (its first draw's: a top-up
+    keeps it), else the day its first draw was made (the item list's snapshot the sample
+    represents), not the day the labels happen to be read; today for workbooks that do
+    not say."""
+    given = [book.design.round_date for book in workbooks if book.design.round_date]
+    if given:
+        first = min(workbooks, key=lambda book: book.design.earlier_items)
+        return first.design.round_date or min(given)
     days = [book.design.created for book in workbooks if book.design.created is not None]
     return min(days) if days else dt.date.today()
 

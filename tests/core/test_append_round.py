@@ -270,8 +270,8 @@ def test_a_new_rounds_workbook_keeps_a_name_that_starts_like_a_formula(tmp_path)
     path = tmp_path / "rounds.xlsx"
     start_rounds_workbook(
         path,
-        NewRound(round="=R1", date=None, classifier="=travel", population_pos=100,
-                 population_neg=900, tp=8, fp=2, fn=3, tn=87, notes="n"),
+        [NewRound(round="=R1", date=None, classifier="=travel", population_pos=100,
+                  population_neg=900, tp=8, fp=2, fn=3, tn=87, notes="n")],
     )  # fmt: skip
     cells = [cell for row in openpyxl.load_workbook(path)["Rounds"].iter_rows() for cell in row]
     assert all(cell.data_type != "f" for cell in cells)

@@ -664,31 +664,46 @@ def two_classifier_round(capsys, tmp_path):
     return done, counts
 
 
-def test_append_to_under_a_further_classifier_records_that_classifiers_counts(capsys, tmp_path):
+def test_append_to_adds_every_classifier_of_the_sample_in_one_run(capsys, tmp_path):
+    # One run per classifier left the other classifiers' histories to a note (trial 16);
+    # the app adds them all at once, and so does labels now.
     done, counts = two_classifier_round(capsys, tmp_path)
     book = tmp_path / "rounds.xlsx"
-    status, _, captured = run(capsys, "labels", done, "--append-to", book)  # the main one
-    assert status == 0
-    # The other classifier's round is not added by this run: said (recheck 15).
-    assert "the sample's other classifiers (other) each take a run of their own" in captured.err
-    assert "--append-to rounds.xlsx --classifier NAME" in captured.err
-    status, _, captured = run(capsys, "labels", done, "--append-to", book, "--classifier", "other")
+    status, data, captured = run(capsys, "labels", done, "--append-to", book, "--json")
     assert status == 0, captured.err
-    assert "each take a run of their own" not in captured.err
+    assert data["appended"]["row"] == 2 and data["appended"]["created"]
+    (also,) = data["also_appended"]
+    assert (also["row"], also["classifier"]) == (3, "other")
     _, listed, _ = run(capsys, "rounds", book, "--json")
     main_round, other_round = listed["rounds"]
     for found, expected in ((main_round, counts["predicted"]), (other_round, counts["other"])):
         assert {name: found[name] for name in expected} == expected
     assert other_round["classifier"] == "other"
-    # The sheet's only named classifier is the sample's further one: the main classifier's
-    # round is still the row without a classifier, found again (not filed under "other",
-    # not asked about, not added twice).
+    assert main_round["round"] == other_round["round"]
+    # Run again: both are found (not added twice), with or without --update; the other
+    # classifier named alone is found too.
     status, _, captured = run(capsys, "labels", done, "--append-to", book)
-    assert status == 0 and "already holds this round" in captured.err
+    assert status == 0 and captured.err.count("already holds this round") == 2
     status, _, captured = run(capsys, "labels", done, "--append-to", book, "--update")
     assert status == 0
+    status, _, captured = run(capsys, "labels", done, "--append-to", book, "--classifier", "other")
+    assert status == 0 and "already holds this round" in captured.err
     _, again, _ = run(capsys, "rounds", book, "--json")
     assert again["rounds"] == listed["rounds"]
+
+
+def test_a_further_classifier_named_alone_adds_its_round_alone(capsys, tmp_path):
+    done, counts = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    # Named in another case, it is that classifier: its counts alone are filed.
+    status, data, captured = run(
+        capsys, "labels", done, "--append-to", book, "--classifier", "OTHER", "--json"
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert data["also_appended"] == []
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    (other,) = listed["rounds"]
+    assert {name: other[name] for name in counts["other"]} == counts["other"]
 
 
 def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed(capsys, tmp_path):
@@ -701,16 +716,60 @@ def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed
     assert "holds the counts of the main classifier (predicted)" in captured.err
     assert "did you mean --classifier other?" in captured.err
     _, listed, _ = run(capsys, "rounds", book, "--json")
-    (filed,) = listed["rounds"]
+    filed, other = listed["rounds"]
+    assert filed["classifier"] == "othr" and other["classifier"] == "other"
     assert {name: filed[name] for name in counts["predicted"]} == counts["predicted"]
-    # The other classifier named in another case is that classifier: its counts are filed.
+    assert {name: other[name] for name in counts["other"]} == counts["other"]
+
+
+def test_the_round_date_is_the_one_given_at_the_draw_or_to_labels(capsys, tmp_path):
+    # Three months caught up in one day sat on one point of the History tab (trial 16).
+    import datetime as dt
+
+    done, _ = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
     status, _, captured = run(
-        capsys, "labels", done, "--append-to", book, "--classifier", "OTHER"
+        capsys, "labels", done, "--append-to", book, "--round-date", "2024-01-31"
     )  # fmt: skip
     assert status == 0, captured.err
     _, listed, _ = run(capsys, "rounds", book, "--json")
-    other = listed["rounds"][-1]
-    assert {name: other[name] for name in counts["other"]} == counts["other"]
+    assert {item["date"] for item in listed["rounds"]} == {"2024-01-31"}
+    for typed in ("2024-01", "31.01.2024", "2024-02-30", "1899-12-31", "x" * 500):
+        status, _, captured = run(
+            capsys, "labels", done, "--append-to", book, "--round-date", typed
+        )  # fmt: skip
+        assert status == 2 and "--round-date" in captured.err, typed
+        assert "YYYY-MM-DD" in captured.err or "1900-03-01" in captured.err
+    assert dt.date.fromisoformat(listed["rounds"][0]["date"]).year == 2024
+
+
+def test_select_records_the_round_date_and_a_top_up_keeps_it(capsys, tmp_path):
+    from core.workbook.labeling import read_labeling_workbook
+
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet, more = tmp_path / "feb.xlsx", tmp_path / "feb top-up.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 10, "--n-neg", 10, "--seed", 3,
+        "--round-date", "2024-02-29", "-o", sheet,
+    )  # fmt: skip
+    assert status == 0, captured.err
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 15, "--n-neg", 15, "--extend", sheet, "-o", more
+    )  # fmt: skip
+    assert status == 0, captured.err
+    for path in (sheet, more):
+        assert read_labeling_workbook(path).design.round_date == dt.date(2024, 2, 29)
+    for path in (sheet, more):  # label every item, as the editors would
+        workbook = openpyxl.load_workbook(path)
+        labels_sheet = workbook["Labels"]
+        for row in range(2, labels_sheet.max_row + 1):
+            labels_sheet.cell(row, 3).value = "positive" if row % 3 else "negative"
+        workbook.save(path)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(capsys, "labels", sheet, more, "--append-to", book)
+    assert status == 0, captured.err
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    assert [item["date"] for item in listed["rounds"]] == ["2024-02-29"]
 
 
 def test_every_classifier_of_the_draw_is_judged_by_the_targets(capsys, tmp_path):

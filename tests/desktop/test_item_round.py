@@ -628,3 +628,54 @@ def test_a_workbook_an_editor_still_has_open_is_read_with_a_warning(window, item
     text = window.labeled_summary_box.text()
     assert "Still open in another program:</b> drawn labeled.xlsx (lock file" in text
     assert "not counted" in text
+
+
+def test_a_round_can_start_the_leads_rounds_workbook_with_its_date(qtbot, window, items, tmp_path):
+    # Trial 16: the app could not start a rounds workbook, and every round was dated the
+    # day of the draw, so three months caught up in one day sat on one point of History.
+    import datetime as dt
+
+    from PySide6.QtCore import QDate
+
+    from core.workbook.rounds import read_rounds
+
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    dialog.round_date_edit.setDate(QDate(2024, 1, 31))
+    drawn = dialog.draw_and_save(tmp_path / "jan.xlsx")
+    dialog.close()
+    labeled = tmp_path / "jan labeled.xlsx"
+    ids = label_like_an_editor(drawn, labeled, truth_of)
+    result = window.read_labeled_workbook([labeled])
+    assert result.round.date == dt.date(2024, 1, 31)
+    buttons = {button.objectName() for button in window.labeled_summary_box.buttons()}
+    assert "add_to_chosen_rounds_workbook_button" in buttons
+    book = tmp_path / "fraud rounds.xlsx"
+    said = window.add_to_chosen_rounds_workbook(result, path=book)
+    assert said.startswith("fraud rounds.xlsx: started with")
+    (row,) = read_rounds(book).rounds
+    assert row.date == dt.date(2024, 1, 31)
+    assert row.matrix == counts_of(truth_of, ids)
+    # The session keeps it: the next summary adds to it by name.
+    assert window.lead_rounds_workbook() == book.resolve()
+    window.show_labeled_summary(result)
+    texts = [button.text() for button in window.labeled_summary_box.buttons()]
+    assert "Add to fraud rounds.xlsx" in texts
+    # Added again: the workbook already holds it, nothing doubles.
+    assert "already there" in window.add_to_chosen_rounds_workbook(result, path=book)
+    assert len(read_rounds(book).rounds) == 1
+
+
+def test_a_session_or_report_is_not_taken_as_the_rounds_workbook(
+    window, items, tmp_path, monkeypatch
+):
+    draw_label_and_read(window, items, tmp_path)
+    session = tmp_path / "my session.xlsx"
+    assert window.save_to(session)
+    before = hashlib.sha256(session.read_bytes()).hexdigest()
+    result = window.read_labeled_workbook([tmp_path / "drawn labeled.xlsx"])
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: shown.append(text))
+    assert window.add_to_chosen_rounds_workbook(result, path=session) == ""
+    assert "is a report or session PR Planner wrote" in shown[0]
+    assert hashlib.sha256(session.read_bytes()).hexdigest() == before
