@@ -810,8 +810,15 @@ class MainWindow(QMainWindow):
         self._remember_recent(path, columns if not opened.is_session else ())
         self.remember_folder(path)
         count = len(state.rounds)
-        what = "session" if opened.is_session else "workbook"
+        what = "report" if report else "session" if opened.is_session else "workbook"
         message = f"Opened {what} {path.name}: {count} round{'s' if count != 1 else ''}"
+        if report:
+            # Opened for the rounds workbook it was made from, a report cut the link to
+            # that workbook without a word (trial 16).
+            message += (
+                " (a report PR Planner wrote, not your rounds workbook: open that to add "
+                "rounds to it)"
+            )
         if not opened.is_session and state.current_round:
             from core.workbook.rounds import classifier_key
             from core.workbook.session_io import find_round_key

@@ -1066,3 +1066,20 @@ def test_a_remembered_folder_whose_name_is_too_long_leaves_the_dialogs_working(
     settings.setValue("last_folder", str(tmp_path / ("a" * 300)))
     window = make_window()
     assert window._start_folder() == Path.home()
+
+
+def test_a_report_opened_by_mistake_says_it_is_not_the_rounds_workbook(
+    window, shared_fixtures, tmp_path
+):
+    # Trial 16: a report opened instead of the rounds workbook read as "Opened session",
+    # and the next round quietly never reached the rounds workbook.
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
+    report = tmp_path / "fraud report.xlsx"
+    assert window.export_report(report)
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    assert window.open_workbook(report)
+    opened = next(text for text in messages if text.startswith("Opened"))
+    assert opened.startswith("Opened report fraud report.xlsx")
+    assert "not your rounds workbook" in opened
+    assert window.lead_rounds_workbook() is None  # the summary offers to choose one
