@@ -1088,6 +1088,9 @@ def build_labeling_workbook(
     sample.column_dimensions["B"].width = 68
     sample.protection.sheet = True
     # Very hidden: Excel's Unhide lists it not, so a labeler does not stumble on the strata.
+    # LibreOffice saves it as merely hidden, and takes no workbook structure protection
+    # from an .xlsx (tried: lockStructure, with and without a password, is dropped on
+    # import), so there its Show Sheet lists it; the guide says so (trial 16).
     sample.sheet_state = "veryHidden"
     workbook.active = 0
     from core.workbook.layout import keep_text_as_text
