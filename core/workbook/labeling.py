@@ -79,7 +79,10 @@ DESIGN_SHEET = "Design"
 SAMPLE_SHEET = "Sample"
 #: The drop-down's values, in order.
 LABEL_CHOICES = ("positive", "negative", "skip")
-#: Spellings read as each label (after trimming and ignoring case).
+#: Spellings read as each label (after trimming and ignoring case). Besides the
+#: drop-down's words, the answers an editor types to "does the item belong to the
+#: category?" (yes/no, y/n, 1/0, true/false, +/-), as item lists take predicted labels:
+#: pasted over the drop-down, they stopped the whole read (trial 16).
 _LABEL_WORDS = {
     "positive": "positive",
     "pos": "positive",
@@ -87,6 +90,8 @@ _LABEL_WORDS = {
     "neg": "negative",
     "skip": "skip",
     "skipped": "skip",
+    **dict.fromkeys(("yes", "y", "true", "1", "+"), "positive"),
+    **dict.fromkeys(("no", "n", "false", "0", "-", "\u2212"), "negative"),
 }
 ID_HEADER = "Item id"
 LABEL_HEADER = "Label"
@@ -1948,7 +1953,8 @@ def _match(
         raise LabelingError(
             f"{where}: {len(not_labels):,} label cell(s) hold something that is not a label "
             f"({distinct}; first: {shown}); use {', '.join(LABEL_CHOICES)} (or leave the "
-            "cell empty)"
+            "cell empty): Find & Replace (Ctrl+H) in Excel or LibreOffice changes each word "
+            "at once"
         )
     return tuple(items)
 

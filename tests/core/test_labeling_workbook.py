@@ -663,7 +663,7 @@ def test_the_category_checked_is_named_to_the_labelers_and_recorded(tmp_path):
 
 def test_words_that_are_not_labels_are_counted_for_one_find_and_replace(drawn, tmp_path):
     _, _, sheet = drawn
-    typed = ["No", "positive", "1", "No", "N/A", "No", "1", "negative"]
+    typed = ["Not fraud", "positive", "Fraud", "Not fraud", "N/A", "Not fraud", "Fraud", "no"]
     labeled = tmp_path / "typed.xlsx"
     fill(sheet, labeled, typed)
     with pytest.raises(LabelingError) as caught:
@@ -671,9 +671,33 @@ def test_words_that_are_not_labels_are_counted_for_one_find_and_replace(drawn, t
     message = str(caught.value)
     cells = 30  # 12 + 18 items, the typed words in turn
     expected = {word: sum(typed[i % len(typed)] == word for i in range(cells)) for word in typed}
-    assert f"'No' ×{expected['No']}" in message and f"'1' ×{expected['1']}" in message
-    assert f"'N/A' ×{expected['N/A']}" in message
-    assert message.index("'No' ×") < message.index("'N/A' ×")  # most frequent first
+    assert f"'Not fraud' ×{expected['Not fraud']}" in message
+    assert f"'Fraud' ×{expected['Fraud']}" in message
+    assert f"'N/A' ×{expected['N/A']}" in message and "'no'" not in message
+    assert message.index("'Not fraud' ×") < message.index("'N/A' ×")  # most frequent first
+    assert "Find & Replace (Ctrl+H)" in message
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        (["yes", "no", "skip"], ["positive", "negative", "skip"]),
+        (["Y", "N", None], ["positive", "negative", None]),
+        ([1, 0, "0"], ["positive", "negative", "negative"]),
+        ([True, False, "+"], ["positive", "negative", "positive"]),
+        (["TRUE", "-", "\u2212"], ["positive", "negative", "negative"]),
+    ],
+)
+def test_yes_no_answers_are_read_as_labels(drawn, tmp_path, typed, meant):
+    # Trial 16: y/n pasted over the drop-down stopped the whole read; an editor answering
+    # "does the item belong to the category?" means positive by yes, 1 or true.
+    _, selection, sheet = drawn
+    labeled = tmp_path / "answers.xlsx"
+    given = fill(sheet, labeled, typed)
+    meaning = dict(zip(map(repr, typed), meant, strict=True))
+    intended = {item_id: meaning[repr(label)] for item_id, label in given.items()}
+    (labels,) = count_labels([read_labeling_workbook(labeled)])
+    assert as_counts(labels) == expected_counts(selection.items, intended)
 
 
 def _labels_with_open_items(tp, fp, fn, tn, skipped, unlabeled, population=(1_200, 48_000)):
