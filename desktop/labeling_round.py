@@ -565,8 +565,17 @@ class ItemSampleDialog(QDialog):
             try:
                 threshold = float(threshold_text.replace(",", "."))
             except ValueError:
+                hint = ""
+                number = threshold_text.removesuffix("%").strip().replace(",", ".")
+                if threshold_text.endswith("%") and re.fullmatch(r"\d+(\.\d*)?", number):
+                    # Which scale the scores are on the app cannot tell from "70%".
+                    hint = (
+                        f": write it on the score column's scale, without the % sign "
+                        f"({float(number) / 100:g} for scores from 0 to 1, {float(number):g} "
+                        "for scores from 0 to 100)"
+                    )
                 raise InputError(
-                    f"the threshold must be a number, got {threshold_text!r}"
+                    f"the threshold must be a number, got {threshold_text!r}{hint}"
                 ) from None
         return ItemColumns(
             id=self.id_edit.text().strip() or None,
