@@ -1819,8 +1819,7 @@ def summary_text(result: LabeledRound) -> str:
             if labels.unlabeled:
                 waiting = labels.unlabeled_items
                 where = ", ".join(
-                    html.escape(f"{item.id} ({item.workbook} row {item.row})", quote=False)
-                    for item in waiting[:3]
+                    html.escape(f"{item.id} ({item.where})", quote=False) for item in waiting[:3]
                 ) + (", …" if len(waiting) > 3 else "")
                 lines.append(
                     f"First label the {labels.unlabeled:,} items that have no label yet: {where}."

@@ -18,10 +18,11 @@ populations, with evaluate's default seed as the app uses it; without ``--fpc`` 
 had that label), ``range_if_skipped`` (``{precision, recall, f1}``, each ``[lowest,
 highest]`` over every way the skipped items could be labeled), ``if_skipped_or_unlabeled_
 positive`` and ``..._negative`` and ``range_if_skipped_or_unlabeled`` (the same with the
-items still without a label), ``unlabeled_items`` (``[{id, workbook, row}]``: each
-item still without a label, and the workbook and row that hold it), ``classifiers`` (the
-same counts for each further classifier, when the sample has them, each with its
-``targets`` against the same margins or ``null``), with a margin flag or
+items still without a label), ``unlabeled_items`` (``[{id, workbook, row, copies}]``:
+each item still without a label, the first workbook and row that hold it, and ``copies``
+(``[{workbook, row}]``, every workbook read that holds it: the editors' copies of a
+draw)), ``classifiers`` (the same counts for each further classifier, when the sample
+has them, each with its ``targets`` against the same margins or ``null``), with a margin flag or
 margins recorded in the workbook (``select --margin``) ``targets``
 (:meth:`core.round_targets.TargetCheck.to_dict`: each quoted interval against its target,
 ``met``, the labels ``needed``, the sample totals ``top_up`` to draw, the ``chance``
@@ -279,7 +280,7 @@ def _where_unlabeled(labels, shown: int = 5) -> str:
     """``'m12' in round.xlsx row 14, ...``: the first items without a label, where the
     labelers find them (--json lists every one)."""
     items = labels.unlabeled_items
-    listed = ", ".join(f"{item.id!r} in {item.workbook} row {item.row}" for item in items[:shown])
+    listed = ", ".join(f"{item.id!r} in {item.where}" for item in items[:shown])
     return listed + (", ...; --json lists them all" if len(items) > shown else "")
 
 

@@ -323,15 +323,35 @@ class LabelingWorkbook:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnlabeledItem:
     """An item of the sample without a label yet, and where to find it: the row of the
-    Labels sheet in ``workbook``, the file read that holds it (an editor's copy, named as
-    the lead has it; the row is the same in every copy of the draw)."""
+    Labels sheet in ``workbook``, the first file read that holds it (an editor's copy,
+    named as the lead has it), and ``copies``: every file read that holds it, each with
+    its row (the editors' copies of one draw all hold it, in the same row unless one was
+    sorted)."""
 
     id: str
     workbook: str
     row: int
+    copies: tuple[tuple[str, int], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"id": self.id, "workbook": self.workbook, "row": self.row}
+        return {
+            "id": self.id,
+            "workbook": self.workbook,
+            "row": self.row,
+            "copies": [{"workbook": name, "row": row} for name, row in self.copies],
+        }
+
+    @property
+    def where(self) -> str:
+        """Where an editor finds it, in words: ``round.xlsx row 14``; with several copies
+        ``row 14 of each copy`` (or each copy's row), not one editor's copy alone: the
+        item may have been in another editor's share (trial 16)."""
+        if len(self.copies) < 2:
+            return f"{self.workbook} row {self.row}"
+        rows = {row for _name, row in self.copies}
+        if len(rows) == 1:
+            return f"row {self.row} of each copy"
+        return ", ".join(f"{name} row {row}" for name, row in self.copies)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -2013,6 +2033,13 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
             f"of the round (the first draw and each top-up before {latest.path.name}) "
             "together"
         )
+    unlabeled = {place.id for place in latest.sample if labels[place.id].label is None}
+    copies: dict[str, list[tuple[str, int]]] = {item_id: [] for item_id in unlabeled}
+    if len(workbooks) > 1 and unlabeled:
+        for book in workbooks:
+            for item in book.items:
+                if item.id in copies:
+                    copies[item.id].append((book.path.name, item.row))
     results = []
     for index, design in enumerate(latest.design.designs):
         waiting: list[UnlabeledItem] = []
@@ -2042,6 +2069,7 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
                         id=place.id,
                         workbook=holder.path.name,
                         row=labels[place.id].row,
+                        copies=tuple(copies[place.id]),
                     )
                 )
             elif label == "skip":

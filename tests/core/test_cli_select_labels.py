@@ -951,7 +951,7 @@ def test_the_items_without_a_label_are_named_where_the_labelers_find_them(capsys
     status, data, _ = run(capsys, "labels", done, "--json")
     sheet = openpyxl.load_workbook(done)["Labels"]
     expected = [
-        {"id": sheet.cell(row, 2).value, "workbook": "round_done.xlsx", "row": row}
+        {"id": sheet.cell(row, 2).value, "workbook": "round_done.xlsx", "row": row, "copies": []}
         for row in range(2, sheet.max_row + 1)
         if sheet.cell(row, 3).value is None
     ]
@@ -962,6 +962,30 @@ def test_the_items_without_a_label_are_named_where_the_labelers_find_them(capsys
     # the copy given, as the lead has it, not the blank workbook drawn (round.xlsx)
     assert f"{first['id']!r} in round_done.xlsx row {first['row']}" in captured.err
     assert "--json lists them all" in captured.err
+
+
+def test_an_item_left_open_in_every_copy_is_named_in_each_not_in_one_editors(
+    capsys, labeled, tmp_path
+):
+    # Trial 16: two editors each took half of a full copy; every open item was named by
+    # the first copy and its row, though the row was in the other editor's half.
+    done, _ = labeled
+    workbook = openpyxl.load_workbook(done)
+    sheet = workbook["Labels"]
+    open_rows = [row for row in range(2, sheet.max_row + 1) if sheet.cell(row, 3).value is None]
+    ana, ben = tmp_path / "round Ana.xlsx", tmp_path / "round Ben.xlsx"
+    workbook.save(ana)
+    workbook.save(ben)
+    status, data, captured = run(capsys, "labels", ana, ben, "--json")
+    assert status == 0, captured.err
+    first = data["unlabeled_items"][0]
+    assert first["row"] == open_rows[0]
+    assert first["copies"] == [
+        {"workbook": "round Ana.xlsx", "row": open_rows[0]},
+        {"workbook": "round Ben.xlsx", "row": open_rows[0]},
+    ]
+    status, _, captured = run(capsys, "labels", ana, ben)
+    assert f"{first['id']!r} in row {open_rows[0]} of each copy" in captured.err
 
 
 def test_a_round_is_dated_by_its_draw_not_by_the_day_labels_are_read(capsys, labeled, tmp_path):
