@@ -277,15 +277,50 @@ def margin_and_target(half_width: float, target: float, shown) -> tuple[str, str
 
 
 @dataclass(frozen=True, slots=True)
+class TippingPoint:
+    """How many of one side's open items would have to carry the adverse label to move an
+    estimate further than its target margin (a tipping-point analysis of missing labels):
+    at least ``count`` of the ``of`` open items on the ``side`` (``"flagged"`` or
+    ``"unflagged"``) labeled ``label``, where about ``expected`` would be if they were like
+    the labeled items of that side."""
+
+    count: int
+    of: int
+    side: str
+    label: str
+    expected: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "count": self.count,
+            "of": self.of,
+            "side": self.side,
+            "label": self.label,
+            "expected": self.expected,
+        }
+
+    def in_words(self) -> str:
+        """``it would take at least 9 of the 190 unflagged ones being positive (about 0.6
+        would be if they were like the labeled ones)``."""
+        expected = f"{self.expected:.1f}" if self.expected < 10 else f"{self.expected:,.0f}"
+        return (
+            f"it would take at least {self.count:,} of the {self.of:,} {self.side} ones being "
+            f"{self.label} (about {expected} would be if they were like the labeled ones)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class OpenItemsSwing:
     """How far the skipped and unlabeled items could move one estimate, beyond its target
-    margin (:meth:`ClassifierLabels.swings_beyond`)."""
+    margin (:meth:`ClassifierLabels.swings_beyond`), and ``tipping``: how many of them it
+    takes in the direction it could move furthest (None when no one side alone can)."""
 
     metric: str
     estimate: float
     lowest: float
     highest: float
     target: float
+    tipping: TippingPoint | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -294,16 +329,20 @@ class OpenItemsSwing:
             "lowest": self.lowest,
             "highest": self.highest,
             "target": self.target,
+            "tipping": None if self.tipping is None else self.tipping.to_dict(),
         }
 
     def in_words(self, percent, subject: str) -> str:
         """``the 84 skipped items could move recall from 48.9 % to anywhere between ...``
         (``subject`` from :meth:`ClassifierLabels.open_items_in_words` without its verb)."""
-        return (
+        words = (
             f"{subject} could move {self.metric} from {percent(self.estimate)} to anywhere "
             f"between {percent(self.lowest)} and {percent(self.highest)}, further than the "
             f"±{percent(self.target)} target"
         )
+        if self.tipping is not None:
+            words += f"; {self.tipping.in_words()}"
+        return words
 
 
 def swings_in_words(swings: Sequence[OpenItemsSwing], percent, subject: str) -> list[str]:
@@ -372,8 +411,75 @@ def open_items_swings(
             continue
         low, high = span
         if max(estimate - low, high - estimate) > target:
-            swings.append(OpenItemsSwing(metric, estimate, low, high, target))
+            downward = estimate - low >= high - estimate
+            tipping = _tipping_point(matrix, open_items, k, metric, downward, estimate, target)
+            swings.append(OpenItemsSwing(metric, estimate, low, high, target, tipping))
     return swings
+
+
+def _tipping_point(
+    matrix: ConfusionMatrix,
+    open_items: tuple[int, int],
+    k: float,
+    metric: str,
+    downward: bool,
+    estimate: float,
+    target: float,
+) -> TippingPoint | None:
+    """The fewest open items of one side that, labeled adversely (the rest of that side
+    the other way, the other side's left out), move ``metric`` further than ``target``
+    from ``estimate`` in the direction ``downward`` or up; None when that side's open
+    items cannot do it alone.
+
+    Precision moves with the flagged side only (down: flagged items that are negative;
+    up: positive). Recall falls with unflagged items that are positive (missed items, each
+    standing for many) and rises with flagged ones that are positive. The worst corner of
+    :func:`estimate_ranges` says how far the estimate could move; this says how unlikely
+    that is: the count set beside what the labeled items of the side suggest.
+    """
+    from core.confusion import ConfusionMatrix, point_estimates
+
+    tp, fp, fn, tn = matrix.as_tuple()
+    open_pos, open_neg = open_items
+    if metric == "precision" or (metric == "recall" and not downward):
+        side, of = "flagged", open_pos
+        label = "negative" if metric == "precision" and downward else "positive"
+        rate = (fp if label == "negative" else tp) / (tp + fp)
+
+        def cells(m: int) -> tuple[int, int, int, int]:
+            if label == "negative":
+                return tp + of - m, fp + m, fn, tn
+            return tp + m, fp + of - m, fn, tn
+
+    elif metric == "recall":
+        side, of, label = "unflagged", open_neg, "positive"
+        rate = fn / (fn + tn)
+
+        def cells(m: int) -> tuple[int, int, int, int]:
+            return tp, fp, fn + m, tn + of - m
+
+    else:  # F1 moves with both sides at once: no one count to name
+        return None
+
+    def beyond(m: int) -> bool:
+        a, b, c, d = cells(m)
+        value = getattr(point_estimates(ConfusionMatrix(tp=a, fp=b, fn=c, tn=d), k), metric)
+        if not math.isfinite(value):
+            return False
+        return (estimate - value if downward else value - estimate) > target
+
+    if of == 0 or not beyond(of):
+        return None
+    # The estimate moves one way as m grows: the first m beyond the target, by bisection.
+    low, high = 0, of
+    while high - low > 1:
+        middle = (low + high) // 2
+        if beyond(middle):
+            high = middle
+        else:
+            low = middle
+    first = high if not beyond(low) else low
+    return TippingPoint(count=first, of=of, side=side, label=label, expected=of * rate)
 
 
 def check_targets(

@@ -355,3 +355,75 @@ def test_one_top_up_serves_every_classifier_that_fits_the_main_lists():
     assert draw.sizes == (30, 500) and draw.served == ("v2",) and draw.own_draw == ("big",)
     assert top_up_for_the_draw(None, [("fine", check(True, None))], (40, 1_000)).sizes is None
     assert top_up_for_the_draw(None, others[:1], (40, 1_000)).sizes == (30, 400)
+
+
+def _stratified_recall(tp, fp, fn, tn, flagged, unflagged):
+    """Recall over the population worked out by hand: the flagged side's positives
+    (flagged x precision) over all positives (plus the unflagged side's, unflagged x
+    the share of its labeled items that are positive)."""
+    found = flagged * tp / (tp + fp)
+    missed = unflagged * fn / (fn + tn)
+    return found / (found + missed)
+
+
+def test_the_tipping_point_of_skipped_unflagged_items_is_the_first_count_beyond_target():
+    # Trial 16: every month "the skipped items could move recall from 83 % to anywhere
+    # between 36 % and 83 %", with nothing to say how likely that is.
+    from core.confusion import ConfusionMatrix
+    from core.round_targets import open_items_swings
+
+    tp, fp, fn, tn, flagged, unflagged, skipped = 80, 20, 4, 896, 1_000, 49_000, 30
+    estimate = _stratified_recall(tp, fp, fn, tn, flagged, unflagged)
+    by_hand = next(
+        m
+        for m in range(skipped + 1)
+        if estimate - _stratified_recall(tp, fp, fn + m, tn + skipped - m, flagged, unflagged)
+        > 0.05
+    )
+    assert by_hand == 2  # worked out: 800 / (800 + 49,000 (4 + m) / 930) < 0.7360 from m = 2
+    swings = open_items_swings(
+        ConfusionMatrix(tp=tp, fp=fp, fn=fn, tn=tn), (0, skipped), flagged / unflagged,
+        {"precision": 0.05, "recall": 0.05},
+    )  # fmt: skip
+    (swing,) = swings
+    assert swing.metric == "recall" and swing.estimate == pytest.approx(estimate)
+    tipping = swing.tipping
+    assert (tipping.count, tipping.of, tipping.side, tipping.label) == (
+        by_hand, skipped, "unflagged", "positive",
+    )  # fmt: skip
+    assert tipping.expected == pytest.approx(skipped * fn / (fn + tn))
+    words = swing.in_words(lambda x: f"{100 * x:.1f} %", "the 30 skipped items")
+    assert words.endswith(
+        "it would take at least 2 of the 30 unflagged ones being positive (about 0.1 would be "
+        "if they were like the labeled ones)"
+    )
+
+
+def test_the_tipping_point_of_skipped_flagged_items_for_precision():
+    from core.confusion import ConfusionMatrix
+    from core.round_targets import open_items_swings
+
+    tp, fp, skipped = 60, 40, 25
+    precision = tp / (tp + fp)
+    by_hand = next(m for m in range(skipped + 1) if precision - (tp + skipped - m) / (
+        tp + fp + skipped) > 0.08)  # fmt: skip
+    (swing,) = open_items_swings(
+        ConfusionMatrix(tp=tp, fp=fp, fn=5, tn=500), (skipped, 0), 0.05, {"precision": 0.08}
+    )
+    assert swing.estimate == pytest.approx(precision)
+    # Which way it moves furthest decides the side: down (to 48 %, all 25 negative) is
+    # further than up (to 68 %).
+    assert swing.tipping.label == "negative" and swing.tipping.count == by_hand
+    assert swing.tipping.expected == pytest.approx(skipped * fp / (tp + fp))
+
+
+def test_no_tipping_point_when_one_side_alone_cannot_move_it_that_far():
+    from core.confusion import ConfusionMatrix
+    from core.round_targets import open_items_swings
+
+    # F1 moves with both sides at once: the range is said, with no count.
+    (swing,) = open_items_swings(
+        ConfusionMatrix(tp=80, fp=20, fn=4, tn=896), (10, 30), 1_000 / 49_000, {"f1": 0.05}
+    )
+    assert swing.tipping is None
+    assert "it would take" not in swing.in_words(str, "they")
