@@ -407,7 +407,7 @@ def check_destination(
                 destination.parent, f"{source.stem} {purpose}", _suffix_of(destination, purpose)
             )
             raise SaveError(
-                f"will not write to {destination.name}: it is the file this was read from "
+                f"will not write to {destination.name}: it is a file read here as input "
                 f"({source.name}), and writing there would replace it; choose another "
                 f"name, for example {instead.name}"
             )

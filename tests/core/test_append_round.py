@@ -152,7 +152,7 @@ def test_a_workbook_changed_since_it_was_read_is_refused(simple):
 
 
 def test_the_labeling_workbook_itself_is_not_a_target(simple):
-    with pytest.raises(SaveError, match="it is the file this was read from"):
+    with pytest.raises(SaveError, match="it is a file read here as input"):
         append_round(simple, ROUND, sources=[simple])
 
 

@@ -215,7 +215,7 @@ def test_output_may_not_be_the_item_list(capsys, tmp_path):
     status, _, captured = run(
         capsys, "select", items, "--n-pos", 1, "--n-neg", 1, "--seed", 1, "-o", items
     )
-    assert status == 2 and "it is the file this was read from" in captured.err
+    assert status == 2 and "it is a file read here as input" in captured.err
     assert items.read_bytes() == before
 
 

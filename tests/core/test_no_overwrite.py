@@ -64,7 +64,7 @@ def test_links_and_case_variants_of_the_input_are_refused(rounds, capsys, kind):
     before = rounds.read_bytes()
     status, err = report_of(rounds, other, capsys)
     assert status == 2
-    assert "it is the file this was read from" in err
+    assert "it is a file read here as input" in err
     assert rounds.read_bytes() == before
 
 
@@ -222,7 +222,7 @@ def test_a_hard_link_to_a_report_of_ours_is_still_refused_as_the_input(rounds, t
     os.link(report, alias)
     before = report.read_bytes()
     status, err = report_of(report, alias, capsys)  # ours, but it is the input
-    assert status == 2 and "it is the file this was read from" in err
+    assert status == 2 and "it is a file read here as input" in err
     assert report.read_bytes() == before
 
 

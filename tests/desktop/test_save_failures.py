@@ -123,10 +123,8 @@ def test_save_of_a_rounds_workbook_never_touches_it_and_the_dialog_asks_again(
     assert suggested[0] == str(tmp_path / "my_rounds session 2.xlsx")  # new, not taken
     assert len(suggested) == 4  # asked again after each refusal
     texts = [text for _title, text in dialogs.warnings]
-    assert (
-        "it is the file this was read from" in texts[0] and "choose another" in texts[0].casefold()
-    )
-    assert "it is the file this was read from" in texts[1]
+    assert "it is a file read here as input" in texts[0] and "choose another" in texts[0].casefold()
+    assert "it is a file read here as input" in texts[1]
     assert "was not written by PR Planner" in texts[2]
     # Each refusal says once what to do (the dialog adds nothing to it).
     assert all(text.casefold().count("choose a") == 1 for text in texts[:3])

@@ -35,7 +35,7 @@ def test_save_as_onto_the_rounds_workbook_it_came_from_is_refused(window, dialog
     assert rounds_file.read_bytes() == original
     title, text = dialogs.warnings[-1]
     assert title == "Could not save the session"
-    assert "it is the file this was read from" in text
+    assert "it is a file read here as input" in text
     assert window.isWindowModified() and window.isVisible()
 
 
@@ -49,7 +49,7 @@ def test_export_report_onto_the_source_or_a_foreign_file_is_refused(
         before = target.read_bytes()
         assert not window.export_report(target)
         assert target.read_bytes() == before
-    assert "it is the file this was read from" in dialogs.warnings[0][1]
+    assert "it is a file read here as input" in dialogs.warnings[0][1]
     assert "was not written by PR Planner" in dialogs.warnings[1][1]
 
 
