@@ -955,10 +955,18 @@ class ItemSampleDialog(QDialog):
             self._say(too_large, error=True)
             return None
         if destination is None:
-            stem = f"{earlier.path.stem} top-up" if earlier is not None else self._round_stem(path)
+            folder = self._window.item_folder()
+            if earlier is not None:
+                # Beside the labeled copy, named after the draw rather than the copy: it
+                # was offered in the item list's folder as "jan labeled top-up" (trial 16).
+                drawn = Path(earlier.design.drawn_as).stem or earlier.path.stem
+                stem = re.sub(r"( top-up)+( \d+)?$", "", drawn) + " top-up"
+                folder = earlier.path.parent
+            else:
+                stem = self._round_stem(path)
             destination = self._window._ask_save_name(
                 "Save the labeling workbook",
-                free_name(self._window.item_folder(), stem, ".xlsx"),
+                free_name(folder, stem, ".xlsx"),
                 failure_title="Cannot save the labeling workbook there",
                 sources=sources,
                 purpose="labels",

@@ -693,3 +693,25 @@ def test_a_session_or_report_is_not_taken_as_the_rounds_workbook(
     assert window.add_to_chosen_rounds_workbook(result, path=session) == ""
     assert "is a report or session PR Planner wrote" in shown[0]
     assert hashlib.sha256(session.read_bytes()).hexdigest() == before
+
+
+def test_a_top_up_is_offered_beside_the_labeled_copy_named_after_the_draw(
+    window, items, tmp_path, monkeypatch
+):
+    path, truth_of = items
+    dialog = window.open_item_sample(5, 10, item_list=path)
+    drawn = dialog.draw_and_save(tmp_path / "jan.xlsx")
+    dialog.close()
+    returned = tmp_path / "back from the editors"
+    returned.mkdir()
+    labeled = returned / "jan labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    result = window.read_labeled_workbook([labeled])
+    top_up = window.open_item_sample(10, 20, item_list=path, earlier=result.workbooks[0])
+    asked = []
+    monkeypatch.setattr(
+        window, "_ask_save_name", lambda caption, suggested, **kwargs: asked.append(suggested)
+    )
+    assert top_up.draw_and_save() is None
+    assert asked == [returned / "jan top-up.xlsx"]
+    top_up.close()
