@@ -400,6 +400,8 @@ class ItemSampleDialog(QDialog):
         layout.addLayout(population_row)
         layout.addWidget(sample_box)
         layout.addWidget(self.message)
+        # Spare height goes below the messages, not in bands between the parts (trial 16).
+        layout.addStretch(1)
         layout.addWidget(buttons)
         if item_list is not None:
             self.set_item_list(item_list)
