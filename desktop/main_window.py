@@ -1703,7 +1703,7 @@ class MainWindow(QMainWindow):
             said = self._add_labeled_round(result, workbook=path)
         else:
             try:
-                self._in_background(
+                started = self._in_background(
                     f"Writing {path.name}…",
                     lambda: start_rounds_workbook(
                         path,
@@ -1712,14 +1712,10 @@ class MainWindow(QMainWindow):
                     ),
                 )
             except (InputError, SaveError, OSError) as exc:
-                logger.info("starting %s failed: %s", path, exc)
-                text = formatting.short_text(str(exc), 600)
-                self.show_status(f"{path.name} was not started: {text}")
-                QMessageBox.warning(self, f"{path.name} was not started", text)
-                return ""
+                return self._not_written(f"{path.name} was not started", exc)
             rows = ", ".join(
-                _round_label(item, several=len(items) > 1) + f" (row {row})"
-                for row, item in enumerate(items, start=2)
+                _round_label(item, several=len(items) > 1) + f" (row {outcome.row})"
+                for item, outcome in zip(items, started, strict=True)
             )
             said = f"{path.name}: started with {rows}"
             self.show_status(said)
@@ -1776,11 +1772,7 @@ class MainWindow(QMainWindow):
         except (InputError, SaveError, OSError) as exc:
             # One write for the whole draw: nothing is in the file (recheck 14 found half
             # a draw added, and a second hand edit asked for the rest).
-            logger.info("adding to %s failed: %s", workbook, exc)
-            text = formatting.short_text(str(exc), 600)
-            self.show_status(f"Not added to {workbook.name}: {text}")
-            QMessageBox.warning(self, f"Not added to {workbook.name}", text)
-            return ""
+            return self._not_written(f"Not added to {workbook.name}", exc)
         added = [
             f"{label(item)} {'updated' if outcome.updated else 'added'} "
             f"(sheet {outcome.sheet!r}, row {outcome.row})"
@@ -1798,6 +1790,14 @@ class MainWindow(QMainWindow):
         said = f"{workbook.name}: {words}"
         self.show_status(said)
         return said if added or already else ""
+
+    def _not_written(self, title: str, exc: BaseException) -> str:
+        """Say why a rounds workbook was not written (status bar and a warning); ``""``."""
+        logger.info("%s: %s", title, exc)
+        text = formatting.short_text(str(exc), 600)
+        self.show_status(f"{title}: {text}")
+        QMessageBox.warning(self, title, text)
+        return ""
 
     def _is_example_document(self) -> bool:
         """The window still shows the bundled example session (never saved)."""
