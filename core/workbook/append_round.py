@@ -1090,6 +1090,10 @@ def _planned_row(
     )
 
 
+#: Characters per line of the Notes column (width 60) a started rounds workbook wraps at.
+NOTES_LINE_CHARACTERS = 62
+
+
 def start_rounds_workbook(
     path: str | os.PathLike[str],
     new_rounds: Sequence[NewRound],
@@ -1130,11 +1134,22 @@ def start_rounds_workbook(
         )  # fmt: skip
         sheet[f"B{row}"].number_format = "yyyy-mm-dd"
         sheet[f"F{row}"].number_format = "0.000"
+        # The notes wrap in their column: run on, they set the printed page's width.
+        sheet[f"K{row}"].alignment = openpyxl.styles.Alignment(wrap_text=True, vertical="top")
+        # LibreOffice keeps a stored height: without one the wrapped lines overlap.
+        lines = -(-len(new_round.notes or "") // NOTES_LINE_CHARACTERS)
+        sheet.row_dimensions[row].height = 15 * max(1, lines)
     for column, width in zip("ABCDEFGHIJK", (14, 12, 14, 30, 30, 8, 8, 8, 8, 8, 60), strict=True):
         sheet.column_dimensions[column].width = width
     for cell in sheet[1]:
         cell.font = openpyxl.styles.Font(bold=True)
     sheet.freeze_panes = "A2"
+    # Printed, one page wide (it ran over five pages across in LibreOffice).
+    sheet.page_setup.orientation = "landscape"
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
+    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToHeight = 0
+    sheet.print_title_rows = "1:1"
     keep_text_as_text(workbook)
     mark_as_ours(workbook)
     wanted = [(item.tp, item.fp, item.fn, item.tn) for item in new_rounds]

@@ -279,6 +279,26 @@ def test_a_new_rounds_workbook_keeps_a_name_that_starts_like_a_formula(tmp_path)
     assert (item.round, item.classifier) == ("=R1", "=travel")
 
 
+def test_a_started_rounds_workbook_prints_one_page_wide_with_its_notes_wrapped(tmp_path):
+    # In LibreOffice its long notes ran on over five pages across (session 16).
+    import openpyxl
+
+    from core.workbook.append_round import NewRound, start_rounds_workbook
+
+    path = tmp_path / "rounds.xlsx"
+    notes = "PR Planner labeling round: seed 5, items from items.csv; " * 3
+    started = start_rounds_workbook(
+        path,
+        [NewRound(round="mar", date=None, classifier=name, population_pos=100,
+                  population_neg=900, tp=8, fp=2, fn=3, tn=87, notes=notes)
+         for name in ("fraud_v3", "rules")],
+    )  # fmt: skip
+    assert [(item.row, item.classifier) for item in started] == [(2, "fraud_v3"), (3, "rules")]
+    sheet = openpyxl.load_workbook(path)["Rounds"]
+    assert sheet.page_setup.fitToWidth == 1 and sheet.sheet_properties.pageSetUpPr.fitToPage
+    assert sheet["K2"].alignment.wrap_text and sheet.row_dimensions[2].height >= 45
+
+
 def test_a_classifier_is_filed_as_the_workbook_spells_it(tmp_path):
     # LibreOffice's autocorrect wrote "Travel"; labels files "travel": one history, not two.
     path = _rounds_sheet(
