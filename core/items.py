@@ -55,6 +55,7 @@ __all__ = [
     "ItemSummary",
     "ItemTable",
     "count_items",
+    "id_found_by_alias",
     "open_items",
     "quote_identifier",
     "text_of_cell",
@@ -62,6 +63,9 @@ __all__ = [
 
 #: Header spellings read as the item id, compared after :func:`_normalise`.
 ID_ALIASES = ("item_id", "id", "item id", "itemid", "item", "item-id", "item number")
+#: A header named like an id of something ("Transaction ID", "message_id", "MailId"):
+#: without an alias, the one such column is read as the id.
+_ID_LIKE = re.compile(r"(?i:(?:^|[\s_\-.:/#])id)$|[a-z]Id$")
 #: Header spellings read as the classifier's predicted label.
 PREDICTED_ALIASES = (
     "predicted",
@@ -226,6 +230,8 @@ class ItemSummary:
         classifier's flags: what the editors may need to see (subject, link).
     headers : tuple of str
         Every column of the list, in the file's order.
+    id_column : str
+        The column the ids were read from ("" when not known).
     """
 
     file_name: str
@@ -234,6 +240,7 @@ class ItemSummary:
     classifiers: tuple[ClassifierCount, ...] = ()
     other_columns: tuple[str, ...] = ()
     headers: tuple[str, ...] = ()
+    id_column: str = ""
 
     @property
     def population_pos(self) -> int:
@@ -247,6 +254,12 @@ class ItemSummary:
 def quote_identifier(name: str) -> str:
     """``name`` as a double-quoted SQL identifier (DuckDB, PostgreSQL, standard SQL)."""
     return '"' + name.replace('"', '""') + '"'
+
+
+def id_found_by_alias(header: str) -> bool:
+    """Whether ``header`` is one of :data:`ID_ALIASES` (else, given no id column, it was
+    read as the id for being the one column named like an id: said to the user)."""
+    return _normalise(header) in {_normalise(name) for name in ID_ALIASES}
 
 
 def _normalise(text: object) -> str:
@@ -1041,9 +1054,25 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
             f"columns are: {listed}. Give the name of the {what} column with {flag}"
         )
 
-    id_column = (
-        find(wanted.id, named("id")) if wanted.id else alias(ID_ALIASES, "item id", named("id"))
-    )
+    if wanted.id:
+        id_column = find(wanted.id, named("id"))
+    else:
+        try:
+            id_column = alias(ID_ALIASES, "item id", named("id"))
+        except ColumnNotFoundError as exc:
+            # "Transaction ID" is the id of a list of transactions: one column named like
+            # an id is read as it (a lead picked it by hand every month; trial 16). A wrong
+            # one that is still unique draws a sample as random; one that repeats is
+            # refused, naming its duplicates.
+            like = [header for header in headers if _ID_LIKE.search(str(header).strip())]
+            if len(like) != 1:
+                if len(like) > 1:
+                    raise ColumnNotFoundError(
+                        f"{exc} (several are named like an id: "
+                        f"{', '.join(repr(header) for header in like[:5])})"
+                    ) from None
+                raise
+            id_column = like[0]
     predicted = score = None
     if wanted.score is not None:
         score = find(wanted.score, named("score"))
@@ -1431,6 +1460,7 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
         classifiers=tuple(classifiers),
         other_columns=tuple(header for header in table.headers if header and header not in used),
         headers=tuple(header for header in table.headers if header != _ROW_COLUMN),
+        id_column=table.columns.id or "",
     )
 
 

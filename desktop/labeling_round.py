@@ -648,6 +648,15 @@ class ItemSampleDialog(QDialog):
                 f"{formatting.short_text(count.name, 60)}: {count.population_pos:,} flagged"
                 f"{shared}, {count.population_neg:,} unflagged."
             )
+        from core.items import id_found_by_alias
+
+        column = summary.id_column
+        if column and not self.id_edit.text().strip() and not id_found_by_alias(column):
+            lines.append(
+                f"Item ids from column <b>{html.escape(formatting.short_text(column, 60))}"
+                "</b>, the one named like an id (pick another with the arrow of "
+                "<i>Item id</i>)."
+            )
         if summary.other_columns and not _columns_text(self.keep_edit.text()):
             # A new user leaves the field empty: the editors would see bare ids.
             shown = ", ".join(formatting.short_text(name, 30) for name in summary.other_columns[:6])

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.cli.output import add_json_flag
-from core.cli.select import add_column_flags, add_items_argument, item_columns
+from core.cli.select import add_column_flags, add_items_argument, item_columns, say_id_column
 
 if TYPE_CHECKING:
     from core.items import ItemSummary
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> CountedItems:
     with open_items(args.items, item_columns(args)) as table:
         values, hashes = table.scan(population_aggregates(table), table.keyed_rows_sql(), None)
         summary = read_population(table, values, hashes)
-        return CountedItems(summary=summary, file_sha256=table.file_sha256)
+    say_id_column(args.id, summary.id_column)
+    return CountedItems(summary=summary, file_sha256=table.file_sha256)
 
 
 def format_text(counted: CountedItems) -> str:

@@ -247,6 +247,19 @@ def item_columns(args: argparse.Namespace, design=None):
     )
 
 
+def say_id_column(given: str | None, column: str | None) -> None:
+    """Name the id column on stderr when it was neither given nor an alias: the one column
+    named like an id (``Transaction ID``)."""
+    from core.items import id_found_by_alias
+
+    if given is None and column and not id_found_by_alias(column):
+        print(
+            f"note: item ids read from column {column!r}, the one named like an id "
+            "(--id COL names another)",
+            file=sys.stderr,
+        )
+
+
 def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
     from core.items import open_items
     from core.selection import SampleQuery, extend_sample, sample_sql, select_sample
@@ -340,6 +353,7 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         selection = select_sample(
             args.items, item_columns(args), n_pos=args.n_pos, n_neg=args.n_neg, seed=args.seed
         )
+    say_id_column(args.id, selection.columns.id)
     if selection.seed_drawn and not args.json:
         print(f"note: no --seed given; drew seed {selection.seed}", file=sys.stderr)
     if not selection.columns.keep and not args.json:

@@ -258,6 +258,26 @@ def test_a_folder_and_a_missing_file_are_refused(tmp_path):
     assert "no such file" in refusal(tmp_path / "nope.csv")
 
 
+def test_the_one_column_named_like_an_id_is_read_as_the_id(tmp_path, capsys):
+    # Trial 16: "Transaction ID" was picked by hand every month.
+    from core.cli import main
+
+    header = ["Transaction ID", "Prediction", "score", "subject", "valid"]
+    path = write_csv(tmp_path / "items.csv", header=header)
+    summary = count_items(path)
+    assert summary.id_column == "Transaction ID" and summary.rows == len(ROWS)
+    assert main(["count", str(path)]) == 0
+    assert "item ids read from column 'Transaction ID'" in capsys.readouterr().err
+    assert main(["count", str(path), "--id", "Transaction ID"]) == 0
+    assert "item ids read from" not in capsys.readouterr().err  # named: nothing to say
+    two = write_csv(
+        tmp_path / "two.csv", header=["Transaction ID", "Prediction", "merchant_id", "s", "t"]
+    )
+    message = refusal(two)
+    assert "no item id column" in message
+    assert "several are named like an id: 'Transaction ID', 'merchant_id'" in message
+
+
 def test_missing_columns_list_what_the_file_has(tmp_path):
     path = write_csv(tmp_path / "items.csv", header=["code", "flag", "s", "t", "u"])
     message = refusal(path)

@@ -51,9 +51,10 @@ def picker_entries(dialog, edit, several=False):
 def test_a_refused_list_still_offers_its_columns_to_pick(qtbot, window, leads_export):
     path, flagged, other = leads_export
     dialog = window.open_item_sample(20, 40, item_list=path)
-    # No alias matches: the list is refused, but its header was read.
+    # No alias matches: the list is refused, but its header was read. "Message ID", the
+    # one column named like an id, is read as the ids (trial 16); the prediction is not.
     assert dialog.summary is None
-    assert "no item id column" in dialog.message.text()
+    assert "no predicted label column" in dialog.message.text()
     assert "pick it with the arrow" in dialog.message.text()
     assert all(picker.isEnabled() for picker in dialog._pickers)
     assert [entry[0] for entry in picker_entries(dialog, dialog.id_edit)] == HEADERS
@@ -170,4 +171,14 @@ def test_the_counted_classifiers_go_to_the_ensemble_tab_with_their_overlaps(
     dialog.classifiers_edit.setText("model_v3")
     assert not dialog.count_items()
     assert not dialog.use_ensemble_button.isVisibleTo(dialog)
+    dialog.close()
+
+
+def test_the_column_named_like_an_id_is_used_and_said(qtbot, window, tmp_path):
+    rows = "".join(f"TX-{i},{int(i % 5 == 0)}\n" for i in range(100))
+    path = tmp_path / "transactions.csv"
+    path.write_text(f"Transaction ID,predicted\n{rows}", encoding="utf-8")
+    dialog = window.open_item_sample(5, 5, item_list=path)
+    assert dialog.summary is not None and dialog.summary.id_column == "Transaction ID"
+    assert "Item ids from column <b>Transaction ID</b>" in dialog.counts_label.text()
     dialog.close()
