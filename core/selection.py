@@ -4,6 +4,7 @@ The rule (the product's contract):
 
 * each item gets a key, the SHA-256 hex digest of the UTF-8 text ``f"{seed}:{item_id}"``,
   where ``item_id`` is the id as text exactly as in the file with surrounding spaces
+  (:data:`SPACES`: the space and Unicode's other spaces, no-break space among them)
   removed and ``seed`` is a whole number >= 0 (:func:`item_key`);
 * within each stratum (predicted positive, predicted negative) items are ordered by key
   ascending; the sample of a stratum is its first ``n`` items in that order.
@@ -73,6 +74,7 @@ from core.items import (
 __all__ = [
     "DIALECTS",
     "RULE",
+    "SPACES",
     "ClassifierDesign",
     "Membership",
     "SampledItem",
@@ -88,8 +90,24 @@ __all__ = [
 #: The rule in one sentence, as the Design sheet records it.
 RULE = (
     "key = SHA-256 hex digest of the UTF-8 text '<seed>:<item id>' (id as in the file, "
+    "surrounding spaces removed, no-break and other Unicode spaces too); in each stratum "
+    "(predicted positive, predicted negative) items are ordered by key ascending and the "
+    "sample is the first n"
+)
+#: The rule's text in workbooks drawn before it named the Unicode spaces; the same rule
+#: (DuckDB's trim() always removed them), so those workbooks read as ever.
+EARLIER_RULES = (
+    "key = SHA-256 hex digest of the UTF-8 text '<seed>:<item id>' (id as in the file, "
     "surrounding spaces removed); in each stratum (predicted positive, predicted negative) "
-    "items are ordered by key ascending and the sample is the first n"
+    "items are ordered by key ascending and the sample is the first n",
+)
+#: The spaces the rule removes around an id: Unicode's space separators (category Zs),
+#: what DuckDB's one-argument trim() removes. An id exported with a trailing no-break space
+#: (from HTML or Excel) was drawn without it, while the printed warehouse queries and
+#: item_key kept it: another sample (fuzz 16).
+SPACES = (
+    " \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u202f\u205f\u3000"
 )
 #: Engines :func:`sample_sql` writes for.
 DIALECTS = ("duckdb", "bigquery", "spark", "postgres")
@@ -133,13 +151,14 @@ def draw_seed() -> int:
 
 
 def item_key(seed: int, item_id: str) -> str:
-    """The rule's key: SHA-256 hex digest of ``f"{seed}:{item_id}"`` (id stripped of spaces)."""
-    return hashlib.sha256(f"{seed}:{item_id.strip(' ')}".encode()).hexdigest()
+    """The rule's key: SHA-256 hex digest of ``f"{seed}:{item_id}"`` (id stripped of
+    :data:`SPACES`)."""
+    return hashlib.sha256(f"{seed}:{item_id.strip(SPACES)}".encode()).hexdigest()
 
 
 def rule_sample(ids: Sequence[str], seed: int, n: int) -> list[str]:
     """The first ``n`` of one stratum's ``ids`` in key order (small lists, in Python)."""
-    return sorted((item.strip(" ") for item in ids), key=lambda item: item_key(seed, item))[:n]
+    return sorted((item.strip(SPACES) for item in ids), key=lambda item: item_key(seed, item))[:n]
 
 
 # --- results -------------------------------------------------------------------------------
@@ -613,13 +632,17 @@ def _table_name(dialect: str, table: str) -> str:
 def _trimmed_id(dialect: str, column: str) -> str:
     style = _DIALECTS[dialect]
     text = f"CAST({style.name(column)} AS {style.text_type})"
+    # The rule's SPACES, written as escapes: invisible characters in a query are lost on
+    # the way to the warehouse's console.
+    escaped = "".join(f"\\u{ord(char):04x}" if char != " " else " " for char in SPACES)
     if dialect == "spark":
-        return f"trim(BOTH ' ' FROM {text})"
-    if dialect == "postgres":
-        return f"btrim({text}, ' ')"
+        return f"trim(BOTH '{escaped}' FROM {text})"
+    if dialect == "postgres":  # a Unicode literal: U&' \00a0...'
+        unicode_literal = "".join(f"\\{ord(char):04x}" if char != " " else " " for char in SPACES)
+        return f"btrim({text}, U&'{unicode_literal}')"
     if dialect == "bigquery":
-        return f"TRIM({text}, ' ')"
-    return f"trim({text})"  # DuckDB: spaces only (and faster than trim(x, ' '))
+        return f"TRIM({text}, '{escaped}')"
+    return f"trim({text})"  # DuckDB's one-argument trim removes exactly SPACES
 
 
 def _key_expression(dialect: str, seed: int, id_sql: str) -> str:
@@ -745,7 +768,7 @@ def sample_sql(
         f"-- PR Planner sample: seed {seed}, {n_pos} predicted positives and {n_neg} "
         "predicted negatives per classifier.",
         "-- Rule: key = SHA-256 hex of '<seed>:<item id>' (id as text, surrounding spaces "
-        "removed);",
+        "removed, no-break and other Unicode spaces too);",
         "-- the first n items of each stratum in key order.",
         *(
             ["-- An item whose score is missing, not a number (NaN) or infinite is in no stratum."]

@@ -40,6 +40,7 @@ from core.errors import InputError
 from core.items import text_of_cell, threshold_text
 from core.round_targets import OpenItemsSwing, Targets
 from core.selection import (
+    EARLIER_RULES,
     RULE,
     ClassifierDesign,
     Membership,
@@ -1319,7 +1320,7 @@ def _design_from(
                 f"{where} has no {field!r} line: it is not a PR Planner labeling workbook, or "
                 "its Design sheet was edited"
             )
-    if _text(fields[_F_RULE]) != RULE:
+    if _text(fields[_F_RULE]) not in (RULE, *EARLIER_RULES):
         raise LabelingError(
             f"{where}: the rule is not PR Planner's selection rule (the Design sheet was "
             "edited, or the workbook comes from another program)"

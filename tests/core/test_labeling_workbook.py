@@ -1073,3 +1073,17 @@ def test_kept_values_that_are_plain_numbers_are_numbers_the_rest_text_as_written
     written = {labels.cell(row, column).value for row in range(2, labels.max_row + 1)}
     assert written == {28.74, 100, "02139", "28.70", "1e5", -3.5, "abc", "123456789012"}
     assert main(["labels", str(sheet)]) == 0  # reads back as drawn
+
+
+def test_a_workbook_with_the_earlier_wording_of_the_rule_reads_as_ever(drawn, tmp_path):
+    # The rule's text now names the Unicode spaces; the rule itself did not change.
+    from core.selection import EARLIER_RULES
+
+    _, selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    for name, value in workbook["Design"].iter_rows(max_col=2):
+        if name.value == "Rule":
+            value.value = EARLIER_RULES[0]
+    earlier = tmp_path / "earlier.xlsx"
+    workbook.save(earlier)
+    assert len(read_labeling_workbook(earlier).sample) == len(selection.items)
