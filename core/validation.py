@@ -181,13 +181,22 @@ def open_unit(name: str, value: object) -> float:
     raise InputError(f"{name} must be strictly between 0 and 1, got {_shown(value)}")
 
 
-def confidence(value: object) -> float:
-    """A confidence (or credibility) level in (0.5, 1)."""
+#: The highest confidence level taken. Closer to 1, 0.5 + c/2 rounds to 1 in floating
+#: point and the normal quantile has no value: 0.9999999999999999 passed the (0.5, 1)
+#: check and ended in an internal error everywhere (fuzz 16).
+MAX_CONFIDENCE = 0.999999
+
+
+def confidence(value: object, name: str = "confidence") -> float:
+    """A confidence (or credibility) level in (0.5, 1), at most :data:`MAX_CONFIDENCE`."""
     if _is_real(value) and 0.5 < value < 1:
+        if value > MAX_CONFIDENCE:
+            raise InputError(
+                f"{name} must be at most {MAX_CONFIDENCE} (99.9999 %; nearer 1 the intervals "
+                f"have no end), got {_shown(value)}"
+            )
         return float(value)
-    raise InputError(
-        f"confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {_shown(value)}"
-    )
+    raise InputError(f"{name} must be strictly between 0.5 and 1 (e.g. 0.95), got {_shown(value)}")
 
 
 def margin(name: str, value: object) -> float:

@@ -236,9 +236,7 @@ def number_list(count: int):
 
 def confidence_flag(value: float) -> float:
     """``--confidence`` checked with a message that names the flag."""
-    if 0.5 < value < 1:
-        return value
-    raise InputError(f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {value!r}")
+    return validation.confidence(value, "--confidence")
 
 
 #: Flags that take a fraction (a proportion, a rate, a confidence level or a margin), by

@@ -93,10 +93,8 @@ def run(args: argparse.Namespace) -> WrittenReport:
 
     # Flags are checked before the file is read, so a typo costs nothing.
     margin = None if args.margin is None else validation.margin("--margin", args.margin)
-    if args.confidence is not None and not 0.5 < args.confidence < 1:
-        raise InputError(
-            f"--confidence must be strictly between 0.5 and 1 (e.g. 0.95), got {args.confidence!r}"
-        )
+    if args.confidence is not None:
+        validation.confidence(args.confidence, "--confidence")
     refuse_text_table(
         args.file, "prplanner report reads a rounds workbook or a saved session (.xlsx)"
     )

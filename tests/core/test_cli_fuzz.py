@@ -325,6 +325,18 @@ REFUSED = [
         ["evaluate", "--k", "1e-320", "--tp", "9", "--fp", "1", "--fn", "1", "--tn", "9"],
         "--k must be between 1e-12 and 1e+12",
     ),
+    # Fuzz 16: inside (0.5, 1), yet 0.5 + c/2 rounds to 1: an internal error everywhere.
+    *(
+        ([*argv, "--confidence", "0.9999999999999999"], "--confidence must be at most 0.999999")
+        for argv in (
+            ["plan", "--k", "0.03", "--precision", "0.9", "--recall", "0.8", "--margin", "0.05"],
+            ["evaluate", "--k", "0.05", "--tp", "19", "--fp", "31", "--fn", "28", "--tn", "72"],
+            ["samplesize", "--margin", "0.05"],
+            ["ensemble", "--parent-size", "1000", "--child-size", "500", "--overlap", "300"],
+            ["coverage", "--k", "0.05", "--precision", "0.9", "--recall", "0.8", "--v", "200",
+             "--s", "1"],
+        )
+    ),
 ]  # fmt: skip
 
 

@@ -1,5 +1,6 @@
 """Argument checks: what passes, what is refused, and that messages name the value."""
 
+import math
 import re
 
 import pytest
@@ -83,3 +84,14 @@ def test_other_numbers_are_not_called_ambiguous(text):
     from core.validation import ambiguous_count
 
     assert ambiguous_count(text) is None
+
+
+@pytest.mark.parametrize("level", [0.9999999999999999, 0.99999999, 0.9999991])
+def test_a_confidence_too_near_1_for_a_quantile_is_refused(level):
+    # Fuzz 16: 0.9999999999999999 passed (0.5, 1); 0.5 + c/2 rounded to 1 and every
+    # command ended in an internal error.
+    from core import validation
+
+    with pytest.raises(InputError, match=r"must be at most 0\.999999"):
+        validation.confidence(level, "--confidence")
+    assert math.isfinite(validation.z_value(validation.MAX_CONFIDENCE))
