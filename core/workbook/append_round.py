@@ -212,6 +212,27 @@ class AppendedRound:
         }
 
 
+def _refuse_sheet_classifier_over_a_column(path: Path, reading: SheetColumns) -> None:
+    """``--column classifier=`` (the classifier is the sheet's name) on a sheet that has a
+    classifier column: the new row would leave that column empty, be filed under no one,
+    and slip past the check for a round added before (fuzz 16)."""
+    from core.workbook.rounds import _field_of_header
+
+    by_sheet = any(
+        role.role == "classifier" and not role.column and role.chosen for role in reading.roles
+    )
+    if not by_sheet:
+        return
+    for letter, text in reading.headers:
+        if _field_of_header(text) == "classifier":
+            raise InputError(
+                f"{path.name}, sheet {reading.sheet!r}: {named('column')} classifier= names "
+                f"the classifier after the sheet, but the sheet has a classifier column "
+                f"({text!r}, column {letter}), which the new row would leave empty; leave "
+                f"{named('column')} classifier= out. Nothing was written"
+            )
+
+
 def _choose_sheet(path: Path, readings: Sequence[SheetColumns], rounds, sheet, classifier):
     names = [reading.sheet for reading in readings]
     if sheet is not None:
@@ -992,6 +1013,7 @@ def _planned_row(
                     f"each once{words}; fix the header, then append. Nothing was written"
                 )
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
+    _refuse_sheet_classifier_over_a_column(path, reading)
     refused_here = [
         item for item in book.refused if item.sheet == reading.sheet and not item.is_totals
     ]

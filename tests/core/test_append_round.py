@@ -663,3 +663,17 @@ def test_a_round_of_a_draw_already_recorded_is_said_and_the_others_added(tmp_pat
     before = path.read_bytes()
     assert all(isinstance(item, AlreadyRecorded) for item in append_rounds(path, noted))
     assert path.read_bytes() == before
+
+
+def test_the_classifier_named_after_the_sheet_is_refused_over_a_classifier_column(tmp_path):
+    # Fuzz 16: --column classifier= wrote the row with an empty Classifier cell, said it
+    # was filed under 'fraud', and added the same draw again on every run.
+    path = _rounds_sheet(
+        tmp_path / "own.xlsx",
+        ["Round", "Classifier", "k", "TP", "FP", "FN", "TN"],
+        [["R1", "travel", 0.05, 10, 2, 3, 40]],
+    )
+    before = path.read_bytes()
+    with pytest.raises(InputError, match=r"has a classifier column \('Classifier', column B\)"):
+        append_round(path, ROUND, columns=("classifier=",))
+    assert path.read_bytes() == before
