@@ -95,8 +95,10 @@ MAX_EXPANSION = 200
 #: ... except that any file may expand to this much (tiny files of very regular rows).
 MIN_EXPANSION_BUDGET = 16 << 20
 #: A part larger than this may not expand more than MAX_COMPRESSION_RATIO times its
-#: compressed size, however small the total.
-LARGE_MEMBER_BYTES = 1 << 20
+#: compressed size, however small the total. As large as any file may expand to: a
+#: labeling workbook PR Planner wrote, whose kept column repeated a long disclaimer,
+#: expanded 451 times to 9 MB and was refused as a zip bomb (fuzz 16).
+LARGE_MEMBER_BYTES = MIN_EXPANSION_BUDGET
 MAX_COMPRESSION_RATIO = 200
 #: A workbook holds at most this many parts (a real one holds tens).
 MAX_ZIP_MEMBERS = 10_000

@@ -1087,3 +1087,24 @@ def test_a_workbook_with_the_earlier_wording_of_the_rule_reads_as_ever(drawn, tm
     earlier = tmp_path / "earlier.xlsx"
     workbook.save(earlier)
     assert len(read_labeling_workbook(earlier).sample) == len(selection.items)
+
+
+def test_a_workbook_with_a_long_repeated_kept_text_reads_back(tmp_path):
+    # Fuzz 16: a kept column repeating a long disclaimer made a sheet part expand 451
+    # times (9 MB from 20 KB): the labels of a workbook PR Planner wrote were refused as a
+    # zip bomb, and the round could not be read or topped up.
+    rows = [[f"b{i}", i % 2, f"ref {i} " + "-" * 30_000] for i in range(300)]
+    items = tmp_path / "bodies.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "body"])
+        writer.writerows(rows)
+    selection = select_sample(items, ItemColumns(keep=("body",)), n_pos=75, n_neg=75, seed=1)
+    sheet = write_labeling_workbook(tmp_path / "bodies.xlsx", selection, sources=[items])
+    with zipfile.ZipFile(sheet) as archive:
+        part = archive.getinfo("xl/worksheets/sheet1.xml")
+    assert part.file_size > 4_000_000 and part.file_size / part.compress_size > 200
+    labeled = tmp_path / "bodies labeled.xlsx"
+    given = fill(sheet, labeled, LABELS)
+    (labels,) = count_labels([read_labeling_workbook(labeled)])
+    assert as_counts(labels) == expected_counts(selection.items, given)
