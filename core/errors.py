@@ -40,6 +40,7 @@ PARAMETERS: Mapping[str, str] = {
     "threshold": "the score threshold",
     "classifiers": "the other classifiers' columns",
     "keep": "the columns kept for labelers",
+    "show_strata": "showing the labelers which items were flagged",
     "column": "a column choice (ROLE=HEADER)",
     "sheet": "the sheet to read",
     "classifier": "the classifier a round is filed under",

@@ -179,6 +179,7 @@ FIELD_WORDS: dict[str, str] = {
     "threshold": "Threshold",
     "classifiers": "Other classifiers",
     "keep": "Keep for labelers",
+    "show_strata": "untick Hide from the editors which items were flagged",
     "column": "the column choice (Columns… in the Rounds panel)",
     "sheet": "the sheet",
     "classifier": "the classifier's name",

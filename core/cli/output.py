@@ -42,6 +42,7 @@ FLAG_WORDS: Mapping[str, str] = {
     "threshold": "--threshold",
     "classifiers": "--classifiers",
     "keep": "--keep",
+    "show_strata": "--show-strata",
     "column": "--column",
     "sheet": "--sheet",
     "classifier": "--classifier",

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import progress
 from core.confusion import ConfusionMatrix, Population, oversized_strata
-from core.errors import InputError
+from core.errors import InputError, named
 from core.items import text_of_cell, threshold_text
 from core.round_targets import OpenItemsSwing, Targets
 from core.selection import (
@@ -887,6 +887,22 @@ def _format_kept_columns(sheet, first: int, last: int, last_row: int) -> None:
             sheet.row_dimensions[row].height = 15 * min(lines, 8)
 
 
+def _refuse_a_kept_prediction(selection: Selection) -> None:
+    """A kept column that is a classifier's prediction or score shows the labelers what
+    blind labeling hides: the workbook said "Blind labeling: yes" while each row showed
+    the prediction (fuzz 16)."""
+    columns = selection.columns
+    predictions = {columns.predicted, columns.score, *columns.classifiers} - {None}
+    shown = [name for name in columns.keep if name in predictions]
+    if shown:
+        raise InputError(
+            f"{named('keep')} {', '.join(map(repr, shown))} would show the labelers each "
+            "item's prediction, and the labeling is blind (they are not told which items "
+            f"were flagged); leave it out of {named('keep')}, or show the strata "
+            f"({named('show_strata')})"
+        )
+
+
 def build_labeling_workbook(
     selection: Selection,
     *,
@@ -931,6 +947,8 @@ def build_labeling_workbook(
             "the sample has no new item to label (the new totals equal the earlier draw)"
         )
     _refuse_unstorable_text(selection)
+    if blind:
+        _refuse_a_kept_prediction(selection)
     category = clean_category(category)
     filed_under = clean_category(classifier)
     workbook = Workbook()

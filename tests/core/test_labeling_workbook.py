@@ -1108,3 +1108,27 @@ def test_a_workbook_with_a_long_repeated_kept_text_reads_back(tmp_path):
     given = fill(sheet, labeled, LABELS)
     (labels,) = count_labels([read_labeling_workbook(labeled)])
     assert as_counts(labels) == expected_counts(selection.items, given)
+
+
+@pytest.mark.parametrize("kept", ["predicted", "score"])
+def test_keeping_the_prediction_for_blind_labelers_is_refused(tmp_path, kept):
+    # Fuzz 16: --keep predicted showed every row's prediction while the Design sheet said
+    # "Blind labeling: yes".
+    rows = [[f"i{i}", i % 3 == 0, i / 100, f"s{i}"] for i in range(60)]
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "score", "subject"])
+        writer.writerows([[a, int(b), c, d] for a, b, c, d in rows])
+    columns = (
+        ItemColumns(keep=(kept, "subject"))
+        if kept == "predicted"
+        else ItemColumns(score="score", threshold=0.5, keep=(kept,))
+    )
+    selection = select_sample(items, columns, n_pos=5, n_neg=5, seed=2)
+    target = tmp_path / "round.xlsx"
+    with pytest.raises(InputError, match=rf"'{kept}' would show the labelers each item's"):
+        write_labeling_workbook(target, selection, sources=[items])
+    assert not target.exists()
+    write_labeling_workbook(target, selection, sources=[items], blind=False)  # shown: fine
+    assert read_labeling_workbook(target).design.blind is False
