@@ -641,6 +641,19 @@ def _sums_end_above(xml: bytes, totals_row: int, row_number: int) -> bool:
     )
 
 
+_MERGED_RANGE = re.compile(
+    rb'<(?:[A-Za-z_][\w.-]*:)?mergeCell\b[^>]*?\bref="([A-Z]+)(\d+):([A-Z]+)(\d+)"'
+)
+
+
+def _merged_range_over(xml: bytes, row_number: int) -> str | None:
+    """The merged range (``A3:K3``) that takes in row ``row_number``, if one does."""
+    for first_column, first, last_column, last in _MERGED_RANGE.findall(xml):
+        if int(first) <= row_number <= int(last):
+            return f"{first_column.decode()}{int(first)}:{last_column.decode()}{int(last)}"
+    return None
+
+
 def _new_sheet_xml(
     xml: bytes,
     reading: SheetColumns,
@@ -1059,6 +1072,15 @@ def _planned_row(
             )
         except WorkbookError as exc:
             raise WorkbookError(f"{path.name}, sheet {reading.sheet!r}: {exc}") from None
+        merged = _merged_range_over(old_xml, row_number)
+        if merged is not None:
+            # Written into a merged banner row, the counts hid under its first cell, and
+            # the next save in Excel or LibreOffice dropped them (fuzz 16).
+            raise InputError(
+                f"{path.name}, sheet {reading.sheet!r}: row {row_number}, where the round "
+                f"would go, is merged ({merged}); unmerge it, or leave an empty row below "
+                "the rounds. Nothing was written"
+            )
         # A round written below a totals row is out of its sums; one moved further down by
         # the lead (its sums widened) leaves a free row above it, where the round goes.
         totals = [

@@ -677,3 +677,27 @@ def test_the_classifier_named_after_the_sheet_is_refused_over_a_classifier_colum
     with pytest.raises(InputError, match=r"has a classifier column \('Classifier', column B\)"):
         append_round(path, ROUND, columns=("classifier=",))
     assert path.read_bytes() == before
+
+
+def test_a_merged_row_where_the_round_would_go_is_refused(tmp_path):
+    # Fuzz 16: the round went into a merged banner row A3:K3; Excel showed its name only
+    # and LibreOffice dropped the counts on the next save.
+    import openpyxl
+
+    path = _rounds_sheet(
+        tmp_path / "own.xlsx",
+        ["Round", "Classifier", "k", "TP", "FP", "FN", "TN"],
+        [["R1", "travel", 0.05, 10, 2, 3, 40]],
+    )
+    workbook = openpyxl.load_workbook(path)
+    workbook.active.merge_cells("A3:G3")
+    workbook.save(path)
+    before = path.read_bytes()
+    with pytest.raises(InputError, match=r"row 3, where the round would go, is merged \(A3:G3\)"):
+        append_round(path, ROUND)
+    assert path.read_bytes() == before
+    workbook = openpyxl.load_workbook(path)  # a merged row further down is no obstacle
+    workbook.active.unmerge_cells("A3:G3")
+    workbook.active.merge_cells("A5:G5")
+    workbook.save(path)
+    assert append_round(path, ROUND).row == 3
