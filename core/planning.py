@@ -208,11 +208,14 @@ def recall_margin(pi1, pi0, k, n_pos, n_neg, confidence: float = 0.95, fpc=(1.0,
 
 def _h(n, population: int | None):
     """``1/n``, or ``(N - n)/(n*(N - 1))`` = FPC factor over ``n`` (0 for a census)."""
-    if population is None:
-        return 1.0 / np.asarray(n, dtype=float)
-    n = np.asarray(n, dtype=float)
-    # clamp: the paper's real-valued n0 = n1/(k*s) may overshoot N0 by a rounding error
-    return np.maximum(population - n, 0.0) / (n * max(population - 1, 1))
+    # An empty stratum gives inf, refused by the callers with a message; numpy's warning
+    # printed above that message broke the command line's one-line error (fuzz 16).
+    with np.errstate(divide="ignore"):
+        if population is None:
+            return 1.0 / np.asarray(n, dtype=float)
+        n = np.asarray(n, dtype=float)
+        # clamp: the paper's real-valued n0 = n1/(k*s) may overshoot N0 by a rounding error
+        return np.maximum(population - n, 0.0) / (n * max(population - 1, 1))
 
 
 def _smallest_size(coefficient: float, budget: float, population: int | None) -> float:

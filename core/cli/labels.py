@@ -437,7 +437,7 @@ def _new_round(args, workbooks, labels, classifier: str | None, judged_by: str) 
         + open_items_note(labels.skipped_by_stratum, (labels.unlabeled_pos, labels.unlabeled_neg))
     )
     return NewRound(
-        round=args.round or round_name(workbooks),
+        round=round_name(workbooks) if args.round is None else args.round,
         date=args.round_date or round_date(workbooks),
         classifier=classifier,  # None: the sheet's only classifier (append_round)
         population_pos=design.population_pos,

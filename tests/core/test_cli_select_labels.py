@@ -1341,3 +1341,14 @@ def test_a_threshold_with_many_digits_is_named_and_read_back_whole(capsys, tmp_p
     assert (topped["population_pos"], topped["population_neg"]) == (320, 80)
     design = openpyxl.load_workbook(first)["Design"]
     assert any("score >= 0.4999999" in str(cell) for row in design.values for cell in row)
+
+
+def test_an_empty_round_name_is_refused_like_a_blank_one(capsys, labeled, tmp_path):
+    # Fuzz 16: --round "" was taken as not given (named after the file), --round " " refused.
+    done, _ = labeled
+    for typed in ("", " "):
+        status, _, captured = run(
+            capsys, "labels", done, "--append-to", tmp_path / "rounds.xlsx", "--round", typed
+        )  # fmt: skip
+        assert status == 2 and "(--round) is blank" in captured.err
+    assert not (tmp_path / "rounds.xlsx").exists()
