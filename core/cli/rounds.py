@@ -104,19 +104,10 @@ def json_lines(book: RoundsBook) -> Iterator[str]:
 
 
 def _unused_message(book) -> str:
-    """Which --column choices matched no header, and the headers there are."""
-    names = ", ".join(f"--column {choice.to_text()}" for choice in book.unused_choices)
-    if not book.columns:
-        # Say why each sheet was not read: the choices may have named its columns but
-        # left one out (the populations, or one of the counts).
-        why = "; ".join(f"sheet {item.sheet!r}: {item.reason}" for item in book.skipped_sheets[:3])
-        return f"{names}: no sheet could be read with them" + (f" ({why})" if why else "")
-    shown = "; ".join(
-        f"sheet {reading.sheet!r} row {reading.header_row}: "
-        + ", ".join(text for _, text in reading.headers)
-        for reading in book.columns[:3]
-    )
-    return f"{names}: no column has that header; the headers are {shown}"
+    """Which --column choices could not be used, and why (:func:`unused_choices_in_words`)."""
+    from core.workbook.rounds import unused_choices_in_words
+
+    return unused_choices_in_words(book)
 
 
 def _cell_text(key: str, value) -> str:

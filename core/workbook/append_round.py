@@ -994,11 +994,9 @@ def _planned_row(
     (nothing is written here)."""
     book = read_rounds(path, columns=columns)
     if book.unused_choices:
-        unused = ", ".join(choice.to_text() for choice in book.unused_choices)
-        raise InputError(
-            f"{path.name}: no header matches the column choice(s) {unused}; check the "
-            "headers' spelling. Nothing was written"
-        )
+        from core.workbook.rounds import unused_choices_in_words
+
+        raise InputError(f"{path.name}: {unused_choices_in_words(book)}. Nothing was written")
     new_round = replace(new_round, classifier=_as_spelled(book.rounds, new_round.classifier))
     # A sheet with the counts but no population columns, or a column named twice, cannot
     # take a round: say why, not that no sheet has the counts.

@@ -760,6 +760,25 @@ def _field_of_header(value: object) -> str | None:
     return field
 
 
+def unused_choices_in_words(book: RoundsBook) -> str:
+    """Why the column choices ``book.unused_choices`` could not be used: no sheet reads
+    with them (and why each was skipped), or no column has their header (and the headers
+    there are). Adding a round said "check the headers' spelling" of headers that were
+    there (fuzz 16)."""
+    names = ", ".join(f"{named('column')} {choice.to_text()}" for choice in book.unused_choices)
+    if not book.columns:
+        # Say why each sheet was not read: the choices may have named its columns but
+        # left one out (the populations, or one of the counts).
+        why = "; ".join(f"sheet {item.sheet!r}: {item.reason}" for item in book.skipped_sheets[:3])
+        return f"{names}: no sheet could be read with them" + (f" ({why})" if why else "")
+    shown = "; ".join(
+        f"sheet {reading.sheet!r} row {reading.header_row}: "
+        + ", ".join(text for _, text in reading.headers)
+        for reading in book.columns[:3]
+    )
+    return f"{names}: no column has that header; the headers are {shown}"
+
+
 _AMBIGUOUS_INDEX = frozenset(normalise_header(text) for text in AMBIGUOUS_HEADERS)
 
 

@@ -568,7 +568,7 @@ def test_a_workbook_in_the_leads_own_words_takes_the_round_in_the_chosen_columns
     with pytest.raises(InputError, match="no sheet with a header row naming TP"):
         append_round(path, new)
     assert path.read_bytes() == unchanged
-    with pytest.raises(InputError, match="no header matches the column choice"):
+    with pytest.raises(InputError, match="tp=Hitz: no sheet could be read with them"):
         append_round(path, new, columns=["tp=Hitz"])
     # A mapping that reads none of the sheet's rows puts counts where they do not belong.
     wrong = [choice.replace("tp=Hits", "tp=Week") for choice in OWN_WORDS_CHOICES]
@@ -701,3 +701,19 @@ def test_a_merged_row_where_the_round_would_go_is_refused(tmp_path):
     workbook.active.merge_cells("A5:G5")
     workbook.save(path)
     assert append_round(path, ROUND).row == 3
+
+
+def test_a_column_choice_that_cannot_be_used_says_why_not_spelling(tmp_path):
+    # Fuzz 16: --column tp=FP (both headers there) read "no header matches ...; check the
+    # headers' spelling".
+    path = _rounds_sheet(
+        tmp_path / "own.xlsx",
+        ["Round", "Classifier", "k", "TP", "FP", "FN", "TN"],
+        [["R1", "travel", 0.05, 10, 2, 3, 40]],
+    )
+    with pytest.raises(InputError) as refused:
+        append_round(path, ROUND, columns=("tp=FP",))
+    assert "spelling" not in str(refused.value)
+    assert "tp=FP: no sheet could be read with them" in str(refused.value)
+    with pytest.raises(InputError, match="no column has that header; the headers are"):
+        append_round(path, ROUND, columns=("tp=Nope",))
