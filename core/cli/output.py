@@ -111,6 +111,12 @@ def _number(text: str, *, thousands: bool) -> float:
     stripped = text.strip()
     if thousands and _THOUSANDS.match(stripped):
         stripped = stripped.replace(",", "")
+    if "_" in stripped or not stripped.isascii():
+        # Python's float() reads 1_0 as 10 and Arabic-Indic or full-width digits as
+        # numbers: a typo (or a paste) taken silently (fuzz 16).
+        raise argparse.ArgumentTypeError(
+            f"expected a number written with the digits 0-9, got {text!r}"
+        )
     try:
         if "/" in stripped:
             numerator, denominator = stripped.split("/", 1)
@@ -176,6 +182,10 @@ def _plain_number(value: float) -> str:
 def whole(text: str) -> int:
     """A whole number >= 0 (``1,000`` accepted; ``1,5`` is not fifteen)."""
     cleaned = text.strip().replace("_", "")
+    if not cleaned.isascii():  # int() reads Arabic-Indic and full-width digits (fuzz 16)
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number written with the digits 0-9, got {text!r}"
+        )
     if "," in cleaned:
         if not _THOUSANDS.match(cleaned):
             raise argparse.ArgumentTypeError(

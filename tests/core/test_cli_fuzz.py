@@ -325,6 +325,12 @@ REFUSED = [
         ["evaluate", "--k", "1e-320", "--tp", "9", "--fp", "1", "--fn", "1", "--tn", "9"],
         "--k must be between 1e-12 and 1e+12",
     ),
+    # Fuzz 16: Python reads 1_0 as 10 and other scripts' digits as numbers.
+    (["samplesize", "--margin", "0.05", "--population", "\u0663"], "with the digits 0-9"),
+    (["samplesize", "--margin", "0.05", "--population", "\uff11"], "with the digits 0-9"),
+    (["samplesize", "--margin", "1_0"], "with the digits 0-9"),
+    (["evaluate", "--k", "\u0660.05", "--tp", "9", "--fp", "1", "--fn", "1", "--tn", "9"],
+     "with the digits 0-9"),
     # Fuzz 16: inside (0.5, 1), yet 0.5 + c/2 rounds to 1: an internal error everywhere.
     *(
         ([*argv, "--confidence", "0.9999999999999999"], "--confidence must be at most 0.999999")
