@@ -300,12 +300,17 @@ class TippingPoint:
         }
 
     def in_words(self) -> str:
-        """``it would take at least 9 of the 190 unflagged ones being positive (about 0.6
-        would be if they were like the labeled ones)``."""
-        expected = f"{self.expected:.1f}" if self.expected < 10 else f"{self.expected:,.0f}"
+        """``to move it that far, at least 9 of the 190 unflagged ones would have to be
+        positive; if they are like the labeled ones, about 0.6 are``."""
+        if self.expected < 1:
+            expected = "fewer than 1 is"
+        elif self.expected < 9.95:
+            expected = f"about {self.expected:.1f} are"
+        else:
+            expected = f"about {self.expected:,.0f} are"
         return (
-            f"it would take at least {self.count:,} of the {self.of:,} {self.side} ones being "
-            f"{self.label} (about {expected} would be if they were like the labeled ones)"
+            f"to move it that far, at least {self.count:,} of the {self.of:,} {self.side} ones "
+            f"would have to be {self.label}; if they are like the labeled ones, {expected}"
         )
 
 
@@ -391,6 +396,12 @@ def estimate_ranges(
     return {name: span(name) for name in ("precision", "recall", "f1")}
 
 
+#: A move equal to the target is not beyond it: 0.52 - 0.5 is 0.020000000000000018 in
+#: floating point, and exact ties at round numbers were said to exceed a ±2 % target
+#: (review 16).
+_TIE = 1e-12
+
+
 def open_items_swings(
     matrix: ConfusionMatrix, open_items: tuple[int, int], k: float, targets: Mapping[str, float]
 ) -> list[OpenItemsSwing]:
@@ -410,7 +421,7 @@ def open_items_swings(
         if span is None or not math.isfinite(estimate):
             continue
         low, high = span
-        if max(estimate - low, high - estimate) > target:
+        if max(estimate - low, high - estimate) > target + _TIE:
             downward = estimate - low >= high - estimate
             tipping = _tipping_point(matrix, open_items, k, metric, downward, estimate, target)
             swings.append(OpenItemsSwing(metric, estimate, low, high, target, tipping))
@@ -466,11 +477,12 @@ def _tipping_point(
         value = getattr(point_estimates(ConfusionMatrix(tp=a, fp=b, fn=c, tn=d), k), metric)
         if not math.isfinite(value):
             return False
-        return (estimate - value if downward else value - estimate) > target
+        return (estimate - value if downward else value - estimate) > target + _TIE
 
     if of == 0 or not beyond(of):
         return None
-    # The estimate moves one way as m grows: the first m beyond the target, by bisection.
+    # The estimate moves one way as m grows, and m = 0 moves it the favourable way (never
+    # beyond): the first m beyond the target, by bisection.
     low, high = 0, of
     while high - low > 1:
         middle = (low + high) // 2
@@ -478,8 +490,7 @@ def _tipping_point(
             high = middle
         else:
             low = middle
-    first = high if not beyond(low) else low
-    return TippingPoint(count=first, of=of, side=side, label=label, expected=of * rate)
+    return TippingPoint(count=high, of=of, side=side, label=label, expected=of * rate)
 
 
 def check_targets(

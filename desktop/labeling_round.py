@@ -1784,13 +1784,14 @@ def summary_text(result: LabeledRound) -> str:
         )
     if result.open_elsewhere:
         lines.append(
-            "<b>Still open in another program:</b> "
+            "<b>May still be open in another program:</b> "
             + html.escape(
                 "; ".join(f"{name} (lock file {lock})" for name, lock in result.open_elsewhere),
                 quote=False,
             )
             + ". Labels typed there since it was last saved are not counted: read it again "
-            "once the editor has saved and closed it."
+            "once the editor has saved and closed it (if no one has it open, the lock file "
+            "was left behind: delete it)."
         )
     if result.not_read_again:
         lines.append(

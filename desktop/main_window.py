@@ -1609,7 +1609,7 @@ class MainWindow(QMainWindow):
                 "rounds too"
             )
             add.clicked.connect(lambda: self._add_and_keep_summary(result, choose=True))
-        elif workbook is not None and workbook.is_file():
+        else:
             # The lead keeps a rounds workbook: the round can join it as labels
             # --append-to adds it (the session keeps it either way).
             add = box.addButton(
@@ -1674,7 +1674,11 @@ class MainWindow(QMainWindow):
     def lead_rounds_workbook(self) -> Path | None:
         """The workbook where the lead keeps their rounds: the one the session began from,
         else the one they chose or started from a labels summary (kept with the session)."""
-        return self.rounds_panel.workbook or _remembered_workbook(self.session.state)
+        # The one opened may have moved since: the one chosen then counts (review 16).
+        for candidate in (self.rounds_panel.workbook, _remembered_workbook(self.session.state)):
+            if candidate is not None and candidate.is_file():
+                return candidate
+        return None
 
     def add_to_chosen_rounds_workbook(self, result: LabeledRound, path: Path | None = None) -> str:
         """Add the round read from labels (one row per classifier) to a rounds workbook
@@ -1696,8 +1700,17 @@ class MainWindow(QMainWindow):
             if not name:
                 return ""
             path = Path(name)
-            if path.suffix.lower() != ".xlsx":
+            if not path.suffix:
                 path = path.with_name(path.name + ".xlsx")
+            elif path.suffix.lower() not in (".xlsx", ".xlsm"):
+                # rounds.csv became a new "rounds.csv.xlsx" (review 16).
+                return self._not_written(
+                    f"Not added to {path.name}",
+                    InputError(
+                        f"{path.name} is not an Excel workbook (.xlsx); PR Planner adds rounds "
+                        "to .xlsx workbooks (a new name starts one)"
+                    ),
+                )
         items = (result.round, *result.other_rounds)
         if path.exists():
             said = self._add_labeled_round(result, workbook=path)
@@ -1712,7 +1725,7 @@ class MainWindow(QMainWindow):
                     ),
                 )
             except (InputError, SaveError, OSError) as exc:
-                return self._not_written(f"{path.name} was not started", exc)
+                return self._not_written(f"Could not start {path.name}", exc)
             rows = ", ".join(
                 _round_label(item, several=len(items) > 1) + f" (row {outcome.row})"
                 for item, outcome in zip(items, started, strict=True)
@@ -1753,9 +1766,6 @@ class MainWindow(QMainWindow):
         # The classifiers of one draw share the round's name: each is said with its own.
         several = len(items) > 1
 
-        def label(item) -> str:
-            return _round_label(item, several=several)
-
         try:
             outcomes = append_rounds(
                 workbook,
@@ -1774,13 +1784,13 @@ class MainWindow(QMainWindow):
             # a draw added, and a second hand edit asked for the rest).
             return self._not_written(f"Not added to {workbook.name}", exc)
         added = [
-            f"{label(item)} {'updated' if outcome.updated else 'added'} "
+            f"{_round_label(item, several=several)} {'updated' if outcome.updated else 'added'} "
             f"(sheet {outcome.sheet!r}, row {outcome.row})"
             for item, outcome in zip(items, outcomes, strict=True)
             if not isinstance(outcome, AlreadyRecorded)
         ]
         already = [
-            label(item)
+            _round_label(item, several=several)
             for item, outcome in zip(items, outcomes, strict=True)
             if isinstance(outcome, AlreadyRecorded)
         ]

@@ -160,6 +160,15 @@ def run(args: argparse.Namespace) -> LabeledSample:
     target = args.append_to
     if args.column and target is None:
         raise InputError("--column says what the columns of --append-to hold; add --append-to")
+    if target is None:
+        # Said once, not ignored: the date given was lost without a word (review 16).
+        for flag, value in (
+            ("--round", args.round), ("--round-date", args.round_date),
+            ("--classifier", args.classifier), ("--sheet", args.sheet),
+            ("--update", args.update or None),
+        ):  # fmt: skip
+            if value is not None:
+                raise InputError(f"{flag} is for the round --append-to adds; add --append-to")
     if target is not None and target.suffix.casefold() not in (".xlsx", ".xlsm"):
         raise InputError(f"--append-to must name an .xlsx workbook, got {target.name}")
     if target is not None and target.is_dir():
@@ -265,14 +274,20 @@ def run(args: argparse.Namespace) -> LabeledSample:
     if target is not None:
         from core.workbook.append_round import AlreadyRecorded
 
-        added = []
-        for outcome in _append(args, workbooks, result, before):
+        outcomes = _append(args, workbooks, result, before)
+        for outcome in outcomes:
             if isinstance(outcome, AlreadyRecorded):  # run twice: not a failure
                 print(f"note: {outcome}", file=sys.stderr)
-            else:
-                added.append(outcome)
-        if added:
-            result = dataclasses.replace(result, appended=added[0], also_appended=tuple(added[1:]))
+        # "appended" is the first round's row (the main classifier's, or the one named
+        # alone), never a further classifier's standing in for it (review 16).
+        first = outcomes[0]
+        result = dataclasses.replace(
+            result,
+            appended=None if isinstance(first, AlreadyRecorded) else first,
+            also_appended=tuple(
+                outcome for outcome in outcomes[1:] if not isinstance(outcome, AlreadyRecorded)
+            ),
+        )
     return result
 
 
@@ -351,6 +366,16 @@ def _append(
                 "needs at least one item labeled positive or negative"
             )
         chosen = [(alone, args.classifier)]
+    elif args.sheet is not None and further:
+        # --sheet names the main classifier's sheet: the further classifiers' rounds went
+        # onto it too and read back as the main one's (review 16). They take a run each.
+        chosen = [(primary, args.classifier or filed_under or None)]
+        print(
+            f"note: with --sheet, only the main classifier's round is added; the sample's "
+            f"other classifiers ({', '.join(further)}) each take a run of their own: "
+            "--classifier NAME --sheet THEIR_SHEET",
+            file=sys.stderr,
+        )
     else:
         # Every classifier of the sample in one run, as the app adds them: one run per
         # classifier left the other classifiers' histories to a note (trial 16).
@@ -364,6 +389,15 @@ def _append(
                     "least one item labeled positive or negative",
                     file=sys.stderr,
                 )
+    filed = [classifier_key(name) for _labels, name in chosen if name]
+    if len(filed) != len(set(filed)):
+        # The main classifier filed under a further one's name: two rows of one round
+        # under one classifier, one with the other's population (review 16).
+        raise InputError(
+            f"the main classifier would be filed under {chosen[0][1]!r}, the name of another "
+            "classifier of the sample; file it under its own name (--classifier NAME). "
+            "Nothing was written"
+        )
     check = result.targets
     judged_by = ""
     if check is not None:  # a report then judges the main round by them
@@ -525,13 +559,16 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append(
             f"{done} {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
         )
-        also_appended = result.get("also_appended") or []
-        assert isinstance(also_appended, list)
-        for also in also_appended:
-            lines.append(
-                f"  and classifier {also['classifier']}'s round: sheet {also['sheet']!r}, "
-                f"row {also['row']}"
-            )
+    also_appended = result.get("also_appended") or []
+    assert isinstance(also_appended, list)
+    if also_appended and not appended:
+        lines.append("")
+    for also in also_appended:
+        done = "updated" if also.get("updated") else "added"
+        lines.append(
+            f"{'  and ' if appended else ''}classifier {also['classifier']}'s round {done}: "
+            f"{Path(str(also['file'])).name}, sheet {also['sheet']!r}, row {also['row']}"
+        )
     return "\n".join(lines)
 
 

@@ -327,6 +327,13 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
             args.file_under = design.classifier
         if args.round_date is None:
             args.round_date = design.round_date
+        elif design.round_date is not None and args.round_date != design.round_date:
+            # One round, one date: the top-up's would count when read alone (review 16).
+            raise InputError(
+                f"--round-date {args.round_date} differs from the date of {args.extend.name} "
+                f"({design.round_date}); a top-up belongs to the round it tops up (leave "
+                "--round-date out)"
+            )
         # The round is still drawn for the targets recorded, except what the flags change.
         targets = resolve_targets(args, design.targets)
         if targets is None and args.confidence is not None:

@@ -82,7 +82,7 @@ SAMPLE_SHEET = "Sample"
 LABEL_CHOICES = ("positive", "negative", "skip")
 #: Spellings read as each label (after trimming and ignoring case). Besides the
 #: drop-down's words, the answers an editor types to "does the item belong to the
-#: category?" (yes/no, y/n, 1/0, true/false, +/-), as item lists take predicted labels:
+#: category?" (yes/no, y/n, 1/0, true/false), as item lists take predicted labels:
 #: pasted over the drop-down, they stopped the whole read (trial 16).
 _LABEL_WORDS = {
     "positive": "positive",
@@ -91,9 +91,11 @@ _LABEL_WORDS = {
     "neg": "negative",
     "skip": "skip",
     "skipped": "skip",
-    **dict.fromkeys(("yes", "y", "true", "1", "+"), "positive"),
-    **dict.fromkeys(("no", "n", "false", "0", "-", "\u2212"), "negative"),
+    **dict.fromkeys(("yes", "y", "true", "1"), "positive"),
+    **dict.fromkeys(("no", "n", "false", "0"), "negative"),
 }
+# Not "-" or "+": in a spreadsheet a lone dash often means "not judged", and read as
+# negative it would be a TN standing for many items (review 16).
 ID_HEADER = "Item id"
 LABEL_HEADER = "Label"
 #: Names of item lists (text tables and Parquet), never a labeling workbook: refused by
@@ -350,8 +352,9 @@ class UnlabeledItem:
         if len(self.copies) < 2:
             return f"{self.workbook} row {self.row}"
         rows = {row for _name, row in self.copies}
-        if len(rows) == 1:
-            return f"row {self.row} of each copy"
+        names = [name for name, _row in self.copies]
+        if len(rows) == 1:  # named: "each copy" took in a top-up read with them (review 16)
+            return f"row {self.row} of {', '.join(names[:-1])} and {names[-1]}"
         return ", ".join(f"{name} row {row}" for name, row in self.copies)
 
 
@@ -611,8 +614,8 @@ class LabeledSample:
                 "from": self.targets_from,
                 "open_items_beyond_target": [swing.to_dict() for swing in swings],
             }
-        if self.appended is not None:
-            result["appended"] = self.appended.to_dict()
+        if self.appended is not None or self.also_appended:
+            result["appended"] = None if self.appended is None else self.appended.to_dict()
             result["also_appended"] = [appended.to_dict() for appended in self.also_appended]
         return result
 

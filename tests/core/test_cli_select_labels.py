@@ -985,7 +985,10 @@ def test_an_item_left_open_in_every_copy_is_named_in_each_not_in_one_editors(
         {"workbook": "round Ben.xlsx", "row": open_rows[0]},
     ]
     status, _, captured = run(capsys, "labels", ana, ben)
-    assert f"{first['id']!r} in row {open_rows[0]} of each copy" in captured.err
+    assert (
+        f"{first['id']!r} in row {open_rows[0]} of round Ana.xlsx and round Ben.xlsx"
+        in captured.err
+    )
 
 
 def test_a_round_is_dated_by_its_draw_not_by_the_day_labels_are_read(capsys, labeled, tmp_path):
@@ -1352,3 +1355,71 @@ def test_an_empty_round_name_is_refused_like_a_blank_one(capsys, labeled, tmp_pa
         )  # fmt: skip
         assert status == 2 and "(--round) is blank" in captured.err
     assert not (tmp_path / "rounds.xlsx").exists()
+
+
+def test_round_flags_without_append_to_are_refused(capsys, labeled):
+    # Review 16: labels X --round-date ... exited 0 and the date went nowhere.
+    done, _ = labeled
+    for flags in (["--round-date", "2024-01-31"], ["--round", "jan"], ["--update"]):
+        status, _, captured = run(capsys, "labels", done, *flags)
+        assert status == 2 and "is for the round --append-to adds" in captured.err
+
+
+def test_a_round_already_recorded_is_not_reported_as_the_new_row(capsys, tmp_path):
+    # Review 16: with one round recorded already, "appended" could be the further
+    # classifier's row standing in for the main one's.
+    done, _ = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(capsys, "labels", done, "--append-to", book, "--classifier", "other")
+    assert status == 0, captured.err
+    status, data, captured = run(capsys, "labels", done, "--append-to", book, "--json")
+    assert status == 0, captured.err
+    assert data["appended"]["classifier"] != "other" and data["also_appended"] == []
+    assert "already holds this round" in captured.err  # the other classifier's
+    status, data, captured = run(capsys, "labels", done, "--append-to", book, "--json")
+    assert "appended" not in data and captured.err.count("already holds this round") == 2
+
+
+def test_with_sheet_only_the_main_round_is_added(capsys, tmp_path):
+    # Review 16: --sheet sent the further classifier's counts onto the main one's sheet.
+    done, _ = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(capsys, "labels", done, "--append-to", book)  # started
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", book, "--sheet", "Rounds", "--update"
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert "with --sheet, only the main classifier's round is added" in captured.err
+
+
+def test_the_main_classifier_filed_under_a_further_ones_name_is_refused(capsys, tmp_path):
+    # Review 16: two rows of one round under "other", one with the main one's counts.
+    done, _ = two_classifier_round(capsys, tmp_path)
+    filed = tmp_path / "filed.xlsx"
+    status, _, captured = run(
+        capsys, "select", tmp_path / "items.csv", "--n-pos", 15, "--n-neg", 20, "--seed", 4,
+        "--classifiers", "other", "--file-under", "Other", "-o", filed,
+    )  # fmt: skip
+    assert status == 0, captured.err
+    workbook = openpyxl.load_workbook(filed)  # the same items: the labels of the first copy
+    source = openpyxl.load_workbook(done)["Labels"]
+    for row in range(2, source.max_row + 1):
+        workbook["Labels"].cell(row, 3).value = source.cell(row, 3).value
+    workbook.save(filed)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(capsys, "labels", filed, "--append-to", book)
+    assert status == 2 and "the name of another classifier of the sample" in captured.err
+    assert not book.exists()
+
+
+def test_a_top_up_with_another_round_date_is_refused(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    sheet = tmp_path / "jan.xlsx"
+    run(capsys, "select", items, "--n-pos", 10, "--n-neg", 10, "--seed", 3,
+        "--round-date", "2024-01-31", "-o", sheet)  # fmt: skip
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 15, "--n-neg", 15, "--extend", sheet,
+        "--round-date", "2024-02-29", "-o", tmp_path / "more.xlsx",
+    )  # fmt: skip
+    assert status == 2 and "differs from the date of jan.xlsx (2024-01-31)" in captured.err
+    assert not (tmp_path / "more.xlsx").exists()

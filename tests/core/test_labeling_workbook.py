@@ -684,8 +684,7 @@ def test_words_that_are_not_labels_are_counted_for_one_find_and_replace(drawn, t
         (["yes", "no", "skip"], ["positive", "negative", "skip"]),
         (["Y", "N", None], ["positive", "negative", None]),
         ([1, 0, "0"], ["positive", "negative", "negative"]),
-        ([True, False, "+"], ["positive", "negative", "positive"]),
-        (["TRUE", "-", "\u2212"], ["positive", "negative", "negative"]),
+        ([True, False, "TRUE"], ["positive", "negative", "positive"]),
     ],
 )
 def test_yes_no_answers_are_read_as_labels(drawn, tmp_path, typed, meant):
@@ -1132,3 +1131,13 @@ def test_keeping_the_prediction_for_blind_labelers_is_refused(tmp_path, kept):
     assert not target.exists()
     write_labeling_workbook(target, selection, sources=[items], blind=False)  # shown: fine
     assert read_labeling_workbook(target).design.blind is False
+
+
+def test_a_lone_dash_is_no_label(drawn, tmp_path):
+    # Review 16: in a spreadsheet "-" often means "not judged"; read as negative it would
+    # be a TN standing for many items.
+    _, _, sheet = drawn
+    labeled = tmp_path / "dashes.xlsx"
+    fill(sheet, labeled, ["positive", "-"])
+    with pytest.raises(LabelingError, match="not a label"):
+        read_labeling_workbook(labeled)

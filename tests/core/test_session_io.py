@@ -260,7 +260,7 @@ def states(draw):
     parent = max([1, *(child.overlap for child in children)]) + draw(st.integers(0, 10**6))
     rounds = draw(st.lists(rounds_strategy(sheet=None, row=None), max_size=4))
     return SessionState(
-        confidence=draw(st.floats(0.5000001, 0.9999999)),
+        confidence=draw(st.floats(0.5000001, 0.999999)),
         plan=PlanInputs(
             population=draw(populations()),
             belief=draw(st.sampled_from(["expected", "previous"])),

@@ -640,7 +640,7 @@ def test_a_workbook_an_editor_still_has_open_is_read_with_a_warning(window, item
     (tmp_path / ".~lock.drawn labeled.xlsx#").write_text("Ben,ben,labpc,26.11.2026 17:59,;")
     assert window.read_labeled_workbook([labeled]) is not None
     text = window.labeled_summary_box.text()
-    assert "Still open in another program:</b> drawn labeled.xlsx (lock file" in text
+    assert "May still be open in another program:</b> drawn labeled.xlsx (lock file" in text
     assert "not counted" in text
 
 
@@ -715,3 +715,25 @@ def test_a_top_up_is_offered_beside_the_labeled_copy_named_after_the_draw(
     assert top_up.draw_and_save() is None
     assert asked == [returned / "jan top-up.xlsx"]
     top_up.close()
+
+
+def test_the_chooser_takes_xlsx_only_and_a_chosen_workbook_outlives_a_moved_one(
+    window, items, tmp_path, monkeypatch
+):
+    # Review 16: "rounds.csv" started "rounds.csv.xlsx"; and a workbook opened earlier and
+    # moved since still hid the one chosen.
+    from PySide6.QtWidgets import QFileDialog
+
+    draw_label_and_read(window, items, tmp_path)
+    result = window.read_labeled_workbook([tmp_path / "drawn labeled.xlsx"])
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: shown.append(text))
+    typed = [str(tmp_path / "rounds.csv")]
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (typed[0], ""))
+    assert window.add_to_chosen_rounds_workbook(result) == ""
+    assert "is not an Excel workbook" in shown[0]
+    assert not list(tmp_path.glob("rounds.csv*"))
+    typed[0] = str(tmp_path / "rounds")  # no suffix: .xlsx is added
+    assert window.add_to_chosen_rounds_workbook(result).startswith("rounds.xlsx: started")
+    window.rounds_panel.workbook = tmp_path / "moved away.xlsx"  # opened once, gone since
+    assert window.lead_rounds_workbook() == (tmp_path / "rounds.xlsx").resolve()
