@@ -400,14 +400,16 @@ def _append(
         )
     check = result.targets
     judged_by = ""
-    if check is not None:  # a report then judges the main round by them
+    if check is not None:  # a report then judges the rounds by them
         from core.workbook.rounds import targets_note
 
         judged_by = "; " + targets_note(
             check.precision.target, check.recall.target, check.confidence
         )
     new_rounds = [
-        _new_round(args, workbooks, labels, name, judged_by if labels is primary else "")
+        # Every classifier's row names the targets, as the app's rows do: a report then
+        # judges each by the margins the draw was made for (review 16).
+        _new_round(args, workbooks, labels, name, judged_by)
         for labels, name in chosen
     ]
     if before is None:  # a first round: start the lead's rounds workbook with it

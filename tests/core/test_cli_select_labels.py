@@ -1423,3 +1423,17 @@ def test_a_top_up_with_another_round_date_is_refused(capsys, tmp_path):
     )  # fmt: skip
     assert status == 2 and "differs from the date of jan.xlsx (2024-01-31)" in captured.err
     assert not (tmp_path / "more.xlsx").exists()
+
+
+def test_every_classifiers_row_names_the_targets_it_is_judged_by(capsys, tmp_path):
+    # Review 16: the app's rows named the draw's targets for every classifier, the command
+    # line's for the main one only, so a report judged the others by the Plan's margins.
+    done, _ = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(capsys, "labels", done, "--append-to", book, "--margin", 0.2)
+    assert status == 0, captured.err
+    notes = [
+        row[10]
+        for row in openpyxl.load_workbook(book)["Rounds"].iter_rows(min_row=2, values_only=True)
+    ]
+    assert len(notes) == 2 and all("targets precision ±20 %" in text for text in notes)
