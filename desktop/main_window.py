@@ -1606,7 +1606,7 @@ class MainWindow(QMainWindow):
             add.setToolTip(
                 "Add this round (one row per classifier) to the workbook where you keep your "
                 "rounds, or type a new name to start one; the app offers it for your next "
-                "rounds too"
+                "rounds too. Undo does not take the rows out of the file"
             )
             add.clicked.connect(lambda: self._add_and_keep_summary(result, choose=True))
         else:
