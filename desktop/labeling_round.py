@@ -1634,14 +1634,9 @@ def _open_elsewhere(workbooks: Sequence[LabelingWorkbook]) -> tuple[tuple[str, s
     """The workbooks another program still has open, each with its lock file's name: an
     editor still at work (the command line said so, the app read them without a word;
     trial 16)."""
-    from core.workbook.safe_io import lock_file_of
+    from core.workbook.safe_io import locked
 
-    found = []
-    for book in workbooks:
-        lock = lock_file_of(book.path)
-        if lock is not None:
-            found.append((book.path.name, lock.name))
-    return tuple(found)
+    return tuple((path.name, lock.name) for path, lock in locked([b.path for b in workbooks]))
 
 
 def still_out(awaiting: Sequence[str], workbooks: Sequence[LabelingWorkbook]) -> tuple[str, ...]:

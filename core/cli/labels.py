@@ -209,16 +209,14 @@ def run(args: argparse.Namespace) -> LabeledSample:
         if kind is not None:
             raise InputError(misread_words(path, kind))
     workbooks = [read_labeling_workbook(path) for path in args.workbooks]
-    from core.workbook.safe_io import lock_file_of
+    from core.workbook.safe_io import locked
 
-    for path in args.workbooks:
-        lock = lock_file_of(Path(path))
-        if lock is not None:
-            print(
-                f"note: {Path(path).name} is open in another program (lock file {lock.name}); "
-                "labels typed there since it was last saved are not counted",
-                file=sys.stderr,
-            )
+    for path, lock in locked(args.workbooks):
+        print(
+            f"note: {path.name} is open in another program (lock file {lock.name}); "
+            "labels typed there since it was last saved are not counted",
+            file=sys.stderr,
+        )
     # The workbook of the largest draw lists the whole sample so far, and a top-up records
     # the targets it was drawn for.
     latest = max(workbooks, key=lambda book: len(book.sample))

@@ -79,7 +79,9 @@ def run(args: argparse.Namespace) -> RoundsBook:
     refuse_text_table(args.file, "prplanner rounds reads an Excel workbook (.xlsx)")
     book = read_rounds(args.file, columns=choices)
     if book.unused_choices:
-        raise InputError(_unused_message(book))
+        from core.workbook.rounds import unused_choices_in_words
+
+        raise InputError(unused_choices_in_words(book))
     for skipped in sheets_skipped_worth_a_note(book):
         print(f"note: sheet {skipped.sheet!r} skipped: {skipped.reason}", file=sys.stderr)
     for reading in book.columns:
@@ -101,13 +103,6 @@ def json_lines(book: RoundsBook) -> Iterator[str]:
             separator = ",\n    "
         yield "]" if separator == "\n    " else "\n  ]"
     yield "\n}\n"
-
-
-def _unused_message(book) -> str:
-    """Which --column choices could not be used, and why (:func:`unused_choices_in_words`)."""
-    from core.workbook.rounds import unused_choices_in_words
-
-    return unused_choices_in_words(book)
 
 
 def _cell_text(key: str, value) -> str:

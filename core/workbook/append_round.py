@@ -216,7 +216,7 @@ def _refuse_sheet_classifier_over_a_column(path: Path, reading: SheetColumns) ->
     """``--column classifier=`` (the classifier is the sheet's name) on a sheet that has a
     classifier column: the new row would leave that column empty, be filed under no one,
     and slip past the check for a round added before (fuzz 16)."""
-    from core.workbook.rounds import _field_of_header
+    from core.workbook.rounds import field_of_header
 
     by_sheet = any(
         role.role == "classifier" and not role.column and role.chosen for role in reading.roles
@@ -224,7 +224,7 @@ def _refuse_sheet_classifier_over_a_column(path: Path, reading: SheetColumns) ->
     if not by_sheet:
         return
     for letter, text in reading.headers:
-        if _field_of_header(text) == "classifier":
+        if field_of_header(text) == "classifier":
             raise InputError(
                 f"{path.name}, sheet {reading.sheet!r}: {named('column')} classifier= names "
                 f"the classifier after the sheet, but the sheet has a classifier column "

@@ -1512,9 +1512,8 @@ def round_date(workbooks: Sequence[LabelingWorkbook]) -> dt.date:
     represents), not the day the labels happen to be read; today for workbooks that do
     not say."""
     given = [book.design.round_date for book in workbooks if book.design.round_date]
-    if given:
-        first = min(workbooks, key=lambda book: book.design.earlier_items)
-        return first.design.round_date or min(given)
+    if given:  # a top-up records its round's date (another is refused): one date
+        return min(given)
     days = [book.design.created for book in workbooks if book.design.created is not None]
     return min(days) if days else dt.date.today()
 

@@ -745,7 +745,7 @@ def _build_alias_index() -> dict[str, str]:
 _ALIAS_INDEX = _build_alias_index()
 
 
-def _field_of_header(value: object) -> str | None:
+def field_of_header(value: object) -> str | None:
     """The canonical field a header cell names, or ``None``.
 
     The whole text is tried first (``Predicted positive (population)`` is a name), then the
@@ -1086,7 +1086,7 @@ def _find_header(
         candidates: dict[str, list[int]] = {}
         ambiguous: list[int] = []
         for index, text in headers.items():
-            field = _field_of_header(text)
+            field = field_of_header(text)
             if field is not None:
                 candidates.setdefault(field, []).append(index)
             elif _is_ambiguous_header(text):
@@ -1156,7 +1156,7 @@ def counts_in_words(guess: SheetColumns) -> str:
     some of the four counts, so a typo or a copied column is plain; ``""`` otherwise."""
     found: dict[str, list[str]] = {}
     for letter, text in guess.headers:
-        field = _field_of_header(text)
+        field = field_of_header(text)
         if field in COUNT_FIELDS:
             found.setdefault(field, []).append(letter)
     if not found:
@@ -1207,7 +1207,7 @@ def _header_guess(
             found[choice.role] = index
             chosen.add(choice.role)
     for index, text in headers.items():
-        field = _field_of_header(text)
+        field = field_of_header(text)
         if field in COLUMN_ROLES and field not in found and index not in taken:
             found[field] = index
     roles = tuple(

@@ -49,7 +49,7 @@ import time
 import traceback
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -360,6 +360,17 @@ def lock_file_of(path: Path) -> Path | None:
         if lock.exists():
             return lock
     return None
+
+
+def locked(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[Path, Path]]:
+    """Each of ``paths`` another program has open, with its lock file (:func:`lock_file_of`):
+    labels typed there since the last save are not in the file yet."""
+    found = []
+    for path in map(Path, paths):
+        lock = lock_file_of(path)
+        if lock is not None:
+            found.append((path, lock))
+    return found
 
 
 def _suffix_of(destination: Path, purpose: str) -> str:

@@ -39,7 +39,7 @@ from core.workbook.report import (
     write_report,
 )
 from core.workbook.report_content import METRIC_WORDS
-from core.workbook.rounds import _TOTAL_LABEL, Round, WorkbookError, _field_of_header, read_rounds
+from core.workbook.rounds import _TOTAL_LABEL, Round, WorkbookError, field_of_header, read_rounds
 from core.workbook.safe_io import SaveError
 
 FORMULA_NAMES = ('=HYPERLINK("http://example.com","click")', "+1", "-minus", "@SUM(A1)")
@@ -269,7 +269,7 @@ def test_rounds_columns_are_the_readers_and_no_extra_column_matches_an_alias():
         "Notes": "notes",
     }
     for header in ROUNDS_HEADER:
-        assert _field_of_header(header) == expected.get(header), header
+        assert field_of_header(header) == expected.get(header), header
 
 
 # --- content ---------------------------------------------------------------------------------

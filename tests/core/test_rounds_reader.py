@@ -236,7 +236,7 @@ def test_book_to_dict_lists_everything(messy_book):
     ],
 )  # fmt: skip
 def test_header_aliases(text, field):
-    assert rounds_module._field_of_header(text) == field
+    assert rounds_module.field_of_header(text) == field
 
 
 def test_plus_and_minus_signs_are_told_apart_before_punctuation_goes():
