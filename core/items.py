@@ -81,6 +81,8 @@ POSITIVE_WORDS = ("1", "1.0", "yes", "y", "true", "t", "+", "pos", "positive")
 NEGATIVE_WORDS = ("0", "0.0", "no", "n", "false", "f", "-", "neg", "negative")
 #: How many offenders a refusal names.
 OFFENDERS_SHOWN = 5
+#: An id starting with a double quote that does not end with one (an unclosed CSV quote).
+_STRAY_QUOTE = "(left(item_id, 1) = '\"' AND (length(item_id) = 1 OR right(item_id, 1) <> '\"'))"
 #: File name endings read as each kind of table.
 _CSV_SUFFIXES = (".csv", ".txt", ".csv.gz", ".tsv", ".tab", ".tsv.gz")
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -898,6 +900,8 @@ class ItemTable:
         checks: list[Callable[[], None]] = []
         if counts["missing"]:
             checks.append(lambda: self._refuse_missing(counts["missing"]))
+        if counts.get("quoted"):
+            checks.append(lambda: self._refuse_stray_quotes(counts["quoted"]))
         if counts["bad_primary"]:
             column = self.columns.score or self.columns.predicted or ""
             checks.append(
@@ -945,6 +949,20 @@ class ItemTable:
             f"{self.path.name}: {how_many:,} item(s) have no id in column "
             f"{self.columns.id!r} ({where}{', ...' if how_many > len(rows) else ''}); every "
             "item needs an id"
+        )
+
+    def _refuse_stray_quotes(self, how_many: int) -> None:
+        self._in_file_order()
+        rows = self.query(
+            f"SELECT row_number, item_id FROM ({self._numbered_sql()}) WHERE {_STRAY_QUOTE} "
+            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
+        )
+        where = "; ".join(f"{self.where(row)}: {_shown_value(text)}" for row, text in rows)
+        raise ItemListError(
+            f"{self.path.name}: {how_many:,} id(s) in column {self.columns.id!r} begin with a "
+            f'quote (") that is not closed where the id ends ({where}'
+            f"{'; ...' if how_many > len(rows) else ''}); remove the stray quote so that each "
+            "id reads as your other systems have it"
         )
 
     def _refuse_bad_label(self, how_many: int, column: str, flag: str) -> None:
@@ -1151,44 +1169,57 @@ def _xlsx_header(
 
 def _xlsx_to_csv(
     path: Path, folder: Path, id_name: str | None, control: progress.TaskControl | None
-) -> Path:
+) -> tuple[Path, dict[str, list[int]]]:
     """Stream the first sheet with a header row into ``folder/items.csv`` (all text),
-    with each row's spreadsheet row number in an extra column."""
+    with each row's spreadsheet row number in an extra column.
+
+    Also returns, by column header, the rows whose cell holds a formula with no saved value
+    (a file written by a program that does not calculate): ``[count, first rows...]``.
+    """
     from core.workbook.xlsx_reader import open_sheets
 
     target = folder / "items.csv"
     size = max(path.stat().st_size, 1)
     with open_sheets(path) as sheets:
         for sheet in sheets:
-            top: list[tuple[int, list[str | None]]] = []
+            top: list[tuple[int, list[str | None], dict | None]] = []
             rows = sheet.rows
             pending = None
             for row_number, values, formulas in rows:
                 if row_number > _XLSX_HEADER_ROWS:
                     pending = (row_number, values, formulas)
                     break
-                top.append((row_number, [text_of_cell(value) for value in values]))
-            found = _xlsx_header(top, id_name)
+                top.append((row_number, [text_of_cell(value) for value in values], formulas))
+            found = _xlsx_header([(number, texts) for number, texts, _ in top], id_name)
             if found is None:
                 continue
             header_row, headers = found
             width = len(headers)
             named = [header or f"column {index + 1}" for index, header in enumerate(headers)]
-            body = [(row_number, texts) for row_number, texts in top if row_number > header_row]
+            body = [row for row in top if row[0] > header_row]
 
             def remaining(body=body, pending=pending, rows=rows, width=width):
                 yield from body
                 if pending is not None:
-                    yield pending[0], [text_of_cell(value) for value in pending[1]]
-                for row_number, values, _ in rows:
-                    yield row_number, [text_of_cell(value) for value in values[:width]]
+                    yield pending[0], [text_of_cell(value) for value in pending[1]], pending[2]
+                for row_number, values, formulas in rows:
+                    yield row_number, [text_of_cell(v) for v in values[:width]], formulas
 
+            unsaved: dict[str, list[int]] = {}
             with target.open("w", encoding="utf-8", newline="") as stream:
                 writer = csv.writer(stream, quoting=csv.QUOTE_ALL)
                 writer.writerow([*named, _ROW_COLUMN])
                 written = 0
-                for row_number, texts in remaining():
+                for row_number, texts, formulas in remaining():
                     texts = texts[:width]
+                    if formulas:
+                        for column, (_, cached) in formulas.items():
+                            blank = column >= len(texts) or texts[column] is None
+                            if not cached and column < width and blank:
+                                seen = unsaved.setdefault(named[column], [0])
+                                seen[0] += 1
+                                if len(seen) <= OFFENDERS_SHOWN:
+                                    seen.append(row_number)
                     if not any(text is not None and text.strip() for text in texts):
                         continue
                     texts += [None] * (width - len(texts))
@@ -1196,11 +1227,30 @@ def _xlsx_to_csv(
                     written += 1
                     if written % 50_000 == 0:
                         progress.step(control, min(stream.tell(), size), size * 4)
-            return target
+            return target, unsaved
     raise ItemListError(
         f"{path} has no sheet with a header row (the item id and prediction columns) in its "
         f"first {_XLSX_HEADER_ROWS} rows"
     )
+
+
+def _refuse_unsaved_formulas(table: ItemTable, unsaved: dict[str, list[int]]) -> None:
+    """Refuse a used column with formulas whose values were never saved: read as empty,
+    they would be reported as missing ids or labels, which the lead cannot find."""
+    from openpyxl.utils import get_column_letter
+
+    used = [table.columns.id, table.columns.predicted, table.columns.score,
+            *table.columns.classifiers]  # fmt: skip
+    for column in used:
+        if column and column in unsaved:
+            count, *rows = unsaved[column]
+            letter = get_column_letter(table.headers.index(column) + 1)
+            cells = ", ".join(f"{letter}{row}" for row in rows)
+            raise ItemListError(
+                f"{table.path.name}: {count:,} cell(s) of column {column!r} hold a formula "
+                f"whose value was never saved ({cells}{', ...' if count > len(rows) else ''}); "
+                "open the file in Excel or LibreOffice and save it, so the values are stored"
+            )
 
 
 @contextlib.contextmanager
@@ -1265,11 +1315,12 @@ def open_items(
     temporary: Path | None = None
     row_sql: str | None = None
     first_row = 2
+    unsaved: dict[str, list[int]] = {}
     if kind == "xlsx":
         _refuse_our_own_workbooks(path)
         temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
         try:
-            csv_path = _xlsx_to_csv(path, temporary, columns.id, control)
+            csv_path, unsaved = _xlsx_to_csv(path, temporary, columns.id, control)
         except BaseException:
             shutil.rmtree(temporary, ignore_errors=True)
             raise
@@ -1359,6 +1410,8 @@ def open_items(
             )
         table.columns = _resolve(path, table_headers, columns)
         _refuse_repeated_headers(table)
+        if kind == "xlsx":
+            _refuse_unsaved_formulas(table, unsaved)
         table.primary_name = (
             f"{table.columns.score} >= {threshold_text(table.columns.threshold)}"
             if table.columns.score is not None
@@ -1401,6 +1454,9 @@ def population_aggregates(table: ItemTable) -> list[str]:
         "count(*) FILTER (WHERE item_id IS NULL OR item_id = '')",
         "count(*) FILTER (WHERE primary_flag IS NULL)",
         "count(*) FILTER (WHERE primary_flag)",
+        # A CSV quote opened and never closed: DuckDB then reads quotes as text, and the id
+        # keeps it (another key than the warehouse's; spreadsheets keep no such quotes).
+        f"count(*) FILTER (WHERE {_STRAY_QUOTE})" if table.kind in ("csv", "tsv") else "0",
     ]
     for index in range(len(table.columns.classifiers)):
         parts += [
@@ -1415,14 +1471,14 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
     """Check the aggregates of :func:`population_aggregates` and the ids' hashes from the
     same :meth:`ItemTable.scan` (refusing bad rows, naming them) and return the population
     counts."""
-    rows, missing, bad_primary, positives = (int(value) for value in values[:4])
-    counts = {"missing": missing, "bad_primary": bad_primary}
+    rows, missing, bad_primary, positives, quoted = (int(value) for value in values[:5])
+    counts = {"missing": missing, "bad_primary": bad_primary, "quoted": quoted}
     classifier_positives = []
     overlaps = []
     for index in range(len(table.columns.classifiers)):
-        counts[f"bad_c{index}"] = int(values[4 + 3 * index])
-        classifier_positives.append(int(values[5 + 3 * index]))
-        overlaps.append(int(values[6 + 3 * index]))
+        counts[f"bad_c{index}"] = int(values[5 + 3 * index])
+        classifier_positives.append(int(values[6 + 3 * index]))
+        overlaps.append(int(values[7 + 3 * index]))
     if rows == 0:
         raise ItemListError(f"{table.path.name} has a header but no items")
     table.check_rows(counts, id_hashes)

@@ -567,3 +567,49 @@ def test_a_compressed_list_reads_as_its_text_and_a_packed_one_is_refused(tmp_pat
     truncated.write_bytes(packed.read_bytes()[:-40])
     with pytest.raises(ItemListError, match=r"cut.csv.gz cannot be read as a compressed"):
         count_items(truncated)
+
+
+def test_xlsx_formulas_without_saved_values_are_named_by_cell(tmp_path):
+    # openpyxl writes formulas without their values, as a script exporting items would:
+    # read as empty, they used to be reported as "row 42: (empty)", a cell that is not empty.
+    path = tmp_path / "items.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["id", "predicted", "note"])
+    for index in range(40):
+        sheet.append([f"x{index}", index % 2, "=1+1"])  # a kept column's formulas: harmless
+    sheet.append(["f1", "=1+0", None])
+    sheet.append(["f2", "=IF(1,1,0)", None])
+    workbook.save(path)
+    with pytest.raises(ItemListError) as refused:
+        count_items(path)
+    message = str(refused.value)
+    assert "2 cell(s) of column 'predicted'" in message
+    assert "(B42, B43)" in message
+    assert "open the file in Excel or LibreOffice and save it" in message
+    # Only the columns PR Planner uses are checked: without those two rows the list is read.
+    sheet.delete_rows(42, 2)
+    workbook.save(path)
+    assert count_items(path).population_pos == 20
+
+
+def test_an_unclosed_csv_quote_in_an_id_is_named(tmp_path):
+    # DuckDB's sniffer reads quotes as text when one never closes: the id kept the quote,
+    # so the app's sample was not the warehouse's for the same seed.
+    path = tmp_path / "items.csv"
+    lines = ["id,predicted,score"] + [f"i{n},{int(n % 10 == 0)},0.{n:02d}" for n in range(40)]
+    lines[9] = '"i8,0,0.08'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ItemListError) as refused:
+        count_items(path)
+    assert str(refused.value) == (
+        "items.csv: 1 id(s) in column 'id' begin with a quote (\") that is not closed where "
+        "the id ends (row 10: '\"i8'); remove the stray quote so that each id reads as your "
+        "other systems have it"
+    )
+    with pytest.raises(ItemListError, match="stray quote"):
+        select_sample(path, n_pos=1, n_neg=1, seed=3)
+    # Quotes that close are the CSV's own and are not part of the id.
+    lines[9] = '"i8",0,0.08'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert count_items(path).rows == 40
