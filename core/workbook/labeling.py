@@ -42,6 +42,7 @@ from core.round_targets import OpenItemsSwing, Targets
 from core.selection import (
     EARLIER_RULES,
     RULE,
+    SPACES,
     ClassifierDesign,
     Membership,
     SampledItem,
@@ -1272,6 +1273,16 @@ def _text(value: object) -> str | None:
     return text.strip() or None
 
 
+def _item_id(value: object) -> str | None:
+    """An id cell as the rule reads ids: only the rule's SPACES removed around it. A tab or
+    line break around an id is part of it, as in the item list's key (``str.strip``
+    removed them here, and the key no longer matched)."""
+    text = value if type(value) is str else text_of_cell(value)
+    if text is None:
+        return None
+    return text.strip(SPACES) or None
+
+
 def _rank(value: object, where: str) -> int:
     if type(value) is int and value > 0:
         return value
@@ -1545,7 +1556,7 @@ def _read_sample(
             continue
         if len(values) < width:
             values = [*values, *([None] * (width - len(values)))]
-        item_id = _text(values[0])
+        item_id = _item_id(values[0])
         if item_id is None:
             continue
         key = _text(values[1]) or ""
@@ -1696,7 +1707,7 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
         raw_id = _value(values, id_index)
         if isinstance(raw_id, int | float) and not isinstance(raw_id, bool):
             numeric_ids.add(row_number)
-        item_id = _text(raw_id)
+        item_id = _item_id(raw_id)
         label = _value(values, label_index)
         if label is None and formulas and not formulas.get(label_index, ("", True))[1]:
             uncached.append(row_number)  # a formula whose value was never saved

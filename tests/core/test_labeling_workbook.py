@@ -1141,3 +1141,34 @@ def test_a_lone_dash_is_no_label(drawn, tmp_path):
     fill(sheet, labeled, ["positive", "-"])
     with pytest.raises(LabelingError, match="not a label"):
         read_labeling_workbook(labeled)
+
+
+def test_ids_with_tabs_around_them_round_trip_and_top_up(tmp_path):
+    # The rule removes only spaces around an id; a tab is part of it, so its key is
+    # SHA-256 of "seed:\tid". The reader stripped the tab and refused its own workbook.
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted"])
+        for index in range(120):
+            writer.writerow([f"\tt{index}\t", int(index % 4 == 0)])
+    selection = select_sample(items, n_pos=5, n_neg=8, seed=4)
+    assert all(item.id.startswith("\t") for item in selection.items)
+    assert all(
+        item.key == hashlib.sha256(f"4:{item.id}".encode()).hexdigest() for item in selection.items
+    )
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    labeled = tmp_path / "labeled.xlsx"
+    given = fill(sheet, labeled, ["positive", "negative"])
+    (labels,) = count_labels([read_labeling_workbook(labeled)])
+    assert as_counts(labels) == expected_counts(selection.items, given)
+    earlier = read_labeling_workbook(sheet)
+    assert {place.id for place in earlier.sample} == {item.id for item in selection.items}
+    top = extend_sample(
+        items, seed=4, previous_ids=[place.id for place in earlier.sample],
+        previous_sizes={design.name: (5, 8) for design in selection.designs()}, n_pos=7, n_neg=10,
+    )  # fmt: skip
+    full = select_sample(items, n_pos=7, n_neg=10, seed=4)
+    assert {item.id for item in top.items} == {item.id for item in full.items} - {
+        item.id for item in selection.items
+    }
