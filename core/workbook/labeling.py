@@ -1416,7 +1416,7 @@ def _design_from(
         created=_day_of(fields.get(_F_CREATED)),
         category=clean_category(_text(fields.get(_F_CATEGORY))),
         classifier=clean_category(_text(fields.get(_F_CLASSIFIER))),
-        round_date=_day_of(fields.get(_F_ROUND_DATE)),
+        round_date=_round_date_of(fields.get(_F_ROUND_DATE), where),
     )
 
 
@@ -1451,6 +1451,21 @@ def _day_of(value: object) -> dt.date | None:
         return dt.date.fromisoformat(text[:10])
     except ValueError:
         return None
+
+
+def _round_date_of(value: object, where: str) -> dt.date | None:
+    """The Design sheet's "Round date": None when empty (the day drawn is used). A date the
+    lead typed there in another form is refused: silently dating the round by the day it
+    was drawn would put it at the wrong place in the history."""
+    day = _day_of(value)
+    text = _text(value)
+    if day is None and text is not None:
+        raise LabelingError(
+            f"{where}: the {_F_ROUND_DATE!r} line holds {text[:40]!r}, which is not a date; "
+            "write it as year-month-day (2026-04-03), or clear it to date the round by the "
+            "day the sample was drawn"
+        )
+    return day
 
 
 def _fraction(value: object) -> float | None:

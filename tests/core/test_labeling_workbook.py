@@ -1172,3 +1172,34 @@ def test_ids_with_tabs_around_them_round_trip_and_top_up(tmp_path):
     assert {item.id for item in top.items} == {item.id for item in full.items} - {
         item.id for item in selection.items
     }
+
+
+def test_a_round_date_typed_in_another_form_is_named_not_dropped(tmp_path):
+    import datetime as dt
+
+    items = make_items(tmp_path / "items.csv")
+    selection = select_sample(items, n_pos=3, n_neg=4, seed=8)
+    sheet = write_labeling_workbook(
+        tmp_path / "round.xlsx", selection, sources=[items], round_date=dt.date(2024, 3, 4)
+    )
+    assert read_labeling_workbook(sheet).design.round_date == dt.date(2024, 3, 4)
+    for typed, expected in (
+        ("04/03/2024", "'04/03/2024', which is not a date"),
+        ("March", "'March', which is not a date"),
+        (dt.datetime(2024, 3, 5), None),  # a spreadsheet's own date cell
+        (None, None),  # cleared: the day drawn
+    ):
+        workbook = openpyxl.load_workbook(sheet)
+        for name, value in workbook["Design"].iter_rows(max_col=2):
+            if name.value == "Round date":
+                value.value = typed
+        edited = tmp_path / "edited.xlsx"
+        workbook.save(edited)
+        if expected is None:
+            read = read_labeling_workbook(edited).design.round_date
+            assert read == (typed.date() if typed else None)
+            continue
+        with pytest.raises(LabelingError) as refused:
+            read_labeling_workbook(edited)
+        assert f"sheet 'Design': the 'Round date' line holds {expected}" in str(refused.value)
+        assert "year-month-day (2026-04-03)" in str(refused.value)
