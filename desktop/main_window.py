@@ -1757,7 +1757,12 @@ class MainWindow(QMainWindow):
         """Append ``items`` (the first is the main round) to ``workbook`` (by default the
         lead's rounds workbook), all in one write; says what was added (and returns it in
         words), or why not (nothing in the file changes then; returns ``""``)."""
-        from core.workbook.append_round import AlreadyRecorded, NewRound, append_rounds
+        from core.workbook.append_round import (
+            AlreadyRecorded,
+            NewRound,
+            NotAdded,
+            append_rounds,
+        )
         from core.workbook.safe_io import SaveError
 
         workbook = workbook or self.lead_rounds_workbook()
@@ -1787,19 +1792,29 @@ class MainWindow(QMainWindow):
             f"{_round_label(item, several=several)} {'updated' if outcome.updated else 'added'} "
             f"(sheet {outcome.sheet!r}, row {outcome.row})"
             for item, outcome in zip(items, outcomes, strict=True)
-            if not isinstance(outcome, AlreadyRecorded)
+            if not isinstance(outcome, NotAdded)
         ]
         already = [
             _round_label(item, several=several)
             for item, outcome in zip(items, outcomes, strict=True)
             if isinstance(outcome, AlreadyRecorded)
         ]
+        # A further classifier with no sheet of its own: said with the way to give it one.
+        left_out = [
+            str(outcome)
+            for outcome in outcomes
+            if isinstance(outcome, NotAdded) and not isinstance(outcome, AlreadyRecorded)
+        ]
         words = "; ".join(added) or "nothing to add"
         if already:
             words += f"; {', '.join(already)} already there"
+        if left_out:
+            words += ". " + " ".join(
+                text[:1].upper() + text[1:].rstrip(".") + "." for text in left_out
+            )
         said = f"{workbook.name}: {words}"
         self.show_status(said)
-        return said if added or already else ""
+        return said if added or already or left_out else ""
 
     def _not_written(self, title: str, exc: BaseException) -> str:
         """Say why a rounds workbook was not written (status bar and a warning); ``""``."""

@@ -51,7 +51,7 @@ from core.errors import InputError
 
 if TYPE_CHECKING:
     from core.round_targets import TargetCheck, Targets
-    from core.workbook.append_round import AlreadyRecorded, AppendedRound, NewRound
+    from core.workbook.append_round import AppendedRound, NewRound, NotAdded
     from core.workbook.labeling import LabeledSample
 
 HELP = "Count and evaluate a labeled labeling workbook; optionally add it to a rounds workbook."
@@ -270,20 +270,20 @@ def run(args: argparse.Namespace) -> LabeledSample:
             file=sys.stderr,
         )
     if target is not None:
-        from core.workbook.append_round import AlreadyRecorded
+        from core.workbook.append_round import NotAdded
 
         outcomes = _append(args, workbooks, result, before)
         for outcome in outcomes:
-            if isinstance(outcome, AlreadyRecorded):  # run twice: not a failure
+            if isinstance(outcome, NotAdded):  # run twice, or no sheet for it: not a failure
                 print(f"note: {outcome}", file=sys.stderr)
         # "appended" is the first round's row (the main classifier's, or the one named
         # alone), never a further classifier's standing in for it (review 16).
         first = outcomes[0]
         result = dataclasses.replace(
             result,
-            appended=None if isinstance(first, AlreadyRecorded) else first,
+            appended=None if isinstance(first, NotAdded) else first,
             also_appended=tuple(
-                outcome for outcome in outcomes[1:] if not isinstance(outcome, AlreadyRecorded)
+                outcome for outcome in outcomes[1:] if not isinstance(outcome, NotAdded)
             ),
         )
     return result
@@ -331,14 +331,12 @@ def _check(
     )
 
 
-def _append(
-    args, workbooks, result: LabeledSample, before
-) -> tuple[AppendedRound | AlreadyRecorded, ...]:
+def _append(args, workbooks, result: LabeledSample, before) -> tuple[AppendedRound | NotAdded, ...]:
     """Add the round to ``--append-to``: the main classifier's and each further
     classifier's with labels in both strata, in one write (or, with ``--classifier``
     naming a further classifier, that one's alone). One entry per round, in order."""
     from core.workbook.append_round import (
-        AlreadyRecorded,
+        NotAdded,
         append_rounds,
         start_rounds_workbook,
     )
@@ -447,7 +445,7 @@ def _append(
             f"round alone{hint}",
             file=sys.stderr,
         )
-    elif args.classifier is None and not isinstance(main, AlreadyRecorded) and main.classifier:
+    elif args.classifier is None and not isinstance(main, NotAdded) and main.classifier:
         print(
             f"note: the round is filed under classifier {main.classifier!r}, the only one "
             f"on sheet {main.sheet!r} (--classifier NAME files it under another)",
@@ -552,7 +550,7 @@ def format_text(labeled: LabeledSample) -> str:
         done = (
             "started"
             if appended.get("created")
-            else "updated the counts in"
+            else "updated the round in"
             if appended.get("updated")
             else "added to"
         )

@@ -60,6 +60,8 @@ __all__ = [
     "AlreadyRecorded",
     "AppendedRound",
     "NewRound",
+    "NoSheetFor",
+    "NotAdded",
     "append_round",
     "append_rounds",
     "lock_file_of",
@@ -298,8 +300,38 @@ def _only_classifier(path: Path, sheet: str, rounds, others: Sequence[str] = ())
     return names[0] if names else None
 
 
-class AlreadyRecorded(InputError):
+class NotAdded(InputError):
+    """A round of the draw left out of the write (the others are added); says why."""
+
+
+class AlreadyRecorded(NotAdded):
     """The rounds workbook holds this round with these very counts: nothing to add."""
+
+
+class NoSheetFor(NotAdded):
+    """A further classifier's round has no place in the workbook: its only sheet keeps
+    another classifier's rounds and has no classifier column to tell them apart."""
+
+
+def _refuse_a_sheet_of_another_classifier(
+    path: Path, reading: SheetColumns, rounds, classifier: str
+) -> None:
+    """A further classifier's round written on a sheet without a classifier column would
+    read back as that sheet's classifier's round: another classifier's counts in its
+    history and trends (session 17)."""
+    if any(role.role == "classifier" and role.column for role in reading.roles):
+        return
+    on_sheet = {
+        classifier_key(item.classifier or "") for item in rounds if item.sheet == reading.sheet
+    }
+    if on_sheet <= {classifier_key(classifier)}:
+        return
+    raise NoSheetFor(
+        f"the round of classifier {classifier!r} was not added: {path.name}, sheet "
+        f"{reading.sheet!r} keeps one classifier's rounds (it has no classifier column). To "
+        f"keep the history of {classifier!r} in this workbook too, add a column headed "
+        "Classifier to that sheet, then add the labels again"
+    )
 
 
 def _refuse_a_second_copy(
@@ -309,14 +341,19 @@ def _refuse_a_second_copy(
     new_round: NewRound,
     update: bool = False,
     others: Sequence[str] = (),
+    one_classifier_sheet: bool = False,
 ) -> int | None:
     """A round of the same draw (seed and item list, from the notes ``labels`` writes) or
     of the same name (and classifier) on the sheet is most likely this one, added before:
     a second copy would count twice in the history and its trends. With ``update``, the
-    row of the same draw holding other counts is returned, to be updated in place."""
+    row of the same draw holding other counts is returned, to be updated in place.
+    ``one_classifier_sheet``: ``sheet`` has no classifier column, so every round on it is
+    of the classifier the new row will read back as, whatever name it was given."""
     draw = draw_in_notes(new_round.notes)
 
     def of_this_classifier(item) -> bool:
+        if one_classifier_sheet and item.sheet == sheet:
+            return True
         if new_round.classifier is not None:
             return item.classifier == new_round.classifier
         # No classifier: the main one's rows, not those of the sample's further classifiers.
@@ -339,6 +376,16 @@ def _refuse_a_second_copy(
                 )
             continue
         shown = "TP {:,}, FP {:,}, FN {:,}, TN {:,}"
+        redated = _redated(item, new_round)
+        if counts == there and redated and update and item.sheet == sheet:
+            return item.row
+        if counts == there and redated:
+            was, now = str(item.date), str(new_round.date)
+            raise AlreadyRecorded(
+                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round "
+                f"(seed {draw[0]}) with the same counts, dated {was}, not {now}; nothing was "
+                f"written. To date it {now}, run this again with {named('update')}"
+            )
         if counts == there:
             raise AlreadyRecorded(
                 f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round "
@@ -367,31 +414,62 @@ def _refuse_a_second_copy(
         if item.round != new_round.round or not of_this_classifier(item):
             continue
         same_counts = (item.tp, item.fp, item.fn, item.tn) == counts
+        # A sheet without notes: the round is known by its name.
+        if item.sheet == sheet and same_counts and not _redated(item, new_round):
+            raise AlreadyRecorded(
+                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds round "
+                f"{new_round.round!r} with the same counts; nothing was written"
+            )
+        if update and item.sheet == sheet:
+            return item.row
         if item.sheet == sheet or same_counts:  # another sheet may have no notes to tell
             raise InputError(
                 f"{path.name}, sheet {item.sheet!r} already has a round named {new_round.round!r} "
                 f"(row {item.row}); it was probably added before, and a second copy would "
                 f"count twice. Nothing was written; to add it anyway, give it another name "
                 f"with {named('round')} NAME"
+                + (
+                    f", or to put these counts and date in that row, run this again with "
+                    f"{named('update')}"
+                    if item.sheet == sheet
+                    else ""
+                )
             )
     return None
 
 
+def _redated(item, new_round: NewRound) -> bool:
+    """The row has a date and the new round another one (a date given to labels)."""
+    return item.date is not None and new_round.date is not None and item.date != new_round.date
+
+
 #: The roles whose cells an update rewrites: the counts, the over-sampling ratio they give
-#: and the notes (the round's name, date, classifier and population stay as the lead keeps
-#: them).
+#: and the notes (the round's name, classifier and population stay as the lead keeps them;
+#: the date too, unless another one was given).
 _UPDATED_ROLES = ("tp", "fp", "fn", "tn", "s", "notes")
 
 
-def _updated_sheet_xml(xml: bytes, reading: SheetColumns, new_round: NewRound, row_number: int):
+def _updated_sheet_xml(
+    xml: bytes,
+    reading: SheetColumns,
+    new_round: NewRound,
+    row_number: int,
+    epoch: dt.date | None = None,
+):
     """``xml`` with the counts and notes of row ``row_number`` replaced (each cell keeps
-    its style; a missing cell is added in column order)."""
+    its style; a missing cell is added in column order), and its date with ``epoch`` (the
+    workbook's date system) given: a serial where the cell holds a number, else ISO text."""
     _last, prefix = _row_bounds(xml)
     styles = _styles_of_row(xml, row_number)
+    roles = _UPDATED_ROLES + (("date",) if epoch is not None else ())
+    date_letter = next((item.column for item in reading.roles if item.role == "date"), "")
+    date_style = styles.get(_letters_to_index(date_letter)) if date_letter else None
+    date_as_serial = bool(date_style and date_style[1] in (b"", b"n"))
+    values = _values_by_column(reading, new_round, epoch if date_as_serial else None)
     cells = {
         index: (letter, value)
-        for index, (letter, value) in _values_by_column(reading, new_round, None).items()
-        if any(item.role in _UPDATED_ROLES and item.column == letter for item in reading.roles)
+        for index, (letter, value) in values.items()
+        if any(item.role in roles and item.column == letter for item in reading.roles)
     }
     row_match = next(
         match
@@ -771,7 +849,7 @@ def append_round(
         other_classifiers=other_classifiers,
         columns=columns,
     )
-    if isinstance(outcome, AlreadyRecorded):
+    if isinstance(outcome, NotAdded):
         raise outcome
     return outcome
 
@@ -786,7 +864,7 @@ def append_rounds(
     update: bool = False,
     other_classifiers: Sequence[str] = (),
     columns: Sequence[str] = (),
-) -> tuple[AppendedRound | AlreadyRecorded, ...]:
+) -> tuple[AppendedRound | NotAdded, ...]:
     """Add the rounds of one labeled sample (the main classifier's first, then each further
     classifier's) in one write: every one not recorded yet is added, or, when one is
     refused, none is and the workbook is unchanged.
@@ -803,8 +881,9 @@ def append_rounds(
     Returns
     -------
     tuple
-        One entry per round, in order: the :class:`AppendedRound` where it went, or the
-        :class:`AlreadyRecorded` saying where the workbook already holds it.
+        One entry per round, in order: the :class:`AppendedRound` where it went, or a
+        :class:`NotAdded` saying why not: :class:`AlreadyRecorded` (where the workbook
+        already holds it) or, for a further classifier, :class:`NoSheetFor`.
 
     Raises
     ------
@@ -836,7 +915,7 @@ def append_rounds(
             "the workbook where you keep your rounds (a new name starts one). Nothing was "
             "written"
         )
-    outcomes: list[AppendedRound | AlreadyRecorded] = []
+    outcomes: list[AppendedRound | NotAdded] = []
     planned: list[_PlannedRow] = []
     with tempfile.TemporaryDirectory(prefix="prplanner-") as folder:
         # The copy keeps the workbook's name: what a round's refusal says of it is said
@@ -852,8 +931,9 @@ def append_rounds(
                     update=update,
                     others=other_classifiers if position == 0 else (),
                     columns=columns,
+                    further=position > 0,
                 )
-            except AlreadyRecorded as exc:
+            except NotAdded as exc:
                 outcomes.append(exc)
                 continue
             except _TotalsInTheWay as exc:
@@ -989,6 +1069,7 @@ def _planned_row(
     update: bool,
     others: Sequence[str],
     columns: Sequence[str],
+    further: bool = False,
 ) -> _PlannedRow:
     """Where ``new_round`` goes in the workbook ``path`` and the parts that change for it
     (nothing is written here)."""
@@ -1025,6 +1106,8 @@ def _planned_row(
                 )
     reading = _choose_sheet(path, book.columns, book.rounds, sheet, new_round.classifier)
     _refuse_sheet_classifier_over_a_column(path, reading)
+    if further and new_round.classifier is not None:
+        _refuse_a_sheet_of_another_classifier(path, reading, book.rounds, new_round.classifier)
     refused_here = [
         item for item in book.refused if item.sheet == reading.sheet and not item.is_totals
     ]
@@ -1043,7 +1126,15 @@ def _planned_row(
             classifier=_only_classifier(path, reading.sheet, book.rounds, others),
         )
     row_to_update = _refuse_a_second_copy(
-        path, reading.sheet, book.rounds, new_round, update, others
+        path,
+        reading.sheet,
+        book.rounds,
+        new_round,
+        update,
+        others,
+        one_classifier_sheet=not any(
+            role.role == "classifier" and role.column for role in reading.roles
+        ),
     )
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
@@ -1109,7 +1200,13 @@ def _planned_row(
             )
     else:
         row_number = row_to_update
-        new_xml = _updated_sheet_xml(old_xml, reading, new_round, row_number)
+        redate = any(
+            item.row == row_number and item.sheet == reading.sheet and _redated(item, new_round)
+            for item in book.rounds
+        )
+        new_xml = _updated_sheet_xml(
+            old_xml, reading, new_round, row_number, date_epoch(path) if redate else None
+        )
     changed = {part: new_xml}
     if row_to_update is None:
         # A table ("Format as Table") or filter that ends right above the new row takes it

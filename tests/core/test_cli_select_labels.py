@@ -743,6 +743,65 @@ def test_the_round_date_is_the_one_given_at_the_draw_or_to_labels(capsys, tmp_pa
     assert dt.date.fromisoformat(listed["rounds"][0]["date"]).year == 2024
 
 
+def test_update_re_dates_a_round_already_in_the_rounds_workbook(capsys, tmp_path):
+    # Session 16: a round added with the wrong date could only be re-dated by hand, as the
+    # same labels again were "already recorded" whatever --round-date said.
+    import datetime as dt
+
+    done, _ = two_classifier_round(capsys, tmp_path)
+    book = tmp_path / "rounds.xlsx"
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", book, "--round-date", "2024-01-31"
+    )  # fmt: skip
+    assert status == 0, captured.err
+    before = book.read_bytes()
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", book, "--round-date", "2024-02-15"
+    )  # fmt: skip
+    assert status == 0 and book.read_bytes() == before
+    assert "dated 2024-01-31, not 2024-02-15; nothing was written" in captured.err
+    assert "run this again with --update" in captured.err
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", book, "--round-date", "2024-02-15", "--update"
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert "updated the round in" in captured.out
+    _, listed, _ = run(capsys, "rounds", book, "--json")
+    assert [item["date"] for item in listed["rounds"]] == ["2024-02-15", "2024-02-15"]
+    # A lead's own workbook with real date cells gets a date cell back, in its format.
+    own = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "N pred+", "N pred-", "TP", "FP", "FN", "TN"])
+    sheet.append(["old", dt.datetime(2023, 12, 1), 100, 300, 10, 2, 3, 20])
+    sheet["B2"].number_format = "DD/MM/YYYY"
+    workbook.save(own)
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", own, "--classifier", "predicted",
+        "--round-date", "2024-01-31",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    assert "the round of classifier 'other' was not added" in captured.err
+    # Without notes to tell the draw, the round is found by its name.
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", own, "--classifier", "predicted",
+        "--round-date", "2024-02-15",
+    )  # fmt: skip
+    assert status == 2 and "already has a round named 'round' (row 3)" in captured.err, (
+        captured.out[-300:] + captured.err
+    )
+    assert "to put these counts and date in that row, run this again with --update" in (
+        captured.err
+    )
+    status, _, captured = run(
+        capsys, "labels", done, "--append-to", own, "--classifier", "predicted",
+        "--round-date", "2024-02-15", "--update",
+    )  # fmt: skip
+    assert status == 0, captured.err
+    cell = openpyxl.load_workbook(own).active["B3"]
+    assert cell.value == dt.datetime(2024, 2, 15) and cell.number_format == "DD/MM/YYYY"
+
+
 def test_select_records_the_round_date_and_a_top_up_keeps_it(capsys, tmp_path):
     from core.workbook.labeling import read_labeling_workbook
 
@@ -1437,3 +1496,37 @@ def test_every_classifiers_row_names_the_targets_it_is_judged_by(capsys, tmp_pat
         for row in openpyxl.load_workbook(book)["Rounds"].iter_rows(min_row=2, values_only=True)
     ]
     assert len(notes) == 2 and all("targets precision ±20 %" in text for text in notes)
+
+
+def test_a_further_classifier_is_not_filed_on_a_sheet_of_one_classifier(capsys, tmp_path):
+    # Session 17: with no classifier column, the further classifier's round was written
+    # on the lead's sheet and read back as the main classifier's: another classifier's
+    # counts in its history (and a second copy on every run).
+    import datetime as dt
+
+    done, counts = two_classifier_round(capsys, tmp_path)
+    own = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "Date", "N pred+", "N pred-", "TP", "FP", "FN", "TN"])
+    workbook.active.append(["old", dt.datetime(2023, 12, 1), 100, 300, 10, 2, 3, 20])
+    workbook.save(own)
+    for _ in range(2):  # again: a note, and still one row
+        status, data, captured = run(capsys, "labels", done, "--append-to", own, "--json")
+        assert status == 0, captured.err
+        assert "note: the round of classifier 'other' was not added" in captured.err
+        assert "add a column headed Classifier to that sheet" in captured.err
+        assert not data.get("also_appended")
+    _, listed, _ = run(capsys, "rounds", own, "--json")
+    assert [(item["round"], item["tp"]) for item in listed["rounds"]] == [
+        ("old", 10), ("round", counts["predicted"]["tp"]),
+    ]  # fmt: skip
+    # As the note says: a Classifier column, and the labels again, add the other's round.
+    workbook = openpyxl.load_workbook(own)
+    workbook.active["I1"] = "Classifier"
+    workbook.save(own)
+    status, data, captured = run(capsys, "labels", done, "--append-to", own, "--json")
+    assert status == 0, captured.err
+    _, listed, _ = run(capsys, "rounds", own, "--json")
+    assert [(item["classifier"], item["tp"]) for item in listed["rounds"]][-1] == (
+        "other", counts["other"]["tp"],
+    )  # fmt: skip

@@ -1146,3 +1146,26 @@ def test_the_next_draw_starts_from_the_columns_of_the_last(qtbot, window, item_l
     assert "does not have every column of your last draw" in dialog.message.text()
     dialog.close()
     later.session.undo_stack.setClean()
+
+
+def test_a_further_classifier_has_no_place_on_a_sheet_of_one_classifier(qtbot, window, tmp_path):
+    # Session 17: on a rounds sheet without a classifier column, a further classifier's
+    # round read back as the lead's classifier's: another classifier's counts in its
+    # history. It is left out, saying how to give it a place.
+    import datetime as dt
+
+    mine = tmp_path / "my rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "Date", "N pred+", "N pred-", "TP", "FP", "FN", "TN"])
+    workbook.active.append(["R1", dt.datetime(2024, 1, 5), 900, 20_000, 40, 9, 6, 70])
+    workbook.save(mine)
+    assert window.open_workbook(mine)
+    (last,) = window.session.state.rounds
+    main = dataclasses.replace(last, round="R2", date=dt.date(2024, 2, 5), tp=44)
+    other = dataclasses.replace(main, classifier="other", tp=30)
+    said = window._append_to_rounds_workbook((main, other))
+    assert "R2" in said and "added (sheet 'Sheet', row 3)" in said
+    assert "The round of classifier 'other' was not added" in said
+    assert "add a column headed Classifier to that sheet" in said
+    rows = list(openpyxl.load_workbook(mine).active.iter_rows(min_row=2, values_only=True))
+    assert [(row[0], row[4]) for row in rows] == [("R1", 40), ("R2", 44)]
