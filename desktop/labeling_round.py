@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 from core.errors import InputError
 from core.progress import Cancelled
 from core.session import EnsembleInputs, PopulationInputs
-from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree
+from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree, draw_mark
 from core.workbook.session_io import LABELED_SHEET
 
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
@@ -63,7 +63,6 @@ if TYPE_CHECKING:
     from core.selection import Selection
     from core.workbook.labeling import (
         ClassifierLabels,
-        LabelingDesign,
         LabelingWorkbook,
         OpenItemsSwing,
     )
@@ -1199,11 +1198,10 @@ def new_round(
     classifier: str | None,
 ) -> Round:
     """The Rounds panel's row for ``labels`` (sheet :data:`LABELED_SHEET`, next free row)."""
-    from core.workbook.labeling import round_date, round_name
-    from core.workbook.rounds import Round, open_items_note
+    from core.workbook.labeling import round_date, round_name, round_notes
+    from core.workbook.rounds import Round
 
     design = labels.design
-    first = workbooks[0]
     rows = [item.row for item in existing if item.sheet == LABELED_SHEET]
     k = design.population_pos / design.population_neg
     s = (labels.labeled_pos / labels.labeled_neg) / k if labels.labeled_neg else None
@@ -1221,15 +1219,7 @@ def new_round(
         fp=labels.fp,
         fn=labels.fn,
         tn=labels.tn,
-        notes=(
-            f"labeling workbook{'s' if len(workbooks) > 1 else ''} "
-            + ", ".join(book.path.name for book in workbooks)
-            + draw_mark(first.design)
-            + open_items_note(
-                labels.skipped_by_stratum, (labels.unlabeled_pos, labels.unlabeled_neg)
-            )
-            + _targets_mark(workbooks)
-        ),
+        notes=round_notes(labels, workbooks, _targets_mark(workbooks)),
     )
 
 
@@ -1280,18 +1270,6 @@ def _names_listed(text: str) -> list[str]:
             names.append(pending)
             pending = ""
     return names
-
-
-def draw_mark(design: LabelingDesign) -> str:
-    """``; seed 41; items from items.csv; item list SHA-256 1a2b3c4d5e6f; ``: the part of
-    a round's notes (written by :func:`new_round`) that names the draw its labels came
-    from (the list's contents too: one file name exported every week with one seed is
-    several draws). Every reading of the draw, whichever copies and top-ups were read, has
-    it."""
-    return (
-        f"; seed {design.seed}; items from {design.file_name}; item list SHA-256 "
-        f"{design.file_sha256[:12]}; "
-    )
 
 
 def same_draw(

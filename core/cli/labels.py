@@ -458,16 +458,9 @@ def _new_round(args, workbooks, labels, classifier: str | None, judged_by: str) 
     """The row ``labels`` (one classifier's counts) adds, filed under ``classifier``;
     ``judged_by`` ends its notes (the target margins a report judges it by)."""
     from core.workbook.append_round import NewRound
-    from core.workbook.labeling import round_date, round_name
-    from core.workbook.rounds import open_items_note
+    from core.workbook.labeling import round_date, round_name, round_notes
 
     design = labels.design
-    first = workbooks[0]
-    notes = (
-        f"PR Planner labeling round: seed {first.design.seed}, items from "
-        f"{first.design.file_name}; item list SHA-256 {first.design.file_sha256[:12]}; "
-        + open_items_note(labels.skipped_by_stratum, (labels.unlabeled_pos, labels.unlabeled_neg))
-    )
     return NewRound(
         round=round_name(workbooks) if args.round is None else args.round,
         date=args.round_date or round_date(workbooks),
@@ -478,7 +471,7 @@ def _new_round(args, workbooks, labels, classifier: str | None, judged_by: str) 
         fp=labels.fp,
         fn=labels.fn,
         tn=labels.tn,
-        notes=notes + judged_by,
+        notes=round_notes(labels, workbooks, judged_by),
     )
 
 

@@ -1521,6 +1521,36 @@ def _targets_from(where: str, fields: dict[str, object]) -> tuple[Targets | None
     return targets, ""
 
 
+def draw_mark(design: LabelingDesign) -> str:
+    """``; seed 41; items from items.csv; item list SHA-256 1a2b3c4d5e6f; ``: the part of
+    a round's notes (:func:`round_notes`) that names the draw its labels came from (the
+    list's contents too: one file name exported every week with one seed is several
+    draws). Every reading of the draw, whichever copies and top-ups were read, has it."""
+    return (
+        f"; seed {design.seed}; items from {design.file_name}; item list SHA-256 "
+        f"{design.file_sha256[:12]}; "
+    )
+
+
+def round_notes(
+    labels: ClassifierLabels, workbooks: Sequence[LabelingWorkbook], targets_words: str = ""
+) -> str:
+    """The notes of the rounds workbook's row for ``labels``, written alike by the app and
+    ``prplanner labels --append-to``: the workbooks read (the app finds a draw's copies by
+    them), the draw (:func:`draw_mark`), the items skipped or unlabeled by stratum, and
+    ``targets_words`` (``"; targets precision ±5 %, ..."`` or empty), which a report
+    judges the round by."""
+    from core.workbook.rounds import open_items_note
+
+    return (
+        f"labeling workbook{'s' if len(workbooks) > 1 else ''} "
+        + ", ".join(book.path.name for book in workbooks)
+        + draw_mark(workbooks[0].design)
+        + open_items_note(labels.skipped_by_stratum, (labels.unlabeled_pos, labels.unlabeled_neg))
+        + targets_words
+    )
+
+
 def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:
     """The round's name: the file name the first draw was written as (its Design sheet's
     "Drawn as"), not that of a labeler's copy (``round1 anna``) or a top-up; the first

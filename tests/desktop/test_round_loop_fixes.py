@@ -1169,3 +1169,28 @@ def test_a_further_classifier_has_no_place_on_a_sheet_of_one_classifier(qtbot, w
     assert "add a column headed Classifier to that sheet" in said
     rows = list(openpyxl.load_workbook(mine).active.iter_rows(min_row=2, values_only=True))
     assert [(row[0], row[4]) for row in rows] == [("R1", 40), ("R2", 44)]
+
+
+def test_the_command_line_and_the_app_write_one_round_notes(tmp_path, item_list):
+    # Two builders wrote a round's notes in two forms: rows labels --append-to added named
+    # no workbooks, so the app could not find a draw's copies from them.
+    from core.cli import main as cli
+    from core.workbook.rounds import read_rounds
+    from desktop.labeling_round import new_round
+
+    path, truth = item_list
+    drawn = tmp_path / "week 3.xlsx"
+    assert cli(["select", str(path), "--n-pos", "20", "--n-neg", "30", "--seed", "5",
+                "-o", str(drawn)]) == 0  # fmt: skip
+    labeled = tmp_path / "week 3 anna.xlsx"
+    label_copy(drawn, labeled, truth, lambda row: row != 4)  # one item left unlabeled
+    book = tmp_path / "rounds.xlsx"
+    assert cli(["labels", str(labeled), "--append-to", str(book)]) == 0
+    (added,) = read_rounds(book).rounds
+    workbooks = [read_labeling_workbook(labeled)]
+    (labels,) = count_labels(workbooks)
+    assert added.notes == new_round(labels, workbooks, [], None).notes
+    assert added.notes.startswith(
+        "labeling workbook week 3 anna.xlsx; seed 5; items from items.csv"
+    )
+    assert "1 unlabeled" in added.notes
