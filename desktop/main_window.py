@@ -1596,7 +1596,8 @@ class MainWindow(QMainWindow):
                 sure.clicked.connect(lambda: self.top_up(result, surer=True))
         workbook = self.lead_rounds_workbook()
         if added:
-            box.setText(f"{box.text()}<br><br>{html.escape(added, quote=False)}.")
+            said = html.escape(added, quote=False)
+            box.setText(f"{box.text()}<br><br>{said}{'' if said.endswith('.') else '.'}")
         elif workbook is None or not workbook.is_file():
             # No rounds workbook yet: one can be chosen or started here (only the command
             # line could start one, and the name and date given in the app were lost on

@@ -330,7 +330,7 @@ def _refuse_a_sheet_of_another_classifier(
         f"the round of classifier {classifier!r} was not added: {path.name}, sheet "
         f"{reading.sheet!r} keeps one classifier's rounds (it has no classifier column). To "
         f"keep the history of {classifier!r} in this workbook too, add a column headed "
-        "Classifier to that sheet, then add the labels again"
+        "Classifier to that sheet, then add the round again"
     )
 
 
