@@ -860,6 +860,18 @@ def _add_instructions(sheet, bold, category: str = "", seen: str = "blind") -> N
     sheet.page_setup.fitToHeight = 0
 
 
+def _style_like(sheet, template, last_row: int) -> None:
+    """Give the cells below ``template`` down to ``last_row`` its style. A copy of its
+    style array, as openpyxl copies a sheet: setting a style per cell looks it up in the
+    workbook's style lists, half the time of writing a workbook of 100,000 items."""
+    from copy import copy
+
+    for (cell,) in sheet.iter_rows(
+        min_row=template.row + 1, max_row=last_row, min_col=template.column, max_col=template.column
+    ):
+        cell._style = copy(template._style)
+
+
 def _format_kept_columns(sheet, first: int, last: int, last_row: int) -> None:
     """Kept columns as wide as their text needs (up to a limit) and wrapped inside their
     cells beyond it, with the rows made tall enough, so that a long subject never runs
@@ -878,9 +890,11 @@ def _format_kept_columns(sheet, first: int, last: int, last_row: int) -> None:
         longest = max((len(text) for text in texts), default=10)
         width = min(max(longest + 2, 12), 60 if links else 50)
         sheet.column_dimensions[_column_letter(column - 1)].width = width
+        if cells:
+            cells[0].alignment = wrapped
+            _style_like(sheet, cells[0], last_row)
         for cell in cells:
             text = "" if cell.value is None else str(cell.value)
-            cell.alignment = wrapped
             if text.startswith(("http://", "https://")):
                 cell.hyperlink = text
                 cell.font = link_font
@@ -980,20 +994,19 @@ def build_labeling_workbook(
     last_row = len(selection.items) + 1
     id_letter = _column_letter(1)
     label_letter = _column_letter(label_column)
-    for (cell,) in sheet.iter_rows(min_row=2, max_row=last_row, min_col=2, max_col=2):
-        cell.number_format = "@"  # an id such as 00123 stays text when a labeler edits it
-    for (cell,) in sheet.iter_rows(
-        min_row=2, max_row=last_row, min_col=label_column + 1, max_col=label_column + 1
-    ):
-        cell.fill = label_fill
-    _format_kept_columns(sheet, 3, 2 + len(selection.kept_columns), last_row)
     # Rows may be taller than a line: rank and id at the top, the id set off from the
-    # rank so that "2" and "A33796" never read as one.
-    rank_alignment = Alignment(vertical="top", horizontal="center")
-    id_alignment = Alignment(vertical="top", horizontal="left", indent=1)
-    for rank_cell, id_cell in sheet.iter_rows(min_row=2, max_row=last_row, max_col=2):
-        rank_cell.alignment = rank_alignment
-        id_cell.alignment = id_alignment
+    # rank so that "2" and "A33796" never read as one. An id such as 00123 stays text when
+    # a labeler edits it.
+    rank_cell, id_cell = sheet.cell(2, 1), sheet.cell(2, 2)
+    rank_cell.alignment = Alignment(vertical="top", horizontal="center")
+    id_cell.alignment = Alignment(vertical="top", horizontal="left", indent=1)
+    id_cell.number_format = "@"
+    label_cell = sheet.cell(2, label_column + 1)
+    label_cell.fill = label_fill
+    _style_like(sheet, rank_cell, last_row)
+    _style_like(sheet, id_cell, last_row)
+    _style_like(sheet, label_cell, last_row)
+    _format_kept_columns(sheet, 3, 2 + len(selection.kept_columns), last_row)
     sheet.cell(1, label_column + 1).comment = Comment(
         LABELING_HELP_SHORT.format(category=category_words(category)), "PR Planner"
     )

@@ -1203,3 +1203,23 @@ def test_a_round_date_typed_in_another_form_is_named_not_dropped(tmp_path):
             read_labeling_workbook(edited)
         assert f"sheet 'Design': the 'Round date' line holds {expected}" in str(refused.value)
         assert "year-month-day (2026-04-03)" in str(refused.value)
+
+
+def test_every_row_of_the_labelers_sheet_has_its_styles(drawn):
+    # The styles are copied down from the first row (a style set per cell was half the
+    # time of writing 100,000 items): every row must still have them.
+    _, selection, sheet = drawn
+    labels = openpyxl.load_workbook(sheet)["Labels"]
+    header = [cell.value for cell in labels[1]]
+    id_column, label_column = header.index("Item id"), header.index("Label")
+    subject_column = header.index("subject")
+    rows = list(labels.iter_rows(min_row=2, max_row=len(selection.items) + 1))
+    assert len(rows) == len(selection.items) > 2
+    for row in rows:
+        assert (row[0].alignment.horizontal, row[0].alignment.vertical) == ("center", "top")
+        assert row[id_column].number_format == "@"
+        assert (row[id_column].alignment.horizontal, row[id_column].alignment.indent) == (
+            "left", 1,
+        )  # fmt: skip
+        assert row[label_column].fill.fgColor.rgb == "00FFF2CC"
+        assert row[subject_column].alignment.wrap_text
