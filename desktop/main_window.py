@@ -1254,10 +1254,19 @@ class MainWindow(QMainWindow):
                 suggested = free_name(path.parent, f"{path.stem} {purpose}", ".xlsx")
                 continue
             if path.exists() and not is_open_session:
+                from core.workbook.safe_io import is_session
+
+                kind = (
+                    "a report PR Planner wrote"
+                    if is_exported_report(path)
+                    else "a session PR Planner saved"
+                    if is_session(sheet_names(path))
+                    else "PR Planner wrote it"
+                )
                 answer = QMessageBox.question(
                     self,
                     caption,
-                    f"{path.name} already exists (PR Planner wrote it). Replace it?",
+                    f"{path.name} already exists ({kind}). Replace it?",
                     QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                     QMessageBox.StandardButton.No,
                 )

@@ -500,6 +500,14 @@ def check_destination(
             f"{destination.name} is a saved PR Planner session (rounds and settings); it was "
             f"not replaced. Choose another name, for example {instead.name}"
         )
+    if is_session(sheets) and purpose == "report" and not is_exported_report(destination):
+        # A report written over a saved session loses the costs, margins, ensemble and
+        # workbooks out with the editors it keeps, which a report does not restore (fuzz 17).
+        raise SaveError(
+            f"{destination.name} is a saved PR Planner session (your rounds and settings), "
+            "not a report; a report written there would lose your settings, so it was not "
+            f"replaced. Choose another name, for example {instead.name}"
+        )
 
 
 def _refuse_locked_or_read_only_rounds(destination: Path, info: os.stat_result) -> None:

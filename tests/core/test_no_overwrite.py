@@ -306,3 +306,24 @@ def test_a_damaged_labeling_workbook_is_not_replaced_nor_an_internal_error(tmp_p
         assert main(other) == 2
         said = capsys.readouterr().err
         assert "internal error" not in said and said.count("\n") == 1
+
+
+def test_a_report_never_replaces_a_saved_session(rounds, tmp_path, capsys):
+    # Fuzz 17: `report X -o SESSION` replaced the lead's saved session (costs, margins,
+    # ensemble, workbooks out with the editors), which a report does not restore.
+    from core.session import SessionState
+    from core.workbook.session_io import save_session
+
+    session = tmp_path / "lead session.xlsx"
+    save_session(session, SessionState())
+    before = session.read_bytes()
+    status, err = report_of(rounds, session, capsys)
+    assert status == 2 and session.read_bytes() == before
+    assert "lead session.xlsx is a saved PR Planner session (your rounds and settings), not a " \
+        "report" in err  # fmt: skip
+    assert "for example lead session report.xlsx" in err
+    check_destination(session, purpose="session")  # Save As over it stays the lead's call
+    # A report PR Planner wrote is replaced by the next one.
+    report = tmp_path / "report.xlsx"
+    assert report_of(rounds, report, capsys)[0] == 0
+    assert report_of(rounds, report, capsys)[0] == 0

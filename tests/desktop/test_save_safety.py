@@ -110,3 +110,28 @@ def test_a_session_re_saved_by_another_program_is_saved_under_a_new_name(
     _caption, suggested = dialogs.asked_save[-1]
     assert suggested.endswith("edited elsewhere session.xlsx")
     assert target.read_bytes() == before
+
+
+def test_export_report_over_a_saved_session_is_refused_and_save_as_names_it(
+    window, dialogs, tmp_path
+):
+    # Fuzz 17: a report over a saved session lost its settings; the question before a
+    # replace did not say the file is a session.
+    from core.session import SessionState
+
+    session = tmp_path / "lead session.xlsx"
+    save_session(session, SessionState())
+    before = session.read_bytes()
+    dialogs.save_names.append(session)  # Export report… onto the session, then cancel
+    assert not window.export_report()
+    assert session.read_bytes() == before
+    title, text = dialogs.warnings[-1]
+    assert title == "Could not write the report"
+    assert "is a saved PR Planner session (your rounds and settings), not a report" in text
+    dialogs.save_names.append(session)  # Save As onto it asks, naming what it is
+    dialogs.answer = QMessageBox.StandardButton.No
+    window.save_as_action.trigger()
+    assert dialogs.questions[-1] == (
+        "lead session.xlsx already exists (a session PR Planner saved). Replace it?"
+    )
+    assert session.read_bytes() == before
