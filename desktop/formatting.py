@@ -105,6 +105,12 @@ def parse_count(text: str) -> int:
                 f"{short_text(shown, 24)} has {len(digits):,} digits: counts are at most 10^15"
             )
         return _whole_count(int(cleaned), shown)
+    if re.fullmatch(r"-?\d{1,3}(?:\.\d{3}){2,}", cleaned, re.ASCII):
+        plain = cleaned.replace(".", "")
+        raise ValueError(
+            f"{short_text(shown, 24)!r} has points between thousands: write {plain} or "
+            f"{int(plain):,}"
+        )
     try:
         number = float(cleaned)
     except ValueError:
@@ -121,6 +127,49 @@ def _whole_count(number: int, shown: str) -> int:
         raise ValueError(f"{short_text(shown, 24)} is negative: counts are >= 0")
     if number > MAX_COUNT:
         raise ValueError(f"{short_text(shown, 24)} is more than 10^15, the largest count")
+    return number
+
+
+#: A number with thousands set off by commas, and perhaps decimals: ``1,251,000.5``.
+_COMMA_GROUPED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.ASCII)
+
+
+def parse_number(text: str) -> float:
+    """A real number typed or pasted by a person (a label cost, a prior's alpha, ``s``):
+    ``1.5``, ``1,5`` (a decimal comma), ``1,000.5``, ``1 000``, ``1e-3``.
+
+    A lone comma before exactly three digits (``1,500``: 1500, or 1.5 with a decimal
+    comma?) is refused rather than guessed, as are commas that do not group thousands.
+    Raises ``ValueError`` with the reason shown at the field.
+    """
+    shown = text.strip()
+    cleaned = shown
+    for ignored in (" ", "\u00a0", "\u202f", "\u2009"):
+        cleaned = cleaned.replace(ignored, "")
+    if not cleaned:
+        raise ValueError("empty: type a number")
+    quoted = repr(short_text(shown, 24))
+    if "," in cleaned:
+        if re.fullmatch(r"-?\d{1,3},\d{3}", cleaned, re.ASCII):
+            whole, _, decimals = cleaned.partition(",")
+            raise ValueError(
+                f"{quoted} is ambiguous: write {whole}{decimals} for "
+                f"{int(whole + decimals):,}, or {whole}.{decimals} with a decimal point"
+            )
+        if _COMMA_GROUPED.fullmatch(cleaned):
+            cleaned = cleaned.replace(",", "")
+        elif cleaned.count(",") == 1 and "." not in cleaned:
+            cleaned = cleaned.replace(",", ".")  # a decimal comma: "0,5"
+        else:
+            raise ValueError(
+                f"{quoted} is not a number: commas go between groups of three digits "
+                "(1,000.5), or one stands for the decimal point (0,5)"
+            )
+    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", cleaned, re.ASCII):
+        raise ValueError(f"{quoted} is not a number")
+    number = float(cleaned)
+    if not math.isfinite(number):
+        raise ValueError(f"{quoted} is not a finite number")
     return number
 
 

@@ -251,19 +251,39 @@ class _Bound:
         if self.specialValueText() and self.value() == self.minimum():
             kept = self.specialValueText()  # "off", as the field shows it
         typed = text.strip()
-        session = getattr(self, "_session", None)
+        session, path = getattr(self, "refusals_to", (getattr(self, "_session", None), None))
+        path = str(path or getattr(self, "_path", ""))
         if session is not None and typed and typed != kept:
             allowed = (
                 f"{self.textFromValue(self.minimum())} to {self.textFromValue(self.maximum())}"
             )
-            why = f"{typed} is outside {allowed}"
-            if isinstance(self, CountSpin):
+            why = f"{formatting.short_text(typed, 24)} is outside {allowed}"
+            parse = getattr(self, "parse", None)
+            if parse is not None:
                 try:
-                    formatting.parse_count(typed)
-                except ValueError as exc:  # not a count at all ("1,5"): say why
+                    parse(typed)
+                except ValueError as exc:  # not a number at all ("1.251.000"): say why
                     why = str(exc)
-            session.refused.emit(self._path, f"{field_label(self._path)}: {why}; it stays {kept}")
+            session.refused.emit(path, f"{field_label(path)}: {why}; it stays {kept}")
         return kept
+
+
+def _typing(parse, minimum: float, maximum: float, text: str, pos: int, decimals: int = 0):
+    """A spin box's ``validate``: the whole text judged, never a keystroke dropped.
+
+    A text that is not (yet) a number in range is Intermediate, so it stays as typed until
+    Enter or leaving the field, where ``fixup`` says why it was refused. Qt drops the
+    keystrokes its validator calls Invalid, which silently made ``1.251.000`` typed key by
+    key into 1 and ``0,5`` into 5 (fuzz 17).
+    """
+    try:
+        value = parse(text)
+    except ValueError:
+        return QValidator.State.Intermediate, text, pos
+    # The spin box rounds to its decimals: 0.0004 % shows as the minimum it becomes.
+    if minimum <= round(value, decimals) <= maximum:
+        return QValidator.State.Acceptable, text, pos
+    return QValidator.State.Intermediate, text, pos
 
 
 # --- spin boxes ---------------------------------------------------------------------------
@@ -324,22 +344,13 @@ class CountSpin(_Bound, QDoubleSpinBox):
         except ValueError:
             return float(self.value())
 
+    @staticmethod
+    def parse(text: str) -> int:
+        """The count ``text`` holds (:func:`formatting.parse_count`)."""
+        return formatting.parse_count(text)
+
     def validate(self, text: str, pos: int):
-        stripped = text.strip()
-        if not stripped:
-            return QValidator.State.Intermediate, text, pos
-        try:
-            value = formatting.parse_count(stripped)
-        except ValueError:
-            # A half-typed number ("1,2", "-") is still on its way; letters are not. A
-            # minus sign is let through so that "-10" is said to be out of range rather
-            # than silently typed as 10.
-            if all(ch.isdigit() or ch in ", \u00a0'_-" for ch in stripped):
-                return QValidator.State.Intermediate, text, pos
-            return QValidator.State.Invalid, text, pos
-        if self.minimum() <= value <= self.maximum():
-            return QValidator.State.Acceptable, text, pos
-        return QValidator.State.Intermediate, text, pos
+        return _typing(self.parse, self.minimum(), self.maximum(), text, pos)
 
     def fixup(self, text: str) -> str:
         return self._kept_after(text)
@@ -388,6 +399,27 @@ class NumberSpin(_Bound, QDoubleSpinBox):
         if session is not None and path is not None:
             self._bind(session, path)
             self.valueChanged.connect(self._on_value_changed)
+
+    @staticmethod
+    def parse(text: str) -> float:
+        """The number ``text`` holds (:func:`formatting.parse_number`)."""
+        return formatting.parse_number(text.removesuffix(" %").removesuffix("%"))
+
+    def valueFromText(self, text: str) -> float:
+        try:
+            return self.parse(text.removesuffix(self.suffix()))
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):
+        text_only = text.removesuffix(self.suffix()) if self.suffix() else text
+        state, _, _ = _typing(
+            self.parse, self.minimum(), self.maximum(), text_only, pos, self.decimals()
+        )
+        return state, text, pos
+
+    def fixup(self, text: str) -> str:
+        return self._kept_after(text.removesuffix(self.suffix()) if self.suffix() else text)
 
     def _show(self, value: Any) -> None:
         with QSignalBlocker(self):
@@ -459,18 +491,13 @@ class PercentSpin(NumberSpin):
         except ValueError:
             return self.value()
 
+    @staticmethod
+    def parse(text: str) -> float:
+        """The percentage ``text`` holds, in percent (:func:`formatting.parse_percent`)."""
+        return formatting.parse_percent(text) * 100.0
+
     def validate(self, text: str, pos: int):
-        try:
-            value = formatting.parse_percent(text) * 100.0
-        except ValueError:
-            # Empty or half typed ("0.", "-") is on its way; letters are not.
-            if all(ch.isdigit() or ch in "., %\u00a0\u202f-+" for ch in text):
-                return QValidator.State.Intermediate, text, pos
-            return QValidator.State.Invalid, text, pos
-        # The spin box rounds to its decimals: 0.0004 % shows as the minimum it becomes.
-        if self.minimum() <= round(value, self.decimals()) <= self.maximum():
-            return QValidator.State.Acceptable, text, pos
-        return QValidator.State.Intermediate, text, pos
+        return _typing(self.parse, self.minimum(), self.maximum(), text, pos, self.decimals())
 
     def fixup(self, text: str) -> str:
         return self._kept_after(text)
@@ -610,14 +637,16 @@ class LogSliderSpin(_Bound, QWidget):
                 minimum=math.ceil(minimum), maximum=math.floor(maximum), tooltip=tooltip
             )
         else:
-            self.spin = QDoubleSpinBox(self)
-            self.spin.setDecimals(decimals)
-            self.spin.setRange(minimum, maximum)
-            self.spin.setKeyboardTracking(False)
-            self.spin.setAlignment(Qt.AlignmentFlag.AlignRight)
-            self.spin.setSingleStep(10 ** (-decimals) * 10 if decimals else 1)
-            self.spin.setToolTip(tooltip)
+            self.spin = NumberSpin(
+                minimum=minimum,
+                maximum=maximum,
+                decimals=decimals,
+                step=10 ** (-decimals) * 10 if decimals else 1,
+                tooltip=tooltip,
+            )
             self.spin.setMinimumWidth(80)
+        # Unbound, the box says what it refused under this slider's field.
+        self.spin.refusals_to = (session, path)  # type: ignore[union-attr]
         self.spin.setParent(self)
         # Bound through this widget, not itself: Ctrl+Z after an entry still goes to the
         # session's undo (see _SessionUndo).

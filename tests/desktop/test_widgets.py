@@ -19,6 +19,7 @@ from desktop.widgets import (
     ConfidenceBox,
     CountSpin,
     LogSliderSpin,
+    NumberSpin,
     PercentSpin,
     PopulationInput,
     RatioEdit,
@@ -562,3 +563,68 @@ def test_enter_in_the_k_field_without_typing_changes_nothing(qtbot, session):
 )
 def test_k_takes_a_decimal_comma_and_counts_with_thousands(text, k):
     assert parse_ratio(text) == pytest.approx(k, rel=1e-12)
+
+
+def _refusals(session) -> list[str]:
+    said: list[str] = []
+    session.refused.connect(lambda _path, why: said.append(why))
+    return said
+
+
+@pytest.mark.parametrize(
+    ("typed", "why"),
+    [
+        ("1.251.000", "'1.251.000' has points between thousands: write 1251000 or 1,251,000"),
+        ("41.200", "'41.200' is ambiguous for a count"),
+        ("12.7", "12.7 is fractional"),
+        ("lots", "'lots' is not a number"),
+    ],
+)
+def test_a_count_typed_key_by_key_is_judged_whole_never_cut_short(qtbot, session, typed, why):
+    # Fuzz 17: the validator dropped each keystroke it refused, so 1.251.000 typed key by
+    # key became 1 and 41.200 became 41, without a word.
+    spin = CountSpin(session, "plan.population.predicted_negative", minimum=1, tooltip="N0")
+    qtbot.addWidget(spin)
+    refused = _refusals(session)
+    type_into(qtbot, spin, typed)
+    assert session.get("plan.population.predicted_negative") == 1_251_000
+    assert refused and why in refused[-1] and refused[-1].endswith("it stays 1,251,000")
+    type_into(qtbot, spin, "1.25e6")  # as pasting it always gave
+    assert session.get("plan.population.predicted_negative") == 1_250_000
+
+
+def test_a_real_number_reads_a_decimal_comma_and_refuses_what_it_cannot_tell(qtbot, session):
+    # Fuzz 17: a label cost typed 0,5 became 5 and 1,5 became 15.
+    spin = NumberSpin(session, "plan.cost_pos", minimum=0.01, maximum=1e6, tooltip="cost")
+    qtbot.addWidget(spin)
+    refused = _refusals(session)
+    for typed, stored in (("0,5", 0.5), ("1,5", 1.5), ("2.25", 2.25), ("1,000.5", 1000.5)):
+        type_into(qtbot, spin, typed)
+        assert session.get("plan.cost_pos") == pytest.approx(stored), typed
+    assert not refused
+    for typed, why in (
+        ("1,500", "'1,500' is ambiguous: write 1500 for 1,500, or 1.500 with a decimal point"),
+        ("-3", "-3 is outside 0.01 to 1,000,000.00"),
+        ("1/0", "'1/0' is not a number"),
+    ):
+        type_into(qtbot, spin, typed)
+        assert session.get("plan.cost_pos") == pytest.approx(1000.5), typed
+        assert why in refused[-1], (typed, refused)
+
+
+def test_the_slider_boxes_say_what_they_refuse(qtbot, session):
+    # Fuzz 17: s typed 150 became 15 and 2,5 became 25; v refused 0 without a word.
+    s = LogSliderSpin(session, "plan.s", minimum=0.1, maximum=100, decimals=2)
+    v = LogSliderSpin(session, "plan.v", minimum=50, maximum=200_000, integer=True)
+    for widget in (s, v):
+        qtbot.addWidget(widget)
+    refused = _refusals(session)
+    before_s, before_v = session.get("plan.s"), session.get("plan.v")
+    type_into(qtbot, s.spin, "150")
+    assert session.get("plan.s") == before_s
+    assert "150 is outside 0.10 to 100.00" in refused[-1]
+    type_into(qtbot, s.spin, "2,5")
+    assert session.get("plan.s") == pytest.approx(2.5)
+    type_into(qtbot, v.spin, "0")
+    assert session.get("plan.v") == before_v
+    assert "0 is outside 50 to 200,000" in refused[-1]
