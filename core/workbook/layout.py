@@ -23,6 +23,8 @@ SHEET_P3 = "P3"
 SHEET_ROUNDS = "Rounds"
 SHEET_INPUTS = "Inputs"
 SHEET_PLOTS = "Plots"
+#: Hidden: each classifier's rounds together, by date, behind the history charts.
+SHEET_HISTORY = "History data"
 
 #: Header of the Inputs sheet; ``exact (JSON)`` keeps what a cell cannot (see session_io).
 INPUTS_HEADER = ("key", "value", "exact (JSON)")

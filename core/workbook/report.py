@@ -89,6 +89,7 @@ __all__ = [
 from core.workbook.layout import (
     ILLEGAL_XML,
     INPUTS_HEADER,
+    SHEET_HISTORY,
     SHEET_INPUTS,
     SHEET_INTERVALS,
     SHEET_P3,
@@ -562,6 +563,51 @@ def _p3_charts(ws, content: ReportContent) -> list:
     return [chart]
 
 
+def _history_data(workbook, table: Table):
+    """A hidden sheet with the rounds' columns the history charts read (no counts: it is
+    not a sheet of rounds), each classifier's rounds together in the order they first come,
+    each by date (a round without one after the round above it); and that table."""
+    import datetime as dt
+
+    from core.workbook.rounds import classifier_key
+
+    headers = table.headers
+    date_column, classifier_column = headers.index("Date"), headers.index("Classifier")
+    first: dict[str, int] = {}
+    latest: dict[str, dt.date] = {}
+    keyed = []
+    for position, row in enumerate(table.rows):
+        key = classifier_key(row[classifier_column] or "")
+        first.setdefault(key, len(first))
+        day = row[date_column] if isinstance(row[date_column], dt.date) else None
+        if day is not None:
+            latest[key] = max(day, latest.get(key, day))
+        placed = day if day is not None else latest.get(key, dt.date.min)
+        keyed.append((first[key], placed, position, row))
+    rows = tuple(row for *_, row in sorted(keyed, key=lambda entry: entry[:3]))
+    charted = {
+        "Round", "Classifier", "Model version", "Precision", "Recall",
+        "Precision lower (Wilson)", "Precision upper (Wilson)",
+        "Recall lower (Katz log)", "Recall upper (Katz log)",
+    }  # fmt: skip
+    # The same columns as the Rounds sheet (the charts find them by header), the others
+    # left empty.
+    kept = [index for index, header in enumerate(headers) if header in charted]
+    sheet = workbook.create_sheet(SHEET_HISTORY)
+    sheet.append([header if index in kept else None for index, header in enumerate(headers)])
+    for row in rows:
+        sheet.append(
+            [
+                (clean_text(row[index]) if isinstance(row[index], str) else row[index])
+                if index in kept
+                else None
+                for index in range(len(headers))
+            ]
+        )
+    sheet.sheet_state = "hidden"
+    return sheet, Table(columns=table.columns, rows=rows)
+
+
 def _classifier_blocks(rows: Sequence[tuple]) -> list[tuple[str, int, int]]:
     """Contiguous runs of one classifier (:func:`~core.workbook.rounds.same_classifier`):
     ``(name as its first row spells it, first index, last index)``."""
@@ -677,8 +723,11 @@ def _history_charts(ws, content: ReportContent) -> list:
     blocks = _classifier_blocks(table.rows)
     names = [name for name, _, _ in blocks]
     if len(set(names)) != len(names):
-        # Classifiers interleave: one chart over every round rather than broken runs.
-        blocks = [("", 0, len(table.rows) - 1)]
+        # Classifiers interleave (a rounds workbook keeps one row per classifier per
+        # draw): the charts read a hidden copy of the rounds, each classifier's together
+        # and by date. One line through them all read as one classifier (trial 17).
+        ws, table = _history_data(ws.parent, table)
+        blocks = _classifier_blocks(table.rows)
     blocks = sorted(blocks, key=lambda block: block[2] - block[1], reverse=True)
     blocks = sorted(blocks[:MAX_HISTORY_CHARTS], key=lambda block: block[1])
     headers = table.headers

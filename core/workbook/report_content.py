@@ -1378,9 +1378,9 @@ def summary_rows(
         SummaryRow(
             style="text",
             label="Intervals: every interval method. Rounds: the history, one round per "
-            "row. The charts' data (Plan curves, P3) and the settings (Inputs) are on hidden "
-            "sheets (right-click a sheet tab: Show Sheet in LibreOffice, Unhide in Excel); "
-            "open this file in PR Planner to continue the session.",
+            "row. The charts' data (Plan curves, P3, History data) and the settings (Inputs) "
+            "are on hidden sheets (right-click a sheet tab: Show Sheet in LibreOffice, Unhide "
+            "in Excel); open this file in PR Planner to continue the session.",
         )
     )
     return tuple(rows)

@@ -49,6 +49,7 @@ from core.workbook.layout import (
     ROUNDS_SOURCE_ROW,
     ROUNDS_SOURCE_SHEET,
     SCHEMA_KEY,
+    SHEET_HISTORY,
     SHEET_INPUTS,
     SHEET_INTERVALS,
     SHEET_P3,
@@ -88,7 +89,9 @@ __all__ = [
 ]
 
 #: Sheets of a report that hold no rounds (not worth a "skipped" note when opening).
-_REPORT_SHEETS = {SHEET_SUMMARY, SHEET_INTERVALS, SHEET_PLAN, SHEET_P3, SHEET_INPUTS, SHEET_PLOTS}
+_REPORT_SHEETS = {
+    SHEET_SUMMARY, SHEET_INTERVALS, SHEET_PLAN, SHEET_P3, SHEET_INPUTS, SHEET_PLOTS, SHEET_HISTORY,
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

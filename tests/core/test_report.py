@@ -1124,3 +1124,54 @@ def test_with_the_correction_the_report_names_the_exact_interval_for_what_it_is(
     assert not any("Clopper-Pearson" in label for label in labels)
     plain = build_report(SessionState())
     assert any("Clopper-Pearson" in row.label for row in plain.summary)
+
+
+def test_interleaved_classifiers_get_a_history_chart_each_in_date_order(tmp_path):
+    # Trial 17: a rounds workbook keeps one row per classifier per week, so the classifiers
+    # interleave; the report drew one line through both, in row order (W05 before W04).
+    weeks = [("W02", 1, 13), ("W03", 1, 20), ("W05", 2, 3), ("W04", 1, 27)]
+    rounds = []
+    for name, month, day in weeks:
+        for classifier, tp in (("invoices", 200), ("receipts", 120)):
+            rounds.append(
+                make_round(name, classifier=classifier, date=dt.date(2025, month, day), tp=tp)
+            )
+    rounds.append(make_round("undated", classifier="receipts", date=None, tp=99))
+    path = tmp_path / "report.xlsx"
+    write_report(path, SessionState(rounds=tuple(rounds)))
+    workbook = openpyxl.load_workbook(path)
+
+    def listed(sheet):
+        return [(row[0], row[2]) for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]]
+
+    # The Rounds sheet keeps the session's order (a saved session reopens equal) ...
+    assert listed(workbook["Rounds"]) == [(item.round, item.classifier) for item in rounds]
+    # ... and the charts read a hidden copy, each classifier's rounds by date.
+    history = workbook["History data"]
+    assert history.sheet_state == "hidden"
+    assert listed(history) == [
+        ("W02", "invoices"), ("W03", "invoices"), ("W04", "invoices"), ("W05", "invoices"),
+        ("W02", "receipts"), ("W03", "receipts"), ("W04", "receipts"), ("W05", "receipts"),
+        ("undated", "receipts"),  # after the round above it in the workbook
+    ]  # fmt: skip
+    assert "TP" not in [cell.value for cell in history[1]]  # never read as rounds
+    with zipfile.ZipFile(path) as archive:
+        charts = [
+            archive.read(name).decode()
+            for name in archive.namelist()
+            if name.startswith("xl/charts/chart")
+        ]
+    titles = sorted(
+        re.sub(r"<[^>]+>", "", title)
+        for xml in charts
+        for title in re.findall(r"<(?:a:)?t>History of [^<]*</(?:a:)?t>", xml)
+    )
+    assert titles == ["History of invoices", "History of receipts"]
+    assert all("'History data'!" in xml for xml in charts if "History of" in xml)
+    # Read back: the same rounds, no note about the hidden sheet.
+    again = read_rounds(path)
+    assert len(again.rounds) == len(rounds)
+    from core.workbook.session_io import sheets_skipped_worth_a_note
+
+    assert "History data" in [item.sheet for item in again.skipped_sheets]
+    assert sheets_skipped_worth_a_note(again) == []
