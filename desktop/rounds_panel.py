@@ -642,7 +642,11 @@ class RoundsPanel(QWidget):
             )
             return False
         label, before_label = item.name, before.name
-        changes = [*self.evaluate_changes(item), ("previous_round", before.name)]
+        # The Plan builds on the round shown, and the Evaluate tab compares it with the
+        # round before (compared_round's rule when the two are one). Naming the round
+        # before as the previous one, without its counts, left the Plan on its old counts
+        # and the panel naming another classifier's round of that name (trial 17).
+        changes = [*self.evaluate_changes(item), *previous_round_changes(item)]
         if self._session.set_values(changes, text=f"Compare {label} with {before_label}"):
             return False
         self.status_message.emit(f"Evaluate compares {label} with {before_label}")

@@ -295,7 +295,13 @@ def test_rounds_panel_actions_are_undoable_and_guarded(qtbot, window, workbook):
     assert not panel.compare_action.isEnabled() and menu.actions()[2].text().endswith("(none)")
     assert not panel.compare_with_round_before(first)
     assert panel.compare_with_round_before(row_of(window, "FR-02"))
-    assert window.session.get("previous_round") == "FR-01"
+    from core.workbook.session_io import compared_round, previous_round_of
+
+    state = window.session.state
+    # The Plan builds on the round shown (its counts too), compared with the one before.
+    assert previous_round_of(state).round == "FR-02"
+    assert state.plan.previous == previous_round_of(state).matrix
+    assert compared_round(state).round == "FR-01"
     window.undo_action.trigger()
     assert window.session.get("previous_round") == "FR-03"
     window.new_session()
@@ -617,3 +623,40 @@ def test_column_choices_outlive_the_recent_files_menu(window, tmp_path):
         window._remember_recent(tmp_path / f"other {number}.xlsx")
     assert str(mine.resolve()) not in window.recent_files()
     assert window._recent_columns()[str(mine.resolve())] == ["Audit!tp=Hits"]
+
+
+def test_comparing_with_the_round_before_keeps_the_classifier_and_the_plan_agreeing(
+    qtbot, window, tmp_path
+):
+    # Trial 17: two classifiers share each week's round name; "Compare with the round
+    # before" on W05 (invoices) left the panel saying the Plan builds on W04 (receipts)
+    # while the Plan kept other counts.
+    import datetime as dt
+
+    path = tmp_path / "rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "Classifier", "N pred+", "N pred-", "TP", "FP", "FN", "TN"])
+    for week, day in (("W03", 13), ("W04", 20), ("W05", 27)):
+        sheet.append([week, dt.datetime(2025, 1, day), "invoices", 1500, 58000, 150 + day, 30,
+                      40, 3400])  # fmt: skip
+        sheet.append([week, dt.datetime(2025, 1, day), "receipts", 1400, 58100, 110 + day, 60,
+                      30, 3500])  # fmt: skip
+    workbook.save(path)
+    assert window.open_workbook(path)
+    panel = window.rounds_panel
+    rounds = window.session.state.rounds
+    w05 = next(
+        index for index, item in enumerate(rounds)
+        if (item.round, item.classifier) == ("W05", "invoices")
+    )  # fmt: skip
+    assert panel.compare_with_round_before(w05)
+    from core.workbook.session_io import compared_round, previous_round_of
+
+    state = window.session.state
+    assert (previous_round_of(state).round, previous_round_of(state).classifier) == (
+        "W05", "invoices",
+    )  # fmt: skip
+    assert state.plan.previous == rounds[w05].matrix
+    assert (compared_round(state).round, compared_round(state).classifier) == ("W04", "invoices")
+    assert "W05 (invoices)" in panel.previous.text()
