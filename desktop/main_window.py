@@ -2283,10 +2283,13 @@ def _unreadable(path: Path, exc: BaseException) -> str:
 
 
 def _unused_or_ours(folder: Path, stem: str) -> Path:
-    """``folder/stem.xlsx`` when it is free or a file PR Planner wrote, else a free name."""
-    candidate = folder / f"{stem}.xlsx"
-    if not candidate.exists() or is_ours(candidate):
-        return candidate
+    """``folder/stem.xlsx`` when it is free or a file PR Planner wrote, else a free name
+    (:func:`free_name` shortens a stem too long for a file name: ``<250 letters> session``
+    raised from Save before any dialog; fuzz 17)."""
+    named = folder / f"{stem}.xlsx"
+    with contextlib.suppress(OSError):
+        if is_ours(named):
+            return named
     return free_name(folder, stem, ".xlsx")
 
 

@@ -336,12 +336,29 @@ def _same_file(first: Path, second: Path) -> bool:
     return first_name.casefold() == second_name.casefold()
 
 
+#: Longest file name in bytes most file systems take (ext4, APFS, NTFS in UTF-16 units).
+NAME_BYTES = 255
+
+
+def _taken(path: Path) -> bool:
+    """A file (or link) is at ``path``; a name the system cannot hold (too long) is none:
+    ``Path.exists`` raises for it (fuzz 17: 81 Chinese characters and a suffix)."""
+    try:
+        return path.exists() or path.is_symlink()
+    except OSError:
+        return False
+
+
 def free_name(folder: str | os.PathLike[str], stem: str, suffix: str) -> Path:
-    """``folder/stem suffix``, or ``stem 2``, ``stem 3``, ... : the first name not taken."""
+    """``folder/stem suffix``, or ``stem 2``, ``stem 3``, ... : the first name not taken,
+    the stem shortened where the name would be longer than a file system takes."""
     folder = Path(folder)
+    room = NAME_BYTES - len(suffix.encode()) - len(b" 999")
+    while len(stem.encode()) > room:
+        stem = stem[:-1]
     candidate = folder / f"{stem}{suffix}"
     number = 2
-    while candidate.exists() or candidate.is_symlink():
+    while _taken(candidate):
         candidate = folder / f"{stem} {number}{suffix}"
         number += 1
     return candidate
@@ -351,13 +368,14 @@ def lock_file_of(path: Path) -> Path | None:
     """The lock file of a program that has ``path`` open, if there is one.
 
     Excel writes ``~$`` + the name (for longer names, ``~$`` replaces its first two
-    characters); LibreOffice writes ``.~lock.`` + the name + ``#``.
+    characters); LibreOffice writes ``.~lock.`` + the name + ``#``. A lock file name too
+    long for the file system cannot be there.
     """
     name = path.name
     candidates = [f"~${name}", f"~${name[2:]}", f".~lock.{name}#"]
     for candidate in candidates:
         lock = path.with_name(candidate)
-        if lock.exists():
+        if _taken(lock):
             return lock
     return None
 
@@ -590,10 +608,23 @@ def _fsync_folder(folder: Path) -> None:
             os.close(descriptor)
 
 
+def _temporary_prefix(destination: Path) -> str:
+    """``.<name>.prplanner-``: the start of the temporary file a save of ``destination``
+    writes first, the name cut where the whole would be too long for a file name (a
+    250-character workbook name could not be saved; fuzz 17)."""
+    name = destination.name
+    room = NAME_BYTES - len(_TEMPORARY_INFIX) - len(b".12345678.tmp") - 1
+    while len(name.encode()) > room:
+        name = name[:-1]
+    return f".{name}{_TEMPORARY_INFIX}"
+
+
 def _remove_stale_temporaries(destination: Path) -> None:
     """Remove our own temporary files for ``destination`` left behind by a killed save."""
     cutoff = time.time() - STALE_TEMPORARY_SECONDS
-    pattern = f".{destination.name}{_TEMPORARY_INFIX}*.tmp"
+    import glob
+
+    pattern = f"{glob.escape(_temporary_prefix(destination))}*.tmp"
     with contextlib.suppress(OSError):
         for leftover in destination.parent.glob(pattern):
             with contextlib.suppress(OSError):
@@ -686,7 +717,7 @@ def atomic_write_path(
     _remove_stale_temporaries(destination)
     try:
         descriptor, name = tempfile.mkstemp(
-            prefix=f".{destination.name}{_TEMPORARY_INFIX}", suffix=".tmp", dir=folder
+            prefix=_temporary_prefix(destination), suffix=".tmp", dir=folder
         )
     except OSError as exc:
         raise SaveError(

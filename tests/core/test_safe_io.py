@@ -325,3 +325,30 @@ def test_a_file_name_too_long_is_a_save_error_saying_so(tmp_path):
     destination = tmp_path / ("x" * 300 + ".xlsx")
     with pytest.raises(SaveError, match="the file name is too long; choose a shorter name"):
         safe_io.check_destination(destination, sources=(tmp_path / "rounds.xlsx",))
+
+
+def test_a_file_name_near_the_longest_is_saved_and_named_without_an_error(tmp_path, capsys):
+    # Fuzz 17: a 250-character workbook name (81 Chinese characters are as long) is legal,
+    # but its lock files, its temporary file and the names suggested beside it are not:
+    # Path.exists raised, and nothing could be saved or added to it.
+    from core.cli import main
+    from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
+
+    for letter in ("y", "票"):
+        stem = letter * (250 // len(letter.encode()))
+        path = tmp_path / f"{stem}.xlsx"
+        assert len(path.name.encode()) <= safe_io.NAME_BYTES
+        assert safe_io.lock_file_of(path) is None  # its lock file names are too long
+        suggested = safe_io.free_name(tmp_path, f"{stem} session", ".xlsx")
+        assert len(suggested.name.encode()) <= safe_io.NAME_BYTES
+        assert suggested.name.startswith(letter * 10) and suggested.name.endswith(".xlsx")
+        new_round = NewRound(round="R1", population_pos=100, population_neg=900, tp=8, fp=2,
+                             fn=3, tn=40)  # fmt: skip
+        start_rounds_workbook(path, [new_round])
+        append_round(path, NewRound(round="R2", population_pos=100, population_neg=900, tp=9,
+                                    fp=1, fn=3, tn=41))  # fmt: skip
+        assert [item.round for item in read_rounds(path).rounds] == ["R1", "R2"]
+        assert main(["report", str(path), "-o", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "it is a file read here as input" in err and "Traceback" not in err
+        assert [item.name for item in tmp_path.iterdir() if ".prplanner-" in item.name] == []

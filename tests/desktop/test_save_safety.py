@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
@@ -135,3 +136,22 @@ def test_export_report_over_a_saved_session_is_refused_and_save_as_names_it(
         "lead session.xlsx already exists (a session PR Planner saved). Replace it?"
     )
     assert session.read_bytes() == before
+
+
+def test_save_with_a_long_named_workbook_open_asks_for_a_name(
+    window, dialogs, tmp_path, shared_fixtures
+):
+    # Fuzz 17: the suggested "<250 letters> session.xlsx" is too long a name; Path.exists
+    # raised from Save and Export report before any dialog, and the session could not be
+    # saved at all.
+    workbook = tmp_path / f"{'y' * 250}.xlsx"
+    shutil.copy(shared_fixtures / "rounds_simple.xlsx", workbook)
+    assert window.open_workbook(workbook)
+    dialogs.save_names.append(tmp_path / "short session.xlsx")
+    assert window.save()
+    _caption, suggested = dialogs.asked_save[-1]
+    assert len(Path(suggested).name.encode()) <= 255 and Path(suggested).name.startswith("yyy")
+    assert (tmp_path / "short session.xlsx").is_file()
+    dialogs.save_names.append("")  # Export report: the dialog opens; cancelled
+    assert not window.export_report()
+    assert len(Path(dialogs.asked_save[-1][1]).name.encode()) <= 255
