@@ -113,6 +113,14 @@ MAX_RECENT_FILES = 8
 MAX_RECENT_COLUMNS_TEXT = 1 << 20
 #: Workbooks whose column choices are kept (newest first), beyond the recent-files menu.
 MAX_REMEMBERED_COLUMN_CHOICES = 50
+#: What a rounds workbook reopens with after a restart, as the lead left it: the workbook
+#: holds the rounds, not the targets; without these the Plan came back at the defaults and
+#: the next draw asked for almost twice the labels, with no word (trial 17).
+WORKBOOK_TARGETS = (
+    "confidence", "plan.margin_precision", "plan.margin_recall", "plan.assurance_target",
+    "plan.fpc", "plan.method", "plan.bayesian", "plan.cost_pos", "plan.cost_neg",
+    "evaluate.fpc",
+)  # fmt: skip
 EXAMPLE_TITLE = "Example session"
 #: The bundled session the app opens at start (written by scripts/make_example_session.py).
 EXAMPLE_SESSION = "example_session.xlsx"
@@ -735,7 +743,8 @@ class MainWindow(QMainWindow):
             # Open asked for every column again each month (trial 15).
             columns = tuple(self._recent_columns().get(str(_resolved(path)), ()))
         try:
-            base = self.inputs_kept_for_a_workbook()
+            self.remember_workbook_targets()  # the workbook being left
+            base = self.inputs_kept_for_a_workbook(path)
             from_example = self._is_example_document()  # before the document is renamed
             opened, seen, ours, report = self._in_background(
                 f"Reading {path.name}…",
@@ -1838,14 +1847,46 @@ class MainWindow(QMainWindow):
         """The window still shows the bundled example session (never saved)."""
         return self._path is None and self._document_title == EXAMPLE_TITLE
 
-    def inputs_kept_for_a_workbook(self) -> SessionState:
+    def inputs_kept_for_a_workbook(self, path: Path | None = None) -> SessionState:
         """The inputs a rounds workbook opens with: the lead's own (targets, prior,
         Evaluate settings, the Prevalence tab's reference, the ensemble), which the workbook
         does not hold; only the confidence level of the example session, whose other
-        inputs (and classifiers) are not the lead's."""
+        inputs (and classifiers) are not the lead's, with the targets the lead last left
+        ``path`` with (:data:`WORKBOOK_TARGETS`), as after a restart."""
         if self._is_example_document():
-            return self._fresh_state()
+            remembered = self._remembered_targets(self._fresh_state(), path)
+            return _sliders_at_recommended(remembered)  # for these targets
         return self.session.state
+
+    def remember_workbook_targets(self) -> None:
+        """Keep the open rounds workbook's targets (:data:`WORKBOOK_TARGETS`) for the next
+        time it opens from a fresh start (a saved session keeps its own)."""
+        if self._path is None or self._path_is_session or self._is_example_document():
+            return
+        from core.session import get_path
+
+        name = str(_resolved(self._path))
+        values = {key: get_path(self.session.state, key) for key in WORKBOOK_TARGETS}
+        others = [
+            (item, value)
+            for item, value in self._json_setting("workbook_targets").items()
+            if item != name
+        ]
+        kept = dict([(name, values), *others][:MAX_REMEMBERED_COLUMN_CHOICES])
+        self.settings.setValue("workbook_targets", json.dumps(kept))
+
+    def _remembered_targets(self, state: SessionState, path: Path | None) -> SessionState:
+        if path is None:
+            return state
+        from core.session import unflatten
+
+        stored = self._json_setting("workbook_targets").get(str(_resolved(Path(path))))
+        if not isinstance(stored, dict):
+            return state
+        rows = [(key, stored[key]) for key in WORKBOOK_TARGETS if key in stored]
+        # A hand-edited settings file: what cannot be read keeps the default.
+        remembered, _problems = unflatten(rows, base=state)
+        return remembered
 
     def examples_taken_out(self) -> None:
         """The example's rounds left the session for the lead's first round of their own:
@@ -2140,6 +2181,7 @@ class MainWindow(QMainWindow):
             self.move(max(x, available.x()), max(y, available.y()))
 
     def save_window_settings(self) -> None:
+        self.remember_workbook_targets()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("session/confidence", float(self.session.get("confidence")))

@@ -1083,3 +1083,35 @@ def test_a_report_opened_by_mistake_says_it_is_not_the_rounds_workbook(
     assert opened.startswith("Opened report fraud report.xlsx")
     assert "not your rounds workbook" in opened
     assert window.lead_rounds_workbook() is None  # the summary offers to choose one
+
+
+def test_a_rounds_workbook_reopens_with_the_targets_the_lead_left_it_with(
+    make_window, tmp_path, shared_fixtures
+):
+    # Trial 17: after a restart on the rounds workbook the Plan came back at the default
+    # targets (recall ±7 % -> ±5 %, chance off, FPC off) and the next draw asked for
+    # almost twice the labels, with no word.
+    import shutil
+
+    workbook = tmp_path / "my rounds.xlsx"
+    shutil.copy(shared_fixtures / "rounds_simple.xlsx", workbook)
+    first = make_window()
+    assert first.open_workbook(workbook)
+    chosen = [
+        ("plan.margin_recall", 0.07), ("plan.assurance_target", 0.9), ("plan.fpc", True),
+        ("plan.cost_neg", 0.5), ("confidence", 0.9),
+    ]  # fmt: skip
+    first.session.set_values(chosen, text="the lead's targets")
+    first.session.undo_stack.setClean()
+    first.close()
+
+    second = make_window()  # a fresh start: the example, then the workbook reopened
+    assert second.reopen_last_document()
+    for key, value in chosen:
+        assert second.session.get(key) == value, key
+    # Another workbook never opened before starts from the defaults.
+    other = tmp_path / "other rounds.xlsx"
+    shutil.copy(shared_fixtures / "rounds_simple.xlsx", other)
+    third = make_window()
+    assert third.open_workbook(other)
+    assert third.session.get("plan.margin_recall") == 0.05
