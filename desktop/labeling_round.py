@@ -315,7 +315,9 @@ class ItemSampleDialog(QDialog):
                 # The category starts as the classifier's name too (change it to what the
                 # editors decide; the filing keeps the classifier's).
                 self.classifier_edit.setText(current.classifier)
-                self.category_edit.setText(current.classifier)
+                self.category_edit.setText(
+                    window.remembered_draw_category(current.classifier) or current.classifier
+                )
         # The month a round stands for is the item list's, not the day the lead got round
         # to drawing it: three months caught up in one day sat on one point of the History
         # tab, and the rounds workbook could only be mended by hand (trial 16).
@@ -1047,6 +1049,9 @@ class ItemSampleDialog(QDialog):
         self._await_labels(written)
         if earlier is None:
             self._window.remember_draw_columns(self._column_texts())
+            self._window.remember_draw_category(
+                self.classifier_edit.text(), self.category_edit.text()
+            )
         what = "additional items" if earlier is not None else "items"
         self._say(
             f"Wrote <b>{formatting.short_text(written.name, 80)}</b>: "

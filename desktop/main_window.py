@@ -1469,6 +1469,31 @@ class MainWindow(QMainWindow):
         """Keep the column fields of a draw for the next one (settings ``draw_columns``)."""
         self.settings.setValue("draw_columns", json.dumps(texts))
 
+    def remember_draw_category(self, classifier: str, category: str) -> None:
+        """Keep the category the editors were told for ``classifier``'s draws (settings
+        ``draw_categories``): the next draw offers it again, not the classifier's name,
+        which the editors' sheet then showed as the category (trial 17)."""
+        from core.workbook.rounds import classifier_key
+
+        if not classifier.strip() or not category.strip():
+            return
+        key = classifier_key(classifier)
+        others = [
+            (item, value)
+            for item, value in self._json_setting("draw_categories").items()
+            if item != key
+        ]
+        kept = dict([(key, category), *others][:MAX_REMEMBERED_COLUMN_CHOICES])
+        self.settings.setValue("draw_categories", json.dumps(kept))
+
+    def remembered_draw_category(self, classifier: str) -> str:
+        """The category last given for ``classifier``'s draws, or ``""``."""
+        from core.workbook.labeling import MAX_CATEGORY_LENGTH
+        from core.workbook.rounds import classifier_key
+
+        value = self._json_setting("draw_categories").get(classifier_key(classifier))
+        return value[:MAX_CATEGORY_LENGTH] if isinstance(value, str) else ""
+
     def remembered_draw_columns(self) -> dict[str, str]:
         """The column fields of the lead's last draw (``{}`` when none, or when the
         settings file was edited into something else)."""

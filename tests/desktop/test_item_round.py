@@ -519,6 +519,15 @@ def test_the_editors_question_and_the_classifier_filed_under_are_two_names(
     dialog.close()
     result = window.read_labeled_workbook([labeled])
     assert result is not None and result.round.classifier == "travel"
+    # The next draw for travel offers the category the editors were told, not the
+    # classifier's name, which their sheet showed as the category (trial 17).
+    window.rounds_panel.evaluate_round(
+        next(i for i, item in enumerate(window.session.state.rounds) if item.round == "TR-06")
+    )
+    again = window.open_item_sample(30, 60, item_list=path)
+    assert again.classifier_edit.text() == "travel"
+    assert again.category_edit.text() == "travel booking mails"
+    again.close()
 
 
 def test_the_dialog_warns_while_the_plan_ignores_the_lists_size(window, items):
