@@ -327,10 +327,18 @@ def entered_round(
         )
     matrix = evaluate.matrix
     matrix.require_both_strata()
+    from core.workbook.append_round import text_problem
+
     name = str(name).strip()
     if not name:
         raise InputError("give the round a name")
     label = (classifier or "").strip()
+    # As a rename checks: a name on two lines, reversed by an invisible character or longer
+    # than a cell was kept, and cut short at the next save (fuzz 17).
+    for what, text in (("name", name), ("classifier's name", label)):
+        found = text_problem(text) if text else None
+        if found is not None:
+            raise InputError(f"the round's {what} {found[0]}; {found[1]}")
     if any(
         (item.round or "").strip().casefold() == name.casefold()
         and same_classifier(item.classifier, label)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import re
 
 import openpyxl
 import pytest
@@ -393,6 +394,14 @@ def test_kept_counts_need_a_name_of_their_own_and_a_known_k():
     )
     with pytest.raises(InputError, match="plain random sample cannot be kept"):
         entered_round(random, name="TR-07", date=None, classifier="travel")
+    # Fuzz 17: names a rename refuses were kept (and cut short at the next save).
+    for name, classifier, problem in (
+        ("TR\n07", "travel", "the round's name holds a line break"),
+        ("TR-07", "trav\u202eel", "the round's classifier's name holds a line break"),
+        ("x" * 40_000, "travel", "the round's name is 40,000 characters long"),
+    ):
+        with pytest.raises(InputError, match=re.escape(problem)):
+            entered_round(state, name=name, date=None, classifier=classifier)
 
 
 def test_a_round_without_a_name_is_shown_by_its_place_and_comes_back_without_one(tmp_path):
