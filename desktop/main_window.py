@@ -653,9 +653,10 @@ class MainWindow(QMainWindow):
                 f"{why} (the file you worked on last; the example session is open)"
             )
             return False
+        lacks = _rounds_the_session_lacks(self.session.state) if self._path_is_session else ""
         self._show_after_recovery_notice(
             f"Reopened {path.name}, the file you worked on last (Help > Open the example "
-            "session shows the example)"
+            f"session shows the example){lacks}"
         )
         return True
 
@@ -841,6 +842,8 @@ class MainWindow(QMainWindow):
             message += f"; Evaluate and Plan show its latest round, {shown}"
         if not opened.is_session and not from_example:
             message += "; your targets and other settings were kept"
+        if opened.is_session:
+            message += _rounds_the_session_lacks(state)
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"
             if not quiet:  # at start, the Rounds panel's "not loaded" button lists them
@@ -2292,6 +2295,45 @@ def _round_label(item, *, several: bool) -> str:
     """A round as a message names it: the classifiers of one draw share the round's name,
     so each is said with its own."""
     return f"{item.name} ({item.classifier})" if several and item.classifier else item.name
+
+
+#: Larger rounds workbooks are not read again when a session opens (the GUI would wait).
+_RECHECKED_WORKBOOK_BYTES = 5_000_000
+
+
+def _rounds_the_session_lacks(state: SessionState) -> str:
+    """``"; my_rounds.xlsx has 2 rounds this session does not ..."``: rounds added to the
+    lead's rounds workbook since the session was saved (by ``labels --append-to``, or by
+    another window), or ``""``. A session reopened after a command-line week planned from
+    and compared with the week before, with no word (trial 17)."""
+    from core.workbook.rounds import classifier_key, read_rounds
+
+    workbook = _remembered_workbook(state)
+    try:
+        if workbook is None or workbook.stat().st_size > _RECHECKED_WORKBOOK_BYTES:
+            return ""
+        book = read_rounds(workbook, columns=state.columns)
+    except Exception:  # unreadable now: opening it says why
+        return ""
+
+    def key(item) -> tuple:
+        return classifier_key(item.classifier), item.name.casefold(), item.matrix.as_tuple()
+
+    known = {key(item) for item in state.rounds}
+    missing = [item for item in book.rounds if key(item) not in known]
+    if not missing:
+        return ""
+    shown = ", ".join(
+        formatting.short_text(
+            f"{item.name} ({item.classifier})" if item.classifier else item.name, 40
+        )
+        for item in missing[:3]
+    ) + (", ..." if len(missing) > 3 else "")
+    return (
+        f"; your rounds workbook {workbook.name} has {len(missing)} round"
+        f"{'s' if len(missing) != 1 else ''} this session does not ({shown}): open it "
+        "(File > Open) to plan from them"
+    )
 
 
 def _remembered_workbook(state: SessionState) -> Path | None:

@@ -1115,3 +1115,31 @@ def test_a_rounds_workbook_reopens_with_the_targets_the_lead_left_it_with(
     third = make_window()
     assert third.open_workbook(other)
     assert third.session.get("plan.margin_recall") == 0.05
+
+
+def test_a_reopened_session_says_its_rounds_workbook_has_newer_rounds(make_window, tmp_path):
+    # Trial 17: a week done with labels --append-to; the app reopened the saved session
+    # without it and planned from the week before, with no word.
+    import dataclasses
+
+    from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
+
+    rounds = tmp_path / "my rounds.xlsx"
+    first = NewRound(round="W02", classifier="invoices", population_pos=1500,
+                     population_neg=58000, tp=140, fp=30, fn=30, tn=3400)  # fmt: skip
+    start_rounds_workbook(rounds, [first])
+    window = make_window()
+    assert window.open_workbook(rounds)
+    saved = tmp_path / "my session.xlsx"
+    assert window.save_to(saved)
+    window.close()
+    append_round(rounds, dataclasses.replace(first, round="W03", tp=150))  # the CLI week
+
+    again = make_window()
+    assert again.reopen_last_document()
+    said = again.statusBar().currentMessage()
+    assert "Reopened my session.xlsx" in said
+    assert (
+        "your rounds workbook my rounds.xlsx has 1 round this session does not (W03 "
+        "(invoices)): open it (File > Open) to plan from them"
+    ) in said
