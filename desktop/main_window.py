@@ -1480,14 +1480,7 @@ class MainWindow(QMainWindow):
 
         if not classifier.strip() or not category.strip():
             return
-        key = classifier_key(classifier)
-        others = [
-            (item, value)
-            for item, value in self._json_setting("draw_categories").items()
-            if item != key
-        ]
-        kept = dict([(key, category), *others][:MAX_REMEMBERED_COLUMN_CHOICES])
-        self.settings.setValue("draw_categories", json.dumps(kept))
+        self._keep_first("draw_categories", classifier_key(classifier), category)
 
     def remembered_draw_category(self, classifier: str) -> str:
         """The category last given for ``classifier``'s draws, or ``""``."""
@@ -1893,15 +1886,8 @@ class MainWindow(QMainWindow):
             return
         from core.session import get_path
 
-        name = str(_resolved(self._path))
         values = {key: get_path(self.session.state, key) for key in WORKBOOK_TARGETS}
-        others = [
-            (item, value)
-            for item, value in self._json_setting("workbook_targets").items()
-            if item != name
-        ]
-        kept = dict([(name, values), *others][:MAX_REMEMBERED_COLUMN_CHOICES])
-        self.settings.setValue("workbook_targets", json.dumps(kept))
+        self._keep_first("workbook_targets", str(_resolved(self._path)), values)
 
     def _remembered_targets(self, state: SessionState, path: Path | None) -> SessionState:
         if path is None:
@@ -2124,6 +2110,13 @@ class MainWindow(QMainWindow):
         choices = dict(([(name, [str(choice) for choice in columns])] if columns else []) + others)
         kept = dict(list(choices.items())[:MAX_REMEMBERED_COLUMN_CHOICES])
         self.settings.setValue("recent_columns", json.dumps(kept))
+
+    def _keep_first(self, key: str, name: str, value: object) -> None:
+        """Keep ``value`` under ``name``, first, in the JSON object of setting ``key``
+        (the most recent :data:`MAX_REMEMBERED_COLUMN_CHOICES` names)."""
+        others = [(item, kept) for item, kept in self._json_setting(key).items() if item != name]
+        remembered = dict([(name, value), *others][:MAX_REMEMBERED_COLUMN_CHOICES])
+        self.settings.setValue(key, json.dumps(remembered))
 
     def _json_setting(self, key: str) -> dict:
         """The JSON object kept under ``key`` in the settings (``{}`` when none, or when

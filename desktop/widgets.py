@@ -403,7 +403,11 @@ class NumberSpin(_Bound, QDoubleSpinBox):
     @staticmethod
     def parse(text: str) -> float:
         """The number ``text`` holds (:func:`formatting.parse_number`)."""
-        return formatting.parse_number(text.removesuffix(" %").removesuffix("%"))
+        return formatting.parse_number(text)
+
+    def textFromValue(self, value: float) -> str:
+        # Written as parse reads it (1,000.50), whatever the system's locale.
+        return f"{value:,.{self.decimals()}f}"
 
     def valueFromText(self, text: str) -> float:
         try:
