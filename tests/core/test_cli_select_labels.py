@@ -722,16 +722,23 @@ def test_a_classifier_name_that_is_not_a_further_one_says_whose_counts_are_filed
     assert {name: other[name] for name in counts["other"]} == counts["other"]
 
 
-def test_the_round_date_is_the_one_given_at_the_draw_or_to_labels(capsys, tmp_path):
-    # Three months caught up in one day sat on one point of the History tab (trial 16).
-    import datetime as dt
-
+def added_on_31_january(capsys, tmp_path):
+    """The two-classifier round added to a new rounds workbook, dated 2024-01-31: the
+    labeled workbook and the rounds workbook."""
     done, _ = two_classifier_round(capsys, tmp_path)
     book = tmp_path / "rounds.xlsx"
     status, _, captured = run(
         capsys, "labels", done, "--append-to", book, "--round-date", "2024-01-31"
     )  # fmt: skip
     assert status == 0, captured.err
+    return done, book
+
+
+def test_the_round_date_is_the_one_given_at_the_draw_or_to_labels(capsys, tmp_path):
+    # Three months caught up in one day sat on one point of the History tab (trial 16).
+    import datetime as dt
+
+    done, book = added_on_31_january(capsys, tmp_path)
     _, listed, _ = run(capsys, "rounds", book, "--json")
     assert {item["date"] for item in listed["rounds"]} == {"2024-01-31"}
     for typed in ("2024-01", "31.01.2024", "2024-02-30", "1899-12-31", "x" * 500):
@@ -748,12 +755,7 @@ def test_update_re_dates_a_round_already_in_the_rounds_workbook(capsys, tmp_path
     # same labels again were "already recorded" whatever --round-date said.
     import datetime as dt
 
-    done, _ = two_classifier_round(capsys, tmp_path)
-    book = tmp_path / "rounds.xlsx"
-    status, _, captured = run(
-        capsys, "labels", done, "--append-to", book, "--round-date", "2024-01-31"
-    )  # fmt: skip
-    assert status == 0, captured.err
+    done, book = added_on_31_january(capsys, tmp_path)
     before = book.read_bytes()
     status, _, captured = run(
         capsys, "labels", done, "--append-to", book, "--round-date", "2024-02-15"
