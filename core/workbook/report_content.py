@@ -1011,11 +1011,14 @@ def _targets_row(check: TargetCheck, item: Round | None = None) -> SummaryRow:
         value = "; ".join(
             f"{margin.metric} {verdicts[margin.met]}" for margin in (check.precision, check.recall)
         )
-    parts = [
-        f"{margin.metric} is known to ± {margin.half_width:.2%} against a target of "
-        f"± {margin.target:.2%}"
-        for margin in (check.precision, check.recall)
-    ]
+    from core.round_targets import margin_and_target
+
+    parts = []
+    for margin in (check.precision, check.recall):
+        # Decimals enough to tell a missed margin from its target ("± 7.00% against a
+        # target of ± 7.00%", missed, read as a contradiction; trial 17).
+        known, target = margin_and_target(margin.half_width, margin.target, "{:.2%}".format)
+        parts.append(f"{margin.metric} is known to ± {known} against a target of ± {target}")
     parts[0] = parts[0][0].upper() + parts[0][1:]
     return SummaryRow(
         label="Met the target margins?",

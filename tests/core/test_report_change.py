@@ -233,3 +233,21 @@ def test_typed_counts_are_compared_with_the_plans_round_not_a_namesake():
     )
     assert previous_round_of(state) is main
     assert compared_round(state) is main
+
+
+def test_a_margin_missed_by_a_hair_is_shown_with_the_digit_that_decides():
+    # Trial 17: "recall is known to ± 7.00% against a target of ± 7.00%" under "both
+    # missed" read as a contradiction to a manager.
+    current = ROUNDS[0]
+    n1, n0 = current.tp + current.fp, current.fn + current.tn
+    x = (current.fn / n0) / (current.k * current.tp / n1)
+    se = math.sqrt(1 / current.tp - 1 / n1 + 1 / current.fn - 1 / n0)
+    z = stats.norm.ppf(0.975)
+    katz = (1 / (1 + x * math.exp(-z * se)) - 1 / (1 + x * math.exp(z * se))) / 2
+    target = katz - 0.00002  # missed by 0.002 points: equal at two decimals
+    assert f"{katz:.2%}" == f"{target:.2%}"
+    content = build_report(SessionState(rounds=ROUNDS), round_name=current, margin=target)
+    row = next(row for row in content.summary if row.label == "Met the target margins?")
+    assert "recall missed" in row.value or row.value == "both missed"
+    shown = f"recall is known to ± {100 * katz:.3f} % against a target of ± {100 * target:.3f} %"
+    assert shown in row.note
