@@ -1879,10 +1879,46 @@ def read_rounds(
             )
             if outcome is not None:
                 skipped.append(outcome)
+    rounds, copies = _without_copies(rounds)
     return RoundsBook(
         rounds=tuple(rounds),
-        refused=tuple(refused),
+        refused=(*refused, *copies),
         skipped_sheets=tuple(skipped),
         columns=tuple(readings),
         unused_choices=tuple(choice for choice in choices if choice not in used),
     )
+
+
+def _without_copies(rounds: list[Round]) -> tuple[list[Round], list[Refusal]]:
+    """The rounds with every later copy of a named round left out (the same name,
+    classifier, date, population and counts: a row pasted twice, a sheet copied), and a
+    refusal naming each copy. Counted twice, a round was compared with itself ("R3 against
+    the previous round, R3: +0.00 pp") and weighed double in the history (fuzz 17)."""
+    first: dict[tuple, Round] = {}
+    kept: list[Round] = []
+    copies: list[Refusal] = []
+    for item in rounds:
+        key = (
+            classifier_key(item.classifier), (item.round or "").casefold(), item.date,
+            item.population_pos, item.population_neg, item.k, item.tp, item.fp, item.fn,
+            item.tn,
+        )  # fmt: skip
+        original = first.setdefault(key, item)
+        if original is item or not item.round:
+            kept.append(item)
+            continue
+        where = (
+            f"row {original.row}"
+            if original.sheet == item.sheet
+            else (f"sheet {original.sheet!r} row {original.row}")
+        )
+        copies.append(
+            Refusal(
+                sheet=item.sheet,
+                row=item.row,
+                reason=f"the same round as {where} ({item.round}: same date and counts), a "
+                "copy; left out so that it is not counted twice",
+                round=item.round,
+            )
+        )
+    return kept, copies

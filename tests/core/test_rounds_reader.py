@@ -471,6 +471,7 @@ def sixteen_digits(low: float, high: float):
 def random_rounds(draw):
     size = draw(st.integers(1, 6))
     result = []
+    seen = set()
     for _ in range(size):
         with_population = draw(st.booleans())
         # Up to 10**15: Excel holds whole numbers exactly only up to 15 digits. A stratum
@@ -493,6 +494,15 @@ def random_rounds(draw):
                 ),
             }
         )  # fmt: skip
+        # Distinct rounds, as in a real history: the reader leaves a copy out (fuzz 17).
+        item = result[-1]
+        key = (
+            (item["round"].strip().casefold(), rounds_module.classifier_key(item["classifier"]),
+             item["date"], item["population"], item["k"], item["counts"])
+        )  # fmt: skip
+        if key in seen:
+            result.pop()
+        seen.add(key)
     return result
 
 
@@ -733,3 +743,38 @@ def test_compare_says_a_refused_row_may_be_the_newest_round(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "warning: 1 row of the workbook could not be read" in out
     assert "cell B4" in out and "the round compared here is not the latest" in out
+
+
+def test_a_round_pasted_twice_or_a_sheet_copied_is_read_once(tmp_path):
+    # Fuzz 17: identical rows were two rounds; compare put R3 against "the previous round,
+    # R3" (+0.00 pp) and the history weighed it twice.
+    import datetime as dt
+
+    path = tmp_path / "rounds.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    header = ["Round", "Date", "Classifier", "N pred+", "N pred-", "TP", "FP", "FN", "TN"]
+    rows = [
+        ["R1", dt.datetime(2026, 1, 5), "fraud", 260, 4740, 10, 5, 4, 100],
+        ["R2", dt.datetime(2026, 2, 5), "fraud", 260, 4740, 12, 3, 4, 110],
+        ["R2", dt.datetime(2026, 2, 5), "fraud", 260, 4740, 12, 3, 4, 110],  # pasted twice
+        ["R2", dt.datetime(2026, 2, 5), "spam", 260, 4740, 12, 3, 4, 110],  # another's
+        ["R3", dt.datetime(2026, 3, 5), "fraud", 260, 4740, 12, 3, 5, 110],
+    ]
+    sheet.append(header)
+    for row in rows:
+        sheet.append(row)
+    copy = workbook.copy_worksheet(sheet)  # Excel's Move or Copy > Create a copy
+    copy.title = "Rounds (2)"
+    workbook.save(path)
+    book = read_rounds(path)
+    assert [(item.round, item.classifier) for item in book.rounds] == [
+        ("R1", "fraud"), ("R2", "fraud"), ("R2", "spam"), ("R3", "fraud"),
+    ]  # fmt: skip
+    copies = [(item.sheet, item.row) for item in book.refused]
+    assert copies == [("Rounds", 4)] + [("Rounds (2)", row) for row in (2, 3, 4, 5, 6)]
+    assert book.refused[0].reason == (
+        "the same round as row 3 (R2: same date and counts), a copy; left out so that it is "
+        "not counted twice"
+    )
