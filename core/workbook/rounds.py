@@ -1917,7 +1917,7 @@ def _without_copies(rounds: list[Round]) -> tuple[list[Round], list[Refusal]]:
                 sheet=item.sheet,
                 row=item.row,
                 reason=f"the same round as {where} ({item.round}: same date and counts), a "
-                "copy; left out so that it is not counted twice",
+                "copy that would count it twice",
                 round=item.round,
             )
         )

@@ -775,6 +775,5 @@ def test_a_round_pasted_twice_or_a_sheet_copied_is_read_once(tmp_path):
     copies = [(item.sheet, item.row) for item in book.refused]
     assert copies == [("Rounds", 4)] + [("Rounds (2)", row) for row in (2, 3, 4, 5, 6)]
     assert book.refused[0].reason == (
-        "the same round as row 3 (R2: same date and counts), a copy; left out so that it is "
-        "not counted twice"
+        "the same round as row 3 (R2: same date and counts), a copy that would count it twice"
     )
