@@ -69,7 +69,7 @@ from core.workbook.rounds import (
     read_rounds,
     same_classifier,
 )
-from core.workbook.safe_io import FileFingerprint
+from core.workbook.safe_io import FileFingerprint, sheet_names
 
 if TYPE_CHECKING:  # the report writer is imported when a session is saved
     from core.workbook.report import ReportContent
@@ -241,6 +241,13 @@ def read_session(
     not_loaded += skipped
     if not is_session and not book.rounds:
         problems.append(f"{path.name}: no rounds found")
+    if is_session and SHEET_ROUNDS not in sheet_names(path):
+        # Opened as "0 rounds" with no word, a session whose Rounds sheet was deleted
+        # looked like one that never had any (fuzz 17).
+        problems.append(
+            f"{path.name} has no {SHEET_ROUNDS} sheet (deleted?): the session's rounds are "
+            "not in the file. Open the rounds workbook it began from, or an earlier copy"
+        )
     if is_session:
         # The rows its rounds workbook could not give when the session began stay named.
         kept = tuple(dict.fromkeys((*state.rows_not_loaded, *not_loaded)))

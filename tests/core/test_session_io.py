@@ -414,3 +414,23 @@ def test_a_round_without_a_name_is_shown_by_its_place_and_comes_back_without_one
     assert sheet.cell(2, 1).value == "Log row 12"
     state, _problems = open_session(path)
     assert state.rounds == (unnamed,)
+
+
+def test_a_session_whose_rounds_sheet_was_deleted_says_so(tmp_path):
+    # Fuzz 17: it opened as "0 rounds" with no word, like a session that never had any.
+    from core.session import SessionState
+    from core.workbook.report import write_report
+
+    path = tmp_path / "session.xlsx"
+    state = read_session(SHARED_FIXTURES / "rounds_simple.xlsx").state
+    write_report(path, SessionState(rounds=state.rounds))
+    assert not any("no Rounds sheet" in text for text in read_session(path).problems)
+    workbook = openpyxl.load_workbook(path)
+    del workbook["Rounds"]
+    workbook.save(path)
+    opened = read_session(path)
+    assert opened.is_session and opened.state.rounds == ()
+    assert (
+        "session.xlsx has no Rounds sheet (deleted?): the session's rounds are not in the "
+        "file. Open the rounds workbook it began from, or an earlier copy"
+    ) in opened.problems
