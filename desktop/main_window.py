@@ -287,6 +287,8 @@ class MainWindow(QMainWindow):
         #: What the recovery folder held that the lead must hear of at start (a damaged or
         #: newer unsaved session set aside): the reopening's message comes after it.
         self._recovery_notice = ""
+        #: What the session last opened lacks of its rounds workbook (``""``: nothing).
+        self._newer_rounds_note = ""
         #: The tab whose message the status bar shows (its empty message clears only that).
         self._status_owner: QWidget | None = None
         self._status_is_refusal = False
@@ -653,10 +655,9 @@ class MainWindow(QMainWindow):
                 f"{why} (the file you worked on last; the example session is open)"
             )
             return False
-        lacks = _rounds_the_session_lacks(self.session.state) if self._path_is_session else ""
         self._show_after_recovery_notice(
             f"Reopened {path.name}, the file you worked on last (Help > Open the example "
-            f"session shows the example){lacks}"
+            f"session shows the example){self._newer_rounds_note}"
         )
         return True
 
@@ -842,8 +843,9 @@ class MainWindow(QMainWindow):
             message += f"; Evaluate and Plan show its latest round, {shown}"
         if not opened.is_session and not from_example:
             message += "; your targets and other settings were kept"
-        if opened.is_session:
-            message += _rounds_the_session_lacks(state)
+        # Read once here; the start-up notice says it again in its own words.
+        self._newer_rounds_note = _rounds_the_session_lacks(state) if opened.is_session else ""
+        message += self._newer_rounds_note
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"
             if not quiet:  # at start, the Rounds panel's "not loaded" button lists them
@@ -2389,9 +2391,8 @@ def _unused_or_ours(folder: Path, stem: str) -> Path:
     (:func:`free_name` shortens a stem too long for a file name: ``<250 letters> session``
     raised from Save before any dialog; fuzz 17)."""
     named = folder / f"{stem}.xlsx"
-    with contextlib.suppress(OSError):
-        if is_ours(named):
-            return named
+    if is_ours(named):  # False for a name too long to exist
+        return named
     return free_name(folder, stem, ".xlsx")
 
 
