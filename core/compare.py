@@ -346,22 +346,46 @@ def _chance_lower(differences: np.ndarray) -> float:
     return float(np.mean(differences < 0) + 0.5 * np.mean(differences == 0))
 
 
+def placed_dates(rounds: Iterable[tuple[Hashable, dt.date | None]]) -> list[dt.date]:
+    """Where each of ``rounds`` (``(classifier, date)`` in sheet order) stands in time.
+
+    A dated round stands at its date. A round without a date stands at the latest date of
+    its classifier's rounds above it (``date.min`` when none is above): it comes after the
+    rounds above it, where the lead added it, and ties go by sheet order. The History tab,
+    the report, the comparisons and "the most recent round" all order rounds by this one
+    rule (fuzz 17: an undated round was the latest round to one and the earliest to
+    another).
+    """
+    latest: dict[Hashable, dt.date] = {}
+    placed = []
+    for classifier, date in rounds:
+        if date is None:
+            placed.append(latest.get(classifier, dt.date.min))
+            continue
+        day = date.date() if isinstance(date, dt.datetime) else date
+        latest[classifier] = max(day, latest.get(classifier, day))
+        placed.append(day)
+    return placed
+
+
 def consecutive_pairs(
     rounds: Iterable[tuple[int, Hashable, dt.date | None]],
 ) -> list[tuple[int, int]]:
     """``(previous, current)`` indices of consecutive rounds of one classifier.
 
-    ``rounds`` holds ``(index, classifier, date)`` of each round that can be compared.
-    Within a classifier, rounds are ordered by date; rounds without a date follow the
-    dated ones in their given order (the History tab and the report pair them alike).
+    ``rounds`` holds ``(index, classifier, date)`` of each round that can be compared, in
+    sheet order. Within a classifier, rounds are ordered by :func:`placed_dates` (a round
+    without a date after the rounds above it), then by sheet order.
     """
-    by_classifier: dict[Hashable, list[tuple[int, dt.date | None]]] = {}
-    for index, classifier, date in rounds:
-        by_classifier.setdefault(classifier, []).append((index, date))
+    entries = list(rounds)
+    placed = placed_dates((classifier, date) for _, classifier, date in entries)
+    by_classifier: dict[Hashable, list[tuple[dt.date, int, int]]] = {}
+    for position, ((index, classifier, _), day) in enumerate(zip(entries, placed, strict=True)):
+        by_classifier.setdefault(classifier, []).append((day, position, index))
     pairs: list[tuple[int, int]] = []
     for group in by_classifier.values():
-        ordered = sorted(group, key=lambda r: (r[1] is None, r[1] or dt.date.min, r[0]))
-        pairs.extend((before[0], after[0]) for before, after in itertools.pairwise(ordered))
+        ordered = sorted(group)
+        pairs.extend((before[2], after[2]) for before, after in itertools.pairwise(ordered))
     return pairs
 
 

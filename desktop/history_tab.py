@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import html
 import math
 from dataclasses import dataclass
 
@@ -36,12 +37,13 @@ from PySide6.QtWidgets import (
 )
 
 from core import batch_intervals, validation
-from core.compare import DEFAULT_REPLICATES, Comparison, compare
+from core.compare import DEFAULT_REPLICATES, Comparison, compare, placed_dates
 from core.compare import consecutive_pairs as pairs_of_rounds
 from core.confusion import point_estimates
 from core.errors import InputError
 from core.intervals import NO_FPC, Interval
 from core.prevalence import OperatingPoint, calibrated_metrics_from_round, precision_band
+from core.workbook.layout import round_order_notes
 from core.workbook.rounds import classifier_key
 from core.workbook.session_io import FpcRule, corrected_by, fpc_of_round
 from desktop import formatting
@@ -213,9 +215,12 @@ def round_figures(
     # "Finance" and "finance" are one classifier (one line), named as its most recent
     # round spells it.
     spelling: dict[str, str] = {}
-    by_date = sorted(
-        usable, key=lambda entry: (entry[2].date is not None, entry[2].date or dt.date.min)
+    placed = placed_dates(
+        (classifier_key(past.classifier), past.date) for _, _, past, _, _ in usable
     )
+    by_date = [
+        entry for _, _, entry in sorted(zip(placed, range(len(usable)), usable, strict=True))
+    ]
     for _, _, past, _, _ in by_date:
         if past.classifier:
             spelling[classifier_key(past.classifier)] = past.classifier
@@ -607,7 +612,12 @@ class HistoryTab(SessionTab):
                 "previous round that is more than noise."
             )
         if undated:
-            notes.append(f"Not drawn (no date): {', '.join(undated)}.")
+            notes.append(f"Not drawn (no date): {html.escape(', '.join(undated))}.")
+        # Which round counts as the one before another depends on the dates: a guessed
+        # place (no date) or a date after today is said where the pairs are shown.
+        notes.extend(
+            html.escape(note[0].upper() + note[1:]) + "." for note in round_order_notes(rounds)
+        )
         notes.extend(problems)
         self.summary_label.setText("<br>".join(notes))
         self.status_message.emit(f"History: {problems[0]}" if problems else "")

@@ -192,7 +192,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     import dataclasses
 
     from core.cli.output import refuse_text_table
-    from core.workbook.layout import most_recent_round
+    from core.workbook.layout import most_recent_round, round_order_notes
     from core.workbook.report_content import change_section, find_round, round_label
     from core.workbook.session_io import read_session
 
@@ -207,7 +207,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     state = opened.state
     if args.confidence is not None:
         state = dataclasses.replace(state, confidence=confidence_flag(args.confidence))
-    notes: list[str] = []
+    notes: list[str] = ["note: " + note for note in round_order_notes(state.rounds)]
     if args.round is not None:
         from core.workbook.session_io import find_round_key
 

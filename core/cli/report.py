@@ -4,8 +4,8 @@ Writes the Excel report (the same workbook as File > Export report... in the
 app). ``FILE`` is a saved session (a report with its Inputs sheet) or a plain rounds
 workbook. The round evaluated is ``--round``; without it, a saved session reports what
 its Evaluate tab holds (named as its current round while the tab still shows that
-round's counts) and a plain rounds workbook its most recent round by date (dated
-rounds before undated ones, ties by sheet order; the note says which). For a plain
+round's counts) and a plain rounds workbook its most recent round by date (a round
+without a date after the rounds above it, ties by sheet order; the note says which). For a plain
 rounds workbook the whole session is built from the reported round (its counts,
 population, ``s`` and total labels; see :func:`core.workbook.session_io.session_for_round`),
 so the Summary, the plan and the Inputs sheet are about that round only. A plain workbook
@@ -87,6 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> WrittenReport:
     from core import validation
     from core.errors import InputError
+    from core.workbook.layout import round_order_notes
     from core.workbook.report import WrittenReport, find_round, write_report
     from core.workbook.safe_io import check_destination
     from core.workbook.session_io import read_session, report_subject, workbook_session
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
     opened = read_session(args.file)
     state = opened.state
     notes = list(opened.problems)
+    notes += round_order_notes(state.rounds)
     subject = args.round
     if not opened.is_session:
         # A plain rounds workbook: the report is about one of its rounds, and every input

@@ -71,6 +71,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> RoundsBook:
     from core.errors import InputError
+    from core.workbook.layout import round_order_notes
     from core.workbook.rounds import ColumnChoice, describe_role, read_rounds
     from core.workbook.session_io import sheets_skipped_worth_a_note
 
@@ -87,6 +88,8 @@ def run(args: argparse.Namespace) -> RoundsBook:
     for reading in book.columns:
         for item in reading.guessed:
             print(f"note: {describe_role(reading.sheet, item)}", file=sys.stderr)
+    for note in round_order_notes(book.rounds):
+        print(f"note: {note}", file=sys.stderr)
     return book
 
 

@@ -53,34 +53,96 @@ def clean_text(value: str) -> str:
 def most_recent_round(rounds: Sequence[Any]) -> Round | None:
     """The most recent round by date (``None`` when there are no rounds).
 
-    Dated rounds come first: a round without a date is chosen only when no round has
-    one. Among rounds of the same date, the classifier with the most rounds wins (the
-    lead's main one: a draw for v7 and v8 on trial gives both one date, and the last
-    row, v8's, became the round the Plan builds on; trial 15), then the classifier whose
-    rounds of that date start first (a draw adds its main classifier's round first), then
-    sheet order (the later row), which is also the order among undated rounds.
+    Rounds stand in time as :func:`core.compare.placed_dates` places them (a round without
+    a date after the rounds of its classifier above it). Among rounds of the same date,
+    the classifier with the most rounds wins (the lead's main one: a draw for v7 and v8 on
+    trial gives both one date, and the last row, v8's, became the round the Plan builds
+    on; trial 15), then the classifier whose rounds of that date start first (a draw adds
+    its main classifier's round first), then sheet order (the later row).
     """
+    from core.compare import placed_dates
+
     found = [item for item in rounds if isinstance(item, Round)]
     if not found:
         return None
     history = Counter(classifier_key(item.classifier) for item in found)
+    placed = placed_dates((classifier_key(item.classifier), item.date) for item in found)
     # Where each classifier's rounds of a date start: a draw adds the main classifier's
     # round first, so on a tie of history the first classifier of the date is the main
     # one (the trial's v8 round, added after v7's, was taken; recheck 15).
     starts: dict[tuple[object, str], int] = {}
-    for position, item in enumerate(found):
-        starts.setdefault((item.date, classifier_key(item.classifier)), position)
-    ranked = max(
-        enumerate(found),
-        key=lambda pair: (
-            pair[1].date is not None,
-            _date_key(pair[1].date),
-            history[classifier_key(pair[1].classifier)],
-            -starts[(pair[1].date, classifier_key(pair[1].classifier))],
-            pair[0],
+    for position, (item, day) in enumerate(zip(found, placed, strict=True)):
+        starts.setdefault((day, classifier_key(item.classifier)), position)
+    position = max(
+        range(len(found)),
+        key=lambda at: (
+            placed[at],
+            history[classifier_key(found[at].classifier)],
+            -starts[(placed[at], classifier_key(found[at].classifier))],
+            at,
         ),
     )
-    return ranked[1]
+    return found[position]
+
+
+def round_order_notes(rounds: Sequence[Round], today: dt.date | None = None) -> list[str]:
+    """Sentences for rounds whose place in time is a guess or a slip: a round without a
+    date among its classifier's dated rounds (placed after the rounds above it) and a
+    round dated after ``today`` (it becomes the most recent round)."""
+    from core.compare import placed_dates
+
+    today = today or dt.date.today()
+    keys = [classifier_key(item.classifier) for item in rounds]
+    dated = {key for key, item in zip(keys, rounds, strict=True) if item.date is not None}
+    notes = []
+    undated = [
+        position
+        for position, (key, item) in enumerate(zip(keys, rounds, strict=True))
+        if item.date is None and key in dated
+    ]
+    if undated:
+        placed = placed_dates(zip(keys, (item.date for item in rounds), strict=True))
+        for position in undated[:NOTES_SHOWN]:
+            item = rounds[position]
+            above = [
+                rounds[at]
+                for at in range(position)
+                if keys[at] == keys[position]
+                and rounds[at].date is not None
+                and placed[at] == placed[position]
+            ]
+            where = (
+                f"after {_named(above[-1])}, the latest round above it"
+                if above
+                else "before every dated round, as no dated round is above it"
+            )
+            notes.append(
+                f"{_named(item, where=True)} has no date, so it "
+                f"is placed {where}; type its date in the sheet to place it yourself"
+            )
+        if len(undated) > NOTES_SHOWN:
+            notes.append(f"{len(undated) - NOTES_SHOWN} more rounds have no date")
+    future = [item for item in rounds if item.date is not None and _date_key(item.date) > today]
+    for item in future[:NOTES_SHOWN]:
+        notes.append(
+            f"{_named(item, where=True)} is dated "
+            f"{_date_key(item.date).isoformat()}, after today, so it counts as the most "
+            "recent round; correct its date if it is a slip"
+        )
+    if len(future) > NOTES_SHOWN:
+        notes.append(f"{len(future) - NOTES_SHOWN} more rounds are dated after today")
+    return notes
+
+
+#: How many rounds a note names before it counts the rest.
+NOTES_SHOWN = 3
+
+
+def _named(item: Round, where: bool = False) -> str:
+    about = [item.classifier] if item.classifier else []
+    if where:
+        about.append(f"sheet {item.sheet!r}, row {item.row}")
+    return f"{item.name} ({'; '.join(about)})" if about else item.name
 
 
 def _date_key(value) -> dt.date:

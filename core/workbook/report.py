@@ -569,21 +569,21 @@ def _history_data(workbook, table: Table):
     each by date (a round without one after the round above it); and that table."""
     import datetime as dt
 
+    from core.compare import placed_dates
     from core.workbook.rounds import classifier_key
 
     headers = table.headers
     date_column, classifier_column = headers.index("Date"), headers.index("Classifier")
     first: dict[str, int] = {}
-    latest: dict[str, dt.date] = {}
+    keys = [classifier_key(row[classifier_column] or "") for row in table.rows]
+    placed = placed_dates(
+        (key, row[date_column] if isinstance(row[date_column], dt.date) else None)
+        for key, row in zip(keys, table.rows, strict=True)
+    )
     keyed = []
-    for position, row in enumerate(table.rows):
-        key = classifier_key(row[classifier_column] or "")
+    for position, (key, day, row) in enumerate(zip(keys, placed, table.rows, strict=True)):
         first.setdefault(key, len(first))
-        day = row[date_column] if isinstance(row[date_column], dt.date) else None
-        if day is not None:
-            latest[key] = max(day, latest.get(key, day))
-        placed = day if day is not None else latest.get(key, dt.date.min)
-        keyed.append((first[key], placed, position, row))
+        keyed.append((first[key], day, position, row))
     rows = tuple(row for *_, row in sorted(keyed, key=lambda entry: entry[:3]))
     charted = {
         "Round", "Classifier", "Model version", "Precision", "Recall",

@@ -299,13 +299,16 @@ def next_round_name(rounds, classifier: str | None, taken: Iterable[str] = ()) -
     """A name for the next round of ``classifier``: its latest round's name with the
     number counted on (``TR-06`` -> ``TR-07``), else ``Round N``; counted on past the
     names ``taken`` as well (draws still out with the editors)."""
+    from core.compare import placed_dates
+
     same = [item for item in rounds if same_classifier(item.classifier, classifier)]
+    placed = placed_dates((None, item.date) for item in same)
     latest = max(
-        ((item.date is not None, item.date or dt.date.min, index, item)
-         for index, item in enumerate(same) if item.round),
+        ((day, index, item) for index, (day, item) in enumerate(zip(placed, same, strict=True))
+         if item.round),
         default=None,
     )  # fmt: skip
-    found = _NUMBERED_NAME.match(latest[3].round.strip()) if latest is not None else None
+    found = _NUMBERED_NAME.match(latest[2].round.strip()) if latest is not None else None
     prefix, number = found.groups() if found else ("Round ", str(len(same)))
     used = {name.strip().casefold() for name in taken}
     while True:
@@ -609,15 +612,20 @@ def renamed_round(rounds, item: Round, name: str, date: dt.date | None) -> Round
 def round_before(rounds, item) -> Round | None:
     """The same classifier's round before ``item``, or ``None``.
 
-    Rounds are ordered as "most recent" is decided elsewhere: dated rounds by date after
-    the undated ones, and row order among equals.
+    Rounds are ordered as "most recent" is decided elsewhere
+    (:func:`core.compare.placed_dates`: a round without a date after the rounds above
+    it), and by row among equals.
     """
-    same = [
-        (past.date is not None, past.date or dt.date.min, position, past)
-        for position, past in enumerate(rounds)
-        if same_classifier(past.classifier, item.classifier)
+    from core.compare import placed_dates
+
+    same = [past for past in rounds if same_classifier(past.classifier, item.classifier)]
+    placed = placed_dates((None, past.date) for past in same)
+    ordered = [
+        past
+        for _, _, past in sorted(
+            zip(placed, range(len(same)), same, strict=True), key=lambda entry: entry[:2]
+        )
     ]
-    ordered = [entry[3] for entry in sorted(same, key=lambda entry: entry[:3])]
     for index, past in enumerate(ordered):
         if past is item:
             return ordered[index - 1] if index > 0 else None

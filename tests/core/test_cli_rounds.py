@@ -138,3 +138,29 @@ def test_compare_on_a_plain_workbook_does_not_speak_of_a_session(capsys, tmp_pat
     said = capsys.readouterr()
     text = said.out + said.err
     assert "session" not in text and "the last one, R2 (rules)" in text
+
+
+def test_a_round_without_a_date_is_compared_with_the_round_above_it_and_said(capsys, tmp_path):
+    import datetime as dt
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    sheet.append(["Round", "Date", "Classifier", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", dt.date(2026, 1, 5), "fraud", 0.05, 10, 20, 5, 100])
+    sheet.append(["R2", None, "fraud", 0.05, 12, 18, 4, 110])
+    sheet.append(["R3", dt.date(2026, 3, 5), "fraud", 0.05, 15, 15, 3, 120])
+    path = tmp_path / "undated.xlsx"
+    workbook.save(path)
+    said = (
+        "R2 (fraud; sheet 'Rounds', row 3) has no date, so it is placed after R1 (fraud), "
+        "the latest round above it"
+    )
+    assert main(["compare", str(path), "--round", "R2"]) == 0
+    captured = capsys.readouterr()
+    assert "R2 (fraud) against the previous round, R1 (fraud)" in captured.out
+    assert said in captured.out + captured.err
+    assert main(["compare", str(path)]) == 0
+    assert "R3 (fraud) against the previous round, R2 (fraud)" in capsys.readouterr().out
+    assert main(["rounds", str(path)]) == 0
+    assert f"note: {said}" in capsys.readouterr().err

@@ -771,6 +771,55 @@ def test_most_recent_round_prefers_dates_then_sheet_order():
     assert most_recent_round(same).round == "b"
 
 
+def test_a_round_without_a_date_stands_after_the_rounds_above_it_everywhere():
+    """One order for "latest", "the round before" and the History pairs (fuzz 17: R2,
+    undated between R1 and R3, was compared with R3 though R3 came after it)."""
+    from core.compare import consecutive_pairs
+    from core.workbook.layout import most_recent_round, round_order_notes
+    from core.workbook.rounds import classifier_key
+    from core.workbook.session_io import next_round_name, round_before
+
+    january, february, march = dt.date(2026, 1, 5), dt.date(2026, 2, 1), dt.date(2026, 3, 5)
+    rounds = (
+        make_round("R1", row=2, date=january, classifier="fraud"),
+        make_round("R2", row=3, date=None, classifier="fraud"),
+        make_round("R3", row=4, date=march, classifier="fraud"),
+        make_round("S1", row=5, date=february, classifier="spam"),
+    )
+    assert round_before(rounds, rounds[1]) is rounds[0]
+    assert round_before(rounds, rounds[2]) is rounds[1]
+    assert round_before(rounds, rounds[0]) is None
+    pairs = consecutive_pairs(
+        (i, classifier_key(r.classifier), r.date) for i, r in enumerate(rounds)
+    )
+    assert sorted(pairs) == [(0, 1), (1, 2)]
+    assert most_recent_round(rounds).round == "R3"
+    (note,) = round_order_notes(rounds, today=dt.date(2026, 11, 27))
+    assert note == (
+        "R2 (fraud; sheet 'Rounds', row 3) has no date, so it is placed after R1 (fraud), "
+        "the latest round above it; type its date in the sheet to place it yourself"
+    )
+    # Added last without a date: the latest round, and the name counts on from it.
+    last = (*rounds[:1], rounds[2], dataclasses.replace(rounds[1], row=5, round="R4"))
+    assert most_recent_round(last).round == "R4"
+    assert round_before(last, last[2]) is last[1]
+    assert next_round_name(last, "fraud") == "R5"
+    # Above every dated round: before them all.
+    first = (dataclasses.replace(rounds[1], row=2), rounds[0], rounds[2])
+    assert round_before(first, first[1]) is first[0]
+    assert most_recent_round(first).round == "R3"
+    assert "before every dated round" in round_order_notes(first)[0]
+    # No round has a date: sheet order, said by nobody (it is the only order there is).
+    undated = tuple(make_round(name, row=n, date=None) for n, name in enumerate("XYZ", 2))
+    assert round_order_notes(undated) == []
+    assert round_before(undated, undated[2]) is undated[1]
+    # A date after today is named: it becomes the latest round.
+    future = (*rounds[:1], make_round("R9", row=6, date=dt.date(2099, 3, 5), classifier="fraud"))
+    (note,) = round_order_notes(future, today=dt.date(2026, 11, 27))
+    assert "is dated 2099-03-05, after today" in note
+    assert most_recent_round(future).round == "R9"
+
+
 def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(
     tmp_path, capsys, shared_fixtures
 ):

@@ -16,7 +16,7 @@ from core.intervals import katz_log_recall, wilson_precision
 from core.prevalence import calibrated_metrics_from_round
 from core.session import SessionState
 from core.workbook.rounds import read_rounds
-from desktop.history_tab import CALIBRATED_KEY, COMPARE_REPLICATES, HistoryTab
+from desktop.history_tab import CALIBRATED_KEY, COMPARE_REPLICATES, HistoryTab, consecutive_pairs
 from desktop.session_model import SessionModel
 
 
@@ -402,3 +402,19 @@ def test_evaluating_another_round_redraws_only_when_corrections_change(
     assert calls == [1]
     session.set_value("confidence", 0.9)
     assert calls == [1, 1]
+
+
+def test_a_round_without_a_date_says_where_it_is_placed(qtbot, rounds):
+    """The undated round is paired after the round above it, and the tab says so (fuzz 17:
+    it was paired after every dated round, without a word)."""
+    same = [item for item in rounds if item.classifier == rounds[0].classifier][:3]
+    undated = dataclasses.replace(same[1], date=None)
+    state = dataclasses.replace(SessionState(), rounds=(same[0], undated, same[2]))
+    widget = HistoryTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    text = widget.summary_label.text()
+    assert f"Not drawn (no date): {undated.name}." in text
+    assert f"{undated.name} ({undated.classifier}; sheet " in text
+    assert f"so it is placed after {same[0].name} ({same[0].classifier})" in text
+    assert sorted(consecutive_pairs(widget.figures)) == [(0, 1), (1, 2)]
+    widget.shutdown()
