@@ -452,11 +452,16 @@ def _rebuild_tuple(current: tuple, key: str, values: dict, problems: list[str]):
         return None
     element_type = type(current[0]) if current else None
     items: list[Any] = []
+    refused: list[str] = []
+    absent = 0
     for index in range(length):
         item_key = f"{key}.{index}"
         if element_type is not None and dataclasses.is_dataclass(element_type):
             names = [f.name for f in dataclasses.fields(element_type)]
             raw = {name: values.get(f"{item_key}.{name}") for name in names}
+            if all(f"{item_key}.{name}" not in values for name in names):
+                absent += 1  # counted, then said once (fuzz 17: 50 alike lines)
+                continue
             try:
                 defaults = current[0]
                 items.append(
@@ -468,7 +473,21 @@ def _rebuild_tuple(current: tuple, key: str, values: dict, problems: list[str]):
                     )
                 )
             except InputError as exc:
-                problems.append(f"{item_key}: {exc}")
+                refused.append(f"{item_key}: {exc}")
         elif item_key in values:
             items.append(str(values[item_key]))
+    problems.extend(refused[:REFUSED_ENTRIES_SHOWN])
+    if len(refused) > REFUSED_ENTRIES_SHOWN:
+        problems.append(
+            f"{key}: {len(refused) - REFUSED_ENTRIES_SHOWN} more entries refused; left out"
+        )
+    if absent:
+        problems.append(
+            f"{key}.count says {length:,} entries, but {absent:,} of them are not in the "
+            "sheet; left out"
+        )
     return tuple(items)
+
+
+#: How many refused entries of a list are named before the rest are counted.
+REFUSED_ENTRIES_SHOWN = 3

@@ -690,7 +690,7 @@ def _read_inputs_and_sources(path: Path):
     with open_sheets(path) as sheets:
         for sheet in sheets:
             if sheet.title == SHEET_INPUTS and inputs is None:
-                inputs = _inputs_rows(values for _number, values, _formulas in sheet.rows)
+                inputs = _inputs_rows((number, values) for number, values, _formulas in sheet.rows)
             elif sheet.title == SHEET_ROUNDS:
                 rounds_rows = [(number, values) for number, values, _formulas in sheet.rows]
     if inputs is not None:
@@ -698,31 +698,52 @@ def _read_inputs_and_sources(path: Path):
     return inputs, sources
 
 
-def _inputs_rows(rows) -> list[tuple[Any, Any, Any]] | None:
-    """The Inputs sheet's rows (an iterator of cell values), or ``None`` when its header
-    is not ours."""
+def _inputs_rows(rows) -> list[tuple[int, Any, Any, Any]] | None:
+    """The Inputs sheet's rows as ``(row number, key, value, exact)`` (from an iterator of
+    ``(row number, cell values)``), or ``None`` when its header is not ours."""
     rows = iter(rows)
-    header = next(rows, None)
+    _number, header = next(rows, (None, None))
     if header is None or len(header) < 2:
         return None
     names = tuple(str(value).strip().casefold() if value is not None else "" for value in header)
     if names[:2] != INPUTS_HEADER[:2]:
         return None
     found = []
-    for row in rows:
+    for number, row in rows:
         key, value, exact = (*row, None, None, None)[:3]
         if key is not None:
-            found.append((key, value, exact))
+            found.append((number, key, value, exact))
     return found
 
 
 def _inputs_values(rows, problems: list[str]) -> list[tuple[str, Any]]:
-    """``(key, value)`` pairs for :func:`unflatten`, exact JSON preferred when it agrees."""
+    """``(key, value)`` pairs for :func:`unflatten`, exact JSON preferred when it agrees.
+
+    A number or switch left blank (or a formula without a saved value) and a setting given
+    twice are named in ``problems``: both silently gave way to a default or to the other
+    row (fuzz 17).
+    """
+    from core.session import SessionState, flatten
+
+    defaults = dict(flatten(SessionState()))
     values = []
-    for key, value, exact in rows:
+    first_row: dict[str, int] = {}
+    for number, key, value, exact in rows:
         key = str(key).strip()
         if value is None and exact is None:
-            continue  # a blank line or the sheet's closing remark
+            default = defaults.get(key)
+            if default is not None and not isinstance(default, str):
+                problems.append(
+                    f"{SHEET_INPUTS}: {key} (row {number}) is blank, or a formula without a "
+                    f"saved value; the default, {default!r}, is used"
+                )
+            continue  # else a blank line or the sheet's closing remark
+        if key in first_row:
+            problems.append(
+                f"{SHEET_INPUTS}: {key} is given twice (rows {first_row[key]} and {number}); "
+                "the value in the later row is used"
+            )
+        first_row.setdefault(key, number)
         restored = _restore(value, exact)
         if key == SCHEMA_KEY:
             if isinstance(restored, (int, float)) and restored > SCHEMA_VERSION:

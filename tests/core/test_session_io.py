@@ -176,6 +176,70 @@ def test_one_bad_setting_is_reported_and_the_rest_restored(tmp_path):
     assert any("evaluate.matrix" in text for text in problems)
 
 
+def test_damage_to_the_inputs_sheet_is_named_not_passed_over(tmp_path):
+    """A blank number, a setting given twice and a list count with no entries each gave
+    a default or the other row without a word (fuzz 17)."""
+    path = tmp_path / "session.xlsx"
+    state = dataclasses.replace(
+        SessionState(),
+        confidence=0.9,
+        plan=dataclasses.replace(SessionState().plan, v=153),
+    )
+    save_session(path, state)
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook[SHEET_INPUTS]
+    rows = {row[0].value: row for row in sheet.iter_rows(min_row=2)}
+    rows["plan.v"][1].value = rows["plan.v"][2].value = None  # cleared in Excel
+    v_row = rows["plan.v"][0].row
+    confidence_row = rows["confidence"][0].row
+    sheet.append(["confidence", 0.8, "0.8"])
+    sheet.append(["ensemble.children.count", 50, "50"])
+    workbook.save(path)
+    restored, problems = open_session(path)
+    assert restored.plan.v == SessionState().plan.v and restored.confidence == 0.8
+    assert restored.ensemble.children == SessionState().ensemble.children  # the 3 written
+    assert (
+        f"Inputs: plan.v (row {v_row}) is blank, or a formula without a saved value; the "
+        f"default, {SessionState().plan.v!r}, is used"
+    ) in problems
+    assert (
+        f"Inputs: confidence is given twice (rows {confidence_row} and {sheet.max_row - 1}); "
+        "the value in the later row is used"
+    ) in problems
+    assert (
+        "Inputs: ensemble.children.count says 50 entries, but 47 of them are not in the "
+        "sheet; left out"
+    ) in problems
+    assert sum("is given twice" in text for text in problems) == 2  # confidence and the count
+    assert len(problems) == 4
+
+
+def test_a_session_whose_inputs_part_is_missing_is_named_damaged(tmp_path):
+    """It opened as a plain rounds workbook, every setting silently the default (fuzz 17)."""
+    import zipfile
+
+    path = tmp_path / "session.xlsx"
+    save_session(path, SessionState(rounds=(make_round("A"),)))
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    workbook_xml = parts["xl/workbook.xml"].decode()
+    sheet_id = re.search(r'<sheet[^>]*name="Inputs"[^>]*r:id="(\w+)"', workbook_xml)
+    relations = parts["xl/_rels/workbook.xml.rels"].decode()
+    target = re.search(rf'Id="{sheet_id.group(1)}"[^>]*Target="([^"]+)"', relations) or re.search(
+        rf'Target="([^"]+)"[^>]*Id="{sheet_id.group(1)}"', relations
+    )
+    part = "xl/" + target.group(1).removeprefix("/xl/")
+    damaged = tmp_path / "damaged.xlsx"
+    with zipfile.ZipFile(damaged, "w") as archive:
+        for name, data in parts.items():
+            if name != part:
+                archive.writestr(name, data)
+    with pytest.raises(
+        WorkbookError, match=r"the part of sheet 'Inputs' \(.+\) is not in the file"
+    ):
+        read_session(damaged)
+
+
 def test_a_session_from_a_newer_version_says_so(tmp_path):
     path = tmp_path / "session.xlsx"
     save_session(path, SessionState())
@@ -259,7 +323,15 @@ def states(draw):
         )
     )
     parent = max([1, *(child.overlap for child in children)]) + draw(st.integers(0, 10**6))
-    rounds = draw(st.lists(rounds_strategy(sheet=None, row=None), max_size=4))
+    # Each round from its own sheet and row, as rounds read from workbooks are (two
+    # unnamed rounds of one row were named alike and read back as a copy).
+    rounds = draw(
+        st.lists(
+            rounds_strategy(sheet=None, row=None),
+            max_size=4,
+            unique_by=lambda item: (item.sheet, item.row),
+        )
+    )
     return SessionState(
         confidence=draw(st.floats(0.5000001, 0.999999)),
         plan=PlanInputs(
@@ -434,3 +506,21 @@ def test_a_session_whose_rounds_sheet_was_deleted_says_so(tmp_path):
         "session.xlsx has no Rounds sheet (deleted?): the session's rounds are not in the "
         "file. Open the rounds workbook it began from, or an earlier copy"
     ) in opened.problems
+
+
+def test_many_refused_list_entries_are_named_three_then_counted():
+    from core.session import unflatten
+
+    rows = [("ensemble.children.count", 6)]
+    for index in range(6):
+        rows += [
+            (f"ensemble.children.{index}.name", f"c{index}"),
+            (f"ensemble.children.{index}.size", -1),
+            (f"ensemble.children.{index}.overlap", 0),
+        ]
+    state, problems = unflatten(rows)
+    assert state.ensemble.children == ()
+    assert [text.split(":")[0] for text in problems[:3]] == [
+        "ensemble.children.0", "ensemble.children.1", "ensemble.children.2",
+    ]  # fmt: skip
+    assert problems[3:] == ["ensemble.children: 3 more entries refused; left out"]
