@@ -78,6 +78,8 @@ logger = logging.getLogger(__name__)
 DRAW_COLUMN_FIELDS = ("id", "predicted", "score", "threshold", "keep", "classifiers")
 ITEM_LIST_FILTER = "Item lists (*.csv *.tsv *.txt *.gz *.parquet *.xlsx);;All files (*)"
 LABELED_FILTER = "Labeling workbooks (*.xlsx);;All files (*)"
+#: A plain note's colour beside a warning in red (the message has one style sheet).
+NOTE_COLOUR = "#202020"
 #: Spin boxes hold an int; no stratum of a real list is larger.
 MAX_SIZE = 2**31 - 1
 #: Failures of reading an item list or a workbook that are the input's, not ours.
@@ -544,7 +546,13 @@ class ItemSampleDialog(QDialog):
         for key, text in remembered.items():
             edits[key].setText(text)
         if self.count_items():
-            self._say("The columns of your last draw are filled in; change any that differ.")
+            # Added to what the count said about the sizes, never in its place: the warning
+            # that the sizes were planned for another list went unseen from week 2 on
+            # (trial 18).
+            self._warn_about_sizes(
+                self.summary,
+                note="The columns of your last draw are filled in; change any that differ.",
+            )
             return True
         if not isinstance(self._last_failure, ColumnNotFoundError):
             return False  # the list's own problem, said: not the remembered columns
@@ -552,9 +560,10 @@ class ItemSampleDialog(QDialog):
             edit.clear()
         counted = self.count_items()
         if counted:
-            self._say(
-                f"{self._path.name} does not have every column of your last draw; its "
-                "columns were guessed from their names: check them."
+            self._warn_about_sizes(
+                self.summary,
+                note=f"{html.escape(self._path.name)} does not have every column of your last "
+                "draw; its columns were guessed from their names: check them.",
             )
         return counted
 
@@ -715,13 +724,17 @@ class ItemSampleDialog(QDialog):
             f"drawing: {why}."
         )
 
-    def _warn_about_sizes(self, summary) -> None:
-        """Say what is wrong with the sizes for this list, most pressing first."""
+    def _warn_about_sizes(self, summary, note: str = "") -> None:
+        """Say what is wrong with the sizes for this list, most pressing first, then
+        ``note`` (rich text) in the ordinary colour."""
         too_large = self._too_large_warning(summary)
         elsewhere = self._planned_for_another_population(summary)
         self.use_population_button.setDefault(bool(elsewhere))
+        if note and elsewhere:
+            note = f"<span style='color:{NOTE_COLOUR}'>{note}</span>"
         self._say(
-            "<br>".join(text for text in (too_large, elsewhere) if text), error=bool(elsewhere)
+            "<br>".join(text for text in (too_large, elsewhere, note) if text),
+            error=bool(elsewhere),
         )
 
     def _on_size_changed(self) -> None:

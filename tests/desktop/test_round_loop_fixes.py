@@ -1135,6 +1135,15 @@ def test_the_next_draw_starts_from_the_columns_of_the_last(qtbot, window, item_l
     assert dialog.summary is not None and dialog.summary.classifiers
     assert "The columns of your last draw are filled in" in dialog.message.text()
     dialog.close()
+    # With the Plan's sizes: the note goes beside, not instead of, the warning that they
+    # are planned for the example's population, not this list's (trial 18: unseen from
+    # week 2 on).
+    dialog = later.open_item_sample(item_list=november)
+    said = dialog.message.text()
+    assert "The sizes below are planned for the Plan tab's population" in said
+    assert "The columns of your last draw are filled in" in said
+    assert dialog.use_population_button.isDefault()
+    dialog.close()
     # A list without one of them: the columns are guessed from their names, and said so.
     december = tmp_path / "items" / "december.csv"
     december.write_text(
