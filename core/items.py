@@ -1167,11 +1167,44 @@ def _xlsx_header(
     return fallback
 
 
+@dataclass(frozen=True)
+class _SheetChoice:
+    """The sheet of an ``.xlsx`` item list that was read, and the others that had a
+    header row (for messages: a lead whose export starts with a Notes sheet must learn
+    which sheet was read)."""
+
+    title: str
+    others: tuple[str, ...]
+
+    def note(self) -> str:
+        """Words for a column message: which sheet was read, when there was a choice."""
+        if not self.others:
+            return ""
+        listed = ", ".join(repr(title) for title in self.others[:5])
+        return (
+            f" (read from sheet {self.title!r}; the workbook's other sheets with a header "
+            f"row, {listed}, name no such column either)"
+        )
+
+
+def _header_rank(cells: Sequence[str], names_id: bool) -> tuple[bool, bool, int]:
+    """How likely a header row heads the items: it names the id column, it names a
+    predicted label, it has more columns (a Notes sheet of label/value pairs has two)."""
+    predicted = {_normalise(name) for name in PREDICTED_ALIASES}
+    names_predicted = any(_normalise(cell) in predicted for cell in cells if cell)
+    return names_id, names_predicted, sum(bool(cell) for cell in cells)
+
+
 def _xlsx_to_csv(
     path: Path, folder: Path, id_name: str | None, control: progress.TaskControl | None
-) -> tuple[Path, dict[str, list[int]]]:
-    """Stream the first sheet with a header row into ``folder/items.csv`` (all text),
-    with each row's spreadsheet row number in an extra column.
+) -> tuple[Path, dict[str, list[int]], _SheetChoice]:
+    """Stream the sheet of the items into ``folder/items.csv`` (all text), with each row's
+    spreadsheet row number in an extra column.
+
+    The sheet is the first whose header row names the id column (by ``id_name`` or an
+    alias); when none does, the sheet whose header row looks most like a table of items
+    (:func:`_header_rank`). An export whose Notes sheet came first had its notes read as
+    the items' header, and the data sheet was never looked at (trial 18).
 
     Also returns, by column header, the rows whose cell holds a formula with no saved value
     (a file written by a program that does not calculate): ``[count, first rows...]``.
@@ -1179,59 +1212,91 @@ def _xlsx_to_csv(
     from core.workbook.xlsx_reader import open_sheets
 
     target = folder / "items.csv"
-    size = max(path.stat().st_size, 1)
+    candidates: list[tuple[tuple[bool, bool, int], int, str]] = []
     with open_sheets(path) as sheets:
-        for sheet in sheets:
-            top: list[tuple[int, list[str | None], dict | None]] = []
-            rows = sheet.rows
-            pending = None
-            for row_number, values, formulas in rows:
-                if row_number > _XLSX_HEADER_ROWS:
-                    pending = (row_number, values, formulas)
-                    break
-                top.append((row_number, [text_of_cell(value) for value in values], formulas))
+        for index, sheet in enumerate(sheets):
+            top, pending = _top_rows(sheet.rows)
             found = _xlsx_header([(number, texts) for number, texts, _ in top], id_name)
             if found is None:
                 continue
-            header_row, headers = found
-            width = len(headers)
-            named = [header or f"column {index + 1}" for index, header in enumerate(headers)]
-            body = [row for row in top if row[0] > header_row]
+            rank = _header_rank(found[1], names_id=_names_id(found[1], id_name))
+            if rank[0]:
+                others = tuple(title for _, _, title in candidates)
+                unsaved = _write_sheet(target, path, sheet.rows, top, pending, found, control)
+                return target, unsaved, _SheetChoice(sheet.title, others)
+            candidates.append((rank, index, sheet.title))
+    if not candidates:
+        raise ItemListError(
+            f"{path} has no sheet with a header row (the item id and prediction columns) in "
+            f"its first {_XLSX_HEADER_ROWS} rows"
+        )
+    # No header names the id: the likeliest sheet, read again from the start.
+    _, chosen, title = max(candidates, key=lambda entry: (entry[0], -entry[1]))
+    with open_sheets(path) as sheets:
+        for index, sheet in enumerate(sheets):
+            if index == chosen:
+                top, pending = _top_rows(sheet.rows)
+                found = _xlsx_header([(number, texts) for number, texts, _ in top], id_name)
+                assert found is not None  # the same rows as before
+                unsaved = _write_sheet(target, path, sheet.rows, top, pending, found, control)
+                others = tuple(other for _, at, other in candidates if at != chosen)
+                return target, unsaved, _SheetChoice(title, others)
+    raise ItemListError(f"{path} changed while it was read; read it again")
 
-            def remaining(body=body, pending=pending, rows=rows, width=width):
-                yield from body
-                if pending is not None:
-                    yield pending[0], [text_of_cell(value) for value in pending[1]], pending[2]
-                for row_number, values, formulas in rows:
-                    yield row_number, [text_of_cell(v) for v in values[:width]], formulas
 
-            unsaved: dict[str, list[int]] = {}
-            with target.open("w", encoding="utf-8", newline="") as stream:
-                writer = csv.writer(stream, quoting=csv.QUOTE_ALL)
-                writer.writerow([*named, _ROW_COLUMN])
-                written = 0
-                for row_number, texts, formulas in remaining():
-                    texts = texts[:width]
-                    if formulas:
-                        for column, (_, cached) in formulas.items():
-                            blank = column >= len(texts) or texts[column] is None
-                            if not cached and column < width and blank:
-                                seen = unsaved.setdefault(named[column], [0])
-                                seen[0] += 1
-                                if len(seen) <= OFFENDERS_SHOWN:
-                                    seen.append(row_number)
-                    if not any(text is not None and text.strip() for text in texts):
-                        continue
-                    texts += [None] * (width - len(texts))
-                    writer.writerow([*("" if text is None else text for text in texts), row_number])
-                    written += 1
-                    if written % 50_000 == 0:
-                        progress.step(control, min(stream.tell(), size), size * 4)
-            return target, unsaved
-    raise ItemListError(
-        f"{path} has no sheet with a header row (the item id and prediction columns) in its "
-        f"first {_XLSX_HEADER_ROWS} rows"
-    )
+def _names_id(cells: Sequence[str], id_name: str | None) -> bool:
+    wanted = {_normalise(id_name)} if id_name else {_normalise(name) for name in ID_ALIASES}
+    return any(_normalise(cell) in wanted for cell in cells if cell)
+
+
+def _top_rows(rows):
+    """The rows within the header search (as texts) and the first row after them."""
+    top: list[tuple[int, list[str | None], dict | None]] = []
+    for row_number, values, formulas in rows:
+        if row_number > _XLSX_HEADER_ROWS:
+            return top, (row_number, values, formulas)
+        top.append((row_number, [text_of_cell(value) for value in values], formulas))
+    return top, None
+
+
+def _write_sheet(target: Path, path: Path, rows, top, pending, found, control):
+    """Write the rows below the header ``found`` to ``target``; the unsaved formulas."""
+    size = max(path.stat().st_size, 1)
+    header_row, headers = found
+    width = len(headers)
+    named = [header or f"column {index + 1}" for index, header in enumerate(headers)]
+    body = [row for row in top if row[0] > header_row]
+
+    def remaining():
+        yield from body
+        if pending is not None:
+            yield pending[0], [text_of_cell(value) for value in pending[1]], pending[2]
+        for row_number, values, formulas in rows:
+            yield row_number, [text_of_cell(v) for v in values[:width]], formulas
+
+    unsaved: dict[str, list[int]] = {}
+    with target.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.writer(stream, quoting=csv.QUOTE_ALL)
+        writer.writerow([*named, _ROW_COLUMN])
+        written = 0
+        for row_number, texts, formulas in remaining():
+            texts = texts[:width]
+            if formulas:
+                for column, (_, cached) in formulas.items():
+                    blank = column >= len(texts) or texts[column] is None
+                    if not cached and column < width and blank:
+                        seen = unsaved.setdefault(named[column], [0])
+                        seen[0] += 1
+                        if len(seen) <= OFFENDERS_SHOWN:
+                            seen.append(row_number)
+            if not any(text is not None and text.strip() for text in texts):
+                continue
+            texts += [None] * (width - len(texts))
+            writer.writerow([*("" if text is None else text for text in texts), row_number])
+            written += 1
+            if written % 50_000 == 0:
+                progress.step(control, min(stream.tell(), size), size * 4)
+    return unsaved
 
 
 def _refuse_unsaved_formulas(table: ItemTable, unsaved: dict[str, list[int]]) -> None:
@@ -1316,11 +1381,12 @@ def open_items(
     row_sql: str | None = None
     first_row = 2
     unsaved: dict[str, list[int]] = {}
+    sheet_choice: _SheetChoice | None = None
     if kind == "xlsx":
         _refuse_our_own_workbooks(path)
         temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
         try:
-            csv_path, unsaved = _xlsx_to_csv(path, temporary, columns.id, control)
+            csv_path, unsaved, sheet_choice = _xlsx_to_csv(path, temporary, columns.id, control)
         except BaseException:
             shutil.rmtree(temporary, ignore_errors=True)
             raise
@@ -1408,7 +1474,12 @@ def open_items(
                     else ""
                 )
             )
-        table.columns = _resolve(path, table_headers, columns)
+        try:
+            table.columns = _resolve(path, table_headers, columns)
+        except ColumnNotFoundError as exc:
+            if sheet_choice is None or not sheet_choice.others:
+                raise
+            raise ColumnNotFoundError(f"{exc}{sheet_choice.note()}") from None
         _refuse_repeated_headers(table)
         if kind == "xlsx":
             _refuse_unsaved_formulas(table, unsaved)
