@@ -248,6 +248,20 @@ def _dated(figures: list[RoundFigures], classifier: str) -> list[tuple[dt.date, 
     return [(f.date, f) for f in figures if f.classifier == classifier and f.date is not None]
 
 
+def in_table_order(figures: list[RoundFigures]) -> list[RoundFigures]:
+    """Each classifier's rounds together (in the order the classifiers first come), each
+    by date as they are paired (:func:`core.compare.placed_dates`): a change then sits
+    under the round it is the change since (trial 18: a month's round added after a week
+    that ended before it showed its change against the week below it)."""
+    keys = [classifier_key(figure.classifier) for figure in figures]
+    placed = placed_dates(zip(keys, (figure.date for figure in figures), strict=True))
+    first: dict[str, int] = {}
+    for key in keys:
+        first.setdefault(key, len(first))
+    order = sorted(range(len(figures)), key=lambda at: (first[keys[at]], placed[at], at))
+    return [figures[at] for at in order]
+
+
 def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     """``(previous, current)`` indices into ``session.rounds``: same classifier, by date
     (:func:`core.compare.consecutive_pairs`)."""
@@ -776,7 +790,7 @@ class HistoryTab(SessionTab):
         changes = {after: comparison for (_, after), comparison in self.comparisons.items()}
         pairs = {after for _, after in consecutive_pairs(self.figures)}
         rows = []
-        for figure in self.figures:
+        for figure in in_table_order(self.figures):
             comparison = changes.get(figure.index)
             waiting = figure.index in pairs and comparison is None
             precision_change = comparison.precision_change if comparison else None

@@ -563,10 +563,10 @@ def _p3_charts(ws, content: ReportContent) -> list:
     return [chart]
 
 
-def _history_data(workbook, table: Table):
-    """A hidden sheet with the rounds' columns the history charts read (no counts: it is
-    not a sheet of rounds), each classifier's rounds together in the order they first come,
-    each by date (a round without one after the round above it); and that table."""
+def _history_order(table: Table) -> list[int]:
+    """Positions of the rounds table's rows as the history charts draw them: each
+    classifier's rounds together in the order the classifiers first come, each by date
+    (:func:`core.compare.placed_dates`), then by row."""
     import datetime as dt
 
     from core.compare import placed_dates
@@ -574,17 +574,23 @@ def _history_data(workbook, table: Table):
 
     headers = table.headers
     date_column, classifier_column = headers.index("Date"), headers.index("Classifier")
-    first: dict[str, int] = {}
     keys = [classifier_key(row[classifier_column] or "") for row in table.rows]
     placed = placed_dates(
         (key, row[date_column] if isinstance(row[date_column], dt.date) else None)
         for key, row in zip(keys, table.rows, strict=True)
     )
-    keyed = []
-    for position, (key, day, row) in enumerate(zip(keys, placed, table.rows, strict=True)):
+    first: dict[str, int] = {}
+    for key in keys:
         first.setdefault(key, len(first))
-        keyed.append((first[key], day, position, row))
-    rows = tuple(row for *_, row in sorted(keyed, key=lambda entry: entry[:3]))
+    return sorted(range(len(keys)), key=lambda at: (first[keys[at]], placed[at], at))
+
+
+def _history_data(workbook, table: Table):
+    """A hidden sheet with the rounds' columns the history charts read (no counts: it is
+    not a sheet of rounds), each classifier's rounds together in the order they first come,
+    each by date (:func:`_history_order`); and that table."""
+    headers = table.headers
+    rows = tuple(table.rows[position] for position in _history_order(table))
     charted = {
         "Round", "Classifier", "Model version", "Precision", "Recall",
         "Precision lower (Wilson)", "Precision upper (Wilson)",
@@ -721,11 +727,12 @@ def _history_charts(ws, content: ReportContent) -> list:
     if not table.rows:
         return []
     blocks = _classifier_blocks(table.rows)
-    names = [name for name, _, _ in blocks]
-    if len(set(names)) != len(names):
+    if _history_order(table) != list(range(len(table.rows))):
         # Classifiers interleave (a rounds workbook keeps one row per classifier per
-        # draw): the charts read a hidden copy of the rounds, each classifier's together
-        # and by date. One line through them all read as one classifier (trial 17).
+        # draw), or rounds were added out of date order: the charts read a hidden copy of
+        # the rounds, each classifier's together and by date. One line through them all
+        # read as one classifier (trial 17); a month's round added after a week that
+        # ended before it was drawn after that week (trial 18).
         ws, table = _history_data(ws.parent, table)
         blocks = _classifier_blocks(table.rows)
     blocks = sorted(blocks, key=lambda block: block[2] - block[1], reverse=True)

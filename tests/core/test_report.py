@@ -1250,3 +1250,25 @@ def test_interleaved_classifiers_get_a_history_chart_each_in_date_order(tmp_path
 
     assert "History data" in [item.sheet for item in again.skipped_sheets]
     assert sheets_skipped_worth_a_note(again) == []
+
+
+def test_one_classifiers_rounds_added_out_of_date_order_are_charted_by_date(tmp_path):
+    # Trial 18: the month's round (31 March) was added before week 13 (30 March); the
+    # history chart of the one classifier read the Rounds sheet in row order.
+    dates = [("W12", dt.date(2025, 3, 23)), ("2025-03", dt.date(2025, 3, 31)),
+             ("W13", dt.date(2025, 3, 30))]  # fmt: skip
+    rounds = tuple(make_round(name, classifier="fraud", date=day) for name, day in dates)
+    path = tmp_path / "report.xlsx"
+    write_report(path, SessionState(rounds=rounds))
+    workbook = openpyxl.load_workbook(path)
+    assert [row[0] for row in workbook["Rounds"].iter_rows(min_row=2, values_only=True)][:3] == [
+        "W12", "2025-03", "W13",
+    ]  # fmt: skip
+    history = workbook["History data"]
+    assert [row[0] for row in history.iter_rows(min_row=2, values_only=True)] == [
+        "W12", "W13", "2025-03",
+    ]  # fmt: skip
+    # Rounds already in date order need no hidden copy.
+    ordered = tmp_path / "ordered.xlsx"
+    write_report(ordered, SessionState(rounds=(rounds[0], rounds[2], rounds[1])))
+    assert "History data" not in openpyxl.load_workbook(ordered).sheetnames

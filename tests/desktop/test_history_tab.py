@@ -418,3 +418,19 @@ def test_a_round_without_a_date_says_where_it_is_placed(qtbot, rounds):
     assert f"so it is placed after {same[0].name} ({same[0].classifier})" in text
     assert sorted(consecutive_pairs(widget.figures)) == [(0, 1), (1, 2)]
     widget.shutdown()
+
+
+def test_the_table_lists_each_classifiers_rounds_by_date(qtbot, rounds):
+    """A round added out of date order sits where its change is worked out (trial 18)."""
+    same = [item for item in rounds if item.classifier == rounds[0].classifier][:3]
+    shuffled = (same[0], same[2], same[1])  # the latest added before the middle one
+    widget = HistoryTab(SessionModel(dataclasses.replace(SessionState(), rounds=shuffled)))
+    qtbot.addWidget(widget)
+    qtbot.waitUntil(lambda: bool(widget.comparisons), timeout=20_000)
+    listed = [row.cells[0] for row in widget.table_model.rows()]
+    assert listed == [item.round for item in same]
+    # Each change is the one since the row above: the middle round's against the first.
+    middle = widget.table_model.rows()[1].values
+    assert middle[0].name == same[1].round
+    assert widget.comparisons[(0, 2)] is middle[1]
+    widget.shutdown()
