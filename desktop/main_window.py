@@ -1394,10 +1394,21 @@ class MainWindow(QMainWindow):
         """Ask about unsaved changes; True when it is fine to replace or close the session."""
         if not self.is_modified:
             return True
+        question = f"{self._document_title} has unsaved changes. Save them first?"
+        if self._path is None:
+            # "Untitled" meant nothing to a lead whose rounds were in their workbook
+            # (trial 18).
+            question = "This session is not saved. Save it first, to keep its settings?"
+            workbook = self.lead_rounds_workbook()
+            if workbook is not None:
+                question += (
+                    f" The rounds you added to {workbook.name} stay there either way, and "
+                    "the next start opens it if you do not save."
+                )
         answer = QMessageBox.question(
             self,
             "Unsaved changes",
-            f"{self._document_title} has unsaved changes. Save them first?",
+            question,
             QMessageBox.StandardButton.Save
             | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel,
@@ -1774,6 +1785,7 @@ class MainWindow(QMainWindow):
             )
             said = f"{path.name}: started with {rows}"
             self.show_status(said)
+            self._remember_rounds_workbook(path)
         if said:
             self.session.set_value(
                 "rounds_workbook",
@@ -1856,7 +1868,22 @@ class MainWindow(QMainWindow):
             )
         said = f"{workbook.name}: {words}"
         self.show_status(said)
+        if added or already:
+            self._remember_rounds_workbook(workbook)
         return said if added or already or left_out else ""
+
+    def _remember_rounds_workbook(self, path: Path) -> None:
+        """A rounds workbook the lead wrote a round to is their work, as a file they opened
+        is: Open Recent lists it, the next start reopens it unless they open or save
+        another file after, and it opens with the session's targets (trial 18: after
+        Discard on an Untitled session, the next start showed the example, the workbook
+        and the targets forgotten)."""
+        from core.session import get_path
+
+        name = str(path.resolve())
+        self._remember_recent(path, self._recent_columns().get(name, ()))
+        values = {key: get_path(self.session.state, key) for key in WORKBOOK_TARGETS}
+        self._keep_first("workbook_targets", str(_resolved(path)), values)
 
     def _not_written(self, title: str, exc: BaseException) -> str:
         """Say why a rounds workbook was not written (status bar and a warning); ``""``."""

@@ -689,6 +689,51 @@ def test_a_round_can_start_the_leads_rounds_workbook_with_its_date(qtbot, window
     assert len(read_rounds(book).rounds) == 1
 
 
+def test_a_rounds_workbook_started_from_an_unsaved_session_is_the_next_starts_work(
+    qtbot, window, items, tmp_path, monkeypatch
+):
+    # Trial 18: after week 1 in the app, Discard on "Untitled has unsaved changes": the next
+    # start showed the example, the workbook (and its Add to button) and targets forgotten.
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.main_window import MainWindow
+
+    window.session.set_value("plan.margin_recall", 0.08, text="recall margin")
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    drawn = dialog.draw_and_save(tmp_path / "week 1.xlsx")
+    dialog.close()
+    labeled = tmp_path / "week 1 labeled.xlsx"
+    label_like_an_editor(drawn, labeled, truth_of)
+    result = window.read_labeled_workbook([labeled])
+    book = tmp_path / "fraud rounds.xlsx"
+    assert window.add_to_chosen_rounds_workbook(result, path=book).startswith(
+        "fraud rounds.xlsx: started with"
+    )
+    asked = []
+
+    def discard(_parent, _title, text, *_args):
+        asked.append(text)
+        return QMessageBox.StandardButton.Discard
+
+    monkeypatch.setattr(QMessageBox, "question", discard)
+    assert window.maybe_keep_changes()
+    assert asked == [
+        "This session is not saved. Save it first, to keep its settings? The rounds you added "
+        "to fraud rounds.xlsx stay there either way, and the next start opens it if you do "
+        "not save."
+    ]
+    window.session.undo_stack.setClean()
+    later = MainWindow(settings=window.settings)  # the next start, as desktop.app starts
+    qtbot.addWidget(later)
+    later.load_example()
+    assert later.reopen_last_document()
+    assert later.lead_rounds_workbook() == book.resolve()
+    assert later.session.state.plan.margin_recall == 0.08
+    assert str(book.resolve()) in later.recent_files()
+    later.session.undo_stack.setClean()
+
+
 def test_a_session_or_report_is_not_taken_as_the_rounds_workbook(
     window, items, tmp_path, monkeypatch
 ):
