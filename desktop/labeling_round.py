@@ -759,13 +759,15 @@ class ItemSampleDialog(QDialog):
             new_pos = self.n_pos_spin.value() - earlier.design.primary.n_pos
             new_neg = self.n_neg_spin.value() - earlier.design.primary.n_neg
             if new_pos > 0 >= new_neg or new_neg > 0 >= new_pos:
-                which, other = ("flagged", "unflagged") if new_pos > 0 else ("unflagged", "flagged")
+                which, other = (
+                    ("a flagged", "unflagged") if new_pos > 0 else ("an unflagged", "flagged")
+                )
                 count = f"{max(new_pos, new_neg):,}"
                 if len(earlier.design.designs) > 1:  # they top up their own strata too
                     main = earlier.design.designs[0].name
                     count = f"{count} for {main} and those the other classifiers need"
                 text = (
-                    f"Every new item is a {which} one ({count}), so the editors "
+                    f"Every new item is {which} one ({count}), so the editors "
                     f"can tell, and the workbook says so. To keep them blind, raise the "
                     f"{other} total a little: some {other} items are then mixed in (they also "
                     "add to the round)."

@@ -1973,6 +1973,15 @@ def _match(
     where = f"{path.name}, sheet {title!r}"
     blank = [row for row, item_id, *_ in rows if item_id is None]
     if blank:
+        last_item = max((row for row, item_id, *_ in rows if item_id is not None), default=0)
+        below = [row for row in blank if row > last_item]
+        if len(below) == len(blank):
+            # A labeler's note under the list ("All done - Eva"): no id was ever there
+            # (trial 18 was told to put one back).
+            raise LabelingError(
+                f"{where}: row(s) {', '.join(map(str, below[:_SHOWN]))}, below the last item, "
+                "hold text (a note?); delete it or move it to another sheet, then read again"
+            )
         raise LabelingError(
             f"{where}: row(s) {', '.join(map(str, blank[:_SHOWN]))} have a label or comment "
             "but no item id; put the id back (ids must stay as PR Planner wrote them)"

@@ -1223,3 +1223,20 @@ def test_every_row_of_the_labelers_sheet_has_its_styles(drawn):
         )  # fmt: skip
         assert row[label_column].fill.fgColor.rgb == "00FFF2CC"
         assert row[subject_column].alignment.wrap_text
+
+
+def test_a_note_below_the_last_item_is_told_apart_from_a_deleted_id(drawn, tmp_path):
+    # Trial 18: "All done - Eva" two rows under the list was refused with "put the id back".
+    def note(labels):
+        labels.cell(labels.max_row + 2, 6).value = "All done - Eva, 24.3."
+
+    with pytest.raises(LabelingError, match=r"row\(s\) 33, below the last item, hold text"):
+        read_labeling_workbook(edit(drawn[2], tmp_path / "note.xlsx", note))
+
+    def deleted(labels):
+        label = [cell.value for cell in labels[1]].index("Label") + 1
+        labels.cell(5, 2).value = None
+        labels.cell(5, label).value = "positive"
+
+    with pytest.raises(LabelingError, match=r"row\(s\) 5 have a label or comment but no item id"):
+        read_labeling_workbook(edit(drawn[2], tmp_path / "deleted.xlsx", deleted))
