@@ -2121,8 +2121,9 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
     for other in workbooks[1:]:
         _same_design(first, other)
     _refuse_repeated_files(workbooks)
-    labels, source = _merged_labels(workbooks)
     latest = max(workbooks, key=lambda book: len(book.sample))
+    _refuse_other_rounds(workbooks, latest)
+    labels, source = _merged_labels(workbooks)
     absent = [place.id for place in latest.sample if place.id not in labels]
     if absent:
         shown = ", ".join(repr(item_id) for item_id in absent[:_SHOWN])
@@ -2183,6 +2184,46 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
         waiting.sort(key=lambda item: (draw_order[item.workbook], item.workbook, item.row))
         results.append(ClassifierLabels(design=design, unlabeled_items=tuple(waiting), **tally))
     return tuple(results)
+
+
+def _drawn_from(book: LabelingWorkbook) -> str:
+    main = book.design.designs[0]
+    return (
+        f"{book.design.file_name} ({main.population_pos:,} flagged, "
+        f"{main.population_neg:,} unflagged)"
+    )
+
+
+def _refuse_other_rounds(workbooks: Sequence[LabelingWorkbook], latest: LabelingWorkbook) -> None:
+    """Refuse a workbook that is neither a copy of ``latest`` nor an earlier draw of its
+    round: one with items outside the round's sample, or a copy of the same size drawn
+    from another list. A seed reused every month draws overlapping samples from lists that
+    keep their ids, and last month's labels filled this month's empty cells (fuzz 18)."""
+    in_sample = {place.id for place in latest.sample}
+    for book in workbooks:
+        if book is latest:
+            continue
+        outside = [item.id for item in book.items if item.id not in in_sample]
+        other_list = len(book.sample) == len(latest.sample) and (
+            book.design.file_sha256 != latest.design.file_sha256
+            or [(d.population_pos, d.population_neg) for d in book.design.designs]
+            != [(d.population_pos, d.population_neg) for d in latest.design.designs]
+        )
+        if not outside and not other_list:
+            continue
+        why = (
+            f"{len(outside):,} of its items are not in that round's sample "
+            f"({', '.join(repr(item_id) for item_id in outside[:_SHOWN])}"
+            f"{', ...' if len(outside) > _SHOWN else ''})"
+            if outside
+            else "it was drawn from another item list"
+        )
+        raise LabelingError(
+            f"{book.path.name} is not a copy or an earlier draw of the round of "
+            f"{latest.path.name}: {why}. {book.path.name} was drawn from {_drawn_from(book)}, "
+            f"{latest.path.name} from {_drawn_from(latest)}; give the workbooks of one "
+            "round only (another month's, read on its own, is its own round)"
+        )
 
 
 def _refuse_repeated_files(workbooks: Sequence[LabelingWorkbook]) -> None:

@@ -1240,3 +1240,44 @@ def test_a_note_below_the_last_item_is_told_apart_from_a_deleted_id(drawn, tmp_p
 
     with pytest.raises(LabelingError, match=r"row\(s\) 5 have a label or comment but no item id"):
         read_labeling_workbook(edit(drawn[2], tmp_path / "deleted.xlsx", deleted))
+
+
+def test_another_months_workbook_is_not_merged_into_this_round(tmp_path):
+    # Fuzz 18: a seed reused every month draws overlapping samples from lists that keep
+    # their ids; last month's labels filled this month's empty cells without a word.
+    february = make_items(tmp_path / "items_feb.csv", seed=1)
+    march = make_items(tmp_path / "items_mar.csv", seed=2)  # the same ids, other flags
+    books = {}
+    for name, items in (("feb", february), ("mar", march)):
+        selection = select_sample(items, n_pos=12, n_neg=18, seed=7)
+        books[name] = write_labeling_workbook(tmp_path / f"{name}.xlsx", selection)
+    fill(books["feb"], tmp_path / "feb labeled.xlsx", ("positive", "negative"))
+    fill(books["mar"], tmp_path / "mar half.xlsx", ("negative", None))
+    feb = read_labeling_workbook(tmp_path / "feb labeled.xlsx")
+    mar = read_labeling_workbook(tmp_path / "mar half.xlsx")
+    assert {item.id for item in feb.items} & {item.id for item in mar.items}  # overlap
+    for order in ((mar, feb), (feb, mar)):
+        with pytest.raises(LabelingError, match="is not a copy or an earlier draw of the round"):
+            count_labels(order)
+    # Same sample, another list (every id in both): a copy only in name.
+    same = make_items(tmp_path / "items_same.csv", seed=1)
+    with same.open("a", encoding="utf-8") as stream:
+        stream.write("999999,0,late row\n")
+    selection = select_sample(same, n_pos=12, n_neg=18, seed=7)
+    later = write_labeling_workbook(tmp_path / "feb again.xlsx", selection)
+    assert {p.id for p in read_labeling_workbook(later).sample} == {p.id for p in feb.sample}
+    with pytest.raises(LabelingError, match="it was drawn from another item list"):
+        count_labels([feb, read_labeling_workbook(later)])
+    # A real top-up of the round is still read with its first draw.
+    extended = extend_sample(
+        february,
+        seed=7,
+        previous_ids=[item.id for item in feb.items],
+        previous_sizes={feb.design.designs[0].name: (12, 18)},
+        n_pos=14,
+        n_neg=20,
+    )
+    top_up = write_labeling_workbook(tmp_path / "feb more.xlsx", extended)
+    fill(top_up, tmp_path / "feb more labeled.xlsx", ("negative",))
+    (labels,) = count_labels([feb, read_labeling_workbook(tmp_path / "feb more labeled.xlsx")])
+    assert labels.labeled_pos + labels.labeled_neg + labels.skipped == 34
