@@ -645,6 +645,18 @@ def _trimmed_id(dialect: str, column: str) -> str:
     return f"trim({text})"  # DuckDB's one-argument trim removes exactly SPACES
 
 
+def _text_literal(dialect: str, text: str) -> str:
+    """``text`` as a string literal of ``dialect``. BigQuery and Spark read a backslash as
+    an escape and refuse (or join) a doubled quote, so a column named ``Anna's model`` or
+    ``fraud\\`` broke their query, the name deciding where the literal ended (fuzz 18)."""
+    if dialect in ("bigquery", "spark"):
+        escaped = (
+            text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
+        )
+        return f"'{escaped}'"
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _key_expression(dialect: str, seed: int, id_sql: str) -> str:
     text = f"'{seed}:' || {id_sql}"
     if dialect == "bigquery":
@@ -785,7 +797,7 @@ def sample_sql(
     ]
     selects = []
     for index, (name, _) in enumerate(designs):
-        label = "'" + name.replace("'", "''") + "' AS classifier, " if several else ""
+        label = f"{_text_literal(dialect, name)} AS classifier, " if several else ""
         selects.append(
             f"  SELECT item_id, {label}stratum_{index} AS stratum, sample_key,\n"
             f"    ROW_NUMBER() OVER (PARTITION BY stratum_{index} ORDER BY {order})"

@@ -395,3 +395,31 @@ def test_a_million_items_from_a_stratum_is_refused_in_plain_words(tmp_path, caps
     error = capsys.readouterr().err
     assert status == 2 and not (tmp_path / "round.xlsx").exists()
     assert "--n-neg 1,000,000 is more than a draw takes from one stratum (999,999" in error
+
+
+def test_classifier_names_are_string_literals_of_each_dialect():
+    # Fuzz 18: BigQuery and Spark read a backslash as an escape and a doubled quote as two
+    # literals, so "Anna's model" and "fraud\" broke their queries (the name decided where
+    # the literal ended). Literals worked out by hand from each engine's lexical rules.
+    columns = ItemColumns(id="id", predicted="pred", classifiers=("Anna's model", "fraud\\"))
+    expected = {
+        "bigquery": ("'Anna\\'s model' AS classifier", "'fraud\\\\' AS classifier"),
+        "spark": ("'Anna\\'s model' AS classifier", "'fraud\\\\' AS classifier"),
+        "duckdb": ("'Anna''s model' AS classifier", "'fraud\\' AS classifier"),
+        "postgres": ("'Anna''s model' AS classifier", "'fraud\\' AS classifier"),
+    }
+    for dialect, literals in expected.items():
+        sql = sample_sql(dialect, columns, seed=1, n_pos=1, n_neg=1)
+        for literal in literals:
+            assert literal in sql, (dialect, literal)
+    # DuckDB runs its query and gives the names back as written.
+    connection = duckdb.connect()
+    connection.execute(
+        'CREATE TABLE items (id VARCHAR, pred VARCHAR, "Anna\'s model" VARCHAR, "fraud\\" VARCHAR)'
+    )
+    connection.executemany(
+        "INSERT INTO items VALUES (?, ?, ?, ?)",
+        [(f"i{n}", str(n % 2), str(n % 3 == 0), str(n % 2 == 0)) for n in range(30)],
+    )
+    rows = connection.execute(sample_sql("duckdb", columns, seed=1, n_pos=2, n_neg=2)).fetchall()
+    assert {row[1] for row in rows} >= {"Anna's model", "fraud\\"}
