@@ -1045,6 +1045,14 @@ def _shown_value(value: str) -> str:
     return f"{value[:20]!r}… ({len(value):,} characters)"
 
 
+#: The labeling sheet's own headers: no kept column of the item list may take one.
+LABELING_SHEET_HEADERS = ("Rank", "Item id", "Stratum", "Label", "Labeler", "Comment")
+
+
+def _same_header(first: str, second: str) -> bool:
+    return " ".join(first.split()).casefold() == " ".join(second.split()).casefold()
+
+
 def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemColumns:
     """Every column name resolved to a header of the file (by name, ignoring case and
     punctuation; the id and predicted columns also by alias)."""
@@ -1118,6 +1126,16 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
             ) from None
     classifiers = tuple(find(name, named("classifiers")) for name in wanted.classifiers)
     keep = tuple(find(name, named("keep")) for name in wanted.keep)
+    for name in keep:
+        taken = next((own for own in LABELING_SHEET_HEADERS if _same_header(own, name)), None)
+        if taken is not None:
+            # Written beside the sheet's own, two "Label" columns made every read-back
+            # fail, and a kept "Comment" was read as the labeler's (fuzz 18).
+            raise ItemListError(
+                f"{named('keep')} {name!r}: the labeling sheet has its own {taken!r} column, "
+                f"so the labelers would see two; rename that column in {path.name} (or leave "
+                f"it out of {named('keep')})"
+            )
     used = [id_column, predicted or score, *classifiers]
     for name in classifiers:
         if used.count(name) > 1:

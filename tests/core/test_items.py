@@ -648,3 +648,14 @@ def test_the_sheet_of_the_items_is_read_though_a_notes_sheet_comes_first(tmp_pat
     # A typo in the id names the sheet read.
     with pytest.raises(ItemListError, match=r"'Transactoin'.*read from sheet 'Export'"):
         count_items(path, ItemColumns(id="Transactoin"))
+
+
+@pytest.mark.parametrize("kept", ["Label", "label", " Comment", "LABELER", "Stratum", "Rank"])
+def test_a_kept_column_may_not_take_a_header_of_the_labeling_sheet(tmp_path, kept):
+    # Fuzz 18: --keep Label gave the labelers two Label columns and every read-back failed;
+    # a kept Comment was read as the labeler's comment.
+    header = ["id", "predicted", kept.strip()]
+    path = write_csv(tmp_path / "items.csv", [[r[0], r[1], "x"] for r in ROWS], header=header)
+    message = refusal(path, ItemColumns(keep=(kept,)))
+    assert f"the labeling sheet has its own '{kept.strip().title()}' column" in message
+    assert "rename that column in items.csv" in message
