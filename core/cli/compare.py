@@ -191,7 +191,7 @@ class RoundsCompared:
 def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     import dataclasses
 
-    from core.cli.output import refuse_text_table
+    from core.cli.output import refuse_labeling_workbook, refuse_text_table
     from core.workbook.layout import most_recent_round, round_order_notes
     from core.workbook.report_content import change_section, find_round, round_label
     from core.workbook.session_io import read_session
@@ -203,6 +203,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
             f"was given with {args.rounds_file.name})"
         )
     refuse_text_table(args.rounds_file, "prplanner compare reads a rounds workbook (.xlsx)")
+    refuse_labeling_workbook(args.rounds_file, "compare")
     opened = read_session(args.rounds_file)
     state = opened.state
     if args.confidence is not None:

@@ -359,6 +359,21 @@ def refuse_text_table(path: Path, needs: str) -> None:
     raise InputError(f"{shown_path(path)} is a {kind} file, but {needs}; {fix}")
 
 
+def refuse_labeling_workbook(path: Path, command: str) -> None:
+    """Refuse a labeling workbook given where rounds are read, saying which command reads
+    it: its sheets were each skipped with advice to name their TP/FP/FN/TN columns, and
+    ``rounds`` exited 0 (fuzz 18)."""
+    from core.workbook.safe_io import is_labeling_workbook, sheet_names
+
+    if is_labeling_workbook(sheet_names(path)):
+        raise InputError(
+            f"{shown_path(path)} is a labeling workbook (a sample drawn for the editors), not "
+            f"a rounds workbook, so prplanner {command} finds no rounds in it: prplanner "
+            f"labels {shown_path(path)} counts its labels, and with --append-to ROUNDS.xlsx "
+            "adds the round to your rounds workbook"
+        )
+
+
 def os_error_message(exc: OSError) -> str:
     """An :class:`OSError` as one line naming the file once: ``data.csv: permission denied;
     ...``."""

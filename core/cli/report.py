@@ -24,7 +24,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, number, refuse_text_table
+from core.cli.output import add_json_flag, number, refuse_labeling_workbook, refuse_text_table
 
 if TYPE_CHECKING:
     from core.workbook.report import WrittenReport
@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
     refuse_text_table(
         args.file, "prplanner report reads a rounds workbook or a saved session (.xlsx)"
     )
+    refuse_labeling_workbook(args.file, "report")
     # Refuse a destination that must not be written before the input is read.
     check_destination(args.output, sources=(args.file,), purpose="report")
     opened = read_session(args.file)

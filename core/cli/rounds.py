@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, json_ready, refuse_text_table
+from core.cli.output import add_json_flag, json_ready, refuse_labeling_workbook, refuse_text_table
 
 if TYPE_CHECKING:
     from core.workbook.rounds import RoundsBook
@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> RoundsBook:
     # The choices are checked before the file is read, so a typo costs nothing.
     choices = [ColumnChoice.parse(text) for text in args.column]
     refuse_text_table(args.file, "prplanner rounds reads an Excel workbook (.xlsx)")
+    refuse_labeling_workbook(args.file, "rounds")
     book = read_rounds(args.file, columns=choices)
     if book.unused_choices:
         from core.workbook.rounds import unused_choices_in_words

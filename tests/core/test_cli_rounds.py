@@ -164,3 +164,22 @@ def test_a_round_without_a_date_is_compared_with_the_round_above_it_and_said(cap
     assert "R3 (fraud) against the previous round, R2 (fraud)" in capsys.readouterr().out
     assert main(["rounds", str(path)]) == 0
     assert f"note: {said}" in capsys.readouterr().err
+
+
+def test_a_labeling_workbook_given_for_rounds_says_which_command_reads_it(capsys, tmp_path):
+    # Fuzz 18: each of its sheets was skipped with advice to name TP/FP/FN/TN columns, and
+    # `rounds` exited 0.
+    items = tmp_path / "items.csv"
+    items.write_text("id,predicted\n" + "".join(f"i{n},{n % 3 == 0:d}\n" for n in range(30)))
+    sheet = tmp_path / "march.xlsx"
+    assert main(["select", str(items), "--n-pos", "3", "--n-neg", "5", "--seed", "1",
+                 "-o", str(sheet)]) == 0  # fmt: skip
+    capsys.readouterr()
+    for argv in (["rounds"], ["compare"], ["report", "-o", str(tmp_path / "report.xlsx")]):
+        assert main([*argv, str(sheet)]) == 2
+        err = capsys.readouterr().err
+        assert (
+            f"is a labeling workbook (a sample drawn for the editors), not a rounds workbook, "
+            f"so prplanner {argv[0]} finds no rounds in it: prplanner labels" in err
+        )
+    assert not (tmp_path / "report.xlsx").exists()
