@@ -193,6 +193,18 @@ def run(args: argparse.Namespace) -> LabeledSample:
         # Fingerprinted before anything is read, so a save by another program while the
         # labels are counted is caught.
         before = fingerprint(target)
+        if before is None and target.is_file():
+            # There, but unreadable: it was taken for a new workbook and refused as
+            # "exists already; add to it instead of starting it" (fuzz 18).
+            from core.errors import os_error_cause
+
+            try:
+                target.open("rb").close()
+            except OSError as exc:
+                raise InputError(
+                    f"--append-to {target.name}: cannot be opened ({os_error_cause(exc)}); "
+                    "nothing was written"
+                ) from None
         if before is None and not target.parent.is_dir():
             raise InputError(f"--append-to {target}: no such folder {target.parent}")
     resolve_targets(args)  # malformed margin flags are refused before the (long) read

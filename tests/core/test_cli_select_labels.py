@@ -1532,3 +1532,25 @@ def test_a_further_classifier_is_not_filed_on_a_sheet_of_one_classifier(capsys, 
     assert [(item["classifier"], item["tp"]) for item in listed["rounds"]][-1] == (
         "other", counts["other"]["tp"],
     )  # fmt: skip
+
+
+def test_append_to_a_workbook_that_cannot_be_read_says_so(capsys, labeled, rounds, monkeypatch):
+    # Fuzz 18: a rounds workbook without read permission was taken for a new one and
+    # refused with "exists already; add to it instead of starting it".
+    import pathlib
+
+    real_open = pathlib.Path.open
+
+    def denied(self, *args, **kwargs):
+        if self.name == rounds.name:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "open", denied)
+    done, _ = labeled
+    before = rounds.stat().st_mtime_ns
+    status, _, captured = run(capsys, "labels", done, "--append-to", rounds)
+    assert status == 2
+    assert f"--append-to {rounds.name}: cannot be opened (permission denied" in captured.err
+    assert "nothing was written" in captured.err and "exists already" not in captured.err
+    assert rounds.stat().st_mtime_ns == before
