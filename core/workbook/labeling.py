@@ -1839,22 +1839,41 @@ def _the_labels_sheet(
                 "finished (copy any labels over from the other) and delete the other, then "
                 "read again"
             )
-        chosen = _merged(max(filled, key=lambda sheet: sheet.labels), filled)
+        chosen = _merged(path, max(filled, key=lambda sheet: sheet.labels), filled)
     if chosen.problem is not None:
         raise LabelingError(chosen.problem)
     return chosen
 
 
-def _merged(fullest: _LabelsSheet, copies: list[_LabelsSheet]) -> _LabelsSheet:
+def _merged(path: Path, fullest: _LabelsSheet, copies: list[_LabelsSheet]) -> _LabelsSheet:
     """``fullest`` with the labels (and their labeler and comment) of the other agreeing
-    ``copies`` filled in where it has none: every label given on any copy counts."""
+    ``copies`` filled in where it has none: every label given on any copy counts.
+
+    A copy's cell that holds no label word is refused here, named by its own sheet and
+    cell: merged into ``fullest``'s row it was named by that sheet's cell, which was empty
+    (fuzz 18)."""
     elsewhere: dict[str, tuple[object, object, object]] = {}
+    wrong: list[str] = []
     for sheet in copies:
         if sheet is fullest:
             continue
-        for _row, item_id, label, labeler, comment in sheet.rows:
-            if item_id is not None and _text(label) is not None:
-                elsewhere.setdefault(item_id, (label, labeler, comment))
+        for row, item_id, label, labeler, comment in sheet.rows:
+            text = _text(label)
+            if item_id is None or text is None:
+                continue
+            if text.casefold() not in _LABEL_WORDS:
+                wrong.append(
+                    f"sheet {sheet.title!r}, cell {_cell(sheet.label_index, row)} {text!r} "
+                    f"(item {item_id!r})"
+                )
+            elsewhere.setdefault(item_id, (label, labeler, comment))
+    if wrong:
+        shown = ", ".join(wrong[:_SHOWN]) + (", ..." if len(wrong) > _SHOWN else "")
+        raise LabelingError(
+            f"{path.name}: {len(wrong):,} label cell(s) hold something that is not a label "
+            f"({shown}); use {', '.join(LABEL_CHOICES)} (or leave the cell empty): Find & "
+            "Replace (Ctrl+H) in Excel or LibreOffice changes each word at once"
+        )
     rows = [
         (row, item_id, *elsewhere[item_id])
         if _text(label) is None and item_id in elsewhere

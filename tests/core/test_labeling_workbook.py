@@ -1281,3 +1281,34 @@ def test_another_months_workbook_is_not_merged_into_this_round(tmp_path):
     fill(top_up, tmp_path / "feb more labeled.xlsx", ("negative",))
     (labels,) = count_labels([feb, read_labeling_workbook(tmp_path / "feb more labeled.xlsx")])
     assert labels.labeled_pos + labels.labeled_neg + labels.skipped == 34
+
+
+def test_a_bad_word_on_a_labelers_copy_sheet_is_named_by_that_sheets_cell(drawn, tmp_path):
+    # Fuzz 18: a copy sheet with a row inserted at the top had 'Pos.' in D11; the message
+    # named 'Labels'!D10, an empty cell.
+    from openpyxl.utils import get_column_letter
+
+    _, _selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    original = workbook["Labels"]
+    label = [c.value for c in original[1]].index("Label") + 1
+    original.cell(2, label).value = "positive"  # the original holds more labels
+    original.cell(3, label).value = "negative"
+    copy = workbook.copy_worksheet(original)
+    copy.title = "Second labeler"
+    copy.insert_rows(1)
+    copy.cell(1, 1).value = "Ben's half"
+    for row in range(3, copy.max_row + 1):
+        copy.cell(row, label).value = None
+    copy.cell(11, label).value = "Pos."
+    item = copy.cell(11, 2).value
+    broken = tmp_path / "copy sheet.xlsx"
+    workbook.save(broken)
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(broken)
+    message = str(caught.value)
+    assert (
+        f"sheet 'Second labeler', cell {get_column_letter(label)}11 'Pos.' (item {item!r})"
+        in message
+    )
+    assert "'Labels'" not in message
