@@ -413,7 +413,13 @@ def _check_text_table(path: Path) -> None:
             f'{path.name} is UTF-16 text (Excel\'s "Unicode Text"), which PR Planner does '
             "not read; save it as CSV UTF-8 (in Excel: Save As > CSV UTF-8) and give that file"
         )
-    if head.startswith((b"PK", b"PAR1", b"\xd0\xcf\x11\xe0")) or b"\x00" in head:
+    if head.startswith(b"\xd0\xcf\x11\xe0"):  # OLE: Excel 97-2003 (or password-protected)
+        raise ItemListError(
+            f"{path} is an old Excel 97-2003 workbook (.xls) or a password-protected one; "
+            "open it in Excel or LibreOffice and save it as an Excel workbook (.xlsx) "
+            "without a password"
+        )
+    if head.startswith((b"PK", b"PAR1")) or b"\x00" in head:
         raise ItemListError(
             f"{path} is not a table: it is a binary file, not text (CSV/TSV); give a .csv, "
             ".tsv, .parquet or .xlsx item list"

@@ -181,7 +181,16 @@ def _plain_number(value: float) -> str:
 
 def whole(text: str) -> int:
     """A whole number >= 0 (``1,000`` accepted; ``1,5`` is not fifteen)."""
-    cleaned = text.strip().replace("_", "")
+    cleaned = text.strip()
+    if "_" in cleaned:
+        # Python's 1_000; but int() also reads "1_0" as 10 (fuzz 18): underscores, like
+        # commas, may only set off thousands.
+        if not _THOUSANDS.match(cleaned.replace("_", ",")):
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number, got {text!r} (underscores may only set off "
+                "thousands, as in 1_000)"
+            )
+        cleaned = cleaned.replace("_", "")
     if not cleaned.isascii():  # int() reads Arabic-Indic and full-width digits (fuzz 16)
         raise argparse.ArgumentTypeError(
             f"expected a whole number written with the digits 0-9, got {text!r}"
@@ -220,6 +229,12 @@ def day(text: str) -> dt.date:
         value = dt.date.fromisoformat(stripped)
     except ValueError:
         shown = stripped if len(stripped) <= 40 else stripped[:40] + "..."
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stripped):
+            # Written as asked, but no such day: "expected YYYY-MM-DD" sent the lead
+            # looking for a typo in the form (fuzz 18).
+            raise argparse.ArgumentTypeError(
+                f"{stripped} is not a day of the calendar (check the month and the day)"
+            ) from None
         raise argparse.ArgumentTypeError(
             f"expected a date written YYYY-MM-DD, such as 2024-01-31, got {shown!r}"
         ) from None

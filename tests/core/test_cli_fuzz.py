@@ -331,6 +331,14 @@ REFUSED = [
     (["samplesize", "--margin", "1_0"], "with the digits 0-9"),
     (["evaluate", "--k", "\u0660.05", "--tp", "9", "--fp", "1", "--fn", "1", "--tn", "9"],
      "with the digits 0-9"),
+    # Fuzz 18: whole-number flags still read 1_0 as 10; a day that does not exist was
+    # refused as not written YYYY-MM-DD.
+    (["samplesize", "--margin", "0.05", "--population", "1_0"],
+     "underscores may only set off thousands, as in 1_000"),
+    (["select", "items.csv", "--sql", "duckdb", "--n-pos", "1", "--n-neg", "1", "--seed", "1_0"],
+     "underscores may only set off thousands"),
+    (["select", "items.csv", "--n-pos", "1", "--n-neg", "1", "--round-date", "2026-02-30",
+      "-o", "x.xlsx"], "2026-02-30 is not a day of the calendar"),
     # Fuzz 16: inside (0.5, 1), yet 0.5 + c/2 rounds to 1: an internal error everywhere.
     *(
         ([*argv, "--confidence", "0.9999999999999999"], "--confidence must be at most 0.999999")

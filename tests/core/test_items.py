@@ -659,3 +659,10 @@ def test_a_kept_column_may_not_take_a_header_of_the_labeling_sheet(tmp_path, kep
     message = refusal(path, ItemColumns(keep=(kept,)))
     assert f"the labeling sheet has its own '{kept.strip().title()}' column" in message
     assert "rename that column in items.csv" in message
+
+
+def test_an_old_excel_workbook_given_as_an_item_list_is_named_as_one(tmp_path):
+    # Fuzz 18: "is not a table: it is a binary file, not text (CSV/TSV)".
+    path = tmp_path / "export.xls"
+    path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600)
+    assert "old Excel 97-2003 workbook (.xls)" in refusal(path)
