@@ -527,6 +527,23 @@ class ItemSampleDialog(QDialog):
     def _column_texts(self) -> dict[str, str]:
         return {key: edit.text().strip() for key, edit in self._column_edits().items()}
 
+    def unfinished_choice(self) -> tuple[Path, dict[str, str]] | None:
+        """The item list and column fields of a new draw closed before drawing (None
+        when it drew, is a top-up, or has no list)."""
+        if self.written is not None or self._earlier is not None or self._path is None:
+            return None
+        return self._path, self._column_texts()
+
+    def take_up(self, path: Path, texts: dict[str, str]) -> bool:
+        """Start from an :meth:`unfinished_choice`: its column fields, then its list
+        counted (False: the list is gone or refused now, reason shown)."""
+        for key, edit in self._column_edits().items():
+            edit.setText(texts.get(key, ""))
+        if not Path(path).is_file():
+            self._say(f"{Path(path).name} is no longer there; choose the item list again.")
+            return False
+        return self.set_item_list(path)
+
     def set_item_list(self, path: Path) -> bool:
         """Use ``path`` as the item list and count it (False: refused, reason shown).
 

@@ -1538,9 +1538,16 @@ class MainWindow(QMainWindow):
         if n_pos is None or n_neg is None:
             sizes = self.plan_tab.sample_sizes()
             n_pos, n_neg, source = sizes.n_pos, sizes.n_neg, sizes.source
-        if self.item_sample_dialog is not None:
-            self.item_sample_dialog.close()
-            self.item_sample_dialog.deleteLater()
+        carried = None
+        previous = self.item_sample_dialog
+        if previous is not None:
+            if earlier is None and item_list is None:
+                # Closed before its draw (to set the targets: the dialog is modal), it
+                # came back empty and the lead picked the file and five columns again
+                # (trial 18): the new one starts where that one was left.
+                carried = previous.unfinished_choice()
+            previous.close()
+            previous.deleteLater()
         from desktop.labeling_round import ItemSampleDialog
 
         dialog = ItemSampleDialog(
@@ -1551,6 +1558,8 @@ class MainWindow(QMainWindow):
         dialog.show()
         if item_list is not None:
             dialog.set_item_list(item_list)
+        elif carried is not None:
+            dialog.take_up(*carried)
         return dialog
 
     def _tab_at(self, index: int, kind: type[TabT]) -> TabT:

@@ -1231,3 +1231,21 @@ def test_with_a_chance_set_dearer_sliders_give_way_to_the_assured_plan(qtbot, wi
     tab.apply_assured()
     tab.flush()
     assert tab.sample_sizes().source.startswith("the sizes of the Plan tab's sliders")
+
+
+def test_a_draw_dialog_closed_before_its_draw_comes_back_as_it_was_left(qtbot, window, item_list):
+    # Trial 18: closed to set the targets (the dialog is modal), it came back empty and the
+    # lead picked the file and five columns again.
+    path, _truth = item_list
+    dialog = window.open_item_sample(item_list=path)
+    dialog.id_edit.setText("item_id")
+    dialog.keep_edit.setText("subject")
+    assert dialog.count_items()
+    dialog.close()
+    window.session.set_value("plan.margin_recall", 0.08, text="recall margin")
+    again = window.open_item_sample()
+    assert again is not dialog
+    assert again.file_edit.text() == str(path)
+    assert (again.id_edit.text(), again.keep_edit.text()) == ("item_id", "subject")
+    assert again.summary is not None  # counted again, the sizes planned anew
+    again.close()
