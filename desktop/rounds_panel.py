@@ -784,7 +784,7 @@ class RoundsPanel(QWidget):
             "then File > Open it again"
             if kept_by_the_workbook
             else "Give the round the name and date your reports use (a drawn round is named "
-            "after its file and dated the day of its draw); Edit > Undo brings them back"
+            "after its file and dated with the draw's Round date); Edit > Undo brings them back"
         )
         before = round_before(self._session.state.rounds, item) if item is not None else None
         self.compare_action.setEnabled(before is not None)
@@ -849,7 +849,14 @@ class RoundsPanel(QWidget):
             kept = {round_key(item) for item in self._source_rounds}
             from_source = sum(1 for item in rounds if round_key(item) in kept)
             if from_source and self._source_text:
-                text += f" ({from_source} from {self._source_text})"
+                added = count - from_source
+                # "5 (4 from fraud session.xlsx)" read as if one round were elsewhere
+                # (trial 18): the others were added since.
+                text += (
+                    f" ({from_source} opened from {self._source_text}, {added} added since)"
+                    if added > 0
+                    else f" ({from_source} from {self._source_text})"
+                )
         self.source.setText(formatting.short_text(text, 120))
         self.source.setToolTip(f"Where the rounds listed came from: {text}")
 

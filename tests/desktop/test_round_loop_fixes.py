@@ -566,7 +566,8 @@ def test_the_rounds_header_counts_the_rows_it_lists(
     label_copy(drawn, labeled, truth, lambda _row: True)
     assert window.read_labeled_workbook([labeled]) is not None
     assert header.text() == (
-        f"Rounds of this session: {theirs + 1} ({theirs} from rounds_simple.xlsx)"
+        f"Rounds of this session: {theirs + 1} ({theirs} opened from rounds_simple.xlsx, 1 "
+        "added since)"
     )
     assert window.rounds_panel.model.rowCount() == theirs + 1
     window.session.undo_stack.undo()
