@@ -951,7 +951,7 @@ class ItemSampleDialog(QDialog):
         lead's series for this category's classifier (``TR-09`` after ``TR-08``), else the
         item list's name (``items labels``)."""
         from core.workbook.rounds import same_classifier
-        from core.workbook.session_io import next_round_name
+        from core.workbook.session_io import next_round_name, previous_round_of
 
         state = self._window.session.state
         rounds = state.rounds
@@ -959,7 +959,7 @@ class ItemSampleDialog(QDialog):
         if classifier and any(same_classifier(item.classifier, classifier) for item in rounds):
             # A round drawn already and out with the editors has taken its name.
             drawn = [Path(entry).stem for entry in state.awaiting_labels]
-            name = next_round_name(rounds, classifier, taken=drawn)
+            name = next_round_name(rounds, classifier, taken=drawn, after=previous_round_of(state))
             # A name typed as 2026/10 is no file name: characters no system allows go.
             name = re.sub(r'[\\/:*?"<>|]+', "-", name).strip(" .")
             if name:

@@ -295,10 +295,17 @@ def insertion_point(rounds, classifier: str | None) -> int:
     return positions[-1] + 1 if positions else len(rounds)
 
 
-def next_round_name(rounds, classifier: str | None, taken: Iterable[str] = ()) -> str:
+def next_round_name(
+    rounds, classifier: str | None, taken: Iterable[str] = (), after: Round | None = None
+) -> str:
     """A name for the next round of ``classifier``: its latest round's name with the
     number counted on (``TR-06`` -> ``TR-07``), else ``Round N``; counted on past the
-    names ``taken`` as well (draws still out with the editors)."""
+    names ``taken`` (draws still out with the editors) and the classifier's own.
+
+    ``after``, when it is a named round of ``classifier``, is counted on instead of the
+    latest: the round the Plan builds on (a weekly ``FR-2025-W12`` planned from, while a
+    monthly ``FR-2025-03`` was the latest, gave ``FR-2025-04``; trial 18).
+    """
     from core.compare import placed_dates
 
     same = [item for item in rounds if same_classifier(item.classifier, classifier)]
@@ -308,9 +315,13 @@ def next_round_name(rounds, classifier: str | None, taken: Iterable[str] = ()) -
          if item.round),
         default=None,
     )  # fmt: skip
-    found = _NUMBERED_NAME.match(latest[2].round.strip()) if latest is not None else None
+    base = latest[2] if latest is not None else None
+    if after is not None and after.round and same_classifier(after.classifier, classifier):
+        base = after
+    found = _NUMBERED_NAME.match(base.round.strip()) if base is not None else None
     prefix, number = found.groups() if found else ("Round ", str(len(same)))
     used = {name.strip().casefold() for name in taken}
+    used |= {item.round.strip().casefold() for item in same if item.round}
     while True:
         number = f"{int(number) + 1:0{len(number)}d}"
         if f"{prefix}{number}".casefold() not in used:

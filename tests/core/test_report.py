@@ -1272,3 +1272,22 @@ def test_one_classifiers_rounds_added_out_of_date_order_are_charted_by_date(tmp_
     ordered = tmp_path / "ordered.xlsx"
     write_report(ordered, SessionState(rounds=(rounds[0], rounds[2], rounds[1])))
     assert "History data" not in openpyxl.load_workbook(ordered).sheetnames
+
+
+def test_the_next_name_counts_on_from_the_round_planned_from():
+    # Trial 18: weekly rounds with a monthly one (the latest by date) among them; the Plan
+    # built on week 12, and the next draw was named after the month, FR-2025-04.
+    from core.workbook.session_io import next_round_name
+
+    rounds = (
+        make_round("FR-2025-W12", date=dt.date(2025, 3, 23), classifier="fraud"),
+        make_round("FR-2025-03", date=dt.date(2025, 3, 31), classifier="fraud"),
+    )
+    assert next_round_name(rounds, "fraud") == "FR-2025-04"
+    assert next_round_name(rounds, "fraud", after=rounds[0]) == "FR-2025-W13"
+    # A name the classifier has already is passed over; another classifier's round is no
+    # round to count on.
+    taken = (*rounds, make_round("FR-2025-W13", date=dt.date(2025, 3, 30), classifier="fraud"))
+    assert next_round_name(taken, "fraud", after=rounds[0]) == "FR-2025-W14"
+    other = make_round("SP-07", classifier="spam")
+    assert next_round_name(rounds, "fraud", after=other) == "FR-2025-04"
