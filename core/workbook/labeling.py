@@ -1738,6 +1738,8 @@ class _LabelsSheet:
     kept_columns: tuple[str, ...]
     #: Rows whose id cell holds a number, not the text written (Excel converted it).
     numeric_ids: frozenset[int] = frozenset()
+    #: Rows whose id cell holds a date: Excel read an id such as 7-31 as one.
+    dated_ids: frozenset[int] = frozenset()
     #: Why the sheet cannot be read as it is (raised only if it is the one to read).
     problem: str | None = None
 
@@ -1759,12 +1761,15 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
     rows: list[tuple[int, str | None, object, object, object]] = []
     uncached: list[int] = []
     numeric_ids: set[int] = set()
+    dated_ids: set[int] = set()
     for row_number, values, formulas in sheet.rows:
         if row_number <= header_row:
             continue
         raw_id = _value(values, id_index)
         if isinstance(raw_id, int | float) and not isinstance(raw_id, bool):
             numeric_ids.add(row_number)
+        elif isinstance(raw_id, dt.date | dt.time | dt.timedelta):
+            dated_ids.add(row_number)
         item_id = _item_id(raw_id)
         label = _value(values, label_index)
         if label is None and formulas and not formulas.get(label_index, ("", True))[1]:
@@ -1785,7 +1790,13 @@ def _read_labels_sheet(path: Path, sheet, control) -> _LabelsSheet | None:
             "in Excel or LibreOffice and save it so the values are stored"
         )
     return _LabelsSheet(
-        sheet.title, rows, label_index, kept_columns, frozenset(numeric_ids), problem
+        sheet.title,
+        rows,
+        label_index,
+        kept_columns,
+        frozenset(numeric_ids),
+        frozenset(dated_ids),
+        problem,
     )
 
 
@@ -1945,7 +1956,15 @@ def read_labeling_workbook(
     places = _read_sample(path, iter(sample_rows), design)
     chosen = _the_labels_sheet(path, found, first_title, places)
     kept_columns = chosen.kept_columns
-    items = _match(path, chosen.title, chosen.rows, places, chosen.label_index, chosen.numeric_ids)
+    items = _match(
+        path,
+        chosen.title,
+        chosen.rows,
+        places,
+        chosen.label_index,
+        chosen.numeric_ids,
+        chosen.dated_ids,
+    )
     progress.step(control, 1, 1)
     sample = tuple(sorted(places.values(), key=lambda place: place.key))
     return LabelingWorkbook(
@@ -1963,10 +1982,23 @@ def _refuse_converted_ids(
     offending: Sequence[int],
     numeric_ids: frozenset[int],
     rows: Sequence[tuple[int, str | None, object, object, object]],
+    dated_ids: frozenset[int] = frozenset(),
 ) -> None:
-    """Say so when ids that do not match are numbers: the cause is Excel's conversion,
-    not an edit, and the symptoms (leading zeros gone, a long id rounded into another's
-    twin) would not tell a lead that."""
+    """Say so when ids that do not match are numbers or dates: the cause is Excel's
+    conversion, not an edit, and the symptoms (leading zeros gone, a long id rounded into
+    another's twin, ``7-31`` become ``2026-07-31T00:00:00``) would not tell a lead that."""
+    dated = sorted(row for row in offending if row in dated_ids)
+    if dated:
+        shown_rows = set(dated[:_SHOWN])
+        shown = ", ".join(
+            f"{item_id} (row {row})" for row, item_id, *_ in rows if row in shown_rows
+        )
+        raise LabelingError(
+            f"{where}: {len(dated_ids):,} item id(s) are dates, not the text PR Planner wrote "
+            f"({shown}{', ...' if len(dated) > _SHOWN else ''}): Excel or LibreOffice read "
+            "ids such as 7-31 as dates. Copy the Label column into a fresh copy of the "
+            "workbook as drawn (same row order), or undo the conversion, then read again"
+        )
     converted = sorted(row for row in offending if row in numeric_ids)
     if not converted:
         return
@@ -1988,6 +2020,7 @@ def _match(
     places: dict[str, SamplePlace],
     label_index: int,
     numeric_ids: frozenset[int] = frozenset(),
+    dated_ids: frozenset[int] = frozenset(),
 ) -> tuple[LabeledItem, ...]:
     where = f"{path.name}, sheet {title!r}"
     blank = [row for row, item_id, *_ in rows if item_id is None]
@@ -2013,7 +2046,7 @@ def _match(
             repeated.append((item_id, row))
         seen.setdefault(item_id, row)
     if repeated:
-        _refuse_converted_ids(where, [row for _, row in repeated], numeric_ids, rows)
+        _refuse_converted_ids(where, [row for _, row in repeated], numeric_ids, rows, dated_ids)
         raise LabelingError(
             f"{where}: item id(s) appear twice: {_listing(repeated)}; each item must be on one row"
         )
@@ -2031,7 +2064,7 @@ def _match(
         key=lambda pair: pair[1],
     )
     if added:
-        _refuse_converted_ids(where, [row for _, row in added], numeric_ids, rows)
+        _refuse_converted_ids(where, [row for _, row in added], numeric_ids, rows, dated_ids)
     problems = []
     if added:
         problems.append(

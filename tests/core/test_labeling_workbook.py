@@ -1312,3 +1312,19 @@ def test_a_bad_word_on_a_labelers_copy_sheet_is_named_by_that_sheets_cell(drawn,
         in message
     )
     assert "'Labels'" not in message
+
+
+def test_ids_excel_turned_into_dates_are_named_as_such(drawn, tmp_path):
+    # Fuzz 18: ids such as 7-31 that Excel read as dates were "not in the sample (added or
+    # edited): '2026-07-31T00:00:00'" and the same ids "missing", with no word of the cause.
+    import datetime as dt
+
+    def to_dates(labels):
+        for row in (2, 3, 4):
+            labels.cell(row, 2).value = dt.datetime(2026, 7, row)
+
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(edit(drawn[2], tmp_path / "dated.xlsx", to_dates))
+    message = str(caught.value)
+    assert "3 item id(s) are dates, not the text PR Planner wrote" in message
+    assert "read ids such as 7-31 as dates" in message
