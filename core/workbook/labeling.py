@@ -1944,6 +1944,17 @@ def read_labeling_workbook(
                         f"{ID_HEADER!r} and {LABEL_HEADER!r} header; keep the sheet the "
                         "editors filled in (and the Design and Sample sheets), then read again"
                     )
+    if not found and fields is not None and sample_rows:
+        # A labeling workbook whose header was renamed or moved down: "is this a labeling
+        # workbook?" asked the lead what they knew (fuzz 18).
+        raise LabelingError(
+            f"{path.name} is a labeling workbook (its {DESIGN_SHEET} and {SAMPLE_SHEET} sheets "
+            f"are there), but no sheet has a header row with the cells {ID_HEADER!r} and "
+            f"{LABEL_HEADER!r} in its first {_HEADER_ROWS} rows: a header cell was renamed, "
+            f"deleted or moved down. Put the headers back as PR Planner wrote them "
+            f"({ID_HEADER!r} and {LABEL_HEADER!r} in row 1 of sheet {LABELS_SHEET!r}), then "
+            "read again"
+        )
     if not found:  # said before a missing Design sheet: this is no labeling workbook
         raise _no_labels_sheet(path, first_title)
     if fields is None or not sample_rows:

@@ -1328,3 +1328,18 @@ def test_ids_excel_turned_into_dates_are_named_as_such(drawn, tmp_path):
     message = str(caught.value)
     assert "3 item id(s) are dates, not the text PR Planner wrote" in message
     assert "read ids such as 7-31 as dates" in message
+
+
+def test_a_renamed_label_header_is_named_in_a_labeling_workbook(drawn, tmp_path):
+    # Fuzz 18: "no sheet has a header row ...; is this a labeling workbook?" asked the lead
+    # what they knew.
+    def rename(labels):
+        column = [cell.value for cell in labels[1]].index("Label") + 1
+        labels.cell(1, column).value = "Label (positive/negative)"
+
+    with pytest.raises(LabelingError) as caught:
+        read_labeling_workbook(edit(drawn[2], tmp_path / "renamed.xlsx", rename))
+    message = str(caught.value)
+    assert "is a labeling workbook (its Design and Sample sheets are there)" in message
+    assert "Put the headers back as PR Planner wrote them" in message
+    assert "is this a labeling workbook" not in message
