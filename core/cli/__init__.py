@@ -215,6 +215,38 @@ def _refuse_control_characters(argv: Sequence[str]) -> None:
             )
 
 
+def _refuse_repeated_flags(
+    parser: argparse.ArgumentParser, command: str, argv: Sequence[str]
+) -> None:
+    """Refuse a flag that takes one value given more than once: the last one counted
+    without a word (``--n-pos 5 ... --n-pos 50`` drew 50; fuzz 18). Repeatable flags
+    (``--column``) are not counted."""
+    sub = next(
+        action.choices[command]
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    single = {
+        option: action
+        for action in sub._actions
+        if isinstance(action, argparse._StoreAction)
+        for option in action.option_strings
+    }
+    seen: dict[argparse.Action, list[str]] = {}
+    for token in argv[1:]:
+        if token == "--":
+            break
+        option = token.split("=", 1)[0] if token.startswith("--") else token
+        found = single.get(option)
+        if found is not None:
+            seen.setdefault(found, []).append(option)
+    for repeated, given in seen.items():
+        if len(given) > 1:
+            raise UsageError(
+                f"{repeated.option_strings[-1]} is given {len(given)} times; give it once"
+            )
+
+
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -229,6 +261,7 @@ def _run(argv: Sequence[str] | None) -> int:
             )
         if args.command is None:
             raise UsageError("a subcommand is required (see prplanner --help)")
+        _refuse_repeated_flags(build_parser(command), args.command, argv)
         module = args._module
         check_fractions(args)
         result = module.run(args)

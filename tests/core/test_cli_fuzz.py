@@ -331,6 +331,10 @@ REFUSED = [
     (["samplesize", "--margin", "1_0"], "with the digits 0-9"),
     (["evaluate", "--k", "\u0660.05", "--tp", "9", "--fp", "1", "--fn", "1", "--tn", "9"],
      "with the digits 0-9"),
+    # Fuzz 18: a flag given twice counted its last value without a word.
+    (["samplesize", "--margin", "0.05", "--margin", "0.3"], "--margin is given 2 times"),
+    (["select", "items.csv", "--sql", "duckdb", "--n-pos", "5", "--n-neg", "5", "--seed", "1",
+      "--n-pos=50"], "--n-pos is given 2 times; give it once"),
     # Fuzz 18: whole-number flags still read 1_0 as 10; a day that does not exist was
     # refused as not written YYYY-MM-DD.
     (["samplesize", "--margin", "0.05", "--population", "1_0"],
