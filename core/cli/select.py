@@ -363,6 +363,24 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
     say_id_column(args.id, selection.columns.id)
     if selection.seed_drawn and not args.json:
         print(f"note: no --seed given; drew seed {selection.seed}", file=sys.stderr)
+    empty = [
+        stratum
+        for stratum, drawn in (
+            ("flagged", selection.primary.n_pos),
+            ("unflagged", selection.primary.n_neg),
+        )
+        if drawn == 0
+    ]
+    if empty and not args.json:
+        # Its labels can never be evaluated, and labels said only "each stratum needs at
+        # least one item labeled", which no labeling can fix (fuzz 18).
+        flag = "--n-pos" if empty[0] == "flagged" else "--n-neg"
+        print(
+            f"note: no {empty[0]} items are drawn, so the round's precision and recall cannot "
+            f"be worked out from its labels; a top-up (prplanner select ... {flag} N --extend "
+            f"{args.output.name}) adds some",
+            file=sys.stderr,
+        )
     if not selection.columns.keep and not args.json:
         print(
             "note: the labelers see only the item ids; --keep COLUMN,... adds the columns "

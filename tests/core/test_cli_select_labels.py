@@ -1557,3 +1557,19 @@ def test_append_to_a_workbook_that_cannot_be_read_says_so(capsys, labeled, round
     assert f"--append-to {rounds.name}: cannot be opened (permission denied" in captured.err
     assert "nothing was written" in captured.err and "exists already" not in captured.err
     assert rounds.stat().st_mtime_ns == before
+
+
+def test_a_draw_with_an_empty_stratum_says_its_round_cannot_be_evaluated(capsys, tmp_path):
+    # Fuzz 18: --n-pos 0 wrote a workbook with no note; its labels could never give
+    # precision or recall, and labels only said to label more.
+    items, _ = make_items(tmp_path / "items.csv")
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 0, "--n-neg", 10, "--seed", 1,
+        "-o", tmp_path / "only unflagged.xlsx",
+    )  # fmt: skip
+    assert status == 0
+    assert (
+        "note: no flagged items are drawn, so the round's precision and recall cannot be "
+        "worked out from its labels; a top-up (prplanner select ... --n-pos N --extend "
+        "only unflagged.xlsx) adds some"
+    ) in captured.err
