@@ -93,6 +93,17 @@ def number(text: str) -> float:
     return _number(text, thousands=False)
 
 
+def score_threshold(text: str) -> float:
+    """A score threshold: a number, or one written with a decimal comma (``0,6``) as the
+    draw dialog takes it and a European export writes its scores; ``1,500`` stays
+    ambiguous and is refused (trials 16 and 17: the app took ``0,6``, the command line
+    refused it)."""
+    stripped = text.strip()
+    if _DECIMAL_COMMA.match(stripped) and not _THOUSANDS.match(stripped):
+        return number(stripped.replace(",", "."))
+    return number(text)
+
+
 def count_number(text: str) -> float:
     """A count as a float (its checks name the flag later), with thousands set off by
     commas as the app's cells take them (``1,255``). ``3.000`` is refused: three thousand

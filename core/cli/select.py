@@ -29,7 +29,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, day, number, refuse_text_table, whole
+from core.cli.output import (
+    add_json_flag,
+    day,
+    number,
+    refuse_text_table,
+    score_threshold,
+    whole,
+)
 from core.errors import InputError
 
 if TYPE_CHECKING:
@@ -58,7 +65,7 @@ def add_column_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--threshold",
-        type=number,
+        type=score_threshold,
         default=None,
         metavar="T",
         help="items with score >= T are predicted positive",

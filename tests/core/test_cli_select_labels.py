@@ -1573,3 +1573,19 @@ def test_a_draw_with_an_empty_stratum_says_its_round_cannot_be_evaluated(capsys,
         "worked out from its labels; a top-up (prplanner select ... --n-pos N --extend "
         "only unflagged.xlsx) adds some"
     ) in captured.err
+
+
+def test_a_threshold_with_a_decimal_comma_is_read_as_the_app_reads_it(capsys, tmp_path):
+    # Trials 16 and 17: the draw dialog took 0,6 (and remembered it so), the command line
+    # refused it.
+    items = tmp_path / "scores.csv"
+    items.write_text("id;score\n" + "".join(f"i{n};0,{n % 10}\n" for n in range(40)))
+    status, comma, _ = run(
+        capsys, "count", items, "--score", "score", "--threshold", "0,6", "--json"
+    )
+    assert status == 0
+    _, point, _ = run(capsys, "count", items, "--score", "score", "--threshold", "0.6", "--json")
+    assert comma == point
+    assert comma["population_pos"] == 16  # 0,6 0,7 0,8 0,9: four in ten, by hand
+    status, _, captured = run(capsys, "count", items, "--score", "score", "--threshold", "1,500")
+    assert status == 2 and "write 1500 (no separator), or 1.500" in captured.err
