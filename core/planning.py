@@ -1362,9 +1362,10 @@ def _large_share_note(population: Population, n_pos: int, n_neg: int) -> str | N
         return None
     return (
         f"the plan labels {100 * shares[0]:.1f} % of the flagged and {100 * shares[1]:.1f} % "
-        f"of the unflagged items{PLAN_FPC_MARK}: drawn without replacement from these lists "
-        f"(as PR Planner draws), {named('fpc')} plans it with fewer labels, and its chance of "
-        "meeting the margins is then the one the labels will be judged by"
+        f"of the unflagged items{PLAN_FPC_MARK}: switch on {named('fpc')} to plan for these "
+        "lists (PR Planner draws without replacement from them); the plan then needs fewer "
+        "labels, and its chance of meeting the margins is the one the labels will be judged "
+        "by"
     )
 
 

@@ -135,7 +135,7 @@ def test_a_plan_labeling_much_of_a_list_without_the_correction_says_so(capsys):
     assert main(flags) == 0
     err = capsys.readouterr().err
     assert "note: the plan labels 91.3 % of the flagged and 69.2 % of the unflagged" in err
-    assert "--fpc plans it with fewer labels" in err
+    assert "switch on --fpc to plan for these lists" in err
     assert main([*flags, "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
     assert plain["total"] == 4_424  # the figures methods.md quotes

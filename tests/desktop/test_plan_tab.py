@@ -763,7 +763,7 @@ def test_a_plan_labeling_much_of_a_list_names_the_correction(qtbot, tab, session
     )
     wait_refresh(qtbot, tab)
     assert "of lists of known size" in tab.notes.text()
-    assert "Finite population correction plans it with fewer labels" in tab.notes.text()
+    assert "switch on Finite population correction to plan for these lists" in tab.notes.text()
     session.set_value("plan.fpc", True)
     wait_refresh(qtbot, tab)
     assert "known size" not in tab.notes.text()
