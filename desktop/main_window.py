@@ -1395,7 +1395,15 @@ class MainWindow(QMainWindow):
         if not self.is_modified:
             return True
         question = f"{self._document_title} has unsaved changes. Save them first?"
-        if self._path is None:
+        if self._path is not None and not self._path_is_session:
+            # A lead feared for their rounds workbook: Save asks for a session file, and
+            # the workbook keeps what was added to it (trial 17).
+            question = (
+                f"This session, opened from {self._path.name}, has changes that are not "
+                "saved. Save them as a session file first? "
+                f"{self._path.name} itself is not changed either way."
+            )
+        elif self._path is None:
             # "Untitled" meant nothing to a lead whose rounds were in their workbook
             # (trial 18).
             question = "This session is not saved. Save it first, to keep its settings?"

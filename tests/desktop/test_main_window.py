@@ -308,3 +308,26 @@ def test_hand_edited_draw_columns_in_the_settings_are_ignored_or_bounded(window,
     remembered = window.remembered_draw_columns()
     assert all(isinstance(value, str) and len(value) <= 32_767 for value in remembered.values())
     assert set(remembered) <= {"id"}
+
+
+def test_the_close_question_on_a_rounds_workbook_says_the_workbook_is_safe(
+    window, shared_fixtures, monkeypatch
+):
+    # Trial 17: "invoice_rounds.xlsx has unsaved changes. Save them first?" made a lead
+    # fear for the rounds workbook; Save asks for a session file and never replaces it.
+    from PySide6.QtWidgets import QMessageBox
+
+    assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx", ask=False)
+    window.session.set_value("confidence", 0.9)
+    asked = []
+
+    def cancel(_parent, _title, text, *_args):
+        asked.append(text)
+        return QMessageBox.StandardButton.Cancel
+
+    monkeypatch.setattr(QMessageBox, "question", cancel)
+    assert not window.maybe_keep_changes()
+    assert asked == [
+        "This session, opened from rounds_simple.xlsx, has changes that are not saved. Save "
+        "them as a session file first? rounds_simple.xlsx itself is not changed either way."
+    ]
