@@ -1267,8 +1267,10 @@ def start_rounds_workbook(
         sheet.append(
             [
                 new_round.round, new_round.date, new_round.classifier, new_round.population_pos,
-                new_round.population_neg, new_round.s, new_round.tp, new_round.fp, new_round.fn,
-                new_round.tn, new_round.notes,
+                new_round.population_neg,
+                # As an added row holds it: 1.83237013576026 beside 3.244 (trial 17).
+                None if new_round.s is None else round(new_round.s, 3),
+                new_round.tp, new_round.fp, new_round.fn, new_round.tn, new_round.notes,
             ]
         )  # fmt: skip
         sheet[f"B{row}"].number_format = "yyyy-mm-dd"

@@ -717,3 +717,21 @@ def test_a_column_choice_that_cannot_be_used_says_why_not_spelling(tmp_path):
     assert "tp=FP: no sheet could be read with them" in str(refused.value)
     with pytest.raises(InputError, match="no column has that header; the headers are"):
         append_round(path, ROUND, columns=("tp=Nope",))
+
+
+def test_a_started_workbook_holds_s_as_an_added_row_does(tmp_path):
+    # Trial 17: the rows the app started the workbook with held s = 1.83237013576026, the
+    # rows added later 3.244.
+    import openpyxl
+
+    from core.workbook.append_round import NewRound, append_round, start_rounds_workbook
+
+    path = tmp_path / "rounds.xlsx"
+    # s = (n1/n0)/k = (10/90)/(100/1700) = 1.8888...: by hand
+    first = NewRound(round="W01", date=None, classifier="fraud", population_pos=100,
+                     population_neg=1700, tp=8, fp=2, fn=3, tn=87)  # fmt: skip
+    start_rounds_workbook(path, [first])
+    append_round(path, dataclasses.replace(first, round="W02", tp=18))  # (20/90)/(1/17)
+    sheet = openpyxl.load_workbook(path)["Rounds"]
+    column = [cell.value for cell in sheet[1]].index("s") + 1
+    assert [sheet.cell(row, column).value for row in (2, 3)] == [1.889, 3.778]
