@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QDate, QPoint, Qt
+from PySide6.QtCore import QDate, QEvent, QPoint, Qt
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -223,6 +223,8 @@ class ItemSampleDialog(QDialog):
         self.count_button.setToolTip("Read the list again with the columns above")
         self.count_button.clicked.connect(self.count_items)
         columns.addRow(self.count_button)
+        for edit in self._column_edits().values():
+            edit.installEventFilter(self)  # Return counts (see eventFilter)
         if earlier is not None:  # the earlier draw fixed the columns
             design = earlier.design
             self.id_edit.setText(design.id_column)
@@ -526,6 +528,20 @@ class ItemSampleDialog(QDialog):
 
     def _column_texts(self) -> dict[str, str]:
         return {key: edit.text().strip() for key, edit in self._column_edits().items()}
+
+    def eventFilter(self, watched, event) -> bool:
+        """Return in a column field counts the list again with the columns as typed: it
+        did nothing until the button was found (trial 17), and once the list was counted
+        it pressed the dialog's default button, Draw and save."""
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and watched in self._column_edits().values()
+        ):
+            if self._path is not None and self._earlier is None:
+                self.count_items()
+            return True
+        return super().eventFilter(watched, event)
 
     def unfinished_choice(self) -> tuple[Path, dict[str, str]] | None:
         """The item list and column fields of a new draw closed before drawing (None

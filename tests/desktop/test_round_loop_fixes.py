@@ -1250,3 +1250,18 @@ def test_a_draw_dialog_closed_before_its_draw_comes_back_as_it_was_left(qtbot, w
     assert (again.id_edit.text(), again.keep_edit.text()) == ("item_id", "subject")
     assert again.summary is not None  # counted again, the sizes planned anew
     again.close()
+
+
+def test_return_in_a_column_field_counts_the_list_again(qtbot, window, item_list):
+    # Trial 17: typing the threshold and pressing Return did nothing.
+    from PySide6.QtCore import Qt
+
+    path, _truth = item_list
+    dialog = window.open_item_sample(40, 80, item_list=path)
+    assert dialog.summary is not None
+    dialog.predicted_edit.setText("other")  # the other classifier's flags, say
+    counted = dialog.summary
+    qtbot.keyClick(dialog.predicted_edit, Qt.Key.Key_Return)
+    assert dialog.summary is not counted
+    assert dialog.summary.primary.column == "other"
+    dialog.close()
