@@ -753,6 +753,7 @@ def parse_ratio(text: str) -> float:
     cleaned = text.strip().replace(" ", "")
     if not cleaned:
         raise ValueError("type k as a fraction such as 1/30 or a number such as 0.033")
+    shown = repr(formatting.short_text(text.strip(), 24))  # a long paste, cut (fuzz 17)
     try:
         if "/" in cleaned:
             numerator, _, denominator = cleaned.partition("/")
@@ -762,9 +763,12 @@ def parse_ratio(text: str) -> float:
         else:
             value = _ratio_part(cleaned)
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"'{text.strip()}' is not a ratio: type 1/30 or 0.033") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"k must be > 0, got '{text.strip()}'")
+        raise ValueError(f"{shown} is not a ratio: type 1/30 or 0.033") from None
+    if not math.isfinite(value):
+        # 1e400 and nan were "k must be > 0" (fuzz 17).
+        raise ValueError(f"{shown} is not a finite number: type k as 1/30 or 0.033")
+    if value <= 0:
+        raise ValueError(f"k must be > 0, got {shown}")
     return value
 
 
@@ -941,7 +945,10 @@ class ConfidenceBox(_Bound, QComboBox):
             level = formatting.parse_percent(self.currentText())
         except ValueError:
             self._session.refused.emit(
-                self._path, f"confidence: '{self.currentText()}' is not a percentage"
+                self._path,
+                # Cut: a 10,000-character paste gave as long a status line (fuzz 17).
+                f"confidence: {formatting.short_text(self.currentText(), 24)!r} is not a "
+                "percentage",
             )
             self._show(self._session.get(self._path))
             return

@@ -579,6 +579,13 @@ def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str
             notes.append(f"{label}: s kept at {plan.s:g} ({exc})")
     else:
         notes.append(f"{label}: s cannot be implied by its counts; s kept at {plan.s:g}")
+    if matrix.total < 2:
+        # "v must be a whole number >= 2, got 0" was jargon for this (fuzz 17).
+        notes.append(
+            f"{label} has {'no labeled items' if matrix.total == 0 else 'one labeled item'}, "
+            f"so the Plan keeps its total of {plan.v:,} labels"
+        )
+        return plan, notes
     try:
         plan = replace(plan, v=matrix.total)
     except InputError as exc:

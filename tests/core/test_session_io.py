@@ -524,3 +524,14 @@ def test_many_refused_list_entries_are_named_three_then_counted():
         "ensemble.children.0", "ensemble.children.1", "ensemble.children.2",
     ]  # fmt: skip
     assert problems[3:] == ["ensemble.children: 3 more entries refused; left out"]
+
+
+def test_a_round_with_no_labeled_items_is_said_so_in_plain_words():
+    # Fuzz 17: "R3: v kept at 144 (v must be a whole number >= 2, got 0)".
+    from core.workbook.session_io import plan_from_round
+
+    empty = make_round("R3", tp=0, fp=0, fn=0, tn=0)
+    plan, notes = plan_from_round(SessionState().plan, empty)
+    assert plan.v == SessionState().plan.v
+    assert "R3 has no labeled items, so the Plan keeps its total of 1,000 labels" in notes
+    assert not any("must be a whole number" in note for note in notes)

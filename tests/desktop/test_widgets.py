@@ -628,3 +628,18 @@ def test_the_slider_boxes_say_what_they_refuse(qtbot, session):
     type_into(qtbot, v.spin, "0")
     assert session.get("plan.v") == before_v
     assert "0 is outside 50 to 200,000" in refused[-1]
+
+
+def test_k_refusals_say_what_is_wrong_and_stay_short():
+    # Fuzz 17: 1e400 and nan were refused as "k must be > 0"; a 10,000-character paste
+    # came back whole in the message.
+    from desktop.widgets import parse_ratio
+
+    for typed in ("1e400", "nan", "1/0.0"):
+        with pytest.raises(ValueError, match=r"not a finite number|is not a ratio"):
+            parse_ratio(typed)
+    with pytest.raises(ValueError, match="k must be > 0"):
+        parse_ratio("-0.5")
+    with pytest.raises(ValueError) as caught:
+        parse_ratio("x" * 10_000)
+    assert len(str(caught.value)) < 100
