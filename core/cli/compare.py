@@ -248,9 +248,16 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     change = change_section(state, item, replicates=replicates, seed=seed, fpc=fpc)
     if change is None:
         whose = f"of classifier {item.classifier!r} " if item.classifier else ""
+        why = ""
+        if state.rows_not_loaded:
+            # The earlier round may be among the rows that could not be read: said, as a
+            # comparison that runs says it (fuzz 17: 100,000 refused rows went unmentioned).
+            from core.workbook.report_content import not_loaded_warning
+
+            why = "; " + not_loaded_warning(state.rows_not_loaded, what="comparison")
         raise InputError(
             f"{round_label(item)} has no earlier round {whose}in {args.rounds_file.name} "
-            "(rounds are paired by classifier and date); name a later round with --round"
+            "(rounds are paired by classifier and date); name a later round with --round" + why
         )
     return RoundsCompared(
         comparison=change.comparison,

@@ -1422,8 +1422,12 @@ def not_loaded_warning(lines: Sequence[str], what: str = "report") -> str:
     shown = [line.removesuffix("; not loaded") for line in lines[:NOT_LOADED_SHOWN]]
     more = len(lines) - len(shown)
     rows = sum(line.endswith("; not loaded") for line in lines)
+    from core.session import MAX_LIST_LENGTH
+
+    # A session keeps at most MAX_LIST_LENGTH of them: more may have been refused.
+    at_least = "at least " if len(lines) >= MAX_LIST_LENGTH else ""
     parts = [
-        f"{count:,} {word}{'s' if count != 1 else ''}"
+        f"{at_least}{count:,} {word}{'s' if count != 1 else ''}"
         for count, word in ((rows, "row"), (len(lines) - rows, "sheet"))
         if count
     ]

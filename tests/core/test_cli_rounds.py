@@ -183,3 +183,20 @@ def test_a_labeling_workbook_given_for_rounds_says_which_command_reads_it(capsys
             f"so prplanner {argv[0]} finds no rounds in it: prplanner labels" in err
         )
     assert not (tmp_path / "report.xlsx").exists()
+
+
+def test_compare_without_an_earlier_round_names_the_rows_it_could_not_read(capsys, tmp_path):
+    # Fuzz 17: "R1 has no earlier round" said nothing of the refused rows that may hold it.
+    import datetime as dt
+
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "Date", "k", "TP", "FP", "FN", "TN"])
+    workbook.active.append(["R0", dt.date(2026, 1, 5), 0.05, "n/a", 20, 5, 100])
+    workbook.active.append(["R1", dt.date(2026, 2, 5), 0.05, 12, 18, 4, 110])
+    path = tmp_path / "refused.xlsx"
+    workbook.save(path)
+    assert main(["compare", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "R1 has no earlier round" in err
+    assert "1 row of the workbook could not be read and is left out of this comparison" in err
+    assert "row 2: TP must be a whole number" in err
