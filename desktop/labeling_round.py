@@ -1001,6 +1001,19 @@ class ItemSampleDialog(QDialog):
             else:
                 self._say("Choose an item list first (Choose item list…).", error=True)
             return None
+        from core.workbook.append_round import text_problem
+
+        for field, text in (
+            ("Category checked", self.category_edit.text()),
+            ("Filed under classifier", self.classifier_edit.text()),
+        ):
+            # The rules every other name field follows: a pasted line break or a
+            # right-to-left mark went into the workbook and the rounds (fuzz 17).
+            found = text_problem(text) if text.strip() else None
+            if found is not None:
+                problem, remedy = found
+                self._say(f"{field} {problem}; {remedy}. Nothing was drawn.", error=True)
+                return None
         earlier = self._earlier
         sources = [path] + ([earlier.path] if earlier is not None else [])
         try:

@@ -1265,3 +1265,22 @@ def test_return_in_a_column_field_counts_the_list_again(qtbot, window, item_list
     assert dialog.summary is not counted
     assert dialog.summary.primary.column == "other"
     dialog.close()
+
+
+def test_the_draw_refuses_a_category_or_classifier_name_no_other_field_takes(
+    qtbot, window, item_list, tmp_path
+):
+    # Fuzz 17: a pasted line break or a right-to-left mark went into the workbook.
+    path, _truth = item_list
+    dialog = window.open_item_sample(40, 80, item_list=path)
+    for field, text in (
+        (dialog.category_edit, "card\nfraud"),
+        (dialog.classifier_edit, "a\u202eb"),
+    ):
+        field.setText(text)
+        assert dialog.draw_and_save(tmp_path / "never.xlsx") is None
+        assert "holds a line break, a tab or an invisible character" in dialog.message.text()
+        assert "Nothing was drawn" in dialog.message.text()
+        field.setText("fraud")
+    assert not (tmp_path / "never.xlsx").exists()
+    dialog.close()
