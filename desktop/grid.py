@@ -154,12 +154,16 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
             return False
         if len(block) >= 2 and len(block[0]) >= 2:
             row, column = 0, 0
+        whole_matrix = len(block) >= 2 and len(block[0]) >= 2
         changes = []
+        left_out = 0
         for r, values in enumerate(block):
             for c, number in enumerate(values):
                 field = CELL_FIELDS.get((row + r, column + c))
                 if field is not None:
                     changes.append((f"{self._path}.{field}", number))
+                else:
+                    left_out += 1
         if not changes:
             self.refused.emit("nothing to paste there: select a count cell (not a total)")
             return False
@@ -168,6 +172,13 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
             self._refuse((row, column), message)
             return False
         self._clear_errors()
+        if left_out and not whole_matrix:
+            # A column 1, 2, 3 pasted on TP lost the 3 to the totals row without a word
+            # (fuzz 17); a whole matrix's totals are left out by design.
+            self.refused.emit(
+                f"pasted {len(changes)} of {len(changes) + left_out} values: "
+                f"{left_out} fell on a total or outside the counts and were left out"
+            )
         return True
 
     def copy_text(self, cells: list[tuple[int, int]] | None = None) -> str:

@@ -49,6 +49,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPainter, QPixmap
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
     QDockWidget,
@@ -2050,8 +2051,43 @@ class MainWindow(QMainWindow):
             grid.paste_clipboard()
         elif isinstance(widget, QLineEdit):
             widget.paste()
+        elif isinstance(widget, QAbstractItemView) and self._paste_into_table(widget):
+            return
         else:
             self.show_status("Paste: click a confusion-matrix grid or a field first")
+
+    def _paste_into_table(self, view: QAbstractItemView) -> bool:
+        """Paste a tab-separated block into an editable table (the Ensemble tab's sets)
+        from its current cell, as one undo step; False when the table takes no edits there
+        (fuzz 17: Ctrl+V on a selected cell said to click a grid first)."""
+        model, current = view.model(), view.currentIndex()
+        if model is None or not current.isValid():
+            return False
+        if not model.flags(current) & Qt.ItemFlag.ItemIsEditable:
+            return False
+        text = QApplication.clipboard().text().replace("\r\n", "\n").rstrip("\n")
+        rows = [line.split("\t") for line in text.split("\n")] if text else []
+        pasted = left_out = refused = 0
+        self.session.undo_stack.beginMacro("Paste")
+        try:
+            for r, values in enumerate(rows):
+                for c, value in enumerate(values):
+                    index = model.index(current.row() + r, current.column() + c)
+                    if not index.isValid() or not model.flags(index) & Qt.ItemFlag.ItemIsEditable:
+                        left_out += 1
+                    elif model.setData(index, value.strip(), Qt.ItemDataRole.EditRole):
+                        pasted += 1
+                    else:
+                        refused += 1
+        finally:
+            self.session.undo_stack.endMacro()
+        said = f"Pasted {pasted} of {pasted + left_out + refused} values"
+        if refused:
+            said += f"; {refused} refused (the cells marked say why)"
+        if left_out:
+            said += f"; {left_out} fell outside the table's editable cells and were left out"
+        self.show_status(said)
+        return True
 
     # --- help ---------------------------------------------------------------------------
 

@@ -331,3 +331,31 @@ def test_the_close_question_on_a_rounds_workbook_says_the_workbook_is_safe(
         "This session, opened from rounds_simple.xlsx, has changes that are not saved. Save "
         "them as a session file first? rounds_simple.xlsx itself is not changed either way."
     ]
+
+
+def test_paste_into_the_ensemble_table_and_a_column_onto_the_grid(qtbot, window, monkeypatch):
+    # Fuzz 17: Ctrl+V on a selected Ensemble cell said "click a confusion-matrix grid or a
+    # field first"; a column 1, 2, 3 pasted on TP lost the 3 to the totals row silently.
+    from PySide6.QtWidgets import QApplication
+
+    window.tabs.setCurrentIndex(window.tab_keys.index("ensemble"))
+    tab = window.tabs.currentWidget()
+    view, model = tab.sets_view, tab.sets_model
+    view.setCurrentIndex(model.index(1, 1))
+    monkeypatch.setattr(QApplication, "focusWidget", staticmethod(lambda: view))
+    QApplication.clipboard().setText("90000\n80000\n")
+    before = window.session.state.ensemble
+    window.paste()
+    assert "Pasted 2 of 2 values" in window.statusBar().currentMessage()
+    pasted = window.session.state.ensemble
+    assert pasted != before
+    window.session.undo_stack.undo()  # one step
+    assert window.session.state.ensemble == before
+    # The grid: the column's third value is said to be left out.
+    window.tabs.setCurrentIndex(window.tab_keys.index("evaluate"))
+    grid = window.tabs.currentWidget().grid.view
+    grid.setCurrentIndex(grid.model().index(0, 0))
+    QApplication.clipboard().setText("1\n2\n3\n")
+    monkeypatch.setattr(QApplication, "focusWidget", staticmethod(lambda: grid))
+    window.paste()
+    assert "pasted 2 of 3 values: 1 fell on a total" in window.statusBar().currentMessage()
