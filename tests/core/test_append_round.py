@@ -735,3 +735,18 @@ def test_a_started_workbook_holds_s_as_an_added_row_does(tmp_path):
     sheet = openpyxl.load_workbook(path)["Rounds"]
     column = [cell.value for cell in sheet[1]].index("s") + 1
     assert [sheet.cell(row, column).value for row in (2, 3)] == [1.889, 3.778]
+
+
+def test_a_pipe_named_like_a_rounds_workbook_is_named_as_one(tmp_path):
+    # Fuzz 17: "Add to a rounds workbook…" on a FIFO called fifo.xlsx said "no such file".
+    import os
+
+    from core.workbook.append_round import NewRound, append_round
+    from core.workbook.rounds import WorkbookError
+
+    fifo = tmp_path / "fifo.xlsx"
+    os.mkfifo(fifo)
+    new = NewRound(round="W01", date=None, classifier="fraud", population_pos=100,
+                   population_neg=900, tp=8, fp=2, fn=3, tn=87)  # fmt: skip
+    with pytest.raises(WorkbookError, match="is not a regular file \\(a device or a pipe\\)"):
+        append_round(fifo, new)
