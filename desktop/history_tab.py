@@ -117,11 +117,33 @@ class MonthAxis(pg.DateAxisItem):
         )
         first_monday -= first_monday % DAY
         weeks = [w for w in np.arange(first_monday, maxVal, 7 * DAY) if w not in major]
+        # Weekly rounds over a month or two: each Monday's day of the month, room allowing
+        # (the weeks' points had no date near them; trial 18).
+        pixels = max(size, 1) / max(maxVal - minVal, DAY)  # per second
+        self._label_weeks = 7 * DAY * pixels >= self.WEEK_LABEL_WIDTH
+        # A week beside a month's label keeps its tick but not its text ("Mar 2025" and
+        # "3" overlapped).
+        room = (self.LABEL_WIDTH + self.WEEK_LABEL_WIDTH) / 2
+        self._quiet_weeks = {
+            week for week in weeks if any(abs(week - month) * pixels < room for month in major)
+        }
         return [(step * 30 * DAY, major), (7 * DAY, weeks)]
+
+    #: Pixels a week's label (its Monday's day, "17") needs.
+    WEEK_LABEL_WIDTH = 28
+    _label_weeks = False
+    _quiet_weeks: set[float] = set()  # noqa: RUF012 (replaced, never changed in place)
 
     def tickStrings(self, values, scale, spacing):
         if spacing <= 7 * DAY:
-            return ["" for _ in values]  # weekly ticks carry no text
+            if self._label_weeks:
+                return [
+                    ""
+                    if value in self._quiet_weeks
+                    else str(dt.datetime.fromtimestamp(value, tz=dt.UTC).day)
+                    for value in values
+                ]
+            return ["" for _ in values]  # weekly ticks carry no text when crowded
         if spacing < 28 * DAY:
             return super().tickStrings(values, scale, spacing)
         strings = []

@@ -211,6 +211,14 @@ def test_date_axis_names_months_not_crowded_days(tab):
     (major_spacing, major), (_, minor) = axis.tickValues(low, high, 600)
     assert major == [stamp(dt.date(2026, 2, 1)), stamp(dt.date(2026, 3, 1))]
     assert axis.tickStrings(major, 1.0, major_spacing) == ["Feb 2026", "Mar"]
+    # Room for them: each week's Monday named by its day (trial 18: weekly rounds had no
+    # date near them); crowded, the weeks carry no text.
+    # The Mondays from 12 January 2026 by the calendar, at 8.1 px a day; those within 49 px
+    # (six days) of a month's label keep their tick but not their text.
+    assert axis.tickStrings(minor, 1.0, 7 * 86_400.0) == [
+        "12", "19", "", "", "9", "16", "", "", "9", "16", "23",
+    ]  # fmt: skip
+    _, (_, minor) = axis.tickValues(low, high, 250)
     assert all(text == "" for text in axis.tickStrings(minor, 1.0, 7 * 86_400.0))
     # A narrow plot names every other month.
     (_, major), _ = axis.tickValues(stamp(dt.date(2025, 1, 5)), stamp(dt.date(2026, 1, 5)), 300)
