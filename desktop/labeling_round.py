@@ -571,7 +571,7 @@ class ItemSampleDialog(QDialog):
 
         self._path = Path(path)
         self.file_edit.setText(str(self._path))
-        self._window.remember_item_list(self._path)
+        self._window.remember_item_list(self._path, counted=False)
         remembered = self._window.remembered_draw_columns()
         edits = self._column_edits()
         if self._earlier is not None or not remembered or any(self._column_texts().values()):
@@ -665,6 +665,7 @@ class ItemSampleDialog(QDialog):
             self._say(text, error=True)
             return False
         self.summary = summary
+        self._window.remember_item_list(path)  # counted: one of the lead's lists
         self._show_headers(summary.headers)
         self._show_counts(summary)
         self.use_population_button.setEnabled(self._earlier is None)

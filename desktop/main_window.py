@@ -1481,9 +1481,13 @@ class MainWindow(QMainWindow):
             return self._item_list.parent
         return self._start_folder()
 
-    def remember_item_list(self, path: Path) -> None:
+    def remember_item_list(self, path: Path, *, counted: bool = True) -> None:
+        """Start the next item-list dialog in ``path``'s folder; and when it was
+        ``counted`` (not refused), list it among the recent item lists."""
         self._item_list = Path(path)
         self.remember_folder(self._item_list)
+        if not counted:
+            return  # a refused export stayed in the list (trial 17)
         # Kept across restarts: a top-up a week later finds the list the round was drawn
         # from (the lead had to look for it again; trial 14).
         kept = [str(self._item_list.absolute())]

@@ -1284,3 +1284,17 @@ def test_the_draw_refuses_a_category_or_classifier_name_no_other_field_takes(
         field.setText("fraud")
     assert not (tmp_path / "never.xlsx").exists()
     dialog.close()
+
+
+def test_a_refused_item_list_is_not_kept_among_the_recent_ones(qtbot, window, item_list, tmp_path):
+    # Trial 17: the Windows-1252 export, refused, stayed in the recent item lists.
+    path, _truth = item_list
+    refused = tmp_path / "items" / "ansi.csv"
+    refused.write_bytes("item_id,predicted\ncaf\xe9,1\n".encode("cp1252"))
+    dialog = window.open_item_sample(40, 80, item_list=refused)
+    assert dialog.summary is None
+    assert str(refused.absolute()) not in window.recent_item_lists()
+    assert window.item_folder() == refused.parent  # the next dialog still starts there
+    assert dialog.set_item_list(path)
+    assert window.recent_item_lists()[0] == str(path.absolute())
+    dialog.close()
