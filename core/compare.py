@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -366,6 +366,18 @@ def placed_dates(rounds: Iterable[tuple[Hashable, dt.date | None]]) -> list[dt.d
         latest[classifier] = max(day, latest.get(classifier, day))
         placed.append(day)
     return placed
+
+
+def history_order(rounds: Sequence[tuple[Hashable, dt.date | None]]) -> list[int]:
+    """Positions of ``rounds`` (``(classifier, date)`` in sheet order) as a history lists
+    them: each classifier's rounds together, in the order the classifiers first come,
+    each by :func:`placed_dates`, then by sheet order (the History tab's table and the
+    report's charts)."""
+    placed = placed_dates(rounds)
+    first: dict[Hashable, int] = {}
+    for classifier, _ in rounds:
+        first.setdefault(classifier, len(first))
+    return sorted(range(len(rounds)), key=lambda at: (first[rounds[at][0]], placed[at], at))
 
 
 def consecutive_pairs(

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import batch_intervals, validation
-from core.compare import DEFAULT_REPLICATES, Comparison, compare, placed_dates
+from core.compare import DEFAULT_REPLICATES, Comparison, compare, history_order, placed_dates
 from core.compare import consecutive_pairs as pairs_of_rounds
 from core.confusion import point_estimates
 from core.errors import InputError
@@ -274,16 +274,11 @@ def _dated(figures: list[RoundFigures], classifier: str) -> list[tuple[dt.date, 
 
 
 def in_table_order(figures: list[RoundFigures]) -> list[RoundFigures]:
-    """Each classifier's rounds together (in the order the classifiers first come), each
-    by date as they are paired (:func:`core.compare.placed_dates`): a change then sits
-    under the round it is the change since (trial 18: a month's round added after a week
-    that ended before it showed its change against the week below it)."""
-    keys = [classifier_key(figure.classifier) for figure in figures]
-    placed = placed_dates(zip(keys, (figure.date for figure in figures), strict=True))
-    first: dict[str, int] = {}
-    for key in keys:
-        first.setdefault(key, len(first))
-    order = sorted(range(len(figures)), key=lambda at: (first[keys[at]], placed[at], at))
+    """Each classifier's rounds together, each by date as they are paired
+    (:func:`core.compare.history_order`): a change then sits under the round it is the
+    change since (trial 18: a month's round added after a week that ended before it
+    showed its change against the week below it)."""
+    order = history_order([(classifier_key(f.classifier), f.date) for f in figures])
     return [figures[at] for at in order]
 
 

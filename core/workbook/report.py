@@ -564,25 +564,24 @@ def _p3_charts(ws, content: ReportContent) -> list:
 
 
 def _history_order(table: Table) -> list[int]:
-    """Positions of the rounds table's rows as the history charts draw them: each
-    classifier's rounds together in the order the classifiers first come, each by date
-    (:func:`core.compare.placed_dates`), then by row."""
+    """Positions of the rounds table's rows as the history charts draw them
+    (:func:`core.compare.history_order`)."""
     import datetime as dt
 
-    from core.compare import placed_dates
+    from core.compare import history_order
     from core.workbook.rounds import classifier_key
 
     headers = table.headers
     date_column, classifier_column = headers.index("Date"), headers.index("Classifier")
-    keys = [classifier_key(row[classifier_column] or "") for row in table.rows]
-    placed = placed_dates(
-        (key, row[date_column] if isinstance(row[date_column], dt.date) else None)
-        for key, row in zip(keys, table.rows, strict=True)
+    return history_order(
+        [
+            (
+                classifier_key(row[classifier_column] or ""),
+                row[date_column] if isinstance(row[date_column], dt.date) else None,
+            )
+            for row in table.rows
+        ]
     )
-    first: dict[str, int] = {}
-    for key in keys:
-        first.setdefault(key, len(first))
-    return sorted(range(len(keys)), key=lambda at: (first[keys[at]], placed[at], at))
 
 
 def _history_data(workbook, table: Table):
