@@ -1180,11 +1180,10 @@ def _xlsx_header(
 ) -> tuple[int, tuple[str, ...]] | None:
     """The header among the top rows: the first naming the id column (by ``id_name`` or an
     alias), else the first with two or more filled cells (a title line has one)."""
-    wanted = {_normalise(id_name)} if id_name else {_normalise(name) for name in ID_ALIASES}
     fallback = None
     for row_number, texts in top:
         cells = tuple((text or "").strip() for text in texts)
-        if any(_normalise(cell) in wanted for cell in cells if cell):
+        if _names_id(cells, id_name):
             return row_number, cells
         if fallback is None and sum(bool(cell) for cell in cells) >= 2:
             fallback = (row_number, cells)
