@@ -1900,12 +1900,9 @@ class MainWindow(QMainWindow):
         another file after, and it opens with the session's targets (trial 18: after
         Discard on an Untitled session, the next start showed the example, the workbook
         and the targets forgotten)."""
-        from core.session import get_path
-
         name = str(path.resolve())
         self._remember_recent(path, self._recent_columns().get(name, ()))
-        values = {key: get_path(self.session.state, key) for key in WORKBOOK_TARGETS}
-        self._keep_first("workbook_targets", str(_resolved(path)), values)
+        self._keep_targets_for(path)
 
     def _not_written(self, title: str, exc: BaseException) -> str:
         """Say why a rounds workbook was not written (status bar and a warning); ``""``."""
@@ -1935,10 +1932,14 @@ class MainWindow(QMainWindow):
         time it opens from a fresh start (a saved session keeps its own)."""
         if self._path is None or self._path_is_session or self._is_example_document():
             return
+        self._keep_targets_for(self._path)
+
+    def _keep_targets_for(self, workbook: Path) -> None:
+        """Keep the session's :data:`WORKBOOK_TARGETS` as ``workbook``'s (settings)."""
         from core.session import get_path
 
         values = {key: get_path(self.session.state, key) for key in WORKBOOK_TARGETS}
-        self._keep_first("workbook_targets", str(_resolved(self._path)), values)
+        self._keep_first("workbook_targets", str(_resolved(workbook)), values)
 
     def _remembered_targets(self, state: SessionState, path: Path | None) -> SessionState:
         if path is None:
