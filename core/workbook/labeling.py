@@ -2038,7 +2038,11 @@ def _match(
     if blank:
         last_item = max((row for row, item_id, *_ in rows if item_id is not None), default=0)
         below = [row for row in blank if row > last_item]
-        if len(below) == len(blank):
+        present = {item_id for _, item_id, *_ in rows if item_id is not None}
+        # Every id of this workbook still there: the text below is a note. An id cleared on
+        # the last row also leaves text below the last id (review 18).
+        complete = all(item_id in present for item_id, place in places.items() if place.in_workbook)
+        if complete and len(below) == len(blank):
             # A labeler's note under the list ("All done - Eva"): no id was ever there
             # (trial 18 was told to put one back).
             raise LabelingError(
@@ -2263,10 +2267,17 @@ def _refuse_other_rounds(workbooks: Sequence[LabelingWorkbook], latest: Labeling
     from another list. A seed reused every month draws overlapping samples from lists that
     keep their ids, and last month's labels filled this month's empty cells (fuzz 18)."""
     in_sample = {place.id for place in latest.sample}
+    drawn_before = {place.id for place in latest.sample if not place.in_workbook}
     for book in workbooks:
         if book is latest:
             continue
-        outside = [item.id for item in book.items if item.id not in in_sample]
+        if len(book.sample) < len(latest.sample):
+            # An earlier draw of the round holds only items the latest drew before it:
+            # last month's smaller sample could lie wholly inside this month's larger one
+            # (review 18).
+            outside = [item.id for item in book.items if item.id not in drawn_before]
+        else:
+            outside = [item.id for item in book.items if item.id not in in_sample]
         other_list = len(book.sample) == len(latest.sample) and (
             book.design.file_sha256 != latest.design.file_sha256
             or [(d.population_pos, d.population_neg) for d in book.design.designs]
@@ -2274,8 +2285,13 @@ def _refuse_other_rounds(workbooks: Sequence[LabelingWorkbook], latest: Labeling
         )
         if not outside and not other_list:
             continue
+        among = (
+            "among that round's items drawn before it"
+            if len(book.sample) < len(latest.sample)
+            else "in that round's sample"
+        )
         why = (
-            f"{len(outside):,} of its items are not in that round's sample "
+            f"{len(outside):,} of its items are not {among} "
             f"({', '.join(repr(item_id) for item_id in outside[:_SHOWN])}"
             f"{', ...' if len(outside) > _SHOWN else ''})"
             if outside

@@ -1241,6 +1241,14 @@ def test_a_note_below_the_last_item_is_told_apart_from_a_deleted_id(drawn, tmp_p
     with pytest.raises(LabelingError, match=r"row\(s\) 5 have a label or comment but no item id"):
         read_labeling_workbook(edit(drawn[2], tmp_path / "deleted.xlsx", deleted))
 
+    def last_deleted(labels):  # the last item's id cleared, its label kept (review 18)
+        label = [cell.value for cell in labels[1]].index("Label") + 1
+        labels.cell(labels.max_row, 2).value = None
+        labels.cell(labels.max_row, label).value = "positive"
+
+    with pytest.raises(LabelingError, match=r"row\(s\) 31 have a label or comment but no item"):
+        read_labeling_workbook(edit(drawn[2], tmp_path / "last.xlsx", last_deleted))
+
 
 def test_another_months_workbook_is_not_merged_into_this_round(tmp_path):
     # Fuzz 18: a seed reused every month draws overlapping samples from lists that keep
@@ -1343,3 +1351,29 @@ def test_a_renamed_label_header_is_named_in_a_labeling_workbook(drawn, tmp_path)
     assert "is a labeling workbook (its Design and Sample sheets are there)" in message
     assert "Put the headers back as PR Planner wrote them" in message
     assert "is this a labeling workbook" not in message
+
+
+def test_last_months_smaller_sample_inside_this_months_is_not_an_earlier_draw(tmp_path):
+    # Review 18: March's list kept February's items and added 20; drawn larger with the same
+    # seed, March's sample held all of February's, which passed as an earlier draw.
+    import shutil
+
+    february = make_items(tmp_path / "items_feb.csv", seed=1)
+    march = tmp_path / "items_mar.csv"
+    shutil.copy(february, march)
+    with march.open("a", encoding="utf-8") as stream:
+        stream.writelines(f"9{n:05d},0,new row\n" for n in range(20))
+    feb = write_labeling_workbook(
+        tmp_path / "feb.xlsx", select_sample(february, n_pos=12, n_neg=18, seed=7)
+    )
+    mar = write_labeling_workbook(
+        tmp_path / "mar.xlsx", select_sample(march, n_pos=20, n_neg=30, seed=7)
+    )
+    fill(feb, tmp_path / "feb labeled.xlsx", ("positive", "negative"))
+    fill(mar, tmp_path / "mar half.xlsx", (None,))
+    feb_book = read_labeling_workbook(tmp_path / "feb labeled.xlsx")
+    mar_book = read_labeling_workbook(tmp_path / "mar half.xlsx")
+    # The hard case: every one of February's items lies inside March's sample.
+    assert {p.id for p in feb_book.sample} <= {p.id for p in mar_book.sample}
+    with pytest.raises(LabelingError, match="not among that round's items drawn before it"):
+        count_labels([mar_book, feb_book])
