@@ -179,6 +179,11 @@ class RoundFigures:
         The P3 band at the reference prevalence (methods §11), ``None`` where it is
         undefined: how far the calibrated precision can be trusted. Round to round it
         varies several times as much as precision (audit 13).
+    placed : datetime.date
+        Where the round stands in time among all the session's rounds
+        (:func:`core.compare.placed_dates`): the order of the table and of the pairs, as
+        of "the round before" everywhere else (review 18: placed among the usable rounds
+        only, an undated round was paired otherwise).
     """
 
     index: int
@@ -192,6 +197,7 @@ class RoundFigures:
     recall_interval: Interval
     calibrated_precision: float
     calibrated_band: Interval | None = None
+    placed: dt.date = dt.date.min
 
 
 def _band_at(past, confidence: float, reference: float) -> Interval | None:
@@ -240,12 +246,8 @@ def round_figures(
     # "Finance" and "finance" are one classifier (one line), named as its most recent
     # round spells it.
     spelling: dict[str, str] = {}
-    placed = placed_dates(
-        (classifier_key(past.classifier), past.date) for _, _, past, _, _ in usable
-    )
-    by_date = [
-        entry for _, _, entry in sorted(zip(placed, range(len(usable)), usable, strict=True))
-    ]
+    placed = placed_dates((classifier_key(past.classifier), past.date) for past in rounds)
+    by_date = sorted(usable, key=lambda entry: (placed[entry[0]], entry[0]))
     for _, _, past, _, _ in by_date:
         if past.classifier:
             spelling[classifier_key(past.classifier)] = past.classifier
@@ -262,6 +264,7 @@ def round_figures(
             recall_interval=recall_intervals.interval(row),
             calibrated_precision=calibrated,
             calibrated_band=_band_at(past, confidence, reference),
+            placed=placed[index],
         )
         for row, (index, name, past, estimates, calibrated) in enumerate(usable)
     ]
@@ -278,14 +281,14 @@ def in_table_order(figures: list[RoundFigures]) -> list[RoundFigures]:
     (:func:`core.compare.history_order`): a change then sits under the round it is the
     change since (trial 18: a month's round added after a week that ended before it
     showed its change against the week below it)."""
-    order = history_order([(classifier_key(f.classifier), f.date) for f in figures])
+    order = history_order([(classifier_key(f.classifier), f.placed) for f in figures])
     return [figures[at] for at in order]
 
 
 def consecutive_pairs(figures: list[RoundFigures]) -> list[tuple[int, int]]:
     """``(previous, current)`` indices into ``session.rounds``: same classifier, by date
     (:func:`core.compare.consecutive_pairs`)."""
-    return pairs_of_rounds((f.index, f.classifier, f.date) for f in figures)
+    return pairs_of_rounds((f.index, f.classifier, f.placed) for f in figures)
 
 
 def compare_consecutive(

@@ -942,7 +942,7 @@ def change_section(
 
 def _history_previous(rounds, item: Round) -> Round | None:
     """``item``'s previous round as the History tab pairs them."""
-    from core.compare import consecutive_pairs
+    from core.compare import consecutive_pairs, placed_dates
     from core.workbook.rounds import classifier_key
 
     index = next((i for i, past in enumerate(rounds) if past is item), None)
@@ -950,8 +950,10 @@ def _history_previous(rounds, item: Round) -> Round | None:
         index = next((i for i in reversed(range(len(rounds))) if rounds[i] == item), None)
     if index is None:
         return None
+    # Placed among all the rounds, as "the round before" is elsewhere (review 18).
+    placed = placed_dates((classifier_key(past.classifier), past.date) for past in rounds)
     pairs = consecutive_pairs(
-        (i, classifier_key(past.classifier), past.date)
+        (i, classifier_key(past.classifier), placed[i])
         for i, past in enumerate(rounds)
         if _comparable(past)
     )

@@ -465,3 +465,23 @@ def test_many_rounds_get_one_pixel_error_bars(qtbot, rounds):
     assert len(bars.opts["x"]) == THIN_BARS_FROM  # every round still drawn
     few.shutdown()
     widget.shutdown()
+
+
+def test_an_undated_round_is_placed_among_all_rounds_as_everywhere_else(qtbot, rounds):
+    # Review 18: History placed an undated round among the usable rounds only; with an
+    # unusable dated round above it, its pairs disagreed with "the round before".
+    from core.workbook.session_io import round_before
+
+    base = rounds[0]
+    r1 = dataclasses.replace(base, row=2, round="R1", date=dt.date(2025, 1, 1))
+    r2 = dataclasses.replace(base, row=3, round="R2", date=dt.date(2025, 3, 1), tp=0, fp=0)
+    r3 = dataclasses.replace(base, row=4, round="R3", date=None)
+    r4 = dataclasses.replace(base, row=5, round="R4", date=dt.date(2025, 2, 1))
+    state = dataclasses.replace(SessionState(), rounds=(r1, r2, r3, r4))
+    widget = HistoryTab(SessionModel(state))
+    qtbot.addWidget(widget)
+    # By hand: R3 stands after R2 (March), so R1 (Jan), R4 (Feb), then R3; R2 is unusable.
+    assert sorted(consecutive_pairs(widget.figures)) == [(0, 3), (3, 2)]
+    assert round_before(state.rounds, r4) is r1
+    assert [row.cells[0] for row in widget.table_model.rows()] == ["R1", "R4", "R3"]
+    widget.shutdown()
