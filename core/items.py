@@ -1204,30 +1204,38 @@ class _SheetChoice:
         if not self.others:
             return ""
         listed = ", ".join(repr(title) for title in self.others[:5])
-        return (
-            f" (read from sheet {self.title!r}; the workbook's other sheets with a header "
-            f"row, {listed}, name no such column either)"
-        )
+        return f" (read from sheet {self.title!r}; the workbook's other sheets: {listed})"
 
 
-def _header_rank(cells: Sequence[str], names_id: bool) -> tuple[bool, bool, int]:
-    """How likely a header row heads the items: it names the id column, it names a
-    predicted label, it has more columns (a Notes sheet of label/value pairs has two)."""
-    predicted = {_normalise(name) for name in PREDICTED_ALIASES}
-    names_predicted = any(_normalise(cell) in predicted for cell in cells if cell)
-    return names_id, names_predicted, sum(bool(cell) for cell in cells)
+def _header_rank(cells: Sequence[str], columns: ItemColumns) -> tuple[bool, bool, int, int]:
+    """How likely a header row heads the items: it names both an id and the decision (a
+    predicted label or the score named), it names the decision, how surely it names the
+    id (2: as given or by alias, 1: a column named like an id), and how many columns it
+    has (a Notes sheet of label/value pairs has two; a lookup sheet has an id alone)."""
+    names = {_normalise(cell) for cell in cells if cell}
+    decision = {_normalise(name) for name in PREDICTED_ALIASES}
+    decision |= {_normalise(name) for name in (columns.predicted, columns.score) if name}
+    names_decision = bool(names & decision)
+    if _names_id(cells, columns.id):
+        id_level = 2
+    elif columns.id is None and any(_ID_LIKE.search(cell) for cell in cells if cell):
+        id_level = 1
+    else:
+        id_level = 0
+    return id_level > 0 and names_decision, names_decision, id_level, len(names)
 
 
 def _xlsx_to_csv(
-    path: Path, folder: Path, id_name: str | None, control: progress.TaskControl | None
+    path: Path, folder: Path, columns: ItemColumns, control: progress.TaskControl | None
 ) -> tuple[Path, dict[str, list[int]], _SheetChoice]:
     """Stream the sheet of the items into ``folder/items.csv`` (all text), with each row's
     spreadsheet row number in an extra column.
 
-    The sheet is the first whose header row names the id column (by ``id_name`` or an
-    alias); when none does, the sheet whose header row looks most like a table of items
-    (:func:`_header_rank`). An export whose Notes sheet came first had its notes read as
-    the items' header, and the data sheet was never looked at (trial 18).
+    The sheet is the one whose header row looks most like a table of items
+    (:func:`_header_rank`; the first of equals): an export whose Notes sheet came first
+    had its notes read as the items' header, and the data sheet was never looked at
+    (trial 18). The first sheet naming both an id and the decision is read at once; any
+    other choice reads the workbook a second time.
 
     Also returns, by column header, the rows whose cell holds a formula with no saved value
     (a file written by a program that does not calculate): ``[count, first rows...]``.
@@ -1235,14 +1243,15 @@ def _xlsx_to_csv(
     from core.workbook.xlsx_reader import open_sheets
 
     target = folder / "items.csv"
-    candidates: list[tuple[tuple[bool, bool, int], int, str]] = []
+    id_name = columns.id
+    candidates: list[tuple[tuple[bool, bool, int, int], int, str]] = []
     with open_sheets(path) as sheets:
         for index, sheet in enumerate(sheets):
             top, pending = _top_rows(sheet.rows)
             found = _xlsx_header([(number, texts) for number, texts, _ in top], id_name)
             if found is None:
                 continue
-            rank = _header_rank(found[1], names_id=_names_id(found[1], id_name))
+            rank = _header_rank(found[1], columns)
             if rank[0]:
                 others = tuple(title for _, _, title in candidates)
                 unsaved = _write_sheet(target, path, sheet.rows, top, pending, found, control)
@@ -1253,7 +1262,7 @@ def _xlsx_to_csv(
             f"{path} has no sheet with a header row (the item id and prediction columns) in "
             f"its first {_XLSX_HEADER_ROWS} rows"
         )
-    # No header names the id: the likeliest sheet, read again from the start.
+    # No header names both: the likeliest sheet, read again from the start.
     _, chosen, title = max(candidates, key=lambda entry: (entry[0], -entry[1]))
     with open_sheets(path) as sheets:
         for index, sheet in enumerate(sheets):
@@ -1409,7 +1418,7 @@ def open_items(
         _refuse_our_own_workbooks(path)
         temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
         try:
-            csv_path, unsaved, sheet_choice = _xlsx_to_csv(path, temporary, columns.id, control)
+            csv_path, unsaved, sheet_choice = _xlsx_to_csv(path, temporary, columns, control)
         except BaseException:
             shutil.rmtree(temporary, ignore_errors=True)
             raise

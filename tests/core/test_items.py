@@ -640,14 +640,32 @@ def test_the_sheet_of_the_items_is_read_though_a_notes_sheet_comes_first(tmp_pat
     # Without the id named: the sheet that names a predicted label, with more columns.
     message = refusal(path)
     assert "its columns are: 'Transaction', 'Prediction', 'Merchant'" in message
-    assert "(read from sheet 'Export'; the workbook's other sheets with a header row, " in message
-    assert "'Notes', name no such column either)" in message
+    assert "(read from sheet 'Export'; the workbook's other sheets: 'Notes')" in message
     # An id named like an id: found at once, on whichever sheet.
     aliased = count_items(_notes_then_items(tmp_path / "aliased.xlsx", id_header="item_id"))
     assert (aliased.population_pos, aliased.population_neg) == (4, 3)
     # A typo in the id names the sheet read.
     with pytest.raises(ItemListError, match=r"'Transactoin'.*read from sheet 'Export'"):
         count_items(path, ItemColumns(id="Transactoin"))
+
+
+def test_a_lookup_sheet_with_an_id_does_not_take_the_place_of_the_items(tmp_path):
+    # Review 18: a later sheet with a plain "id" column beat the data sheet whose id is
+    # "Transaction ID" (read before as the one column named like an id).
+    workbook = openpyxl.Workbook()
+    items = workbook.active
+    items.title = "Items"
+    items.append(["Transaction ID", "predicted", "text"])
+    for n in range(30):
+        items.append([f"t{n}", n % 3 == 0, "x"])
+    lookup = workbook.create_sheet("Lookup")
+    lookup.append(["id", "name"])
+    lookup.append([1, "a"])
+    path = tmp_path / "with lookup.xlsx"
+    workbook.save(path)
+    summary = count_items(path)
+    assert summary.id_column == "Transaction ID"
+    assert (summary.population_pos, summary.population_neg) == (10, 20)  # n % 3 == 0, by hand
 
 
 @pytest.mark.parametrize("kept", ["Label", "label", " Comment", "LABELER", "Stratum", "Rank"])
