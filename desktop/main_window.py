@@ -1401,8 +1401,8 @@ class MainWindow(QMainWindow):
             # the workbook keeps what was added to it (trial 17).
             question = (
                 f"This session, opened from {self._path.name}, has changes that are not "
-                "saved. Save them as a session file first? "
-                f"{self._path.name} itself is not changed either way."
+                "saved. Save them as a session file first? Saving never writes over "
+                f"{self._path.name}: rounds you added to it are there already."
             )
         elif self._path is None:
             # "Untitled" meant nothing to a lead whose rounds were in their workbook
@@ -1896,12 +1896,16 @@ class MainWindow(QMainWindow):
 
     def _remember_rounds_workbook(self, path: Path) -> None:
         """A rounds workbook the lead wrote a round to is their work, as a file they opened
-        is: Open Recent lists it, the next start reopens it unless they open or save
-        another file after, and it opens with the session's targets (trial 18: after
+        is: unless a saved session is open, Open Recent lists it and the next start reopens
+        it (unless they open or save another file after); it opens with the session's
+        targets (trial 18: after
         Discard on an Untitled session, the next start showed the example, the workbook
         and the targets forgotten)."""
         name = str(path.resolve())
-        self._remember_recent(path, self._recent_columns().get(name, ()))
+        if not self._path_is_session:
+            # A saved session stays the next start's file: it holds the round too, once
+            # saved (review 18).
+            self._remember_recent(path, self._recent_columns().get(name, ()))
         self._keep_targets_for(path)
 
     def _not_written(self, title: str, exc: BaseException) -> str:

@@ -791,3 +791,19 @@ def test_the_chooser_takes_xlsx_only_and_a_chosen_workbook_outlives_a_moved_one(
     assert window.add_to_chosen_rounds_workbook(result).startswith("rounds.xlsx: started")
     window.rounds_panel.workbook = tmp_path / "moved away.xlsx"  # opened once, gone since
     assert window.lead_rounds_workbook() == (tmp_path / "rounds.xlsx").resolve()
+
+
+def test_with_a_saved_session_open_it_stays_the_next_starts_file(window, items, tmp_path):
+    # Review 18: adding a round to a rounds workbook put that workbook before the lead's
+    # saved session, and the next start opened the workbook.
+    session = tmp_path / "fraud session.xlsx"
+    assert window.save_to(session)
+    path, truth_of = items
+    dialog = window.open_item_sample(30, 60, item_list=path)
+    drawn = dialog.draw_and_save(tmp_path / "week 2.xlsx")
+    dialog.close()
+    label_like_an_editor(drawn, tmp_path / "week 2 labeled.xlsx", truth_of)
+    result = window.read_labeled_workbook([tmp_path / "week 2 labeled.xlsx"])
+    book = tmp_path / "fraud rounds.xlsx"
+    assert window.add_to_chosen_rounds_workbook(result, path=book)
+    assert window.recent_files()[0] == str(session.resolve())

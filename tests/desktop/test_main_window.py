@@ -329,7 +329,8 @@ def test_the_close_question_on_a_rounds_workbook_says_the_workbook_is_safe(
     assert not window.maybe_keep_changes()
     assert asked == [
         "This session, opened from rounds_simple.xlsx, has changes that are not saved. Save "
-        "them as a session file first? rounds_simple.xlsx itself is not changed either way."
+        "them as a session file first? Saving never writes over rounds_simple.xlsx: rounds "
+        "you added to it are there already."
     ]
 
 
