@@ -66,6 +66,7 @@ from core.workbook.rounds import (
     ColumnChoice,
     Round,
     RoundsBook,
+    WorkbookError,
     read_rounds,
     same_classifier,
 )
@@ -203,6 +204,18 @@ def read_session(
     choices = tuple(ColumnChoice.parse(text).to_text() for text in columns)
     book = read_rounds(path)  # checks the file and raises WorkbookError for a bad one
     inputs_rows, sources = _read_inputs_and_sources(path)
+    if (
+        inputs_rows is None
+        and SHEET_INPUTS in sheet_names(path)
+        and not _has_sheet_part(path, SHEET_INPUTS)
+    ):
+        # Left out by the reader, a session's missing Inputs part made it a plain rounds
+        # workbook, its settings silently the defaults (fuzz 17).
+        raise WorkbookError(
+            f"{path.name} is damaged: its {SHEET_INPUTS} sheet (the session's settings) is "
+            "listed but its part is not in the file; open it in Excel or LibreOffice to "
+            "repair it, or open an earlier copy"
+        )
     if inputs_rows is None and choices:
         book = read_rounds(path, columns=choices)
     problems: list[str] = []
@@ -692,6 +705,14 @@ def compared_round(state: SessionState) -> Round | None:
     ):
         return round_before(rounds, current)
     return past
+
+
+def _has_sheet_part(path: Path, title: str) -> bool:
+    """Whether the reader finds sheet ``title`` (its part is in the file)."""
+    from core.workbook.xlsx_reader import open_sheets
+
+    with open_sheets(path) as sheets:
+        return any(sheet.title == title for sheet in sheets)
 
 
 def _read_inputs_and_sources(path: Path):

@@ -721,16 +721,10 @@ def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
                 "file; open it in Excel or LibreOffice to repair it"
             )
         kind, target = relationships[identifier]
-        if "chartsheet" in kind:
-            continue
-        if target not in archive.NameToInfo:
-            # Left out, a session's missing Inputs part made it a plain rounds workbook,
-            # its settings silently the defaults (fuzz 17).
-            raise WorkbookError(
-                f"{path} is damaged: the part of sheet {title!r} ({target}) is not in the "
-                "file; open it in Excel or LibreOffice to repair it"
-            )
-        sheets.append(_SheetEntry(title=title, part=target))
+        # A sheet whose part is missing is left out (the session reader names a missing
+        # Inputs sheet: a rounds workbook with one broken sheet stays readable).
+        if target in archive.NameToInfo and "chartsheet" not in kind:
+            sheets.append(_SheetEntry(title=title, part=target))
     if not sheets:
         if _is_strict(archive, workbook_part):
             # Excel's "Strict Open XML Spreadsheet": other names for the same parts, which

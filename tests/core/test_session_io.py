@@ -234,10 +234,24 @@ def test_a_session_whose_inputs_part_is_missing_is_named_damaged(tmp_path):
         for name, data in parts.items():
             if name != part:
                 archive.writestr(name, data)
-    with pytest.raises(
-        WorkbookError, match=r"the part of sheet 'Inputs' \(.+\) is not in the file"
-    ):
+    with pytest.raises(WorkbookError, match=r"its Inputs sheet \(the session's settings\) is"):
         read_session(damaged)
+    # A plain rounds workbook with one broken sheet of its own stays readable (review 18).
+    workbook = openpyxl.Workbook()
+    workbook.active.title = "Rounds"
+    workbook.active.append(["Round", "k", "TP", "FP", "FN", "TN"])
+    workbook.active.append(["R1", 0.05, 10, 20, 5, 100])
+    workbook.create_sheet("Scratch").append(["x"])
+    plain = tmp_path / "plain.xlsx"
+    workbook.save(plain)
+    with zipfile.ZipFile(plain) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    broken = tmp_path / "broken sheet.xlsx"
+    with zipfile.ZipFile(broken, "w") as archive:
+        for name, data in parts.items():
+            if name != "xl/worksheets/sheet2.xml":
+                archive.writestr(name, data)
+    assert [item.round for item in read_session(broken).state.rounds] == ["R1"]
 
 
 def test_a_session_from_a_newer_version_says_so(tmp_path):
