@@ -1614,7 +1614,10 @@ class PlanTab(SessionTab):
             if assured is None or _cost(design, cost) <= 1.005 * _cost(assured, cost):
                 return DrawSizes(design.n_pos, design.n_neg, SLIDER_SIZES + _unsure_words(design))
         if assured is not None:
-            return DrawSizes(assured.n_pos, assured.n_neg, assured_sizes_source(assured.target))
+            source = assured_sizes_source(assured.target)
+            if sliders_chosen:  # said: the sliders the lead may have set were passed over
+                source += ", which costs less than the sliders' design"
+            return DrawSizes(assured.n_pos, assured.n_neg, source)
         plan = self._basis.recommended
         if plan is not None:
             if not prefer_sliders:

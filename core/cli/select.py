@@ -382,9 +382,11 @@ def run(args: argparse.Namespace) -> DrawnSample | SampleQuery:
         # Its labels can never be evaluated, and labels said only "each stratum needs at
         # least one item labeled", which no labeling can fix (fuzz 18).
         flag = "--n-pos" if empty[0] == "flagged" else "--n-neg"
+        # Precision needs flagged items only; recall needs both strata (review 18).
+        lost = "precision and recall" if empty[0] == "flagged" else "recall"
         print(
-            f"note: no {empty[0]} items are drawn, so the round's precision and recall cannot "
-            f"be worked out from its labels; a top-up (prplanner select ... {flag} N --extend "
+            f"note: no {empty[0]} items are drawn, so the round's {lost} cannot be worked "
+            f"out from its labels; a top-up (prplanner select ... {flag} N --extend "
             f"{args.output.name}) adds some",
             file=sys.stderr,
         )

@@ -1589,3 +1589,13 @@ def test_a_threshold_with_a_decimal_comma_is_read_as_the_app_reads_it(capsys, tm
     assert comma["population_pos"] == 16  # 0,6 0,7 0,8 0,9: four in ten, by hand
     status, _, captured = run(capsys, "count", items, "--score", "score", "--threshold", "1,500")
     assert status == 2 and "write 1500 (no separator), or 1.500" in captured.err
+
+
+def test_a_draw_without_unflagged_items_says_only_recall_is_lost(capsys, tmp_path):
+    items, _ = make_items(tmp_path / "items.csv")
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 10, "--n-neg", 0, "--seed", 1,
+        "-o", tmp_path / "only flagged.xlsx",
+    )  # fmt: skip
+    assert status == 0
+    assert "note: no unflagged items are drawn, so the round's recall cannot be" in captured.err

@@ -1227,6 +1227,7 @@ def test_with_a_chance_set_dearer_sliders_give_way_to_the_assured_plan(qtbot, wi
     sizes = tab.sample_sizes()
     assert (sizes.n_pos, sizes.n_neg) == (assured.n_pos, assured.n_neg)
     assert "assured plan (at least 90 % chance" in sizes.source
+    assert sizes.source.endswith("which costs less than the sliders' design")
     # At the assured plan itself (Use it), the sliders are drawn: they cost no more.
     qtbot.waitUntil(lambda: tab.assured is not None, timeout=20_000)
     tab.apply_assured()
