@@ -237,6 +237,11 @@ def _refuse_repeated_flags(
         if token == "--":
             break
         option = token.split("=", 1)[0] if token.startswith("--") else token
+        if token.startswith("--") and option not in single:
+            # argparse takes a unique prefix (--n-p for --n-pos): counted as that flag.
+            known = {o for action in sub._actions for o in action.option_strings}
+            matches = [o for o in known if o.startswith(option)]
+            option = matches[0] if len(matches) == 1 else option
         found = single.get(option)
         if found is not None:
             seen.setdefault(found, []).append(option)

@@ -335,6 +335,7 @@ REFUSED = [
     (["samplesize", "--margin", "0.05", "--margin", "0.3"], "--margin is given 2 times"),
     (["select", "items.csv", "--sql", "duckdb", "--n-pos", "5", "--n-neg", "5", "--seed", "1",
       "--n-pos=50"], "--n-pos is given 2 times; give it once"),
+    (["samplesize", "--margin", "0.05", "--marg", "0.3"], "--margin is given 2 times"),
     # Fuzz 18: whole-number flags still read 1_0 as 10; a day that does not exist was
     # refused as not written YYYY-MM-DD.
     (["samplesize", "--margin", "0.05", "--population", "1_0"],
