@@ -1559,20 +1559,29 @@ def test_append_to_a_workbook_that_cannot_be_read_says_so(capsys, labeled, round
     assert rounds.stat().st_mtime_ns == before
 
 
-def test_a_draw_with_an_empty_stratum_says_its_round_cannot_be_evaluated(capsys, tmp_path):
+@pytest.mark.parametrize(
+    ("n_pos", "n_neg", "said"),
+    [
+        (0, 10, "note: no flagged items are drawn, so the round's precision and recall cannot "
+         "be worked out from its labels; a top-up (prplanner select ... --n-pos N --extend "
+         "drawn.xlsx) adds some"),
+        (10, 0, "note: no unflagged items are drawn, so the round's recall cannot be worked "
+         "out from its labels; a top-up (prplanner select ... --n-neg N --extend drawn.xlsx)"),
+    ],
+)  # fmt: skip
+def test_a_draw_with_an_empty_stratum_says_what_its_labels_cannot_give(
+    capsys, tmp_path, n_pos, n_neg, said
+):
     # Fuzz 18: --n-pos 0 wrote a workbook with no note; its labels could never give
-    # precision or recall, and labels only said to label more.
+    # precision or recall, and labels only said to label more. Precision needs only the
+    # flagged items (review 18).
     items, _ = make_items(tmp_path / "items.csv")
     status, _, captured = run(
-        capsys, "select", items, "--n-pos", 0, "--n-neg", 10, "--seed", 1,
-        "-o", tmp_path / "only unflagged.xlsx",
+        capsys, "select", items, "--n-pos", n_pos, "--n-neg", n_neg, "--seed", 1,
+        "-o", tmp_path / "drawn.xlsx",
     )  # fmt: skip
     assert status == 0
-    assert (
-        "note: no flagged items are drawn, so the round's precision and recall cannot be "
-        "worked out from its labels; a top-up (prplanner select ... --n-pos N --extend "
-        "only unflagged.xlsx) adds some"
-    ) in captured.err
+    assert said in captured.err
 
 
 def test_a_threshold_with_a_decimal_comma_is_read_as_the_app_reads_it(capsys, tmp_path):
@@ -1589,13 +1598,3 @@ def test_a_threshold_with_a_decimal_comma_is_read_as_the_app_reads_it(capsys, tm
     assert comma["population_pos"] == 16  # 0,6 0,7 0,8 0,9: four in ten, by hand
     status, _, captured = run(capsys, "count", items, "--score", "score", "--threshold", "1,500")
     assert status == 2 and "write 1500 (no separator), or 1.500" in captured.err
-
-
-def test_a_draw_without_unflagged_items_says_only_recall_is_lost(capsys, tmp_path):
-    items, _ = make_items(tmp_path / "items.csv")
-    status, _, captured = run(
-        capsys, "select", items, "--n-pos", 10, "--n-neg", 0, "--seed", 1,
-        "-o", tmp_path / "only flagged.xlsx",
-    )  # fmt: skip
-    assert status == 0
-    assert "note: no unflagged items are drawn, so the round's recall cannot be" in captured.err
