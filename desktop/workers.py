@@ -125,6 +125,10 @@ class _Job(QRunnable):
 
     def run(self) -> None:
         try:
+            if self._control.cancelled:
+                # Cancelled while it waited for a thread (its tab closed, or a newer read
+                # replaced it): it must not hold a thread the lead's current read waits for.
+                return
             try:
                 result = self._function(self._control)
             except Cancelled:

@@ -187,3 +187,29 @@ def test_a_task_on_its_own_thread_runs_while_the_pool_is_full(qtbot):
         # Their results reach the GUI thread before the runners go.
         qtbot.waitUntil(lambda: not any(runner.is_running for runner in busy))
         qtbot.wait(50)
+
+
+def test_a_task_cancelled_while_it_waits_for_a_thread_never_runs(qtbot):
+    # A read whose tab closed (or that a newer read replaced) held one of the two reading
+    # threads when its turn came, and the lead's own read waited behind it.
+    import threading
+
+    from desktop.workers import reading_pool
+
+    release = threading.Event()
+    busy = [TaskRunner() for _ in range(reading_pool().maxThreadCount())]
+    ran = []
+    try:
+        for runner in busy:
+            runner.start(lambda control: release.wait(20), own_thread=True)
+        stale = TaskRunner()
+        stale.start(lambda control: ran.append("stale"), own_thread=True)
+        stale.cancel()
+    finally:
+        release.set()
+        for runner in busy:
+            assert runner.wait(10_000)
+    assert stale.wait(10_000)
+    assert ran == []
+    qtbot.waitUntil(lambda: not any(runner.is_running for runner in busy))
+    qtbot.wait(50)
