@@ -90,6 +90,7 @@ def round_order_notes(rounds: Sequence[Round], today: dt.date | None = None) -> 
     date among its classifier's dated rounds (placed after the rounds above it) and a
     round dated after ``today`` (it becomes the most recent round)."""
     from core.compare import placed_dates
+    from core.workbook.report_content import round_label
 
     today = today or dt.date.today()
     keys = [classifier_key(item.classifier) for item in rounds]
@@ -112,12 +113,12 @@ def round_order_notes(rounds: Sequence[Round], today: dt.date | None = None) -> 
                 and placed[at] == placed[position]
             ]
             where = (
-                f"after {_named(above[-1])}, the latest round above it"
+                f"after {round_label(above[-1])}, the latest round above it"
                 if above
                 else "before every dated round, as no dated round is above it"
             )
             notes.append(
-                f"{_named(item, where=True)} has no date, so it "
+                f"{round_label(item, where=True)} has no date, so it "
                 f"is placed {where}; type its date in the sheet to place it yourself"
             )
         if len(undated) > NOTES_SHOWN:
@@ -125,7 +126,7 @@ def round_order_notes(rounds: Sequence[Round], today: dt.date | None = None) -> 
     future = [item for item in rounds if item.date is not None and _date_key(item.date) > today]
     for item in future[:NOTES_SHOWN]:
         notes.append(
-            f"{_named(item, where=True)} is dated "
+            f"{round_label(item, where=True)} is dated "
             f"{_date_key(item.date).isoformat()}, after today, so it counts as the most "
             "recent round; correct its date if it is a slip"
         )
@@ -136,13 +137,6 @@ def round_order_notes(rounds: Sequence[Round], today: dt.date | None = None) -> 
 
 #: How many rounds a note names before it counts the rest.
 NOTES_SHOWN = 3
-
-
-def _named(item: Round, where: bool = False) -> str:
-    about = [item.classifier] if item.classifier else []
-    if where:
-        about.append(f"sheet {item.sheet!r}, row {item.row}")
-    return f"{item.name} ({'; '.join(about)})" if about else item.name
 
 
 def _date_key(value) -> dt.date:

@@ -291,13 +291,17 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def round_label(item: Round) -> str:
-    """``TR-06 (Fraud, model v2.3)``: the round, its classifier and model version."""
+def round_label(item: Round, where: bool = False) -> str:
+    """``TR-06 (Fraud, model v2.3)``: the round, its classifier and model version; with
+    ``where``, also its sheet and row (``TR-06 (Fraud; sheet 'Rounds', row 7)``)."""
     name = item.name
     about = [item.classifier] if item.classifier else []
     if item.model_version:
         about.append(f"model {item.model_version}")
-    return f"{name} ({', '.join(about)})" if about else name
+    parts = [", ".join(about)] if about else []
+    if where:
+        parts.append(f"sheet {item.sheet!r}, row {item.row}")
+    return f"{name} ({'; '.join(parts)})" if parts else name
 
 
 def find_round(
