@@ -257,7 +257,8 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         _refuse_control_characters(argv)
         command = argv[0] if argv and argv[0] in COMMANDS else None
-        args, extra = build_parser(command).parse_known_args(argv)
+        parser = build_parser(command)
+        args, extra = parser.parse_known_args(argv)
         if extra:
             where = f"{args.command}: " if args.command else ""
             raise UsageError(
@@ -266,7 +267,7 @@ def _run(argv: Sequence[str] | None) -> int:
             )
         if args.command is None:
             raise UsageError("a subcommand is required (see prplanner --help)")
-        _refuse_repeated_flags(build_parser(command), args.command, argv)
+        _refuse_repeated_flags(parser, args.command, argv)
         module = args._module
         check_fractions(args)
         result = module.run(args)

@@ -32,7 +32,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
-from core.errors import InputError, named, os_error_cause
+from core.errors import InputError, named
 from core.workbook.layout import CELL_TEXT_LIMIT, ILLEGAL_XML, keep_text_as_text
 from core.workbook.rounds import (
     HEADER_SEARCH_ROWS,
@@ -899,19 +899,9 @@ def append_rounds(
         )
     before = expected or fingerprint(path)
     if before is None and path.exists():
-        # A pipe or a device named .xlsx was "no such file" (fuzz 17); an unreadable file
-        # says why.
-        if not path.is_file():
-            raise WorkbookError(
-                f"{path.name} is not a regular file (a device or a pipe); give the workbook "
-                "where you keep your rounds. Nothing was written"
-            )
-        try:
-            path.open("rb").close()
-        except OSError as exc:
-            raise WorkbookError(
-                f"{path.name}: cannot be opened ({os_error_cause(exc)}). Nothing was written"
-            ) from None
+        # A pipe, a device or an unreadable file: the workbook guard names which (it was
+        # "no such file"; fuzz 17).
+        guard_workbook(path)
     if before is None:
         raise WorkbookError(f"{path}: no such file")
     guard_workbook(path)

@@ -748,5 +748,5 @@ def test_a_pipe_named_like_a_rounds_workbook_is_named_as_one(tmp_path):
     os.mkfifo(fifo)
     new = NewRound(round="W01", date=None, classifier="fraud", population_pos=100,
                    population_neg=900, tp=8, fp=2, fn=3, tn=87)  # fmt: skip
-    with pytest.raises(WorkbookError, match="is not a regular file \\(a device or a pipe\\)"):
+    with pytest.raises(WorkbookError, match="is not a regular file \\(a pipe or a device\\)"):
         append_round(fifo, new)
