@@ -1865,6 +1865,7 @@ def _merged(path: Path, fullest: _LabelsSheet, copies: list[_LabelsSheet]) -> _L
     (fuzz 18)."""
     elsewhere: dict[str, tuple[object, object, object]] = {}
     wrong: list[str] = []
+    wrong_words: Counter[str] = Counter()
     for sheet in copies:
         if sheet is fullest:
             continue
@@ -1873,18 +1874,14 @@ def _merged(path: Path, fullest: _LabelsSheet, copies: list[_LabelsSheet]) -> _L
             if item_id is None or text is None:
                 continue
             if text.casefold() not in _LABEL_WORDS:
+                wrong_words[text] += 1
                 wrong.append(
                     f"sheet {sheet.title!r}, cell {_cell(sheet.label_index, row)} {text!r} "
                     f"(item {item_id!r})"
                 )
             elsewhere.setdefault(item_id, (label, labeler, comment))
     if wrong:
-        shown = ", ".join(wrong[:_SHOWN]) + (", ..." if len(wrong) > _SHOWN else "")
-        raise LabelingError(
-            f"{path.name}: {len(wrong):,} label cell(s) hold something that is not a label "
-            f"({shown}); use {', '.join(LABEL_CHOICES)} (or leave the cell empty): Find & "
-            "Replace (Ctrl+H) in Excel or LibreOffice changes each word at once"
-        )
+        raise _not_labels(path.name, wrong, wrong_words)
     rows = [
         (row, item_id, *elsewhere[item_id])
         if _text(label) is None and item_id in elsewhere
@@ -2130,19 +2127,25 @@ def _match(
             )
         )
     if not_labels:
-        shown = ", ".join(not_labels[:_SHOWN]) + (", ..." if len(not_labels) > _SHOWN else "")
-        # The distinct words, most frequent first: what a find-and-replace fixes at once.
-        words = wrong_words.most_common(8)
-        distinct = ", ".join(f"{word!r} ×{count:,}" for word, count in words) + (
-            ", ..." if len(wrong_words) > len(words) else ""
-        )
-        raise LabelingError(
-            f"{where}: {len(not_labels):,} label cell(s) hold something that is not a label "
-            f"({distinct}; first: {shown}); use {', '.join(LABEL_CHOICES)} (or leave the "
-            "cell empty): Find & Replace (Ctrl+H) in Excel or LibreOffice changes each word "
-            "at once"
-        )
+        raise _not_labels(where, not_labels, wrong_words)
     return tuple(items)
+
+
+def _not_labels(where: str, cells: Sequence[str], words: Counter[str]) -> LabelingError:
+    """The refusal of label cells that hold no label word: ``cells`` as named, ``words``
+    counted."""
+    shown = ", ".join(cells[:_SHOWN]) + (", ..." if len(cells) > _SHOWN else "")
+    # The distinct words, most frequent first: what a find-and-replace fixes at once.
+    common = words.most_common(8)
+    distinct = ", ".join(f"{word!r} ×{count:,}" for word, count in common) + (
+        ", ..." if len(words) > len(common) else ""
+    )
+    return LabelingError(
+        f"{where}: {len(cells):,} label cell(s) hold something that is not a label "
+        f"({distinct}; first: {shown}); use {', '.join(LABEL_CHOICES)} (or leave the "
+        "cell empty): Find & Replace (Ctrl+H) in Excel or LibreOffice changes each word "
+        "at once"
+    )
 
 
 # --- counting ------------------------------------------------------------------------------
