@@ -407,8 +407,9 @@ def test_two_editors_copies_read_together_with_an_item_left_open(qtbot, window, 
     assert "without a label 1" in text
 
 
-def draw_label_and_read(window, items, tmp_path) -> None:
-    """Draw 30 + 60 items with the seed, label all as an editor would, read them back."""
+def draw_label_and_read(window, items, tmp_path):
+    """Draw 30 + 60 items with the seed, label all as an editor would, read them back;
+    the round read."""
     path, truth_of = items
     dialog = window.open_item_sample(30, 60, item_list=path)
     dialog.seed_edit.setText(str(SEED))
@@ -416,7 +417,9 @@ def draw_label_and_read(window, items, tmp_path) -> None:
     dialog.close()
     labeled = tmp_path / "drawn labeled.xlsx"
     label_like_an_editor(drawn, labeled, truth_of)
-    assert window.read_labeled_workbook([labeled]) is not None
+    result = window.read_labeled_workbook([labeled])
+    assert result is not None
+    return result
 
 
 def test_evaluating_a_round_drawn_from_an_item_list_turns_the_correction_on(
@@ -699,13 +702,7 @@ def test_a_rounds_workbook_started_from_an_unsaved_session_is_the_next_starts_wo
     from desktop.main_window import MainWindow
 
     window.session.set_value("plan.margin_recall", 0.08, text="recall margin")
-    path, truth_of = items
-    dialog = window.open_item_sample(30, 60, item_list=path)
-    drawn = dialog.draw_and_save(tmp_path / "week 1.xlsx")
-    dialog.close()
-    labeled = tmp_path / "week 1 labeled.xlsx"
-    label_like_an_editor(drawn, labeled, truth_of)
-    result = window.read_labeled_workbook([labeled])
+    result = draw_label_and_read(window, items, tmp_path)
     book = tmp_path / "fraud rounds.xlsx"
     assert window.add_to_chosen_rounds_workbook(result, path=book).startswith(
         "fraud rounds.xlsx: started with"
@@ -798,12 +795,7 @@ def test_with_a_saved_session_open_it_stays_the_next_starts_file(window, items, 
     # saved session, and the next start opened the workbook.
     session = tmp_path / "fraud session.xlsx"
     assert window.save_to(session)
-    path, truth_of = items
-    dialog = window.open_item_sample(30, 60, item_list=path)
-    drawn = dialog.draw_and_save(tmp_path / "week 2.xlsx")
-    dialog.close()
-    label_like_an_editor(drawn, tmp_path / "week 2 labeled.xlsx", truth_of)
-    result = window.read_labeled_workbook([tmp_path / "week 2 labeled.xlsx"])
+    result = draw_label_and_read(window, items, tmp_path)
     book = tmp_path / "fraud rounds.xlsx"
     assert window.add_to_chosen_rounds_workbook(result, path=book)
     assert window.recent_files()[0] == str(session.resolve())
