@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -487,6 +488,52 @@ def _new_round(args, workbooks, labels, classifier: str | None, judged_by: str) 
     )
 
 
+#: Names of the metrics in the open items' table, as the evaluation table spells them.
+_RANGE_METRICS = (("precision", "precision"), ("recall", "recall"), ("f1", "F1"))
+
+
+def _open_item_lines(primary, result: dict) -> list[str]:
+    """How far the skipped (and unlabeled) items could move each estimate, as a small
+    table: one column for the skipped items, one with the unlabeled ones too. Set apart
+    from the intervals below, which a "between" line was read as."""
+    from core.cli.evaluate import percent
+
+    columns = []
+    for key, unlabeled_too in (
+        ("range_if_skipped", False),
+        ("range_if_skipped_or_unlabeled", True),
+    ):
+        if unlabeled_too and not primary.unlabeled:
+            continue  # the same items as the column before
+        subject = primary.open_items_in_words(unlabeled_too=unlabeled_too, verb=False)
+        spans = result[key]
+        if subject and spans["precision"] is not None:
+            columns.append((subject.removesuffix(" items").removesuffix(" item"), spans))
+    if not columns:
+        return []
+    rows = [["", *(subject for subject, _ in columns)]]
+    for key, name in _RANGE_METRICS:
+        cells = []
+        for _, spans in columns:
+            span = spans.get(key)
+            if span is None:
+                cells.append("-")
+            elif math.isclose(span[0], span[1], rel_tol=1e-12, abs_tol=1e-15):
+                cells.append(percent(span[0]))
+            else:
+                cells.append(f"{percent(span[0])} to {percent(span[1])}")
+        rows.append([name, *cells])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "the items still open could move each estimate only this far, whatever their "
+        "labels turn out to be (not confidence intervals):",
+        *(
+            "  " + "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ),
+    ]
+
+
 def format_text(labeled: LabeledSample) -> str:
     from core.cli.evaluate import format_text as evaluation_text
     from core.cli.evaluate import percent
@@ -502,20 +549,7 @@ def format_text(labeled: LabeledSample) -> str:
     ]
     primary = labeled.primary
     if primary.labeled_pos or primary.labeled_neg:
-        from core.workbook.labeling import range_words
-
-        for key, unlabeled_too in (
-            ("range_if_skipped", False),
-            ("range_if_skipped_or_unlabeled", True),
-        ):
-            subject = primary.open_items_in_words(unlabeled_too=unlabeled_too)
-            spans = result[key]
-            assert isinstance(spans, dict)
-            if unlabeled_too and not primary.unlabeled:
-                continue  # the same items as the line above
-            if subject and spans["precision"] is not None:
-                estimates = ", ".join(range_words(spans, percent))
-                lines.append(f"whatever {subject}, the estimates would be: {estimates}")
+        lines.extend(_open_item_lines(primary, result))
     if labeled.targets is not None:
         lines.append("")
         lines.extend(_target_lines(labeled))

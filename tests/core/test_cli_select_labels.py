@@ -319,14 +319,21 @@ def test_labels_json_contract_and_evaluation_is_evaluates_own(capsys, labeled):
 def test_labels_text_output(capsys, labeled):
     status, _, captured = run(capsys, "labels", labeled[0])
     assert status == 0
-    assert (
-        "TP " in captured.out
-        and "whatever the 9 skipped items are, the estimates would be: precision" in captured.out
-    )
-    assert (
-        "whatever the 9 skipped and 9 unlabeled items are, the estimates would be: precision"
-        in captured.out
-    )
+    assert "TP " in captured.out
+    # One small table of how far the open items could move each estimate, its columns
+    # named by the items, set apart from the intervals by its heading.
+    lines = captured.out.splitlines()
+    start = next(i for i, line in enumerate(lines) if "could move each estimate" in line)
+    assert "(not confidence intervals)" in lines[start]
+    header, precision, recall, f1 = lines[start + 1 : start + 5]
+    assert re.split(r"\s{3,}", header.strip()) == ["the 9 skipped", "the 9 skipped and 9 unlabeled"]
+    data = run(capsys, "labels", labeled[0], "--json")[1]
+    for line, key in ((precision, "precision"), (recall, "recall"), (f1, "f1")):
+        low, high = data["range_if_skipped"][key]
+        low_all, high_all = data["range_if_skipped_or_unlabeled"][key]
+        assert line.split()[0] == ("F1" if key == "f1" else key)
+        assert re.split(r"\s{3,}", line)[-1] == f"{low_all * 100:.2f} % to {high_all * 100:.2f} %"
+        assert f"{low * 100:.2f} % to {high * 100:.2f} %" in line
     assert "target margins" not in captured.out  # no margin given, no verdict
 
 
@@ -337,7 +344,7 @@ def test_labels_text_leaves_out_what_ifs_about_nothing(capsys, tmp_path):
     fill_labels(sheet, done, ["positive", "negative"])
     status, _, captured = run(capsys, "labels", done)
     assert status == 0 and "skipped 0; unlabeled 0" in captured.out
-    assert "whatever the" not in captured.out
+    assert "could move each estimate" not in captured.out
 
 
 def test_labels_given_the_item_list_says_what_it_reads(capsys, tmp_path):
