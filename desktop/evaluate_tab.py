@@ -368,8 +368,9 @@ class ForestPlot(PlotPanel):
     def _label_at(self, y: float) -> str:
         return self._hover.get(round(y), "")
 
-    def set_rows(self, rows: list[ResultRow]) -> None:
-        """Place every row of ``rows`` whose metric this plot shows (top to bottom)."""
+    def set_rows(self, rows: list[ResultRow], *, fpc: bool = False) -> None:
+        """Place every row of ``rows`` whose metric this plot shows (top to bottom);
+        ``fpc``: named as the table names them with the finite population correction."""
         rows = [row for row in rows if row.metric in self.metrics]
         ticks, self._labels, self._hover = [], {}, {}
         position, previous_metric = 0, None
@@ -381,7 +382,7 @@ class ForestPlot(PlotPanel):
                 self._labels[position] = heading
                 position -= 1
             previous_metric = row.metric
-            label = method_label(row.metric, row.method, "")
+            label = method_label(row.metric, row.method, "", fpc)
             if row.quoted:
                 label += f" {QUOTE_MARK}"
             ticks.append((position, label))
@@ -856,8 +857,9 @@ class EvaluateTab(SessionTab):
             # Wider rows (a ★ row in bold, longer numbers) must not push Width out of view.
             self._fit_table_column()
         rows = self.table_model.result_rows()
-        self.forest.set_rows(rows)
-        self.fpr_forest.set_rows(rows)
+        fpc = evaluation is not None and evaluation.fpc is not None
+        self.forest.set_rows(rows, fpc=fpc)
+        self.fpr_forest.set_rows(rows, fpc=fpc)
 
     def _show_warnings(self, warnings: list[str], *, pending: bool = False, error=False) -> None:
         from core.evaluation import FPC_HINT_MARK, FPC_NOTE_START

@@ -423,3 +423,30 @@ def test_no_false_positive_and_no_miss_is_not_shown_as_certain(qtbot):
     ).data(Qt.ItemDataRole.ToolTipRole)
     assert "cannot vary a count of 0" in tip
     tab.shutdown()
+
+
+def test_the_plot_names_each_interval_as_the_table_does(qtbot, tab):
+    """With the finite population correction the exact and Jeffreys intervals of precision
+    are no longer binomial ones: the table and the plot beside it (and the report's picture
+    of it) call them the same ("exact (hypergeometric)", not "Clopper-Pearson")."""
+
+    def table_names():
+        model = tab.table_model
+        return [
+            model.index(i, 1).data().replace("★ quote this", "★").strip()
+            for i, row in enumerate(model.result_rows())
+            if row.metric in ("precision", "recall", "f1")
+        ]
+
+    def plot_names():
+        return [label for label in tab.forest._labels.values() if not label.endswith(":")]
+
+    assert plot_names() == table_names()
+    assert "Clopper-Pearson" in plot_names()
+    tab.fpc_check.box.click()
+    qtbot.waitUntil(
+        lambda: tab.evaluation is not None and tab.evaluation.fpc is not None, timeout=10_000
+    )
+    qtbot.waitUntil(lambda: "exact (hypergeometric)" in plot_names(), timeout=10_000)
+    assert plot_names() == table_names()
+    assert "Jeffreys (finite list)" in plot_names() and "Clopper-Pearson" not in plot_names()
