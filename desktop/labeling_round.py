@@ -1850,8 +1850,12 @@ def summary_text(result: LabeledRound) -> str:
         spans = labels.range_if_skipped(unlabeled_too=True)
         shown = range_words(spans, formatting.percent, ("precision", "recall"))
         if shown:  # both strata have a label
-            subject = labels.open_items_in_words(unlabeled_too=True)
-            lines.append(f"Whatever {subject}, the estimates would be: {' and '.join(shown)}.")
+            subject = labels.open_items_in_words(unlabeled_too=True, verb=False)
+            their = "its label" if labels.skipped + labels.unlabeled == 1 else "their labels"
+            lines.append(
+                f"{subject[0].upper()}{subject[1:]} could move the estimates only this far, "
+                f"whatever {their}: {' and '.join(shown)} (not confidence intervals)."
+            )
     note = max(result.workbooks, key=lambda book: len(book.sample)).design.targets_note
     if note:
         lines.append(html.escape(note[0].upper() + note[1:], quote=False) + ".")

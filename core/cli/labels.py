@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -497,6 +496,7 @@ def _open_item_lines(primary, result: dict) -> list[str]:
     table: one column for the skipped items, one with the unlabeled ones too. Set apart
     from the intervals below, which a "between" line was read as."""
     from core.cli.evaluate import percent
+    from core.workbook.labeling import span_words
 
     columns = []
     for key, unlabeled_too in (
@@ -513,15 +513,10 @@ def _open_item_lines(primary, result: dict) -> list[str]:
         return []
     rows = [["", *(subject for subject, _ in columns)]]
     for key, name in _RANGE_METRICS:
-        cells = []
-        for _, spans in columns:
-            span = spans.get(key)
-            if span is None:
-                cells.append("-")
-            elif math.isclose(span[0], span[1], rel_tol=1e-12, abs_tol=1e-15):
-                cells.append(percent(span[0]))
-            else:
-                cells.append(f"{percent(span[0])} to {percent(span[1])}")
+        cells = [
+            "-" if spans.get(key) is None else span_words(spans[key], percent)
+            for _, spans in columns
+        ]
         rows.append([name, *cells])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [

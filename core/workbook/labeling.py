@@ -1433,21 +1433,23 @@ def _design_from(
     )
 
 
+def span_words(span: Sequence[float], percent) -> str:
+    """``"80.10 % to 83.00 %"``, or one value where the ends meet (no open item on the
+    side that moves it). "to", not "between": it must not read as an interval."""
+    low, high = span
+    if math.isclose(low, high, rel_tol=1e-12, abs_tol=1e-15):
+        return percent(low)
+    return f"{percent(low)} to {percent(high)}"
+
+
 def range_words(spans: dict, percent, names: Sequence[str] = ("precision", "recall", "f1")):
-    """``["precision between 80.1 % and 83.0 %", "recall 61.2 %"]``: the ranges of
-    :meth:`ClassifierLabels.range_if_skipped` in words, one value where the ends meet (no
-    open item on the side that moves it)."""
-    words = []
-    for name in names:
-        span = spans.get(name)
-        if span is None:
-            continue
-        low, high = span
-        if math.isclose(low, high, rel_tol=1e-12, abs_tol=1e-15):
-            words.append(f"{name} {percent(low)}")
-        else:
-            words.append(f"{name} between {percent(low)} and {percent(high)}")
-    return words
+    """``["precision 80.1 % to 83.0 %", "recall 61.2 %"]``: the ranges of
+    :meth:`ClassifierLabels.range_if_skipped` in words (:func:`span_words`)."""
+    return [
+        f"{name} {span_words(spans[name], percent)}"
+        for name in names
+        if spans.get(name) is not None
+    ]
 
 
 def _day_of(value: object) -> dt.date | None:

@@ -764,7 +764,8 @@ def test_open_items_and_ranges_in_words():
     spans = labels.range_if_skipped(unlabeled_too=True)
     words = range_words(spans, lambda value: f"{100 * value:.2f} %")
     assert words[0] == "precision 83.33 %"
-    assert words[1].startswith("recall between ")
+    low, high = spans["recall"]
+    assert low < high and words[1] == f"recall {100 * low:.2f} % to {100 * high:.2f} %"
 
 
 def test_text_that_starts_like_a_formula_stays_text(tmp_path):

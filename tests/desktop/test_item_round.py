@@ -403,7 +403,11 @@ def test_two_editors_copies_read_together_with_an_item_left_open(qtbot, window, 
     assert window.session.state.rounds[-1].matrix == counts_of(truth_of, labeled)
     assert result.labels.unlabeled == 1
     text = window.labeled_summary_box.text()
-    assert "Whatever the 1 unlabeled item is, the estimates would be: precision" in text
+    assert (
+        "The 1 unlabeled item could move the estimates only this far, whatever its label: " in text
+    )
+    ranges = text.split("could move")[1].split("<br>")[0]
+    assert ranges.endswith("(not confidence intervals).") and " between " not in ranges
     assert "without a label 1" in text
 
 
