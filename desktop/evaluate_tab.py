@@ -1036,7 +1036,7 @@ class EvaluateTab(SessionTab):
                         formatting.percent(change.current),
                         signed_points(change.estimate),
                         signed_interval(interval.lower, interval.upper),
-                        formatting.percent(change.p_worse),
+                        formatting.chance(change.p_worse),
                     ),
                     warning=interval.upper < 0,
                     tooltip="The interval excludes 0: a decline beyond noise"

@@ -23,6 +23,18 @@ def percent(value: float | None, digits: int | None = None) -> str:
     return f"{rounded} %"
 
 
+def chance(value: float | None) -> str:
+    """A probability for a readout, one decimal in every row: ``53.2 %``, never a rounded
+    0 or 100 % (``< 0.1 %``, ``> 99.9 %``)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if 0.0 < value < 0.0005:
+        return "< 0.1 %"
+    if 0.9995 <= value < 1.0:
+        return "> 99.9 %"
+    return percent(value, 1)
+
+
 def points(value: float | None, digits: int = 1) -> str:
     """A change in percentage points with its sign and a fixed number of decimals, so a
     column of changes reads alike: ``0.0156 -> "+1.6 pp"``, ``-0.00955 -> "−1.0 pp"``.

@@ -394,15 +394,6 @@ class DrawSizes:
     source: str
 
 
-def chance(value: float) -> str:
-    """A probability for a readout: ``53.2 %`` (never a rounded 0 or 100 %)."""
-    if 0.0 < value < 0.0005:
-        return "< 0.1 %"
-    if 0.9995 <= value < 1.0:
-        return "> 99.9 %"
-    return formatting.percent(value, 1)
-
-
 @dataclass(frozen=True, slots=True)
 class SimulationResult:
     """Assurance and coverage of one design (for the readout beside the plan)."""
@@ -1421,9 +1412,9 @@ class PlanTab(SessionTab):
             for what in ("precision", "recall", "both"):
                 r[f"{prefix}_chance_{what}"].setText("–")
             return
-        r[f"{prefix}_chance_precision"].setText(chance(assurance.precision))
-        r[f"{prefix}_chance_recall"].setText(chance(assurance.recall))
-        r[f"{prefix}_chance_both"].setText(f"<b>{escape(chance(assurance.both))}</b>")
+        r[f"{prefix}_chance_precision"].setText(formatting.chance(assurance.precision))
+        r[f"{prefix}_chance_recall"].setText(formatting.chance(assurance.recall))
+        r[f"{prefix}_chance_both"].setText(f"<b>{escape(formatting.chance(assurance.both))}</b>")
 
     def _show_design(self, state: SessionState) -> None:
         r = self.readouts
@@ -1486,7 +1477,9 @@ class PlanTab(SessionTab):
             return
         for widget in self._assured_column:
             widget.setVisible(True)
-        self.assured_header.setText(f"<b>Assured<br>≥ {chance(target)}</b><br><i>updating…</i>")
+        self.assured_header.setText(
+            f"<b>Assured<br>≥ {formatting.chance(target)}</b><br><i>updating…</i>"
+        )
         for label in self.assured_readouts:
             label.setStyleSheet(STALE_STYLE)
         self.use_assured.setEnabled(False)
@@ -1507,16 +1500,16 @@ class PlanTab(SessionTab):
             "n_neg": formatting.thousands(assured.n_neg),
             "total": f"<b>{total}</b>",
             "plan_margin_precision": margin(assured.margin_precision),
-            "plan_chance_precision": chance(assured.assurance.precision),
+            "plan_chance_precision": formatting.chance(assured.assurance.precision),
             "plan_margin_recall": margin(assured.margin_recall),
-            "plan_chance_recall": chance(assured.assurance.recall),
-            "plan_chance_both": f"<b>{escape(chance(assured.assurance.both))}</b>",
+            "plan_chance_recall": formatting.chance(assured.assurance.recall),
+            "plan_chance_both": f"<b>{escape(formatting.chance(assured.assurance.both))}</b>",
         }
         for name, text in values.items():
             r[f"assured_{name}"].setText(text)
         for label in self.assured_readouts:
             label.setStyleSheet("")
-        self.assured_header.setText(f"<b>Assured<br>≥ {chance(assured.target)}</b>")
+        self.assured_header.setText(f"<b>Assured<br>≥ {formatting.chance(assured.target)}</b>")
         self.use_assured.setEnabled(True)
         self.assured_shown.emit()
 
@@ -1526,7 +1519,7 @@ class PlanTab(SessionTab):
             label.setText("–")
             label.setStyleSheet("")
         target = self._session.state.plan.assurance_target
-        self.assured_header.setText(f"<b>Assured<br>≥ {chance(target)}</b><br>none")
+        self.assured_header.setText(f"<b>Assured<br>≥ {formatting.chance(target)}</b><br>none")
         self.use_assured.setEnabled(False)
         self.status_message.emit(f"No assured plan: {message}")
         self.assured_shown.emit()

@@ -24,7 +24,8 @@ from core.confusion import ConfusionMatrix, Population
 from core.planning import WidthCurveModel, make_plan, rates_from_round
 from core.session import PlanInputs, SessionState
 from desktop import formatting, plan_tab
-from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab, chance, margin
+from desktop.formatting import chance
+from desktop.plan_tab import CURRENT_PRIOR, V_GRID, PlanTab, margin
 from desktop.session_model import SessionModel
 from tests.desktop.typing import type_into_cell
 
@@ -387,6 +388,8 @@ def test_chance_of_meeting_each_margin_is_shown_and_follows_the_sliders(qtbot, t
 def test_chance_readouts_never_round_to_certainty():
     assert chance(0.99996) == "> 99.9 %" and chance(0.00001) == "< 0.1 %"
     assert chance(1.0) == formatting.percent(1.0, 1) and chance(0.532) == "53.2 %"
+    # one decimal in every row of a column of chances (the chance of decline beside 24.7 %)
+    assert chance(0.00441) == "0.4 %" and chance(0.247) == "24.7 %"
 
 
 def test_assured_plan_is_shown_beside_the_recommended_when_a_chance_is_set(qtbot, tab, session):
