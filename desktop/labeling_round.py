@@ -1029,7 +1029,7 @@ class ItemSampleDialog(QDialog):
             self._say(too_large, error=True)
             return None
         if destination is None:
-            folder = self._window.item_folder()
+            folder = self._window.labeling_folder()
             if earlier is not None:
                 # Beside the labeled copy, named after the draw rather than the copy: it
                 # was offered in the item list's folder as "jan labeled top-up" (trial 16).
@@ -1107,6 +1107,7 @@ class ItemSampleDialog(QDialog):
             self._say(f"{destination.name} was not written: {_plain(exc)}", error=True)
             return None
         self.selection, self.written = selection, written
+        self._window.remember_labeling_folder(written)
         self.seed_edit.setText(str(selection.seed))
         self._await_labels(written)
         if earlier is None:

@@ -1481,6 +1481,24 @@ class MainWindow(QMainWindow):
             return self._item_list.parent
         return self._start_folder()
 
+    def labeling_folder(self, *, labeled: bool = False) -> Path:
+        """Where the labeling workbook's Save dialog starts: the folder the last one was
+        saved in, remembered across restarts (a lead keeps each week's workbooks together,
+        apart from the exports the item lists come from: trial 17), else the item list's.
+        ``labeled``: where the Open dialog of labeled workbooks starts, the folder they
+        were last read from, else the same."""
+        for key in ("labeled_folder", "labeling_folder") if labeled else ("labeling_folder",):
+            stored = str(self.settings.value(key, "") or "")
+            if stored and _is_folder(Path(stored)):
+                return Path(stored)
+        return self.item_folder()
+
+    def remember_labeling_folder(self, path: Path, *, labeled: bool = False) -> None:
+        """A labeling workbook was just saved as ``path`` (``labeled``: read back from
+        ``path``): the matching dialog starts in its folder from now on."""
+        key = "labeled_folder" if labeled else "labeling_folder"
+        self.settings.setValue(key, str(Path(path).absolute().parent))
+
     def remember_item_list(self, path: Path, *, counted: bool = True) -> None:
         """Start the next item-list dialog in ``path``'s folder; and when it was
         ``counted`` (not refused), list it among the recent item lists."""
@@ -1603,12 +1621,13 @@ class MainWindow(QMainWindow):
         from desktop.labeling_round import ask_labeled_workbooks, read_labeled_round
 
         if paths is None:
-            paths = ask_labeled_workbooks(self, self.item_folder())
+            paths = ask_labeled_workbooks(self, self.labeling_folder(labeled=True))
             if not paths:
                 return None
         paths = [Path(path) for path in paths]
         if paths:
             self.remember_folder(paths[0])
+            self.remember_labeling_folder(paths[0], labeled=True)
         return read_labeled_round(self, paths)
 
     def show_labeled_summary(self, result: LabeledRound, *, added: str = "") -> QMessageBox:

@@ -1299,3 +1299,48 @@ def test_a_refused_item_list_is_not_kept_among_the_recent_ones(qtbot, window, it
     assert dialog.set_item_list(path)
     assert window.recent_item_lists()[0] == str(path.absolute())
     dialog.close()
+
+
+def test_labeling_dialogs_start_where_last_weeks_workbooks_are_after_a_restart(
+    qtbot, window, item_list, tmp_path, monkeypatch
+):
+    """The items come from an exports folder, the labeling workbooks live in a folder of
+    their own and come back into a third: after a restart the Save dialog of the next
+    labeling workbook starts beside last week's, the Open dialog of labeled workbooks where
+    they came back (trial 17: both started in the exports folder)."""
+    from desktop import labeling_round
+    from desktop.main_window import MainWindow, app_settings
+
+    path, truth = item_list
+    rounds_folder, returned = tmp_path / "rounds", tmp_path / "returned"
+    rounds_folder.mkdir()
+    returned.mkdir()
+    drawn = draw(window, path, rounds_folder / "week 1.xlsx")
+    label_copy(drawn, returned / "week 1 labeled.xlsx", truth, lambda _row: True)
+    assert window.read_labeled_workbook([returned / "week 1 labeled.xlsx"]) is not None
+    window.session.undo_stack.setClean()
+
+    again = MainWindow(settings=app_settings())  # the same settings: a restart
+    qtbot.addWidget(again)
+    again.remember_item_list(path)  # next week's export, picked in the dialog
+    offered: list[str] = []
+
+    def answer(_parent, _caption, start, *_args):
+        offered.append(start)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", answer)
+    dialog = again.open_item_sample(40, 80, item_list=path)
+    assert dialog.draw_and_save() is None  # the lead cancels the Save dialog
+    dialog.close()
+    assert Path(offered[-1]).parent == rounds_folder
+    looked_in: list[Path] = []
+    monkeypatch.setattr(
+        labeling_round,
+        "ask_labeled_workbooks",
+        lambda _parent, folder: looked_in.append(folder) or [],
+    )
+    assert again.read_labeled_workbook() is None
+    assert looked_in == [returned]
+    again.session.undo_stack.setClean()
+    again.close()
