@@ -576,12 +576,20 @@ def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str
 
     ``belief = "previous"``, ``previous`` = its counts, ``population`` = its population,
     ``s`` = its ``s`` (or the ``s`` its counts imply, ``n1/(k n0)``), ``v`` = its total
-    labels; the margins, costs, method and prior settings stay. Returns ``(plan, notes)``.
+    labels; ``fpc`` on for a round PR Planner drew from an item list of known size; the
+    margins, costs, method and prior settings stay. Returns ``(plan, notes)``.
     """
     notes: list[str] = []
     label = item.name
     matrix = ConfusionMatrix(tp=item.tp, fp=item.fp, fn=item.fn, tn=item.tn)
-    plan = replace(plan, population=population_of_round(item), belief="previous", previous=matrix)
+    population = population_of_round(item)
+    plan = replace(plan, population=population, belief="previous", previous=matrix)
+    if item.drawn_by_the_rule and population.mode == "counts":
+        # The next round is drawn the same way (without replacement from a list of known
+        # size) and its labels judged with the correction: planned with it too, as
+        # `report` plans (trial 19: the app's plan from the same workbook was 78 labels
+        # dearer, its box unticked).
+        plan = replace(plan, fpc=True)
     s = item.s
     if s is None and matrix.n_pos > 0 and matrix.n_neg > 0:
         s = matrix.n_pos / (item.k * matrix.n_neg)

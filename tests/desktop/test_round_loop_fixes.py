@@ -1344,3 +1344,43 @@ def test_labeling_dialogs_start_where_last_weeks_workbooks_are_after_a_restart(
     assert looked_in == [returned]
     again.session.undo_stack.setClean()
     again.close()
+
+
+def test_the_app_and_report_plan_the_same_next_round_from_a_rounds_workbook(
+    qtbot, window, item_list, tmp_path, monkeypatch
+):
+    """A rounds workbook of rounds PR Planner drew: ``prplanner report`` plans the next
+    round with the finite population correction; the app, opening the same workbook, left
+    the Plan's box unticked and its exported report asked for 78 more labels (trial 19)."""
+    from core.cli import main
+    from core.workbook.layout import SHEET_SUMMARY
+
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx")
+    labeled = tmp_path / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    rounds_workbook = tmp_path / "my rounds.xlsx"
+    assert main(["labels", str(labeled), "--append-to", str(rounds_workbook)]) == 0
+    from_cli = tmp_path / "report from the command line.xlsx"
+    assert main(["report", str(rounds_workbook), "-o", str(from_cli)]) == 0
+
+    window.session.undo_stack.setClean()
+    assert window.open_workbook(rounds_workbook, ask=False)
+    assert window.session.get("plan.fpc") is True
+    from_app = tmp_path / "report from the app.xlsx"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_a, **_k: (str(from_app), ""))
+    assert window.export_report()
+
+    def next_round(report):
+        """The Summary's "Plan for the next round" rows: label -> value."""
+        workbook = openpyxl.load_workbook(report, read_only=True)
+        try:
+            rows = [row[:2] for row in workbook[SHEET_SUMMARY].iter_rows(values_only=True)]
+        finally:
+            workbook.close()
+        start = rows.index(("Plan for the next round", None))
+        return {label: value for label, value in rows[start + 1 :] if label and value is not None}
+
+    planned = next_round(from_cli)
+    assert planned["Flagged items to label"] > 0 and planned["Total labels"] > 0
+    assert next_round(from_app) == planned
