@@ -208,10 +208,25 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
 def parse_block(text: str) -> list[list[int]]:
     """Numbers of a pasted block; header rows and columns (non-numeric) are dropped.
 
-    Raises ``ValueError`` naming the first cell that is neither a header nor a count.
+    Every count keeps its place: an empty cell inside the block is refused, never skipped
+    (skipping slid the counts after it into the wrong cells: "45, empty" over "3, 200"
+    gave FN 200; fuzz 19). Empty cells after the block's widest row and blank lines
+    around the block are not part of it.
+
+    Raises ``ValueError`` naming the first cell that is neither a header nor a count, or
+    the first empty cell inside the block (row and column as pasted).
     """
-    rows = [line.split("\t") for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    rows = [[cell.strip() for cell in row] for row in rows if any(cell.strip() for cell in row)]
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    rows = [[cell.strip() for cell in line.split("\t")] for line in lines]
+    for row in rows:
+        while row and row[-1] == "":
+            row.pop()
+    first_row = 0
+    while rows and not rows[0]:
+        rows.pop(0)
+        first_row += 1
+    while rows and not rows[-1]:
+        rows.pop()
     if not rows:
         raise ValueError("the clipboard holds no numbers")
 
@@ -224,23 +239,35 @@ def parse_block(text: str) -> list[list[int]]:
         return True
 
     # A header row/column holds only text; a bad count (-3, 2.5) still "looks like a number"
-    # and must be refused, not skipped.
-    if rows and not any(looks_like_number(cell) for cell in rows[0]):
+    # and must be refused, not skipped. An empty corner cell belongs to the headers.
+    if not any(looks_like_number(cell) for cell in rows[0]):
         rows = rows[1:]
+        first_row += 1
+    first_column = 0
     if rows and all(row and not looks_like_number(row[0]) for row in rows):
         rows = [row[1:] for row in rows]
+        first_column = 1
+    width = max((len(row) for row in rows), default=0)
     block = []
     for r, row in enumerate(rows):
+        where = f"pasted row {first_row + r + 1}"
+        if not row:
+            raise ValueError(
+                f"{where} is empty inside the block; type 0 for a zero count and copy again"
+            )
         values = []
-        for c, cell in enumerate(row):
+        # A row shorter than the block ends in empty cells: they are inside it too.
+        for c, cell in enumerate(row + [""] * (width - len(row))):
             if cell == "":
-                continue
+                raise ValueError(
+                    f"{where}, column {first_column + c + 1} is empty; type 0 for a zero "
+                    "count and copy again"
+                )
             try:
                 values.append(formatting.parse_count(cell))
             except ValueError as exc:
-                raise ValueError(f"pasted row {r + 1}, column {c + 1}: {exc}") from None
-        if values:
-            block.append(values)
+                raise ValueError(f"{where}, column {first_column + c + 1}: {exc}") from None
+        block.append(values)
     if not block:
         raise ValueError("the clipboard holds no numbers")
     return block

@@ -152,3 +152,33 @@ def test_a_refusal_of_a_long_entry_shows_it_shortened(qtbot, grid):
         widget.model.setData(widget.model.index(0, 0), "x" * 100_000)
     tip = widget.model.data(widget.model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
     assert "not a number" in tip and len(tip) < 300
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("45\t\n3\t200\n", "pasted row 1, column 2 is empty"),  # FP left empty
+        ("\t45\n3\t200\n", "pasted row 1, column 1 is empty"),  # TP left empty
+        ("45\t7\n\t200\n", "pasted row 2, column 1 is empty"),  # FN left empty
+        ("5\n\n7\n", "pasted row 2 is empty inside the block"),  # a column with a gap
+        ("\tActual +\tActual -\nPredicted +\t45\t\nPredicted -\t3\t200\n", "row 2, column 3"),
+    ],
+)
+def test_an_empty_cell_inside_a_pasted_block_is_refused_not_skipped(qtbot, grid, text, where):
+    """Excel shows a zero count as an empty cell when zeros are hidden. Skipping the cell
+    slid the counts after it into the wrong cells without a word (fuzz 19)."""
+    session, widget = grid
+    before = session.state.evaluate.matrix
+    with qtbot.waitSignal(widget.model.refused) as blocker:
+        assert not widget.model.paste_text(text)
+    assert where in blocker.args[0] and "type 0 for a zero count" in blocker.args[0]
+    assert session.state.evaluate.matrix == before
+
+
+def test_empty_cells_around_a_pasted_block_are_not_part_of_it(qtbot, grid):
+    session, widget = grid
+    assert widget.model.paste_text("\n45\t7\t\r\n3\t200\t\n\n")
+    assert session.state.evaluate.matrix == ConfusionMatrix(tp=45, fp=7, fn=3, tn=200)
+    # a header row with an empty corner, a header column: dropped as before
+    assert widget.model.paste_text("\tActual +\tActual -\nPredicted +\t1\t2\nPredicted -\t3\t4")
+    assert session.state.evaluate.matrix == ConfusionMatrix(tp=1, fp=2, fn=3, tn=4)
