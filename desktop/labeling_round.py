@@ -50,6 +50,7 @@ from core.errors import InputError
 from core.progress import Cancelled
 from core.session import EnsembleInputs, PopulationInputs
 from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree, draw_mark
+from core.workbook.rounds import EARLIEST_ROUND_DATE
 from core.workbook.session_io import LABELED_SHEET
 
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
@@ -329,7 +330,8 @@ class ItemSampleDialog(QDialog):
         self.round_date_edit.setObjectName("round_date")
         self.round_date_edit.setCalendarPopup(True)
         self.round_date_edit.setDisplayFormat("yyyy-MM-dd")
-        self.round_date_edit.setMinimumDate(QDate(1900, 3, 1))
+        first = EARLIEST_ROUND_DATE  # what the rounds reader takes back
+        self.round_date_edit.setMinimumDate(QDate(first.year, first.month, first.day))
         self.round_date_edit.setDate(QDate.currentDate())
         self.round_date_edit.setToolTip(
             "The date of the round in your rounds and on the History tab: today, or the "

@@ -50,7 +50,13 @@ from PySide6.QtWidgets import (
 from core.confusion import PointEstimates, point_estimates
 from core.errors import InputError
 from core.workbook.layout import CELL_TEXT_LIMIT
-from core.workbook.rounds import COLUMN_ROLES, ROLE_WORDS, ColumnChoice, SheetColumns
+from core.workbook.rounds import (
+    COLUMN_ROLES,
+    EARLIEST_ROUND_DATE,
+    ROLE_WORDS,
+    ColumnChoice,
+    SheetColumns,
+)
 from core.workbook.session_io import (
     added_in_app,
     find_round_key,
@@ -126,8 +132,9 @@ class RoundDetailsDialog(QDialog):
         self.date_edit.setObjectName("round_date_edit")
         self.date_edit.setCalendarPopup(True)
         self.date_edit.setDisplayFormat("yyyy-MM-dd")
-        # Dates a workbook can hold (Excel's run from 1900 to 9999).
-        self.date_edit.setDateRange(QDate(1900, 3, 1), QDate(9999, 12, 31))
+        # Dates the rounds reader takes back (Excel's run to 9999).
+        first = EARLIEST_ROUND_DATE
+        self.date_edit.setDateRange(QDate(first.year, first.month, first.day), QDate(9999, 12, 31))
         when = item.date or dt.date.today()
         self.date_edit.setDate(QDate(when.year, when.month, when.day))
         self.date_edit.setToolTip(

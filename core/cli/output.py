@@ -226,13 +226,11 @@ def whole(text: str) -> int:
     return value
 
 
-#: The earliest round date taken: a spreadsheet has no date cell before 1900.
-EARLIEST_ROUND_DATE = dt.date(1900, 3, 1)
-
-
 def day(text: str) -> dt.date:
-    """A date written ``YYYY-MM-DD`` (``2024-01-31``), from 1900-03-01 on: a round's date
-    goes into a spreadsheet's date cell."""
+    """A date written ``YYYY-MM-DD`` (``2024-01-31``), from 1970-01-01 on: the rounds
+    reader takes no earlier round date (:data:`core.workbook.rounds.EARLIEST_ROUND_DATE`)."""
+    from core.workbook.rounds import EARLIEST_ROUND_DATE
+
     stripped = text.strip()
     try:
         if len(stripped) != 10:
@@ -251,8 +249,8 @@ def day(text: str) -> dt.date:
         ) from None
     if value < EARLIEST_ROUND_DATE:
         raise argparse.ArgumentTypeError(
-            f"expected a date from {EARLIEST_ROUND_DATE.isoformat()} on (a spreadsheet "
-            f"cannot hold an earlier one), got {stripped}"
+            f"expected a date from {EARLIEST_ROUND_DATE.isoformat()} on (the day the round "
+            f"was labeled), got {stripped}"
         )
     return value
 

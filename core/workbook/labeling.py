@@ -1472,6 +1472,8 @@ def _round_date_of(value: object, where: str) -> dt.date | None:
     """The Design sheet's "Round date": None when empty (the day drawn is used). A date the
     lead typed there in another form is refused: silently dating the round by the day it
     was drawn would put it at the wrong place in the history."""
+    from core.workbook.rounds import EARLIEST_ROUND_DATE
+
     day = _day_of(value)
     text = _text(value)
     if day is None and text is not None:
@@ -1479,6 +1481,14 @@ def _round_date_of(value: object, where: str) -> dt.date | None:
             f"{where}: the {_F_ROUND_DATE!r} line holds {text[:40]!r}, which is not a date; "
             "write it as year-month-day (2026-04-03), or clear it to date the round by the "
             "day the sample was drawn"
+        )
+    if day is not None and day < EARLIEST_ROUND_DATE:
+        # The rounds reader refuses such a day: the round would be lost when its rounds
+        # workbook or session is opened again.
+        raise LabelingError(
+            f"{where}: the {_F_ROUND_DATE!r} line holds {day.isoformat()}, before "
+            f"{EARLIEST_ROUND_DATE.year}; write the day the round was labeled (2026-04-03), or "
+            "clear it to date the round by the day the sample was drawn"
         )
     return day
 

@@ -966,17 +966,18 @@ def _as_text(value: object) -> str | None:
 
 #: Excel's first day: an earlier date is a negative serial read by another reader.
 _FIRST_EXCEL_DAY = dt.date(1900, 1, 1)
+#: The earliest date a round can have. A number in a date column is a day of Excel's
+#: calendar, and the week numbers (50, 52, 2) or years (2026) a lead types there read as
+#: days of 1900 and 1905: the newest round sorted first (fuzz 19). No classifier was
+#: audited before 1970; the app's date fields and ``--round-date`` start there too.
+EARLIEST_ROUND_DATE = dt.date(1970, 1, 1)
 
 
-def _as_date(value: object, epoch: dt.datetime) -> dt.date | None:
-    """Date cell -> date; raises ValueError for text that is not an ISO date, and for a
-    date before Excel's first day."""
+def _as_date(value: object, epoch: dt.datetime) -> dt.date:
+    """Date cell -> date; raises ValueError for text that is not an ISO date, for a number
+    that is no day of Excel's calendar, and for a day before :data:`EARLIEST_ROUND_DATE`."""
     if isinstance(value, dt.datetime):
         value = value.date()
-    if isinstance(value, dt.date):
-        if value < _FIRST_EXCEL_DAY:
-            raise ValueError(f"{value!r} is before Excel's first day")
-        return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         # A date column whose cells lost their date format still holds Excel serials.
         from core.workbook.xlsx_reader import from_excel
@@ -987,14 +988,36 @@ def _as_date(value: object, epoch: dt.datetime) -> dt.date | None:
             # (fuzz 15).
             raise ValueError(f"{value!r} is not a date")
         converted = from_excel(value, epoch)
-        if isinstance(converted, dt.datetime):
-            return converted.date()
-        raise ValueError(f"{value!r} is not a date")
-    text = str(value).strip()
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        return dt.datetime.fromisoformat(text).date()
+        if not isinstance(converted, dt.datetime):
+            raise ValueError(f"{value!r} is not a date")
+        value = converted.date()
+    elif not isinstance(value, dt.date):
+        text = str(value).strip()
+        try:
+            value = dt.date.fromisoformat(text)
+        except ValueError:
+            value = dt.datetime.fromisoformat(text).date()
+    assert isinstance(value, dt.date)
+    if value < EARLIEST_ROUND_DATE:
+        raise ValueError(f"{value.isoformat()} is before {EARLIEST_ROUND_DATE.year}")
+    return value
+
+
+def _early_day(value: object) -> str | None:
+    """How a date cell before :data:`EARLIEST_ROUND_DATE` shows it (``2``, ``1900-02-19``,
+    ``1950-01-01``), or None for any other refused date."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}" if 1 <= value < 25_569 else None  # 25,569 is 1970-01-01
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, dt.date) and _FIRST_EXCEL_DAY <= value < EARLIEST_ROUND_DATE:
+        return value.isoformat()
+    return None
 
 
 # A label such as "Total", "Totals:", "Grand total", "Sub-total", "Sum", "Average"; the
@@ -1114,6 +1137,12 @@ def _find_header(
                 chosen.add(choice.role)
                 if choice.role == "classifier":
                     sheet_classifier = False
+        if "date" not in chosen and len(candidates.get("date", ())) > 1:
+            # "Date" beside "Week" (a week number, or the week's Monday): the column named
+            # Date is the date; the sheet was skipped for naming it twice (fuzz 19).
+            named_date = [i for i in candidates["date"] if normalise_header(headers[i]) == "date"]
+            if len(named_date) == 1:
+                candidates["date"] = named_date
         columns = {field: found[0] for field, found in candidates.items() if found}
         if not all(field in columns for field in COUNT_FIELDS):
             continue
@@ -1328,6 +1357,7 @@ class _RowInterpreter:
         self.count_columns = tuple(header.columns[field] for field in COUNT_FIELDS)
         self.get = {field: header.columns.get(field) for field in FIELD_LABELS}
         self.mapped = tuple(sorted(header.columns.values()))
+        self.headers = header.headers
 
     def _cell(self, column: int, row_number: int) -> str:
         return f"{_column_letter(column)}{row_number}"
@@ -1413,10 +1443,19 @@ class _RowInterpreter:
                     if raw_date == "#VALUE!"
                     else f"date {_describe(raw_date)} is not a date"
                 )
-                problems_found.append(
-                    f"{what}; use a date cell or YYYY-MM-DD "
-                    f"(cell {self._cell(get['date'], row_number)})"
-                )
+                cell = self._cell(get["date"], row_number)
+                early = _early_day(raw_date)
+                if early is not None:
+                    header = self.headers.get(get["date"], "date")
+                    problems_found.append(
+                        f"{header} {early} (cell {cell}) is not the day a round was labeled "
+                        f"(it is before {EARLIEST_ROUND_DATE.year}: a week number or a year "
+                        "in a date column reads as a day of 1900 or 1905); type the day the "
+                        f"round was labeled, or use {named('column')} ignore={header} to read "
+                        "the rounds without dates"
+                    )
+                else:
+                    problems_found.append(f"{what}; use a date cell or YYYY-MM-DD (cell {cell})")
         if problems_found:
             return Refusal(
                 sheet=self.sheet,

@@ -755,7 +755,7 @@ def test_the_round_date_is_the_one_given_at_the_draw_or_to_labels(capsys, tmp_pa
         assert status == 2 and "--round-date" in captured.err, typed
         assert any(
             words in captured.err
-            for words in ("YYYY-MM-DD", "1900-03-01", "is not a day of the calendar")
+            for words in ("YYYY-MM-DD", "1970-01-01", "is not a day of the calendar")
         )
     assert dt.date.fromisoformat(listed["rounds"][0]["date"]).year == 2024
 

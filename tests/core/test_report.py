@@ -41,6 +41,7 @@ from core.workbook.report import (
 from core.workbook.report_content import METRIC_WORDS
 from core.workbook.rounds import (
     _TOTAL_LABEL,
+    EARLIEST_ROUND_DATE,
     Round,
     WorkbookError,
     classifier_key,
@@ -513,8 +514,8 @@ def test_numbers_keep_every_digit(tmp_path):
         ),
         make_round("C", k=1e-12, population_pos=None, population_neg=None, s=1e300),
         make_round("D", population_pos=10**15, population_neg=3, k=10**15 / 3, fn=1, tn=2),
-        make_round("E", date=dt.date(1, 1, 1)),
-        make_round("F", date=dt.date(1900, 1, 1)),
+        make_round("E", date=EARLIEST_ROUND_DATE),  # the first day a round can have
+        make_round("F", date=dt.date(2000, 2, 29)),
         make_round("G", date=dt.date(9999, 12, 31), notes="line one\nline two\tend"),
     )
     path = tmp_path / "exact.xlsx"
@@ -586,7 +587,7 @@ def rounds_strategy(draw, sheet="Rounds", row=None):
         sheet=draw(names) if sheet is None else sheet,
         row=draw(st.integers(1, 1_048_576)) if row is None else row,
         round=draw(st.none() | round_names),
-        date=draw(st.none() | st.dates()),
+        date=draw(st.none() | st.dates(EARLIEST_ROUND_DATE)),
         classifier=draw(st.none() | names),
         k=k,
         population_pos=population_pos,

@@ -484,7 +484,7 @@ def random_rounds(draw):
         result.append(
             {
                 "round": draw(names | formula_like),
-                "date": draw(st.none() | st.dates(dt.date(1900, 3, 1), dt.date(9999, 12, 31))),
+                "date": draw(st.none() | st.dates(dt.date(1970, 1, 1), dt.date(9999, 12, 31))),
                 "classifier": draw(st.none() | names | formula_like),
                 "population": population if with_population else None,
                 "k": None if with_population else draw(sixteen_digits(1e-12, 1e12)),
@@ -777,3 +777,52 @@ def test_a_round_pasted_twice_or_a_sheet_copied_is_read_once(tmp_path):
     assert book.refused[0].reason == (
         "the same round as row 3 (R2: same date and counts), a copy that would count it twice"
     )
+
+
+@pytest.mark.parametrize("formatted", [False, True])
+def test_week_numbers_and_years_in_the_date_column_are_not_dates(tmp_path, formatted):
+    """A Week column of week numbers read as days of 1900: weeks 50, 52 and 2 became
+    1900-02-19, 1900-02-21 and 1900-01-02, and the newest round sorted first; a year typed
+    as 2026 became 1905-07-18 (fuzz 19). Given a date format, Excel shows them so."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Week", "k", "TP", "FP", "FN", "TN"])
+    for name, week in (("2025-W50", 50), ("2025-W52", 52), ("2026-W02", 2), ("Y", 2026)):
+        sheet.append([name, week, 0.05, 40, 10, 12, 300])
+    sheet.append(["Real", 46034, 0.05, 40, 10, 12, 300])  # a serial that lost its format
+    if formatted:
+        for row in range(2, 7):
+            sheet.cell(row, 2).number_format = "yyyy-mm-dd"
+    path = tmp_path / "weeks.xlsx"
+    workbook.save(path)
+    for engine in ("fast", "openpyxl"):
+        book = read_rounds(path, engine=engine)
+        assert [(item.round, item.date) for item in book.rounds] == [
+            ("Real", dt.date(2026, 1, 12))
+        ], engine
+        assert [item.round for item in book.refused] == ["2025-W50", "2025-W52", "2026-W02", "Y"]
+        first = book.refused[0].reason
+        assert ("(cell B2)" in first and "not the day a round was labeled" in first) or (
+            "Week 50 (cell B2) is a number, not a date" in first and "ignore=Week" in first
+        ), first
+    # Read without dates when the lead says so: the rounds keep their sheet order.
+    ignored = read_rounds(path, columns=["ignore=Week"])
+    assert [item.date for item in ignored.rounds] == [None] * 5
+
+
+def test_a_date_column_beside_a_week_column_is_the_date(tmp_path):
+    """ "Date" and "Week" both read as the date: the sheet was skipped for naming the date
+    twice (fuzz 19)."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "Week", "k", "TP", "FP", "FN", "TN"])
+    sheet.append(["R1", dt.date(2025, 12, 8), 50, 0.05, 40, 10, 12, 300])
+    sheet.append(["R2", dt.date(2026, 1, 5), 2, 0.05, 25, 25, 20, 290])
+    path = tmp_path / "date and week.xlsx"
+    workbook.save(path)
+    book = read_rounds(path)
+    assert [(item.round, item.date) for item in book.rounds] == [
+        ("R1", dt.date(2025, 12, 8)),
+        ("R2", dt.date(2026, 1, 5)),
+    ]
+    assert not book.skipped_sheets
