@@ -845,6 +845,15 @@ _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
 _PLAIN_INTEGER = re.compile(r"[+-]?\d+")
 
 
+def _foldable(character: str) -> bool:
+    """Whether NFKC may fold ``character`` in a number: it leaves it alone, or it is a
+    full-width form (``１２３``) or a space (no-break, thin, ideographic); not a
+    superscript, subscript, circled or styled digit."""
+    if character.isascii() or unicodedata.normalize("NFKC", character) == character:
+        return True
+    return 0xFF00 <= ord(character) <= 0xFFEF or unicodedata.category(character) == "Zs"
+
+
 def parse_number_text(text: str) -> int | float | None:
     """A number typed as text, or ``None`` when the text is not a number.
 
@@ -855,6 +864,10 @@ def parse_number_text(text: str) -> int | float | None:
     characters is not a number (this bounds the work a pasted essay can cause).
     """
     if len(text) > _MAX_NUMBER_TEXT_LENGTH:
+        return None
+    if "_" in text or not all(_foldable(character) for character in text):
+        # Python's float reads "2_20" as 220, and NFKC reads "10⁴" as 104 and "①②" as 12:
+        # a population typed as a power of ten was taken a hundred times too small (fuzz 19).
         return None
     cleaned = unicodedata.normalize("NFKC", text).strip().replace("−", "-")
     if not cleaned:

@@ -258,6 +258,11 @@ def test_plus_and_minus_signs_are_told_apart_before_punctuation_goes():
         ("12345678901234567890123", 12345678901234567890123),
         ("1 251 000,5", 1251000.5), ("12 5", None), ("1 2345", None),
         ("", None), ("abc", None), ("1,2,3", None), ("nan", None), ("inf", None),
+        # full-width digits and ideographic spaces fold; superscript, subscript, circled
+        # and styled digits do not: "10⁴" was read as 104 (fuzz 19); nor Python's "2_20"
+        ("１２３", 123), ("1\u3000251\u3000000", 1251000), ("\u0662\u0662\u0660", 220),
+        ("10⁴", None), ("2²0", None), ("22₀", None), ("①②", None), ("𝟐𝟐𝟎", None),
+        ("2_20", None), ("1_000.5", None),
     ],
 )  # fmt: skip
 def test_parse_number_text(text, number):
