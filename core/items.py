@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -1227,7 +1227,7 @@ def _header_rank(cells: Sequence[str], columns: ItemColumns) -> tuple[bool, bool
 
 def _xlsx_to_csv(
     path: Path, folder: Path, columns: ItemColumns, control: progress.TaskControl | None
-) -> tuple[Path, dict[str, list[int]], _SheetChoice]:
+) -> tuple[Path, _CellProblems, _SheetChoice]:
     """Stream the sheet of the items into ``folder/items.csv`` (all text), with each row's
     spreadsheet row number in an extra column.
 
@@ -1237,8 +1237,8 @@ def _xlsx_to_csv(
     (trial 18). The first sheet naming both an id and the decision is read at once; any
     other choice reads the workbook a second time.
 
-    Also returns, by column header, the rows whose cell holds a formula with no saved value
-    (a file written by a program that does not calculate): ``[count, first rows...]``.
+    Also returns the cells that the columns once chosen must not hold
+    (:class:`_CellProblems`).
     """
     from core.workbook.xlsx_reader import open_sheets
 
@@ -1248,14 +1248,16 @@ def _xlsx_to_csv(
     with open_sheets(path) as sheets:
         for index, sheet in enumerate(sheets):
             top, pending = _top_rows(sheet.rows)
-            found = _xlsx_header([(number, texts) for number, texts, _ in top], id_name)
+            found = _xlsx_header([(number, texts) for number, texts, _, _ in top], id_name)
             if found is None:
                 continue
             rank = _header_rank(found[1], columns)
             if rank[0]:
                 others = tuple(title for _, _, title in candidates)
-                unsaved = _write_sheet(target, path, sheet.rows, top, pending, found, control)
-                return target, unsaved, _SheetChoice(sheet.title, others)
+                problems = _write_sheet(
+                    target, path, sheet.rows, top, pending, found, control, id_name
+                )
+                return target, problems, _SheetChoice(sheet.title, others)
             candidates.append((rank, index, sheet.title))
     if not candidates:
         raise ItemListError(
@@ -1268,11 +1270,13 @@ def _xlsx_to_csv(
         for index, sheet in enumerate(sheets):
             if index == chosen:
                 top, pending = _top_rows(sheet.rows)
-                found = _xlsx_header([(number, texts) for number, texts, _ in top], id_name)
+                found = _xlsx_header([(number, texts) for number, texts, _, _ in top], id_name)
                 assert found is not None  # the same rows as before
-                unsaved = _write_sheet(target, path, sheet.rows, top, pending, found, control)
+                problems = _write_sheet(
+                    target, path, sheet.rows, top, pending, found, control, id_name
+                )
                 others = tuple(other for _, at, other in candidates if at != chosen)
-                return target, unsaved, _SheetChoice(title, others)
+                return target, problems, _SheetChoice(title, others)
     raise ItemListError(f"{path} changed while it was read; read it again")
 
 
@@ -1282,37 +1286,105 @@ def _names_id(cells: Sequence[str], id_name: str | None) -> bool:
 
 
 def _top_rows(rows):
-    """The rows within the header search (as texts) and the first row after them."""
-    top: list[tuple[int, list[str | None], dict | None]] = []
+    """The rows within the header search (as texts, and as read) and the first row after
+    them."""
+    top: list[tuple[int, list[str | None], dict | None, Sequence[object]]] = []
     for row_number, values, formulas in rows:
         if row_number > _XLSX_HEADER_ROWS:
             return top, (row_number, values, formulas)
-        top.append((row_number, [text_of_cell(value) for value in values], formulas))
+        top.append((row_number, [text_of_cell(value) for value in values], formulas, values))
     return top, None
 
 
-def _write_sheet(target: Path, path: Path, rows, top, pending, found, control):
-    """Write the rows below the header ``found`` to ``target``; the unsaved formulas."""
+#: What Excel shows for a formula that failed; as an item's id it names no item.
+EXCEL_ERRORS = frozenset(
+    ("#N/A", "#REF!", "#VALUE!", "#NAME?", "#DIV/0!", "#NUM!", "#NULL!", "#SPILL!",
+     "#CALC!", "#FIELD!", "#GETTING_DATA", "#BLOCKED!", "#CONNECT!", "#BUSY!", "#UNKNOWN!")
+)  # fmt: skip
+#: A number of this size or more has lost digits in a spreadsheet (15 significant digits).
+_LONGEST_EXACT_NUMBER = 10**15
+
+
+def _not_an_id(value: object) -> str | None:
+    """Why a spreadsheet cell cannot hold an item's id, or None when it can: an Excel error
+    (a failed lookup), a yes/no cell, or a number that is not the id as typed (a fraction,
+    or more digits than a spreadsheet keeps: 123456789012345678 is stored as
+    1.23456789012346E+17, and its text matches nothing in the warehouse; fuzz 19)."""
+    kind = type(value)
+    if kind is str:
+        text = cast(str, value)
+        return f"the Excel error {text}" if text[:1] == "#" and text in EXCEL_ERRORS else None
+    if kind is bool:
+        return f"{'TRUE' if value else 'FALSE'}, a yes/no cell"
+    if kind is float or kind is int:
+        number = cast(float, value)
+        if abs(number) >= _LONGEST_EXACT_NUMBER:
+            return f"the number {number:.15G}"  # as Excel shows it
+        if kind is float and not number.is_integer():
+            return f"the number {number!r}"
+    return None
+
+
+def _id_columns(headers: Sequence[str | None], id_name: str | None) -> list[int]:
+    """The columns that may turn out to be the ids (as :func:`_resolve` will choose)."""
+    wanted = {_normalise(id_name)} if id_name else {_normalise(name) for name in ID_ALIASES}
+    return [
+        index
+        for index, header in enumerate(headers)
+        if header
+        and (_normalise(header) in wanted or (id_name is None and _ID_LIKE.search(header)))
+    ]
+
+
+@dataclass(frozen=True)
+class _CellProblems:
+    """Cells of an ``.xlsx`` item list refused once its columns are chosen, by header."""
+
+    #: Formulas with no saved value (a file written by a program that does not
+    #: calculate): ``[count, first rows...]``.
+    unsaved: dict[str, list[int]]
+    #: Cells of the columns that may be the ids which cannot be an id
+    #: (:func:`_not_an_id`): ``[count, (cell, why)...]``.
+    not_ids: dict[str, list]
+
+
+def _write_sheet(
+    target: Path, path: Path, rows, top, pending, found, control, id_name
+) -> _CellProblems:
+    """Write the rows below the header ``found`` to ``target``."""
+    from openpyxl.utils import get_column_letter
+
     size = max(path.stat().st_size, 1)
     header_row, headers = found
     width = len(headers)
     named = [header or f"column {index + 1}" for index, header in enumerate(headers)]
     body = [row for row in top if row[0] > header_row]
+    id_columns = _id_columns(headers, id_name)
 
     def remaining():
-        yield from body
+        for row_number, texts, formulas, values in body:
+            yield row_number, texts, formulas, values
         if pending is not None:
-            yield pending[0], [text_of_cell(value) for value in pending[1]], pending[2]
+            values = pending[1]
+            yield pending[0], [text_of_cell(value) for value in values], pending[2], values
         for row_number, values, formulas in rows:
-            yield row_number, [text_of_cell(v) for v in values[:width]], formulas
+            yield row_number, [text_of_cell(v) for v in values[:width]], formulas, values
 
     unsaved: dict[str, list[int]] = {}
+    not_ids: dict[str, list] = {}
     with target.open("w", encoding="utf-8", newline="") as stream:
         writer = csv.writer(stream, quoting=csv.QUOTE_ALL)
         writer.writerow([*named, _ROW_COLUMN])
         written = 0
-        for row_number, texts, formulas in remaining():
+        for row_number, texts, formulas, values in remaining():
             texts = texts[:width]
+            for column in id_columns:
+                why = _not_an_id(values[column]) if column < len(values) else None
+                if why is not None:
+                    seen = not_ids.setdefault(named[column], [0])
+                    seen[0] += 1
+                    if len(seen) <= OFFENDERS_SHOWN:
+                        seen.append((f"{get_column_letter(column + 1)}{row_number}", why))
             if formulas:
                 for column, (_, cached) in formulas.items():
                     blank = column >= len(texts) or texts[column] is None
@@ -1328,13 +1400,16 @@ def _write_sheet(target: Path, path: Path, rows, top, pending, found, control):
             written += 1
             if written % 50_000 == 0:
                 progress.step(control, min(stream.tell(), size), size * 4)
-    return unsaved
+    return _CellProblems(unsaved, not_ids)
 
 
-def _refuse_unsaved_formulas(table: ItemTable, unsaved: dict[str, list[int]]) -> None:
-    """Refuse a used column with formulas whose values were never saved: read as empty,
-    they would be reported as missing ids or labels, which the lead cannot find."""
+def _refuse_cell_problems(table: ItemTable, problems: _CellProblems) -> None:
+    """Refuse a used column with formulas whose values were never saved (read as empty,
+    they would be reported as missing ids or labels, which the lead cannot find), and an
+    id column with cells that cannot be ids (:func:`_not_an_id`)."""
     from openpyxl.utils import get_column_letter
+
+    unsaved = problems.unsaved
 
     used = [table.columns.id, table.columns.predicted, table.columns.score,
             *table.columns.classifiers]  # fmt: skip
@@ -1348,6 +1423,29 @@ def _refuse_unsaved_formulas(table: ItemTable, unsaved: dict[str, list[int]]) ->
                 f"whose value was never saved ({cells}{', ...' if count > len(rows) else ''}); "
                 "open the file in Excel or LibreOffice and save it, so the values are stored"
             )
+    id_column = table.columns.id
+    if id_column in problems.not_ids:
+        count, *odd_cells = problems.not_ids[id_column]
+        by_why: dict[str, list[str]] = {}
+        for cell, why in odd_cells:
+            by_why.setdefault(why, []).append(cell)
+        shown = "; ".join(
+            f"{', '.join(where)} {'holds' if len(where) == 1 else 'hold'} {why}"
+            for why, where in by_why.items()
+        )
+        more = ", ..." if count > len(odd_cells) else ""
+        if any(why.startswith("the number") for why in by_why):
+            fix = (
+                "a spreadsheet keeps 15 digits of a number and no fraction of an id: format "
+                "the id column as Text in the export, so each id is kept as written, and "
+                "export again"
+            )
+        else:
+            fix = "fix the formula or the cell, or remove the row, and save the workbook again"
+        raise ItemListError(
+            f"{table.path.name}: {count:,} cell(s) of the id column {id_column!r} hold no item "
+            f"id ({shown}{more}); {fix}"
+        )
 
 
 @contextlib.contextmanager
@@ -1412,13 +1510,13 @@ def open_items(
     temporary: Path | None = None
     row_sql: str | None = None
     first_row = 2
-    unsaved: dict[str, list[int]] = {}
+    problems = _CellProblems({}, {})
     sheet_choice: _SheetChoice | None = None
     if kind == "xlsx":
         _refuse_our_own_workbooks(path)
         temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
         try:
-            csv_path, unsaved, sheet_choice = _xlsx_to_csv(path, temporary, columns, control)
+            csv_path, problems, sheet_choice = _xlsx_to_csv(path, temporary, columns, control)
         except BaseException:
             shutil.rmtree(temporary, ignore_errors=True)
             raise
@@ -1514,7 +1612,7 @@ def open_items(
             raise ColumnNotFoundError(f"{exc}{sheet_choice.note()}") from None
         _refuse_repeated_headers(table)
         if kind == "xlsx":
-            _refuse_unsaved_formulas(table, unsaved)
+            _refuse_cell_problems(table, problems)
         table.primary_name = (
             f"{table.columns.score} >= {threshold_text(table.columns.threshold)}"
             if table.columns.score is not None

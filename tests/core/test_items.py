@@ -684,3 +684,36 @@ def test_an_old_excel_workbook_given_as_an_item_list_is_named_as_one(tmp_path):
     path = tmp_path / "export.xls"
     path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600)
     assert "old Excel 97-2003 workbook (.xls)" in refusal(path)
+
+
+def test_xlsx_id_cells_that_hold_no_id_are_named_by_cell(tmp_path):
+    """A failed lookup (#N/A), a yes/no cell, and a long id stored as a number (Excel keeps
+    15 digits: 123456789012345678 reads as 1.23456789012346E+17) were each taken as an
+    item's id and could be drawn for the labelers (fuzz 19)."""
+
+    def items_with(*odd_ids):
+        workbook = openpyxl.Workbook()
+        sheet = workbook.active
+        sheet.append(["id", "predicted"])
+        for index in range(20):
+            sheet.append([f"x{index}", index % 2])
+        for odd in odd_ids:
+            sheet.append([odd, 1])
+        path = tmp_path / "items.xlsx"
+        workbook.save(path)
+        return path
+
+    message = refusal(items_with("#N/A", "#REF!"))
+    assert "2 cell(s) of the id column 'id' hold no item id" in message
+    assert "A22 holds the Excel error #N/A; A23 holds the Excel error #REF!" in message
+    assert "fix the formula or the cell, or remove the row" in message
+    many = refusal(items_with(*["#N/A"] * 7))
+    assert "7 cell(s)" in many and "A22, A23, A24, A25, A26 hold the Excel error #N/A, ..." in many
+    assert "duplicate" not in many
+    assert "A22 holds TRUE, a yes/no cell" in refusal(items_with(True))
+    long_ids = refusal(items_with(123456789012345678, 2.5))
+    assert "A22 holds the number 1.23456789012346E+17" in long_ids
+    assert "A23 holds the number 2.5" in long_ids
+    assert "format the id column as Text in the export" in long_ids
+    # Ids stored as whole numbers up to 15 digits are ids as shown.
+    assert count_items(items_with(123456789012345, 1002.0)).population_pos == 12
