@@ -177,7 +177,7 @@ def test_parquet_offenders_are_numbered_as_records(tmp_path):
 
 
 def test_an_empty_stratum_is_refused(tmp_path):
-    rows = [row for row in ROWS if row[1] in ("0", "no", "-")]
+    rows = [row for row in ROWS if row[1] in ("0", "no")]  # a lone "-" is refused first
     message = refusal(write_csv(tmp_path / "empty.csv", rows=rows))
     assert "no item is predicted positive" in message and "'Prediction'" in message
 
@@ -717,3 +717,18 @@ def test_xlsx_id_cells_that_hold_no_id_are_named_by_cell(tmp_path):
     assert "format the id column as Text in the export" in long_ids
     # Ids stored as whole numbers up to 15 digits are ids as shown.
     assert count_items(items_with(123456789012345, 1002.0)).population_pos == 12
+
+
+def test_a_lone_dash_among_0_and_1_is_refused_not_counted_as_unflagged(tmp_path):
+    """An export writes "-" for an item not scored: read as a predicted negative, 100 of
+    1,000 items moved into the unflagged list without a word (fuzz 19)."""
+    lines = ["id,predicted"] + [
+        f"m{n},{'-' if n % 10 == 3 else int(n % 7 == 0)}" for n in range(1, 101)
+    ]
+    message = refusal(text_file(tmp_path / "dash.csv", lines))
+    assert "10 value(s) in column 'predicted' are a lone '-' (row 4, row 14, row 24" in message
+    assert "not scored" in message
+    # Written as + and - for every item, the dash is a label.
+    signs = ["id,predicted"] + [f"m{n},{'+' if n % 7 == 0 else ' - '}" for n in range(1, 101)]
+    summary = count_items(text_file(tmp_path / "signs.csv", signs))
+    assert (summary.primary.population_pos, summary.primary.population_neg) == (14, 86)
