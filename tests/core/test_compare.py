@@ -302,8 +302,8 @@ def test_the_corrected_populations_must_be_the_rounds_own():
     ("lower", "upper", "worse", "said"),
     [
         (-0.08, -0.01, 0.999, "more than sampling noise"),
-        (-0.087, 0.006, 0.961, "not beyond sampling noise, though more likely a decline than not"),
-        (-0.01, 0.09, 0.04, "not beyond sampling noise, though more likely a rise than not"),
+        (-0.087, 0.006, 0.961, "probably a decline, though this range still includes no change"),
+        (-0.01, 0.09, 0.04, "probably a rise, though this range still includes no change"),
         (-0.05, 0.05, 0.5, "within sampling noise: it may not be a real change"),
     ],
 )
