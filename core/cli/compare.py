@@ -194,6 +194,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     from core.cli.output import refuse_labeling_workbook, refuse_text_table
     from core.workbook.layout import most_recent_round, round_order_notes
     from core.workbook.report_content import change_section, find_round, round_label
+    from core.workbook.rounds import Round, classifier_key
     from core.workbook.session_io import read_session
 
     given = [flag for flag in _ROUND_FLAGS if _given(args, flag)]
@@ -232,6 +233,23 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
 
             notes.append("warning: " + not_loaded_warning(state.rows_not_loaded, what="comparison"))
         item = latest
+        if latest.date is not None:
+            # Rounds of other classifiers drawn the same day: the main classifier's is
+            # compared, and the lead learns how to compare theirs (trial 19).
+            others = [
+                round_label(other)
+                for other in state.rounds
+                if isinstance(other, Round) and other.date == latest.date
+                and classifier_key(other.classifier) != classifier_key(latest.classifier)
+            ]  # fmt: skip
+            if others:
+                shown = ", ".join(repr(label) for label in others[:5])
+                notes.append(
+                    f"note: {round_label(latest)} is compared, the main classifier's latest "
+                    f"round; {len(others):,} round(s) of other classifiers share its date "
+                    f"({latest.date.isoformat()}): give --round {shown.split(', ')[0]} to "
+                    f"compare one of them ({shown}{', ...' if len(others) > 5 else ''})"
+                )
     replicates = validation.whole_at_least(
         "--replicates", args.replicates, 1000, validation.MAX_REPLICATES
     )

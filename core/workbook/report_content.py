@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 from core.workbook.layout import (
     SCHEMA_KEY,
     WRITER_KEY,
+    most_recent_round,
 )
 
 #: Points of the tables behind the plan and P3 charts (enough for smooth lines, few
@@ -316,8 +317,9 @@ def find_round(
     rounds of several classifiers drawn together share their name.
 
     When several share the name, ``prefer`` (a saved session's current round: after labels
-    are read, the main classifier's) is returned if among them, else the last one, and
-    ``warnings`` says so.
+    are read, the main classifier's) is returned if among them, else the one
+    :func:`~core.workbook.layout.most_recent_round` takes among them, and ``warnings``
+    says so.
     ``refused`` are the rows the reader refused (:class:`core.workbook.rounds.Refusal`):
     a name among them is said to be refused, with why, rather than missing.
 
@@ -355,7 +357,15 @@ def find_round(
         shown = ", ".join(names[:12]) + more
         raise InputError(f"there is no round named {wanted!r}; the rounds are {shown}")
     preferred = prefer is not None and any(item is prefer or item == prefer for item in matches)
-    chosen = prefer if preferred and prefer is not None else matches[-1]
+    if preferred and prefer is not None:
+        chosen = prefer
+    else:
+        # Chosen as the latest round is without a name (by date, then the main classifier:
+        # the one with most rounds, first on its date), so that `compare` and `compare
+        # --round W3` compare the same classifier's W3 (trial 19: spam, then promo).
+        latest = most_recent_round(matches)
+        assert latest is not None
+        chosen = latest
     if len(matches) > 1:
         labels = list(dict.fromkeys(round_label(item) for item in matches))
         pick = (
@@ -363,12 +373,14 @@ def find_round(
             if len(labels) > 1
             else ""
         )
+        one_day = len({item.date for item in matches}) == 1
+        whose = "the main classifier's" if one_day else "the latest"
         which = (
             f"{round_label(chosen)}, the session's current round,"
             if preferred
-            else f"the last one, {round_label(chosen)},"
+            else f"{whose}, {round_label(chosen)},"
             if len(labels) > 1
-            else f"the last one (sheet {chosen.sheet!r}, row {chosen.row})"
+            else f"the latest (sheet {chosen.sheet!r}, row {chosen.row})"
         )
         warnings.append(f"{len(matches)} rounds are named {wanted!r}; {which} is reported{pick}")
     return chosen

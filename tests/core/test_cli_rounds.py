@@ -137,7 +137,7 @@ def test_compare_on_a_plain_workbook_does_not_speak_of_a_session(capsys, tmp_pat
     assert main(["compare", str(path), "--round", "R2"]) == 0
     said = capsys.readouterr()
     text = said.out + said.err
-    assert "session" not in text and "the last one, R2 (rules)" in text
+    assert "session" not in text and "the main classifier's, R2 (travel)" in text
 
 
 def test_a_round_without_a_date_is_compared_with_the_round_above_it_and_said(capsys, tmp_path):
@@ -200,3 +200,28 @@ def test_compare_without_an_earlier_round_names_the_rows_it_could_not_read(capsy
     assert "R1 has no earlier round" in err
     assert "1 row of the workbook could not be read and is left out of this comparison" in err
     assert "row 2: TP must be a whole number" in err
+
+
+def test_compare_with_and_without_round_compares_the_same_classifier(capsys, tmp_path):
+    """Three classifiers' rounds of one draw share a name and a date: `compare` took the
+    spam round and `compare --round W3` the promo one (trial 19). Both now take the main
+    classifier's, and say how to compare the others."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "Date", "Classifier", "k", "TP", "FP", "FN", "TN"])
+    for name, date in (("W2", "2024-03-10"), ("W3", "2024-03-17")):
+        for classifier, tp in (("spam", 400), ("phishing", 420), ("promo", 70)):
+            sheet.append([name, date, classifier, 0.04, tp, 30, 60, 4000])
+    path = tmp_path / "three.xlsx"
+    workbook.save(path)
+    assert main(["compare", str(path)]) == 0
+    plain = capsys.readouterr().out
+    assert "W3 (spam) against the previous round, W2 (spam)" in plain.splitlines()
+    assert "2 round(s) of other classifiers share its date (2024-03-17)" in plain
+    assert "--round 'W3 (phishing)'" in plain
+    assert main(["compare", str(path), "--round", "W3"]) == 0
+    named = capsys.readouterr().out
+    assert "W3 (spam) against the previous round, W2 (spam)" in named.splitlines()
+    assert "the main classifier's, W3 (spam), is reported" in named
+    assert main(["compare", str(path), "--round", "W3 (promo)"]) == 0
+    assert "W3 (promo) against the previous round, W2 (promo)" in capsys.readouterr().out

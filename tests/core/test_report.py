@@ -1122,12 +1122,17 @@ def test_a_round_typed_over_is_compared_with_the_round_before_it_not_itself(shar
 
 def test_a_round_name_shared_by_two_classifiers_is_picked_as_shown(tmp_path, capsys):
     # Rounds of two classifiers drawn together share the draw's name (trial 11).
+    from core.workbook.layout import most_recent_round
     from core.workbook.report_content import find_round
 
     travel = make_round("R1", classifier="travel")
     finance = make_round("R1", classifier="finance", row=3)
     warnings: list[str] = []
-    assert find_round([travel, finance], "R1", warnings) is finance
+    # the round the latest-round rule takes (the first classifier of the draw), not the
+    # last row: `compare` and `compare --round R1` compared two classifiers (trial 19)
+    assert find_round([travel, finance], "R1", warnings) is travel
+    assert most_recent_round([travel, finance]) is travel
+    assert "the main classifier's, R1 (travel), is reported" in warnings[0]
     assert "give the name as shown: 'R1 (travel)', 'R1 (finance)'" in warnings[0]
     warnings.clear()
     assert find_round([travel, finance], "R1 (travel)", warnings) is travel
