@@ -377,18 +377,25 @@ def _refuse_a_second_copy(
             continue
         shown = "TP {:,}, FP {:,}, FN {:,}, TN {:,}"
         redated = _redated(item, new_round)
+        # The name the row has, when the lead gave another (--round W2b on W2's draw: the
+        # new name was ignored without a word; trial 19).
+        held = "this round" + (
+            f" as {item.round!r}"
+            if item.round and new_round.round and item.round != new_round.round
+            else ""
+        )
         if counts == there and redated and update and item.sheet == sheet:
             return item.row
         if counts == there and redated:
             was, now = str(item.date), str(new_round.date)
             raise AlreadyRecorded(
-                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round "
+                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds {held} "
                 f"(seed {draw[0]}) with the same counts, dated {was}, not {now}; nothing was "
                 f"written. To date it {now}, run this again with {named('update')}"
             )
         if counts == there:
             raise AlreadyRecorded(
-                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round "
+                f"{path.name}, sheet {item.sheet!r} row {item.row} already holds {held} "
                 f"(seed {draw[0]}) with the same counts; nothing was written"
             )
         if update and item.sheet == sheet:
@@ -403,7 +410,7 @@ def _refuse_a_second_copy(
             else ""
         )
         raise InputError(
-            f"{path.name}, sheet {item.sheet!r} row {item.row} already holds this round (seed "
+            f"{path.name}, sheet {item.sheet!r} row {item.row} already holds {held} (seed "
             f"{draw[0]}, items from {draw[1]}) with {shown.format(*there)}; "
             f"the labels now give {shown.format(*counts)}. Nothing was written.{caution} To "
             f"record the new counts in that row, run this again with {named('update')}"

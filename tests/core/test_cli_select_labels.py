@@ -548,7 +548,8 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     assert "same counts" in captured.err and rounds.read_bytes() == before
     # Under another name it is still the same draw: one round in the history, not two.
     status, _, captured = run(capsys, "labels", done, "--append-to", rounds, "--round", "again")
-    assert status == 0 and "already holds this round" in captured.err
+    # ... said under the name it has there: the new name was ignored without a word.
+    assert status == 0 and "already holds this round as 'round' (seed 9)" in captured.err
     assert rounds.read_bytes() == before
     # More labels since: the message gives both counts, and the way to record the new ones.
     more = done.with_name("round_more.xlsx")
