@@ -15,6 +15,7 @@ with progress and Cancel (:func:`desktop.workers.run_with_progress`); the work i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import html
@@ -1617,8 +1618,17 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     if example_ensemble_removed:
         # The example's made-up classifiers (travel, finance, shopping) left on the Ensemble
         # tab reached the fraud lead's report as a chart of labels to buy (trial 16); an
-        # Ensemble the lead has edited is theirs and stays.
-        changes.append(("ensemble", EnsembleInputs(children=())))
+        # Ensemble the lead has edited is theirs and stays. The lead's classifier becomes
+        # the parent: the example's "ensemble, 120,000" stayed on (trial 19).
+        parent = EnsembleInputs(children=())
+        if item.population_pos:
+            with contextlib.suppress(InputError):  # a name no workbook cell can hold
+                parent = EnsembleInputs(
+                    parent_name=item.classifier or workbooks[0].design.designs[0].name,
+                    parent_size=item.population_pos,
+                    children=(),
+                )
+        changes.append(("ensemble", parent))
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
     changes += _plan_from(state, item, _recorded_targets(workbooks))
     waiting = still_out(state.awaiting_labels, workbooks)

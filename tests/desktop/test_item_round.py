@@ -629,8 +629,14 @@ def test_the_draw_says_the_chance_the_recommended_sizes_meet_both_targets(qtbot,
 def test_the_examples_ensemble_leaves_with_its_rounds(qtbot, window, items, tmp_path):
     # Trial 16: a fraud lead's report carried the example's travel/finance/shopping chart.
     assert window.session.state.ensemble.children  # the example's classifiers
-    draw_label_and_read(window, items, tmp_path)
+    result = draw_label_and_read(window, items, tmp_path)
     assert window.session.state.ensemble.children == ()
+    # The lead's classifier is the parent now, with its flagged list: the example's
+    # "ensemble, 120,000" stayed on the tab (trial 19).
+    ensemble = window.session.state.ensemble
+    item = window.session.state.rounds[-1]
+    assert ensemble.parent_size == item.population_pos == result.labels.design.population_pos
+    assert ensemble.parent_name == (item.classifier or "predicted")  # the items' column
     assert not any(name.startswith("Ensemble:") for name in window.plot_snapshots())
     window.session.undo_stack.undo()  # one step: the example's rounds and ensemble come back
     assert len(window.session.state.ensemble.children) == 3
