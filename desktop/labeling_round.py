@@ -1972,6 +1972,17 @@ def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
     own_draw = result.draw_top_up.own_draw
     against = ", against the same targets" if checks else ""
     lines = ["", f"The draw's other classifiers{against}:"]
+    from core.workbook.labeling import category_words
+
+    category = max(result.workbooks, key=lambda book: len(book.sample)).design.category
+    if category:
+        # Shared labels answer the editors' one question: a classifier of another category
+        # read "phishing recall 11.8 %" with no caveat (trial 19).
+        lines[-1] = (
+            f"The draw's other classifiers{against}, judged by the editors' labels of "
+            f"{html.escape(category_words(category), quote=False)} (their precision and "
+            "recall are of that category):"
+        )
     for name in names:
         shown = html.escape(formatting.short_text(name, 60), quote=False)
         item = counted.get(name)

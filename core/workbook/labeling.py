@@ -566,6 +566,8 @@ class LabeledSample:
     item_list: str | None = None
     round_name: str | None = None
     further_targets: tuple[TargetCheck | None, ...] = ()
+    #: What the editors were asked (the Design sheet's category; "" when none was given).
+    category: str = ""
 
     @property
     def primary(self) -> ClassifierLabels:
@@ -655,7 +657,8 @@ def evaluate_labels(
         )
         for labels in counted
     )
-    return LabeledSample(seed=seed, labels=counted, evaluations=evaluations)
+    category = max(workbooks, key=lambda book: len(book.sample)).design.category
+    return LabeledSample(seed=seed, labels=counted, evaluations=evaluations, category=category)
 
 
 # --- writing -------------------------------------------------------------------------------

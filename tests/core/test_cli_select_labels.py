@@ -1606,3 +1606,29 @@ def test_a_threshold_with_a_decimal_comma_is_read_as_the_app_reads_it(capsys, tm
     assert comma["population_pos"] == 16  # 0,6 0,7 0,8 0,9: four in ten, by hand
     status, _, captured = run(capsys, "count", items, "--score", "score", "--threshold", "1,500")
     assert status == 2 and "write 1500 (no separator), or 1.500" in captured.err
+
+
+def test_labels_says_the_other_classifiers_are_judged_by_the_editors_category(capsys, tmp_path):
+    """Three classifiers shared one round of "unwanted mail" labels; "phishing recall
+    11.8 %" then read as the phishing filter's recall, with no caveat (trial 19)."""
+    items = tmp_path / "items.csv"
+    with items.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["id", "predicted", "phishing"])
+        for index in range(400):
+            writer.writerow([f"m{index}", int(index % 5 == 0), int(index % 7 == 0)])
+    sheet, done = tmp_path / "round.xlsx", tmp_path / "done.xlsx"
+    status, _, captured = run(
+        capsys, "select", items, "--n-pos", 20, "--n-neg", 40, "--seed", 3,
+        "--classifiers", "phishing", "--category", "unwanted mail", "-o", sheet,
+    )  # fmt: skip
+    assert status == 0, captured.err
+    fill_labels(sheet, done, ["positive", "negative", "negative"])
+    status, _, captured = run(capsys, "labels", done)
+    assert status == 0, captured.err
+    lines = captured.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("classifier phishing: TP"))
+    assert lines[at + 1] == (
+        '  judged by the editors\' labels of "unwanted mail": its precision and recall are of '
+        "that category (a classifier of another one needs a draw of its own)"
+    )
