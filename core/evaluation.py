@@ -380,15 +380,15 @@ def evaluate(
         # The share labeled is n/N; 1 - f is (n - 1)/(N - 1), not what a lead counts.
         labeled_pos, labeled_neg = matrix.n_pos / strata[0], matrix.n_neg / strata[1]
         warnings.append(
-            f"{FPC_NOTE_START}: the sample is drawn without replacement from a list of "
-            f"known size, so the {100 * labeled_pos:.1f} % of the flagged and "
-            f"{100 * labeled_neg:.1f} % of the unflagged items labeled carry no "
-            "sampling error; every interval of the lists' own values accounts for it (the "
-            "closed-form ones, the bootstrap and the posterior; the exact and Jeffreys "
-            "intervals of precision then count what the unlabeled items can still hold) "
-            "except Agresti-Coull, which is left wider, the more so the more of a list is "
-            "labeled; the Bayes predictive ones predict the next round's estimate and are "
-            "not corrected"
+            # Said as what it does for the lead: "carry no sampling error" was read as a
+            # problem on every normal round (trial 19).
+            f"{FPC_NOTE_START}: the labels cover {100 * labeled_pos:.1f} % of the flagged "
+            f"and {100 * labeled_neg:.1f} % of the unflagged items, drawn without "
+            "replacement from lists of known size, so only the items not labeled leave "
+            "uncertainty and the intervals are that much narrower (the exact and Jeffreys "
+            "intervals of precision count what the unlabeled items can still hold); "
+            "Agresti-Coull is left uncorrected, so wider, and the Bayes predictive intervals "
+            "predict the next round's estimate, not these lists' values"
         )
 
     strata = population.strata if population is not None else None
