@@ -81,6 +81,17 @@ POSITIVE_WORDS = ("1", "1.0", "yes", "y", "true", "t", "+", "pos", "positive")
 NEGATIVE_WORDS = ("0", "0.0", "no", "n", "false", "f", "-", "neg", "negative")
 #: How many offenders a refusal names.
 OFFENDERS_SHOWN = 5
+#: What Excel shows for a formula that failed; as an item's id it names no item.
+EXCEL_ERRORS = frozenset(
+    ("#N/A", "#REF!", "#VALUE!", "#NAME?", "#DIV/0!", "#NUM!", "#NULL!", "#SPILL!",
+     "#CALC!", "#FIELD!", "#GETTING_DATA", "#BLOCKED!", "#CONNECT!", "#BUSY!", "#UNKNOWN!")
+)  # fmt: skip
+#: An id that is one of :data:`EXCEL_ERRORS` (the cheap first test passes over the rest).
+_ERROR_ID = (
+    "(left(item_id, 1) = '#' AND item_id IN ("
+    + ", ".join(f"'{text}'" for text in sorted(EXCEL_ERRORS))
+    + "))"
+)
 #: An id starting with a double quote that does not end with one (an unclosed CSV quote).
 _STRAY_QUOTE = "(left(item_id, 1) = '\"' AND (length(item_id) = 1 OR right(item_id, 1) <> '\"'))"
 #: File name endings read as each kind of table.
@@ -917,6 +928,8 @@ class ItemTable:
             checks.append(lambda: self._refuse_missing(counts["missing"]))
         if counts.get("quoted"):
             checks.append(lambda: self._refuse_stray_quotes(counts["quoted"]))
+        if counts.get("errors"):
+            checks.append(lambda: self._refuse_error_ids(counts["errors"]))
         if counts.get("lone_dashes"):
             checks.append(lambda: self._refuse_lone_dashes(counts["lone_dashes"]))
         if counts["bad_primary"]:
@@ -980,6 +993,22 @@ class ItemTable:
             f'quote (") that is not closed where the id ends ({where}'
             f"{'; ...' if how_many > len(rows) else ''}); remove the stray quote so that each "
             "id reads as your other systems have it"
+        )
+
+    def _refuse_error_ids(self, how_many: int) -> None:
+        """Ids that are an Excel error exported as text (#N/A of a failed lookup): drawn,
+        they are items the labelers cannot find (fuzz 19)."""
+        self._in_file_order()
+        rows = self.query(
+            f"SELECT row_number, item_id FROM ({self._numbered_sql()}) WHERE {_ERROR_ID} "
+            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
+        )
+        where = "; ".join(f"{self.where(row)}: {text}" for row, text in rows)
+        raise ItemListError(
+            f"{self.path.name}: {how_many:,} id(s) in column {self.columns.id!r} are an "
+            f"Excel error, not an item's id ({where}{'; ...' if how_many > len(rows) else ''}); "
+            "a lookup or formula failed where the list was made: fix it there, or remove "
+            "those rows, and export the list again"
         )
 
     def _refuse_lone_dashes(self, how_many: int) -> None:
@@ -1325,11 +1354,6 @@ def _top_rows(rows):
     return top, None
 
 
-#: What Excel shows for a formula that failed; as an item's id it names no item.
-EXCEL_ERRORS = frozenset(
-    ("#N/A", "#REF!", "#VALUE!", "#NAME?", "#DIV/0!", "#NUM!", "#NULL!", "#SPILL!",
-     "#CALC!", "#FIELD!", "#GETTING_DATA", "#BLOCKED!", "#CONNECT!", "#BUSY!", "#UNKNOWN!")
-)  # fmt: skip
 #: A number of this size or more has lost digits in a spreadsheet (15 significant digits).
 _LONGEST_EXACT_NUMBER = 10**15
 
@@ -1687,6 +1711,8 @@ def population_aggregates(table: ItemTable) -> list[str]:
         # A CSV quote opened and never closed: DuckDB then reads quotes as text, and the id
         # keeps it (another key than the warehouse's; spreadsheets keep no such quotes).
         f"count(*) FILTER (WHERE {_STRAY_QUOTE})" if table.kind in ("csv", "tsv") else "0",
+        # An Excel error exported as text (a lookup that failed): an item nobody can find.
+        f"count(*) FILTER (WHERE {_ERROR_ID})" if table.kind != "xlsx" else "0",
     ]
     if table.columns.score is None:
         # "-" read as a negative where no "+" is written: a 0/1 column's "not scored".
@@ -1709,18 +1735,18 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
     """Check the aggregates of :func:`population_aggregates` and the ids' hashes from the
     same :meth:`ItemTable.scan` (refusing bad rows, naming them) and return the population
     counts."""
-    rows, missing, bad_primary, positives, quoted, dashes, pluses = (
-        int(value) for value in values[:7]
+    rows, missing, bad_primary, positives, quoted, errors, dashes, pluses = (
+        int(value) for value in values[:8]
     )
-    counts = {"missing": missing, "bad_primary": bad_primary, "quoted": quoted}
+    counts = {"missing": missing, "bad_primary": bad_primary, "quoted": quoted, "errors": errors}
     if dashes and not pluses:
         counts["lone_dashes"] = dashes
     classifier_positives = []
     overlaps = []
     for index in range(len(table.columns.classifiers)):
-        counts[f"bad_c{index}"] = int(values[7 + 3 * index])
-        classifier_positives.append(int(values[8 + 3 * index]))
-        overlaps.append(int(values[9 + 3 * index]))
+        counts[f"bad_c{index}"] = int(values[8 + 3 * index])
+        classifier_positives.append(int(values[9 + 3 * index]))
+        overlaps.append(int(values[10 + 3 * index]))
     if rows == 0:
         raise ItemListError(f"{table.path.name} has a header but no items")
     table.check_rows(counts, id_hashes)

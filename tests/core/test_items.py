@@ -732,3 +732,15 @@ def test_a_lone_dash_among_0_and_1_is_refused_not_counted_as_unflagged(tmp_path)
     signs = ["id,predicted"] + [f"m{n},{'+' if n % 7 == 0 else ' - '}" for n in range(1, 101)]
     summary = count_items(text_file(tmp_path / "signs.csv", signs))
     assert (summary.primary.population_pos, summary.primary.population_neg) == (14, 86)
+
+
+def test_csv_ids_that_are_an_excel_error_are_named_by_row(tmp_path):
+    """A list exported from a spreadsheet whose lookups failed: "#N/A" was an item the
+    labelers could be sent and could not find (fuzz 19)."""
+    lines = ["id,predicted"] + [f"m{n},{n % 2}" for n in range(20)] + ["#N/A,1", "#REF!,0"]
+    message = refusal(text_file(tmp_path / "looked up.csv", lines))
+    assert "2 id(s) in column 'id' are an Excel error, not an item's id" in message
+    assert "(row 22: #N/A; row 23: #REF!)" in message
+    # Text that merely starts with "#" is an id like any other.
+    lines = ["id,predicted"] + [f"#{n},{n % 2}" for n in range(20)]
+    assert count_items(text_file(tmp_path / "hash ids.csv", lines)).population_pos == 10
