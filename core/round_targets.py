@@ -920,3 +920,62 @@ def _until_chance_reached(
         else:
             low = middle
     return sizes_at(high), best
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifierNeed:
+    """The sample sizes a further classifier of a draw needs to meet the target margins,
+    planned from its latest round on the list about to be drawn from.
+
+    Attributes
+    ----------
+    name : str
+        The classifier (its flag column).
+    planned_from : str
+        Its latest round, as the Rounds panel shows it (``"W1 (promo)"``).
+    n_pos, n_neg : int
+        Flagged and unflagged items to draw from each of its strata.
+    """
+
+    name: str
+    planned_from: str
+    n_pos: int
+    n_neg: int
+
+
+def further_classifier_needs(
+    state: SessionState, counts: Sequence[tuple[str, int, int]]
+) -> tuple[ClassifierNeed, ...]:
+    """What each further classifier of a draw needs, before the draw.
+
+    A draw gives every classifier samples of the same sizes from its own strata, sized for
+    the main classifier; a classifier with lower precision then missed its margin, and
+    only a flagged-only top-up (which the editors can tell) set it right (trial 19). Each
+    classifier of ``counts`` (``(name, flagged, unflagged)`` in the new list) that has a
+    round in ``state`` is planned from its latest round
+    (:func:`core.workbook.layout.most_recent_round` among its own), on the new list's
+    counts, with the finite population correction (the rule draws without replacement),
+    against the Plan's target margins. Classifiers without a round are left out: nothing
+    is known of their precision and recall yet.
+    """
+    from core.workbook.layout import most_recent_round
+    from core.workbook.report_content import round_label
+    from core.workbook.rounds import Round, classifier_key
+
+    needs = []
+    for name, flagged, unflagged in counts:
+        own = [
+            item
+            for item in state.rounds
+            if isinstance(item, Round) and classifier_key(item.classifier) == classifier_key(name)
+        ]
+        latest = most_recent_round(own)
+        if latest is None or flagged < 1 or unflagged < 1:
+            continue
+        on_new_list = dataclasses.replace(
+            latest, population_pos=flagged, population_neg=unflagged, k=flagged / unflagged
+        )
+        totals = _planned_totals(state, on_new_list, (0, 0), fpc=True)
+        if totals is not None:
+            needs.append(ClassifierNeed(name, round_label(latest), *totals))
+    return tuple(needs)

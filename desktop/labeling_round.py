@@ -361,6 +361,25 @@ class ItemSampleDialog(QDialog):
             .replace("pred +", "pred −"),
             self.n_neg_spin,
         )
+        # What the draw's other classifiers need, from their latest rounds (trial 19: promo
+        # missed its precision margin at the main classifier's sizes).
+        self.others_note = QLabel(self)
+        self.others_note.setObjectName("others_need")
+        self.others_note.setTextFormat(Qt.TextFormat.RichText)
+        keep_wrapped_height(self.others_note)
+        self.others_note.setVisible(False)
+        self.serve_all_button = QPushButton("Sizes for every classifier", self)
+        self.serve_all_button.setObjectName("serve_all")
+        self.serve_all_button.setToolTip(
+            "Raise the sizes to what the classifier that needs the most asks for, so that "
+            "every classifier of the draw meets the targets"
+        )
+        self.serve_all_button.setVisible(False)
+        self.serve_all_button.clicked.connect(self.serve_every_classifier)
+        sample.addRow(self.others_note)
+        sample.addRow(self.serve_all_button)
+        #: :func:`core.round_targets.further_classifier_needs` for the counted list.
+        self._needs: tuple = ()
         sample.addRow("Category checked", self.category_edit)
         sample.addRow("Filed under classifier", self.classifier_edit)
         sample.addRow("Round date", self.round_date_edit)
@@ -674,8 +693,83 @@ class ItemSampleDialog(QDialog):
         self.use_population_button.setEnabled(self._earlier is None)
         self.use_ensemble_button.setVisible(bool(summary.classifiers) and self._earlier is None)
         self.draw_button.setEnabled(True)
+        self._needs = self._further_needs(summary)
+        self._show_other_needs()
         self._warn_about_sizes(summary)
         return True
+
+    def _further_needs(self, summary) -> tuple:
+        """What the draw's other classifiers with a round in the session need (none for a
+        top-up, which is sized by its own round)."""
+        from core.round_targets import further_classifier_needs
+
+        if not summary.classifiers or self._earlier is not None:
+            return ()
+        counts = [(count.name, count.population_pos, count.population_neg)
+                  for count in summary.classifiers]  # fmt: skip
+        state = self._window.session.state
+        try:
+            return further_classifier_needs(state, counts)
+        except InputError:
+            return ()  # a plan that cannot be made here is the Plan tab's to say
+
+    def _show_other_needs(self) -> None:
+        """Say which other classifier the sizes leave short of the targets, and offer the
+        sizes that serve every one; or that they all meet them."""
+        needs = self._needs
+        n_pos, n_neg = self.n_pos_spin.value(), self.n_neg_spin.value()
+        short = [need for need in needs if need.n_pos > n_pos or need.n_neg > n_neg]
+
+        def named(need) -> str:
+            return html.escape(formatting.short_text(need.name, 40), quote=False)
+
+        if short:
+            parts = [
+                f"<b>{named(need)}</b> about {need.n_pos:,} flagged and {need.n_neg:,} "
+                f"unflagged (from {html.escape(need.planned_from, quote=False)})"
+                for need in short
+            ]
+            wanted = self._sizes_for_all()
+            text = (
+                "<span style='color:#8a5a00'>At these sizes the draw's other classifiers "
+                "would miss the targets; planned from their latest rounds, they need "
+                + "; ".join(parts)
+                + f". <b>Sizes for every classifier</b> sets {wanted[0]:,} flagged and "
+                f"{wanted[1]:,} unflagged.</span>"
+            )
+        elif needs:
+            text = (
+                "The draw's other classifiers meet the targets at these sizes too (planned "
+                "from their latest rounds: "
+                + "; ".join(
+                    f"{named(need)} needs about {need.n_pos:,} and {need.n_neg:,}" for need in needs
+                )
+                + ")."
+            )
+        else:
+            text = ""
+        self.others_note.setText(text)
+        self.others_note.setVisible(bool(text))
+        self.serve_all_button.setVisible(bool(short))
+
+    def _sizes_for_all(self) -> tuple[int, int]:
+        """The smallest sizes at least as large as the spin boxes' and every need (a
+        larger sample of a stratum never widens a margin)."""
+        n_pos = max([self.n_pos_spin.value(), *(need.n_pos for need in self._needs)])
+        n_neg = max([self.n_neg_spin.value(), *(need.n_neg for need in self._needs)])
+        return n_pos, n_neg
+
+    def serve_every_classifier(self) -> None:
+        """Raise the sizes to what every classifier of the draw needs (the user's sizes
+        from then on, said in the sizes note)."""
+        n_pos, n_neg = self._sizes_for_all()
+        self.n_pos_spin.setValue(min(n_pos, MAX_SIZE))
+        self.n_neg_spin.setValue(min(n_neg, MAX_SIZE))
+        self.sizes_note.setText(
+            f"The sizes below serve every classifier of the draw: {n_pos:,} flagged and "
+            f"{n_neg:,} unflagged."
+        )
+        self.sizes_note.setVisible(True)
 
     def _show_counts(self, summary) -> None:
         """The counted strata per classifier, and whether the editors would see only ids."""
@@ -775,6 +869,8 @@ class ItemSampleDialog(QDialog):
         )
 
     def _on_size_changed(self) -> None:
+        if self.summary is not None and self._needs:
+            self._show_other_needs()
         if self._setting_sizes:
             return
         self._sizes_follow_plan = False  # the user's sizes now; the plan no longer sets them

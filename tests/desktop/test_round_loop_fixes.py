@@ -1405,3 +1405,42 @@ def test_the_other_classifiers_are_said_to_be_judged_by_the_editors_category(
         "The draw's other classifiers, against the same targets, judged by the editors' labels "
         "of “invoice mail” (their precision and recall are of that category):" in text
     )
+
+
+def test_the_draw_dialog_plans_the_other_classifiers_from_their_latest_rounds(
+    qtbot, window, item_list, tmp_path
+):
+    """The draw's sizes were the main classifier's only; a classifier of lower precision
+    missed its margin and its top-up drew flagged items only, which the editors can tell
+    (trial 19). From its second draw, the dialog says what each other classifier needs,
+    from its latest round, and sets sizes that serve every one."""
+    from core.round_targets import further_classifier_needs
+
+    path, truth = item_list
+    drawn = draw(window, path, tmp_path / "round1.xlsx", other=True)
+    labeled = tmp_path / "round1 labeled.xlsx"
+    label_copy(drawn, labeled, truth, lambda _row: True)
+    assert window.read_labeled_workbook([labeled]) is not None
+    window.labeled_summary_box.close()
+
+    dialog = window.open_item_sample(10, 20, item_list=path)
+    dialog.classifiers_edit.setText("other")
+    assert dialog.count_items()
+    counted = dialog.summary.classifiers[0]
+    (expected,) = further_classifier_needs(
+        window.session.state, [("other", counted.population_pos, counted.population_neg)]
+    )
+    assert expected.planned_from == "round1 (other)"
+    note = dialog.others_note.text()
+    assert dialog.others_note.isVisibleTo(dialog) and dialog.serve_all_button.isVisibleTo(dialog)
+    assert "would miss the targets" in note and "<b>other</b>" in note
+    assert f"about {expected.n_pos:,} flagged and {expected.n_neg:,} unflagged" in note
+    qtbot.mouseClick(dialog.serve_all_button, Qt.MouseButton.LeftButton)
+    assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (
+        max(10, expected.n_pos),
+        max(20, expected.n_neg),
+    )
+    assert "serve every classifier" in dialog.sizes_note.text()
+    assert not dialog.serve_all_button.isVisibleTo(dialog)
+    assert "meet the targets at these sizes too" in dialog.others_note.text()
+    dialog.close()
