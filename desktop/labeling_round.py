@@ -724,15 +724,15 @@ class ItemSampleDialog(QDialog):
             return html.escape(formatting.short_text(need.name, 40), quote=False)
 
         if short:
+            who = " and ".join(f"<b>{named(need)}</b>" for need in short)
             parts = [
-                f"<b>{named(need)}</b> about {need.n_pos:,} flagged and {need.n_neg:,} "
-                f"unflagged (from {html.escape(need.planned_from, quote=False)})"
+                f"{named(need)} needs about {need.n_pos:,} flagged and {need.n_neg:,} "
+                f"unflagged (planned from {html.escape(need.planned_from, quote=False)})"
                 for need in short
             ]
             wanted = self._sizes_for_all()
             text = (
-                "<span style='color:#8a5a00'>At these sizes the draw's other classifiers "
-                "would miss the targets; planned from their latest rounds, they need "
+                f"<span style='color:#8a5a00'>At these sizes {who} would miss the targets: "
                 + "; ".join(parts)
                 + f". <b>Sizes for every classifier</b> sets {wanted[0]:,} flagged and "
                 f"{wanted[1]:,} unflagged.</span>"

@@ -1433,8 +1433,11 @@ def test_the_draw_dialog_plans_the_other_classifiers_from_their_latest_rounds(
     assert expected.planned_from == "round1 (other)"
     note = dialog.others_note.text()
     assert dialog.others_note.isVisibleTo(dialog) and dialog.serve_all_button.isVisibleTo(dialog)
-    assert "would miss the targets" in note and "<b>other</b>" in note
-    assert f"about {expected.n_pos:,} flagged and {expected.n_neg:,} unflagged" in note
+    assert "At these sizes <b>other</b> would miss the targets" in note
+    assert (
+        f"other needs about {expected.n_pos:,} flagged and {expected.n_neg:,} unflagged "
+        "(planned from round1 (other))" in note
+    )
     qtbot.mouseClick(dialog.serve_all_button, Qt.MouseButton.LeftButton)
     assert (dialog.n_pos_spin.value(), dialog.n_neg_spin.value()) == (
         max(10, expected.n_pos),
