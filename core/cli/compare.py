@@ -243,11 +243,13 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
                 and classifier_key(other.classifier) != classifier_key(latest.classifier)
             ]  # fmt: skip
             if others:
+                import shlex
+
                 shown = ", ".join(repr(label) for label in others[:5])
                 notes.append(
                     f"note: {round_label(latest)} is compared, the main classifier's latest "
                     f"round; {len(others):,} round(s) of other classifiers share its date "
-                    f"({latest.date.isoformat()}): give --round {shown.split(', ')[0]} to "
+                    f"({latest.date.isoformat()}): give --round {shlex.quote(others[0])} to "
                     f"compare one of them ({shown}{', ...' if len(others) > 5 else ''})"
                 )
     replicates = validation.whole_at_least(

@@ -50,8 +50,11 @@ def clean_text(value: str) -> str:
     return ILLEGAL_XML.sub("", value)
 
 
-def most_recent_round(rounds: Sequence[Any]) -> Round | None:
-    """The most recent round by date (``None`` when there are no rounds).
+def most_recent_round(rounds: Sequence[Any], among: Sequence[Any] | None = None) -> Round | None:
+    """The most recent round by date (``None`` when there are no rounds); with ``among``,
+    the one of those (rounds of ``rounds`` sharing a name, say) that ranks first, each
+    ranked among all of ``rounds`` (which classifier has most rounds, where undated ones
+    stand).
 
     Rounds stand in time as :func:`core.compare.placed_dates` places them (a round without
     a date after the rounds of its classifier above it). Among rounds of the same date,
@@ -73,8 +76,14 @@ def most_recent_round(rounds: Sequence[Any]) -> Round | None:
     starts: dict[tuple[object, str], int] = {}
     for position, (item, day) in enumerate(zip(found, placed, strict=True)):
         starts.setdefault((day, classifier_key(item.classifier)), position)
+    candidates: Sequence[int] = range(len(found))
+    if among is not None:
+        wanted = {id(item) for item in among}
+        candidates = [at for at in candidates if id(found[at]) in wanted]
+        if not candidates:
+            return None
     position = max(
-        range(len(found)),
+        candidates,
         key=lambda at: (
             placed[at],
             history[classifier_key(found[at].classifier)],

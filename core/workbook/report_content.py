@@ -363,7 +363,7 @@ def find_round(
         # Chosen as the latest round is without a name (by date, then the main classifier:
         # the one with most rounds, first on its date), so that `compare` and `compare
         # --round W3` compare the same classifier's W3 (trial 19: spam, then promo).
-        latest = most_recent_round(matches)
+        latest = most_recent_round(rounds, among=matches)
         assert latest is not None
         chosen = latest
     if len(matches) > 1:

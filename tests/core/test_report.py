@@ -1133,6 +1133,13 @@ def test_a_round_name_shared_by_two_classifiers_is_picked_as_shown(tmp_path, cap
     assert find_round([travel, finance], "R1", warnings) is travel
     assert most_recent_round([travel, finance]) is travel
     assert "the main classifier's, R1 (travel), is reported" in warnings[0]
+    # Ranked among all the rounds, not the namesakes alone: the main classifier is the one
+    # with most rounds, whatever row its R1 is on (review 19).
+    earlier = make_round("R0", classifier="finance", row=4, date=dt.date(2026, 2, 2))
+    warnings.clear()
+    assert most_recent_round([travel, finance, earlier]) is finance  # the latest date
+    assert find_round([travel, finance, earlier], "R1", warnings) is finance
+    assert "the main classifier's, R1 (finance), is reported" in warnings[0]
     assert "give the name as shown: 'R1 (travel)', 'R1 (finance)'" in warnings[0]
     warnings.clear()
     assert find_round([travel, finance], "R1 (travel)", warnings) is travel
