@@ -608,7 +608,7 @@ class RoundsPanel(QWidget):
             # The box says how the round was drawn (exact for a draw by the rule, without
             # replacement from a list of known size), not what it said for the round
             # shown before: a round's interval in History moved with the clicks (review 15).
-            fpc = item.drawn_by_the_rule
+            fpc = item.corrected_by_design
         if population.mode != "counts":
             fpc = False  # the correction needs both counts
         if fpc != evaluate.fpc:

@@ -145,11 +145,10 @@ def run(args: argparse.Namespace) -> WrittenReport:
             prefer=find_round_key(state.rounds, state.current_round),
         )
         if round_key(found) != state.current_round:
-            known = found.population_pos is not None and found.population_neg is not None
             state = dataclasses.replace(
                 state,
                 current_round=round_key(found),
-                evaluate=dataclasses.replace(state.evaluate, fpc=found.drawn_by_the_rule and known),
+                evaluate=dataclasses.replace(state.evaluate, fpc=found.corrected_by_design),
             )
         subject = found
     if args.fpc is None and not opened.is_session:

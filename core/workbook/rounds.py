@@ -171,6 +171,18 @@ class Round:
         population correction is exact."""
         return bool(self.notes and DRAW_NOTE.search(self.notes))
 
+    @property
+    def corrected_by_design(self) -> bool:
+        """Whether the round's own design calls for the finite population correction: PR
+        Planner drew it (:attr:`drawn_by_the_rule`) from a list of known size (both
+        population counts). The Evaluate tab's box for the round and the Plan's for the
+        round after it follow this, not what they said before (reviews 15 and 19)."""
+        return (
+            self.drawn_by_the_rule
+            and self.population_pos is not None
+            and self.population_neg is not None
+        )
+
     def fpc_factors(self) -> tuple[float, float] | None:
         """The finite population correction's variance factors ``(N - n)/(N - 1)`` of its
         two strata, or None when a population count is unknown or smaller than the sample

@@ -554,13 +554,16 @@ def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, l
     the Plan tab plans from (:func:`plan_from_round`). Returns ``(state, notes)``; a note
     says which input kept its value because the round could not give it.
     """
-    plan, notes = plan_from_round(state.plan, item)
+    # The session's box stays for a round typed in a workbook: a rounds workbook reopens
+    # with the targets the lead left it with (trial 17), the correction among them.
+    plan, notes = plan_from_round(state.plan, item, keep_correction=True)
     population = population_of_round(item)
     # The box says how the round was drawn: on for a draw by the selection rule (without
     # replacement from a list of known size), off otherwise, whatever it said before
     # (review 15: it carried over, and a round's interval moved with the clicks).
-    fpc = item.drawn_by_the_rule and population.mode == "counts"
-    evaluate = replace(state.evaluate, population=population, matrix=item.matrix, fpc=fpc)
+    evaluate = replace(
+        state.evaluate, population=population, matrix=item.matrix, fpc=item.corrected_by_design
+    )
     state = replace(
         state,
         plan=plan,
@@ -571,25 +574,28 @@ def session_for_round(state: SessionState, item: Round) -> tuple[SessionState, l
     return state, notes
 
 
-def plan_from_round(plan: PlanInputs, item: Round) -> tuple[PlanInputs, list[str]]:
+def plan_from_round(
+    plan: PlanInputs, item: Round, *, keep_correction: bool = False
+) -> tuple[PlanInputs, list[str]]:
     """The Plan tab's inputs for the round after ``item``.
 
     ``belief = "previous"``, ``previous`` = its counts, ``population`` = its population,
     ``s`` = its ``s`` (or the ``s`` its counts imply, ``n1/(k n0)``), ``v`` = its total
-    labels; ``fpc`` on for a round PR Planner drew from an item list of known size; the
-    margins, costs, method and prior settings stay. Returns ``(plan, notes)``.
+    labels; ``fpc`` on for a round PR Planner drew from an item list of known size (off
+    for any other, unless ``keep_correction`` keeps what ``plan`` says); the margins,
+    costs, method and prior settings stay. Returns ``(plan, notes)``.
     """
     notes: list[str] = []
     label = item.name
     matrix = ConfusionMatrix(tp=item.tp, fp=item.fp, fn=item.fn, tn=item.tn)
     population = population_of_round(item)
-    plan = replace(plan, population=population, belief="previous", previous=matrix)
-    if item.drawn_by_the_rule and population.mode == "counts":
-        # The next round is drawn the same way (without replacement from a list of known
-        # size) and its labels judged with the correction: planned with it too, as
-        # `report` plans (trial 19: the app's plan from the same workbook was 78 labels
-        # dearer, its box unticked).
-        plan = replace(plan, fpc=True)
+    # The next round is drawn as this one was: a draw by the rule (without replacement
+    # from a list of known size) is planned with the correction, as `report` plans (trial
+    # 19: the app's plan from the same workbook was 78 labels dearer, its box unticked);
+    # any other round without it, whatever the box said for the round before (review 19),
+    # unless ``keep_correction``: a workbook reopened keeps the box as the lead left it.
+    fpc = item.corrected_by_design or (keep_correction and plan.fpc)
+    plan = replace(plan, population=population, belief="previous", previous=matrix, fpc=fpc)
     s = item.s
     if s is None and matrix.n_pos > 0 and matrix.n_neg > 0:
         s = matrix.n_pos / (item.k * matrix.n_neg)

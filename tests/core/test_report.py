@@ -864,6 +864,25 @@ def test_cli_report_of_a_plain_workbook_builds_the_session_from_the_round(
     assert (state.plan.s, state.plan.v, state.previous_round) == (1.8, total, "TR-03")
 
 
+def test_planning_from_a_round_sets_the_correction_by_its_design_either_way():
+    """Planning from a drawn round switched the Plan's correction on, and planning from a
+    typed round after it kept it on: the Plan depended on the order of the clicks (review
+    19)."""
+    from core.session import PlanInputs
+    from core.workbook.session_io import plan_from_round
+
+    drawn = make_round("A", notes="seed 12; items from items.csv")
+    typed = make_round("B")
+    assert drawn.corrected_by_design and not typed.corrected_by_design
+    after_drawn, _ = plan_from_round(PlanInputs(), drawn)
+    assert after_drawn.fpc is True
+    assert plan_from_round(after_drawn, typed)[0].fpc is False
+    assert plan_from_round(PlanInputs(), typed)[0].fpc is False
+    k_only = make_round("C", notes="seed 12; items from items.csv", population_pos=None,
+                        population_neg=None)  # fmt: skip
+    assert not k_only.corrected_by_design  # the correction needs both counts
+
+
 def test_session_for_round_implies_s_and_uses_k_without_counts():
     from core.workbook.session_io import session_for_round
 
