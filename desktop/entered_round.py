@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import InputError
 from core.session import SessionState
+from core.workbook.rounds import EARLIEST_ROUND_DATE
 from core.workbook.session_io import (
     entered_round,
     find_round_key,
@@ -101,6 +102,8 @@ class KeepRoundDialog(QDialog):
         self.date_edit = QDateEdit(QDate.currentDate(), self)
         self.date_edit.setCalendarPopup(True)
         self.date_edit.setDisplayFormat("yyyy-MM-dd")
+        first = EARLIEST_ROUND_DATE  # what the rounds reader takes back (review 19)
+        self.date_edit.setMinimumDate(QDate(first.year, first.month, first.day))
         self.date_edit.setToolTip("When the items were labeled (the History tab's order)")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self

@@ -1598,7 +1598,14 @@ def round_date(workbooks: Sequence[LabelingWorkbook]) -> dt.date:
     given = [book.design.round_date for book in workbooks if book.design.round_date]
     if given:  # a top-up records its round's date (another is refused): one date
         return min(given)
-    days = [book.design.created for book in workbooks if book.design.created is not None]
+    from core.workbook.rounds import EARLIEST_ROUND_DATE
+
+    # A "Created" line edited to an impossible day would file a round that never reopens.
+    days = [
+        book.design.created
+        for book in workbooks
+        if book.design.created is not None and book.design.created >= EARLIEST_ROUND_DATE
+    ]
     return min(days) if days else dt.date.today()
 
 

@@ -46,7 +46,7 @@ from typing import Any, BinaryIO
 from core import validation
 from core.errors import InputError
 from core.session import SCHEMA_VERSION, SessionState, flatten, unflatten
-from core.workbook.rounds import MIN_K, Round
+from core.workbook.rounds import MIN_K, Round, check_round_date
 from core.workbook.safe_io import SaveError, atomic_write_path
 
 __all__ = ["RecoveredSession", "RecoveryStore"]
@@ -137,6 +137,7 @@ def _checked(item: Round) -> Round:
         raise InputError("its row is not a row number")
     if item.date is not None and not isinstance(item.date, dt.date):
         raise InputError("its date is not a date")
+    check_round_date(item.date)  # as the rounds reader reads it back
     matrix = item.matrix  # whole counts from 0 to 10^15
     populations = (
         _optional_count("predicted-positive population", item.population_pos),

@@ -998,6 +998,16 @@ _FIRST_EXCEL_DAY = dt.date(1900, 1, 1)
 EARLIEST_ROUND_DATE = dt.date(1970, 1, 1)
 
 
+def check_round_date(date: dt.date | None) -> None:
+    """Refuse a round's date the rounds reader would not read back (before
+    :data:`EARLIEST_ROUND_DATE`): a round the app files must reopen (review 19)."""
+    if date is not None and date < EARLIEST_ROUND_DATE:
+        raise InputError(
+            f"a round's date is the day its items were labeled, from "
+            f"{EARLIEST_ROUND_DATE.isoformat()} on; got {date.isoformat()}"
+        )
+
+
 def _as_date(value: object, epoch: dt.datetime) -> dt.date:
     """Date cell -> date; raises ValueError for text that is not an ISO date, for a number
     that is no day of Excel's calendar, and for a day before :data:`EARLIEST_ROUND_DATE`."""
@@ -1472,10 +1482,15 @@ class _RowInterpreter:
                 early = _early_day(raw_date)
                 if early is not None:
                     header = self.headers.get(get["date"], "date")
+                    number = isinstance(raw_date, (int, float)) and not isinstance(raw_date, bool)
+                    why = (
+                        "a week number or a year in a date column reads as a day of 1900 or 1905"
+                        if number or early[:4] in ("1900", "1905")
+                        else "no round is older"
+                    )
                     problems_found.append(
                         f"{header} {early} (cell {cell}) is not the day a round was labeled "
-                        f"(it is before {EARLIEST_ROUND_DATE.year}: a week number or a year "
-                        "in a date column reads as a day of 1900 or 1905); type the day the "
+                        f"(it is before {EARLIEST_ROUND_DATE.year}: {why}); type the day the "
                         f"round was labeled, or use {named('column')} ignore={header} to read "
                         "the rounds without dates"
                     )

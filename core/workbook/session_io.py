@@ -362,7 +362,9 @@ def entered_round(
     matrix = evaluate.matrix
     matrix.require_both_strata()
     from core.workbook.append_round import text_problem
+    from core.workbook.rounds import check_round_date
 
+    check_round_date(date)
     name = str(name).strip()
     if not name:
         raise InputError("give the round a name")
@@ -632,7 +634,9 @@ def renamed_round(rounds, item: Round, name: str, date: dt.date | None) -> Round
         previous round tell one classifier's rounds apart by name.
     """
     from core.workbook.append_round import text_problem
+    from core.workbook.rounds import check_round_date
 
+    check_round_date(date)
     name = name.strip()
     if not name and item.round is None:
         # Left without a name, as it was ("Log row 12"): only its date changes.

@@ -549,3 +549,22 @@ def test_a_round_with_no_labeled_items_is_said_so_in_plain_words():
     assert plan.v == SessionState().plan.v
     assert "R3 has no labeled items, so the Plan keeps its total of 1,000 labels" in notes
     assert not any("must be a whole number" in note for note in notes)
+
+
+def test_a_round_the_app_files_is_dated_from_1970_so_that_it_reopens():
+    """The rounds reader refuses a date before 1970 (a week number read as a day of
+    1900); the Keep as a round dialog, a rename and a recovered round took any date, and
+    the round was dropped when its session was opened again (review 19)."""
+    import datetime as dt
+
+    from core.errors import InputError
+    from core.workbook.rounds import EARLIEST_ROUND_DATE
+    from core.workbook.session_io import entered_round, renamed_round
+
+    item = make_round("R1")
+    too_early = EARLIEST_ROUND_DATE - dt.timedelta(days=1)
+    with pytest.raises(InputError, match="from 1970-01-01 on; got 1969-12-31"):
+        renamed_round((item,), item, "R1", too_early)
+    assert renamed_round((item,), item, "R1", EARLIEST_ROUND_DATE).date == EARLIEST_ROUND_DATE
+    with pytest.raises(InputError, match="from 1970-01-01 on"):
+        entered_round(SessionState(), name="typed", date=too_early, classifier=None)
