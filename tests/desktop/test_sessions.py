@@ -779,6 +779,7 @@ def test_a_round_without_labels_in_one_stratum_leaves_every_tab_working(window, 
 def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
     qtbot, window, dialogs, shared_fixtures, tmp_path, monkeypatch
 ):
+    from core.workbook.rounds import EARLIEST_ROUND_DATE
     from desktop.entered_round import KeepRoundDialog
 
     assert window.open_workbook(shared_fixtures / "rounds_simple.xlsx")
@@ -794,11 +795,14 @@ def test_typed_counts_kept_as_a_round_join_the_panel_history_and_report(
         seen["name"] = dialog.name_edit.text()
         seen["classifier"] = dialog.classifier_box.currentText()
         seen["population"] = dialog.population_label.text()
+        # No day the rounds reader would refuse on reopening (review 19).
+        seen["earliest"] = dialog.date_edit.minimumDate().toPython()
         dialog.date_edit.setDate(QDate(2026, 4, 6))
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(KeepRoundDialog, "exec", accept)
     assert evaluate_tab.keep_as_round()
+    assert seen.pop("earliest") == EARLIEST_ROUND_DATE
     # The population kept is said: TR-06's, still on the Evaluate tab (trial 13).
     population = window.session.state.evaluate.population
     assert seen.pop("population").startswith(
