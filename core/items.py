@@ -86,11 +86,16 @@ EXCEL_ERRORS = frozenset(
     ("#N/A", "#REF!", "#VALUE!", "#NAME?", "#DIV/0!", "#NUM!", "#NULL!", "#SPILL!",
      "#CALC!", "#FIELD!", "#GETTING_DATA", "#BLOCKED!", "#CONNECT!", "#BUSY!", "#UNKNOWN!")
 )  # fmt: skip
-#: An id that is one of :data:`EXCEL_ERRORS` (the cheap first test passes over the rest).
+#: A text file's Excel error is in the language of the Excel that saved it (#NV in German,
+#: #N/D in Spanish and Italian, #N/B in Dutch, #N/A in most others) and LibreOffice's is
+#: Err:502; an .xlsx stores them in English (review 19).
+_LOCAL_ERROR = r"#N/?[A-Z]{1,2}|#[A-Z0-9/_]+[!?]|Err:[0-9]{3}"
+#: An id that is one of :data:`EXCEL_ERRORS` or looks like a localized one (the cheap
+#: first test passes over the rest).
 _ERROR_ID = (
-    "(left(item_id, 1) = '#' AND item_id IN ("
+    "((left(item_id, 1) = '#' OR left(item_id, 4) = 'Err:') AND (item_id IN ("
     + ", ".join(f"'{text}'" for text in sorted(EXCEL_ERRORS))
-    + "))"
+    + f") OR regexp_full_match(item_id, '{_LOCAL_ERROR}')))"
 )
 #: An id starting with a double quote that does not end with one (an unclosed CSV quote).
 _STRAY_QUOTE = "(left(item_id, 1) = '\"' AND (length(item_id) = 1 OR right(item_id, 1) <> '\"'))"
@@ -791,18 +796,10 @@ class ItemTable:
         """Rows as ``item_id, primary_flag, c0, c1, ..., k0, k1, ..., extra``."""
         parts = [f"{self.id_sql()} AS item_id", f"{self.primary_sql()} AS primary_flag"]
         if self.columns.score is None:
-            # 1 for a "-", 2 for a "+" (0 otherwise), for the check that a lone "-" is not a
-            # 0/1 column's "not scored" (population_aggregates); plain 0 and 1 are passed
-            # over first, as trim() on ten million rows cost 4 % of a draw.
-            raw = f"CAST({quote_identifier(self.columns.predicted or '')} AS VARCHAR)"
-            parts.append(
-                f"CASE WHEN {raw} IN ('0', '1') THEN 0 ELSE CASE trim({raw}) WHEN '-' THEN 1 "
-                "WHEN '+' THEN 2 ELSE 0 END END AS primary_sign"
-            )
-        parts += [
-            f"{self.classifier_sql(name)} AS c{index}"
-            for index, name in enumerate(self.columns.classifiers)
-        ]
+            parts.append(f"{_sign_sql(self.columns.predicted or '')} AS primary_sign")
+        for index, name in enumerate(self.columns.classifiers):
+            parts.append(f"{self.classifier_sql(name)} AS c{index}")
+            parts.append(f"{_sign_sql(name)} AS c{index}_sign")
         parts += [
             f"CAST({quote_identifier(name)} AS VARCHAR) AS k{index}"
             for index, name in enumerate(self.columns.keep)
@@ -931,7 +928,14 @@ class ItemTable:
         if counts.get("errors"):
             checks.append(lambda: self._refuse_error_ids(counts["errors"]))
         if counts.get("lone_dashes"):
-            checks.append(lambda: self._refuse_lone_dashes(counts["lone_dashes"]))
+            checks.append(
+                functools.partial(
+                    self._refuse_lone_dashes,
+                    counts["lone_dashes"],
+                    self.columns.predicted or "",
+                    "primary_sign",
+                )
+            )
         if counts["bad_primary"]:
             column = self.columns.score or self.columns.predicted or ""
             checks.append(
@@ -940,6 +944,15 @@ class ItemTable:
                 )
             )
         for index, name in enumerate(self.columns.classifiers):
+            if counts.get(f"lone_dashes_c{index}"):
+                checks.append(
+                    functools.partial(
+                        self._refuse_lone_dashes,
+                        counts[f"lone_dashes_c{index}"],
+                        name,
+                        f"c{index}_sign",
+                    )
+                )
             if counts[f"bad_c{index}"]:
                 checks.append(
                     functools.partial(
@@ -1011,17 +1024,17 @@ class ItemTable:
             "those rows, and export the list again"
         )
 
-    def _refuse_lone_dashes(self, how_many: int) -> None:
-        """A "-" among the predictions, and no "+": the column's own labels are others (1
-        and 0), and "-" is the export's "not scored". Read as predicted negative, 100 of
-        1,000 items moved into the unflagged list without a word (fuzz 19)."""
+    def _refuse_lone_dashes(self, how_many: int, column: str, sign: str) -> None:
+        """A "-" among a classifier's predictions (its ``sign`` column: see
+        :func:`_sign_sql`), and no "+": the column's own labels are others (1 and 0), and
+        "-" is the export's "not scored". Read as predicted negative, 100 of 1,000 items
+        moved into the unflagged list without a word (fuzz 19)."""
         self._in_file_order()
         rows = self.query(
-            f"SELECT row_number FROM ({self._numbered_sql()}) WHERE primary_sign = 1 "
+            f"SELECT row_number FROM ({self._numbered_sql()}) WHERE {sign} = 1 "
             f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
         )
         where = ", ".join(self.where(row) for (row,) in rows)
-        column = self.columns.predicted
         raise ItemListError(
             f"{self.path.name}: {how_many:,} value(s) in column {column!r} are a lone '-' "
             f"({where}{', ...' if how_many > len(rows) else ''}) and no value is '+': in an "
@@ -1075,17 +1088,18 @@ class ItemTable:
         rows = self.query(
             f"SELECT item_id, count(*), list(row_number ORDER BY row_number)[1:3] FROM "
             f"({self._numbered_sql()}) WHERE item_id IS NOT NULL AND item_id <> '' "
-            "GROUP BY item_id HAVING count(*) > 1 "
+            # Excel errors are named as such, not as duplicates of each other (review 19).
+            f"AND NOT {_ERROR_ID} GROUP BY item_id HAVING count(*) > 1 "
             f"ORDER BY min(row_number) LIMIT {OFFENDERS_SHOWN}"
         )
-        if not rows:  # two ids with one 64-bit hash: not a duplicate after all
+        if not rows:  # two ids with one 64-bit hash (or only Excel errors): no duplicate
             return
         shown = "; ".join(
             f"{item_id!r} {count} times ({', '.join(self.where(row) for row in where)}"
             f"{', ...' if count > len(where) else ''})"
             for item_id, count, where in rows
         )
-        more = " and more" if len(rows) < duplicated else ""
+        more = " and more" if OFFENDERS_SHOWN == len(rows) < duplicated else ""
         raise ItemListError(
             f"{self.path.name}: duplicate item ids in column {self.columns.id!r}: "
             f"{shown}{more}; every item must appear once"
@@ -1700,6 +1714,17 @@ def _refuse_repeated_headers(table: ItemTable) -> None:
             )
 
 
+def _sign_sql(column: str) -> str:
+    """1 for a lone "-" in ``column``, 2 for a "+", 0 otherwise: for the check that a "-"
+    is not a 0/1 column's "not scored" (:func:`population_aggregates`). Plain 0 and 1 are
+    passed over first: trim() on ten million rows cost 4 % of a draw."""
+    raw = f"CAST({quote_identifier(column)} AS VARCHAR)"
+    return (
+        f"CASE WHEN {raw} IN ('0', '1') THEN 0 ELSE CASE trim({raw}) WHEN '-' THEN 1 "
+        "WHEN '+' THEN 2 ELSE 0 END END"
+    )
+
+
 def population_aggregates(table: ItemTable) -> list[str]:
     """SQL aggregates over ``keyed_rows_sql`` giving the checks and population counts,
     in the order :func:`read_population` expects."""
@@ -1727,6 +1752,8 @@ def population_aggregates(table: ItemTable) -> list[str]:
             f"count(*) FILTER (WHERE c{index} IS NULL)",
             f"count(*) FILTER (WHERE c{index})",
             f"count(*) FILTER (WHERE c{index} AND primary_flag)",
+            f"count(*) FILTER (WHERE c{index}_sign = 1)",
+            f"count(*) FILTER (WHERE c{index}_sign = 2)",
         ]
     return parts
 
@@ -1744,9 +1771,14 @@ def read_population(table: ItemTable, values: Sequence[int], id_hashes: np.ndarr
     classifier_positives = []
     overlaps = []
     for index in range(len(table.columns.classifiers)):
-        counts[f"bad_c{index}"] = int(values[8 + 3 * index])
-        classifier_positives.append(int(values[9 + 3 * index]))
-        overlaps.append(int(values[10 + 3 * index]))
+        bad, positives_here, overlap, dashes_here, pluses_here = (
+            int(value) for value in values[8 + 5 * index : 13 + 5 * index]
+        )
+        counts[f"bad_c{index}"] = bad
+        if dashes_here and not pluses_here:
+            counts[f"lone_dashes_c{index}"] = dashes_here
+        classifier_positives.append(positives_here)
+        overlaps.append(overlap)
     if rows == 0:
         raise ItemListError(f"{table.path.name} has a header but no items")
     table.check_rows(counts, id_hashes)

@@ -732,6 +732,14 @@ def test_a_lone_dash_among_0_and_1_is_refused_not_counted_as_unflagged(tmp_path)
     signs = ["id,predicted"] + [f"m{n},{'+' if n % 7 == 0 else ' - '}" for n in range(1, 101)]
     summary = count_items(text_file(tmp_path / "signs.csv", signs))
     assert (summary.primary.population_pos, summary.primary.population_neg) == (14, 86)
+    # The same in another classifier's column (review 19: only the main one was checked).
+    lines = ["id,predicted,other"] + [
+        f"m{n},{n % 2},{'-' if n % 10 == 5 else int(n % 3 == 0)}" for n in range(1, 101)
+    ]
+    path = text_file(tmp_path / "other.csv", lines)
+    message = refusal(path, ItemColumns(classifiers=("other",)))
+    assert "10 value(s) in column 'other' are a lone '-' (row 6, row 16" in message
+    assert count_items(path).primary.population_pos == 50  # not a column the draw uses
 
 
 def test_csv_ids_that_are_an_excel_error_are_named_by_row(tmp_path):
@@ -741,6 +749,15 @@ def test_csv_ids_that_are_an_excel_error_are_named_by_row(tmp_path):
     message = refusal(text_file(tmp_path / "looked up.csv", lines))
     assert "2 id(s) in column 'id' are an Excel error, not an item's id" in message
     assert "(row 22: #N/A; row 23: #REF!)" in message
+    # Saved by another language's Excel or by LibreOffice; repeated, they are not also
+    # called duplicates (review 19); a real duplicate still is.
+    lines = ["id,predicted"] + [f"m{n},{n % 2}" for n in range(20)]
+    lines += ["#NV,1", "#N/D,0", "Err:502,1", "#N/A,1", "#N/A,0", "m3,1"]
+    message = refusal(text_file(tmp_path / "localized.csv", lines))
+    assert "5 id(s) in column 'id' are an Excel error" in message
+    assert "row 22: #NV; row 23: #N/D; row 24: Err:502; row 25: #N/A; row 26: #N/A" in message
+    assert "duplicate item ids in column 'id': 'm3' 2 times (row 5, row 27); every" in message
+    assert "'#N/A' 2 times" not in message
     # Text that merely starts with "#" is an id like any other.
     lines = ["id,predicted"] + [f"#{n},{n % 2}" for n in range(20)]
     assert count_items(text_file(tmp_path / "hash ids.csv", lines)).population_pos == 10
