@@ -205,29 +205,34 @@ class ConfusionGridModel(CellRefusals, QAbstractTableModel):
             self.dataChanged.emit(self.index(0, 0), self.index(2, 2))
 
 
+#: The refusal's advice for an empty cell inside a pasted block.
+EMPTY_CELL_ADVICE = "type 0 for a zero count, or copy a block of counts without gaps"
+
+
 def parse_block(text: str) -> list[list[int]]:
     """Numbers of a pasted block; header rows and columns (non-numeric) are dropped.
 
     Every count keeps its place: an empty cell inside the block is refused, never skipped
     (skipping slid the counts after it into the wrong cells: "45, empty" over "3, 200"
-    gave FN 200; fuzz 19). Empty cells after the block's widest row and blank lines
-    around the block are not part of it.
+    gave FN 200; fuzz 19), and so is a row or column of empty cells (zeros Excel hides),
+    which a paste used to drop, leaving the cells under it as they were (review 19). Only
+    blank lines around the block are not part of it. A first row of 1 and 0 is a row of
+    labels, not counts: refused too (they pasted as TP 1, FP 0).
 
     Raises ``ValueError`` naming the first cell that is neither a header nor a count, or
     the first empty cell inside the block (row and column as pasted).
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    rows = [[cell.strip() for cell in line.split("\t")] for line in lines]
-    for row in rows:
-        while row and row[-1] == "":
-            row.pop()
     first_row = 0
-    while rows and not rows[0]:
-        rows.pop(0)
+    # A line without a tab or any text is not a row (the final line end, blank lines
+    # around the block); a line of tabs is a row of empty cells.
+    while lines and "\t" not in lines[0] and not lines[0].strip():
+        lines.pop(0)
         first_row += 1
-    while rows and not rows[-1]:
-        rows.pop()
-    if not rows:
+    while lines and "\t" not in lines[-1] and not lines[-1].strip():
+        lines.pop()
+    rows = [[cell.strip() for cell in line.split("\t")] for line in lines]
+    if not any(any(row) for row in rows):
         raise ValueError("the clipboard holds no numbers")
 
     def looks_like_number(cell: str) -> bool:
@@ -240,28 +245,41 @@ def parse_block(text: str) -> list[list[int]]:
 
     # A header row/column holds only text; a bad count (-3, 2.5) still "looks like a number"
     # and must be refused, not skipped. An empty corner cell belongs to the headers.
-    if not any(looks_like_number(cell) for cell in rows[0]):
+    if any(rows[0]) and not any(looks_like_number(cell) for cell in rows[0]):
         rows = rows[1:]
         first_row += 1
     first_column = 0
-    if rows and all(row and not looks_like_number(row[0]) for row in rows):
+    # A first column of empty cells is zeros Excel hides (TP and FN), not headers: a
+    # header column names at least one row.
+    filled = [row for row in rows if any(row)]
+    if (
+        filled
+        and any(row[0] for row in filled)
+        and all(not looks_like_number(row[0]) for row in filled)
+    ):
         rows = [row[1:] for row in rows]
         first_column = 1
+    if len(rows) > 2 and sorted(cell for cell in rows[0] if looks_like_number(cell)) == [
+        "0",
+        "1",
+    ]:
+        raise ValueError(
+            f"pasted row {first_row + 1} holds 1 and 0, labels rather than counts: copy "
+            "only the four counts, the predicted-positive row and the actually-positive "
+            "column first"
+        )
     width = max((len(row) for row in rows), default=0)
     block = []
     for r, row in enumerate(rows):
         where = f"pasted row {first_row + r + 1}"
-        if not row:
-            raise ValueError(
-                f"{where} is empty inside the block; type 0 for a zero count and copy again"
-            )
+        if not any(row):
+            raise ValueError(f"{where} is empty inside the block; {EMPTY_CELL_ADVICE}")
         values = []
         # A row shorter than the block ends in empty cells: they are inside it too.
         for c, cell in enumerate(row + [""] * (width - len(row))):
             if cell == "":
                 raise ValueError(
-                    f"{where}, column {first_column + c + 1} is empty; type 0 for a zero "
-                    "count and copy again"
+                    f"{where}, column {first_column + c + 1} is empty; {EMPTY_CELL_ADVICE}"
                 )
             try:
                 values.append(formatting.parse_count(cell))

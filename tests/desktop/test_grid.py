@@ -162,6 +162,12 @@ def test_a_refusal_of_a_long_entry_shows_it_shortened(qtbot, grid):
         ("45\t7\n\t200\n", "pasted row 2, column 1 is empty"),  # FN left empty
         ("5\n\n7\n", "pasted row 2 is empty inside the block"),  # a column with a gap
         ("\tActual +\tActual -\nPredicted +\t45\t\nPredicted -\t3\t200\n", "row 2, column 3"),
+        # A whole row or column of zeros Excel hides was dropped, and the cells under it
+        # kept their old counts (review 19).
+        ("45\t7\r\n\t\r\n", "pasted row 2 is empty inside the block"),  # FN = TN = 0
+        ("45\t\r\n3\t\r\n", "pasted row 1, column 2 is empty"),  # FP = TN = 0
+        ("\t45\r\n\t3\r\n", "pasted row 1, column 1 is empty"),  # TP = FN = 0
+        ("\tA+\tA-\nP+\t45\t7\n\nP-\t3\t200", "pasted row 3 is empty inside the block"),
     ],
 )
 def test_an_empty_cell_inside_a_pasted_block_is_refused_not_skipped(qtbot, grid, text, where):
@@ -175,10 +181,25 @@ def test_an_empty_cell_inside_a_pasted_block_is_refused_not_skipped(qtbot, grid,
     assert session.state.evaluate.matrix == before
 
 
-def test_empty_cells_around_a_pasted_block_are_not_part_of_it(qtbot, grid):
+def test_blank_lines_around_a_pasted_block_are_not_part_of_it(qtbot, grid):
     session, widget = grid
-    assert widget.model.paste_text("\n45\t7\t\r\n3\t200\t\n\n")
+    assert widget.model.paste_text("\n45\t7\r\n3\t200\n\n")
     assert session.state.evaluate.matrix == ConfusionMatrix(tp=45, fp=7, fn=3, tn=200)
+    # A column of empty cells after the counts may be zeros Excel hides: not taken as
+    # nothing (review 19).
+    assert not widget.model.paste_text("45\t7\t\r\n3\t200\t\n")
     # a header row with an empty corner, a header column: dropped as before
     assert widget.model.paste_text("\tActual +\tActual -\nPredicted +\t1\t2\nPredicted -\t3\t4")
     assert session.state.evaluate.matrix == ConfusionMatrix(tp=1, fp=2, fn=3, tn=4)
+
+
+def test_labels_1_and_0_over_the_counts_are_refused(qtbot, grid):
+    """A table headed by the labels 1 and 0 (as a model's report prints it) pasted as
+    TP 1, FP 0 (review 19)."""
+    session, widget = grid
+    before = session.state.evaluate.matrix
+    for text in ("Actual\t1\t0\nPred 1\t45\t7\nPred 0\t3\t200", "\t1\t0\n1\t45\t7\n0\t3\t200"):
+        with qtbot.waitSignal(widget.model.refused) as blocker:
+            assert not widget.model.paste_text(text)
+        assert "holds 1 and 0, labels rather than counts" in blocker.args[0]
+    assert session.state.evaluate.matrix == before
