@@ -119,6 +119,16 @@ def method_label(metric: str, method: str, design: str, fpc: bool = False) -> st
     return METHOD_NAMES.get(method, method)
 
 
+def _within_noise_tip(interval, p_worse: float | None) -> str:
+    """The tooltip of a change whose interval includes 0: its verdict, said once (the
+    interval's "includes 0" and the verdict's "includes no change" read as the same point
+    twice; review 19)."""
+    verdict = change_verdict(interval.lower, interval.upper, p_worse)
+    if "includes no change" in verdict:
+        return f"The change is {verdict}"
+    return f"The interval includes 0: the change is {verdict}"
+
+
 def quote_tip(metric: str, why: str | None = None) -> str:
     """Why the marked interval is the one to quote (core's reason, for a tooltip)."""
     why = RECOMMENDED[metric].why if why is None else why
@@ -1044,8 +1054,7 @@ class EvaluateTab(SessionTab):
                     else (
                         "The interval excludes 0: an improvement beyond noise"
                         if interval.lower > 0
-                        else "The interval includes 0: the change is "
-                        + change_verdict(interval.lower, interval.upper, change.p_worse)
+                        else _within_noise_tip(interval, change.p_worse)
                     ),
                     values=(name, change.previous, change.current, change.estimate, interval),
                 )

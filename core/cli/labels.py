@@ -554,6 +554,8 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append(evaluation_text(evaluation))
     further: Any = result.get("classifiers", [])
     checks = labeled.further_targets or (None,) * len(further)
+    from core.workbook.labeling import category_words
+
     category = labeled.category
     for item, check in zip(further, checks, strict=True):
         lines.append("")
@@ -566,8 +568,9 @@ def format_text(labeled: LabeledSample) -> str:
             # Shared labels answer the editors' one question: a classifier of another
             # category read "phishing recall 11.8 %" with no caveat (trial 19).
             lines.append(
-                f'  judged by the editors\' labels of "{category}": its precision and recall '
-                f"are of that category (a classifier of another one needs a draw of its own)"
+                f"  judged by the editors' labels of {category_words(category)}: its precision "
+                "and recall are of that category (a classifier of another one needs a draw "
+                "of its own)"
             )
         evaluated = item.get("evaluation")
         if evaluated:

@@ -1629,6 +1629,6 @@ def test_labels_says_the_other_classifiers_are_judged_by_the_editors_category(ca
     lines = captured.out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("classifier phishing: TP"))
     assert lines[at + 1] == (
-        '  judged by the editors\' labels of "unwanted mail": its precision and recall are of '
+        "  judged by the editors' labels of “unwanted mail”: its precision and recall are of "
         "that category (a classifier of another one needs a draw of its own)"
     )
