@@ -980,48 +980,45 @@ class ItemTable:
         """Offender searches number rows with ``row_number() OVER ()``: keep file order."""
         self.connection.execute("SET preserve_insertion_order = true")
 
-    def _refuse_missing(self, how_many: int) -> None:
+    def _offenders(self, condition: str, how_many: int, *, with_id: bool = False) -> str:
+        """The first rows (in file order) where ``condition`` holds: ``row 3, row 6, ...``
+        or, ``with_id``, ``row 3: '#N/A'; row 6: '#REF!'; ...``."""
         self._in_file_order()
+        shown = "row_number, item_id" if with_id else "row_number"
         rows = self.query(
-            f"SELECT row_number FROM ({self._numbered_sql()}) "
-            "WHERE item_id IS NULL OR item_id = '' ORDER BY row_number "
-            f"LIMIT {OFFENDERS_SHOWN}"
+            f"SELECT {shown} FROM ({self._numbered_sql()}) WHERE {condition} "
+            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
         )
-        where = ", ".join(self.where(row) for (row,) in rows)
+        if with_id:
+            text = "; ".join(f"{self.where(row)}: {_shown_value(value)}" for row, value in rows)
+            return text + ("; ..." if how_many > len(rows) else "")
+        return ", ".join(self.where(row) for row, *_ in rows) + (
+            ", ..." if how_many > len(rows) else ""
+        )
+
+    def _refuse_missing(self, how_many: int) -> None:
+        where = self._offenders("item_id IS NULL OR item_id = ''", how_many)
         raise ItemListError(
             f"{self.path.name}: {how_many:,} item(s) have no id in column "
-            f"{self.columns.id!r} ({where}{', ...' if how_many > len(rows) else ''}); every "
-            "item needs an id"
+            f"{self.columns.id!r} ({where}); every item needs an id"
         )
 
     def _refuse_stray_quotes(self, how_many: int) -> None:
-        self._in_file_order()
-        rows = self.query(
-            f"SELECT row_number, item_id FROM ({self._numbered_sql()}) WHERE {_STRAY_QUOTE} "
-            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
-        )
-        where = "; ".join(f"{self.where(row)}: {_shown_value(text)}" for row, text in rows)
+        where = self._offenders(_STRAY_QUOTE, how_many, with_id=True)
         raise ItemListError(
             f"{self.path.name}: {how_many:,} id(s) in column {self.columns.id!r} begin with a "
-            f'quote (") that is not closed where the id ends ({where}'
-            f"{'; ...' if how_many > len(rows) else ''}); remove the stray quote so that each "
-            "id reads as your other systems have it"
+            f'quote (") that is not closed where the id ends ({where}); remove the stray '
+            "quote so that each id reads as your other systems have it"
         )
 
     def _refuse_error_ids(self, how_many: int) -> None:
         """Ids that are an Excel error exported as text (#N/A of a failed lookup): drawn,
         they are items the labelers cannot find (fuzz 19)."""
-        self._in_file_order()
-        rows = self.query(
-            f"SELECT row_number, item_id FROM ({self._numbered_sql()}) WHERE {_ERROR_ID} "
-            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
-        )
-        where = "; ".join(f"{self.where(row)}: {text}" for row, text in rows)
+        where = self._offenders(_ERROR_ID, how_many, with_id=True)
         raise ItemListError(
             f"{self.path.name}: {how_many:,} id(s) in column {self.columns.id!r} are an "
-            f"Excel error, not an item's id ({where}{'; ...' if how_many > len(rows) else ''}); "
-            "a lookup or formula failed where the list was made: fix it there, or remove "
-            "those rows, and export the list again"
+            f"Excel error, not an item's id ({where}); a lookup or formula failed where the "
+            "list was made: fix it there, or remove those rows, and export the list again"
         )
 
     def _refuse_lone_dashes(self, how_many: int, column: str, sign: str) -> None:
@@ -1029,17 +1026,12 @@ class ItemTable:
         :func:`_sign_sql`), and no "+": the column's own labels are others (1 and 0), and
         "-" is the export's "not scored". Read as predicted negative, 100 of 1,000 items
         moved into the unflagged list without a word (fuzz 19)."""
-        self._in_file_order()
-        rows = self.query(
-            f"SELECT row_number FROM ({self._numbered_sql()}) WHERE {sign} = 1 "
-            f"ORDER BY row_number LIMIT {OFFENDERS_SHOWN}"
-        )
-        where = ", ".join(self.where(row) for (row,) in rows)
+        where = self._offenders(f"{sign} = 1", how_many)
         raise ItemListError(
             f"{self.path.name}: {how_many:,} value(s) in column {column!r} are a lone '-' "
-            f"({where}{', ...' if how_many > len(rows) else ''}) and no value is '+': in an "
-            "export a dash often means the item was not scored; give those items their "
-            "prediction (or write + and - for every item) and read the list again"
+            f"({where}) and no value is '+': in an export a dash often means the item was "
+            "not scored; give those items their prediction (or write + and - for every item) "
+            "and read the list again"
         )
 
     def _refuse_bad_label(self, how_many: int, column: str, flag: str) -> None:

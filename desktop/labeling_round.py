@@ -50,7 +50,7 @@ from PySide6.QtWidgets import (
 from core.errors import InputError
 from core.progress import Cancelled
 from core.session import EnsembleInputs, PopulationInputs
-from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree, draw_mark
+from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree, draw_mark, largest_draw
 from core.workbook.rounds import EARLIEST_ROUND_DATE
 from core.workbook.session_io import LABELED_SHEET
 
@@ -1659,7 +1659,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
         return None
     # The round is filed under the classifier the workbook names, else under the current
     # round's classifier.
-    classifier = max(workbooks, key=lambda book: len(book.sample)).design.filed_under or None
+    classifier = largest_draw(workbooks).design.filed_under or None
     if classifier is None and current is not None:
         classifier = current.classifier
     rounds, placed = merged_rounds(state.rounds, results, workbooks, classifier)
@@ -1818,7 +1818,7 @@ def still_out(awaiting: Sequence[str], workbooks: Sequence[LabelingWorkbook]) ->
 def _recorded_targets(workbooks: Sequence[LabelingWorkbook]) -> Targets | None:
     """The target margins the round was drawn for: those the largest draw (the latest
     top-up, which lists the whole sample) records; None when it records none."""
-    return max(workbooks, key=lambda book: len(book.sample)).design.targets
+    return largest_draw(workbooks).design.targets
 
 
 def _plan_from(state, item: Round, targets: Targets | None = None) -> list[tuple[str, object]]:
@@ -1965,7 +1965,7 @@ def summary_text(result: LabeledRound) -> str:
                 f"{subject[0].upper()}{subject[1:]} could move the estimates only this far, "
                 f"whatever {their}: {' and '.join(shown)} (not confidence intervals)."
             )
-    note = max(result.workbooks, key=lambda book: len(book.sample)).design.targets_note
+    note = largest_draw(result.workbooks).design.targets_note
     if note:
         lines.append(html.escape(note[0].upper() + note[1:], quote=False) + ".")
     if result.targets is not None:
@@ -2070,7 +2070,7 @@ def _other_classifiers_in_words(result: LabeledRound) -> list[str]:
     lines = ["", f"The draw's other classifiers{against}:"]
     from core.workbook.labeling import category_words
 
-    category = max(result.workbooks, key=lambda book: len(book.sample)).design.category
+    category = largest_draw(result.workbooks).design.category
     if category:
         # Shared labels answer the editors' one question: a classifier of another category
         # read "phishing recall 11.8 %" with no caveat (trial 19).

@@ -1997,8 +1997,10 @@ class MainWindow(QMainWindow):
             sizes = result.surer.top_up
         if sizes is None:
             return None
+        from core.workbook.labeling import largest_draw
+
         # The workbook of the largest draw lists the whole sample so far.
-        latest = max(result.workbooks, key=lambda book: len(book.sample))
+        latest = largest_draw(result.workbooks)
         name = latest.design.file_name
         item_list = None
         # The list the round was drawn from: the one chosen in this session, else beside

@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
     from core import validation
     from core.workbook.labeling import (
         evaluate_labels,
+        largest_draw,
         misread_as_labels,
         misread_words,
         read_labeling_workbook,
@@ -231,7 +232,7 @@ def run(args: argparse.Namespace) -> LabeledSample:
         )
     # The workbook of the largest draw lists the whole sample so far, and a top-up records
     # the targets it was drawn for.
-    latest = max(workbooks, key=lambda book: len(book.sample))
+    latest = largest_draw(workbooks)
     stored = latest.design.targets
     margins_given = any(
         value is not None for value in (args.margin, args.margin_precision, args.margin_recall)
@@ -352,6 +353,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> tuple[AppendedRou
         append_rounds,
         start_rounds_workbook,
     )
+    from core.workbook.labeling import largest_draw
     from core.workbook.rounds import classifier_key
 
     primary = result.primary
@@ -364,7 +366,7 @@ def _append(args, workbooks, result: LabeledSample, before) -> tuple[AppendedRou
     # Named as the user typed it ("V2" for the column v2): one classifier whatever its case.
     by_key = {classifier_key(name): labels for name, labels in further.items()}
     alone = by_key.get(classifier_key(args.classifier)) if args.classifier else None
-    filed_under = max(workbooks, key=lambda book: len(book.sample)).design.filed_under
+    filed_under = largest_draw(workbooks).design.filed_under
     if alone is not None:
         # --classifier naming a further classifier of the sample (--classifiers of select)
         # records that classifier's counts and population, not the main one's.

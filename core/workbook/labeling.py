@@ -657,7 +657,7 @@ def evaluate_labels(
         )
         for labels in counted
     )
-    category = max(workbooks, key=lambda book: len(book.sample)).design.category
+    category = largest_draw(workbooks).design.category
     return LabeledSample(seed=seed, labels=counted, evaluations=evaluations, category=category)
 
 
@@ -1590,6 +1590,12 @@ def round_name(workbooks: Sequence[LabelingWorkbook]) -> str:
     return workbooks[0].path.stem
 
 
+def largest_draw(workbooks: Sequence[LabelingWorkbook]) -> LabelingWorkbook:
+    """The workbook of a round's largest draw (its latest top-up, which lists the whole
+    sample and records what the round was last drawn with)."""
+    return max(workbooks, key=lambda book: len(book.sample))
+
+
 def round_date(workbooks: Sequence[LabelingWorkbook]) -> dt.date:
     """The round's date: the one the lead gave the draw (its first draw's: a top-up
     keeps it), else the day its first draw was made (the item list's snapshot the sample
@@ -2213,7 +2219,7 @@ def count_labels(workbooks: Sequence[LabelingWorkbook]) -> tuple[ClassifierLabel
     for other in workbooks[1:]:
         _same_design(first, other)
     _refuse_repeated_files(workbooks)
-    latest = max(workbooks, key=lambda book: len(book.sample))
+    latest = largest_draw(workbooks)
     _refuse_other_rounds(workbooks, latest)
     labels, source = _merged_labels(workbooks)
     absent = [place.id for place in latest.sample if place.id not in labels]

@@ -748,14 +748,16 @@ def test_csv_ids_that_are_an_excel_error_are_named_by_row(tmp_path):
     lines = ["id,predicted"] + [f"m{n},{n % 2}" for n in range(20)] + ["#N/A,1", "#REF!,0"]
     message = refusal(text_file(tmp_path / "looked up.csv", lines))
     assert "2 id(s) in column 'id' are an Excel error, not an item's id" in message
-    assert "(row 22: #N/A; row 23: #REF!)" in message
+    assert "(row 22: '#N/A'; row 23: '#REF!')" in message
     # Saved by another language's Excel or by LibreOffice; repeated, they are not also
     # called duplicates (review 19); a real duplicate still is.
     lines = ["id,predicted"] + [f"m{n},{n % 2}" for n in range(20)]
     lines += ["#NV,1", "#N/D,0", "Err:502,1", "#N/A,1", "#N/A,0", "m3,1"]
     message = refusal(text_file(tmp_path / "localized.csv", lines))
     assert "5 id(s) in column 'id' are an Excel error" in message
-    assert "row 22: #NV; row 23: #N/D; row 24: Err:502; row 25: #N/A; row 26: #N/A" in message
+    assert "row 22: '#NV'; row 23: '#N/D'; row 24: 'Err:502'; row 25: '#N/A'; row 26: '#N/A'" in (
+        message
+    )
     assert "duplicate item ids in column 'id': 'm3' 2 times (row 5, row 27); every" in message
     assert "'#N/A' 2 times" not in message
     # Text that merely starts with "#" is an id like any other.
