@@ -709,8 +709,13 @@ class ItemSampleDialog(QDialog):
                   for count in summary.classifiers]  # fmt: skip
         state = self._window.session.state
         try:
-            return further_classifier_needs(state, counts)
-        except InputError:
+            # A third of a second per classifier: off the GUI thread, as the count was.
+            return self._window._in_background(
+                "Planning the other classifiers…",
+                lambda: further_classifier_needs(state, counts),
+                cancellable=True,
+            )
+        except (InputError, Cancelled):
             return ()  # a plan that cannot be made here is the Plan tab's to say
 
     def _show_other_needs(self) -> None:
