@@ -212,7 +212,16 @@ def test_import_scored_sample_draws_pr_curves(qtbot, tab, tmp_path):
     try:
         qtbot.waitUntil(lambda: tab.scored is not None, timeout=10_000)
     except qtbot.TimeoutError:
-        pytest.fail(f"the scored sample was not read: {tab.scored_label.text()!r}")
+        # What to look at next time (seen in three CI runs, never alone or beside two busy
+        # processes): was the read still waiting for a thread, or running?
+        from desktop.workers import reading_pool
+
+        pool = reading_pool()
+        pytest.fail(
+            f"the scored sample was not read: {tab.scored_label.text()!r}; reading threads "
+            f"busy {pool.activeThreadCount()} of {pool.maxThreadCount()}, runner running "
+            f"{tab.runner.is_running}"
+        )
     expected = curves_of_sample(load_scored_sample(path))
     precision, recall, _ = expected.pr_curve()
     x, y = tab.pr_line.getData()
