@@ -659,6 +659,8 @@ class ItemSampleDialog(QDialog):
 
         self.summary = None
         self._last_failure: BaseException | None = None
+        self._needs = ()  # of the list counted before; said again once this one is counted
+        self._show_other_needs()
         self.draw_button.setEnabled(False)
         self.use_population_button.setEnabled(False)
         self.use_ensemble_button.setVisible(False)

@@ -1446,4 +1446,8 @@ def test_the_draw_dialog_plans_the_other_classifiers_from_their_latest_rounds(
     assert "serve every classifier" in dialog.sizes_note.text()
     assert not dialog.serve_all_button.isVisibleTo(dialog)
     assert "meet the targets at these sizes too" in dialog.others_note.text()
+    # A list that cannot be counted says nothing of the last one's classifiers.
+    dialog.classifiers_edit.setText("no such column")
+    assert not dialog.count_items()
+    assert not dialog.others_note.isVisibleTo(dialog)
     dialog.close()
