@@ -1008,9 +1008,22 @@ def check_round_date(date: dt.date | None) -> None:
         )
 
 
+class _TooEarly(ValueError):
+    """A date cell's day before :data:`EARLIEST_ROUND_DATE`: ``shown`` as the cell shows it
+    (``50`` for a plain number, else the day), ``number`` whether the cell held one."""
+
+    def __init__(self, day: dt.date, raw: object):
+        self.number = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+        self.shown = f"{raw:g}" if self.number else day.isoformat()
+        self.day = day
+        super().__init__(f"{day.isoformat()} is before {EARLIEST_ROUND_DATE.year}")
+
+
 def _as_date(value: object, epoch: dt.datetime) -> dt.date:
     """Date cell -> date; raises ValueError for text that is not an ISO date, for a number
-    that is no day of Excel's calendar, and for a day before :data:`EARLIEST_ROUND_DATE`."""
+    that is no day of Excel's calendar, and :class:`_TooEarly` for a day before
+    :data:`EARLIEST_ROUND_DATE`."""
+    raw = value
     if isinstance(value, dt.datetime):
         value = value.date()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -1034,25 +1047,8 @@ def _as_date(value: object, epoch: dt.datetime) -> dt.date:
             value = dt.datetime.fromisoformat(text).date()
     assert isinstance(value, dt.date)
     if value < EARLIEST_ROUND_DATE:
-        raise ValueError(f"{value.isoformat()} is before {EARLIEST_ROUND_DATE.year}")
+        raise _TooEarly(value, raw)
     return value
-
-
-def _early_day(value: object) -> str | None:
-    """How a date cell before :data:`EARLIEST_ROUND_DATE` shows it (``2``, ``1900-02-19``,
-    ``1950-01-01``), or None for any other refused date."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{value:g}" if 1 <= value < 25_569 else None  # 25,569 is 1970-01-01
-    if isinstance(value, dt.datetime):
-        value = value.date()
-    if isinstance(value, str):
-        try:
-            value = dt.date.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    if isinstance(value, dt.date) and _FIRST_EXCEL_DAY <= value < EARLIEST_ROUND_DATE:
-        return value.isoformat()
-    return None
 
 
 # A label such as "Total", "Totals:", "Grand total", "Sub-total", "Sum", "Average"; the
@@ -1469,6 +1465,19 @@ class _RowInterpreter:
             raw_date = values[get["date"]]
             try:
                 date = _as_date(raw_date, self.epoch)
+            except _TooEarly as early:
+                header = self.headers.get(get["date"], "date")
+                why = (
+                    "a week number or a year in a date column reads as a day of 1900 or 1905"
+                    if early.number or early.day.year in (1900, 1905)
+                    else "no round is older"
+                )
+                problems_found.append(
+                    f"{header} {early.shown} (cell {self._cell(get['date'], row_number)}) is "
+                    f"not the day a round was labeled (it is before {EARLIEST_ROUND_DATE.year}: "
+                    f"{why}); type the day the round was labeled, or use {named('column')} "
+                    f"ignore={header} to read the rounds without dates"
+                )
             except (ValueError, TypeError, OverflowError):
                 # A date-formatted number beyond Excel's dates reads as #VALUE!, as openpyxl
                 # has it: the cell itself may not say so (fuzz 14).
@@ -1478,24 +1487,10 @@ class _RowInterpreter:
                     if raw_date == "#VALUE!"
                     else f"date {_describe(raw_date)} is not a date"
                 )
-                cell = self._cell(get["date"], row_number)
-                early = _early_day(raw_date)
-                if early is not None:
-                    header = self.headers.get(get["date"], "date")
-                    number = isinstance(raw_date, (int, float)) and not isinstance(raw_date, bool)
-                    why = (
-                        "a week number or a year in a date column reads as a day of 1900 or 1905"
-                        if number or early[:4] in ("1900", "1905")
-                        else "no round is older"
-                    )
-                    problems_found.append(
-                        f"{header} {early} (cell {cell}) is not the day a round was labeled "
-                        f"(it is before {EARLIEST_ROUND_DATE.year}: {why}); type the day the "
-                        f"round was labeled, or use {named('column')} ignore={header} to read "
-                        "the rounds without dates"
-                    )
-                else:
-                    problems_found.append(f"{what}; use a date cell or YYYY-MM-DD (cell {cell})")
+                problems_found.append(
+                    f"{what}; use a date cell or YYYY-MM-DD "
+                    f"(cell {self._cell(get['date'], row_number)})"
+                )
         if problems_found:
             return Refusal(
                 sheet=self.sheet,
