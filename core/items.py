@@ -35,6 +35,7 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -93,12 +94,17 @@ _LOCAL_ERROR = r"#N/?[A-Z]{1,2}|#[A-Z0-9/_]+[!?]|Err:[0-9]{3}"
 #: An id that is one of :data:`EXCEL_ERRORS` or looks like a localized one (the cheap
 #: first test passes over the rest).
 _ERROR_ID = (
-    "((left(item_id, 1) = '#' OR left(item_id, 4) = 'Err:') AND (item_id IN ("
+    # CASE, not AND: DuckDB evaluates both sides of an AND in an aggregate's FILTER for
+    # every row, and the list and pattern tests cost a quarter of a ten-million-row count.
+    "(CASE WHEN starts_with(item_id, '#') OR starts_with(item_id, 'Err:') THEN item_id IN ("
     + ", ".join(f"'{text}'" for text in sorted(EXCEL_ERRORS))
-    + f") OR regexp_full_match(item_id, '{_LOCAL_ERROR}')))"
+    + f") OR regexp_full_match(item_id, '{_LOCAL_ERROR}') ELSE FALSE END)"
 )
 #: An id starting with a double quote that does not end with one (an unclosed CSV quote).
-_STRAY_QUOTE = "(left(item_id, 1) = '\"' AND (length(item_id) = 1 OR right(item_id, 1) <> '\"'))"
+_STRAY_QUOTE = (
+    "(CASE WHEN starts_with(item_id, '\"') "
+    "THEN item_id = '\"' OR NOT ends_with(item_id, '\"') ELSE FALSE END)"
+)
 #: File name endings read as each kind of table.
 _CSV_SUFFIXES = (".csv", ".txt", ".csv.gz", ".tsv", ".tab", ".tsv.gz")
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -915,7 +921,7 @@ class ItemTable:
         hashes show a problem.
 
         ``counts`` holds ``missing``, ``bad_primary`` and ``bad_c{i}`` from the same scan
-        as the population counts, and ``id_hashes`` the 64-bit hash of every id (sorted in
+        as the population counts, and ``id_hashes`` the 64-bit hash of every id (reordered in
         place).
         """
         # Every kind of problem is named at once: a lead fixing a long export should not
@@ -1067,13 +1073,8 @@ class ItemTable:
     def _refuse_duplicates(self, id_hashes: np.ndarray) -> None:
         # The 64-bit hashes of all ids, sorted by numpy: a third of the time (and memory) of
         # DuckDB grouping ten million ids. Equal neighbours are duplicates or, rarely, a
-        # hash collision, which the exact search below tells apart. Sorted in place: the
-        # callers are done with the array, and a copy of ten million hashes costs 0.1 s and
-        # 80 MB.
-        hashes = id_hashes
-        hashes.sort()
-        # Ids repeated (one id three times is one, not two): what "and more" is said by.
-        duplicated = int(np.unique(hashes[1:][hashes[1:] == hashes[:-1]]).size)
+        # hash collision, which the exact search below tells apart.
+        duplicated = _repeated_values(id_hashes)
         if not duplicated:
             return
         self._in_file_order()
@@ -1106,6 +1107,25 @@ class ItemTable:
                     f"(classifier {name!r}); a stratum with no items cannot be sampled. "
                     "Check the column and its values"
                 )
+
+
+def _repeated_values(hashes: np.ndarray) -> int:
+    """How many values occur more than once in ``hashes`` (uint64; reordered in place).
+
+    Hashes below and above 2**63 cannot be equal, so the two halves are sorted on two
+    threads (numpy sorts without the GIL): 0.45 s instead of 0.68 s for ten million.
+    """
+    high = hashes >= np.uint64(1 << 63)
+    halves = [hashes[~high], hashes[high]]
+    del high
+
+    def repeated(half: np.ndarray) -> int:
+        half.sort()
+        # One id three times is one repeated id, not two: what "and more" is said by.
+        return int(np.unique(half[1:][half[1:] == half[:-1]]).size)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return sum(pool.map(repeated, halves))
 
 
 def _shown_value(value: str) -> str:
