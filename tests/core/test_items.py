@@ -113,6 +113,25 @@ def test_duplicate_ids_are_named_with_their_rows(tmp_path):
     assert "'a3' 2 times (row 4, row 10)" in message
 
 
+def test_repeated_hashes_are_counted_across_both_halves_of_the_range():
+    """The duplicate check sorts hashes below and above 2**63 apart; count against Counter."""
+    from collections import Counter
+
+    import numpy as np
+
+    from core.items import _repeated_values
+
+    rng = np.random.default_rng(8)
+    values = rng.integers(0, 2**64, 5_000, dtype=np.uint64, endpoint=False)
+    values = np.concatenate([values, values[:7], values[:3], [np.uint64(2**63), np.uint64(2**63)]])
+    values = np.concatenate([values, [np.uint64(0), np.uint64(2**64 - 1)] * 2])
+    rng.shuffle(values)
+    expected = sum(1 for count in Counter(values.tolist()).values() if count > 1)
+    assert expected == 10
+    assert _repeated_values(values.copy()) == expected
+    assert _repeated_values(np.array([], dtype=np.uint64)) == 0
+
+
 def test_duplicates_in_xlsx_name_the_sheet_rows(tmp_path):
     rows = [*ROWS, ["a1", "1", "0.5", "dup", "no"]]
     message = refusal(write_xlsx(tmp_path / "dup.xlsx", rows=rows, title_rows=1))
