@@ -13,7 +13,7 @@ name in backticks (```fpc```).
 from __future__ import annotations
 
 import errno
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 #: Every parameter a ``core`` message may name, with what it is (the interfaces' word
 #: tables must cover them all; a test checks it).
@@ -64,6 +64,50 @@ def named(parameter: str) -> str:
     if parameter not in PARAMETERS:
         raise KeyError(f"{parameter!r} is not a parameter listed in core.errors.PARAMETERS")
     return _words.get(parameter, f"`{parameter}`")
+
+
+def _said_as_flag(word: str) -> bool:
+    return word.startswith(("--", "`"))
+
+
+def column_choice(role: str, header: str | None, role_words: str, sheet: str | None = None) -> str:
+    """A column choice (``ROLE=HEADER``) as a noun, in the words now in use.
+
+    ``--column ignore=Week`` on the command line; in the app, whose Columns… dialog sets a
+    role per column, ``“nothing (ignored)” for column 'Week'``. ``header`` None stands for
+    any header (``HEADER``); ``role_words`` is the role as the dialog lists it; ``sheet``
+    limits the choice to one sheet.
+    """
+    word = named("column")
+    if _said_as_flag(word):
+        prefix = f"{sheet}!" if sheet else ""
+        return f"{word} {prefix}{role}={'HEADER' if header is None else header}"
+    if header is None:
+        return f"the column of the {role_words}"
+    of_sheet = f" of sheet {sheet!r}" if sheet else ""
+    return f"“{role_words}” for column {header!r}{of_sheet}"
+
+
+def column_choice_advice(choices: Sequence[tuple[str, str | None, str]]) -> str:
+    """What to do to make column choices ``(role, header, role_words)``: an imperative
+    phrase such as ``use --column ignore=Week`` or, in the app, ``choose “nothing
+    (ignored)” for column 'Week' with Columns… in the Rounds panel``."""
+    word = named("column")
+    if _said_as_flag(word):
+        return "use " + " ".join(column_choice(*choice) for choice in choices)
+    known = [column_choice(*choice) for choice in choices if choice[1] is not None]
+    unknown = [role_words for _, header, role_words in choices if header is None]
+    parts = []
+    if known:
+        parts.append("choose " + _joined(known))
+    if unknown:
+        verb = "columns hold" if len(unknown) > 1 else "column holds"
+        parts.append(f"choose which {verb} the {_joined(unknown)}")
+    return f"{' and '.join(parts)} with {word}"
+
+
+def _joined(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 class InputError(ValueError):

@@ -241,7 +241,8 @@ FIELD_WORDS: dict[str, str] = {
     "classifiers": "Other classifiers",
     "keep": "Keep for labelers",
     "show_strata": "untick Hide from the editors which items were flagged",
-    "column": "the column choice (Columns… in the Rounds panel)",
+    # Not a flag: core's column_choice_advice says what to pick in the Columns… dialog.
+    "column": "Columns… in the Rounds panel",
     "sheet": "the sheet",
     "classifier": "the classifier's name",
     "round": "the round's name",

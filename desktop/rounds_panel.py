@@ -972,7 +972,7 @@ class RoundsPanel(QWidget):
 
 #: Words for the roles in the "Columns…" dialog's combo boxes.
 def _role_choices() -> list[tuple[str, str]]:
-    return [("ignore", "nothing"), *((role, ROLE_WORDS.get(role, role)) for role in COLUMN_ROLES)]
+    return [(role, ROLE_WORDS.get(role, role)) for role in ("ignore", *COLUMN_ROLES)]
 
 
 class ColumnsDialog(QDialog):

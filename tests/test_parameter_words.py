@@ -87,3 +87,33 @@ def test_every_parameter_core_names_is_listed():
         used |= set(re.findall(r"""named\(\s*["']([^"']+)["']\s*\)""", path.read_text()))
     used |= {"n_parent", "n_child"}  # named("n_" + who) in core.ensemble
     assert used and used <= set(errors.PARAMETERS)
+
+
+def test_a_column_choice_is_said_as_a_flag_or_as_what_to_pick_in_the_columns_dialog():
+    from core.workbook.rounds import ColumnChoice, choice_advice
+
+    counts = [(field, None) for field in ("tp", "fp", "fn", "tn")]
+    previous = use_words(FLAG_WORDS)
+    try:
+        assert choice_advice(("ignore", "Week")) == "use --column ignore=Week"
+        assert choice_advice(*counts) == (
+            "use --column tp=HEADER --column fp=HEADER --column fn=HEADER --column tn=HEADER"
+        )
+        assert ColumnChoice.parse("Fraud!tp=Hits").in_words() == "--column Fraud!tp=Hits"
+        use_words(FIELD_WORDS)
+        # The app's Columns… dialog lists the roles in these words (no ROLE=HEADER syntax).
+        assert choice_advice(("ignore", "Week")) == (
+            "choose “nothing (ignored)” for column 'Week' with Columns… in the Rounds panel"
+        )
+        assert choice_advice(*counts) == (
+            "choose which columns hold the TP, FP, FN and TN with Columns… in the Rounds panel"
+        )
+        assert choice_advice(("classifier", None), ("model_version", "Model")) == (
+            "choose “model version” for column 'Model' and choose which column holds the "
+            "classifier with Columns… in the Rounds panel"
+        )
+        assert ColumnChoice.parse("Fraud!tp=Hits").in_words() == (
+            "“TP” for column 'Hits' of sheet 'Fraud'"
+        )
+    finally:
+        use_words(previous)

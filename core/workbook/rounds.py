@@ -27,7 +27,7 @@ from typing import Any, Literal, cast
 
 from core import validation
 from core.confusion import ConfusionMatrix, Population
-from core.errors import InputError, named
+from core.errors import InputError, column_choice, column_choice_advice, named
 from core.workbook.xlsx_reader import (
     RawRow,
     WorkbookError,
@@ -483,6 +483,13 @@ class ColumnChoice:
     def applies_to(self, sheet: str) -> bool:
         return self.sheet is None or self.sheet == sheet
 
+    def in_words(self) -> str:
+        """The choice as the interface in use says it (``--column tp=Hits``, or what the
+        app's Columns… dialog shows)."""
+        return column_choice(
+            self.role, self.header, ROLE_WORDS.get(self.role, self.role), self.sheet
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnRole:
@@ -566,18 +573,26 @@ class SheetColumns:
         }
 
 
+def choice_advice(*choices: tuple[str, str | None]) -> str:
+    """What to do to read columns as roles, ``(role, header or None for any)``, in the
+    words of the interface in use (:func:`core.errors.column_choice_advice`)."""
+    return column_choice_advice(
+        [(role, header, ROLE_WORDS.get(role, role)) for role, header in choices]
+    )
+
+
 def describe_role(sheet: str, item: ColumnRole) -> str:
     """One line saying what a column was read as, and how to change it."""
     what = ROLE_WORDS.get(item.role, item.role)
     if item.role == "classifier" and not item.header:
         text = f"sheet {sheet!r}: the classifier is the sheet's name ({item.reason})"
-        return text + f"; name a classifier column with {named('column')} classifier=HEADER"
+        return text + f"; to read it from a column, {choice_advice(('classifier', None))}"
     text = f"sheet {sheet!r}: column {item.column} {item.header!r} read as the {what}"
     if item.reason:
         text += f" ({item.reason})"
     if item.guessed:
         other = "classifier" if item.role == "model_version" else "model_version"
-        text += f"; if it is not, use {named('column')} {other}={item.header}"
+        text += f"; if it is not, {choice_advice((other, item.header))}"
     return text
 
 
@@ -777,7 +792,7 @@ def unused_choices_in_words(book: RoundsBook) -> str:
     with them (and why each was skipped), or no column has their header (and the headers
     there are). Adding a round said "check the headers' spelling" of headers that were
     there (fuzz 16)."""
-    names = ", ".join(f"{named('column')} {choice.to_text()}" for choice in book.unused_choices)
+    names = ", ".join(choice.in_words() for choice in book.unused_choices)
     if not book.columns:
         # Say why each sheet was not read: the choices may have named its columns but
         # left one out (the populations, or one of the counts).
@@ -1108,9 +1123,9 @@ def _column_of(choice: ColumnChoice, headers: dict[int, str]) -> int | None:
     if len(matching) > 1:
         letters = [_column_letter(index) for index in matching]
         raise InputError(
-            f"{named('column')} {choice.to_text()}: columns {' and '.join(letters)} are both "
-            f"headed {choice.header!r}; name the one you mean by its letter, e.g. "
-            f"{choice.role}={letters[-1]}"
+            f"{choice.in_words()}: columns {' and '.join(letters)} are both "
+            f"headed {choice.header!r}; name the one you mean by its letter: "
+            f"{choice_advice((choice.role, letters[-1]))}"
         )
     if matching:
         return matching[0]
@@ -1193,7 +1208,7 @@ def _find_header(
                 "population columns (how many items the classifier flagged and did not flag "
                 f"in all; its other headers are {shown}). Head them 'Predicted positive "
                 "(population)' and 'Predicted negative (population)', or say which columns "
-                f"hold them ({named('column')}: population_pos=HEADER, population_neg=HEADER)"
+                f"hold them: {choice_advice(('population_pos', None), ('population_neg', None))}"
             )
         return _Header(
             row=row_number,
@@ -1475,8 +1490,8 @@ class _RowInterpreter:
                 problems_found.append(
                     f"{header} {early.shown} (cell {self._cell(get['date'], row_number)}) is "
                     f"not the day a round was labeled (it is before {EARLIEST_ROUND_DATE.year}: "
-                    f"{why}); type the day the round was labeled, or use {named('column')} "
-                    f"ignore={header} to read the rounds without dates"
+                    f"{why}); type the day the round was labeled, or "
+                    f"{choice_advice(('ignore', header))} to read the rounds without dates"
                 )
             except (ValueError, TypeError, OverflowError):
                 # A date-formatted number beyond Excel's dates reads as #VALUE!, as openpyxl
@@ -1849,8 +1864,8 @@ def _read_sheet(
             more = ", ..." if len(guess.headers) > 10 else ""
             reason += (
                 f"; row {guess.header_row} reads {shown}{more}{counts_in_words(guess)}: say "
-                f"which of its columns hold the four counts ({named('column')}: tp=HEADER, "
-                "fp=HEADER, fn=HEADER, tn=HEADER)"
+                f"which of its columns hold the four counts: "
+                f"{choice_advice(*((field, None) for field in COUNT_FIELDS))}"
             )
         return SkippedSheet(sheet=sheet, reason=reason, header_guess=guess)
     if isinstance(header, str):

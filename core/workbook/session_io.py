@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.confusion import ConfusionMatrix
-from core.errors import InputError, named
+from core.errors import InputError
 from core.session import (
     MAX_LIST_LENGTH,
     SCHEMA_VERSION,
@@ -267,8 +267,7 @@ def read_session(
         state = replace(state, rounds=tuple(rounds), rows_not_loaded=kept[:MAX_LIST_LENGTH])
     else:
         problems.extend(
-            f"{named('column')} {choice.to_text()}: no column of {path.name} has that "
-            "header; ignored"
+            f"{choice.in_words()}: no column of {path.name} has that header; ignored"
             for choice in book.unused_choices
         )
         state, _item, notes = workbook_session(rounds, columns=choices, base=base)

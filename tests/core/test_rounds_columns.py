@@ -213,7 +213,9 @@ def test_a_sheet_in_the_leads_own_words_offers_its_header_row(tmp_path):
     assert [text for _, text in guess.headers] == OWN_WORDS_HEADER
     assert [(item.role, item.header) for item in guess.roles] == [("date", "Week")]
     assert "row 2 reads 'Week', 'Model', 'Hits'" in skipped.reason
-    assert "tp=HEADER, fp=HEADER, fn=HEADER, tn=HEADER" in skipped.reason
+    assert "use `column` tp=HEADER `column` fp=HEADER `column` fn=HEADER `column` tn=HEADER" in (
+        skipped.reason
+    )
 
 
 def test_choosing_the_columns_reads_the_rounds_in_the_leads_own_words(tmp_path):
