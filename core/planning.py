@@ -1407,6 +1407,10 @@ def _unreachable(metric: str, target: float, model: MarginModel, detail: str = "
     return InputError(f"the {metric} margin target {target:g} cannot be reached: {why}")
 
 
+#: In the note of a plan whose ``s`` is not ``max(s*, 1)``; the app shows that note.
+RATIO_NOTE_MARK = "rather than the usual"
+
+
 def _ratio_driver(
     ratio_star: float,
     n_pos: int,
@@ -1427,9 +1431,14 @@ def _ratio_driver(
         return ""
     which = "Theorem 2" if bayesian else "Theorem 1"
     # Plain words first: the report's Summary quotes this to a manager (trial 14).
+    usual = (
+        f"the best ratio for recall, s* by {which}"
+        if ratio_star >= 1.0
+        else f"s never goes below 1; the best ratio for recall, s* by {which}, is {ratio_star:.3g}"
+    )
     head = (
-        f"the over-sampling ratio is s = {realized:.3g} rather than the usual "
-        f"{intended:.3g} (max(s*, 1), s* by {which}): "
+        f"the over-sampling ratio is s = {realized:.3g} {RATIO_NOTE_MARK} {intended:.3g} "
+        f"({usual}): "
     )
     if method == "paper":
         return head + (

@@ -263,10 +263,29 @@ def plan_basis(state: SessionState) -> PlanBasis:
     except InputError as exc:
         notes = (*notes, f"No recommended plan: {exc}")
     else:
-        from core.planning import PLAN_FPC_MARK
+        from core.planning import PLAN_FPC_MARK, RATIO_NOTE_MARK
 
-        # Without the correction, a plan labeling much of a list asks for more than needed.
-        notes = (*notes, *(note for note in recommended.notes if PLAN_FPC_MARK in note))
+        # Without the correction, a plan labeling much of a list asks for more than needed;
+        # and an s other than the best s shown above it needs its reason (trial 20).
+        notes = (
+            *notes,
+            *(
+                note[:1].upper() + note[1:]
+                for note in recommended.notes
+                if PLAN_FPC_MARK in note or RATIO_NOTE_MARK in note
+            ),
+        )
+        best = recommended.s_star
+        if recommended.bayesian and recommended.s_star_bayes is not None:
+            best = recommended.s_star_bayes
+        floored = recommended.method == "paper" and best < 1.0
+        if floored and not any(RATIO_NOTE_MARK in note for note in notes):
+            notes = (
+                *notes,
+                f"Over-sampling s is 1, not the best s for recall ({best:.2f}): below 1 the "
+                "plan would pick flagged items less often than unflagged ones, and precision "
+                "(measured on flagged items) would need more labels",
+            )
     hint = ""
     assurance = None if recommended is None else recommended.assurance
     if assurance is not None and not state.plan.assurance_target:
@@ -736,9 +755,9 @@ class PlanTab(SessionTab):
             minimum=S_RANGE[0],
             maximum=S_RANGE[1],
             decimals=2,
-            tooltip="Over-sampling s: how many times more often a flagged item is picked "
-            "than its share of the population. 1 = as often (a plain random sample); 3 = "
-            "three times as often. (The over-sampling ratio s, n1/n0 = k·s, Eq 1.)",
+            tooltip="Over-sampling s: how many times more likely a flagged item is to be "
+            "picked than an unflagged one. 1 = equally likely (a plain random sample); 3 = "
+            "three times as likely. (The over-sampling ratio s, n1/n0 = k·s, Eq 1.)",
         )
         self.v_slider = LogSliderSpin(
             session,
@@ -828,8 +847,9 @@ class PlanTab(SessionTab):
             (
                 "Over-sampling s",
                 "plan_s",
-                "How many times more often the plan picks a flagged item than its share of "
-                "the population: the ratio s = n1/(k·n0) it realizes.",
+                "How many times more likely the plan is to pick a flagged item than an "
+                "unflagged one: the ratio s = n1/(k·n0) it realizes. A note under the plan "
+                "says why when it is not the best s above.",
                 "design",
                 "The Over-sampling s of the slider.",
             ),

@@ -794,3 +794,27 @@ def test_a_plan_whose_round_almost_never_meets_a_margin_says_so_plainly():
     assert "Chance of meeting both margins (under Targets), e.g. to 90 %" in basis.hint
     assert "on average" not in basis.hint
     assert any("cannot rule out with 95% confidence" in note for note in basis.notes)
+
+
+def test_a_plan_says_why_its_s_is_not_the_best_s_shown_above_it():
+    """Trial 20: "Best s for recall 0.62" beside "Over-sampling s 1.35" with no reason."""
+    state = SessionState(plan=PlanInputs(margin_precision=0.02, margin_recall=0.05))
+    basis = plan_tab.plan_basis(state)
+    plan = basis.recommended
+    usual = max(plan.s_star, 1.0)
+    assert plan.s > usual * 1.05  # the precision target, not s*, sets this s
+    (note,) = [note for note in basis.notes if "rather than the usual" in note]
+    assert note.startswith("The over-sampling ratio is")
+    assert f"s = {plan.s:.3g} rather than the usual {usual:.3g}" in note
+    assert f"the precision target needs {plan.n_pos:,} flagged items" in note
+    # A plan at the best s says nothing about it; one held at 1 says why.
+    plain = plan_tab.plan_basis(SessionState(plan=PlanInputs(expected_precision=0.5)))
+    assert plain.recommended.s_star > 1
+    assert not any("rather than the usual" in note or "not the best s" in note
+                   for note in plain.notes)  # fmt: skip
+    held = plan_tab.plan_basis(SessionState(plan=PlanInputs()))
+    assert held.recommended.s_star < 1 and held.recommended.s == pytest.approx(1, rel=0.02)
+    (note,) = [note for note in held.notes if "not the best s" in note]
+    assert (
+        f"Over-sampling s is 1, not the best s for recall ({held.recommended.s_star:.2f})" in note
+    )
