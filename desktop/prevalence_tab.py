@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.confusion import point_estimates
-from core.curves import ScoredCurves, curves_of_sample, load_scored_sample
+from core.curves import UNWEIGHTED_NOTE, ScoredCurves, curves_of_sample, load_scored_sample
 from core.errors import InputError, os_error_cause
 from core.prevalence import (
     OperatingPoint,
@@ -152,6 +152,8 @@ class ScoredResult:
     curves: ScoredCurves
     prevalence: np.ndarray
     average_precision: np.ndarray
+    #: The file had a weight column (without one the curves describe the sample as drawn).
+    weighted: bool = True
 
 
 def load_scored_curves(path: str, eta_min: float, eta_max: float, control=None) -> ScoredResult:
@@ -168,7 +170,13 @@ def load_scored_curves(path: str, eta_min: float, eta_max: float, control=None) 
     if control is not None:
         control.step(2, 3)
     eta, area = curves.area_under_pr_vs_prevalence(prevalence_grid(eta_min, eta_max))
-    return ScoredResult(path=path, curves=curves, prevalence=eta, average_precision=area)
+    return ScoredResult(
+        path=path,
+        curves=curves,
+        prevalence=eta,
+        average_precision=area,
+        weighted=sample.weights is not None,
+    )
 
 
 #: Column titles of the calibrated-metrics table; ``{reference}`` is the reference
@@ -277,6 +285,16 @@ def band_note_words(note: str) -> str:
             words.append(plain)
     return "; ".join(words)
 
+
+#: F1 order swaps named in words under the table; the others are counted (stars on the chart).
+SWAPS_NAMED = 4
+#: Pens of the F1 curves past the sixth colour.
+F1_LINE_STYLES = (
+    Qt.PenStyle.SolidLine,
+    Qt.PenStyle.DashLine,
+    Qt.PenStyle.DotLine,
+    Qt.PenStyle.DashDotLine,
+)
 
 #: Said under the F1 order: the curves are drawn from estimates.
 NOISE_CAVEAT = (
@@ -831,7 +849,12 @@ class PrevalenceTab(SessionTab):
         while len(self.f1_lines) <= index:
             number = len(self.f1_lines)
             color = PALETTE[6] if number == 0 else PALETTE[(number - 1) % 6]
-            line = self.f1_plot.line(None, number, color=color, width=2.5 if number == 0 else 2)
+            # Six colours, then the same colours dashed, dotted…: ten ticked rounds drew
+            # TR-01 and FI-01 in one blue (trial 20).
+            style = F1_LINE_STYLES[0 if number == 0 else (number - 1) // 6 % len(F1_LINE_STYLES)]
+            line = self.f1_plot.line(
+                None, number, color=color, width=2.5 if number == 0 else 2, style=style
+            )
             self.f1_lines.append(line)
         return self.f1_lines[index]
 
@@ -869,11 +892,18 @@ class PrevalenceTab(SessionTab):
             )
         elif not swaps:
             settings = self._session.get("prevalence")
+            assert comparison is not None
+            leader = names[int(np.argmax(np.asarray(comparison.f_beta)[:, 0]))]
             text = (
-                f"F1 order: the same round stays ahead at every prevalence from "
-                f"{pct(settings.eta_min)} to {pct(settings.eta_max)}."
+                f"F1 order: {formatting_html(leader)} is ahead at every prevalence from "
+                f"{pct(settings.eta_min)} to {pct(settings.eta_max)}"
+                + (" (the curves do not cross)." if len(names) == 2 else "; no two curves cross.")
             )
         else:
+            # This round's swaps first: the tab compares it with the ticked past rounds.
+            # Ten ticked rounds gave 33 sentences, cut off with the caveat (trial 20).
+            ordered = sorted(swaps, key=lambda swap: names[0] not in (swap.first, swap.second))
+            shown, more = ordered[:SWAPS_NAMED], len(ordered) - SWAPS_NAMED
             text = (
                 "<b>F1 order swaps</b> (★ on the F1 chart): "
                 + "; ".join(
@@ -882,9 +912,9 @@ class PrevalenceTab(SessionTab):
                     f"(both F1 {pct(swap.value)} there"
                     + (", so poor that the order hardly matters" if swap.value < 0.1 else "")
                     + ")"
-                    for swap in swaps
+                    for swap in shown
                 )
-                + "."
+                + (f"; and {more} more among the ticked rounds (★)." if more > 0 else ".")
             )
         # The curves are estimates: a lead told a manager the trial classifier lost at
         # every prevalence on one shared sample, where the truth had it ahead (trial 15).
@@ -1054,10 +1084,17 @@ class PrevalenceTab(SessionTab):
         self.scored_label.setText(
             f"<b>{formatting_html(os.path.basename(result.path))}</b>: "
             f"{formatting.thousands(curves.n_items)} items, "
-            f"{formatting.thousands(curves.positive_items)} labeled positive (weighted share "
+            f"{formatting.thousands(curves.positive_items)} labeled positive "
+            f"({'weighted share' if result.weighted else 'share'} "
             f"{pct(curves.sample_prevalence)}).<br>"
             f"Average precision {pct(curves.average_precision)}; at the reference prevalence "
             f"{pct(reference)}: {pct(curves.calibrated_average_precision(reference))}."
+            + (
+                ""
+                if result.weighted
+                else "<br><span style='color:#8a5a00'>Note: "
+                f"{formatting_html(UNWEIGHTED_NOTE[:1].upper() + UNWEIGHTED_NOTE[1:])}.</span>"
+            )
         )
         # The other two areas are for specialists (and kept short on a laptop screen).
         self.scored_label.setToolTip(

@@ -9,10 +9,11 @@ JSON contract::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from core.cli.output import add_json_flag, flags_named, number, significant
-from core.curves import CurveSummary, curves_of_sample, load_scored_sample
+from core.curves import UNWEIGHTED_NOTE, CurveSummary, curves_of_sample, load_scored_sample
 from core.errors import InputError
 from core.workbook.xlsx_reader import check_regular_file
 
@@ -47,7 +48,10 @@ def run(args: argparse.Namespace) -> CurveSummary:
         check_regular_file(args.file, "a table of scores and labels", InputError)
     sample = load_scored_sample(args.file)
     with flags_named({"reference prevalence": "reference prevalence (--reference-prevalence)"}):
-        return curves_of_sample(sample).summary(args.reference_prevalence)
+        summary = curves_of_sample(sample).summary(args.reference_prevalence)
+    if sample.weights is None:  # after any refusal: one line then, the error
+        print(f"note: {args.file.name} has {UNWEIGHTED_NOTE}", file=sys.stderr)
+    return summary
 
 
 def format_text(summary: CurveSummary) -> str:

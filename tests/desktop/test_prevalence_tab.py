@@ -235,6 +235,9 @@ def test_import_scored_sample_draws_pr_curves(qtbot, tab, tmp_path):
     np.testing.assert_allclose(ay, area, rtol=1e-12)
     text = plain(tab.scored_label.text())
     assert f"Average precision {expected.average_precision * 100:.1f} %" in text
+    # The file has no weight column: the share is not called weighted, and it is said.
+    assert "labeled positive (share " in text
+    assert "Note: No weight column: the curves describe the sample as drawn" in text
     assert_no_jargon(text)
     assert f"(AUC-ROC): {formatting.percent(expected.auc_roc)}" in tab.scored_label.toolTip()
     # The scored sample's charts appear with their data, their legend inside the view.
@@ -550,3 +553,65 @@ def test_at_most_twenty_ticked_rounds_are_drawn_and_the_rest_is_said(qtbot, monk
     assert "Only the first 20 ticked rounds are drawn" in widget.message_label.text()
     assert "other 1,980" in widget.message_label.text()
     widget.shutdown()
+
+
+def _tab_with_rounds(qtbot, rounds):
+    widget = PrevalenceTab(SessionModel(dataclasses.replace(SessionState(), rounds=rounds)))
+    qtbot.addWidget(widget)
+    widget.resize(1400, 900)
+    widget.show()
+    for past in rounds:
+        widget.set_round_checked(past.round, True)
+    return widget
+
+
+def test_many_swaps_name_this_rounds_first_and_count_the_rest(qtbot):
+    """Trial 20: ten ticked rounds gave 33 swap sentences, cut off with the noise caveat,
+    and curves 2 and 8 shared a colour."""
+    rng = np.random.default_rng(20)
+    rounds = tuple(
+        Round(
+            sheet="Rounds",
+            row=2 + index,
+            round=f"R-{index:02d}",
+            classifier="mail",
+            k=K,
+            tp=int(tp),
+            fp=int(fp),
+            fn=250 - int(tp),
+            tn=4750 - int(fp),
+        )
+        for index, (tp, fp) in enumerate(
+            zip(rng.integers(80, 240, 10), rng.integers(2, 120, 10), strict=True)
+        )
+    )
+    tab = _tab_with_rounds(qtbot, rounds)
+    try:
+        swaps = tab.comparison.swaps
+        assert len(swaps) > 6
+        text = plain(tab.swaps_label.text())
+        assert text.count(" is ahead below a prevalence of ") == 4
+        assert f"and {len(swaps) - 4} more among the ticked rounds (★)" in text
+        assert "may be sampling noise" in text
+        named = [s for s in swaps if CURRENT_NAME in (s.first, s.second)]
+        for swap in named[:4]:  # this round's swaps come first
+            assert f"{swap.better_below} is ahead below" in text
+        # No two curves share both colour and dash pattern.
+        pens = [(line.opts["pen"].color().name(), line.opts["pen"].style()) for line in
+                tab.f1_lines[: len(rounds) + 1]]  # fmt: skip
+        assert len(set(pens)) == len(pens)
+    finally:
+        tab.shutdown()
+
+
+def test_no_swap_names_the_round_ahead(qtbot):
+    worse = Round(sheet="Rounds", row=2, round="R-low", classifier="mail", k=K,
+                  tp=60, fp=200, fn=190, tn=4550)  # fmt: skip
+    tab = _tab_with_rounds(qtbot, (worse,))
+    try:
+        assert tab.comparison.swaps == ()
+        text = plain(tab.swaps_label.text())
+        assert f"F1 order: {CURRENT_NAME} is ahead at every prevalence from" in text
+        assert "(the curves do not cross)" in text
+    finally:
+        tab.shutdown()
