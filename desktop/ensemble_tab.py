@@ -702,6 +702,7 @@ class EnsembleTab(SessionTab):
             self.plot.getAxis("bottom").setTicks([[], []])
             self.plot.setVisible(False)
             self.progress.setValue(0)
+            self.progress.setVisible(False)  # "0%" of nothing to simulate read as stuck
             self.status_label.setText("")
             self.sample_size_label.setText(
                 "No child classifiers: add the classifiers that reuse the parent's labels "
@@ -721,9 +722,12 @@ class EnsembleTab(SessionTab):
             f"Each classifier alone needs <b>{formatting.thousands(size.n)}</b> labels for "
             f"±{formatting.keep_together(formatting.percent(size.margin, 1))} at "
             f"{formatting.keep_together(formatting.level(size.confidence))} confidence "
-            f"(assuming {assumed})."
+            f"(assuming {assumed}). These are labels of flagged items, for precision; "
+            "recall needs unflagged items labeled too (the Plan tab plans both for one "
+            "classifier)."
         )
         self.plot.setVisible(True)
+        self.progress.setVisible(True)
         self.progress.setValue(0)
         self.status_label.setText(
             f"Simulating {formatting.thousands(inputs.trials)} trials per child…"

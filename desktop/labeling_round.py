@@ -15,7 +15,6 @@ with progress and Cancel (:func:`desktop.workers.run_with_progress`); the work i
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import html
@@ -52,7 +51,7 @@ from core.progress import Cancelled
 from core.session import EnsembleInputs, PopulationInputs
 from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree, draw_mark, largest_draw
 from core.workbook.rounds import EARLIEST_ROUND_DATE
-from core.workbook.session_io import LABELED_SHEET
+from core.workbook.session_io import LABELED_SHEET, lead_ensemble
 
 # mypy finds modules by folder and cannot follow pyproject's package-dir mapping of
 # resources/ to desktop.resources, so it sees no such module.
@@ -1719,19 +1718,12 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
     example_ensemble_removed = bool(examples_removed) and state.ensemble == EnsembleInputs()
     if example_ensemble_removed:
-        # The example's made-up classifiers (travel, finance, shopping) left on the Ensemble
+        # The example's made-up classifiers (three of travel) left on the Ensemble
         # tab reached the fraud lead's report as a chart of labels to buy (trial 16); an
         # Ensemble the lead has edited is theirs and stays. The lead's classifier becomes
         # the parent: the example's "ensemble, 120,000" stayed on (trial 19).
-        parent = EnsembleInputs(children=())
-        if item.population_pos:
-            with contextlib.suppress(InputError):  # a name no workbook cell can hold
-                parent = EnsembleInputs(
-                    parent_name=item.classifier or workbooks[0].design.designs[0].name,
-                    parent_size=item.population_pos,
-                    children=(),
-                )
-        changes.append(("ensemble", parent))
+        name = item.classifier or workbooks[0].design.designs[0].name
+        changes.append(("ensemble", lead_ensemble(name, item.population_pos)))
     changes += window.rounds_panel.evaluate_changes(item, fpc=True)
     changes += _plan_from(state, item, _recorded_targets(workbooks))
     waiting = still_out(state.awaiting_labels, workbooks)

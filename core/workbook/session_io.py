@@ -22,6 +22,7 @@ describe the same round the same way.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -490,8 +491,21 @@ def workbook_session(
     chosen = item if item is not None else most_recent_round(state.rounds)
     if chosen is None:
         return state, None, []
+    if state.ensemble == EnsembleInputs(children=()):
+        # No ensemble of the lead's: theirs is the parent, not "ensemble, 120,000" (trial 20).
+        state = replace(state, ensemble=lead_ensemble(chosen.classifier or chosen.round,
+                                                      chosen.population_pos))  # fmt: skip
     state, notes = session_for_round(state, chosen)
     return state, chosen, notes
+
+
+def lead_ensemble(name: str | None, flagged: int | None) -> EnsembleInputs:
+    """The Ensemble tab's inputs for a lead's own classifier ``name`` flagging ``flagged``
+    items: it is the parent, with no children yet (the default's are the example's)."""
+    if name and flagged:
+        with contextlib.suppress(InputError):  # a name no workbook cell can hold
+            return EnsembleInputs(parent_name=name, parent_size=flagged, children=())
+    return EnsembleInputs(children=())
 
 
 def sheets_skipped_worth_a_note(book, is_session: bool | None = None) -> list:

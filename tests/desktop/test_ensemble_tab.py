@@ -111,7 +111,7 @@ def test_add_and_remove_child_buttons_undo(qtbot, tab):
     tab.sets_view.setCurrentIndex(tab.sets_model.index(2, 0))
     qtbot.mouseClick(tab.remove_button, Qt.MouseButton.LeftButton)
     names = [child.name for child in session.get("ensemble.children")]
-    assert names == ["travel", "shopping", "child 4"]
+    assert names == ["travel", "travel rules", "child 4"]
     session.undo_stack.undo()
     session.undo_stack.undo()
     assert session.get("ensemble.children") == SessionState().ensemble.children

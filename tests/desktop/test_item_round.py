@@ -627,7 +627,7 @@ def test_the_draw_says_the_chance_the_recommended_sizes_meet_both_targets(qtbot,
 
 
 def test_the_examples_ensemble_leaves_with_its_rounds(qtbot, window, items, tmp_path):
-    # Trial 16: a fraud lead's report carried the example's travel/finance/shopping chart.
+    # Trial 16: a fraud lead's report carried the example's ensemble chart (travel classifiers).
     assert window.session.state.ensemble.children  # the example's classifiers
     result = draw_label_and_read(window, items, tmp_path)
     assert window.session.state.ensemble.children == ()

@@ -665,7 +665,7 @@ def test_a_new_session_opens_on_a_design_that_meets_its_targets(qtbot, window):
 
 def test_a_new_session_holds_none_of_the_examples_classifiers(qtbot, window):
     """File > New is the lead's own session: the Ensemble tab starts without the example's
-    travel/finance/shopping children, so none of them reaches the lead's report."""
+    travel children, so none of them reaches the lead's report."""
     assert window.session.state.ensemble.children  # the example session has them
     window.new_session()
     assert window.session.state.ensemble.children == ()

@@ -42,7 +42,7 @@ FRAUD = [
 ]
 #: Values of the bundled example; none may appear in a report of this workbook.
 EXAMPLE_NUMBERS = {41_200, 1_251_000, 120_000, 225, 31, 14, 730}
-EXAMPLE_WORDS = ("travel", "finance", "shopping")  # the example ensemble's children
+EXAMPLE_WORDS = ("travel", "finance")  # the example's classifiers (and its ensemble's children)
 
 
 def build_workbook(path: Path) -> Path:
@@ -190,6 +190,9 @@ def test_the_users_rounds_drive_every_tab_and_the_report(qtbot, window, workbook
     assert session.get("plan.previous") == latest.matrix
     assert session.get("previous_round") == "FR-03"
     assert session.get("ensemble.children") == ()
+    # The lead's classifier is the Ensemble's parent, not the example's "ensemble, 120,000".
+    assert session.get("ensemble.parent_name") == "Fraud"
+    assert session.get("ensemble.parent_size") == 3_105
     panel = window.rounds_panel
     assert panel.selected_row() == row_of(window, "FR-03")
     assert panel.use_button.isEnabled()
