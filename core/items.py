@@ -593,11 +593,11 @@ def _mixed_line_ends(path: Path) -> str | None:
     )
 
 
-def _with_one_line_end(path: Path, folder: Path) -> Path:
+def _with_one_line_end(path: Path, folder: Path, kind: str) -> Path:
     """A copy of ``path`` in ``folder`` whose every line ends in ``\n``: rows appended by
     another tool often end differently from the rest, which DuckDB's reader refuses. Lines
     map one to one, so the rows a message names are the file's own."""
-    target = folder / path.name
+    target = folder / _plain_file_name(path, kind)
     with path.open("rb") as source, target.open("wb") as copy:
         carried = b""
         for block in iter(lambda: source.read(1 << 23), b""):
@@ -610,6 +610,30 @@ def _with_one_line_end(path: Path, folder: Path) -> Path:
         if carried:
             copy.write(b"\n")
     return target
+
+
+#: Characters DuckDB's file readers take as a file-name pattern: ``items[12].csv`` read
+#: ``items1.csv`` beside it, and ``month?.csv`` every month (fuzz 20).
+_PATTERN_CHARACTERS = frozenset("*?[]{}")
+
+
+def _plain_file_name(path: Path, kind: str) -> str:
+    """A name without pattern characters, with the ending DuckDB reads ``kind`` by."""
+    return f"items.{kind}" + (".gz" if path.name.casefold().endswith(".gz") else "")
+
+
+def _read_literally(path: Path, kind: str, temporary: Path | None) -> tuple[Path, Path | None]:
+    """``path`` as DuckDB may be given it (a name it reads as itself, never as a pattern of
+    names), and the temporary folder holding it if one was needed."""
+    if not _PATTERN_CHARACTERS.intersection(str(path.resolve())):
+        return path, temporary
+    folder = temporary or Path(tempfile.mkdtemp(prefix="prplanner-items-"))
+    plain = folder / _plain_file_name(path, kind)
+    try:
+        plain.symlink_to(path.resolve())
+    except OSError:  # no symbolic links here (Windows without the right): a copy
+        shutil.copyfile(path, plain)
+    return plain, folder
 
 
 _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
@@ -1605,7 +1629,8 @@ def open_items(
         )
         row_sql = quote_identifier(_ROW_COLUMN)
     elif kind == "parquet":
-        source_sql = f"read_parquet({_sql_text(str(path))}, file_row_number = true)"
+        read_path, temporary = _read_literally(path, kind, temporary)
+        source_sql = f"read_parquet({_sql_text(str(read_path))}, file_row_number = true)"
         row_sql = "file_row_number + 1"
         first_row = 1
     else:
@@ -1615,10 +1640,12 @@ def open_items(
         if len(_line_end_kinds(path, _LINE_END_BYTES)) > 1:
             temporary = Path(tempfile.mkdtemp(prefix="prplanner-items-"))
             try:
-                read_path = _with_one_line_end(path, temporary)
+                read_path = _with_one_line_end(path, temporary, kind)
             except BaseException:
                 shutil.rmtree(temporary, ignore_errors=True)
                 raise
+        else:
+            read_path, temporary = _read_literally(path, kind, temporary)
         # skip = 0: the header is the first line. Otherwise DuckDB's sniffer may skip the
         # lines above a longer row and take that row for the header.
         source_sql = (

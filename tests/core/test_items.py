@@ -782,3 +782,33 @@ def test_csv_ids_that_are_an_excel_error_are_named_by_row(tmp_path):
     # Text that merely starts with "#" is an id like any other.
     lines = ["id,predicted"] + [f"#{n},{n % 2}" for n in range(20)]
     assert count_items(text_file(tmp_path / "hash ids.csv", lines)).population_pos == 10
+
+
+@pytest.mark.parametrize(
+    ("name", "neighbour"),
+    [("items[12].csv", "items1.csv"), ("month?.csv", "monthX.csv"), ("a*.tsv", "ab.tsv"),
+     ("a?.parquet", "ab.parquet"), ("mixed[1].csv", "mixed1.csv")],
+)  # fmt: skip
+def test_a_name_with_pattern_characters_reads_that_file_alone(tmp_path, name, neighbour):
+    """Fuzz 20: DuckDB read ``items[12].csv`` as the pattern matching ``items1.csv``."""
+    separator = "\t" if name.endswith(".tsv") else ","
+
+    def write(path, first, rows, line_end="\n"):
+        if path.suffix == ".parquet":
+            duckdb.execute(
+                f"COPY (SELECT (i + {first})::VARCHAR AS id, (i % 10 = 0)::INT AS predicted "
+                f"FROM range({rows}) t(i)) TO '{path}' (FORMAT parquet)"
+            )
+            return
+        lines = [f"id{separator}predicted"]
+        lines += [f"{first + i}{separator}{int(i % 10 == 0)}" for i in range(rows)]
+        path.write_bytes(line_end.join(lines).encode() + b"\n")
+
+    write(tmp_path / name, 0, 100)
+    write(tmp_path / neighbour, 50_000, 700)
+    if name.startswith("mixed"):  # rows added by another tool: the copy path too
+        (tmp_path / name).write_bytes((tmp_path / name).read_bytes() + b"777,1\r\n")
+    summary = count_items(tmp_path / name)
+    assert summary.rows == (101 if name.startswith("mixed") else 100)
+    assert summary.primary.population_pos == (11 if name.startswith("mixed") else 10)
+    assert summary.file_name == name
