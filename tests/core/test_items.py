@@ -364,7 +364,7 @@ def test_line_ends_made_alike_across_a_block_boundary(tmp_path):
     source.write_bytes(head + b"\r\nb\rc\nd\r")
     folder = tmp_path / "copy"
     folder.mkdir()
-    assert _with_one_line_end(source, folder).read_bytes() == head + b"\nb\nc\nd\n"
+    assert _with_one_line_end(source, folder, "csv").read_bytes() == head + b"\nb\nc\nd\n"
 
 
 def test_a_semicolon_export_reads_scores_with_a_decimal_comma(tmp_path):
