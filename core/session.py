@@ -12,6 +12,7 @@ Nothing here imports Qt.
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from dataclasses import dataclass, field
 from typing import Any
@@ -359,24 +360,40 @@ def _coerce(template: Any, value: Any, key: str) -> Any:
         raise InputError(f"{key}: expected true or false, got {value!r}")
     if isinstance(template, int):
         if key.endswith("seed"):  # seeds go up to 2^64: parse text exactly, not via float
-            if isinstance(value, str) and value.strip().replace(",", "").isdigit():
+            if isinstance(value, str) and _GROUPED_DIGITS.fullmatch(value.strip()):
                 value = int(value.strip().replace(",", ""))
             return validation.seed(value, key)
-        try:
-            number = float(str(value).replace(",", "")) if isinstance(value, str) else value
-        except ValueError:
-            raise InputError(f"{key}: expected a whole number, got {value!r}") from None
-        return validation.count(key, number)
+        return validation.count(key, _number_of(value, key, "a whole number"))
     if isinstance(template, float):
+        number = _number_of(value, key, "a number")
         try:
-            return float(str(value).replace(",", "")) if isinstance(value, str) else float(value)
-        except (TypeError, ValueError, OverflowError):
+            return float(number)
+        except OverflowError:  # a 4,000-digit whole number in a damaged file
             raise InputError(f"{key}: expected a number, got {_short(value)}") from None
     if isinstance(value, dict | list | tuple | set):
         # Only a hand-edited recovery file (JSON) holds these; str() of one would become a
         # file name or a round name ("{'a': ''}").
         raise InputError(f"{key}: expected text, got {_short(value)}")
     return "" if value is None else str(value)
+
+
+#: A whole number with optional comma thousands grouping (a seed written as text).
+_GROUPED_DIGITS = re.compile(r"\d+|[1-9]\d{0,2}(?:,\d{3})+")
+
+
+def _number_of(value: Any, key: str, what: str) -> int | float:
+    """A cell's number, text read as the rounds workbooks' numbers are: ``0,033`` with a
+    decimal comma and ``1,500`` grouped. Dropping every comma read k ``0,033`` as 33 with
+    no word (fuzz 20); a yes/no cell is no number."""
+    if isinstance(value, str):
+        from core.workbook.rounds import parse_number_text
+
+        number = parse_number_text(value)
+        if number is not None:
+            return number
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise InputError(f"{key}: expected {what}, got {_short(value)}")
 
 
 def _short(value: Any) -> str:

@@ -865,9 +865,12 @@ def is_generic_sheet_name(name: str) -> bool:
 # Spaces people (and locales) put inside numbers: normal, no-break, thin, narrow no-break,
 # figure space, and the apostrophe of Swiss notation.
 _DIGIT_GROUP_SPACES = str.maketrans("", "", " \u00a0\u2009\u202f\u2007\u2008'’")
-_SPACE_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:[ '’]\d{3})+(?:[.,]\d+)?")
-_COMMA_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_DOT_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|[+-]?\d{1,3}\.\d{3},\d+")
+# A first group of 0 is no thousands grouping: "0,033" is a decimal comma, not 33 (fuzz 20).
+_SPACE_THOUSANDS = re.compile(r"[+-]?[1-9]\d{0,2}(?:[ '’]\d{3})+(?:[.,]\d+)?")
+_COMMA_THOUSANDS = re.compile(r"[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
+_DOT_THOUSANDS = re.compile(
+    r"[+-]?[1-9]\d{0,2}(?:\.\d{3}){2,}(?:,\d+)?|[+-]?[1-9]\d{0,2}\.\d{3},\d+"
+)
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
 _PLAIN_INTEGER = re.compile(r"[+-]?\d+")
 

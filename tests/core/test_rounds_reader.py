@@ -263,6 +263,8 @@ def test_plus_and_minus_signs_are_told_apart_before_punctuation_goes():
         ("１２３", 123), ("1\u3000251\u3000000", 1251000), ("\u0662\u0662\u0660", 220),
         ("10⁴", None), ("2²0", None), ("22₀", None), ("①②", None), ("𝟐𝟐𝟎", None),
         ("2_20", None), ("1_000.5", None),
+        # a first group of 0 is a decimal comma, not thousands: k "0,033" read as 33 (fuzz 20)
+        ("0,033", 0.033), ("-0,250", -0.25), ("0 251", None), ("0.033.000", None),
     ],
 )  # fmt: skip
 def test_parse_number_text(text, number):

@@ -134,3 +134,44 @@ def test_a_classifier_name_no_file_can_store_is_refused(name):
         EnsembleChild(name=name, size=10, overlap=5)
     with pytest.raises(InputError, match="holds a character no file can store"):
         EnsembleInputs(parent_name=name)
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "expected"),
+    [
+        ("evaluate.population.k", "0,033", 0.033),  # was read as 33 (fuzz 20)
+        ("plan.cost_pos", "0,5", 0.5),
+        ("plan.s", "1,8", 1.8),
+        ("plan.population.predicted_positive", "41,200", 41_200),
+        ("plan.population.predicted_positive", "1 251 000", 1_251_000),
+    ],
+)
+def test_numbers_typed_as_text_in_a_session_read_as_the_rounds_reader_reads_them(
+    key, text, expected
+):
+    from core.session import flatten, unflatten
+
+    rows = [(name, text if name == key else value) for name, value in flatten(SessionState())]
+    state, problems = unflatten(rows)
+    assert problems == []
+    value = state
+    for part in key.split("."):
+        value = getattr(value, part)
+    assert value == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("plan.previous.tp", "23,1"), ("evaluate.population.k", True), ("plan.s", "1_8"),
+     ("plan.cost_pos", "0,5,5")],
+)  # fmt: skip
+def test_a_session_number_that_is_not_one_is_refused_with_its_key(key, value):
+    from core.session import flatten, unflatten
+
+    rows = [(name, value if name == key else kept) for name, kept in flatten(SessionState())]
+    state, problems = unflatten(rows)
+    assert len(problems) == 1 and key in problems[0]
+    default = SessionState()
+    for part in key.split("."):
+        state, default = getattr(state, part), getattr(default, part)
+    assert state == default  # the default is kept
