@@ -226,3 +226,34 @@ def test_katz_is_symmetric_on_the_log_odds_scale(x, extra, level):
     low_side = math.log(1 / interval.lower - 1) - centre
     high_side = centre - math.log(1 / interval.upper - 1)
     assert low_side == pytest.approx(high_side, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("x", "big_n", "m", "n"),
+    [(3, 50, 10, 20), (0, 50, 10, 20), (10, 50, 10, 20), (7, 20, 20, 7), (0, 20, 0, 7),
+     (450, 10**9, 9 * 10**8, 500), (1_600, 10**8, 8 * 10**7, 2_000),
+     (480, 10**15, 9 * 10**14, 500), (2, 10**13, 10**9, 300)],
+)  # fmt: skip
+def test_hypergeometric_tails_match_exact_fractions(x, big_n, m, n):
+    """Fuzz 20: scipy's tails took minutes at N = 10^13; the O(n) sum against the exact
+    ratio of binomial coefficients (Python integers)."""
+    from fractions import Fraction
+    from math import comb
+
+    from core.intervals import hypergeometric_tails
+
+    total = comb(big_n, n)
+    at_least = sum(comb(m, k) * comb(big_n - m, n - k) for k in range(x, min(n, m) + 1))
+    at_most = sum(comb(m, k) * comb(big_n - m, n - k) for k in range(0, min(x, m) + 1))
+    got = hypergeometric_tails(x, big_n, m, n)
+    assert got[0] == pytest.approx(float(Fraction(at_least, total)), rel=1e-10, abs=1e-300)
+    assert got[1] == pytest.approx(float(Fraction(at_most, total)), rel=1e-10, abs=1e-300)
+
+
+def test_the_exact_interval_of_a_huge_stratum_is_clopper_pearsons():
+    matrix = ConfusionMatrix(tp=450, fp=50, fn=10, tn=4_000)
+    plain = intervals.clopper_pearson_precision(matrix)
+    for big_n in (10**10, 10**13, 10**15):
+        finite = intervals.clopper_pearson_precision(matrix, population_pos=big_n)
+        assert finite.lower == pytest.approx(plain.lower, abs=1e-6)
+        assert finite.upper == pytest.approx(plain.upper, abs=1e-6)
