@@ -812,3 +812,51 @@ def test_a_name_with_pattern_characters_reads_that_file_alone(tmp_path, name, ne
     assert summary.rows == (101 if name.startswith("mixed") else 100)
     assert summary.primary.population_pos == (11 if name.startswith("mixed") else 10)
     assert summary.file_name == name
+
+
+def test_timestamp_ids_with_a_time_zone_draw_the_same_items_in_every_zone(tmp_path):
+    """Fuzz 20: a Parquet id column of TIMESTAMPTZ became text in the machine's zone."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "stamps.parquet"
+    duckdb.execute(
+        "COPY (SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL 37 SECOND AS id, "
+        f"(i % 5 = 0)::INT AS predicted FROM range(200) t(i)) TO '{path}' (FORMAT parquet)"
+    )
+    code = (
+        "import sys; from core.selection import select_sample; "
+        "s = select_sample(sys.argv[1], n_pos=3, n_neg=3, seed=1); "
+        "print([item.id for item in s.items])"
+    )
+    drawn = {
+        zone: subprocess.run(
+            [sys.executable, "-c", code, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "TZ": zone},
+        ).stdout
+        for zone in ("UTC", "Asia/Tokyo", "America/Los_Angeles")
+    }
+    assert len(set(drawn.values())) == 1, drawn
+    assert "+00" in drawn["UTC"]
+
+
+def test_a_damaged_parquet_page_is_called_damaged_not_mixed_line_ends(tmp_path):
+    """Fuzz 20: random bytes in a data page were reported as a CSV's mixed line ends."""
+    path = tmp_path / "items.parquet"
+    duckdb.execute(
+        "COPY (SELECT 'id-' || i AS id, (i % 7 = 0)::INT AS predicted FROM range(50000) t(i)) "
+        f"TO '{path}' (FORMAT parquet, COMPRESSION snappy)"
+    )
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 3
+    data[middle : middle + 64] = b"\r\n\r" * 21 + b"\n"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ItemListError) as refused:
+        count_items(path)
+    message = str(refused.value)
+    assert "line ends" not in message
+    assert "damaged" in message or "could not be read" in message
