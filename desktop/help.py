@@ -52,11 +52,20 @@ GUIDE_PAGES = {
     "plan": "Plan a round",
     "item_loop": "Draw, label, read back, top up",
     "evaluate": "Evaluate a labeled round",
-    "compare": "Compare with last time",
+    "compare": "Compare with last time (History)",
     "prevalence": "Precision at another prevalence",
-    "classifiers": "Several classifiers",
+    "classifiers": "Several classifiers (Ensemble)",
     "report": "Report to a manager",
     "words": "Words and numbers",
+}
+
+#: The guide page about each tab (F1 opens it).
+GUIDE_OF_TAB = {
+    "plan": "plan",
+    "evaluate": "evaluate",
+    "prevalence": "prevalence",
+    "ensemble": "classifiers",
+    "history": "compare",
 }
 
 #: Link scheme inside guide pages that opens the formula reference of a tab
@@ -266,14 +275,18 @@ class GuideWindow(_HelpWindow):
 def show_guide(
     parent: QWidget | None = None,
     open_reference: Callable[[], FormulaReference] | None = None,
+    page: str | None = None,
 ) -> GuideWindow:
-    """Open the guide (one window per ``parent``: asked again, it comes to the front).
+    """Open the guide (one window per ``parent``: asked again, it comes to the front),
+    at ``page`` when given.
 
     ``open_reference`` is passed to :class:`GuideWindow` the first time.
     """
     guide = parent.findChild(GuideWindow, "guide_window") if parent is not None else None
     if guide is None:
         guide = GuideWindow(open_reference, parent)
+    if page is not None:
+        guide.show_page(page)
     guide.bring_to_front()
     return guide
 

@@ -668,3 +668,21 @@ def test_show_guide_without_a_parent_makes_a_window(qtbot):
     qtbot.addWidget(guide)
     assert guide.isVisible()
     assert guide.show_reference("plan").topic == "plan"
+
+
+def test_f1_opens_the_guide_at_the_page_of_the_tab_in_view(qtbot, window):
+    """Trial 20: F1 opened the formula reference; the guide had no key and no page named
+    after History or Ensemble."""
+    from PySide6.QtGui import QKeySequence
+
+    assert window.tab_guide_action.shortcut() == QKeySequence(QKeySequence.StandardKey.HelpContents)
+    assert window.reference_action.shortcut() == QKeySequence("Shift+F1")
+    for tab, page in (("history", "compare"), ("ensemble", "classifiers"), ("plan", "plan")):
+        window.tabs.setCurrentIndex(window.tab_keys.index(tab))
+        window.tab_guide_action.trigger()
+        guide = window.findChild(GuideWindow, "guide_window")
+        assert guide.isVisible() and guide.page == page
+    titles = [guide.pages.item(row).text() for row in range(guide.pages.count())]
+    assert "Compare with last time (History)" in titles
+    assert "Several classifiers (Ensemble)" in titles
+    guide.close()
