@@ -615,3 +615,14 @@ def test_no_swap_names_the_round_ahead(qtbot):
         assert "(the curves do not cross)" in text
     finally:
         tab.shutdown()
+
+
+def test_a_reference_outside_the_charts_range_is_said(qtbot, tab):
+    session = tab._session
+    session.set_values([("prevalence.eta_min", 0.01), ("prevalence.reference_prevalence", 0.005)])
+    qtbot.waitUntil(lambda: tab.message_label.isVisible())
+    text = plain(tab.message_label.text())
+    assert "The reference prevalence, 0.500 %, is outside the charts' range" in text
+    assert "set Lowest prevalence past it" in text
+    session.set_value("prevalence.reference_prevalence", 0.02)
+    qtbot.waitUntil(lambda: not tab.message_label.isVisible())
