@@ -722,6 +722,14 @@ class HistoryTab(SessionTab):
                     item.setVisible(False)
         self._show_versions(classifiers)
         stamps = [timestamp(day) for f in self.figures if (day := f.date) is not None]
+        years = sorted({day.year for f in self.figures if (day := f.date) is not None})
+        # The axis names the year only where a label has room for it: at 1,280 pixels the
+        # dates read "Feb 16 Mar 16 23 Apr", no year anywhere (trial 20).
+        span = ""
+        if years:
+            span = f" ({years[0]})" if len(years) == 1 else f" ({years[0]}–{years[-1]})"
+        for plot in (self.precision_plot, self.recall_plot):
+            plot.setLabel("bottom", f"Round date{span}")
         self._ranges = {}
         for metric in ("precision", "recall"):
             x_range = None
