@@ -22,6 +22,8 @@ owned, freed meanwhile on the pool thread, crashed the app now and then.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import gc
 import threading
 import time
@@ -90,12 +92,34 @@ _collection = _CollectOnGuiThread()
 
 
 class _Signals(QObject):
-    progress = Signal(int, float)  # generation, fraction done
-    finished = Signal(int, object)  # generation, result
-    failed = Signal(int, str)  # generation, message
+    arrived = Signal()  # something was put in the runner's inbox
+
+
+class _Inbox:
+    """What a runner's jobs hand back: put on a pool thread, taken on the GUI thread.
+
+    A job's signal alone sometimes reached the GUI thread only seconds later (a scored
+    sample stayed "Reading scored.csv…" for over 10 s in test runs beside a busy process,
+    the job long done), so the runner also looks here on a timer while a job is out.
+    """
+
+    def __init__(self) -> None:
+        self._items: collections.deque[tuple[str, int, Any]] = collections.deque()
+
+    def put(self, kind: str, generation: int, payload: Any) -> None:
+        self._items.append((kind, generation, payload))  # atomic: no lock needed
+
+    def take_all(self) -> list[tuple[str, int, Any]]:
+        taken = []
+        with contextlib.suppress(IndexError):
+            while True:
+                taken.append(self._items.popleft())
+        return taken
 
 
 _READING_POOL: QThreadPool | None = None
+#: How often a runner looks in its inbox while a job is out, should a job's signal be late.
+INBOX_POLL_MS = 100
 
 
 def reading_pool() -> QThreadPool:
@@ -115,6 +139,7 @@ class _Job(QRunnable):
         function: Callable[[TaskControl], Any],
         control: TaskControl,
         signals: _Signals,
+        inbox: _Inbox,
     ):
         super().__init__()
         self.setAutoDelete(True)
@@ -122,6 +147,11 @@ class _Job(QRunnable):
         self._function = function
         self._control = control
         self._signals = signals
+        self._inbox = inbox
+
+    def _hand_back(self, kind: str, payload: Any) -> None:
+        self._inbox.put(kind, self._generation, payload)
+        self._signals.arrived.emit()
 
     def run(self) -> None:
         try:
@@ -134,11 +164,11 @@ class _Job(QRunnable):
             except Cancelled:
                 return  # TaskRunner.cancel() announced it when it asked; nothing comes back
             except InputError as exc:
-                self._signals.failed.emit(self._generation, str(exc))
+                self._hand_back("failed", str(exc))
             except Exception as exc:  # shown in the status bar, never a traceback dialog
-                self._signals.failed.emit(self._generation, f"{type(exc).__name__}: {exc}")
+                self._hand_back("failed", f"{type(exc).__name__}: {exc}")
             else:
-                self._signals.finished.emit(self._generation, result)
+                self._hand_back("finished", result)
         except RuntimeError as exc:
             # The window closed while the task ran: its signals' C++ object is gone and
             # nobody waits for the result (no traceback on the user's terminal).
@@ -168,10 +198,12 @@ class TaskRunner(QObject):
         self._pool = pool or QThreadPool.globalInstance()
         self._generation = 0
         self._control: TaskControl | None = None
+        self._inbox = _Inbox()
         self._signals = _Signals()
-        self._signals.progress.connect(self._on_progress)
-        self._signals.finished.connect(self._on_finished)
-        self._signals.failed.connect(self._on_failed)
+        self._signals.arrived.connect(self._take_inbox)
+        self._poll = QTimer(self)
+        self._poll.setInterval(INBOX_POLL_MS)
+        self._poll.timeout.connect(self._take_inbox)
 
     @property
     def is_running(self) -> bool:
@@ -187,17 +219,25 @@ class TaskRunner(QObject):
         self.cancel()
         self._generation += 1
         generation = self._generation
-        control = TaskControl(on_progress=lambda f: self._signals.progress.emit(generation, f))
+        inbox, signals = self._inbox, self._signals
+
+        def on_progress(fraction: float) -> None:
+            inbox.put("progress", generation, fraction)
+            signals.arrived.emit()
+
+        control = TaskControl(on_progress=on_progress)
         self._control = control
         _collection.job_started()
         pool = reading_pool() if own_thread else self._pool
-        pool.start(_Job(generation, function, control, self._signals))
+        pool.start(_Job(generation, function, control, signals, inbox))
+        self._poll.start()
         self.started.emit()
         self.busy.emit(True)
         return generation
 
     def cancel(self) -> None:
         """Ask the running task to stop; its result, if any, will be dropped."""
+        self._poll.stop()  # what the cancelled job still hands back is dropped anyway
         if self._control is not None:
             self._control.cancel()
             self._control = None
@@ -208,6 +248,19 @@ class TaskRunner(QObject):
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the pool is idle (tests and shutdown)."""
         return self._pool.waitForDone(msecs) and reading_pool().waitForDone(msecs)
+
+    def _take_inbox(self) -> None:
+        """Pass on what the jobs handed back (on the GUI thread: by their signal, or by the
+        poll while a job is out)."""
+        for kind, generation, payload in self._inbox.take_all():
+            if kind == "progress":
+                self._on_progress(generation, payload)
+            elif kind == "finished":
+                self._on_finished(generation, payload)
+            else:
+                self._on_failed(generation, payload)
+        if self._control is None:
+            self._poll.stop()
 
     def _current(self, generation: int) -> bool:
         return generation == self._generation and self._control is not None
@@ -365,9 +418,13 @@ def _wait_for(call: _Call, parent: QWidget, label: str, cancellable: bool, delay
 
         dialog.canceled.connect(on_cancel)
         dialog.show()
+        # The call's end is also looked for on a tick: its signal can be late (_Inbox).
+        tick = QTimer()
+        tick.start(INBOX_POLL_MS)
         while not call.finished and not cancelled:
             QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents | wait)
             cancelled = cancelled or dialog.wasCanceled()
+        tick.stop()
         dialog.canceled.disconnect(on_cancel)
         dialog.close()
         dialog.deleteLater()
