@@ -270,7 +270,7 @@ def plan_basis(state: SessionState) -> PlanBasis:
         notes = (
             *notes,
             *(
-                note[:1].upper() + note[1:]
+                note[:1].upper() + note[1:].removesuffix(".") + "."
                 for note in recommended.notes
                 if PLAN_FPC_MARK in note or RATIO_NOTE_MARK in note
             ),
@@ -284,7 +284,7 @@ def plan_basis(state: SessionState) -> PlanBasis:
                 *notes,
                 f"Over-sampling s is 1, not the best s for recall ({best:.2f}): below 1 the "
                 "plan would pick flagged items less often than unflagged ones, and precision "
-                "(measured on flagged items) would need more labels",
+                "(measured on flagged items) would need more labels.",
             )
     hint = ""
     assurance = None if recommended is None else recommended.assurance
