@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -198,6 +198,10 @@ class RoundFigures:
     calibrated_precision: float
     calibrated_band: Interval | None = None
     placed: dt.date = dt.date.min
+
+
+#: Heights the plots and the table of rounds start with (the splitter keeps the ratio).
+PLOTS_AND_TABLE = (560, 300)
 
 
 def _band_at(past, confidence: float, reference: float) -> Interval | None:
@@ -529,7 +533,8 @@ class HistoryTab(SessionTab):
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(plots)
         vertical.addWidget(table_box)
-        vertical.setSizes([560, 300])
+        vertical.setSizes(list(PLOTS_AND_TABLE))
+        self.vertical_splitter = vertical
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(vertical, 1)
@@ -781,12 +786,23 @@ class HistoryTab(SessionTab):
                 plot.setYRange(*y_range)
 
     def showEvent(self, event) -> None:
-        super().showEvent(event)
         if self._refresh_when_shown:
             self._refresh_now()
+            # Plots hidden while the tab was (no dated round yet) and shown with it come
+            # up at no height, the table taking it all: given theirs once laid out.
+            QTimer.singleShot(0, self._unsquash_plots)
+        super().showEvent(event)
         if self._ranges_pending:
             self._ranges_pending = False
             self._fit_ranges()
+
+    def _unsquash_plots(self) -> None:
+        sizes = self.vertical_splitter.sizes()
+        if self.precision_plot.isVisible() and sizes[0] == 0 and sum(sizes) > 0:
+            total = sum(PLOTS_AND_TABLE)
+            self.vertical_splitter.setSizes(
+                [sum(sizes) * part // total for part in PLOTS_AND_TABLE]
+            )
 
     def _show_versions(self, classifiers: list[str]) -> None:
         """Label each classifier's line where its model version changes (and at its first
