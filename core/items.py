@@ -625,7 +625,9 @@ def _plain_file_name(path: Path, kind: str) -> str:
 def _read_literally(path: Path, kind: str, temporary: Path | None) -> tuple[Path, Path | None]:
     """``path`` as DuckDB may be given it (a name it reads as itself, never as a pattern of
     names), and the temporary folder holding it if one was needed."""
-    if not _PATTERN_CHARACTERS.intersection(str(path.resolve())):
+    # The name as given counts too: a link named l[1].csv to a plain file was read as the
+    # pattern (review 20).
+    if not _PATTERN_CHARACTERS.intersection(str(path.absolute()) + str(path.resolve())):
         return path, temporary
     folder = temporary or Path(tempfile.mkdtemp(prefix="prplanner-items-"))
     plain = folder / _plain_file_name(path, kind)
@@ -1635,12 +1637,16 @@ def open_items(
             raise
         source_sql = (
             f"read_csv({_sql_text(str(csv_path))}, all_varchar = true, header = true, "
+            "hive_partitioning = false, "
             "delim = ',', quote = '\"', escape = '\"')"
         )
         row_sql = quote_identifier(_ROW_COLUMN)
     elif kind == "parquet":
         read_path, temporary = _read_literally(path, kind, temporary)
-        source_sql = f"read_parquet({_sql_text(str(read_path))}, file_row_number = true)"
+        source_sql = (
+            f"read_parquet({_sql_text(str(read_path))}, file_row_number = true, "
+            "hive_partitioning = false)"
+        )
         row_sql = "file_row_number + 1"
         first_row = 1
     else:
@@ -1660,6 +1666,9 @@ def open_items(
         # lines above a longer row and take that row for the header.
         source_sql = (
             f"read_csv({_sql_text(str(read_path))}, all_varchar = true, header = true, "
+            # A folder named like a Hive partition ("language=en") would overwrite the
+            # list's own column of that name on every row (review 20).
+            "hive_partitioning = false, "
             f"skip = 0{delimiter})"
         )
     connection = _new_connection()
@@ -1684,6 +1693,7 @@ def open_items(
         with contextlib.suppress(_duckdb().Error):
             sniffed = connection.execute(  # with the read's own options: the same answer
                 f"SELECT Delimiter FROM sniff_csv({_sql_text(str(read_path))}, header = true, "
+                "hive_partitioning = false, "
                 "skip = 0)"
             ).fetchone()
             decimal_comma = bool(sniffed) and sniffed[0] != ","

@@ -859,4 +859,34 @@ def test_a_damaged_parquet_page_is_called_damaged_not_mixed_line_ends(tmp_path):
         count_items(path)
     message = str(refused.value)
     assert "line ends" not in message
-    assert "damaged" in message or "could not be read" in message
+    assert "a part of its data is damaged and cannot be read; export the list again" in message
+
+
+def test_a_folder_named_like_a_partition_changes_no_column(tmp_path):
+    """Review 20: DuckDB read a list in language=en/ with 'en' in its own language column,
+    and one in id=5/ as 300 duplicates of id '5'."""
+    from core.selection import select_sample
+
+    for folder in ("language=en", "id=5"):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "items.csv"
+        languages = ("fr", "de", "es")
+        path.write_text(
+            "id,predicted,language\n"
+            + "".join(f"i{i},{int(i % 5 == 0)},{languages[i % 3]}\n" for i in range(300))
+        )
+        assert count_items(path).rows == 300
+        drawn = select_sample(path, ItemColumns(keep=("language",)), n_pos=3, n_neg=30, seed=1)
+        assert {item.kept[0] for item in drawn.items} <= set(languages)
+
+
+def test_a_link_named_like_a_pattern_reads_its_target(tmp_path):
+    """Review 20: a link l[1].csv to a plain file was read as the pattern (l1.csv)."""
+    (tmp_path / "plain.csv").write_text(
+        "id,predicted\n" + "".join(f"{i},{int(i % 10 == 0)}\n" for i in range(100))
+    )
+    (tmp_path / "l1.csv").write_text(
+        "id,predicted\n" + "".join(f"{i + 5000},1\n" for i in range(700))
+    )
+    (tmp_path / "l[1].csv").symlink_to(tmp_path / "plain.csv")
+    assert count_items(tmp_path / "l[1].csv").rows == 100
