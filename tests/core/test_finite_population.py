@@ -234,3 +234,41 @@ def test_a_stratum_beyond_a_billion_items_gives_the_beta_quantiles_without_a_war
         huge = finite_posterior_interval(450, 500, big_n, 450.5, 50.5)
     plain = jeffreys_precision(_matrix(450, 500))
     assert huge.as_list() == pytest.approx(plain.as_list(), abs=1e-7)
+
+
+@pytest.mark.parametrize(("q", "a", "b"), [(0.025, 0.5, 50.5), (0.975, 0.5, 50.5),
+                                           (0.025, 50.5, 0.5), (0.975, 50.5, 0.5)])  # fmt: skip
+def test_quantiles_near_an_end_of_a_large_stratum_match_scipys_sum(q, a, b):
+    """Review 20: with no positive labeled (a = 0.5) the integral put the lower quantile of
+    10^6 unlabeled items at 349 where scipy's exact sum says 10."""
+    from scipy.stats import betabinom
+
+    from core.bayes import _betabinom_quantile
+
+    assert _betabinom_quantile(q, 10**6, a, b) == int(betabinom.ppf(q, 10**6, a, b))
+
+
+@pytest.mark.parametrize(("q", "a", "b"), [(0.5, 2.5, 3.5), (0.025, 10.5, 10.5)])
+def test_quantiles_inside_a_large_stratum_match_the_summed_pmf(q, a, b):
+    """Three million items: the integral (mid-range) and the sums (near an end) against
+    scipy's own beta-binomial pmf, summed."""
+    import numpy as np
+    from scipy.stats import betabinom
+
+    from core.bayes import _betabinom_quantile
+
+    m = 3_000_000
+    cdf = np.cumsum(betabinom.pmf(np.arange(m + 1), m, a, b))
+    assert _betabinom_quantile(q, m, a, b) == int(np.searchsorted(cdf, q))
+
+
+def test_no_positive_labeled_gives_one_lower_bound_either_side_of_a_billion():
+    """Review 20: the lower bound jumped 58 times across the 10^9 switch to the Beta limit."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        below = finite_posterior_interval(0, 500, 10**9 - 1 + 500, 0.5, 500.5)
+        above = finite_posterior_interval(0, 500, 10**9 + 1 + 500, 0.5, 500.5)
+    assert below.lower == pytest.approx(above.lower, rel=0.01)
+    assert below.upper == pytest.approx(above.upper, rel=1e-4)
