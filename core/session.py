@@ -195,6 +195,19 @@ class EnsembleChild:
         object.__setattr__(self, "overlap", overlap)
 
 
+def is_example_ensemble(ensemble: EnsembleInputs) -> bool:
+    """The bundled example's Ensemble inputs, as this version has them or as sessions
+    saved before 2026-11-27 do (travel, finance and shopping; review 20)."""
+    earlier = EnsembleInputs(
+        children=(
+            EnsembleChild(name="travel", size=41_200, overlap=36_000),
+            EnsembleChild(name="finance", size=52_000, overlap=47_500),
+            EnsembleChild(name="shopping", size=30_500, overlap=21_000),
+        )
+    )
+    return ensemble in (EnsembleInputs(), earlier)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnsembleInputs:
     """Inputs of the Ensemble tab (workflow 4)."""

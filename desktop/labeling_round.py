@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import InputError
 from core.progress import Cancelled
-from core.session import EnsembleInputs, PopulationInputs
+from core.session import PopulationInputs, is_example_ensemble
 from core.workbook.labeling import MAX_CATEGORY_LENGTH, LabelsDisagree, draw_mark, largest_draw
 from core.workbook.rounds import EARLIEST_ROUND_DATE
 from core.workbook.session_io import LABELED_SHEET, lead_ensemble
@@ -1716,7 +1716,7 @@ def read_labeled_round(window, paths: Sequence[Path]) -> LabeledRound | None:
     # tab, the comparisons, the report): they leave the session in the same undo step.
     rounds, examples_removed = resources.without_example_rounds(rounds)
     changes: list[tuple[str, object]] = [("rounds", tuple(rounds))]
-    example_ensemble_removed = bool(examples_removed) and state.ensemble == EnsembleInputs()
+    example_ensemble_removed = bool(examples_removed) and is_example_ensemble(state.ensemble)
     if example_ensemble_removed:
         # The example's made-up classifiers (three of travel) left on the Ensemble
         # tab reached the fraud lead's report as a chart of labels to buy (trial 16); an

@@ -493,7 +493,7 @@ def workbook_session(
         return state, None, []
     if state.ensemble == EnsembleInputs(children=()):
         # No ensemble of the lead's: theirs is the parent, not "ensemble, 120,000" (trial 20).
-        state = replace(state, ensemble=lead_ensemble(chosen.classifier or chosen.round,
+        state = replace(state, ensemble=lead_ensemble(chosen.classifier or "my classifier",
                                                       chosen.population_pos))  # fmt: skip
     state, notes = session_for_round(state, chosen)
     return state, chosen, notes

@@ -175,3 +175,20 @@ def test_a_session_number_that_is_not_one_is_refused_with_its_key(key, value):
     for part in key.split("."):
         state, default = getattr(state, part), getattr(default, part)
     assert state == default  # the default is kept
+
+
+def test_the_example_ensemble_is_known_in_its_earlier_form_too():
+    """Review 20: sessions saved before the example's children became three travel
+    classifiers still hold travel, finance and shopping; they are the example's too."""
+    from core.session import EnsembleChild, EnsembleInputs, is_example_ensemble
+
+    earlier = EnsembleInputs(
+        children=(
+            EnsembleChild(name="travel", size=41_200, overlap=36_000),
+            EnsembleChild(name="finance", size=52_000, overlap=47_500),
+            EnsembleChild(name="shopping", size=30_500, overlap=21_000),
+        )
+    )
+    assert is_example_ensemble(EnsembleInputs()) and is_example_ensemble(earlier)
+    assert not is_example_ensemble(dataclasses.replace(earlier, parent_size=99_000))
+    assert not is_example_ensemble(EnsembleInputs(children=()))
