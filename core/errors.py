@@ -85,6 +85,9 @@ def column_choice(role: str, header: str | None, role_words: str, sheet: str | N
     if header is None:
         return f"the column of the {role_words}"
     of_sheet = f" of sheet {sheet!r}" if sheet else ""
+    if not header:  # "classifier=": no column; the sheet's name is the classifier
+        named_sheet = f"the name of sheet {sheet!r}" if sheet else "the sheet's name"
+        return f"{named_sheet} as the {role_words}"
     return f"“{role_words}” for column {header!r}{of_sheet}"
 
 

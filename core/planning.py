@@ -1434,7 +1434,7 @@ def _ratio_driver(
     usual = (
         f"the best ratio for recall, s* by {which}"
         if ratio_star >= 1.0
-        else f"s never goes below 1; the best ratio for recall, s* by {which}, is {ratio_star:.3g}"
+        else f"s never goes below 1; the best ratio for recall, s* by {which}, is {ratio_star:.2f}"
     )
     head = (
         f"the over-sampling ratio is s = {realized:.3g} {RATIO_NOTE_MARK} {intended:.3g} "

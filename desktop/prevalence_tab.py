@@ -776,11 +776,15 @@ class PrevalenceTab(SessionTab):
         reference = settings.reference_prevalence
         if not settings.eta_min <= reference <= settings.eta_max:
             # Its line fell off the charts with no word (trial 20).
-            bound = "Lowest" if reference < settings.eta_min else "Highest"
+            bound = (
+                "Lowest prevalence below"
+                if reference < settings.eta_min
+                else "Highest prevalence above"
+            )
             messages.append(
                 f"The reference prevalence, {pct(reference)}, is outside the charts' range "
                 f"({pct(settings.eta_min)} to {pct(settings.eta_max)}), so its line is not "
-                f"drawn; set {bound} prevalence past it to see it."
+                f"drawn; set {bound} it to see it."
             )
         self._show_range()
         if self.scored is not None:

@@ -115,5 +115,9 @@ def test_a_column_choice_is_said_as_a_flag_or_as_what_to_pick_in_the_columns_dia
         assert ColumnChoice.parse("Fraud!tp=Hits").in_words() == (
             "“TP” for column 'Hits' of sheet 'Fraud'"
         )
+        # Review 20: "classifier=" names no column ("for column ''" in the app).
+        assert ColumnChoice.parse("Other!classifier=").in_words() == (
+            "the name of sheet 'Other' as the classifier"
+        )
     finally:
         use_words(previous)

@@ -307,7 +307,7 @@ def test_a_note_says_when_the_precision_margin_drives_s(capsys):
     assert (
         f"note: the over-sampling ratio is s = {result['s']:.3g} rather than the usual 1 "
         "(s never goes below 1; the best ratio for recall, s* by Theorem 1, is "
-        f"{result['s_star']:.3g}): the precision target needs {result['n_pos']:,} "
+        f"{result['s_star']:.2f}): the precision target needs {result['n_pos']:,} "
         "flagged items to label"
     ) in err
     _, err = run_json(capsys, *BASE)  # s = max(s*, 1): nothing to explain

@@ -623,6 +623,6 @@ def test_a_reference_outside_the_charts_range_is_said(qtbot, tab):
     qtbot.waitUntil(lambda: tab.message_label.isVisible())
     text = plain(tab.message_label.text())
     assert "The reference prevalence, 0.500 %, is outside the charts' range" in text
-    assert "set Lowest prevalence past it" in text
+    assert "set Lowest prevalence below it to see it" in text
     session.set_value("prevalence.reference_prevalence", 0.02)
     qtbot.waitUntil(lambda: not tab.message_label.isVisible())
