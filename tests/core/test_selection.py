@@ -160,6 +160,23 @@ def test_top_up_refuses_smaller_totals_and_a_changed_item_list(tmp_path, items):
         )  # fmt: skip
 
 
+def test_a_top_up_of_the_very_file_read_otherwise_does_not_blame_the_list(items):
+    """Review 20: ids read otherwise than at the draw (time zone) from the same file were
+    said to be a changed list."""
+    path, _rows = items
+    small = select_sample(path, n_pos=10, n_neg=12, seed=11)
+    previous = [*(item.id for item in small.items[1:]), "2026-01-01 09:00:00+09"]
+    with pytest.raises(InputError) as refused:
+        extend_sample(
+            path, seed=11, previous_ids=previous,
+            previous_sizes={small.primary.name: (10, 12)}, n_pos=20, n_neg=20,
+            previous_file=(small.file_name, small.file_sha256),
+        )  # fmt: skip
+    message = str(refused.value)
+    assert "though it is the very file the round was drawn from" in message
+    assert "the item list changed" not in message
+
+
 def test_prefixes_are_simple_random_samples():
     """Every item of a stratum is equally likely to be among the first n (over seeds)."""
     ids = [f"x{i}" for i in range(20)]
