@@ -543,24 +543,24 @@ def extend_sample(
             "would no longer be in the sample. Top up from the list as it was when the round "
             "was drawn; items added since belong in a new round"
         )
-    if missing and previous_file is not None:
-        # The very file, read otherwise: "the list changed" would be untrue (review 20).
-        shown = ", ".join(repr(item) for item in missing[:5])
-        raise InputError(
-            f"{len(missing):,} item(s) of the earlier draw are not in the rule's sample of "
-            f"{full.file_name} for seed {seed} ({shown}{', ...' if len(missing) > 5 else ''}), "
-            "though it is the very file the round was drawn from (the same SHA-256): its ids "
-            "read differently now. Ids that are dates and times with a time zone read in UTC "
-            "since 2026-11-27 (before, in the computer's time zone); export the id column as "
-            "text and draw a new round"
-        )
     if missing:
         shown = ", ".join(repr(item) for item in missing[:5])
-        raise InputError(
+        head = (
             f"{len(missing):,} item(s) of the earlier draw are not in the rule's sample of "
-            f"{full.file_name} for seed {seed} ({shown}{', ...' if len(missing) > 5 else ''}): "
-            "the item list changed (items removed or their prediction changed). Draw a new "
-            "round instead of a top-up"
+            f"{full.file_name} for seed {seed} ({shown}{', ...' if len(missing) > 5 else ''})"
+        )
+        if previous_file is not None:
+            # The very file (its SHA-256 was compared above), read otherwise: "the list
+            # changed" would be untrue (review 20).
+            raise InputError(
+                f"{head}, though it is the very file the round was drawn from (the same "
+                "SHA-256): its ids read differently now. Ids that are dates and times with a "
+                "time zone read in UTC since 2026-11-27 (before, in the computer's time "
+                "zone); export the id column as text and draw a new round"
+            )
+        raise InputError(
+            f"{head}: the item list changed (items removed or their prediction changed). "
+            "Draw a new round instead of a top-up"
         )
     for index, design in enumerate(full.designs()):
         old_pos, old_neg = previous_sizes.get(design.name, (0, 0))
