@@ -34,6 +34,10 @@ DuckDB's 1.61 s), but the whole draw did not fit: one scan for the flag and the 
 prefixes 0.67 s, the first n of each stratum 0.47 s: 2.12 s (5.9x) before fetching the drawn
 rows, for 290 MB more to install (DataFusion and pyarrow) and a second CSV reader whose
 reading of quotes and blanks would have to match DuckDB's. Its ``count(DISTINCT id)`` took 4 s.
+Also tried (session of 2026-11-27, later; GROUP BY 0.45-0.52 s): DuckDB reading the ids
+(its own CSV reading, so no second reader) and handing them to DataFusion as Arrow. The
+export alone took 0.80-1.07 s and DataFusion's ``sha256`` over it 1.04-1.16 s: 2.1-2.6 s
+(4.2-4.9x) before the duplicate check and the first n of each stratum.
 
 The 10-million-row file is written by DuckDB's ``COPY`` into a temporary folder at the
 start of the session and removed at its end.
