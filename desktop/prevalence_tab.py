@@ -378,6 +378,10 @@ class PrevalenceTab(SessionTab):
             "Tick past rounds (or classifiers) to draw their F1 against prevalence beside "
             "this round's; the round on the Evaluate tab is always included"
         )
+        # Long names wrap: "This round (round4 (mail flagged for review), Evaluate tab)" was
+        # cut, behind a horizontal scroll bar (trial 20).
+        self.round_list.setWordWrap(True)
+        self.round_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.round_list.itemChanged.connect(self._on_round_ticked)
         rounds_box = QGroupBox("Compare with past rounds")
         rounds_layout = QVBoxLayout(rounds_box)
