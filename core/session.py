@@ -427,12 +427,17 @@ def unflatten(rows, base: SessionState | None = None) -> tuple[SessionState, lis
     known = {key for key, _ in flatten(state)} | {
         key for key in values if key.rsplit(".", 1)[-1] == "count"
     }
-    problems.extend(
-        f"{key}: unknown setting, ignored"
-        for key in values
-        if key not in known and not _is_element_key(key)
-    )
+    unknown = [key for key in values if key not in known and not _is_element_key(key)]
+    # Named one by one up to a point: a million hand-made keys gave a million lines (and
+    # 581 MB) for the lead to scroll through (fuzz 20).
+    problems.extend(f"{key}: unknown setting, ignored" for key in unknown[:UNKNOWN_NAMED])
+    if len(unknown) > UNKNOWN_NAMED:
+        problems.append(f"and {len(unknown) - UNKNOWN_NAMED:,} more unknown settings, ignored")
     return state, problems
+
+
+#: Unknown settings of a session named one by one; the rest are counted.
+UNKNOWN_NAMED = 20
 
 
 def _is_element_key(key: str) -> bool:

@@ -192,3 +192,13 @@ def test_the_example_ensemble_is_known_in_its_earlier_form_too():
     assert is_example_ensemble(EnsembleInputs()) and is_example_ensemble(earlier)
     assert not is_example_ensemble(dataclasses.replace(earlier, parent_size=99_000))
     assert not is_example_ensemble(EnsembleInputs(children=()))
+
+
+def test_many_unknown_settings_are_named_up_to_twenty_and_counted():
+    from core.session import flatten, unflatten
+
+    rows = [*flatten(SessionState()), *((f"junk_{i}", i) for i in range(5_000))]
+    state, problems = unflatten(rows)
+    assert state == SessionState()
+    assert problems[:2] == ["junk_0: unknown setting, ignored", "junk_1: unknown setting, ignored"]
+    assert len(problems) == 21 and problems[-1] == "and 4,980 more unknown settings, ignored"
