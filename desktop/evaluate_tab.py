@@ -478,9 +478,6 @@ class EvaluateTab(SessionTab):
         self.evaluation: Evaluation | None = None
         self.quick_evaluation: Evaluation | None = None
         self.comparison: Comparison | None = None
-        # Hidden behind another tab, the tab evaluates once it is shown, not on every edit
-        # (nor at the app's start, where it would pull in scipy and busy the thread pool).
-        self._refresh_when_shown = False
         self.runner = self.new_runner()
         self.compare_runner = self.new_runner()
         self._build()
@@ -490,6 +487,8 @@ class EvaluateTab(SessionTab):
         self.compare_runner.failed.connect(self._on_compare_failed)
         session.changed.connect(self._on_session_changed)
         self._update_keep_button()
+        # Hidden behind another tab, the tab evaluates once it is shown, not on every edit
+        # (nor at the app's start, where it would pull in scipy and busy the thread pool).
         self.refresh()
 
     # --- layout --------------------------------------------------------------------------
@@ -685,8 +684,7 @@ class EvaluateTab(SessionTab):
         super().showEvent(event)
         if not self._results_sized:
             self._fit_table_column()
-        if self._refresh_when_shown:
-            self.refresh()
+        self.refresh_if_deferred()
 
     def _on_user_split(self, *_args) -> None:
         self._user_split = True
@@ -783,21 +781,10 @@ class EvaluateTab(SessionTab):
 
     # --- computing -----------------------------------------------------------------------
 
-    def refresh(self) -> None:
+    def _refresh_now(self) -> None:
         """Closed forms now, the resampled intervals in the background, then the comparison
-        (once the tab is shown, if it is hidden now)."""
-        if not self.isVisible():
-            self._refresh_when_shown = True
-            return
-        self._evaluate_now()
-
-    def refresh_if_deferred(self) -> None:
-        """Evaluate now what the hidden tab put off (e.g. before its plots are snapshot)."""
-        if self._refresh_when_shown:
-            self._evaluate_now()
-
-    def _evaluate_now(self) -> None:
-        self._refresh_when_shown = False
+        (:meth:`SessionTab.refresh` puts it off while the tab is hidden)."""
+        super()._refresh_now()
         self._sync_design()
         self.grid.refresh_readout()
         inputs: EvaluateInputs = self._session.get("evaluate")

@@ -421,8 +421,6 @@ class HistoryTab(SessionTab):
         self._ranges: dict[str, tuple[tuple[float, float] | None, tuple[float, float] | None]] = {}
         #: The ranges were set while the tab was hidden: applied again when it is shown.
         self._ranges_pending = False
-        #: A change came while the tab was hidden: it is shown anew once the tab is.
-        self._refresh_when_shown = False
         self.comparisons: dict[tuple[int, int], Comparison] = {}
         self.runner = self.new_runner()
         self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
@@ -610,22 +608,10 @@ class HistoryTab(SessionTab):
         state = self._session.state
         return tuple(fpc_of_round(state, item) for item in state.rounds)
 
-    def refresh(self) -> None:
-        """Closed forms now; the round-over-round comparisons in the background. A hidden
-        tab puts it off until it is shown: with 10,000 rounds every change of the
-        confidence level or of the rounds held the window for 3 s."""
-        if not self.isVisible():
-            self._refresh_when_shown = True
-            return
-        self._refresh_now()
-
-    def refresh_if_deferred(self) -> None:
-        """Show now what the hidden tab put off (e.g. before its plots are snapshot)."""
-        if self._refresh_when_shown:
-            self._refresh_now()
-
     def _refresh_now(self) -> None:
-        self._refresh_when_shown = False
+        """Closed forms now; the round-over-round comparisons in the background
+        (:meth:`SessionTab.refresh` puts it off while the tab is hidden)."""
+        super()._refresh_now()
         state = self._session.state
         rounds = state.rounds
         corrected = functools.partial(fpc_of_round, state)

@@ -98,16 +98,19 @@ class _Signals(QObject):
 class _Inbox:
     """What a runner's jobs hand back: put on a pool thread, taken on the GUI thread.
 
-    A job's signal alone sometimes reached the GUI thread only seconds later (a scored
-    sample stayed "Reading scored.csv…" for over 10 s in test runs beside a busy process,
-    the job long done), so the runner also looks here on a timer while a job is out.
+    Each put is announced by ``signals.arrived``. That signal alone sometimes reached the
+    GUI thread only seconds later (a scored sample stayed "Reading scored.csv…" for over
+    10 s in test runs beside a busy process, the job long done), so the runner also looks
+    here on a timer while a job is out.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, signals: _Signals) -> None:
         self._items: collections.deque[tuple[str, int, Any]] = collections.deque()
+        self.signals = signals
 
     def put(self, kind: str, generation: int, payload: Any) -> None:
         self._items.append((kind, generation, payload))  # atomic: no lock needed
+        self.signals.arrived.emit()
 
     def take_all(self) -> list[tuple[str, int, Any]]:
         taken = []
@@ -138,7 +141,6 @@ class _Job(QRunnable):
         generation: int,
         function: Callable[[TaskControl], Any],
         control: TaskControl,
-        signals: _Signals,
         inbox: _Inbox,
     ):
         super().__init__()
@@ -146,12 +148,10 @@ class _Job(QRunnable):
         self._generation = generation
         self._function = function
         self._control = control
-        self._signals = signals
         self._inbox = inbox
 
     def _hand_back(self, kind: str, payload: Any) -> None:
         self._inbox.put(kind, self._generation, payload)
-        self._signals.arrived.emit()
 
     def run(self) -> None:
         try:
@@ -198,9 +198,9 @@ class TaskRunner(QObject):
         self._pool = pool or QThreadPool.globalInstance()
         self._generation = 0
         self._control: TaskControl | None = None
-        self._inbox = _Inbox()
         self._signals = _Signals()
         self._signals.arrived.connect(self._take_inbox)
+        self._inbox = _Inbox(self._signals)
         self._poll = QTimer(self)
         self._poll.setInterval(INBOX_POLL_MS)
         self._poll.timeout.connect(self._take_inbox)
@@ -219,17 +219,12 @@ class TaskRunner(QObject):
         self.cancel()
         self._generation += 1
         generation = self._generation
-        inbox, signals = self._inbox, self._signals
-
-        def on_progress(fraction: float) -> None:
-            inbox.put("progress", generation, fraction)
-            signals.arrived.emit()
-
-        control = TaskControl(on_progress=on_progress)
+        inbox = self._inbox
+        control = TaskControl(on_progress=lambda f: inbox.put("progress", generation, f))
         self._control = control
         _collection.job_started()
         pool = reading_pool() if own_thread else self._pool
-        pool.start(_Job(generation, function, control, signals, inbox))
+        pool.start(_Job(generation, function, control, inbox))
         self._poll.start()
         self.started.emit()
         self.busy.emit(True)
