@@ -36,7 +36,11 @@ pg.setConfigOptions(antialias=True, background="w", foreground="#222")
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 
 
-def pen(index: int = 0, width: float = 2.0, style=None, color: str | None = None):
+#: Width in pixels of the plots' lines.
+LINE_WIDTH = 2.0
+
+
+def pen(index: int = 0, width: float = LINE_WIDTH, style=None, color: str | None = None):
     options = {"color": color or PALETTE[index % len(PALETTE)], "width": width}
     if style is not None:
         options["style"] = style
@@ -301,7 +305,7 @@ class PlotPanel(pg.PlotWidget):
         name: str | None,
         index: int = 0,
         *,
-        width: float = 2.0,
+        width: float = LINE_WIDTH,
         style=None,
         color: str | None = None,
         symbol: str | None = None,

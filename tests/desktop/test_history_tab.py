@@ -469,6 +469,15 @@ def test_many_rounds_get_one_pixel_error_bars(qtbot, rounds):
     bars = next(iter(widget._series.values()))["precision_bars"]
     assert bars.opts["pen"].widthF() == 1.0
     assert len(bars.opts["x"]) == THIN_BARS_FROM  # every round still drawn
+    # The lines too: with 10,000 rounds a paint of the 2 px lines took 5 s a plot.
+    for key in ("precision_line", "recall_line", "calibrated_line"):
+        assert next(iter(few._series.values()))[key].opts["pen"].widthF() == 2.0
+        line = next(iter(widget._series.values()))[key]
+        assert line.opts["pen"].widthF() == 1.0
+        assert (
+            line.opts["pen"].style()
+            == few._series[next(iter(few._series))][key].opts["pen"].style()
+        )  # the calibrated line stays dashed
     few.shutdown()
     widget.shutdown()
 
@@ -490,4 +499,55 @@ def test_an_undated_round_is_placed_among_all_rounds_as_everywhere_else(qtbot, r
     assert sorted(consecutive_pairs(widget.figures)) == [(0, 3), (3, 2)]
     assert round_before(state.rounds, r4) is r1
     assert [row.cells[0] for row in widget.table_model.rows()] == ["R1", "R4", "R3"]
+    widget.shutdown()
+
+
+def test_many_rounds_are_worked_out_in_the_background(qtbot, rounds, monkeypatch):
+    """Fuzz 19: 10,000 rounds held the window 3-8 s whenever History was redrawn. From
+    FIGURES_IN_BACKGROUND_FROM rounds the figures come from a worker, the tab says so
+    meanwhile, and they are the ones worked out on the spot."""
+    import desktop.history_tab as history
+
+    expected, _ = history.round_figures(
+        rounds, 0.95, SessionState().prevalence.reference_prevalence
+    )
+    monkeypatch.setattr(history, "FIGURES_IN_BACKGROUND_FROM", 2)
+    widget = HistoryTab(SessionModel(dataclasses.replace(SessionState(), rounds=rounds)))
+    qtbot.addWidget(widget)
+    assert widget.summary_label.text().startswith(f"Working out the figures of {len(rounds)}")
+    qtbot.waitUntil(lambda: bool(widget.figures), timeout=20_000)
+    assert [(f.name, f.precision, f.recall_interval) for f in widget.figures] == [
+        (f.name, f.precision, f.recall_interval) for f in expected
+    ]
+    assert "round" in widget.summary_label.text() and "Working" not in widget.summary_label.text()
+    qtbot.waitUntil(lambda: bool(widget.comparisons), timeout=20_000)
+    widget.shutdown()
+
+
+def test_figures_still_being_worked_out_are_finished_for_a_snapshot(qtbot, rounds, monkeypatch):
+    import desktop.history_tab as history
+
+    monkeypatch.setattr(history, "FIGURES_IN_BACKGROUND_FROM", 2)
+    widget = HistoryTab(SessionModel(dataclasses.replace(SessionState(), rounds=rounds)))
+    qtbot.addWidget(widget)
+    widget.refresh_if_deferred()  # what the window does before taking the plots' pictures
+    assert len(widget.figures) == len(rounds)
+    assert not widget.figures_runner.is_running
+    widget.shutdown()
+
+
+def test_figures_of_a_session_changed_meanwhile_are_dropped(qtbot, rounds, monkeypatch):
+    import desktop.history_tab as history
+
+    monkeypatch.setattr(history, "FIGURES_IN_BACKGROUND_FROM", 2)
+    session = SessionModel(dataclasses.replace(SessionState(), rounds=rounds))
+    widget = HistoryTab(session)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitUntil(lambda: len(widget.figures) == len(rounds), timeout=20_000)
+    shown, old_state = widget.figures, session.state
+    session.set_value("rounds", rounds[:2])
+    widget._on_figures((old_state, [], []))  # a result of the old session arriving late
+    assert widget.figures is shown
+    qtbot.waitUntil(lambda: len(widget.figures) == 2, timeout=20_000)
     widget.shutdown()
