@@ -910,12 +910,31 @@ class PrevalenceTab(SessionTab):
         elif not swaps:
             settings = self._session.get("prevalence")
             assert comparison is not None
-            leader = names[int(np.argmax(np.asarray(comparison.f_beta)[:, 0]))]
-            text = (
-                f"F1 order: {formatting_html(leader)} is ahead at every prevalence from "
-                f"{pct(settings.eta_min)} to {pct(settings.eta_max)}"
-                + (" (the curves do not cross)." if len(names) == 2 else "; no two curves cross.")
-            )
+            curves = np.asarray(comparison.f_beta)
+            best = curves[int(np.argmax(curves[:, 0]))]
+            # Rounds with the same rates draw the same curve: none of them is ahead (trial
+            # 19 read "A is ahead" of an identical B).
+            leaders = [
+                name
+                for name, curve in zip(names, curves, strict=True)
+                if np.allclose(curve, best, rtol=1e-12, atol=0.0)
+            ]
+            span = f"at every prevalence from {pct(settings.eta_min)} to {pct(settings.eta_max)}"
+            if len(leaders) == len(names):
+                text = (
+                    f"F1 order: the curves are the same {span}: the rounds have the same recall "
+                    "(TPR) and false positive rate."
+                )
+            else:
+                ahead = (
+                    f"{formatting_html(leaders[0])} is ahead"
+                    if len(leaders) == 1
+                    else formatting_html(" and ".join(leaders))
+                    + " are ahead, level with each other,"
+                )
+                text = f"F1 order: {ahead} {span}" + (
+                    " (the curves do not cross)." if len(names) == 2 else "; no two curves cross."
+                )
         else:
             # This round's swaps first: the tab compares it with the ticked past rounds.
             # Ten ticked rounds gave 33 sentences, cut off with the caveat (trial 20).

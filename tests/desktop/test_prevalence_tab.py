@@ -626,3 +626,31 @@ def test_a_reference_outside_the_charts_range_is_said(qtbot, tab):
     assert "set Lowest prevalence below it to see it" in text
     session.set_value("prevalence.reference_prevalence", 0.02)
     qtbot.waitUntil(lambda: not tab.message_label.isVisible())
+
+
+def test_rounds_with_the_same_rates_are_not_said_to_be_ahead_of_each_other(qtbot):
+    """Trial 19: a past round with this round's rates drew the same F1 curve, and the tab
+    said this round "is ahead" of it."""
+    current = SessionState().evaluate
+    m = current.matrix
+    twin = Round(sheet="Rounds", row=2, round="R-twin", classifier="mail",
+                 k=current.population.effective_k, tp=m.tp, fp=m.fp, fn=m.fn, tn=m.tn)  # fmt: skip
+    tab = _tab_with_rounds(qtbot, (twin,))
+    try:
+        text = plain(tab.swaps_label.text())
+        assert "F1 order: the curves are the same at every prevalence from" in text
+        assert "is ahead" not in text
+    finally:
+        tab.shutdown()
+    worse = Round(sheet="Rounds", row=3, round="R-low", classifier="mail", k=K,
+                  tp=60, fp=200, fn=190, tn=4550)  # fmt: skip
+    tab = _tab_with_rounds(qtbot, (twin, worse))
+    try:
+        text = plain(tab.swaps_label.text())
+        assert (
+            f"F1 order: {CURRENT_NAME} and R-twin (mail) are ahead, level with each other, "
+            "at every prevalence from" in text
+        )
+        assert "; no two curves cross." in text
+    finally:
+        tab.shutdown()
