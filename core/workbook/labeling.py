@@ -25,6 +25,7 @@ TP/FP/FN/TN per classifier, with the skipped and unlabeled items counted apart.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import math
 import os
 import re
@@ -133,6 +134,7 @@ _F_CONFIDENCE = "Confidence of the targets"
 _F_CATEGORY = "Category checked"
 _F_CLASSIFIER = "Filed under classifier"
 _F_ROUND_DATE = "Round date"
+_F_CHECK = "Check of the design"
 #: Longest category name kept (it is a name, not instructions).
 MAX_CATEGORY_LENGTH = 200
 _TABLE_HEADER = (
@@ -215,6 +217,9 @@ class LabelingDesign:
     round_date : datetime.date or None
         The date the round stands for (the month of the item list, say), when the lead
         gave one; None: the day it was drawn (:func:`round_date`).
+    edited : bool
+        What the draw fixed no longer matches the sheet's :func:`design_check` (changed
+        by hand); reading the workbook back refuses it.
     """
 
     seed: int
@@ -234,6 +239,7 @@ class LabelingDesign:
     category: str = ""
     classifier: str = ""
     round_date: dt.date | None = None
+    edited: bool = False
 
     @property
     def filed_under(self) -> str:
@@ -1069,6 +1075,17 @@ def build_labeling_workbook(
         (_F_EARLIER, len(selection.previous_ids)),
         (_F_VERSION, app_version()),
         (_F_CREATED, dt.datetime.now().replace(microsecond=0).isoformat(sep=" ")),
+        (
+            _F_CHECK,
+            design_check(
+                selection.seed,
+                selection.file_sha256,
+                str(columns.id),
+                len(selection.items),
+                len(selection.previous_ids),
+                selection.designs(),
+            ),
+        ),
     ]
     if drawn_as:  # names the round, whatever the labelers' copies are called
         fields.append((_F_DRAWN_AS, drawn_as))
@@ -1347,6 +1364,26 @@ def _read_design(path: Path, rows: Iterator[RawRow]) -> tuple[dict[str, object],
     return fields, table
 
 
+def design_check(
+    seed: int,
+    file_sha256: str,
+    id_column: str,
+    items: int,
+    earlier_items: int,
+    designs: Sequence[ClassifierDesign],
+) -> str:
+    """The Design sheet's check: the first 16 hex digits of the SHA-256 of what the draw
+    fixed (seed, item file, id column, item counts, each classifier's populations and
+    sample sizes). A population edited in the unprotected sheet changed every interval
+    without a word (review 19); reading back recomputes it and refuses a mismatch."""
+    facts = [str(seed), file_sha256, id_column, str(items), str(earlier_items)]
+    for design in designs:
+        facts += [design.name, design.column]
+        facts += map(str, (design.population_pos, design.population_neg))
+        facts += map(str, (design.n_pos, design.n_neg))
+    return hashlib.sha256("\x1f".join(facts).encode("utf-8")).hexdigest()[:16]
+
+
 def _sample_classifiers(sample_rows: Sequence[RawRow]) -> set[str] | None:
     """The further classifiers the Sample sheet's header names (``NAME: stratum``), or
     None when it has no header row."""
@@ -1413,18 +1450,25 @@ def _design_from(
         designs.append(design)
     if not designs:
         raise LabelingError(f"{where} has no classifier table (population and sample sizes)")
+    items = _whole(fields[_F_ITEMS], _F_ITEMS.lower(), where)
+    earlier_items = _whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where)
+    recorded_check = _text(fields.get(_F_CHECK))
+    file_sha256, id_column = _text(fields[_F_SHA]) or "", _text(fields[_F_ID]) or ""
+    edited = recorded_check is not None and recorded_check != design_check(
+        seed, file_sha256, id_column, items, earlier_items, designs
+    )
     targets, targets_note = _targets_from(where, fields)
     return LabelingDesign(
         seed=seed,
         rule=RULE,
         file_name=_text(fields[_F_FILE]) or "",
-        file_sha256=_text(fields[_F_SHA]) or "",
-        id_column=_text(fields[_F_ID]) or "",
+        file_sha256=file_sha256,
+        id_column=id_column,
         designs=tuple(designs),
         # "no" or "no: every item ... was flagged" (anything else typed there: blind)
         blind=not (_text(fields.get(_F_BLIND)) or "yes").casefold().startswith("no"),
-        items=_whole(fields[_F_ITEMS], _F_ITEMS.lower(), where),
-        earlier_items=_whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where),
+        items=items,
+        earlier_items=earlier_items,
         app_version=_text(fields.get(_F_VERSION)) or "",
         drawn_as=_text(fields.get(_F_DRAWN_AS)) or "",
         targets=targets,
@@ -1433,6 +1477,7 @@ def _design_from(
         category=clean_category(_text(fields.get(_F_CATEGORY))),
         classifier=clean_category(_text(fields.get(_F_CLASSIFIER))),
         round_date=_round_date_of(fields.get(_F_ROUND_DATE), where),
+        edited=edited,
     )
 
 
@@ -1990,6 +2035,14 @@ def read_labeling_workbook(
         )
     design = _design_from(path, fields, table, _sample_classifiers(sample_rows))
     places = _read_sample(path, iter(sample_rows), design)
+    if design.edited:
+        raise LabelingError(
+            f"{path.name}, sheet {DESIGN_SHEET!r} was changed after the sample was drawn: its "
+            "seed, item file SHA-256, id column, item counts, or a classifier's populations "
+            "or sample sizes are no longer what PR Planner wrote, and results worked out "
+            "from them would be wrong. Use the workbook as PR Planner wrote it (the labels "
+            "can be copied into it), or draw the round again from the item list"
+        )
     chosen = _the_labels_sheet(path, found, first_title, places)
     kept_columns = chosen.kept_columns
     items = _match(

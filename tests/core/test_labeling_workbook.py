@@ -923,6 +923,61 @@ def test_an_edited_design_population_is_named_by_sheet_and_row(
     assert message in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("column", "field", "value"),
+    [
+        (2, None, 1),  # the predicted-positive population, one more
+        (3, None, -1),  # the predicted-negative population, one less
+        (1, "Item file SHA-256", "0" * 64),
+        (1, "Id column", "item_id"),
+    ],
+    # (A changed seed or sample size is refused earlier, by the Sample sheet's keys and
+    # ranks.)
+    ids=["population", "negative population", "file sha", "id column"],
+)
+def test_a_design_changed_within_what_fits_is_refused(drawn, tmp_path, column, field, value):
+    """Review 19: a population typed over in the unprotected Design sheet (still larger
+    than the sample) changed every interval without a word. The sheet's check of the
+    design is recomputed on reading back."""
+    _items, selection, sheet = drawn
+    fill(sheet, sheet, ["positive", "negative"])
+    assert read_labeling_workbook(sheet).design.edited is False
+    workbook = openpyxl.load_workbook(sheet)
+    design = workbook["Design"]
+    name = field or selection.primary.name
+    row = next(cells for cells in design.iter_rows() if cells[0].value == name)
+    if field is None:
+        row[column].value = row[column].value + value
+    else:
+        row[column].value = value
+    edited = tmp_path / "edited.xlsx"
+    workbook.save(edited)
+    with pytest.raises(LabelingError) as refused:
+        read_labeling_workbook(edited)
+    message = str(refused.value)
+    assert message.startswith("edited.xlsx, sheet 'Design' was changed after the sample was drawn")
+    assert "Use the workbook as PR Planner wrote it" in message
+
+
+def test_the_design_check_is_the_documented_digest(drawn):
+    """The check is SHA-256 over the drawn facts joined by the unit separator, worked out
+    here from the Design sheet's own cells."""
+    *_, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    fields = {row[0]: row[1] for row in workbook["Design"].iter_rows(values_only=True) if row[0]}
+    table = [row for row in workbook["Design"].iter_rows(values_only=True) if row[0] == "predicted"]
+    facts = [
+        fields["Seed"],
+        fields["Item file SHA-256"],
+        fields["Id column"],
+        str(fields["Items in this workbook"]),
+        str(fields["Items drawn before (top-up)"]),
+        *(str(value) for value in table[0]),
+    ]
+    expected = hashlib.sha256("\x1f".join(facts).encode()).hexdigest()[:16]
+    assert fields["Check of the design"] == expected
+
+
 def test_a_label_formula_without_a_saved_value_is_named(drawn, tmp_path):
     """openpyxl writes formulas without their values, as some tools do: such a label was
     counted as missing without a word."""
