@@ -94,7 +94,7 @@ def planning_inputs(state, past_round=None) -> PlanningInputs:
     plan = state.plan
     if past_round is not None:
         population = past_round.population
-        matrix, source = past_round.matrix, f"the estimates of round {past_round.round}"
+        matrix, source = past_round.matrix, f"the estimates of round {past_round.name}"
     else:
         inputs = plan.population
         if inputs.mode == "counts":

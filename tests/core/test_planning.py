@@ -1067,3 +1067,17 @@ def test_the_chance_is_not_computed_for_designs_beyond_a_trillion_labels_a_strat
     assert max(plan.n_pos, plan.n_neg) > MAX_CHANCE_STRATUM
     assert plan.assurance is None and "assurance" not in plan.to_dict()
     assert any("not computed" in text for text in plan.notes)
+
+
+def test_planning_from_a_round_without_a_name_names_it_by_its_row():
+    """Trial 21: the report told a manager "From the estimates of round None" for a rounds
+    workbook without a round column."""
+    from core.plan_request import planning_inputs
+    from core.session import SessionState
+    from core.workbook.rounds import Round
+
+    unnamed = Round(sheet="Invoice mails", row=10, round=None, k=0.03,
+                    tp=151, fp=49, fn=30, tn=2970)  # fmt: skip
+    assert planning_inputs(SessionState(), unnamed).source == (
+        "the estimates of round Invoice mails row 10"
+    )
