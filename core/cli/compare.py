@@ -21,7 +21,16 @@ from pathlib import Path
 
 from core import validation
 from core.cli.evaluate import add_count_flags, matrix_from_flags, percent
-from core.cli.output import add_json_flag, confidence_flag, number, whole
+from core.cli.output import (
+    add_column_flag,
+    add_json_flag,
+    check_column_choices,
+    column_choices,
+    confidence_flag,
+    number,
+    whole,
+    why_no_rounds,
+)
 from core.compare import Comparison, compare
 from core.confusion import Population
 from core.errors import InputError
@@ -97,6 +106,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"seed of the posterior draws (default: a saved session's, else {EVALUATE_SEED}, "
         "as the app: the same numbers every run)",
     )
+    add_column_flag(
+        parser,
+        "with ROUNDS.xlsx in your own words: read the column headed HEADER as ROLE "
+        "(repeatable; as in prplanner rounds), e.g. date=Datum, tp='True pos.'",
+    )
     add_json_flag(parser)
 
 
@@ -128,6 +142,8 @@ def run(args: argparse.Namespace) -> Comparison | RoundsCompared:
         return _run_on_workbook(args)
     if args.round is not None:
         raise InputError("--round names a round of ROUNDS.xlsx: give the rounds workbook too")
+    if args.column:
+        raise InputError("--column says what the columns of ROUNDS.xlsx hold: give it too")
     missing = []
     for suffix in ("", "2"):
         if not _given(args, f"--k{suffix}") and not _given(args, f"--population{suffix}"):
@@ -203,9 +219,11 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
             f"give either ROUNDS.xlsx or the counts of two rounds, not both ({given[0]} "
             f"was given with {args.rounds_file.name})"
         )
+    choices = column_choices(args)
     refuse_text_table(args.rounds_file, "prplanner compare reads a rounds workbook (.xlsx)")
     refuse_labeling_workbook(args.rounds_file, "compare")
-    opened = read_session(args.rounds_file)
+    opened = read_session(args.rounds_file, columns=choices)
+    check_column_choices(opened, args.rounds_file, choices)
     state = opened.state
     if args.confidence is not None:
         state = dataclasses.replace(state, confidence=confidence_flag(args.confidence))
@@ -225,7 +243,10 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     else:
         latest = most_recent_round(state.rounds)
         if latest is None:
-            raise InputError(f"{args.rounds_file.name} has no usable rounds to compare")
+            raise InputError(
+                f"{args.rounds_file.name} has no usable rounds to compare "
+                f"({why_no_rounds(opened.problems)})"
+            )
         if state.rows_not_loaded:
             # A refused row may be the newest round (a date Excel cannot show): said, as
             # report says it (recheck 15: compare chose the round before without a word).

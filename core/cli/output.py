@@ -456,3 +456,54 @@ def flags_named(names: Mapping[str, str]) -> Iterator[None]:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+#: What ``--column`` says, for the commands that read a rounds workbook.
+COLUMN_HELP = (
+    "read the column headed HEADER as ROLE (repeatable), e.g. classifier=Model, "
+    "model_version=Model, tp='Correct flags', ignore=Model; classifier= (nothing after "
+    "'=') names the classifier after the sheet; SHEET!ROLE=HEADER for one sheet only. "
+    "Roles: round, date, classifier, model_version, population_pos, population_neg, k, "
+    "s, tp, fp, fn, tn, notes, ignore"
+)
+
+
+def add_column_flag(parser: argparse.ArgumentParser, help_text: str = COLUMN_HELP) -> None:
+    """``--column ROLE=HEADER`` (repeatable): what a rounds workbook's columns hold."""
+    parser.add_argument(
+        "--column", metavar="ROLE=HEADER", action="append", default=[], help=help_text
+    )
+
+
+def column_choices(args: argparse.Namespace) -> list[str]:
+    """``--column``'s choices, checked before any file is read (a typo costs nothing)."""
+    from core.workbook.rounds import ColumnChoice
+
+    return [ColumnChoice.parse(text).to_text() for text in args.column]
+
+
+def check_column_choices(opened, path: Path, choices: list[str]) -> None:
+    """Refuse ``--column`` choices :func:`core.workbook.session_io.read_session` could not
+    use: a saved session keeps the columns chosen when it began, and a choice no sheet has
+    the header of is a typo (as ``prplanner rounds`` says)."""
+    if not choices:
+        return
+    if opened.is_session:
+        raise InputError(
+            f"--column is for a rounds workbook in your own words; {path.name} is a saved "
+            "session, whose columns were chosen when it began: leave --column out"
+        )
+    if opened.book is not None and opened.book.unused_choices:
+        from core.workbook.rounds import unused_choices_in_words
+
+        raise InputError(unused_choices_in_words(opened.book))
+
+
+def why_no_rounds(problems) -> str:
+    """The reader's reasons a workbook gave no round, shortened to fit one error line."""
+    reasons = [text for text in problems if not text.endswith(": no rounds found")]
+    if not reasons:
+        return "no rows with TP, FP, FN, TN and k or the population counts"
+    shown = "; ".join(reasons[:2])
+    more = len(reasons) - 2
+    return shown + (f"; and {more:,} more" if more > 0 else "")

@@ -24,7 +24,16 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, number, refuse_labeling_workbook, refuse_text_table
+from core.cli.output import (
+    add_column_flag,
+    add_json_flag,
+    check_column_choices,
+    column_choices,
+    number,
+    refuse_labeling_workbook,
+    refuse_text_table,
+    why_no_rounds,
+)
 
 if TYPE_CHECKING:
     from core.workbook.report import WrittenReport
@@ -81,6 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the app's Read labeled workbook give; default: the session's setting; for a rounds "
         "workbook, on for a round PR Planner drew from an item list, else off)",
     )
+    add_column_flag(parser)
     add_json_flag(parser)
 
 
@@ -96,13 +106,15 @@ def run(args: argparse.Namespace) -> WrittenReport:
     margin = None if args.margin is None else validation.margin("--margin", args.margin)
     if args.confidence is not None:
         validation.confidence(args.confidence, "--confidence")
+    choices = column_choices(args)
     refuse_text_table(
         args.file, "prplanner report reads a rounds workbook or a saved session (.xlsx)"
     )
     refuse_labeling_workbook(args.file, "report")
     # Refuse a destination that must not be written before the input is read.
     check_destination(args.output, sources=(args.file,), purpose="report")
-    opened = read_session(args.file)
+    opened = read_session(args.file, columns=choices)
+    check_column_choices(opened, args.file, choices)
     state = opened.state
     notes = list(opened.problems)
     notes += round_order_notes(state.rounds)
@@ -112,7 +124,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
         # of the session comes from that round (never the defaults of an empty session);
         # the app builds the same session when it opens the workbook (workbook_session).
         if not state.rounds:
-            raise InputError(f"{args.file} has no usable rounds ({_why_no_rounds(notes)})")
+            raise InputError(f"{args.file} has no usable rounds ({why_no_rounds(notes)})")
         warnings: list[str] = []
         if args.round is not None:
             subject = find_round(state.rounds, args.round, warnings, _refused(opened))
@@ -173,16 +185,6 @@ def run(args: argparse.Namespace) -> WrittenReport:
         judge_targets=opened.is_session or margin is not None,
     )
     return WrittenReport(path=Path(args.output), content=content, problems=tuple(notes))
-
-
-def _why_no_rounds(problems: list[str]) -> str:
-    """The reader's reasons, shortened to fit the one error line."""
-    reasons = [text for text in problems if not text.endswith(": no rounds found")]
-    if not reasons:
-        return "no rows with TP, FP, FN, TN and k or the population counts"
-    shown = "; ".join(reasons[:2])
-    more = len(reasons) - 2
-    return shown + (f"; and {more:,} more" if more > 0 else "")
 
 
 def _describe(item) -> str:

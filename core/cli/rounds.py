@@ -20,7 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.cli.output import add_json_flag, json_ready, refuse_labeling_workbook, refuse_text_table
+from core.cli.output import (
+    add_column_flag,
+    add_json_flag,
+    json_ready,
+    refuse_labeling_workbook,
+    refuse_text_table,
+)
 
 if TYPE_CHECKING:
     from core.workbook.rounds import RoundsBook
@@ -55,17 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="workbook with one round per row (a header row naming TP, FP, "
         "FN, TN and k or the two population counts)",
     )
-    parser.add_argument(
-        "--column",
-        metavar="ROLE=HEADER",
-        action="append",
-        default=[],
-        help="read the column headed HEADER as ROLE (repeatable), e.g. classifier=Model, "
-        "model_version=Model, tp='Correct flags', ignore=Model; classifier= (nothing after "
-        "'=') names the classifier after the sheet; SHEET!ROLE=HEADER for one sheet only. "
-        "Roles: round, date, classifier, model_version, population_pos, population_neg, k, "
-        "s, tp, fp, fn, tn, notes, ignore",
-    )
+    add_column_flag(parser)
     add_json_flag(parser)
 
 

@@ -227,3 +227,67 @@ def test_compare_with_and_without_round_compares_the_same_classifier(capsys, tmp
     assert "the main classifier's, W3 (spam), is reported" in named
     assert main(["compare", str(path), "--round", "W3 (promo)"]) == 0
     assert "W3 (promo) against the previous round, W2 (promo)" in capsys.readouterr().out
+
+
+def _own_words_workbook(path):
+    """Rounds in a lead's own words (trial 21): "Datum", "Flagged total", ..."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Invoice mails"
+    sheet.append(["Datum", "TP", "FP", "FN", "TN", "Flagged total", "Unflagged total"])
+    sheet.append(["2024-06-30", 151, 49, 30, 2970, 1150, 48850])
+    sheet.append(["2024-07-31", 160, 40, 35, 2965, 1153, 48847])
+    workbook.save(path)
+    return path
+
+
+OWN_COLUMNS = ["--column", "population_pos=Flagged total", "--column",
+               "population_neg=Unflagged total", "--column", "date=Datum"]  # fmt: skip
+
+
+def test_compare_and_report_read_a_workbook_in_the_leads_own_words(capsys, tmp_path):
+    """Trial 21: rounds, labels and the app took --column choices, but compare said only
+    "no usable rounds" and report's refusal advised a --column it then rejected."""
+    path = _own_words_workbook(tmp_path / "own.xlsx")
+    assert main(["compare", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "has no usable rounds to compare (sheet 'Invoice mails' skipped: " in error
+    assert "--column population_pos=HEADER" in error
+    assert main(["compare", str(path), *OWN_COLUMNS, "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["previous_round"].startswith("Invoice mails row 2")
+    assert compared["current_round"].startswith("Invoice mails row 3")
+    report = tmp_path / "report.xlsx"
+    assert main(["report", str(path), "-o", str(report), *OWN_COLUMNS]) == 0
+    out = capsys.readouterr().out
+    assert "about" in out and "2024-07-31" in out
+    summary = openpyxl.load_workbook(report, read_only=True)["Summary"]
+    texts = [str(v) for row in summary.iter_rows(values_only=True) for v in row if v]
+    assert not any("round None" in text for text in texts)
+
+
+def test_a_column_choice_that_fits_no_header_is_refused_by_compare_and_report(capsys, tmp_path):
+    path = _own_words_workbook(tmp_path / "own.xlsx")
+    for command, extra in (("compare", []), ("report", ["-o", str(tmp_path / "r.xlsx")])):
+        typo = ["--column", "population_pos=Flagged totl", "--column",
+                "population_neg=Unflagged total"]  # fmt: skip
+        assert main([command, str(path), *typo, *extra]) == 2
+        error = capsys.readouterr().err
+        assert "--column population_pos=Flagged totl, " in error
+        assert "no sheet could be read with them" in error and "'Flagged total'" in error
+    assert not (tmp_path / "r.xlsx").exists()
+
+
+def test_column_choices_for_a_saved_session_or_no_workbook_are_refused(capsys):
+    from importlib import resources
+
+    session = resources.files("resources") / "example_session.xlsx"
+    assert main(["compare", str(session), "--column", "date=Datum"]) == 2
+    assert "is a saved session, whose columns were chosen when it began" in (
+        capsys.readouterr().err
+    )
+    counts = ["--k", "0.03", "--tp", "1", "--fp", "1", "--fn", "1", "--tn", "1"]
+    assert main(["compare", *counts, "--column", "date=Datum"]) == 2
+    assert "give it too" in capsys.readouterr().err
+    assert main(["compare", "--column", "nonsense"]) == 2
+    assert "--column" in capsys.readouterr().err
