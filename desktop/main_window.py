@@ -1859,9 +1859,11 @@ class MainWindow(QMainWindow):
         words), or why not (nothing in the file changes then; returns ``""``)."""
         from core.workbook.append_round import (
             AlreadyRecorded,
+            AppendedRound,
             NewRound,
             NotAdded,
             append_rounds,
+            not_kept_words,
         )
         from core.workbook.safe_io import SaveError
 
@@ -1908,6 +1910,15 @@ class MainWindow(QMainWindow):
         words = "; ".join(added) or "nothing to add"
         if already:
             words += f"; {', '.join(already)} already there"
+        # A sheet without a round or notes column: "R07 added", then read back as
+        # "Invoice mails row 10" (trial 21).
+        unkept = {
+            not_kept_words(outcome.sheet, outcome.not_kept)
+            for outcome in outcomes
+            if isinstance(outcome, AppendedRound) and outcome.not_kept
+        }
+        if unkept:
+            words += ". " + " ".join(text[:1].upper() + text[1:] + "." for text in sorted(unkept))
         if left_out:
             words += ". " + " ".join(
                 text[:1].upper() + text[1:].rstrip(".") + "." for text in left_out

@@ -31,7 +31,7 @@ the labels so far, the ``chance_target`` it was sized for (``--assurance-target`
 ``from`` (``"flags"`` or the workbook recording them) and ``open_items_beyond_target``
 (``[{metric, estimate, lowest, highest, target}]``: each estimate the skipped and
 unlabeled items could move further than its target margin)) and, with ``--append-to``,
-``appended: {file, sheet, row, classifier, created, updated}`` (the main classifier's row)
+``appended: {file, sheet, row, classifier, created, updated, not_kept}`` (the main classifier's row)
 and ``also_appended`` (the same for each further classifier's row added in the same write).
 ``evaluation`` is ``null``
 while a stratum has no label yet.
@@ -604,6 +604,10 @@ def format_text(labeled: LabeledSample) -> str:
         lines.append(
             f"{done} {appended['file']}: sheet {appended['sheet']!r}, row {appended['row']}"
         )
+        if appended.get("not_kept"):
+            from core.workbook.append_round import not_kept_words
+
+            lines.append("  note: " + not_kept_words(str(appended["sheet"]), appended["not_kept"]))
     also_appended = result.get("also_appended") or []
     assert isinstance(also_appended, list)
     if also_appended and not appended:

@@ -189,6 +189,31 @@ class NewRound:
         return (n_pos / n_neg) / self.k
 
 
+#: The header a rounds sheet needs to keep a round's name and notes.
+NOT_KEPT_HEADERS = {"name": "Round", "notes": "Notes"}
+
+
+def not_kept_words(sheet: str, not_kept: Sequence[str]) -> str:
+    """Why a round's name or notes are not in the workbook (:attr:`AppendedRound.not_kept`),
+    for the lead; "" when both are (trial 21: "R07 added" to a sheet with neither column,
+    and read back as "Invoice mails row 10")."""
+    if not not_kept:
+        return ""
+    what = " and ".join(
+        {"name": "its name", "notes": "its notes (the seed and item list)"}[item]
+        for item in not_kept
+    )
+    headers = " and ".join(repr(NOT_KEPT_HEADERS[item]) for item in not_kept)
+    them = "them" if len(not_kept) > 1 or not_kept[0] == "notes" else "it"
+    columns = "columns" if len(not_kept) > 1 else "a column"
+    return (
+        f"sheet {sheet!r} has no column for {what}, so the workbook does not keep {them}, "
+        "and a later reading of the same round is known only by its date and population "
+        f"counts; to keep {them}, add {columns} headed {headers} to the sheet, or say which "
+        f"column holds {them} with {named('column')}"
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AppendedRound:
     """Where the round went: the workbook, its sheet and the row's number, the classifier
@@ -202,6 +227,8 @@ class AppendedRound:
     classifier: str | None = None
     created: bool = False
     updated: bool = False
+    #: What of the round the sheet has no column for (``"name"``, ``"notes"``).
+    not_kept: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -211,6 +238,7 @@ class AppendedRound:
             "classifier": self.classifier,
             "created": self.created,
             "updated": self.updated,
+            "not_kept": list(self.not_kept),
         }
 
 
@@ -342,13 +370,17 @@ def _refuse_a_second_copy(
     update: bool = False,
     others: Sequence[str] = (),
     one_classifier_sheet: bool = False,
+    anonymous_sheet: bool = False,
 ) -> int | None:
     """A round of the same draw (seed and item list, from the notes ``labels`` writes) or
     of the same name (and classifier) on the sheet is most likely this one, added before:
     a second copy would count twice in the history and its trends. With ``update``, the
     row of the same draw holding other counts is returned, to be updated in place.
     ``one_classifier_sheet``: ``sheet`` has no classifier column, so every round on it is
-    of the classifier the new row will read back as, whatever name it was given."""
+    of the classifier the new row will read back as, whatever name it was given.
+    ``anonymous_sheet``: ``sheet`` has neither a round nor a notes column, so a round of
+    the same date and population counts is taken for this one (trial 21: a top-up read
+    again was added as a second July row)."""
     draw = draw_in_notes(new_round.notes)
 
     def of_this_classifier(item) -> bool:
@@ -415,6 +447,8 @@ def _refuse_a_second_copy(
             f"the labels now give {shown.format(*counts)}. Nothing was written.{caution} To "
             f"record the new counts in that row, run this again with {named('update')}"
         )
+    if anonymous_sheet:
+        return _same_date_and_populations(path, sheet, rounds, new_round, update)
     if new_round.round is None:
         return None
     for item in rounds:
@@ -967,6 +1001,7 @@ def append_rounds(
                     row=row.row,
                     classifier=row.new_round.classifier,
                     updated=row.updated,
+                    not_kept=row.not_kept,
                 )
             )
         if not planned:
@@ -993,6 +1028,7 @@ class _PlannedRow:
     updated: bool
     contents: list[tuple[zipfile.ZipInfo, bytes]]
     changed: dict[str, bytes]
+    not_kept: tuple[str, ...] = ()
 
 
 class _TotalsInTheWay(InputError):
@@ -1072,6 +1108,43 @@ def _check_read_back(path: Path, temporary: Path, planned, columns) -> None:
             )
 
 
+def _same_date_and_populations(
+    path: Path, sheet: str, rounds, new_round: NewRound, update: bool
+) -> int | None:
+    """On a sheet with neither names nor notes, the row of the same date and population
+    counts: refused as a copy, or (``update``) returned to take the new counts."""
+    if new_round.date is None:
+        return None
+    counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
+    for item in rounds:
+        if item.sheet != sheet or item.date != new_round.date:
+            continue
+        if (item.population_pos, item.population_neg) != (
+            new_round.population_pos,
+            new_round.population_neg,
+        ):
+            continue
+        there = (item.tp, item.fp, item.fn, item.tn)
+        why = (
+            f"{path.name}, sheet {sheet!r} row {item.row} already holds a round of "
+            f"{new_round.date.isoformat()} with the same population counts "
+            f"({new_round.population_pos:,} and {new_round.population_neg:,}); the sheet has "
+            "no round or notes column to tell rounds apart, so it is taken for this one"
+        )
+        if there == counts:
+            raise AlreadyRecorded(f"{why}, with the same counts; nothing was written")
+        if update:
+            return item.row
+        shown = "TP {:,}, FP {:,}, FN {:,}, TN {:,}"
+        raise InputError(
+            f"{why}, with {shown.format(*there)}; the labels now give "
+            f"{shown.format(*counts)}. Nothing was written. To record the new counts in that "
+            f"row, run this again with {named('update')}; if it is another round, add a "
+            "column headed 'Notes' to the sheet first"
+        )
+    return None
+
+
 def _planned_row(
     path: Path,
     new_round: NewRound,
@@ -1136,6 +1209,12 @@ def _planned_row(
             new_round,
             classifier=_only_classifier(path, reading.sheet, book.rounds, others),
         )
+    # What of the round the sheet has columns for ("name": a round column).
+    kept = {
+        "name" if role.role == "round" else "notes"
+        for role in reading.roles
+        if role.column and role.role in ("round", "notes")
+    }
     row_to_update = _refuse_a_second_copy(
         path,
         reading.sheet,
@@ -1146,6 +1225,7 @@ def _planned_row(
         one_classifier_sheet=not any(
             role.role == "classifier" and role.column for role in reading.roles
         ),
+        anonymous_sheet=not kept,
     )
     last_round_row = max(
         (item.row for item in book.rounds if item.sheet == reading.sheet), default=0
@@ -1237,6 +1317,11 @@ def _planned_row(
         updated=row_to_update is not None,
         contents=contents,
         changed=changed,
+        not_kept=tuple(
+            role
+            for role, value in (("name", new_round.round), ("notes", new_round.notes))
+            if value and role not in kept
+        ),
     )
 
 

@@ -750,3 +750,54 @@ def test_a_pipe_named_like_a_rounds_workbook_is_named_as_one(tmp_path):
                    population_neg=900, tp=8, fp=2, fn=3, tn=87)  # fmt: skip
     with pytest.raises(WorkbookError, match="is not a regular file \\(a pipe or a device\\)"):
         append_round(fifo, new)
+
+
+def _sheet_without_names_or_notes(path):
+    """Trial 21: a lead's sheet of dates, counts and populations only."""
+    header = ["Date", "TP", "FP", "FN", "TN", "Predicted positive (population)",
+              "Predicted negative (population)"]  # fmt: skip
+    return _rounds_sheet(
+        path, header, [[dt.date(2026, 3, 2), 130, 35, 90, 4600, 45_000, 1_250_000]]
+    )
+
+
+def test_a_sheet_without_round_or_notes_columns_says_what_it_does_not_keep(tmp_path):
+    path = _sheet_without_names_or_notes(tmp_path / "own.xlsx")
+    added = append_round(path, ROUND)
+    assert added.not_kept == ("name", "notes")
+    assert added.to_dict()["not_kept"] == ["name", "notes"]
+    from core.workbook.append_round import not_kept_words
+
+    words = not_kept_words(added.sheet, added.not_kept)
+    assert "has no column for its name and its notes (the seed and item list)" in words
+    assert "add columns headed 'Round' and 'Notes'" in words
+    # A sheet with both columns keeps both.
+    with_both = _rounds_sheet(
+        tmp_path / "both.xlsx", ["Round", "Notes", "k", "TP", "FP", "FN", "TN"],
+        [["R1", "", 0.05, 10, 2, 3, 40]],
+    )  # fmt: skip
+    assert append_round(with_both, dataclasses.replace(ROUND, classifier=None)).not_kept == ()
+
+
+def test_the_same_round_read_again_into_a_sheet_without_names_or_notes_is_not_added_twice(
+    tmp_path,
+):
+    """Trial 21: read again after a top-up, a round went in as a second July row, since
+    nothing on the sheet could tell it was there already."""
+    path = _sheet_without_names_or_notes(tmp_path / "own.xlsx")
+    append_round(path, ROUND)
+    topped_up = dataclasses.replace(ROUND, tp=160, fp=40, fn=100, tn=5000)
+    message = refusal_of(path, topped_up)
+    assert "row 3 already holds a round of 2026-04-06 with the same population counts" in message
+    assert "the labels now give TP 160, FP 40, FN 100, TN 5,000" in message
+    assert "To record the new counts in that row, run this again with" in message
+    updated = append_round(path, topped_up, update=True)
+    assert updated.updated and updated.row == 3
+    with pytest.raises(AlreadyRecorded):
+        append_round(path, topped_up)
+    rounds = read_rounds(path).rounds
+    assert [(r.date, r.tp) for r in rounds] == [(dt.date(2026, 3, 2), 130), (ROUND.date, 160)]
+    # Another date, or other populations, is another round.
+    append_round(path, dataclasses.replace(topped_up, date=dt.date(2026, 5, 4)))
+    append_round(path, dataclasses.replace(topped_up, population_pos=46_000))
+    assert len(read_rounds(path).rounds) == 4

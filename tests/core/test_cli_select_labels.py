@@ -437,7 +437,7 @@ def test_labels_append_to_a_rounds_workbook(capsys, labeled, rounds):
     assert data["appended"] == {
         "file": str(rounds), "sheet": "Rounds", "row": 12, "classifier": "travel",
         "created": False,
-        "updated": False,
+        "updated": False, "not_kept": [],
     }  # fmt: skip
     status, listed, _ = run(capsys, "rounds", rounds, "--json")
     last = listed["rounds"][-1]
@@ -527,7 +527,7 @@ def test_append_to_a_new_file_starts_a_rounds_workbook_and_refuses_a_second_copy
     assert status == 0, captured.err
     assert data["appended"] == {
         "file": str(rounds), "sheet": "Rounds", "row": 2, "classifier": "travel", "created": True,
-        "updated": False,
+        "updated": False, "not_kept": [],
     }  # fmt: skip
     status, listed, _ = run(capsys, "rounds", rounds, "--json")
     assert status == 0

@@ -1451,3 +1451,29 @@ def test_the_draw_dialog_plans_the_other_classifiers_from_their_latest_rounds(
     assert not dialog.count_items()
     assert not dialog.others_note.isVisibleTo(dialog)
     dialog.close()
+
+
+def test_a_round_added_to_a_sheet_without_names_or_notes_says_its_name_is_not_kept(
+    qtbot, window, tmp_path
+):
+    """Trial 21: "R07_app added (row 10)", though the sheet had no round column: the name
+    was nowhere, and the round came back as "Invoice mails row 10"."""
+    import datetime as dt
+
+    import openpyxl
+
+    mine = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Invoice mails"
+    sheet.append(["Date", "TP", "FP", "FN", "TN", "Predicted positive (population)",
+                  "Predicted negative (population)"])  # fmt: skip
+    sheet.append([dt.date(2026, 3, 2), 130, 35, 90, 4600, 45_000, 1_250_000])
+    workbook.save(mine)
+    assert window.open_workbook(mine)
+    last = window.session.state.rounds[-1]
+    new = dataclasses.replace(last, round="R07_app", date=dt.date(2026, 4, 6), notes="seed 5")
+    said = window._append_to_rounds_workbook((new,))
+    assert said.startswith("own.xlsx: R07_app")
+    assert "Sheet 'Invoice mails' has no column for its name and its notes" in said
+    assert "Columns… in the Rounds panel" in said
