@@ -591,7 +591,9 @@ def describe_role(sheet: str, item: ColumnRole) -> str:
     if item.reason:
         text += f" ({item.reason})"
     if item.guessed:
-        other = "classifier" if item.role == "model_version" else "model_version"
+        other = {"model_version": "classifier", "classifier": "model_version"}.get(
+            item.role, "ignore"
+        )
         text += f"; if it is not, {choice_advice((other, item.header))}"
     return text
 
@@ -1111,6 +1113,7 @@ class _Header:
     chosen: set[str]  # roles the user's choices gave
     sheet_classifier_chosen: bool  # "classifier=" chose the sheet's name
     used_choices: list[ColumnChoice]
+    ignored: set[int]  # columns chosen to be read as nothing
 
 
 def _column_of(choice: ColumnChoice, headers: dict[int, str]) -> int | None:
@@ -1165,6 +1168,7 @@ def _find_header(
                 ambiguous.append(index)
         chosen: set[str] = set()
         used: list[ColumnChoice] = []
+        ignored: set[int] = set()
         sheet_classifier = False
         for choice in choices:
             if choice.role == "classifier" and not choice.header:
@@ -1181,7 +1185,9 @@ def _find_header(
                     found.remove(chosen_index)
             if chosen_index in ambiguous:
                 ambiguous.remove(chosen_index)
-            if choice.role != "ignore":
+            if choice.role == "ignore":
+                ignored.add(chosen_index)
+            else:
                 candidates[choice.role] = [chosen_index]
                 chosen.add(choice.role)
                 if choice.role == "classifier":
@@ -1221,6 +1227,7 @@ def _find_header(
             chosen=chosen,
             sheet_classifier_chosen=sheet_classifier,
             used_choices=used,
+            ignored=ignored,
         )
     return None
 
@@ -1307,6 +1314,32 @@ def _header_guess(
     )
 
 
+def _date_column(header: _Header, sample: Sequence[RawRow]) -> int | None:
+    """The one column no header named whose cells in ``sample`` are all dates (date cells,
+    or ISO dates typed as text), with at least one; ``None`` when none or several are."""
+    taken = set(header.columns.values()) | set(header.ambiguous) | header.ignored
+    candidates = []
+    for index in header.headers:
+        if index in taken:
+            continue
+        found = [
+            values[index]
+            for _, values, _ in sample
+            if index < len(values) and not _is_blank(values[index])
+        ]
+        found = [value for value in found if not _TOTAL_LABEL.match(str(value).strip())]
+        if found and all(
+            isinstance(value, dt.date)
+            or (isinstance(value, str) and _ISO_DAY.fullmatch(value.strip()) is not None)
+            for value in found
+        ):
+            candidates.append(index)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def _settle_roles(
     sheet: str, header: _Header, sample: Sequence[RawRow]
 ) -> tuple[SheetColumns, str | None]:
@@ -1341,6 +1374,14 @@ def _settle_roles(
         reasons[role] = why
         if is_guess:
             guessed.add(role)
+    if "date" not in columns:
+        found_date = _date_column(header, sample)
+        if found_date is not None:
+            # "Datum" or "Stichtag": a column of date cells is the round's date, said as a
+            # guess (trial 21: every round undated without a word).
+            columns["date"] = found_date
+            reasons["date"] = "its cells are dates"
+            guessed.add("date")
     sheet_classifier = None
     if "classifier" not in columns and (
         header.sheet_classifier_chosen or not is_generic_sheet_name(sheet)

@@ -460,3 +460,48 @@ def test_a_header_typed_twice_is_chosen_by_its_letter_never_by_its_text(tmp_path
         read_rounds(path, columns=["fn=TP"])
     (item,) = read_rounds(path, columns=["fn=E"]).rounds
     assert (item.tp, item.fp, item.fn, item.tn) == (40, 10, 3, 500)
+
+
+def _dated_in_own_words(path, dates, extra=None):
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Rounds"
+    sheet.append(["Datum", "k", "TP", "FP", "FN", "TN", *([extra[0]] if extra else [])])
+    for number, day in enumerate(dates):
+        sheet.append([day, 0.03, 150 + number, 50, 20, 2980, *([extra[1]] if extra else [])])
+    sheet.append(["Total", None, "=SUM(C2:C3)", None, None, None])
+    workbook.save(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "dates",
+    [[dt.datetime(2024, 6, 30), dt.datetime(2024, 7, 31)], ["2024-06-30", "2024-07-31"]],
+    ids=["date cells", "ISO text"],
+)
+def test_a_column_of_dates_under_a_header_of_ones_own_is_the_date(tmp_path, dates):
+    """Trial 21: "Datum" was not read, every round was undated, and nothing said so."""
+    book = read_rounds(_dated_in_own_words(tmp_path / "own.xlsx", dates))
+    assert [item.date for item in book.rounds] == [dt.date(2024, 6, 30), dt.date(2024, 7, 31)]
+    (reading,) = book.columns
+    (role,) = [item for item in reading.roles if item.role == "date"]
+    assert (role.header, role.column, role.guessed, role.reason) == (
+        "Datum", "A", True, "its cells are dates"
+    )  # fmt: skip
+    from core.workbook.rounds import describe_role
+
+    assert describe_role("Rounds", role).endswith(
+        "read as the date (its cells are dates); if it is not, use `column` ignore=Datum"
+    )
+    ignored = read_rounds(
+        tmp_path / "own.xlsx", columns=[ColumnChoice.parse("ignore=Datum")]
+    ).rounds
+    assert [item.date for item in ignored] == [None, None]
+
+
+def test_two_columns_of_dates_are_not_guessed_between(tmp_path):
+    days = [dt.datetime(2024, 6, 30), dt.datetime(2024, 7, 31)]
+    path = _dated_in_own_words(tmp_path / "two.xlsx", days, ("Exported", dt.datetime(2024, 8, 2)))
+    book = read_rounds(path)
+    assert [item.date for item in book.rounds] == [None, None]
+    assert not any(item.role == "date" for item in book.columns[0].roles)
