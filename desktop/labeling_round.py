@@ -185,6 +185,7 @@ class ItemSampleDialog(QDialog):
         self.threshold_edit.setPlaceholderText("… and its threshold (score ≥ threshold is +)")
         self.keep_edit = QLineEdit(self)
         self.keep_edit.setPlaceholderText("columns the editors need, e.g. subject, link")
+        self.keep_edit.textChanged.connect(self._on_keep_changed)
         self.classifiers_edit = QLineEdit(self)
         self.classifiers_edit.setPlaceholderText("flag columns of the same category's classifiers")
         self.classifiers_edit.setToolTip(
@@ -480,11 +481,7 @@ class ItemSampleDialog(QDialog):
                 if clears is self.score_edit:  # a prediction column needs no threshold
                     self.threshold_edit.clear()
         if edit is self.keep_edit:
-            # The counts do not depend on what the editors see; the note that they would
-            # see only ids does.
-            if self.summary is not None:
-                self._show_counts(self.summary)
-            return
+            return  # _on_keep_changed
         if edit is self.score_edit and not self.threshold_edit.text().strip():
             # The counts shown were the prediction column's: not these columns' (review 14).
             self.summary = None
@@ -534,6 +531,12 @@ class ItemSampleDialog(QDialog):
             self, "Choose the item list", str(self._window.item_folder()), ITEM_LIST_FILTER
         )
         return bool(name) and self.set_item_list(Path(name))
+
+    def _on_keep_changed(self) -> None:
+        """The counts do not depend on what the editors see; the note that they would see
+        only ids does, picked or typed (trial 21: typed, the note stayed)."""
+        if self.summary is not None:
+            self._show_counts(self.summary)
 
     def _column_edits(self) -> dict[str, QLineEdit]:
         """The column fields by :data:`DRAW_COLUMN_FIELDS` key."""
@@ -1226,7 +1229,7 @@ class ItemSampleDialog(QDialog):
             f"{len(selection.items):,} {what} to label (seed {selection.seed}"
             + (", drawn at random and recorded" if selection.seed_drawn else "")
             + "). Send it to the editors; when it comes back, use "
-            "<b>File › Read labeled workbook…</b>."
+            "<b>File › Read labeled workbook…</b>"  # its ellipsis ends the sentence
         )
         self._window.show_status(
             f"Wrote {written.name}: {len(selection.items):,} {what} to label, seed {selection.seed}"

@@ -864,6 +864,9 @@ class MainWindow(QMainWindow):
     ) -> QMessageBox:
         """Say that ``path`` holds no rounds and offer to choose which of its columns
         hold the counts (``guesses``: the header rows in the lead's own words)."""
+        # The way to choose is this box's own button, not the Rounds panel's (trial 21).
+        text = text.replace(f"with {formatting.FIELD_WORDS['column']}", "with Choose columns…")
+        text = text.replace(formatting.FIELD_WORDS["column"], "Choose columns…")
         box = QMessageBox(
             QMessageBox.Icon.Warning,
             "No rounds in the workbook",

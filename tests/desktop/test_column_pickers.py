@@ -79,6 +79,11 @@ def test_a_refused_list_still_offers_its_columns_to_pick(qtbot, window, leads_ex
     dialog.pick_column(dialog.keep_edit, "Subject", several=True)
     # The note that the editors would see bare ids goes once a column is kept (trial 13b).
     assert "The editors will see only the item id" not in dialog.counts_label.text()
+    # Typed rather than picked, the same (trial 21: the note stayed).
+    dialog.keep_edit.clear()
+    assert "The editors will see only the item id" in dialog.counts_label.text()
+    dialog.keep_edit.setText("Subject")
+    assert "The editors will see only the item id" not in dialog.counts_label.text()
     entries = picker_entries(dialog, dialog.keep_edit, several=True)
     assert ("Subject", True, True) in entries
     # A name holding a comma cannot go into a comma-separated field.

@@ -594,7 +594,10 @@ def test_a_round_joins_a_workbook_in_the_leads_own_words_by_their_column_choices
     assert window.open_workbook(path, columns=choices)
     warned = []
     monkeypatch.setattr(QMessageBox, "warning", lambda *args: warned.append(args[2]))
-    new = dataclasses.replace(window.session.state.rounds[-1], round="October", tp=171)
+    last = window.session.state.rounds[-1]
+    # Another date: the sheet has no round or notes column, so a round of the same date
+    # and populations would be taken for the last one read again (trial 21).
+    new = dataclasses.replace(last, round="October", tp=171, date=dt.date(2026, 10, 29))
     assert window.add_kept_round_to_rounds_workbook(new)
     assert warned == []
     rounds = read_rounds(path, columns=choices).rounds
@@ -663,3 +666,19 @@ def test_comparing_with_the_round_before_keeps_the_classifier_and_the_plan_agree
     assert state.plan.previous == rounds[w05].matrix
     assert (compared_round(state).round, compared_round(state).classifier) == ("W04", "invoices")
     assert "W05 (invoices)" in panel.previous.text()
+
+
+def test_the_no_rounds_box_points_to_its_own_button(qtbot, window, tmp_path):
+    """Trial 21: the box said to choose the columns "with Columns… in the Rounds panel",
+    for a workbook not open in it, beside its own Choose columns… button."""
+    import openpyxl
+
+    path = tmp_path / "own.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Datum", "TP", "FP", "FN", "TN", "Flagged total", "Unflagged total"])
+    workbook.active.append(["2024-06-30", 151, 49, 30, 2970, 1150, 48850])
+    workbook.save(path)
+    assert window.open_workbook(path) is False
+    text = window.no_rounds_box.text()
+    assert "with Choose columns…" in text
+    assert "Rounds panel" not in text
