@@ -833,3 +833,36 @@ def test_a_date_column_beside_a_week_column_is_the_date(tmp_path):
         ("R2", dt.date(2026, 1, 5)),
     ]
     assert not book.skipped_sheets
+
+
+@pytest.mark.parametrize("label", ["YTD", "Overall", "All rounds", None])
+def test_a_row_of_the_sums_of_the_rounds_above_is_a_totals_row_whatever_its_label(tmp_path, label):
+    """Fuzz 21: sums typed as numbers under "YTD", "Overall" or no label were read as the
+    newest round, and compare called it a fall from 93.75 % to 56.52 %."""
+    header = ["Round", "Date", "k", "TP", "FP", "FN", "TN"]
+    rows = [
+        ["R1", "2026-01-31", 0.05, 10, 20, 5, 100],
+        ["R2", "2026-02-28", 0.05, 12, 18, 6, 99],
+        ["R3", "2026-03-31", 0.05, 30, 2, 1, 120],
+        [label, None, 0.05, 52, 40, 12, 319],
+    ]
+    book = read_rounds(write_book(tmp_path / "sums.xlsx", {"Rounds": [header, *rows]}))
+    assert [item.round for item in book.rounds] == ["R1", "R2", "R3"]
+    (refusal,) = book.refused
+    assert refusal.row == 5 and refusal.is_totals
+    assert refusal.reason == (
+        "a totals row (its TP, FP, FN and TN are the sums of the 3 rounds above it), not a round"
+    )
+
+
+def test_subtotals_of_groups_are_each_left_out_and_a_lone_copy_is_not_a_total(tmp_path):
+    header = ["Round", "k", "TP", "FP", "FN", "TN"]
+    rows = [
+        ["A1", 0.05, 10, 20, 5, 100], ["A2", 0.05, 12, 18, 6, 99], ["A sum", 0.05, 22, 38, 11, 199],
+        ["B1", 0.05, 30, 2, 1, 120], ["B2", 0.05, 31, 3, 2, 121], ["B sum", 0.05, 61, 5, 3, 241],
+        # One round above only: a round with the same counts is a copy, not a total.
+        ["C1", 0.05, 61, 5, 3, 241],
+    ]  # fmt: skip
+    book = read_rounds(write_book(tmp_path / "groups.xlsx", {"Rounds": [header, *rows]}))
+    assert [item.round for item in book.rounds] == ["A1", "A2", "B1", "B2", "C1"]
+    assert [(item.row, item.is_totals) for item in book.refused] == [(4, True), (7, True)]
