@@ -1058,6 +1058,14 @@ def build_labeling_workbook(
         if columns.score is not None
         else str(columns.predicted)
     )
+    check = design_check(
+        selection.seed,
+        selection.file_sha256,
+        str(columns.id),
+        len(selection.items),
+        len(selection.previous_ids),
+        selection.designs(),
+    )
     fields: list[tuple[str, object]] = [
         (
             _F_ABOUT,
@@ -1075,17 +1083,7 @@ def build_labeling_workbook(
         (_F_EARLIER, len(selection.previous_ids)),
         (_F_VERSION, app_version()),
         (_F_CREATED, dt.datetime.now().replace(microsecond=0).isoformat(sep=" ")),
-        (
-            _F_CHECK,
-            design_check(
-                selection.seed,
-                selection.file_sha256,
-                str(columns.id),
-                len(selection.items),
-                len(selection.previous_ids),
-                selection.designs(),
-            ),
-        ),
+        (_F_CHECK, check),
     ]
     if drawn_as:  # names the round, whatever the labelers' copies are called
         fields.append((_F_DRAWN_AS, drawn_as))
@@ -1155,7 +1153,9 @@ def build_labeling_workbook(
     sample_headers = ["Item id", "Key (SHA-256)", "In this workbook", "Stratum", "Rank"]
     for drawn_design in further:
         sample_headers += [f"{drawn_design.name}: stratum", f"{drawn_design.name}: rank"]
-    sample.append(sample_headers)
+    # A copy of the Design sheet's check, where clearing that line does not reach (fuzz 21:
+    # a population typed over with the check cleared was read without a word).
+    sample.append([*sample_headers, f"{_F_CHECK}: {check}"])
     here = {item.id for item in selection.items}
     everything = sorted((*selection.earlier, *selection.items), key=lambda item: item.key)
     for item in everything:
@@ -1391,6 +1391,19 @@ def _sample_classifiers(sample_rows: Sequence[RawRow]) -> set[str] | None:
         return None
     texts = (_text(value) for value in sample_rows[0][1][5:])
     return {text.removesuffix(": stratum") for text in texts if text and text.endswith(": stratum")}
+
+
+def _sample_check(sample_rows: Sequence[RawRow]) -> str | None:
+    """The copy of the design's check in the Sample sheet's header (None in workbooks
+    older than it)."""
+    if not sample_rows or sample_rows[0][0] != 1:
+        return None
+    prefix = f"{_F_CHECK}: "
+    for value in sample_rows[0][1]:
+        text = _text(value)
+        if text is not None and text.startswith(prefix):
+            return text.removeprefix(prefix)
+    return None
 
 
 def _design_from(
@@ -2035,7 +2048,19 @@ def read_labeling_workbook(
         )
     design = _design_from(path, fields, table, _sample_classifiers(sample_rows))
     places = _read_sample(path, iter(sample_rows), design)
-    if design.edited:
+    kept_check = _sample_check(sample_rows)
+    if design.edited or (
+        kept_check is not None
+        and kept_check
+        != design_check(
+            design.seed,
+            design.file_sha256,
+            design.id_column,
+            design.items,
+            design.earlier_items,
+            design.designs,
+        )
+    ):
         raise LabelingError(
             f"{path.name}, sheet {DESIGN_SHEET!r} was changed after the sample was drawn: its "
             "seed, item file SHA-256, id column, item counts, or a classifier's populations "

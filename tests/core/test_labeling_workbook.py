@@ -959,6 +959,25 @@ def test_a_design_changed_within_what_fits_is_refused(drawn, tmp_path, column, f
     assert "Use the workbook as PR Planner wrote it" in message
 
 
+def test_clearing_the_design_check_does_not_switch_the_check_off(drawn, tmp_path):
+    """Fuzz 21: with the check line emptied, a population typed over was read as an old
+    workbook's. The hidden Sample sheet keeps a copy of the check."""
+    _items, selection, sheet = drawn
+    workbook = openpyxl.load_workbook(sheet)
+    design = workbook["Design"]
+    for cells in design.iter_rows():
+        if cells[0].value == "Check of the design":
+            cells[1].value = None
+        if cells[0].value == selection.primary.name:
+            cells[2].value = cells[2].value * 10
+    edited = tmp_path / "edited.xlsx"
+    workbook.save(edited)
+    with pytest.raises(LabelingError, match="was changed after the sample was drawn"):
+        read_labeling_workbook(edited)
+    header = [cell.value for cell in workbook["Sample"][1]]
+    assert header[-1].startswith("Check of the design: ")
+
+
 def test_the_design_check_is_the_documented_digest(drawn):
     """The check is SHA-256 over the drawn facts joined by the unit separator, worked out
     here from the Design sheet's own cells."""
