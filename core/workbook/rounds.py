@@ -28,6 +28,7 @@ from typing import Any, Literal, cast
 from core import validation
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError, column_choice, column_choice_advice, named
+from core.items import EXCEL_ERRORS
 from core.workbook.xlsx_reader import (
     RawRow,
     WorkbookError,
@@ -1697,6 +1698,18 @@ class _RowInterpreter:
             label = values[column].strip()
             if _TOTAL_LABEL.match(label):
                 return f"{TOTALS_REASON} ({label!r}), not a round"
+        for field in ("round", "classifier", "model_version"):
+            column = self.get[field]
+            if column is None or not isinstance(values[column], str):
+                continue
+            text = values[column].strip()
+            if text in EXCEL_ERRORS:
+                # A failed lookup's #N/A became the round's or classifier's name (fuzz 21).
+                return (
+                    f"cell {self._cell(column, row_number)} holds the Excel error {text} (a "
+                    f"formula that failed) where the {ROLE_WORDS[field]} should be; correct "
+                    "the formula or type the name"
+                )
         if not formulas:
             return None
         for column in sorted(formulas):
@@ -1823,7 +1836,10 @@ def _plain_texts(columns: list, column: int | None, rows: int) -> list | None:
     values = columns[column]
     if not _all_of(values, _TEXT):
         return None
-    return [value.strip() or None if value is not None else None for value in values]
+    texts = [value.strip() or None if value is not None else None for value in values]
+    if not EXCEL_ERRORS.isdisjoint(texts):
+        return None  # interpret() names the cell
+    return texts
 
 
 def _plain_counts(columns: list, column: int | None, rows: int) -> Sequence | None:

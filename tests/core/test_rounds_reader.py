@@ -866,3 +866,21 @@ def test_subtotals_of_groups_are_each_left_out_and_a_lone_copy_is_not_a_total(tm
     book = read_rounds(write_book(tmp_path / "groups.xlsx", {"Rounds": [header, *rows]}))
     assert [item.round for item in book.rounds] == ["A1", "A2", "B1", "B2", "C1"]
     assert [(item.row, item.is_totals) for item in book.refused] == [(4, True), (7, True)]
+
+
+def test_an_excel_error_where_a_name_should_be_is_named_not_read_as_the_name(tmp_path):
+    """Fuzz 21: a failed lookup's #N/A became the round's or the classifier's name."""
+    header = ["Round", "Classifier", "k", "TP", "FP", "FN", "TN"]
+    rows = [
+        ["R1", "fraud", 0.05, 10, 20, 5, 100],
+        ["#N/A", "fraud", 0.05, 12, 18, 6, 99],
+        ["R3", "#REF!", 0.05, 30, 2, 1, 120],
+    ]
+    book = read_rounds(write_book(tmp_path / "errors.xlsx", {"Rounds": [header, *rows]}))
+    assert [item.round for item in book.rounds] == ["R1"]
+    assert [refusal.reason for refusal in book.refused] == [
+        "cell A3 holds the Excel error #N/A (a formula that failed) where the round name "
+        "should be; correct the formula or type the name",
+        "cell B4 holds the Excel error #REF! (a formula that failed) where the classifier "
+        "should be; correct the formula or type the name",
+    ]
