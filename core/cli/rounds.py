@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> RoundsBook:
     from core.errors import InputError
     from core.workbook.layout import round_order_notes
-    from core.workbook.rounds import ColumnChoice, describe_role, read_rounds
+    from core.workbook.rounds import ColumnChoice, read_rounds
     from core.workbook.session_io import sheets_skipped_worth_a_note
 
     # The choices are checked before the file is read, so a typo costs nothing.
@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> RoundsBook:
     for skipped in sheets_skipped_worth_a_note(book):
         print(f"note: sheet {skipped.sheet!r} skipped: {skipped.reason}", file=sys.stderr)
     for reading in book.columns:
-        for item in reading.guessed:
-            print(f"note: {describe_role(reading.sheet, item)}", file=sys.stderr)
+        for note in reading.notes():
+            print(f"note: {note}", file=sys.stderr)
     for note in round_order_notes(book.rounds):
         print(f"note: {note}", file=sys.stderr)
     return book

@@ -22,7 +22,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 from core import validation
@@ -546,12 +546,15 @@ class SheetColumns:
         what the user can choose from.
     roles : tuple of ColumnRole
         The columns read, in :data:`COLUMN_ROLES` order.
+    hidden_rounds : tuple of int
+        Rows read as rounds that the sheet hides (:meth:`notes` says so).
     """
 
     sheet: str
     header_row: int
     headers: tuple[tuple[str, str], ...]
     roles: tuple[ColumnRole, ...]
+    hidden_rounds: tuple[int, ...] = ()
 
     @property
     def guessed(self) -> tuple[ColumnRole, ...]:
@@ -570,8 +573,33 @@ class SheetColumns:
             "header_row": self.header_row,
             "roles": {item.role: item.header for item in self.roles},
             "guessed": [item.role for item in self.roles if item.guessed],
-            "notes": [describe_role(self.sheet, item) for item in self.roles if item.guessed],
+            "notes": self.notes(),
         }
+
+    def notes(self) -> list[str]:
+        """What the lead should know of how the sheet was read: each guessed column, and
+        the hidden rows read as rounds (:meth:`hidden_note`)."""
+        notes = [describe_role(self.sheet, item) for item in self.roles if item.guessed]
+        return [*notes, self.hidden_note()] if self.hidden_rounds else notes
+
+    def hidden_note(self) -> str:
+        """The rows read as rounds that the sheet hides, in words ("" when none)."""
+        rows = self.hidden_rounds
+        if not rows:
+            return ""
+        shown = ", ".join(str(row) for row in rows[:10])
+        more = f" and {len(rows) - 10:,} more" if len(rows) > 10 else ""
+        if len(rows) == 1:
+            words = "is hidden in the workbook, and read as a round like the others"
+            them, their = "it", "its"
+        else:
+            words = "are hidden in the workbook, and read as rounds like the others"
+            them, their = "them", "their"
+        return (
+            f"sheet {self.sheet!r}: row{'s' if len(rows) > 1 else ''} {shown}{more} {words} "
+            f"(hidden rows are still data, as in Excel's sums); to leave {them} out, delete "
+            f"{them} or clear {their} counts"
+        )
 
 
 def choice_advice(*choices: tuple[str, str | None]) -> str:
@@ -1903,6 +1931,7 @@ def _read_sheet(
     choices: Sequence[ColumnChoice] = (),
     readings: list[SheetColumns] | None = None,
     used_choices: list[ColumnChoice] | None = None,
+    hidden_rows: set[int] | None = None,
 ) -> SkippedSheet | None:
     top: list[RawRow] = []
     header: _Header | str | None = None
@@ -1963,6 +1992,12 @@ def _read_sheet(
         for raw in batch:
             _collect(interpret(raw), rounds, refused)
     _refuse_sums_of_the_rounds_above(rounds, first_round, refused, first_refusal)
+    if hidden_rows and readings is not None:
+        # Read as the rounds they are (a hidden row is still data, as in Excel's sums),
+        # and said: a lead hides "draft - do not use" rows (trial 21, fuzz 21).
+        hidden = tuple(item.row for item in rounds[first_round:] if item.row in hidden_rows)
+        if hidden:
+            readings[-1] = replace(readings[-1], hidden_rounds=hidden)
     return None
 
 
@@ -2064,7 +2099,15 @@ def read_rounds(
     with open_sheets(path, engine=engine) as sheets:
         for sheet in sheets:
             outcome = _read_sheet(
-                sheet.title, sheet.rows, sheet.epoch, rounds, refused, choices, readings, used
+                sheet.title,
+                sheet.rows,
+                sheet.epoch,
+                rounds,
+                refused,
+                choices,
+                readings,
+                used,
+                hidden_rows=sheet.hidden_rows,
             )
             if outcome is not None:
                 skipped.append(outcome)

@@ -271,6 +271,7 @@ def read_session(
             f"{choice.in_words()}: no column of {path.name} has that header; ignored"
             for choice in book.unused_choices
         )
+        problems.extend(reading.hidden_note() for reading in book.columns if reading.hidden_rounds)
         state, _item, notes = workbook_session(rounds, columns=choices, base=base)
         state = replace(state, rows_not_loaded=tuple(not_loaded[:MAX_LIST_LENGTH]))
         problems.extend(notes)

@@ -60,7 +60,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from xml.parsers import expat
@@ -154,11 +154,17 @@ RawRow = tuple[int, Sequence[object], "dict[int, tuple[str, bool]] | None"]
 
 @dataclass(frozen=True, slots=True)
 class SheetRows:
-    """One worksheet: its title, its rows and the workbook's date epoch."""
+    """One worksheet: its title, its rows and the workbook's date epoch.
+
+    ``hidden_rows`` fills in as ``rows`` is read: the numbers of the rows the sheet hides
+    (hidden by hand, by a filter or in a collapsed outline). openpyxl's read-only reader
+    (``engine="openpyxl"``) does not say, and leaves it empty.
+    """
 
     title: str
     rows: Iterator[RawRow]
     epoch: dt.datetime
+    hidden_rows: set[int] = field(default_factory=set)
 
 
 # --- budgets -------------------------------------------------------------------------------
@@ -807,12 +813,21 @@ def _row_number(text: str) -> int:
 class _SheetReader:
     """Streams the rows of one worksheet part through the hardened parser."""
 
-    def __init__(self, path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Meter):
+    def __init__(
+        self,
+        path: Path,
+        archive,
+        entry: _SheetEntry,
+        book: _Book,
+        meter: _Meter,
+        hidden_rows: set[int] | None = None,
+    ):
         self.path = path
         self.archive = archive
         self.entry = entry
         self.book = book
         self.meter = meter
+        self.hidden_rows = set() if hidden_rows is None else hidden_rows
         self._date_cache: dict[tuple[str, str], object] = {}
         self._shared_formulas: dict[str, tuple[str | None, str]] = {}
 
@@ -841,6 +856,7 @@ class _SheetReader:
         # shapes (a number in <v>, an inline string) come first.
         shared_strings = self.book.shared_strings
         date_styles = self.book.date_styles
+        hidden_rows = self.hidden_rows
         number = _number
         date_value = self._date_value
         typed_value = self._typed_value
@@ -907,6 +923,8 @@ class _SheetReader:
                     )
                 in_row = True
                 row_number = row_number + 1 if number_text is None else _row_number(number_text)
+                if attributes.get("hidden") in ("1", "true"):
+                    hidden_rows.add(row_number)
                 values = []
                 formulas = None
                 column = -1
@@ -1120,6 +1138,7 @@ _ROW_START = re.compile(rb"""<row\b((?:[^>"']|"[^"]*"|'[^']*')*?)(/?)>""")
 #: A row start as Excel, LibreOffice and openpyxl write most of them (not empty).
 _ROW_PLAIN = re.compile(rb'<row r="(\d{1,15}+)"(?: spans="[\d:]*+")?+>')
 _ROW_NUMBER = re.compile(rb"""\sr\s*=\s*["']([^"']*)["']""")
+_ROW_HIDDEN = re.compile(rb"""\shidden\s*=\s*["'](?:1|true)["']""")
 # The cell shapes Excel, LibreOffice and openpyxl write for plain values (attributes in the
 # order r, s, t; a <v> or a one-run inline string), else any other <c> element whole.
 # Possessive quantifiers (no backtracking into a part that matched) change no match, as
@@ -1277,6 +1296,8 @@ class _ScannedSheetRows:
                     if not 1 <= row_number <= MAX_SHEET_ROWS:
                         raise _UseStreamingReader  # which says why
                 self._last_row = row_number
+                if _ROW_HIDDEN.search(attributes) is not None:
+                    self.reader.hidden_rows.add(row_number)
                 if empty:
                     rows.append((row_number, [], None))
                     start = piece.find(b"<row", match.end())
@@ -1648,16 +1669,15 @@ def open_sheets(
     try:
         with zipfile.ZipFile(path) as archive:
             book = _read_book(path, archive, meter)
-            yield (
-                SheetRows(
-                    entry.title,
-                    _SheetReader(path, archive, entry, book, meter).rows(),
-                    book.epoch,
-                )
-                for entry in book.sheets
-            )
+            yield (_sheet_rows(path, archive, entry, book, meter) for entry in book.sheets)
     except (zipfile.BadZipFile, EOFError) as exc:  # the file changed since it was checked
         raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None
+
+
+def _sheet_rows(path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Meter) -> SheetRows:
+    hidden: set[int] = set()
+    reader = _SheetReader(path, archive, entry, book, meter, hidden)
+    return SheetRows(entry.title, reader.rows(), book.epoch, hidden)
 
 
 def date_epoch(path: str | os.PathLike[str]) -> dt.date:

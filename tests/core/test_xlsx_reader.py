@@ -439,3 +439,52 @@ def test_the_date_system_is_read_from_the_workbook_part_alone_and_refuses_non_wo
         archive.writestr("content.xml", "<x/>")
     with pytest.raises(WorkbookError, match="not a readable Excel workbook"):
         date_epoch(tmp_path / "empty.xlsx")
+
+
+def _hidden_rows_book(path: Path) -> Path:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "k", "TP", "FP", "FN", "TN"])
+    for number in range(1, 6):
+        sheet.append([f"R{number}", 0.05, 10 + number, 20, 5, 100])
+    sheet.row_dimensions[3].hidden = True  # by hand
+    sheet.row_dimensions[5].outlineLevel = 1
+    sheet.row_dimensions[5].hidden = True  # a collapsed group
+    workbook.save(path)
+    return path
+
+
+@pytest.mark.parametrize("source", ["fast", "streaming"])
+def test_hidden_rows_are_read_and_named(tmp_path, monkeypatch, source):
+    """Trial 21, fuzz 21: a hidden "draft - do not use" row was read as a round without a
+    word. Both sources say which rows the sheet hides; the rows are read as ever."""
+    if source == "streaming":
+        streaming_only(monkeypatch)
+    path = _hidden_rows_book(tmp_path / "hidden.xlsx")
+    with open_sheets(path) as sheets:
+        (sheet,) = list(sheets)
+        numbers = [row[0] for row in sheet.rows if row[1]]
+        assert numbers == [1, 2, 3, 4, 5, 6]
+        assert sheet.hidden_rows == {3, 5}
+    from core.workbook.rounds import read_rounds
+    from core.workbook.session_io import read_session
+
+    book = read_rounds(path)
+    assert len(book.rounds) == 5
+    (reading,) = book.columns
+    assert reading.hidden_rounds == (3, 5)
+    note = reading.hidden_note()
+    assert note.startswith("sheet 'Sheet': rows 3, 5 are hidden in the workbook, and read as ")
+    assert reading.to_dict()["notes"] == [note]
+    assert note in read_session(path).problems
+
+
+def test_a_hidden_attribute_of_false_hides_nothing(tmp_path):
+    path = rewrite_sheet(
+        one_round_book(tmp_path / "shown.xlsx"),
+        lambda xml: xml.replace(b'<row r="2"', b'<row r="2" hidden="0"'),
+    )
+    with open_sheets(path) as sheets:
+        (sheet,) = list(sheets)
+        assert [row[0] for row in sheet.rows] == [1, 2]
+        assert sheet.hidden_rows == set()
