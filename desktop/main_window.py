@@ -854,8 +854,11 @@ class MainWindow(QMainWindow):
         message += self._newer_rounds_note
         if problems:
             message += f"; {len(problems)} settings, rows or sheets not loaded"
-            if not quiet:  # at start, the Rounds panel's "not loaded" button lists them
-                self.show_problems(path.name, problems)
+        if opened.notes:
+            message += "; hidden rows read as rounds"
+        if (problems or opened.notes) and not quiet:
+            # At start, the Rounds panel's "not loaded" button lists the problems.
+            self.show_problems(path.name, problems, opened.notes)
         self.show_status(message)
         return True
 
@@ -950,18 +953,29 @@ class MainWindow(QMainWindow):
                 return False
         return self.read_labeled_workbook([path]) is not None
 
-    def show_problems(self, name: str, problems: list[str]) -> QMessageBox:
-        """Say what of ``name`` could not be used (a window-modal box, not blocking)."""
+    def show_problems(
+        self, name: str, problems: list[str], notes: Sequence[str] = ()
+    ) -> QMessageBox:
+        """Say what of ``name`` could not be used, and ``notes`` on what was read (hidden
+        rows read as rounds), in a window-modal box that does not block."""
         if self._problems_box is not None:
             self._problems_box.close()
+        if problems:
+            title = "Not everything could be loaded"
+            text = (
+                f"{len(problems)} settings, rows or sheets of {name} could not be used; "
+                "everything else was loaded."
+            )
+        else:
+            title, text = "Read with a note", f"Everything in {name} was loaded; note:"
         box = QMessageBox(
-            QMessageBox.Icon.Warning,
-            "Not everything could be loaded",
-            f"{len(problems)} settings, rows or sheets of {name} could not be used; "
-            "everything else was loaded.",
+            QMessageBox.Icon.Warning if problems else QMessageBox.Icon.Information,
+            title,
+            text,
             QMessageBox.StandardButton.Close,
             self,
         )
+        problems = [*problems, *(note[:1].upper() + note[1:] + "." for note in notes)]
         shown = problems[:12]
         more = len(problems) - len(shown)
         box.setInformativeText(

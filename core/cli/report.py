@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
     opened = read_session(args.file, columns=choices)
     check_column_choices(opened, args.file, choices)
     state = opened.state
-    notes = list(opened.problems)
+    notes = [*opened.problems, *opened.notes]
     notes += round_order_notes(state.rounds)
     subject = args.round
     if not opened.is_session:

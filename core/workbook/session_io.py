@@ -124,6 +124,16 @@ class OpenedSession:
     book: RoundsBook | None = None
     not_loaded: tuple[str, ...] = ()
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the lead should know of rows that were read: a plain rounds workbook's
+        hidden rows, read as rounds (:meth:`~core.workbook.rounds.SheetColumns.hidden_note`)."""
+        if self.is_session or self.book is None:
+            return ()
+        return tuple(
+            reading.hidden_note() for reading in self.book.columns if reading.hidden_rounds
+        )
+
 
 def save_session(
     path: str | os.PathLike[str],
@@ -271,7 +281,6 @@ def read_session(
             f"{choice.in_words()}: no column of {path.name} has that header; ignored"
             for choice in book.unused_choices
         )
-        problems.extend(reading.hidden_note() for reading in book.columns if reading.hidden_rounds)
         state, _item, notes = workbook_session(rounds, columns=choices, base=base)
         state = replace(state, rows_not_loaded=tuple(not_loaded[:MAX_LIST_LENGTH]))
         problems.extend(notes)

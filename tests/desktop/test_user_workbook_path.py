@@ -682,3 +682,16 @@ def test_the_no_rounds_box_points_to_its_own_button(qtbot, window, tmp_path):
     text = window.no_rounds_box.text()
     assert "with Choose columns…" in text
     assert "Rounds panel" not in text
+
+
+def test_hidden_rows_read_as_rounds_are_said_on_opening(qtbot, window, tmp_path):
+    from tests.core.test_xlsx_reader import _hidden_rows_book
+
+    path = _hidden_rows_book(tmp_path / "hidden.xlsx")
+    assert window.open_workbook(path)
+    box = window._problems_box
+    assert box.windowTitle() == "Read with a note"
+    assert box.text() == "Everything in hidden.xlsx was loaded; note:"
+    assert "Sheet 'Sheet': rows 3, 5 are hidden in the workbook" in box.informativeText()
+    assert "hidden rows read as rounds" in window.statusBar().currentMessage()
+    assert len(window.session.state.rounds) == 5
