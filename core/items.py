@@ -145,6 +145,10 @@ class ColumnNotFoundError(ItemListError):
     """The list has no column of the name given, or none of a needed column's aliases."""
 
 
+class AmbiguousColumnError(ColumnNotFoundError):
+    """Several columns are named like the one needed (``Item ID`` and ``item_id``)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ItemColumns:
     """Which columns of an item list hold what (the caller's words, or found by name).
@@ -1193,10 +1197,18 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
         return found
 
     def alias(aliases: Sequence[str], what: str, flag: str) -> str:
-        for name in aliases:
-            found = by_name.get(_normalise(name))
-            if found is not None:
-                return found
+        known = {_normalise(name) for name in aliases}
+        matching = [header for header in headers if _normalise(header) in known]
+        if len(matching) > 1:
+            # "Item ID" beside "item_id", or "id" beside "item_id": one was taken without
+            # a word (fuzz 21); which holds the ids is the lead's to say.
+            raise AmbiguousColumnError(
+                f"{path.name} has {len(matching)} columns that could be the {what}: "
+                f"{', '.join(repr(header) for header in matching[:5])}; give the one you "
+                f"mean with {flag}"
+            )
+        if matching:
+            return matching[0]
         raise ColumnNotFoundError(
             f"{path.name} has no {what} column (looked for {', '.join(aliases[:4])}); its "
             f"columns are: {listed}. Give the name of the {what} column with {flag}"
@@ -1207,6 +1219,8 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
     else:
         try:
             id_column = alias(ID_ALIASES, "item id", named("id"))
+        except AmbiguousColumnError:
+            raise
         except ColumnNotFoundError as exc:
             # "Transaction ID" is the id of a list of transactions: one column named like
             # an id is read as it (a lead picked it by hand every month; trial 16). A wrong

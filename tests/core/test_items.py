@@ -890,3 +890,21 @@ def test_a_link_named_like_a_pattern_reads_its_target(tmp_path):
     )
     (tmp_path / "l[1].csv").symlink_to(tmp_path / "plain.csv")
     assert count_items(tmp_path / "l[1].csv").rows == 100
+
+
+@pytest.mark.parametrize(
+    "headers", [("Item ID", "item_id"), ("id", "item_id")], ids=["same name", "two aliases"]
+)
+def test_two_columns_named_like_the_id_are_not_chosen_between(tmp_path, headers):
+    """Fuzz 21: with "Item ID" and "item_id", or "id" and "item_id", one was read as the
+    ids without a word."""
+    rows = [("a1", "x1", "1"), ("a2", "x2", "0"), ("a3", "x3", "0")]
+    path = write_csv(tmp_path / "two.csv", rows=rows, header=(*headers, "predicted"))
+    with pytest.raises(ItemListError) as refused:
+        count_items(path)
+    assert str(refused.value) == (
+        f"two.csv has 2 columns that could be the item id: {headers[0]!r}, {headers[1]!r}; "
+        "give the one you mean with `id`"
+    )
+    chosen = count_items(path, ItemColumns(id=headers[1]))
+    assert (chosen.population_pos, chosen.population_neg) == (1, 2)
