@@ -1387,9 +1387,7 @@ def _xlsx_to_csv(
             rank = _header_rank(found[1], columns)
             if rank[0]:
                 others = tuple(title for _, _, title in candidates)
-                problems = _write_sheet(
-                    target, path, sheet.rows, top, pending, found, control, id_name
-                )
+                problems = _write_sheet(target, path, sheet, top, pending, found, control, id_name)
                 return target, problems, _SheetChoice(sheet.title, others)
             candidates.append((rank, index, sheet.title))
     if not candidates:
@@ -1405,9 +1403,7 @@ def _xlsx_to_csv(
                 top, pending = _top_rows(sheet.rows)
                 found = _xlsx_header([(number, texts) for number, texts, _, _ in top], id_name)
                 assert found is not None  # the same rows as before
-                problems = _write_sheet(
-                    target, path, sheet.rows, top, pending, found, control, id_name
-                )
+                problems = _write_sheet(target, path, sheet, top, pending, found, control, id_name)
                 others = tuple(other for _, at, other in candidates if at != chosen)
                 return target, problems, _SheetChoice(title, others)
     raise ItemListError(f"{path} changed while it was read; read it again")
@@ -1477,9 +1473,11 @@ class _CellProblems:
 
 
 def _write_sheet(
-    target: Path, path: Path, rows, top, pending, found, control, id_name
+    target: Path, path: Path, sheet, top, pending, found, control, id_name
 ) -> _CellProblems:
-    """Write the rows below the header ``found`` to ``target``."""
+    """Write the rows of ``sheet`` below the header ``found`` to ``target``; refuse rows
+    of items the sheet hides (:func:`_refuse_hidden_items`)."""
+    rows = sheet.rows
     from openpyxl.utils import get_column_letter
 
     size = max(path.stat().st_size, 1)
@@ -1500,6 +1498,7 @@ def _write_sheet(
 
     unsaved: dict[str, list[int]] = {}
     not_ids: dict[str, list] = {}
+    hidden: list[int] = []
     with target.open("w", encoding="utf-8", newline="") as stream:
         writer = csv.writer(stream, quoting=csv.QUOTE_ALL)
         writer.writerow([*named, _ROW_COLUMN])
@@ -1526,9 +1525,31 @@ def _write_sheet(
             texts += [None] * (width - len(texts))
             writer.writerow([*("" if text is None else text for text in texts), row_number])
             written += 1
+            if row_number in sheet.hidden_rows:
+                hidden.append(row_number)
             if written % 50_000 == 0:
                 progress.step(control, min(stream.tell(), size), size * 4)
+    _refuse_hidden_items(path, sheet.title, hidden)
     return _CellProblems(unsaved, not_ids)
+
+
+def _refuse_hidden_items(path: Path, title: str, hidden: Sequence[int]) -> None:
+    """Refuse an ``.xlsx`` list whose sheet hides rows of items: a lead who filtered 600
+    items down to 300 had all 600 counted and drawn from, without a word (fuzz 21). Which
+    the lead meant, the rows they see or all of them, is theirs to say."""
+    if not hidden:
+        return
+    shown = ", ".join(str(row) for row in hidden[:OFFENDERS_SHOWN])
+    more = ", …" if len(hidden) > OFFENDERS_SHOWN else ""
+    several = len(hidden) != 1
+    rows = f"{len(hidden):,} row{'s' if several else ''} of items {'are' if several else 'is'}"
+    raise ItemListError(
+        f"{path.name}, sheet {title!r}: {rows} hidden (row{'s' if several else ''} "
+        f"{shown}{more}), by a filter or by hand; PR Planner would count and draw from them "
+        "like the rows you see. To use every row, show them all (turn the filter off, or "
+        "unhide the rows); to leave them out, delete them. Then save the workbook and read "
+        "it again"
+    )
 
 
 def _refuse_cell_problems(table: ItemTable, problems: _CellProblems) -> None:

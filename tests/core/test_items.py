@@ -908,3 +908,28 @@ def test_two_columns_named_like_the_id_are_not_chosen_between(tmp_path, headers)
     )
     chosen = count_items(path, ItemColumns(id=headers[1]))
     assert (chosen.population_pos, chosen.population_neg) == (1, 2)
+
+
+def test_rows_of_items_a_filter_hides_are_refused_with_the_way_out(tmp_path):
+    """Fuzz 21: a list filtered down from 600 items to 300 had all 600 counted and drawn
+    from, without a word."""
+    path = write_xlsx(tmp_path / "filtered.xlsx")
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook.active
+    sheet.auto_filter.ref = sheet.dimensions
+    for row in (3, 5):
+        sheet.row_dimensions[row].hidden = True
+    sheet.row_dimensions[len(ROWS) + 5].hidden = True  # an empty hidden row: no item
+    workbook.save(path)
+    with pytest.raises(ItemListError) as refused:
+        count_items(path)
+    assert str(refused.value) == (
+        f"filtered.xlsx, sheet {sheet.title!r}: 2 rows of items are hidden (rows 3, 5), by a "
+        "filter or by hand; PR Planner would count and draw from them like the rows you see. "
+        "To use every row, show them all (turn the filter off, or unhide the rows); to leave "
+        "them out, delete them. Then save the workbook and read it again"
+    )
+    for row in (3, 5):
+        sheet.row_dimensions[row].hidden = False
+    workbook.save(path)
+    assert count_items(path).rows == len(ROWS)
