@@ -411,7 +411,22 @@ def _check_expansion(path: Path) -> None:
                         f"times its size (past {limit >> 20:,} MB): a damaged or deliberately "
                         "packed file; unpack it yourself and give the .csv"
                     )
-    except gzip.BadGzipFile:
+    except gzip.BadGzipFile as exc:
+        with path.open("rb") as stream:
+            compressed = stream.read(2) == b"\x1f\x8b"
+        if compressed:
+            # A bad checksum or bytes after the end: damaged, not a plain table (fuzz 21).
+            why = (
+                "its checksum does not match what it holds"
+                if "CRC" in str(exc)
+                else "something that is not compressed follows its end"
+                if "Not a gzipped file" in str(exc)
+                else str(exc)
+            )
+            raise ItemListError(
+                f"{path.name} is compressed but damaged ({why}): copy it again from where it "
+                "came from, or unpack it yourself and give the .csv"
+            ) from None
         raise ItemListError(
             f"{path.name} is not compressed, though its name ends in .gz; if it is a plain "
             "table, give it a name without .gz (items.csv)"

@@ -586,6 +586,16 @@ def test_a_compressed_list_reads_as_its_text_and_a_packed_one_is_refused(tmp_pat
     truncated.write_bytes(packed.read_bytes()[:-40])
     with pytest.raises(ItemListError, match=r"cut.csv.gz cannot be read as a compressed"):
         count_items(truncated)
+    # Damaged rather than plain (fuzz 21: both were called "not compressed").
+    whole = packed.read_bytes()
+    bad_sum = tmp_path / "sum.csv.gz"
+    bad_sum.write_bytes(whole[:-8] + bytes(4) + whole[-4:])  # CRC-32 zeroed
+    with pytest.raises(ItemListError, match=r"sum.csv.gz is compressed but damaged \(its chec"):
+        count_items(bad_sum)
+    junk = tmp_path / "junk.csv.gz"
+    junk.write_bytes(whole + b"garbage")
+    with pytest.raises(ItemListError, match=r"junk.csv.gz is compressed but damaged \(somethin"):
+        count_items(junk)
 
 
 def test_xlsx_formulas_without_saved_values_are_named_by_cell(tmp_path):
