@@ -29,6 +29,7 @@ import hashlib
 import math
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -2193,6 +2194,23 @@ def _match(
         problems.append(
             f"{len(removed):,} id(s) of the sample are missing (removed or edited): {shown}"
             + (", ..." if len(removed) > _SHOWN else "")
+        )
+    # An id retyped with its accents encoded otherwise ("e" and a combining accent for
+    # "é") looks the same and is another text: say so, or both lists show one id (fuzz 21).
+    missing_by_form = {unicodedata.normalize("NFC", item_id): item_id for item_id, _ in removed}
+    look_alikes = [
+        (item_id, row, missing_by_form[unicodedata.normalize("NFC", item_id)])
+        for item_id, row in added
+        if unicodedata.normalize("NFC", item_id) in missing_by_form
+    ]
+    if look_alikes:
+        item_id, row, sample_id = look_alikes[0]
+        problems.append(
+            f"{item_id!r} (row {row}) looks like the sample's {sample_id!r} but encodes an "
+            "accented letter differently (as a letter and a separate accent mark, or the "
+            "other way round), as retyping or pasting can; copy the id from the workbook "
+            "PR Planner wrote"
+            + (f" ({len(look_alikes):,} ids are like this)" if len(look_alikes) > 1 else "")
         )
     if problems:
         split = (

@@ -218,9 +218,10 @@ class Round:
 
 def classifier_key(name: str | None) -> str:
     """What tells classifiers apart: their name without case or extra spaces ("Travel",
-    "travel " and "TRAVEL" are one), as a spreadsheet's autocorrect varies them; ``""``
-    for none."""
-    return " ".join((name or "").split()).casefold()
+    "travel " and "TRAVEL" are one), as a spreadsheet's autocorrect varies them, nor how
+    an accent is encoded ("é" as one character or as "e" and a combining accent, as some
+    pastes give: fuzz 21); ``""`` for none."""
+    return unicodedata.normalize("NFC", " ".join((name or "").split())).casefold()
 
 
 def same_classifier(first: str | None, second: str | None) -> bool:

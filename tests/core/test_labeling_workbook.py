@@ -1454,3 +1454,28 @@ def test_last_months_smaller_sample_inside_this_months_is_not_an_earlier_draw(tm
     assert {p.id for p in feb_book.sample} <= {p.id for p in mar_book.sample}
     with pytest.raises(LabelingError, match="not among that round's items drawn before it"):
         count_labels([mar_book, feb_book])
+
+
+def test_an_id_retyped_with_its_accent_encoded_otherwise_is_named_as_such(tmp_path):
+    """Fuzz 21: "café50" retyped as "cafe" and a combining accent was listed both as not
+    in the sample and as missing from it, two ids the lead could not tell apart."""
+    import unicodedata
+
+    items = tmp_path / "items.csv"
+    rows = [f"café{n},{int(n % 4 == 0)}" for n in range(40)]
+    items.write_text("id,predicted\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    selection = select_sample(items, n_pos=4, n_neg=6, seed=3)
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    workbook = openpyxl.load_workbook(sheet)
+    labels = workbook["Labels"]
+    column = [cell.value for cell in labels[1]].index("Item id") + 1
+    original = labels.cell(2, column).value
+    labels.cell(2, column).value = unicodedata.normalize("NFD", original)
+    edited = tmp_path / "edited.xlsx"
+    workbook.save(edited)
+    with pytest.raises(LabelingError) as refused:
+        read_labeling_workbook(edited)
+    assert (
+        f"(row 2) looks like the sample's {original!r} but encodes an accented letter "
+        "differently" in str(refused.value)
+    )

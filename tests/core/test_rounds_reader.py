@@ -884,3 +884,14 @@ def test_an_excel_error_where_a_name_should_be_is_named_not_read_as_the_name(tmp
         "cell B4 holds the Excel error #REF! (a formula that failed) where the classifier "
         "should be; correct the formula or type the name",
     ]
+
+
+def test_a_classifier_name_is_one_however_its_accents_are_encoded():
+    """Fuzz 21: "détection" typed with a combining accent was another classifier, and
+    compare said it had no earlier round of classifier 'détection'."""
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", "détection")
+    decomposed = unicodedata.normalize("NFD", "Détection ")
+    assert composed != decomposed.strip().lower()
+    assert rounds_module.same_classifier(composed, decomposed)
