@@ -1393,7 +1393,7 @@ def _xlsx_to_csv(
     target = folder / "items.csv"
     id_name = columns.id
     candidates: list[tuple[tuple[bool, bool, int, int], int, str]] = []
-    with open_sheets(path) as sheets:
+    with open_sheets(path, padded_numbers=True) as sheets:
         for index, sheet in enumerate(sheets):
             top, pending = _top_rows(sheet.rows)
             found = _xlsx_header([(number, texts) for number, texts, _, _ in top], id_name)
@@ -1412,7 +1412,7 @@ def _xlsx_to_csv(
         )
     # No header names both: the likeliest sheet, read again from the start.
     _, chosen, title = max(candidates, key=lambda entry: (entry[0], -entry[1]))
-    with open_sheets(path) as sheets:
+    with open_sheets(path, padded_numbers=True) as sheets:
         for index, sheet in enumerate(sheets):
             if index == chosen:
                 top, pending = _top_rows(sheet.rows)

@@ -59,7 +59,7 @@ import stat
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -440,6 +440,10 @@ class _Book:
     shared_strings: Sequence[str]
     date_styles: frozenset[str]
     timedelta_styles: frozenset[str]
+    #: Styles showing whole numbers zero-padded to a width (``000000``), by index, when
+    #: asked for (:func:`open_sheets` ``padded_numbers``); they are also in ``date_styles``,
+    #: the special styles both row sources hand to ``_SheetReader._date_value``.
+    padded_styles: Mapping[str, int] = field(default_factory=dict)
 
 
 def _counting_handler(meter: _Meter, part: str, handler=None):
@@ -598,10 +602,13 @@ def is_duration_format(code: str | None) -> bool:
     return code is not None and _DURATION.search(code.split(";")[0]) is not None
 
 
-def _date_styles(archive: zipfile.ZipFile, meter: _Meter) -> tuple[frozenset[str], frozenset[str]]:
-    """Cell style indices (as the ``s`` attribute spells them) showing dates, and durations."""
+def _date_styles(
+    archive: zipfile.ZipFile, meter: _Meter
+) -> tuple[frozenset[str], frozenset[str], dict[str, int]]:
+    """Cell style indices (as the ``s`` attribute spells them) showing dates, durations,
+    and whole numbers zero-padded to a width (``000000``: the width)."""
     if _STYLES_PART not in archive.NameToInfo:
-        return frozenset(), frozenset()
+        return frozenset(), frozenset(), {}
 
     custom: dict[int, str] = {}
     cell_formats: list[int] = []
@@ -631,13 +638,20 @@ def _date_styles(archive: zipfile.ZipFile, meter: _Meter) -> tuple[frozenset[str
     _parse_part(archive, _STYLES_PART, parser, meter)
     dates: set[str] = set()
     durations: set[str] = set()
+    padded: dict[str, int] = {}
     for index, format_id in enumerate(cell_formats):
         code = custom[format_id] if format_id in custom else _BUILTIN_DATE_FORMATS.get(format_id)
         if is_date_format(code):
             dates.add(str(index))
         if is_duration_format(code):
             durations.add(str(index))
-    return frozenset(dates), frozenset(durations)
+        if code is not None and _PADDED_FORMAT.fullmatch(code):
+            padded[str(index)] = len(code)
+    return frozenset(dates), frozenset(durations), padded
+
+
+#: A number format that shows a whole number zero-padded to its length ("000000").
+_PADDED_FORMAT = re.compile("0{2,}")
 
 
 def _shared_strings(archive: zipfile.ZipFile, part: str | None, meter: _Meter) -> list[str]:
@@ -697,8 +711,11 @@ def _shared_strings(archive: zipfile.ZipFile, part: str | None, meter: _Meter) -
     return strings
 
 
-def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
-    """Everything but the sheets' rows: which sheets, their parts, strings, date styles."""
+def _read_book(
+    path: Path, archive: zipfile.ZipFile, meter: _Meter, padded_numbers: bool = False
+) -> _Book:
+    """Everything but the sheets' rows: which sheets, their parts, strings, date styles
+    (and, with ``padded_numbers``, the zero-padding styles)."""
     with _part_errors(path, "[Content_Types].xml"):
         if "[Content_Types].xml" not in archive.NameToInfo:
             if "content.xml" in archive.NameToInfo or path.suffix.casefold() == ".ods":
@@ -743,15 +760,18 @@ def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
             f"{path} has no worksheet (only chart sheets, or none); there are no rows to read"
         )
     with _part_errors(path, _STYLES_PART):
-        date_styles, timedelta_styles = _date_styles(archive, meter)
+        date_styles, timedelta_styles, padded = _date_styles(archive, meter)
+    if not padded_numbers:
+        padded = {}
     with _part_errors(path, strings_part or "sharedStrings"):
         strings = _shared_strings(archive, strings_part, meter)
     return _Book(
         sheets=tuple(sheets),
         epoch=_MAC_EPOCH if date1904 else _WINDOWS_EPOCH,
         shared_strings=strings,
-        date_styles=date_styles,
+        date_styles=date_styles | frozenset(padded),
         timedelta_styles=timedelta_styles,
+        padded_styles=padded,
     )
 
 
@@ -759,6 +779,16 @@ def _read_book(path: Path, archive: zipfile.ZipFile, meter: _Meter) -> _Book:
 
 #: Python refuses to turn longer digit strings into ints (``sys.get_int_max_str_digits``).
 _MAX_INT_DIGITS = 4000
+
+
+def _padded(number: int | float, width: int) -> int | float | str:
+    """A whole number >= 0 as a ``0``-padded format shows it (``388`` in ``000000``:
+    ``"000388"``); any other number as it is."""
+    if isinstance(number, float):
+        if not number.is_integer():
+            return number
+        number = int(number)
+    return str(number).zfill(width) if number >= 0 else number
 
 
 def _number(raw: str) -> int | float | str:
@@ -1067,7 +1097,11 @@ class _SheetReader:
             number = _number(raw)
             if isinstance(number, str):
                 return number
-            converted = self._date_cache[key] = self._excel_date(number, style)
+            width = self.book.padded_styles.get(style)
+            if width is not None:
+                converted = self._date_cache[key] = _padded(number, width)
+            else:
+                converted = self._date_cache[key] = self._excel_date(number, style)
         return converted
 
     def _excel_date(self, number: float, style: str):
@@ -1641,7 +1675,10 @@ def guard_workbook(path: str | Path) -> ReadBudget:
 
 @contextlib.contextmanager
 def open_sheets(
-    path: str | os.PathLike[str], *, engine: Literal["fast", "openpyxl"] = "fast"
+    path: str | os.PathLike[str],
+    *,
+    engine: Literal["fast", "openpyxl"] = "fast",
+    padded_numbers: bool = False,
 ) -> Iterator[Iterator[SheetRows]]:
     """Check ``path`` and yield an iterator over its worksheets' rows.
 
@@ -1652,6 +1689,9 @@ def open_sheets(
     engine : {"fast", "openpyxl"}
         ``"fast"`` streams each sheet through the hardened parser; ``"openpyxl"`` reads it
         with openpyxl's read-only reader after :func:`guard_workbook` (the reference).
+    padded_numbers : bool
+        Give a whole number in a zero-padding format (``000000``) as the text it shows
+        (``"000388"``), as an item id must be (fast engine only).
 
     Raises
     ------
@@ -1668,7 +1708,7 @@ def open_sheets(
     meter = _Meter(check_workbook_file(path))
     try:
         with zipfile.ZipFile(path) as archive:
-            book = _read_book(path, archive, meter)
+            book = _read_book(path, archive, meter, padded_numbers)
             yield (_sheet_rows(path, archive, entry, book, meter) for entry in book.sheets)
     except (zipfile.BadZipFile, EOFError) as exc:  # the file changed since it was checked
         raise WorkbookError(f"{path} is damaged and cannot be read: {_plain(exc)}") from None

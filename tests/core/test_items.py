@@ -943,3 +943,15 @@ def test_rows_of_items_a_filter_hides_are_refused_with_the_way_out(tmp_path):
         sheet.row_dimensions[row].hidden = False
     workbook.save(path)
     assert count_items(path).rows == len(ROWS)
+
+
+def test_ids_formatted_with_leading_zeros_keep_them(tmp_path):
+    """Fuzz 21: Excel showed 000388, and the sample and its SQL used 388."""
+    path = write_xlsx(tmp_path / "padded.xlsx", rows=[(n, n % 2) for n in (7, 388, 1200)],
+                      header=("id", "predicted"))  # fmt: skip
+    workbook = openpyxl.load_workbook(path)
+    for row in range(2, 5):
+        workbook.active.cell(row, 1).number_format = "000000"
+    workbook.save(path)
+    selection = select_sample(path, n_pos=1, n_neg=2, seed=1)
+    assert sorted(item.id for item in selection.items) == ["000007", "000388", "001200"]

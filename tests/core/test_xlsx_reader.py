@@ -489,3 +489,27 @@ def test_a_hidden_attribute_of_false_hides_nothing(tmp_path):
         (sheet,) = list(sheets)
         assert [row[0] for row in sheet.rows] == [1, 2]
         assert sheet.hidden_rows == set()
+
+
+@pytest.mark.parametrize("source", ["fast", "streaming"])
+def test_zero_padded_numbers_read_as_they_show_when_asked(tmp_path, monkeypatch, source):
+    """Fuzz 21: ids formatted 000000 lost their zeros (Excel shows 000388, the draw wrote
+    388), so the sample's ids matched nothing in the warehouse. Item lists ask for the
+    text shown; rounds workbooks keep the numbers."""
+    if source == "streaming":
+        streaming_only(monkeypatch)
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["id", "count"])
+    for value in (388, 12.0, 7.5, -3):
+        sheet.append([value, value])
+        sheet.cell(sheet.max_row, 1).number_format = "000000"
+    path = tmp_path / "padded.xlsx"
+    workbook.save(path)
+    with open_sheets(path, padded_numbers=True) as sheets:
+        (rows,) = [[row[1] for row in sheet.rows] for sheet in sheets]
+    assert [values[0] for values in rows[1:]] == ["000388", "000012", 7.5, -3]
+    assert [values[1] for values in rows[1:]] == [388, 12, 7.5, -3]
+    with open_sheets(path) as sheets:
+        (rows,) = [[row[1] for row in sheet.rows] for sheet in sheets]
+    assert [values[0] for values in rows[1:]] == [388, 12, 7.5, -3]
