@@ -1933,6 +1933,7 @@ def _read_sheet(
     readings: list[SheetColumns] | None = None,
     used_choices: list[ColumnChoice] | None = None,
     hidden_rows: set[int] | None = None,
+    merged_ranges: Sequence[str] = (),
 ) -> SkippedSheet | None:
     top: list[RawRow] = []
     header: _Header | str | None = None
@@ -1993,6 +1994,8 @@ def _read_sheet(
         for raw in batch:
             _collect(interpret(raw), rounds, refused)
     _refuse_sums_of_the_rounds_above(rounds, first_round, refused, first_refusal)
+    if merged_ranges:
+        _say_merged_cells(refused, first_refusal, merged_ranges, reading)
     if hidden_rows and readings is not None:
         # Read as the rounds they are (a hidden row is still data, as in Excel's sums),
         # and said: a lead hides "draft - do not use" rows (trial 21, fuzz 21).
@@ -2034,6 +2037,43 @@ def _refuse_sums_of_the_rounds_above(
     if totals:
         rounds[first_round:] = kept
         refused[first_refusal:] = sorted([*refused[first_refusal:], *totals], key=_row_of)
+
+
+def _say_merged_cells(
+    refused: list[Refusal], first_refusal: int, merged_ranges: Sequence[str], reading
+) -> None:
+    """Say of a refused row that a cell of a column read is part of a merged cell whose
+    value sits in another cell: "only one population count is given" did not say why,
+    where the lead saw one merged population over two rounds (trial 21, fuzz 21)."""
+    from openpyxl.utils.cell import column_index_from_string, range_boundaries
+
+    read = {column_index_from_string(item.column) for item in reading.roles if item.column}
+    spans = []
+    for text in merged_ranges:
+        try:
+            left, top, right, bottom = range_boundaries(text)
+        except ValueError:
+            continue
+        columns = sorted(read & set(range(left, right + 1)))
+        if columns and (bottom > top or right > left):
+            spans.append((left, top, right, bottom, columns, text))
+    for at in range(first_refusal, len(refused)):
+        refusal = refused[at]
+        if refusal.is_totals:
+            continue
+        row = refusal.row
+        for left, top, _right, bottom, columns, text in spans:
+            emptied = [c for c in columns if top <= row <= bottom and (row, c) != (top, left)]
+            if emptied:
+                cell = f"{_column_letter(emptied[0] - 1)}{row}"
+                first = f"{_column_letter(left - 1)}{top}"
+                refused[at] = replace(
+                    refusal,
+                    reason=f"{refusal.reason}; cell {cell} is part of the merged cell {text}, "
+                    f"whose value Excel keeps in its first cell, {first}, only: unmerge it and "
+                    "give each cell its own value",
+                )
+                break
 
 
 def _row_of(refusal: Refusal) -> int:
@@ -2109,6 +2149,7 @@ def read_rounds(
                 readings,
                 used,
                 hidden_rows=sheet.hidden_rows,
+                merged_ranges=sheet.merged_ranges,
             )
             if outcome is not None:
                 skipped.append(outcome)

@@ -157,14 +157,17 @@ class SheetRows:
     """One worksheet: its title, its rows and the workbook's date epoch.
 
     ``hidden_rows`` fills in as ``rows`` is read: the numbers of the rows the sheet hides
-    (hidden by hand, by a filter or in a collapsed outline). openpyxl's read-only reader
-    (``engine="openpyxl"``) does not say, and leaves it empty.
+    (hidden by hand, by a filter or in a collapsed outline); ``merged_ranges`` once the
+    rows are read to the end. openpyxl's read-only reader (``engine="openpyxl"``) says
+    neither, and leaves both empty.
     """
 
     title: str
     rows: Iterator[RawRow]
     epoch: dt.datetime
     hidden_rows: set[int] = field(default_factory=set)
+    #: The sheet's merged ranges (``"F8:F9"``), once ``rows`` is read to its end.
+    merged_ranges: list[str] = field(default_factory=list)
 
 
 # --- budgets -------------------------------------------------------------------------------
@@ -851,6 +854,7 @@ class _SheetReader:
         book: _Book,
         meter: _Meter,
         hidden_rows: set[int] | None = None,
+        merged_ranges: list[str] | None = None,
     ):
         self.path = path
         self.archive = archive
@@ -858,6 +862,7 @@ class _SheetReader:
         self.book = book
         self.meter = meter
         self.hidden_rows = set() if hidden_rows is None else hidden_rows
+        self.merged_ranges = [] if merged_ranges is None else merged_ranges
         self._date_cache: dict[tuple[str, str], object] = {}
         self._shared_formulas: dict[str, tuple[str | None, str]] = {}
 
@@ -1085,7 +1090,9 @@ class _SheetReader:
                     yield from out
                     out.clear()
                 if finished:
-                    # Nothing after </sheetData> holds cells: stop reading.
+                    # Nothing after </sheetData> holds cells: stop reading, but for the
+                    # merged ranges that follow.
+                    self.merged_ranges[:] = _merged_ranges(chunk, stream)
                     return
             parser.Parse(b"", True)
         yield from out
@@ -1281,7 +1288,10 @@ class _ScannedSheetRows:
                     pending = [chunk[end:]]
                     pending_bytes = len(pending[0])
                 if b"</sheetData>" in chunk:
-                    # Nothing after it holds cells: stop reading.
+                    # Nothing after it holds cells: stop reading, but for the merged
+                    # ranges that follow.
+                    tail = chunk[chunk.index(b"</sheetData>") :]
+                    reader.merged_ranges[:] = _merged_ranges(tail, stream)
                     yield from self._rows(b"".join(pending))
                     return
                 chunk = stream.read(_CHUNK_BYTES)
@@ -1716,8 +1726,29 @@ def open_sheets(
 
 def _sheet_rows(path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Meter) -> SheetRows:
     hidden: set[int] = set()
-    reader = _SheetReader(path, archive, entry, book, meter, hidden)
-    return SheetRows(entry.title, reader.rows(), book.epoch, hidden)
+    merged: list[str] = []
+    reader = _SheetReader(path, archive, entry, book, meter, hidden, merged)
+    return SheetRows(entry.title, reader.rows(), book.epoch, hidden, merged)
+
+
+#: How much of a sheet's part after its cells is searched for merged ranges (they come
+#: right after the cells), and how many are kept.
+_MERGE_SEARCH_BYTES = 4 << 20
+_MAX_MERGED_RANGES = 10_000
+_MERGE_CELL = re.compile(
+    rb"""<(?:[\w.-]+:)?mergeCell\b[^>]*?\bref\s*=\s*["']"""
+    rb"""([A-Za-z]{1,3}\d{1,7}:[A-Za-z]{1,3}\d{1,7})["']"""
+)
+
+
+def _merged_ranges(tail: bytes, stream) -> list[str]:
+    """The merged ranges (``"F8:F9"``) in ``tail`` and what follows it in ``stream``,
+    reading at most :data:`_MERGE_SEARCH_BYTES` (only for messages: the rows are read)."""
+    buffer = bytearray(tail)
+    while len(buffer) < _MERGE_SEARCH_BYTES and (more := stream.read(_CHUNK_BYTES)):
+        buffer += more
+    found = _MERGE_CELL.finditer(buffer)
+    return [match.group(1).decode("ascii").upper() for match in found][:_MAX_MERGED_RANGES]
 
 
 def date_epoch(path: str | os.PathLike[str]) -> dt.date:

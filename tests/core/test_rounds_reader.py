@@ -895,3 +895,30 @@ def test_a_classifier_name_is_one_however_its_accents_are_encoded():
     decomposed = unicodedata.normalize("NFD", "Détection ")
     assert composed != decomposed.strip().lower()
     assert rounds_module.same_classifier(composed, decomposed)
+
+
+@pytest.mark.parametrize("source", ["fast", "streaming"])
+def test_a_row_refused_for_a_merged_cell_says_so(tmp_path, monkeypatch, source):
+    """Trial 21, fuzz 21: one population merged over May and June refused June with "only
+    one population count is given", where the lead saw a population in every row."""
+    if source == "streaming":
+        from tests.core.test_xlsx_reader import streaming_only
+
+        streaming_only(monkeypatch)
+    header = ["Round", "TP", "FP", "FN", "TN", "Predicted positive (population)",
+              "Predicted negative (population)"]  # fmt: skip
+    rows = [["May", 151, 49, 16, 2984, 1150, 48700], ["June", 147, 53, 21, 2979, None, 48800],
+            ["July", 150, 50, 20, 2980, 1160, 48900]]  # fmt: skip
+    path = write_book(tmp_path / "merged.xlsx", {"Rounds": [header, *rows]})
+    workbook = openpyxl.load_workbook(path)
+    workbook["Rounds"].merge_cells("F2:F3")
+    workbook["Rounds"].merge_cells("B4:C4")  # TP and FP of July in one cell
+    workbook.save(path)
+    book = read_rounds(path)
+    assert [item.round for item in book.rounds] == ["May"]
+    june, july = book.refused
+    assert june.reason.endswith(
+        "; cell F3 is part of the merged cell F2:F3, whose value Excel keeps in its first "
+        "cell, F2, only: unmerge it and give each cell its own value"
+    )
+    assert july.reason.startswith("FP is missing; cell C4 is part of the merged cell B4:C4")
