@@ -57,7 +57,7 @@ from desktop.widgets import ConfidenceBox, PercentSpin, affects
 
 DAY = 86_400.0
 #: From how many rounds the error bars and lines are drawn 1 px wide
-#: (:meth:`HistoryTab._thin_pens`).
+#: (:meth:`HistoryTab._thin_lines`).
 THIN_BARS_FROM = 150
 UNNAMED = "(no classifier)"
 #: Posterior draws per round for the change of recall: as many as the Evaluate tab and the
@@ -303,6 +303,16 @@ def round_figures(
             )
         )
     return figures, problems
+
+
+def _figure_inputs(state) -> tuple:
+    """What :func:`round_figures` of a session depends on (and nothing else)."""
+    return (
+        state.rounds,
+        state.confidence,
+        state.prevalence.reference_prevalence,
+        tuple(fpc_of_round(state, item) for item in state.rounds),
+    )
 
 
 def _dated(figures: list[RoundFigures], classifier: str) -> list[tuple[dt.date, RoundFigures]]:
@@ -694,9 +704,12 @@ class HistoryTab(SessionTab):
 
     def _on_figures(self, result: tuple) -> None:
         state, figures, problems = result
-        if state is not self._session.state:
-            return  # the session changed meanwhile: its own refresh is under way
-        self._show_figures(state, figures, problems)
+        now = self._session.state
+        if _figure_inputs(state) != _figure_inputs(now):
+            return  # what the figures depend on changed meanwhile: its refresh is under way
+        # Worked out for these rounds and settings; a change the tab does not watch (the
+        # Plan tab's inputs) dropped them, and the tab stayed "Working out…" (review 21).
+        self._show_figures(now, figures, problems)
         if self.isVisible():
             QTimer.singleShot(0, self._unsquash_plots)
 

@@ -2048,22 +2048,31 @@ def _say_merged_cells(
     from openpyxl.utils.cell import column_index_from_string, range_boundaries
 
     read = {column_index_from_string(item.column) for item in reading.roles if item.column}
-    spans = []
+    refused_rows = {refusal.row for refusal in refused[first_refusal:] if not refusal.is_totals}
+    # The merges over each refused row, found by row: checking every refusal against every
+    # merge took 13 s for 10,000 of each (review 21).
+    by_row: dict[int, list[tuple[int, int, list[int], str]]] = {}
     for text in merged_ranges:
         try:
             left, top, right, bottom = range_boundaries(text)
-        except ValueError:
+        except (TypeError, ValueError):
             continue
         columns = sorted(read & set(range(left, right + 1)))
-        if columns and (bottom > top or right > left):
-            spans.append((left, top, right, bottom, columns, text))
+        if not columns or (bottom == top and right == left):
+            continue
+        if bottom - top < len(refused_rows):
+            over = refused_rows.intersection(range(top, bottom + 1))
+        else:  # a tall merge: fewer refused rows than its rows
+            over = {row for row in refused_rows if top <= row <= bottom}
+        for row in over:
+            by_row.setdefault(row, []).append((left, top, columns, text))
     for at in range(first_refusal, len(refused)):
         refusal = refused[at]
         if refusal.is_totals:
             continue
         row = refusal.row
-        for left, top, _right, bottom, columns, text in spans:
-            emptied = [c for c in columns if top <= row <= bottom and (row, c) != (top, left)]
+        for left, top, columns, text in by_row.get(row, ()):
+            emptied = [c for c in columns if (row, c) != (top, left)]
             if emptied:
                 cell = f"{_column_letter(emptied[0] - 1)}{row}"
                 first = f"{_column_letter(left - 1)}{top}"

@@ -551,3 +551,21 @@ def test_figures_of_a_session_changed_meanwhile_are_dropped(qtbot, rounds, monke
     assert widget.figures is shown
     qtbot.waitUntil(lambda: len(widget.figures) == 2, timeout=20_000)
     widget.shutdown()
+
+
+def test_figures_arriving_after_an_edit_the_tab_does_not_watch_are_shown(
+    qtbot, rounds, monkeypatch
+):
+    """Review 21: an edit of the Plan tab while the figures were worked out dropped them,
+    and the tab stayed "Working out the figures…" until a setting it watches changed."""
+    import desktop.history_tab as history
+
+    monkeypatch.setattr(history, "FIGURES_IN_BACKGROUND_FROM", 2)
+    session = SessionModel(dataclasses.replace(SessionState(), rounds=rounds))
+    widget = HistoryTab(session)
+    qtbot.addWidget(widget)
+    widget.show()
+    session.set_value("plan.margin_precision", 0.04)  # not History's business
+    qtbot.waitUntil(lambda: len(widget.figures) == len(rounds), timeout=20_000)
+    assert "Working out" not in widget.summary_label.text()
+    widget.shutdown()
