@@ -1382,7 +1382,14 @@ def design_check(
         facts += [design.name, design.column]
         facts += map(str, (design.population_pos, design.population_neg))
         facts += map(str, (design.n_pos, design.n_neg))
+    # As the sheet reads back: stripped, each line end one LF (an XML reader turns CR LF
+    # into LF: a column named with a CR LF failed its own check; review 21).
+    facts = [_as_read(fact) for fact in facts]
     return hashlib.sha256("\x1f".join(facts).encode("utf-8")).hexdigest()[:16]
+
+
+def _as_read(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
 def _sample_classifiers(sample_rows: Sequence[RawRow]) -> set[str] | None:

@@ -1479,3 +1479,15 @@ def test_an_id_retyped_with_its_accent_encoded_otherwise_is_named_as_such(tmp_pa
         f"(row 2) looks like the sample's {original!r} but encodes an accented letter "
         "differently" in str(refused.value)
     )
+
+
+@pytest.mark.parametrize("name", ["spam\r\nfilter", "spam\rfilter", "spam ", "sécurité"])
+def test_an_untouched_workbook_passes_its_design_check_whatever_the_column_names(tmp_path, name):
+    """Review 21: a classifier column named with a CR LF (the reader turns it into LF)
+    failed its own check, and the lead was told the Design sheet had been edited."""
+    items = make_items(tmp_path / "items.csv", classifiers=1)
+    text = items.read_text(encoding="utf-8").replace(",c0,", f',"{name}",', 1)
+    items.write_text(text, encoding="utf-8", newline="")
+    selection = select_sample(items, ItemColumns(classifiers=(name,)), n_pos=12, n_neg=18, seed=77)
+    sheet = write_labeling_workbook(tmp_path / "round.xlsx", selection, sources=[items])
+    assert read_labeling_workbook(sheet).design.edited is False
