@@ -1468,8 +1468,12 @@ class _RowInterpreter:
         header: _Header,
         epoch: dt.datetime,
         sheet_classifier: str | None = None,
+        date_guessed: bool = False,
     ):
         self.sheet = sheet
+        #: The date column was guessed from its first cells: a later cell that holds no
+        #: date ("pending") leaves its round undated instead of refusing it (review 21).
+        self.date_guessed = date_guessed
         self.epoch = epoch
         self.sheet_classifier = sheet_classifier
         self.columns = header.columns
@@ -1576,10 +1580,11 @@ class _RowInterpreter:
                     if raw_date == "#VALUE!"
                     else f"date {_describe(raw_date)} is not a date"
                 )
-                problems_found.append(
-                    f"{what}; use a date cell or YYYY-MM-DD "
-                    f"(cell {self._cell(get['date'], row_number)})"
-                )
+                if not self.date_guessed:  # else undated, as before the column was guessed
+                    problems_found.append(
+                        f"{what}; use a date cell or YYYY-MM-DD "
+                        f"(cell {self._cell(get['date'], row_number)})"
+                    )
         if problems_found:
             return Refusal(
                 sheet=self.sheet,
@@ -1975,7 +1980,13 @@ def _read_sheet(
         readings.append(reading)
     if used_choices is not None:
         used_choices.extend(header.used_choices)
-    interpreter = _RowInterpreter(sheet, header, epoch, sheet_classifier)
+    interpreter = _RowInterpreter(
+        sheet,
+        header,
+        epoch,
+        sheet_classifier,
+        date_guessed=any(item.role == "date" for item in reading.guessed),
+    )
     interpret = interpreter.interpret
     first_round, first_refusal = len(rounds), len(refused)
     for raw in first:

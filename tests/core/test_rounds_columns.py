@@ -505,3 +505,14 @@ def test_two_columns_of_dates_are_not_guessed_between(tmp_path):
     book = read_rounds(path)
     assert [item.date for item in book.rounds] == [None, None]
     assert not any(item.role == "date" for item in book.columns[0].roles)
+
+
+def test_a_cell_that_is_no_date_in_a_guessed_date_column_leaves_its_round_undated(tmp_path):
+    """Review 21: the guess looks at the first rows; "pending" further down refused the
+    newest round, read (undated) before the column was guessed."""
+    days = [dt.datetime(2024, 1, 1) + dt.timedelta(days=7 * n) for n in range(25)]
+    path = _dated_in_own_words(tmp_path / "own.xlsx", [*days, "pending"])
+    book = read_rounds(path)
+    assert len(book.rounds) == 26
+    assert book.rounds[-1].date is None and book.rounds[0].date == dt.date(2024, 1, 1)
+    assert [item.is_totals for item in book.refused] == [True]  # the Total row only
