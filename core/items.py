@@ -64,6 +64,9 @@ __all__ = [
 
 #: Header spellings read as the item id, compared after :func:`_normalise`.
 ID_ALIASES = ("item_id", "id", "item id", "itemid", "item", "item-id", "item number")
+#: Aliases that name the column only when no other alias is there: beside "item_id", a
+#: column "Item" holds the items' titles.
+_WEAK_ALIASES = frozenset({"item"})
 #: A header named like an id of something ("Transaction ID", "message_id", "MailId"):
 #: without an alias, the one such column is read as the id.
 _ID_LIKE = re.compile(r"(?i:(?:^|[\s_\-.:/#])id)$|[a-z]Id$")
@@ -1214,6 +1217,10 @@ def _resolve(path: Path, headers: Sequence[str], wanted: ItemColumns) -> ItemCol
     def alias(aliases: Sequence[str], what: str, flag: str) -> str:
         known = {_normalise(name) for name in aliases}
         matching = [header for header in headers if _normalise(header) in known]
+        strong = [header for header in matching if _normalise(header) not in _WEAK_ALIASES]
+        if strong:
+            # "Item" beside "item_id" is a title column, not a second id (review 21).
+            matching = strong
         if len(matching) > 1:
             # "Item ID" beside "item_id", or "id" beside "item_id": one was taken without
             # a word (fuzz 21); which holds the ids is the lead's to say.

@@ -955,3 +955,12 @@ def test_ids_formatted_with_leading_zeros_keep_them(tmp_path):
     workbook.save(path)
     selection = select_sample(path, n_pos=1, n_neg=2, seed=1)
     assert sorted(item.id for item in selection.items) == ["000007", "000388", "001200"]
+
+
+def test_a_title_column_named_item_beside_item_id_is_not_a_second_id(tmp_path):
+    """Review 21: "Item" (the items' titles) beside "item_id" was refused as two ids."""
+    rows = [("a1", "Flight to Oslo", "1"), ("a2", "Hotel", "0"), ("a3", "Taxi", "0")]
+    path = write_csv(tmp_path / "titled.csv", rows=rows, header=("item_id", "Item", "predicted"))
+    summary = count_items(path)
+    assert summary.id_column == "item_id"
+    assert (summary.population_pos, summary.population_neg) == (1, 2)
