@@ -206,11 +206,19 @@ def not_kept_words(sheet: str, not_kept: Sequence[str]) -> str:
     headers = " and ".join(repr(NOT_KEPT_HEADERS[item]) for item in not_kept)
     them = "them" if len(not_kept) > 1 or not_kept[0] == "notes" else "it"
     columns = "columns" if len(not_kept) > 1 else "a column"
+    if len(not_kept) > 1:
+        known = (
+            ", and a later reading of the same round is known only by its date and "
+            "population counts"
+        )
+    elif not_kept[0] == "name":
+        known = " (it reads back named by its sheet and row)"
+    else:
+        known = ""  # a later reading of the same round is known by its name
     return (
-        f"sheet {sheet!r} has no column for {what}, so the workbook does not keep {them}, "
-        "and a later reading of the same round is known only by its date and population "
-        f"counts; to keep {them}, add {columns} headed {headers} to the sheet, or say which "
-        f"column holds {them} with {named('column')}"
+        f"sheet {sheet!r} has no column for {what}, so the workbook does not keep "
+        f"{them}{known}; to keep {them}, add {columns} headed {headers} to the sheet, or say "
+        f"which column holds {them} with {named('column')}"
     )
 
 
@@ -448,7 +456,9 @@ def _refuse_a_second_copy(
             f"record the new counts in that row, run this again with {named('update')}"
         )
     if anonymous_sheet:
-        return _same_date_and_populations(path, sheet, rounds, new_round, update)
+        return _same_date_and_populations(
+            path, sheet, rounds, new_round, update, one_classifier_sheet
+        )
     if new_round.round is None:
         return None
     for item in rounds:
@@ -1029,6 +1039,8 @@ class _PlannedRow:
     contents: list[tuple[zipfile.ZipInfo, bytes]]
     changed: dict[str, bytes]
     not_kept: tuple[str, ...] = ()
+    #: Rows of the sheet read as totals rows before the write (they must stay so).
+    totals_rows: tuple[int, ...] = ()
 
 
 class _TotalsInTheWay(InputError):
@@ -1097,6 +1109,33 @@ def _check_read_back(path: Path, temporary: Path, planned, columns) -> None:
         new_round = row.new_round
         added = [item for item in check.rounds if item.sheet == row.sheet and item.row == row.row]
         counts = (new_round.tp, new_round.fp, new_round.fn, new_round.tn)
+        as_totals = [
+            item
+            for item in check.refused
+            if item.sheet == row.sheet and item.row == row.row and item.is_totals
+        ]
+        if as_totals:
+            # Its counts add up those of the rounds above it (halves of one round filed
+            # as rounds, then the whole): it would read as a totals row (review 21).
+            raise SaveError(
+                f"the round could not be added to {path.name}: on sheet {row.sheet!r} it "
+                f"would read as {as_totals[0].reason.removesuffix(', not a round')}. If the "
+                "rows above are parts of this round, delete them or move them to another "
+                "sheet, then add it again; nothing was written"
+            )
+        revived = sorted(
+            {item.row for item in check.rounds if item.sheet == row.sheet} & set(row.totals_rows)
+        )
+        if revived:
+            # A totals row of typed numbers no longer adds up once a round goes in above
+            # it, and would read as a round (review 21).
+            raise SaveError(
+                f"the round could not be added to {path.name}: on sheet {row.sheet!r}, row "
+                f"{revived[0]} totals the rounds above it with typed numbers, which would "
+                "not include the new round, and it would then read as a round. Delete the "
+                "totals row (or type its numbers again once the round is in); nothing was "
+                "written"
+            )
         if (
             not added
             or added[0].matrix.as_tuple() != counts
@@ -1109,7 +1148,12 @@ def _check_read_back(path: Path, temporary: Path, planned, columns) -> None:
 
 
 def _same_date_and_populations(
-    path: Path, sheet: str, rounds, new_round: NewRound, update: bool
+    path: Path,
+    sheet: str,
+    rounds,
+    new_round: NewRound,
+    update: bool,
+    one_classifier_sheet: bool,
 ) -> int | None:
     """On a sheet with neither names nor notes, the row of the same date and population
     counts: refused as a copy, or (``update``) returned to take the new counts."""
@@ -1119,6 +1163,10 @@ def _same_date_and_populations(
     for item in rounds:
         if item.sheet != sheet or item.date != new_round.date:
             continue
+        if not one_classifier_sheet and classifier_key(item.classifier) != classifier_key(
+            new_round.classifier
+        ):
+            continue  # another classifier's round, on a sheet with a classifier column
         if (item.population_pos, item.population_neg) != (
             new_round.population_pos,
             new_round.population_neg,
@@ -1272,7 +1320,19 @@ def _planned_row(
             and (item.row < row_number or _sums_end_above(old_xml, item.row, row_number))
         ]
         if totals:
-            if row_number > totals[0]:
+            typed = any(
+                item.row == totals[0] and "are the sums of the" in item.reason
+                for item in book.refused
+                if item.sheet == reading.sheet
+            )
+            if typed:
+                # Typed numbers have no sums to widen (review 21).
+                what = (
+                    "its numbers are typed, so a new round would not be in them: delete the "
+                    "totals row, add the round, then type the totals again below it if you "
+                    "want them"
+                )
+            elif row_number > totals[0]:
                 what = (
                     f"a round added below it (row {row_number}) would be left out of its sums. "
                     "Have an empty row right above the totals row and widen its sums to cover "
@@ -1321,6 +1381,9 @@ def _planned_row(
             role
             for role, value in (("name", new_round.round), ("notes", new_round.notes))
             if value and role not in kept
+        ),
+        totals_rows=tuple(
+            item.row for item in book.refused if item.sheet == reading.sheet and item.is_totals
         ),
     )
 

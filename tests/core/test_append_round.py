@@ -801,3 +801,69 @@ def test_the_same_round_read_again_into_a_sheet_without_names_or_notes_is_not_ad
     append_round(path, dataclasses.replace(topped_up, date=dt.date(2026, 5, 4)))
     append_round(path, dataclasses.replace(topped_up, population_pos=46_000))
     assert len(read_rounds(path).rounds) == 4
+
+
+def test_a_round_whose_counts_add_up_the_rounds_above_says_it_would_read_as_totals(tmp_path):
+    """Review 21: halves of a round filed as rounds, then the whole: the new row read back
+    as a totals row, and the lead was told only that it 'did not read back as a round'."""
+    path = _rounds_sheet(
+        tmp_path / "halves.xlsx",
+        ["Round", "k", "TP", "FP", "FN", "TN"],
+        [["June (Ann)", 0.05, 10, 2, 3, 40], ["June (Bob)", 0.05, 11, 1, 2, 41]],
+    )
+    before = path.read_bytes()
+    whole = dataclasses.replace(ROUND, classifier=None, tp=21, fp=3, fn=5, tn=81)
+    with pytest.raises(SaveError) as refused:
+        append_round(path, whole)
+    assert "it would read as a totals row (its TP, FP, FN and TN are the sums of the 2 " in str(
+        refused.value
+    )
+    assert "If the rows above are parts of this round, delete them" in str(refused.value)
+    assert path.read_bytes() == before
+
+
+def test_a_totals_row_of_typed_numbers_is_not_left_to_read_as_a_round(tmp_path):
+    """Review 21: told to "widen its sums", a lead made room above a totals row of typed
+    numbers; the round went in, and the totals row, no longer adding up, read as a round."""
+    header = ["Round", "k", "TP", "FP", "FN", "TN"]
+    rounds = [["May", 0.05, 10, 2, 3, 40], ["June", 0.05, 11, 1, 2, 41]]
+    path = _rounds_sheet(tmp_path / "typed.xlsx", header, [*rounds, ["YTD", 0.05, 21, 3, 5, 81]])
+    new = dataclasses.replace(ROUND, classifier=None)
+    message = refusal_of(path, new)
+    assert "row 4 totals the rounds above it, and its numbers are typed" in message
+    roomy = _rounds_sheet(
+        tmp_path / "roomy.xlsx", header, rounds, below=[(5, ["YTD", 0.05, 21, 3, 5, 81])]
+    )
+    before = roomy.read_bytes()
+    with pytest.raises(SaveError) as refused:
+        append_round(roomy, new)
+    assert "row 5 totals the rounds above it with typed numbers" in str(refused.value)
+    assert roomy.read_bytes() == before
+
+
+def test_what_is_not_kept_is_said_with_what_still_tells_the_round_apart():
+    """Review 21: "known only by its date and population counts" was said also of a sheet
+    that keeps the name or the notes."""
+    from core.workbook.append_round import not_kept_words
+
+    both = not_kept_words("Log", ("name", "notes"))
+    assert "known only by its date and population counts" in both
+    name = not_kept_words("Log", ("name",))
+    assert name.startswith(
+        "sheet 'Log' has no column for its name, so the workbook does not keep it (it reads "
+        "back named by its sheet and row); to keep it, add a column headed 'Round'"
+    )
+    notes = not_kept_words("Log", ("notes",))
+    assert "only by its date" not in notes and "add a column headed 'Notes'" in notes
+
+
+def test_a_round_of_another_classifier_with_the_same_date_and_populations_is_not_this_one(
+    tmp_path,
+):
+    header = ["Date", "Classifier", "TP", "FP", "FN", "TN", "Predicted positive (population)",
+              "Predicted negative (population)"]  # fmt: skip
+    rows = [[ROUND.date, "promo", 130, 35, 90, 4600, 45_000, 1_250_000]]
+    path = _rounds_sheet(tmp_path / "shared.xlsx", header, rows)
+    added = append_round(path, ROUND)  # travel's round of the same day and populations
+    assert added.row == 3 and not added.updated
+    assert [item.classifier for item in read_rounds(path).rounds] == ["promo", "travel"]
