@@ -1499,6 +1499,8 @@ def _write_sheet(
 ) -> _CellProblems:
     """Write the rows of ``sheet`` below the header ``found`` to ``target``; refuse rows
     of items the sheet hides (:func:`_refuse_hidden_items`)."""
+    from core.workbook.xlsx_reader import PaddedNumber
+
     rows = sheet.rows
     from openpyxl.utils import get_column_letter
 
@@ -1509,14 +1511,25 @@ def _write_sheet(
     body = [row for row in top if row[0] > header_row]
     id_columns = _id_columns(headers, id_name)
 
+    id_set = set(id_columns)
+
+    def texts_of(values) -> list[str | None]:
+        # A zero-padded number is an id as shown ("000388"); elsewhere (a 0/1 flag shown
+        # "01", a score) the number it is (review 21).
+        return [
+            text_of_cell(
+                value.number if type(value) is PaddedNumber and column not in id_set else value
+            )
+            for column, value in enumerate(values[:width])
+        ]
+
     def remaining():
-        for row_number, texts, formulas, values in body:
-            yield row_number, texts, formulas, values
+        for row_number, _texts, formulas, values in body:
+            yield row_number, texts_of(values), formulas, values
         if pending is not None:
-            values = pending[1]
-            yield pending[0], [text_of_cell(value) for value in values], pending[2], values
+            yield pending[0], texts_of(pending[1]), pending[2], pending[1]
         for row_number, values, formulas in rows:
-            yield row_number, [text_of_cell(v) for v in values[:width]], formulas, values
+            yield row_number, texts_of(values), formulas, values
 
     unsaved: dict[str, list[int]] = {}
     not_ids: dict[str, list] = {}

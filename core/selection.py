@@ -554,9 +554,10 @@ def extend_sample(
             # changed" would be untrue (review 20).
             raise InputError(
                 f"{head}, though it is the very file the round was drawn from (the same "
-                "SHA-256): its ids read differently now. Ids that are dates and times with a "
-                "time zone read in UTC since 2026-11-27 (before, in the computer's time "
-                "zone); export the id column as text and draw a new round"
+                "SHA-256): its ids read differently now. Since 2026-11-27, ids shown with "
+                "leading zeros (a number formatted 000388) read as shown, not as 388, and "
+                "ids that are dates and times with a time zone read in UTC (before, in the "
+                "computer's time zone); export the id column as text and draw a new round"
             )
         raise InputError(
             f"{head}: the item list changed (items removed or their prediction changed). "

@@ -77,6 +77,7 @@ __all__ = [
     "MIN_EXPANSION_BUDGET",
     "MIN_SECONDS",
     "SECONDS_PER_MEGABYTE",
+    "PaddedNumber",
     "RawRow",
     "ReadBudget",
     "SheetRows",
@@ -784,14 +785,25 @@ def _read_book(
 _MAX_INT_DIGITS = 4000
 
 
+class PaddedNumber(str):
+    """A whole number as a zero-padding format shows it (``"000388"``); ``number`` is the
+    number (``388``): what a column other than the ids means by it."""
+
+    number: int
+
+
 def _padded(number: int | float, width: int) -> int | float | str:
     """A whole number >= 0 as a ``0``-padded format shows it (``388`` in ``000000``:
-    ``"000388"``); any other number as it is."""
+    ``PaddedNumber("000388")``); any other number as it is."""
     if isinstance(number, float):
         if not number.is_integer():
             return number
         number = int(number)
-    return str(number).zfill(width) if number >= 0 else number
+    if number < 0:
+        return number
+    padded = PaddedNumber(str(number).zfill(width))
+    padded.number = number
+    return padded
 
 
 def _number(raw: str) -> int | float | str:

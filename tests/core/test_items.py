@@ -964,3 +964,19 @@ def test_a_title_column_named_item_beside_item_id_is_not_a_second_id(tmp_path):
     summary = count_items(path)
     assert summary.id_column == "item_id"
     assert (summary.population_pos, summary.population_neg) == (1, 2)
+
+
+def test_a_flag_column_formatted_with_leading_zeros_reads_as_its_number(tmp_path):
+    """Review 21: the padding of ids also made a 0/1 flag formatted 00 read "01", which is
+    not a predicted label."""
+    path = write_xlsx(tmp_path / "flags.xlsx", rows=[(n, n % 2) for n in (7, 388, 1200, 5)],
+                      header=("id", "predicted"))  # fmt: skip
+    workbook = openpyxl.load_workbook(path)
+    for row in range(2, 6):
+        workbook.active.cell(row, 1).number_format = "000000"
+        workbook.active.cell(row, 2).number_format = "00"
+    workbook.save(path)
+    summary = count_items(path)
+    assert (summary.population_pos, summary.population_neg) == (2, 2)
+    selection = select_sample(path, n_pos=2, n_neg=2, seed=1)
+    assert sorted(item.id for item in selection.items) == ["000005", "000007", "000388", "001200"]
