@@ -228,7 +228,7 @@ def _run_on_workbook(args: argparse.Namespace) -> RoundsCompared:
     if args.confidence is not None:
         state = dataclasses.replace(state, confidence=confidence_flag(args.confidence))
     notes: list[str] = ["note: " + note for note in round_order_notes(state.rounds)]
-    notes += ["note: " + note for note in opened.notes]
+    notes += ["note: " + note for note in (*opened.guesses, *opened.notes)]
     if args.round is not None:
         from core.workbook.session_io import find_round_key
 

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> WrittenReport:
     opened = read_session(args.file, columns=choices)
     check_column_choices(opened, args.file, choices)
     state = opened.state
-    notes = [*opened.problems, *opened.notes]
+    notes = [*opened.problems, *opened.guesses, *opened.notes]
     notes += round_order_notes(state.rounds)
     subject = args.round
     if not opened.is_session:

@@ -68,6 +68,7 @@ from core.workbook.rounds import (
     Round,
     RoundsBook,
     WorkbookError,
+    describe_role,
     read_rounds,
     same_classifier,
 )
@@ -132,6 +133,19 @@ class OpenedSession:
             return ()
         return tuple(
             reading.hidden_note() for reading in self.book.columns if reading.hidden_rounds
+        )
+
+    @property
+    def guesses(self) -> tuple[str, ...]:
+        """What a plain rounds workbook's columns were guessed to hold, and how to say
+        otherwise (:func:`~core.workbook.rounds.describe_role`): what ``prplanner rounds``
+        says, for the commands that read the workbook too (review 21)."""
+        if self.is_session or self.book is None:
+            return ()
+        return tuple(
+            describe_role(reading.sheet, item)
+            for reading in self.book.columns
+            for item in reading.guessed
         )
 
 

@@ -1283,6 +1283,7 @@ class _ScannedSheetRows:
             if chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
                 raise _UseStreamingReader  # UTF-16
             guard = _TagEndGuard(reader.entry.part)
+            previous_end = b""
             while chunk:
                 guard.check(chunk)
                 parser.Parse(chunk, False)
@@ -1299,13 +1300,16 @@ class _ScannedSheetRows:
                     yield from self._rows(b"".join(pending))
                     pending = [chunk[end:]]
                     pending_bytes = len(pending[0])
-                if b"</sheetData>" in chunk:
+                # The end tag may straddle two reads: looked for with the last one's end.
+                joined = previous_end + chunk
+                end_of_cells = joined.find(b"</sheetData>")
+                if end_of_cells >= 0:
                     # Nothing after it holds cells: stop reading, but for the merged
                     # ranges that follow.
-                    tail = chunk[chunk.index(b"</sheetData>") :]
-                    reader.merged_ranges[:] = _merged_ranges(tail, stream)
+                    reader.merged_ranges[:] = _merged_ranges(joined[end_of_cells:], stream)
                     yield from self._rows(b"".join(pending))
                     return
+                previous_end = chunk[-len(b"</sheetData>") :]
                 chunk = stream.read(_CHUNK_BYTES)
             parser.Parse(b"", True)
         yield from self._rows(b"".join(pending))

@@ -291,3 +291,17 @@ def test_column_choices_for_a_saved_session_or_no_workbook_are_refused(capsys):
     assert "give it too" in capsys.readouterr().err
     assert main(["compare", "--column", "nonsense"]) == 2
     assert "--column" in capsys.readouterr().err
+
+
+def test_compare_and_report_say_what_was_guessed_as_rounds_does(capsys, tmp_path):
+    """Review 21: rounds and the app said which columns were guessed; compare and report
+    read the same guesses without a word."""
+    path = _own_words_workbook(tmp_path / "own.xlsx")
+    choices = OWN_COLUMNS[:4]  # the populations only: the date column is guessed
+    assert main(["compare", str(path), *choices]) == 0
+    said = capsys.readouterr()
+    assert "note: sheet 'Invoice mails': column A 'Datum' read as the date" in said.out + said.err
+    assert main(["report", str(path), "-o", str(tmp_path / "r.xlsx"), *choices]) == 0
+    assert "note: sheet 'Invoice mails': column A 'Datum' read as the date" in (
+        capsys.readouterr().out
+    )

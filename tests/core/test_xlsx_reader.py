@@ -513,3 +513,25 @@ def test_zero_padded_numbers_read_as_they_show_when_asked(tmp_path, monkeypatch,
     with open_sheets(path) as sheets:
         (rows,) = [[row[1] for row in sheet.rows] for sheet in sheets]
     assert [values[0] for values in rows[1:]] == [388, 12, 7.5, -3]
+
+
+@pytest.mark.parametrize("cut", range(0, 13, 4))
+def test_merged_ranges_are_found_when_the_end_of_the_cells_straddles_two_reads(
+    tmp_path, monkeypatch, cut
+):
+    """Review 21: ``</sheetData>`` split between two 64 KiB reads lost the merged ranges."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Round", "TP"])
+    sheet.append(["R1", 3])
+    sheet.merge_cells("A3:B3")
+    path = tmp_path / "merged.xlsx"
+    workbook.save(path)
+    with zipfile.ZipFile(path) as archive:
+        xml = archive.read("xl/worksheets/sheet1.xml")
+    at = xml.index(b"</sheetData>") + cut
+    monkeypatch.setattr(xlsx_reader, "_CHUNK_BYTES", at)  # a read ends inside the tag
+    with open_sheets(path) as sheets:
+        (found,) = list(sheets)
+        assert [row[0] for row in found.rows if row[1]] == [1, 2]
+        assert found.merged_ranges == ["A3:B3"]
