@@ -424,7 +424,7 @@ def _check_expansion(path: Path) -> None:
                 if "CRC" in str(exc)
                 else "something that is not compressed follows its end"
                 if "Not a gzipped file" in str(exc)
-                else str(exc)
+                else "its compressed data are broken"
             )
             raise ItemListError(
                 f"{path.name} is compressed but damaged ({why}): copy it again from where it "

@@ -929,7 +929,7 @@ class PrevalenceTab(SessionTab):
                 ahead = (
                     f"{formatting_html(leaders[0])} is ahead"
                     if len(leaders) == 1
-                    else formatting_html(" and ".join(leaders))
+                    else formatting_html(", ".join(leaders[:-1]) + " and " + leaders[-1])
                     + " are ahead, level with each other,"
                 )
                 text = f"F1 order: {ahead} {span}" + (

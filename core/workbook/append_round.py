@@ -160,8 +160,9 @@ class NewRound:
         population counts), as ``labels --append-to`` would write it."""
         if item.population_pos is None or item.population_neg is None:
             raise InputError(
-                f"round {item.round!r} has no population counts to write; add it from the "
-                "command line with prplanner labels --append-to"
+                f"round {item.name!r} has no population counts to write (how many items "
+                "the classifier flagged and did not flag in all), which a rounds workbook "
+                "needs"
             )
         return cls(
             round=item.round,

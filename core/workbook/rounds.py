@@ -221,7 +221,8 @@ def classifier_key(name: str | None) -> str:
     "travel " and "TRAVEL" are one), as a spreadsheet's autocorrect varies them, nor how
     an accent is encoded ("é" as one character or as "e" and a combining accent, as some
     pastes give: fuzz 21); ``""`` for none."""
-    return unicodedata.normalize("NFC", " ".join((name or "").split())).casefold()
+    folded = unicodedata.normalize("NFC", " ".join((name or "").split())).casefold()
+    return unicodedata.normalize("NFC", folded)  # casefold may leave text not NFC
 
 
 def same_classifier(first: str | None, second: str | None) -> bool:
