@@ -25,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
+import numpy as np
+
 from core import validation
 from core.confusion import ConfusionMatrix, Population
 from core.errors import InputError, column_choice, column_choice_advice, named
@@ -2024,11 +2026,22 @@ def _refuse_sums_of_the_rounds_above(
     of those of the two or more rounds above it (since the last such row). Labelled
     "YTD", "Overall" or nothing, and typed as numbers, such a row was read as the newest
     round, and compared with the last real one as a fall from 94 % to 57 % (fuzz 21)."""
+    sheet_rounds = rounds[first_round:]
+    if len(sheet_rounds) < 3:
+        return
+    # Checked at once first: a sheet without such a row (nearly every one) costs no
+    # per-round Python (100,000 rounds took 0.2 s of 2.4 s that way).
+    counts_array = np.array(
+        [(item.tp, item.fp, item.fn, item.tn) for item in sheet_rounds], dtype=np.int64
+    )
+    before = np.cumsum(counts_array, axis=0) - counts_array
+    if not np.any(np.all(counts_array[2:] == before[2:], axis=1)):
+        return
     sums = [0, 0, 0, 0]
     above = 0
     kept: list[Round] = []
     totals: list[Refusal] = []
-    for item in rounds[first_round:]:
+    for item in sheet_rounds:
         counts = [item.tp, item.fp, item.fn, item.tn]
         if above >= 2 and counts == sums:
             totals.append(
