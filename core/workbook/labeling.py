@@ -218,9 +218,10 @@ class LabelingDesign:
     round_date : datetime.date or None
         The date the round stands for (the month of the item list, say), when the lead
         gave one; None: the day it was drawn (:func:`round_date`).
-    edited : bool
-        What the draw fixed no longer matches the sheet's :func:`design_check` (changed
-        by hand); reading the workbook back refuses it.
+    recorded_checks : tuple of str
+        The :func:`design_check` the Design sheet and the hidden Sample sheet record
+        (none in workbooks older than the check); :attr:`edited` compares them with the
+        design as read.
     """
 
     seed: int
@@ -240,7 +241,7 @@ class LabelingDesign:
     category: str = ""
     classifier: str = ""
     round_date: dt.date | None = None
-    edited: bool = False
+    recorded_checks: tuple[str, ...] = ()
 
     @property
     def filed_under(self) -> str:
@@ -248,6 +249,21 @@ class LabelingDesign:
         (one field did both, and the editors were asked whether an item "belongs to
         fraud_model_v3"; trial 14)."""
         return self.classifier or self.category
+
+    @property
+    def edited(self) -> bool:
+        """What the draw fixed no longer matches a recorded check (changed by hand)."""
+        if not self.recorded_checks:
+            return False
+        check = design_check(
+            self.seed,
+            self.file_sha256,
+            self.id_column,
+            self.items,
+            self.earlier_items,
+            self.designs,
+        )
+        return any(recorded != check for recorded in self.recorded_checks)
 
     @property
     def primary(self) -> ClassifierDesign:
@@ -1415,10 +1431,12 @@ def _sample_check(sample_rows: Sequence[RawRow]) -> str | None:
 
 
 def _design_from(
-    path: Path, fields: dict[str, object], table: list[list], further: set[str] | None = None
+    path: Path, fields: dict[str, object], table: list[list], sample_rows: Sequence[RawRow] = ()
 ) -> LabelingDesign:
-    """The design the Design sheet records; ``further`` (the Sample sheet's further
-    classifiers) tells a classifier's row of the table from a note typed under it."""
+    """The design the Design sheet records. The Sample sheet's header (``sample_rows``)
+    names the further classifiers, which tells a classifier's row of the table from a
+    note typed under it, and keeps a copy of the design's check."""
+    further = _sample_classifiers(sample_rows)
     where = f"{path.name}, sheet {DESIGN_SHEET!r}"
     for field in (_F_RULE, _F_SEED, _F_FILE, _F_SHA, _F_ID, _F_ITEMS):
         if _text(fields.get(field)) is None:
@@ -1473,11 +1491,8 @@ def _design_from(
         raise LabelingError(f"{where} has no classifier table (population and sample sizes)")
     items = _whole(fields[_F_ITEMS], _F_ITEMS.lower(), where)
     earlier_items = _whole(fields.get(_F_EARLIER) or 0, _F_EARLIER.lower(), where)
-    recorded_check = _text(fields.get(_F_CHECK))
     file_sha256, id_column = _text(fields[_F_SHA]) or "", _text(fields[_F_ID]) or ""
-    edited = recorded_check is not None and recorded_check != design_check(
-        seed, file_sha256, id_column, items, earlier_items, designs
-    )
+    recorded = _text(fields.get(_F_CHECK))
     targets, targets_note = _targets_from(where, fields)
     return LabelingDesign(
         seed=seed,
@@ -1498,7 +1513,9 @@ def _design_from(
         category=clean_category(_text(fields.get(_F_CATEGORY))),
         classifier=clean_category(_text(fields.get(_F_CLASSIFIER))),
         round_date=_round_date_of(fields.get(_F_ROUND_DATE), where),
-        edited=edited,
+        recorded_checks=tuple(
+            check for check in (recorded, _sample_check(sample_rows)) if check is not None
+        ),
     )
 
 
@@ -2054,21 +2071,9 @@ def read_labeling_workbook(
             f"{path.name} has no {missing!r} sheet: it is not a labeling workbook written by "
             "PR Planner (prplanner select writes one), or the sheet was deleted"
         )
-    design = _design_from(path, fields, table, _sample_classifiers(sample_rows))
+    design = _design_from(path, fields, table, sample_rows)
     places = _read_sample(path, iter(sample_rows), design)
-    kept_check = _sample_check(sample_rows)
-    if design.edited or (
-        kept_check is not None
-        and kept_check
-        != design_check(
-            design.seed,
-            design.file_sha256,
-            design.id_column,
-            design.items,
-            design.earlier_items,
-            design.designs,
-        )
-    ):
+    if design.edited:
         raise LabelingError(
             f"{path.name}, sheet {DESIGN_SHEET!r} was changed after the sample was drawn: its "
             "seed, item file SHA-256, id column, item counts, or a classifier's populations "
