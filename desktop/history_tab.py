@@ -305,13 +305,18 @@ def round_figures(
     return figures, problems
 
 
+def _corrected_flags(state) -> tuple[bool, ...]:
+    """Which of the session's rounds take the finite population correction."""
+    return tuple(fpc_of_round(state, item) for item in state.rounds)
+
+
 def _figure_inputs(state) -> tuple:
     """What :func:`round_figures` of a session depends on (and nothing else)."""
     return (
         state.rounds,
         state.confidence,
         state.prevalence.reference_prevalence,
-        tuple(fpc_of_round(state, item) for item in state.rounds),
+        _corrected_flags(state),
     )
 
 
@@ -658,19 +663,15 @@ class HistoryTab(SessionTab):
             # The round the Evaluate tab shows takes its box's correction: redrawn (and its
             # comparisons run again) only when that changes which rounds are corrected,
             # not on every round the lead evaluates.
-            if self._corrected_flags() != self._shown_corrections:
+            if _corrected_flags(self._session.state) != self._shown_corrections:
                 self.refresh()
-
-    def _corrected_flags(self) -> tuple[bool, ...]:
-        state = self._session.state
-        return tuple(fpc_of_round(state, item) for item in state.rounds)
 
     def _refresh_now(self) -> None:
         """Closed forms now; the round-over-round comparisons in the background
         (:meth:`SessionTab.refresh` puts it off while the tab is hidden)."""
         super()._refresh_now()
         state = self._session.state
-        self._shown_corrections = self._corrected_flags()
+        self._shown_corrections = _corrected_flags(state)
         self.runner.cancel()
         work = self._figures_work(state)
         if len(state.rounds) < FIGURES_IN_BACKGROUND_FROM:
