@@ -1510,10 +1510,9 @@ def _write_sheet(
     named = [header or f"column {index + 1}" for index, header in enumerate(headers)]
     body = [row for row in top if row[0] > header_row]
     id_columns = _id_columns(headers, id_name)
-
     id_set = set(id_columns)
 
-    def texts_of(values) -> list[str | None]:
+    def padded_texts_of(values) -> list[str | None]:
         # A zero-padded number is an id as shown ("000388"); elsewhere (a 0/1 flag shown
         # "01", a score) the number it is (review 21).
         return [
@@ -1522,6 +1521,12 @@ def _write_sheet(
             )
             for column, value in enumerate(values[:width])
         ]
+
+    def plain_texts_of(values) -> list[str | None]:
+        return [text_of_cell(value) for value in values[:width]]
+
+    # Most workbooks have no zero-padding format: their million cells take the plain way.
+    texts_of = padded_texts_of if sheet.pads_numbers else plain_texts_of
 
     def remaining():
         for row_number, _texts, formulas, values in body:

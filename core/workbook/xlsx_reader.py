@@ -169,6 +169,9 @@ class SheetRows:
     hidden_rows: set[int] = field(default_factory=set)
     #: The sheet's merged ranges (``"F8:F9"``), once ``rows`` is read to its end.
     merged_ranges: list[str] = field(default_factory=list)
+    #: Whether ``rows`` may hold :class:`PaddedNumber` cells (``open_sheets``'s
+    #: ``padded_numbers``, and the workbook has such a format).
+    pads_numbers: bool = False
 
 
 # --- budgets -------------------------------------------------------------------------------
@@ -1744,7 +1747,9 @@ def _sheet_rows(path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Me
     hidden: set[int] = set()
     merged: list[str] = []
     reader = _SheetReader(path, archive, entry, book, meter, hidden, merged)
-    return SheetRows(entry.title, reader.rows(), book.epoch, hidden, merged)
+    return SheetRows(
+        entry.title, reader.rows(), book.epoch, hidden, merged, bool(book.padded_styles)
+    )
 
 
 #: How much of a sheet's part after its cells is searched for merged ranges (they come
