@@ -367,11 +367,19 @@ class PriorEditor(QWidget):
         except InputError as exc:
             self.summary.setText(f"<span style='color:#a00'>{exc}</span>")
             return
-        self.summary.setText(
+        text = (
             f"{prior.name}: expects precision "
             f"<b>{formatting.percent(posterior.mean_precision)}</b>, false omission rate "
             f"<b>{formatting.percent(posterior.mean_false_omission)}</b>"
         )
+        if max(prior.a11 + prior.a01, prior.a10 + prior.a00) <= 2:
+            # "False omission rate 50 %" for a 2 % category puzzled a lead (trial 21): a
+            # prior of a pretend label or two is no forecast, only a middle.
+            text += (
+                " (worth at most two pretend labels per stratum: it knows next to nothing, "
+                "and the labels decide)"
+            )
+        self.summary.setText(text)
 
     def _draw(self, plot, prior_item, posterior_item, grid, prior_ab, posterior_ab) -> None:
         shown = []

@@ -397,6 +397,8 @@ def test_labels_says_whether_the_targets_are_met_and_what_a_top_up_needs(capsys,
     )
     status, _, captured = run(capsys, "labels", done, "--margin", 0.15)
     assert "precision: known to ±" in captured.out and "MISSED" in captured.out
+    over = 100 * (targets["precision"]["half_width"] - 0.15)
+    assert f"target ±15.00 %: MISSED by {over:.2g} percentage points" in captured.out
     assert "first label the 9 item(s) that have no label yet" in captured.out
     assert f"--n-pos {top_up['n_pos']} --n-neg {top_up['n_neg']}" in captured.out
     assert f"--extend {done}" in captured.out

@@ -69,6 +69,11 @@ def test_a_prior_of_zero_counts_says_so_in_words(qtbot, editor):
     assert editor.precision_plot.plotItem.titleLabel.text == "Precision (no prior: all counts 0)"
     session.set_values([("plan.prior", Prior.jeffreys()), ("plan.prior_preset", "jeffreys")])
     assert "expects precision" in editor.summary.text()
+    # Trial 21: "false omission rate 50.0 %" read as a forecast for a 2 % category.
+    assert "it knows next to nothing, and the labels decide" in editor.summary.text()
+    strong = Prior.from_expected(0.9, 0.8, 0.05, 10)
+    session.set_values([("plan.prior", strong), ("plan.prior_preset", "expected")])
+    assert "knows next to nothing" not in editor.summary.text()
     title = editor.precision_plot.plotItem.titleLabel.text
     assert not editor.precision_plot.legend.isVisible()  # the title keys the curves
     assert title.startswith("Precision<br>") and "prior</span>" in title
