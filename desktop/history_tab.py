@@ -467,16 +467,14 @@ class HistoryTab(SessionTab):
         #: The ranges were set while the tab was hidden: applied again when it is shown.
         self._ranges_pending = False
         self.comparisons: dict[tuple[int, int], Comparison] = {}
-        self.runner = self.new_runner()
-        self.runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
+        self.runner = self.new_runner()  # the comparisons of consecutive rounds
         self.runner.finished.connect(self._on_compared)
-        self.runner.failed.connect(self._on_compare_failed)
-        self.runner.busy.connect(lambda busy: self.progress.setVisible(busy))
-        self.figures_runner = self.new_runner()
-        self.figures_runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
+        self.figures_runner = self.new_runner()  # many rounds' figures
         self.figures_runner.finished.connect(self._on_figures)
-        self.figures_runner.failed.connect(self._on_compare_failed)
-        self.figures_runner.busy.connect(lambda busy: self.progress.setVisible(busy))
+        for runner in (self.runner, self.figures_runner):
+            runner.progress.connect(lambda f: self.progress.setValue(round(f * 100)))
+            runner.failed.connect(self._on_compare_failed)
+            runner.busy.connect(lambda busy: self.progress.setVisible(busy))
         self._build()
         session.changed.connect(self._on_session_changed)
         self._refresh_now()

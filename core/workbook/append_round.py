@@ -36,6 +36,7 @@ from core.errors import InputError, named
 from core.workbook.layout import CELL_TEXT_LIMIT, ILLEGAL_XML, keep_text_as_text
 from core.workbook.rounds import (
     HEADER_SEARCH_ROWS,
+    SUMS_REASON,
     SheetColumns,
     classifier_key,
     counts_in_words,
@@ -1322,7 +1323,7 @@ def _planned_row(
         ]
         if totals:
             typed = any(
-                item.row == totals[0] and "are the sums of the" in item.reason
+                item.row == totals[0] and SUMS_REASON in item.reason
                 for item in book.refused
                 if item.sheet == reading.sheet
             )

@@ -18,6 +18,7 @@ import dataclasses
 import datetime as dt
 import itertools
 import math
+import operator
 import os
 import re
 import unicodedata
@@ -60,6 +61,8 @@ __all__ = [
 HEADER_SEARCH_ROWS = 20
 #: How a refused totals row's reason starts.
 TOTALS_REASON = "a totals row"
+#: How the reason of a totals row found by its sums (typed numbers, no formula) goes on.
+SUMS_REASON = "its TP, FP, FN and TN are the sums of the"
 
 #: Counts above this are refused: a round never labels more items, a population of items
 #: is far smaller, and every count up to it is exact as a float (2**53 is about 9e15).
@@ -1347,6 +1350,17 @@ def _header_guess(
     )
 
 
+def _column_values(sample: Sequence[RawRow], index: int) -> list[object]:
+    """The filled cells of column ``index`` in ``sample``, but a totals row's label."""
+    return [
+        values[index]
+        for _, values, _ in sample
+        if index < len(values)
+        and not _is_blank(values[index])
+        and not _TOTAL_LABEL.match(str(values[index]).strip())
+    ]
+
+
 def _date_column(header: _Header, sample: Sequence[RawRow]) -> int | None:
     """The one column no header named whose cells in ``sample`` are all dates (date cells,
     or ISO dates typed as text), with at least one; ``None`` when none or several are."""
@@ -1355,12 +1369,7 @@ def _date_column(header: _Header, sample: Sequence[RawRow]) -> int | None:
     for index in header.headers:
         if index in taken:
             continue
-        found = [
-            values[index]
-            for _, values, _ in sample
-            if index < len(values) and not _is_blank(values[index])
-        ]
-        found = [value for value in found if not _TOTAL_LABEL.match(str(value).strip())]
+        found = _column_values(sample, index)
         if found and all(
             isinstance(value, dt.date)
             or (isinstance(value, str) and _ISO_DAY.fullmatch(value.strip()) is not None)
@@ -1382,12 +1391,7 @@ def _settle_roles(
     reasons: dict[str, str] = {}
     guessed: set[str] = set()
     for index in header.ambiguous:
-        found = [
-            values[index]
-            for _, values, _ in sample
-            if index < len(values) and not _is_blank(values[index])
-        ]
-        found = [value for value in found if not _TOTAL_LABEL.match(str(value).strip())]
+        found = _column_values(sample, index)
         examples = ", ".join(dict.fromkeys(_as_text(value) or "" for value in found[:40]))
         examples = examples if len(examples) <= 40 else examples[:39] + "…"
         names = {(_as_text(value) or "").casefold() for value in found}
@@ -2048,8 +2052,8 @@ def _refuse_sums_of_the_rounds_above(
                 Refusal(
                     sheet=item.sheet,
                     row=item.row,
-                    reason=f"{TOTALS_REASON} (its TP, FP, FN and TN are the sums of the "
-                    f"{above:,} rounds above it), not a round",
+                    reason=f"{TOTALS_REASON} ({SUMS_REASON} {above:,} rounds above it), not "
+                    "a round",
                     is_totals=True,
                     round=item.round,
                 )
@@ -2061,7 +2065,9 @@ def _refuse_sums_of_the_rounds_above(
         above += 1
     if totals:
         rounds[first_round:] = kept
-        refused[first_refusal:] = sorted([*refused[first_refusal:], *totals], key=_row_of)
+        refused[first_refusal:] = sorted(
+            [*refused[first_refusal:], *totals], key=operator.attrgetter("row")
+        )
 
 
 def _say_merged_cells(
@@ -2108,10 +2114,6 @@ def _say_merged_cells(
                     "give each cell its own value",
                 )
                 break
-
-
-def _row_of(refusal: Refusal) -> int:
-    return refusal.row
 
 
 def _collect(result, rounds, refused) -> None:

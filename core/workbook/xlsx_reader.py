@@ -861,23 +861,15 @@ def _row_number(text: str) -> int:
 class _SheetReader:
     """Streams the rows of one worksheet part through the hardened parser."""
 
-    def __init__(
-        self,
-        path: Path,
-        archive,
-        entry: _SheetEntry,
-        book: _Book,
-        meter: _Meter,
-        hidden_rows: set[int] | None = None,
-        merged_ranges: list[str] | None = None,
-    ):
+    def __init__(self, path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Meter):
         self.path = path
         self.archive = archive
         self.entry = entry
         self.book = book
         self.meter = meter
-        self.hidden_rows = set() if hidden_rows is None else hidden_rows
-        self.merged_ranges = [] if merged_ranges is None else merged_ranges
+        #: Filled as the rows are read (:class:`SheetRows`).
+        self.hidden_rows: set[int] = set()
+        self.merged_ranges: list[str] = []
         self._date_cache: dict[tuple[str, str], object] = {}
         self._shared_formulas: dict[str, tuple[str | None, str]] = {}
 
@@ -1744,11 +1736,14 @@ def open_sheets(
 
 
 def _sheet_rows(path: Path, archive, entry: _SheetEntry, book: _Book, meter: _Meter) -> SheetRows:
-    hidden: set[int] = set()
-    merged: list[str] = []
-    reader = _SheetReader(path, archive, entry, book, meter, hidden, merged)
+    reader = _SheetReader(path, archive, entry, book, meter)
     return SheetRows(
-        entry.title, reader.rows(), book.epoch, hidden, merged, bool(book.padded_styles)
+        entry.title,
+        reader.rows(),
+        book.epoch,
+        reader.hidden_rows,
+        reader.merged_ranges,
+        bool(book.padded_styles),
     )
 
 
