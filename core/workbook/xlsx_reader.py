@@ -1757,13 +1757,16 @@ _MERGE_CELL = re.compile(
 )
 
 
+_XML_COMMENT = re.compile(rb"<!--.*?-->", re.DOTALL)
+
+
 def _merged_ranges(tail: bytes, stream) -> list[str]:
     """The merged ranges (``"F8:F9"``) in ``tail`` and what follows it in ``stream``,
     reading at most :data:`_MERGE_SEARCH_BYTES` (only for messages: the rows are read)."""
     buffer = bytearray(tail)
     while len(buffer) < _MERGE_SEARCH_BYTES and (more := stream.read(_CHUNK_BYTES)):
         buffer += more
-    found = _MERGE_CELL.finditer(buffer)
+    found = _MERGE_CELL.finditer(_XML_COMMENT.sub(b"", buffer))  # not one commented out
     return [match.group(1).decode("ascii").upper() for match in found][:_MAX_MERGED_RANGES]
 
 

@@ -535,3 +535,17 @@ def test_merged_ranges_are_found_when_the_end_of_the_cells_straddles_two_reads(
         (found,) = list(sheets)
         assert [row[0] for row in found.rows if row[1]] == [1, 2]
         assert found.merged_ranges == ["A3:B3"]
+
+
+def test_a_merged_range_in_a_comment_is_not_one(tmp_path):
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["Round", "TP"])
+    workbook.active.merge_cells("A3:B3")
+    path = rewrite_sheet(
+        workbook.save(tmp_path / "c.xlsx") or tmp_path / "c.xlsx",
+        lambda xml: xml.replace(b"</sheetData>", b'</sheetData><!-- <mergeCell ref="C1:C9"/> -->'),
+    )
+    with open_sheets(path) as sheets:
+        (sheet,) = list(sheets)
+        list(sheet.rows)
+        assert sheet.merged_ranges == ["A3:B3"]
